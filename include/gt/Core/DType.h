@@ -1,0 +1,54 @@
+// Element types, shapes and NumPy broadcasting: the vocabulary shared by client, dialect and worker.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gt {
+
+/// Element type of a tensor. Bool is stored as one byte per element (0 or 1), like NumPy.
+enum class DType : uint8_t { Float32 = 0, Float64 = 1, Int32 = 2, Int64 = 3, Bool = 4 };
+inline constexpr int kNumDTypes = 5;
+
+using Shape = std::vector<int64_t>;
+
+/// A tensor's static type: element type and shape (all sizes known).
+struct TensorType {
+  DType dtype = DType::Float32;
+  Shape shape;
+  bool operator==(const TensorType &) const = default;
+};
+
+/// A shape rule was violated (mismatched sizes, bad axis, bad reshape). Python: ValueError.
+struct ShapeError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+/// An element type is unknown or not accepted by an op. Python: TypeError.
+struct DTypeError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+/// "float32", "float64", "int32", "int64", "bool".
+const char *dtypeName(DType dtype);
+/// Parses a dtype name ("float32", "f32", "float", "int64", "long", "bool", ...); nullopt if unknown.
+std::optional<DType> parseDType(std::string_view name);
+/// Bytes per element.
+size_t dtypeSize(DType dtype);
+bool isFloating(DType dtype);
+/// Result type of an arithmetic op on two dtypes (bool < int32 < int64 < float32 < float64).
+DType promoteTypes(DType a, DType b);
+
+/// Number of elements of a shape (1 for a 0-d tensor).
+int64_t numElements(const Shape &shape);
+/// "[2, 3]"
+std::string shapeString(const Shape &shape);
+/// NumPy broadcasting of two shapes; throws ShapeError naming both shapes when they do not broadcast.
+Shape broadcastShapes(const Shape &a, const Shape &b);
+/// Normalizes `axis` (negative counts from the end) for a tensor of rank `rank`; throws ShapeError.
+int64_t normalizeAxis(int64_t axis, int64_t rank);
+
+} // namespace gt

@@ -1,0 +1,22 @@
+// The `gt` dialect: GT's instruction stream as MLIR.
+#ifndef GT_DIALECT_TD
+#define GT_DIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def GT_Dialect : Dialect {
+  let name = "gt";
+  let summary = "GT's eager instruction stream: tensor ops, lifetime and placement";
+  let description = [{
+    Every instruction a GT client issues becomes one `gt` op on builtin ranked tensors
+    (f32 default; f64, i64, i32 and i1 for bool). The op table in `lib/Core` is the single
+    definition of each op's shape and dtype rule; every verifier calls it.
+
+    Discardable attributes used by the dispatcher:
+    - `gt.id` (i64): the session's tensor id an op defines (on ops) or names (on arguments);
+    - `gt.worker` (i64): the worker an op runs on, set by `gt-place`.
+  }];
+  let cppNamespace = "::mlir::gt";
+}
+
+#endif // GT_DIALECT_TD

@@ -1,0 +1,38 @@
+// The ops of the `gt` dialect (GTOps.td) and the bridge to the op table in lib/Core.
+#pragma once
+
+#include "gt/Core/OpTable.h"
+#include "gt/Dialect/GTDialect.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::gt {
+
+/// Checks `op` against the op table: operand count, dtypes, shapes and the result type.
+LogicalResult verifyWithOpTable(Operation *op);
+
+/// The op table entry of a gt op, or nullptr for any other op.
+const ::gt::OpInfo *opInfoOf(Operation *op);
+
+/// MLIR element type <-> GT dtype (f32, f64, i32, i64, i1).
+std::optional<::gt::DType> toDType(Type elementType);
+Type toElementType(MLIRContext *ctx, ::gt::DType dtype);
+RankedTensorType toTensorType(MLIRContext *ctx, const ::gt::TensorType &type);
+/// Fails (nullopt) for unranked, dynamic or unsupported element types.
+std::optional<::gt::TensorType> fromTensorType(Type type);
+
+/// Reads the op-table attributes of a gt op (axes, keepdims, value, seed, count; shape and
+/// dtype from its result type).
+::gt::OpAttrs attrsOf(Operation *op);
+/// The MLIR attributes an op of `code` carries for `attrs` (the inverse of attrsOf).
+void appendAttrs(Builder &b, ::gt::OpCode code, const ::gt::OpAttrs &attrs, NamedAttrList &out);
+
+} // namespace mlir::gt
+
+#define GET_OP_CLASSES
+#include "gt/Dialect/GTOps.h.inc"

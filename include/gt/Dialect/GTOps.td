@@ -1,0 +1,227 @@
+// The ops of the `gt` dialect. One op per line of include/gt/Core/Ops.def.
+#ifndef GT_OPS_TD
+#define GT_OPS_TD
+
+include "gt/Dialect/GTDialect.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+// Every op's verifier asks the op table (lib/Core/OpTable.cpp) for the result type.
+class GT_Op<string mnemonic, list<Trait> traits = []> : Op<GT_Dialect, mnemonic, traits> {
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::mlir::gt::verifyWithOpTable(getOperation());
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Creation
+//===----------------------------------------------------------------------===//
+
+def GT_UploadOp : GT_Op<"upload"> {
+  let summary = "a tensor whose bytes the client sent";
+  let description = [{
+    The bytes travel beside the IR (in the batch), indexed by `blob`.
+    ```mlir
+    %0 = gt.upload {blob = 0 : i64} : tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$blob);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def GT_FullOp : GT_Op<"full"> {
+  let summary = "a tensor filled with one value (zeros, ones, full)";
+  let description = [{
+    The value is the `value` attribute or, in worker kernels (so that one compiled kernel
+    serves every value), a 0-d f64 operand. Shape and dtype are the result type's.
+    ```mlir
+    %0 = gt.full {value = 1.0 : f64} : tensor<2x3xf32>
+    %1 = gt.full(%v : tensor<f64>) : tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins Optional<AnyRankedTensor>:$fill, OptionalAttr<F64Attr>:$value);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "(`(` $fill^ `:` type($fill) `)`)? attr-dict `:` type($result)";
+}
+
+def GT_RandnOp : GT_Op<"randn"> {
+  let summary = "standard normal samples from a counter-based generator";
+  let description = [{
+    Element i is a pure function of (seed, i): splitmix64 gives two uniforms, Box-Muller
+    (Box & Muller 1958) turns them into a normal sample. The same seed and shape give the same
+    tensor on every worker. The seed is the `seed` attribute or a 0-d i64 operand.
+    ```mlir
+    %0 = gt.randn {seed = 7 : i64} : tensor<784x256xf32>
+    ```
+  }];
+  let arguments = (ins Optional<AnyRankedTensor>:$seed_value, OptionalAttr<I64Attr>:$seed);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "(`(` $seed_value^ `:` type($seed_value) `)`)? attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+// Shape rule: the result has the operand's shape.
+class GT_UnaryOp<string mnemonic, string what> : GT_Op<mnemonic, [Pure]> {
+  let summary = what;
+  let description = "Elementwise; the result has the operand's shape.\n"
+                    "```mlir\n%1 = gt." # mnemonic # " %0 : tensor<4xf32> -> tensor<4xf32>\n```";
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def GT_NegOp : GT_UnaryOp<"neg", "-x">;
+def GT_ExpOp : GT_UnaryOp<"exp", "e^x">;
+def GT_LogOp : GT_UnaryOp<"log", "natural logarithm">;
+def GT_SqrtOp : GT_UnaryOp<"sqrt", "square root">;
+def GT_ReluOp : GT_UnaryOp<"relu", "max(x, 0)">;
+def GT_SigmoidOp : GT_UnaryOp<"sigmoid", "1 / (1 + e^-x)">;
+def GT_TanhOp : GT_UnaryOp<"tanh", "hyperbolic tangent">;
+def GT_CastOp : GT_UnaryOp<"cast", "converts to the result's element type (C++ conversion rules; to bool: x != 0)">;
+
+// Shape rule: NumPy broadcasting of the two operand shapes.
+class GT_BinaryOp<string mnemonic, string what> : GT_Op<mnemonic, [Pure]> {
+  let summary = what;
+  let description = "Elementwise with NumPy broadcasting; dtypes promote "
+                    "(bool < int32 < int64 < float32 < float64).\n"
+                    "```mlir\n%2 = gt." # mnemonic # " %0, %1 : tensor<4x3xf32>, tensor<3xf32> -> tensor<4x3xf32>\n```";
+  let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+}
+
+def GT_AddOp : GT_BinaryOp<"add", "lhs + rhs">;
+def GT_SubOp : GT_BinaryOp<"sub", "lhs - rhs">;
+def GT_MulOp : GT_BinaryOp<"mul", "lhs * rhs">;
+def GT_DivOp : GT_BinaryOp<"div", "lhs / rhs (true division, floats only)">;
+def GT_PowOp : GT_BinaryOp<"pow", "lhs ** rhs (floats only)">;
+def GT_MaximumOp : GT_BinaryOp<"maximum", "max(lhs, rhs)">;
+def GT_GtOp : GT_BinaryOp<"gt", "lhs > rhs, a bool mask">;
+def GT_LtOp : GT_BinaryOp<"lt", "lhs < rhs, a bool mask">;
+def GT_GeOp : GT_BinaryOp<"ge", "lhs >= rhs, a bool mask">;
+def GT_LeOp : GT_BinaryOp<"le", "lhs <= rhs, a bool mask">;
+def GT_EqOp : GT_BinaryOp<"eq", "lhs == rhs, a bool mask">;
+def GT_NeOp : GT_BinaryOp<"ne", "lhs != rhs, a bool mask">;
+
+def GT_WhereOp : GT_Op<"where", [Pure]> {
+  let summary = "condition ? lhs : rhs";
+  let description = [{
+    Shape rule: the three shapes broadcast together; the condition must be bool (i1).
+    ```mlir
+    %3 = gt.where %m, %a, %b : tensor<4xi1>, tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$condition, AnyRankedTensor:$lhs, AnyRankedTensor:$rhs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$condition `,` $lhs `,` $rhs attr-dict `:` type($condition) `,` type($lhs) `,` type($rhs) `->` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra, layout, reductions
+//===----------------------------------------------------------------------===//
+
+def GT_MatmulOp : GT_Op<"matmul", [Pure]> {
+  let summary = "matrix product with NumPy's matmul rules";
+  let description = [{
+    (..., m, k) @ (..., k, n) -> (..., m, n); batch axes broadcast; a 1-D lhs is a row vector and
+    a 1-D rhs a column vector, whose axis is dropped from the result. Floats only.
+    ```mlir
+    %2 = gt.matmul %x, %w : tensor<128x784xf32>, tensor<784x256xf32> -> tensor<128x256xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+}
+
+def GT_TransposeOp : GT_Op<"transpose", [Pure]> {
+  let summary = "permutes axes: result axis i is input axis perm[i]";
+  let description = [{
+    ```mlir
+    %1 = gt.transpose %0 {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def GT_ReshapeOp : GT_Op<"reshape", [Pure]> {
+  let summary = "same elements in row-major order, new shape (the result type's)";
+  let description = [{
+    Shape rule: the element count is unchanged.
+    ```mlir
+    %1 = gt.reshape %0 : tensor<2x3xf32> -> tensor<6xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def GT_BroadcastToOp : GT_Op<"broadcast_to", [Pure]> {
+  let summary = "repeats size-1 and missing leading axes up to the result shape";
+  let description = [{
+    Shape rule: broadcasting the input shape with the result shape gives the result shape.
+    ```mlir
+    %1 = gt.broadcast_to %0 : tensor<1x3xf32> -> tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+// Shape rule: the `axes` (sorted, non-negative) are removed, or kept as size 1 with keepdims.
+class GT_ReductionOp<string mnemonic, string what> : GT_Op<mnemonic, [Pure]> {
+  let summary = what;
+  let description = "Reduces over `axes` (sorted, non-negative); `keepdims` keeps them as size 1.\n"
+                    "```mlir\n%1 = gt." # mnemonic # " %0 {axes = array<i64: 1>, keepdims = true} : tensor<4x3xf32> -> tensor<4x1xf32>\n```";
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$axes,
+                       DefaultValuedAttr<BoolAttr, "false">:$keepdims);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def GT_SumOp : GT_ReductionOp<"sum", "sum over axes (bool and int32 sum to int64)">;
+def GT_MeanOp : GT_ReductionOp<"mean", "arithmetic mean over axes (floats only)">;
+def GT_MaxOp : GT_ReductionOp<"max", "maximum over axes">;
+
+def GT_OneHotOp : GT_Op<"one_hot", [Pure]> {
+  let summary = "one-hot encoding of integer class indices";
+  let description = [{
+    result[..., c] = (input[...] == c); the result's element type is chosen by its type.
+    Shape rule: input shape + [num_classes].
+    ```mlir
+    %1 = gt.one_hot %0 {num_classes = 10 : i64} : tensor<128xi64> -> tensor<128x10xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$num_classes);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Lifetime
+//===----------------------------------------------------------------------===//
+
+def GT_FreeOp : GT_Op<"free"> {
+  let summary = "the client dropped its last reference to a tensor";
+  let description = [{
+    The value must not be used afterwards (`gt-verify` checks this).
+    ```mlir
+    gt.free %0 : tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+#endif // GT_OPS_TD

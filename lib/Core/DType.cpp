@@ -1,0 +1,89 @@
+// Element types, shapes and NumPy broadcasting.
+#include "gt/Core/DType.h"
+
+#include <algorithm>
+
+namespace gt {
+
+const char *dtypeName(DType dtype) {
+  switch (dtype) {
+  case DType::Float32: return "float32";
+  case DType::Float64: return "float64";
+  case DType::Int32: return "int32";
+  case DType::Int64: return "int64";
+  case DType::Bool: return "bool";
+  }
+  return "?";
+}
+
+std::optional<DType> parseDType(std::string_view name) {
+  if (name.starts_with("gt.")) name.remove_prefix(3);
+  if (name == "float32" || name == "f32" || name == "float") return DType::Float32;
+  if (name == "float64" || name == "f64" || name == "double") return DType::Float64;
+  if (name == "int32" || name == "i32" || name == "int") return DType::Int32;
+  if (name == "int64" || name == "i64" || name == "long") return DType::Int64;
+  if (name == "bool" || name == "i1") return DType::Bool;
+  return std::nullopt;
+}
+
+size_t dtypeSize(DType dtype) {
+  switch (dtype) {
+  case DType::Float32: case DType::Int32: return 4;
+  case DType::Float64: case DType::Int64: return 8;
+  case DType::Bool: return 1;
+  }
+  return 0;
+}
+
+bool isFloating(DType dtype) { return dtype == DType::Float32 || dtype == DType::Float64; }
+
+static int promotionRank(DType d) {
+  switch (d) {
+  case DType::Bool: return 0;
+  case DType::Int32: return 1;
+  case DType::Int64: return 2;
+  case DType::Float32: return 3;
+  case DType::Float64: return 4;
+  }
+  return 0;
+}
+
+DType promoteTypes(DType a, DType b) { return promotionRank(a) >= promotionRank(b) ? a : b; }
+
+int64_t numElements(const Shape &shape) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return n;
+}
+
+std::string shapeString(const Shape &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+Shape broadcastShapes(const Shape &a, const Shape &b) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    // Align from the right, as NumPy does.
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      throw ShapeError("shapes " + shapeString(a) + " and " + shapeString(b) +
+                       " cannot be broadcast together (axis " + std::to_string(i) + ": " +
+                       std::to_string(da) + " vs " + std::to_string(db) + ")");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+int64_t normalizeAxis(int64_t axis, int64_t rank) {
+  int64_t n = axis < 0 ? axis + rank : axis;
+  if (n < 0 || n >= std::max<int64_t>(rank, 1) || (rank == 0 && n != 0))
+    throw ShapeError("axis " + std::to_string(axis) + " is out of range for a tensor of rank " +
+                     std::to_string(rank));
+  return n;
+}
+
+} // namespace gt

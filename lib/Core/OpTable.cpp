@@ -1,0 +1,198 @@
+// The op table: arity, dtype rule and shape rule of every GT op (see OpTable.h).
+#include "gt/Core/OpTable.h"
+
+#include <algorithm>
+#include <array>
+
+namespace gt {
+
+static constexpr std::array<OpInfo, size_t(OpCode::NumOps)> kOps = {{
+#define GT_OP(name, mnemonic, kind, arity) {OpCode::name, mnemonic, OpKind::kind, arity},
+#include "gt/Core/Ops.def"
+#undef GT_OP
+}};
+
+const OpInfo &opInfo(OpCode code) { return kOps.at(size_t(code)); }
+
+const OpInfo *lookupOp(std::string_view mnemonic) {
+  for (const OpInfo &info : kOps)
+    if (mnemonic == info.mnemonic) return &info;
+  return nullptr;
+}
+
+std::vector<int64_t> normalizeAxes(std::span<const int64_t> axes, int64_t rank) {
+  std::vector<int64_t> out;
+  if (axes.empty()) {
+    for (int64_t i = 0; i < rank; ++i) out.push_back(i);
+    return out;
+  }
+  for (int64_t a : axes) out.push_back(normalizeAxis(a, rank));
+  std::sort(out.begin(), out.end());
+  if (std::adjacent_find(out.begin(), out.end()) != out.end())
+    throw ShapeError("an axis is repeated in the reduction axes");
+  return out;
+}
+
+namespace {
+
+[[noreturn]] void dtypeError(const OpInfo &op, const std::string &why) {
+  throw DTypeError(std::string(op.mnemonic) + ": " + why);
+}
+
+std::string typeList(std::span<const TensorType> ts) {
+  std::string s;
+  for (size_t i = 0; i < ts.size(); ++i)
+    s += (i ? ", " : "") + std::string(dtypeName(ts[i].dtype)) + shapeString(ts[i].shape);
+  return s;
+}
+
+TensorType inferMatmul(const OpInfo &op, const TensorType &a, const TensorType &b) {
+  if (!isFloating(a.dtype) || !isFloating(b.dtype))
+    dtypeError(op, "expects floating-point operands, got " + std::string(dtypeName(a.dtype)) +
+                       " and " + dtypeName(b.dtype));
+  if (a.dtype != b.dtype)
+    dtypeError(op, "operands must have the same dtype, got " + std::string(dtypeName(a.dtype)) +
+                       " and " + dtypeName(b.dtype));
+  if (a.shape.empty() || b.shape.empty())
+    throw ShapeError("matmul: both operands need at least 1 dimension, got " +
+                     shapeString(a.shape) + " @ " + shapeString(b.shape));
+  // NumPy: a 1-D `a` is a row vector, a 1-D `b` a column vector; those axes are dropped again.
+  Shape sa = a.shape, sb = b.shape;
+  bool vecA = sa.size() == 1, vecB = sb.size() == 1;
+  if (vecA) sa.insert(sa.begin(), 1);
+  if (vecB) sb.push_back(1);
+  int64_t m = sa[sa.size() - 2], k = sa.back(), k2 = sb[sb.size() - 2], n = sb.back();
+  if (k != k2)
+    throw ShapeError("matmul: contraction sizes differ: " + shapeString(a.shape) + " @ " +
+                     shapeString(b.shape) + " (" + std::to_string(k) + " vs " +
+                     std::to_string(k2) + ")");
+  Shape batchA(sa.begin(), sa.end() - 2), batchB(sb.begin(), sb.end() - 2);
+  Shape out = broadcastShapes(batchA, batchB);
+  if (!vecA) out.push_back(m);
+  if (!vecB) out.push_back(n);
+  return {a.dtype, out};
+}
+
+} // namespace
+
+TensorType inferType(OpCode code, std::span<const TensorType> in, const OpAttrs &attrs) {
+  const OpInfo &op = opInfo(code);
+  if (op.arity >= 0 && int(in.size()) != op.arity)
+    throw std::invalid_argument(std::string(op.mnemonic) + ": expects " +
+                                std::to_string(op.arity) + " operand(s), got " +
+                                std::to_string(in.size()));
+  for (int64_t s : attrs.shape)
+    if (s < 0) throw ShapeError(std::string(op.mnemonic) + ": negative size in shape " + shapeString(attrs.shape));
+
+  switch (op.kind) {
+  case OpKind::Creation:
+    if (in.size() > 1)
+      throw std::invalid_argument(std::string(op.mnemonic) + ": takes at most one scalar operand");
+    if (code == OpCode::Randn && !isFloating(attrs.dtype))
+      dtypeError(op, std::string("needs a floating-point dtype, got ") + dtypeName(attrs.dtype));
+    return {attrs.dtype, attrs.shape};
+
+  case OpKind::Unary: {
+    const TensorType &x = in[0];
+    if (code == OpCode::Cast) return {attrs.dtype, x.shape};
+    if (code == OpCode::Neg && x.dtype == DType::Bool)
+      dtypeError(op, "negation of a bool tensor is not supported; use logical_not");
+    if (code == OpCode::Neg || code == OpCode::Relu) return x;
+    if (!isFloating(x.dtype))
+      dtypeError(op, std::string("expects a floating-point tensor, got ") + dtypeName(x.dtype));
+    return x;
+  }
+
+  case OpKind::Binary: case OpKind::Compare: {
+    Shape shape = broadcastShapes(in[0].shape, in[1].shape);
+    if (op.kind == OpKind::Compare) return {DType::Bool, shape};
+    DType dt = promoteTypes(in[0].dtype, in[1].dtype);
+    if ((code == OpCode::Div || code == OpCode::Pow) && !isFloating(dt))
+      dtypeError(op, "expects floating-point operands, got " + typeList(in) +
+                         " (cast with .float() first)");
+    if (dt == DType::Bool && code != OpCode::Maximum)
+      dtypeError(op, "arithmetic on bool tensors is not supported, got " + typeList(in));
+    return {dt, shape};
+  }
+
+  case OpKind::Select: {
+    if (in[0].dtype != DType::Bool)
+      dtypeError(op, std::string("condition must be bool, got ") + dtypeName(in[0].dtype));
+    Shape shape = broadcastShapes(broadcastShapes(in[0].shape, in[1].shape), in[2].shape);
+    return {promoteTypes(in[1].dtype, in[2].dtype), shape};
+  }
+
+  case OpKind::Matmul:
+    return inferMatmul(op, in[0], in[1]);
+
+  case OpKind::Layout: {
+    const TensorType &x = in[0];
+    if (code == OpCode::Reshape) {
+      if (numElements(attrs.shape) != numElements(x.shape))
+        throw ShapeError("reshape: cannot reshape " + shapeString(x.shape) + " (" +
+                         std::to_string(numElements(x.shape)) + " elements) into " +
+                         shapeString(attrs.shape));
+      return {x.dtype, attrs.shape};
+    }
+    if (code == OpCode::BroadcastTo) {
+      Shape b = broadcastShapes(x.shape, attrs.shape);
+      if (b != attrs.shape)
+        throw ShapeError("broadcast_to: cannot broadcast " + shapeString(x.shape) + " to " +
+                         shapeString(attrs.shape));
+      return {x.dtype, attrs.shape};
+    }
+    // transpose: attrs.axes is a permutation of 0..rank-1
+    const auto &perm = attrs.axes;
+    Shape sorted(perm.begin(), perm.end());
+    std::sort(sorted.begin(), sorted.end());
+    bool ok = perm.size() == x.shape.size();
+    for (size_t i = 0; ok && i < sorted.size(); ++i) ok = sorted[i] == int64_t(i);
+    if (!ok)
+      throw ShapeError("transpose: " + shapeString(perm) + " is not a permutation of the " +
+                       std::to_string(x.shape.size()) + " axes of " + shapeString(x.shape));
+    Shape out;
+    for (int64_t p : perm) out.push_back(x.shape[p]);
+    return {x.dtype, out};
+  }
+
+  case OpKind::Reduction: {
+    const TensorType &x = in[0];
+    int64_t rank = int64_t(x.shape.size());
+    for (int64_t a : attrs.axes)
+      if (a < 0 || a >= std::max<int64_t>(rank, 1))
+        throw ShapeError(std::string(op.mnemonic) + ": axis " + std::to_string(a) +
+                         " is out of range for shape " + shapeString(x.shape));
+    if (code == OpCode::Mean && !isFloating(x.dtype))
+      dtypeError(op, std::string("expects a floating-point tensor, got ") + dtypeName(x.dtype));
+    if (code == OpCode::Max && rank > 0)
+      for (int64_t a : attrs.axes)
+        if (x.shape[a] == 0) throw ShapeError("max: cannot reduce over an empty axis");
+    Shape out;
+    for (int64_t i = 0; i < rank; ++i) {
+      bool reduced = std::find(attrs.axes.begin(), attrs.axes.end(), i) != attrs.axes.end();
+      if (!reduced) out.push_back(x.shape[i]);
+      else if (attrs.keepdims) out.push_back(1);
+    }
+    DType dt = x.dtype;
+    if (code == OpCode::Sum && (dt == DType::Bool || dt == DType::Int32)) dt = DType::Int64;
+    return {dt, out};
+  }
+
+  case OpKind::Index: { // one_hot
+    const TensorType &x = in[0];
+    if (x.dtype != DType::Int64 && x.dtype != DType::Int32)
+      dtypeError(op, std::string("class indices must be integers, got ") + dtypeName(x.dtype));
+    if (attrs.count <= 0)
+      throw ShapeError("one_hot: number of classes must be positive, got " + std::to_string(attrs.count));
+    Shape out = x.shape;
+    out.push_back(attrs.count);
+    return {attrs.dtype, out};
+  }
+
+  case OpKind::Lifetime:
+    return in[0];
+  }
+  throw std::logic_error("inferType: unhandled op");
+}
+
+} // namespace gt

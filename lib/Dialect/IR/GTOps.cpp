@@ -1,0 +1,114 @@
+// The gt ops' verifiers and the bridge between MLIR types/attributes and the op table.
+#include "gt/Dialect/GTOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+using namespace mlir;
+using namespace mlir::gt;
+namespace core = ::gt;
+
+std::optional<core::DType> mlir::gt::toDType(Type t) {
+  if (t.isF32()) return core::DType::Float32;
+  if (t.isF64()) return core::DType::Float64;
+  if (t.isSignlessInteger(64)) return core::DType::Int64;
+  if (t.isSignlessInteger(32)) return core::DType::Int32;
+  if (t.isSignlessInteger(1)) return core::DType::Bool;
+  return std::nullopt;
+}
+
+Type mlir::gt::toElementType(MLIRContext *ctx, core::DType dtype) {
+  Builder b(ctx);
+  switch (dtype) {
+  case core::DType::Float32: return b.getF32Type();
+  case core::DType::Float64: return b.getF64Type();
+  case core::DType::Int32: return b.getI32Type();
+  case core::DType::Int64: return b.getI64Type();
+  case core::DType::Bool: return b.getI1Type();
+  }
+  return {};
+}
+
+RankedTensorType mlir::gt::toTensorType(MLIRContext *ctx, const core::TensorType &type) {
+  return RankedTensorType::get(type.shape, toElementType(ctx, type.dtype));
+}
+
+std::optional<core::TensorType> mlir::gt::fromTensorType(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape()) return std::nullopt;
+  auto dtype = toDType(tensor.getElementType());
+  if (!dtype) return std::nullopt;
+  return core::TensorType{*dtype, core::Shape(tensor.getShape().begin(), tensor.getShape().end())};
+}
+
+const core::OpInfo *mlir::gt::opInfoOf(Operation *op) {
+  if (!isa<GTDialect>(op->getDialect())) return nullptr;
+  return core::lookupOp(op->getName().stripDialect());
+}
+
+core::OpAttrs mlir::gt::attrsOf(Operation *op) {
+  core::OpAttrs attrs;
+  if (op->getNumResults() == 1)
+    if (auto t = fromTensorType(op->getResult(0).getType())) {
+      attrs.shape = t->shape;
+      attrs.dtype = t->dtype;
+    }
+  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>("axes")) attrs.axes.assign(a.asArrayRef().begin(), a.asArrayRef().end());
+  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>("perm")) attrs.axes.assign(a.asArrayRef().begin(), a.asArrayRef().end());
+  if (auto a = op->getAttrOfType<BoolAttr>("keepdims")) attrs.keepdims = a.getValue();
+  if (auto a = op->getAttrOfType<FloatAttr>("value")) attrs.value = a.getValueAsDouble();
+  if (auto a = op->getAttrOfType<IntegerAttr>("seed")) attrs.seed = a.getInt();
+  if (auto a = op->getAttrOfType<IntegerAttr>("num_classes")) attrs.count = a.getInt();
+  return attrs;
+}
+
+void mlir::gt::appendAttrs(Builder &b, core::OpCode code, const core::OpAttrs &attrs,
+                           NamedAttrList &out) {
+  using core::OpCode;
+  switch (code) {
+  case OpCode::Full: out.append("value", b.getF64FloatAttr(attrs.value)); break;
+  case OpCode::Randn: out.append("seed", b.getI64IntegerAttr(attrs.seed)); break;
+  case OpCode::Transpose: out.append("perm", b.getDenseI64ArrayAttr(attrs.axes)); break;
+  case OpCode::Sum: case OpCode::Mean: case OpCode::Max:
+    out.append("axes", b.getDenseI64ArrayAttr(attrs.axes));
+    out.append("keepdims", b.getBoolAttr(attrs.keepdims));
+    break;
+  case OpCode::OneHot: out.append("num_classes", b.getI64IntegerAttr(attrs.count)); break;
+  default: break;
+  }
+}
+
+LogicalResult mlir::gt::verifyWithOpTable(Operation *op) {
+  const core::OpInfo *info = opInfoOf(op);
+  if (!info) return op->emitOpError("is not in GT's op table");
+  std::vector<core::TensorType> operands;
+  for (Value v : op->getOperands()) {
+    auto t = fromTensorType(v.getType());
+    if (!t)
+      return op->emitOpError("operands must be statically shaped tensors of f32, f64, i32, i64 or i1, got ")
+             << v.getType();
+    operands.push_back(*t);
+  }
+  if (info->code == core::OpCode::Full && op->getNumOperands() == 0 && !op->hasAttr("value"))
+    return op->emitOpError("needs a `value` attribute or a fill operand");
+  if (info->code == core::OpCode::Randn && op->getNumOperands() == 0 && !op->hasAttr("seed"))
+    return op->emitOpError("needs a `seed` attribute or a seed operand");
+  if (info->code == core::OpCode::Free) return success();
+  core::OpAttrs attrs = attrsOf(op);
+  auto resultType = fromTensorType(op->getResult(0).getType());
+  if (!resultType)
+    return op->emitOpError("result must be a statically shaped tensor of f32, f64, i32, i64 or i1, got ")
+           << op->getResult(0).getType();
+  try {
+    core::TensorType expected = core::inferType(info->code, operands, attrs);
+    if (!(expected == *resultType))
+      return op->emitOpError("result type should be ")
+             << toTensorType(op->getContext(), expected) << " by the op table, got "
+             << op->getResult(0).getType();
+  } catch (const std::exception &e) {
+    return op->emitOpError(e.what());
+  }
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "gt/Dialect/GTOps.cpp.inc"

@@ -1,0 +1,373 @@
+// gt-lower-to-linalg: gt compute ops -> linalg/tensor/arith/math on tensors.
+//
+// Every op becomes one structured op (or a short chain of them):
+//   elementwise(a, b)   => linalg.generic, broadcasting written as constant-0 indexing maps
+//   reduce(x, axes)     => linalg.fill(init) + linalg.generic with reduction iterators
+//   matmul(a, b)        => linalg.fill(0) + linalg.generic contraction (batch axes broadcast)
+//   full / randn        => linalg.fill / linalg.generic over linalg.index (counter-based RNG)
+//   transpose / reshape => linalg.transpose / tensor.reshape
+#include "gt/Dialect/GTOps.h"
+#include "gt/Dialect/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir::gt {
+#define GEN_PASS_DEF_GTLOWERTOLINALG
+#include "gt/Dialect/Passes.h.inc"
+
+namespace {
+namespace core = ::gt;
+using core::OpCode;
+using BodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+// ---------------------------------------------------------------- scalars
+
+Value constantOf(OpBuilder &b, Location loc, Type type, double value) {
+  if (isa<FloatType>(type)) return b.create<arith::ConstantOp>(loc, b.getFloatAttr(type, value));
+  return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(type, int64_t(value)));
+}
+
+/// Converts a scalar to `to` with C++ rules (to bool: x != 0; from bool: 0/1).
+Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
+  Type from = v.getType();
+  if (from == to) return v;
+  if (to.isInteger(1)) {
+    Value zero = constantOf(b, loc, from, 0);
+    if (isa<FloatType>(from)) return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, v, zero);
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, v, zero);
+  }
+  if (auto toF = dyn_cast<FloatType>(to)) {
+    if (auto fromF = dyn_cast<FloatType>(from))
+      return fromF.getWidth() < toF.getWidth() ? Value(b.create<arith::ExtFOp>(loc, to, v))
+                                               : Value(b.create<arith::TruncFOp>(loc, to, v));
+    if (from.isInteger(1)) return b.create<arith::UIToFPOp>(loc, to, v);
+    return b.create<arith::SIToFPOp>(loc, to, v);
+  }
+  if (isa<FloatType>(from)) return b.create<arith::FPToSIOp>(loc, to, v);
+  if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+    return from.isInteger(1) ? Value(b.create<arith::ExtUIOp>(loc, to, v))
+                             : Value(b.create<arith::ExtSIOp>(loc, to, v));
+  return b.create<arith::TruncIOp>(loc, to, v);
+}
+
+Value scalarUnary(OpBuilder &b, Location loc, OpCode code, Value x, Type resultType) {
+  bool isFloat = isa<FloatType>(x.getType());
+  switch (code) {
+  case OpCode::Neg:
+    return isFloat ? Value(b.create<arith::NegFOp>(loc, x))
+                   : Value(b.create<arith::SubIOp>(loc, constantOf(b, loc, x.getType(), 0), x));
+  case OpCode::Exp: return b.create<math::ExpOp>(loc, x);
+  case OpCode::Log: return b.create<math::LogOp>(loc, x);
+  case OpCode::Sqrt: return b.create<math::SqrtOp>(loc, x);
+  case OpCode::Tanh: return b.create<math::TanhOp>(loc, x);
+  case OpCode::Relu: {
+    Value zero = constantOf(b, loc, x.getType(), 0);
+    return isFloat ? Value(b.create<arith::MaximumFOp>(loc, x, zero))
+                   : Value(b.create<arith::MaxSIOp>(loc, x, zero));
+  }
+  case OpCode::Sigmoid: { // 1 / (1 + e^-x)
+    Value one = constantOf(b, loc, x.getType(), 1);
+    Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, x));
+    return b.create<arith::DivFOp>(loc, one, b.create<arith::AddFOp>(loc, one, e));
+  }
+  case OpCode::Cast: return convertScalar(b, loc, x, resultType);
+  default: return {};
+  }
+}
+
+/// x and y already have the computation type.
+Value scalarBinary(OpBuilder &b, Location loc, OpCode code, Value x, Value y) {
+  bool f = isa<FloatType>(x.getType());
+  using FP = arith::CmpFPredicate;
+  using IP = arith::CmpIPredicate;
+  auto cmp = [&](FP fp, IP ip) -> Value {
+    return f ? Value(b.create<arith::CmpFOp>(loc, fp, x, y)) : Value(b.create<arith::CmpIOp>(loc, ip, x, y));
+  };
+  switch (code) {
+  case OpCode::Add: return f ? Value(b.create<arith::AddFOp>(loc, x, y)) : Value(b.create<arith::AddIOp>(loc, x, y));
+  case OpCode::Sub: return f ? Value(b.create<arith::SubFOp>(loc, x, y)) : Value(b.create<arith::SubIOp>(loc, x, y));
+  case OpCode::Mul: return f ? Value(b.create<arith::MulFOp>(loc, x, y)) : Value(b.create<arith::MulIOp>(loc, x, y));
+  case OpCode::Div: return b.create<arith::DivFOp>(loc, x, y);
+  case OpCode::Pow: return b.create<math::PowFOp>(loc, x, y);
+  case OpCode::Maximum:
+    if (f) return b.create<arith::MaximumFOp>(loc, x, y);
+    if (x.getType().isInteger(1)) return b.create<arith::OrIOp>(loc, x, y);
+    return b.create<arith::MaxSIOp>(loc, x, y);
+  case OpCode::Gt: return cmp(FP::OGT, IP::sgt);
+  case OpCode::Lt: return cmp(FP::OLT, IP::slt);
+  case OpCode::Ge: return cmp(FP::OGE, IP::sge);
+  case OpCode::Le: return cmp(FP::OLE, IP::sle);
+  case OpCode::Eq: return cmp(FP::OEQ, IP::eq);
+  case OpCode::Ne: return cmp(FP::UNE, IP::ne);
+  default: return {};
+  }
+}
+
+// ---------------------------------------------------------------- tensors
+
+Value emptyLike(OpBuilder &b, Location loc, RankedTensorType type) {
+  return b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+}
+
+/// An elementwise linalg.generic producing `resultType`; each input broadcasts to it
+/// (missing leading axes and size-1 axes read index 0).
+Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType, ValueRange inputs, BodyFn body) {
+  int64_t rank = resultType.getRank();
+  SmallVector<AffineMap> maps;
+  for (Value in : inputs) {
+    auto t = cast<RankedTensorType>(in.getType());
+    SmallVector<AffineExpr> exprs;
+    for (int64_t j = 0; j < t.getRank(); ++j) {
+      int64_t axis = rank - t.getRank() + j;
+      bool broadcast = t.getDimSize(j) == 1 && resultType.getDimSize(axis) != 1;
+      exprs.push_back(broadcast ? b.getAffineConstantExpr(0) : b.getAffineDimExpr(axis));
+    }
+    maps.push_back(AffineMap::get(rank, 0, exprs, b.getContext()));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{resultType}, inputs, ValueRange{emptyLike(b, loc, resultType)}, maps, iters,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        nb.create<linalg::YieldOp>(nloc, body(nb, nloc, args.drop_back()));
+      });
+  return generic.getResult(0);
+}
+
+Value fill(OpBuilder &b, Location loc, RankedTensorType type, Value scalar) {
+  return b.create<linalg::FillOp>(loc, ValueRange{scalar}, ValueRange{emptyLike(b, loc, type)}).getResult(0);
+}
+
+/// Same elements, new static shape (row-major).
+Value reshapeTo(OpBuilder &b, Location loc, Value v, RankedTensorType type) {
+  if (v.getType() == type) return v;
+  auto shapeType = RankedTensorType::get({type.getRank()}, b.getI64Type());
+  Value shape = b.create<arith::ConstantOp>(loc, DenseIntElementsAttr::get(shapeType, type.getShape()));
+  return b.create<tensor::ReshapeOp>(loc, type, v, shape);
+}
+
+Value lowerReduction(OpBuilder &b, Location loc, OpCode code, Value input, ArrayRef<int64_t> axes,
+                     RankedTensorType resultType) {
+  auto inType = cast<RankedTensorType>(input.getType());
+  Type elem = resultType.getElementType();
+  SmallVector<int64_t> reducedShape;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iters;
+  int64_t count = 1;
+  for (int64_t i = 0; i < inType.getRank(); ++i) {
+    if (llvm::is_contained(axes, i)) {
+      iters.push_back(utils::IteratorType::reduction);
+      count *= inType.getDimSize(i);
+    } else {
+      iters.push_back(utils::IteratorType::parallel);
+      reducedShape.push_back(inType.getDimSize(i));
+      outExprs.push_back(b.getAffineDimExpr(i));
+    }
+  }
+  auto reducedType = RankedTensorType::get(reducedShape, elem);
+  Value init;
+  if (code == OpCode::Max) {
+    if (auto ft = dyn_cast<FloatType>(elem))
+      init = b.create<arith::ConstantOp>(loc, b.getFloatAttr(ft, -std::numeric_limits<double>::infinity()));
+    else
+      init = b.create<arith::ConstantOp>(loc, b.getIntegerAttr(elem, APInt::getSignedMinValue(elem.getIntOrFloatBitWidth())));
+  } else {
+    init = constantOf(b, loc, elem, 0);
+  }
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(inType.getRank()),
+                                 AffineMap::get(inType.getRank(), 0, outExprs, b.getContext())};
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{reducedType}, ValueRange{input}, ValueRange{fill(b, loc, reducedType, init)}, maps, iters,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value x = convertScalar(nb, nloc, args[0], elem);
+        Value r = code == OpCode::Max ? scalarBinary(nb, nloc, OpCode::Maximum, x, args[1])
+                                      : scalarBinary(nb, nloc, OpCode::Add, x, args[1]);
+        nb.create<linalg::YieldOp>(nloc, r);
+      });
+  Value result = generic.getResult(0);
+  if (code == OpCode::Mean) {
+    Value n = constantOf(b, loc, elem, double(count));
+    result = buildElementwise(b, loc, reducedType, {result}, [&](OpBuilder &nb, Location nloc, ValueRange a) {
+      return nb.create<arith::DivFOp>(nloc, a[0], n).getResult();
+    });
+  }
+  return reshapeTo(b, loc, result, resultType); // keepdims
+}
+
+/// (..., m, k) @ (..., k, n): loops are (batch..., m?, n?, k); 1-D operands drop m or n.
+Value lowerMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs, RankedTensorType resultType) {
+  auto ta = cast<RankedTensorType>(lhs.getType()), tb = cast<RankedTensorType>(rhs.getType());
+  bool vecA = ta.getRank() == 1, vecB = tb.getRank() == 1;
+  int64_t rank = resultType.getRank();
+  int64_t nBatch = rank - (vecA ? 0 : 1) - (vecB ? 0 : 1);
+  int64_t mDim = nBatch, nDim = nBatch + (vecA ? 0 : 1), kDim = rank;
+  auto batchExprs = [&](RankedTensorType t) {
+    SmallVector<AffineExpr> e;
+    int64_t tb = t.getRank() - 2;
+    for (int64_t j = 0; j < tb; ++j) {
+      int64_t axis = nBatch - tb + j;
+      bool broadcast = t.getDimSize(j) == 1 && resultType.getDimSize(axis) != 1;
+      e.push_back(broadcast ? b.getAffineConstantExpr(0) : b.getAffineDimExpr(axis));
+    }
+    return e;
+  };
+  SmallVector<AffineExpr> ea = vecA ? SmallVector<AffineExpr>{} : batchExprs(ta);
+  if (!vecA) ea.push_back(b.getAffineDimExpr(mDim));
+  ea.push_back(b.getAffineDimExpr(kDim));
+  SmallVector<AffineExpr> eb = vecB ? SmallVector<AffineExpr>{} : batchExprs(tb);
+  eb.push_back(b.getAffineDimExpr(kDim));
+  if (!vecB) eb.push_back(b.getAffineDimExpr(nDim));
+  SmallVector<AffineMap> maps = {AffineMap::get(rank + 1, 0, ea, b.getContext()),
+                                 AffineMap::get(rank + 1, 0, eb, b.getContext()),
+                                 AffineMap::getMultiDimIdentityMap(rank + 1, b.getContext()).getMajorSubMap(rank)};
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  iters.push_back(utils::IteratorType::reduction);
+  Value zero = constantOf(b, loc, resultType.getElementType(), 0);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{resultType}, ValueRange{lhs, rhs}, ValueRange{fill(b, loc, resultType, zero)}, maps, iters,
+      [&](OpBuilder &nb, Location nloc, ValueRange a) {
+        Value p = nb.create<arith::MulFOp>(nloc, a[0], a[1]);
+        nb.create<linalg::YieldOp>(nloc, nb.create<arith::AddFOp>(nloc, a[2], p).getResult());
+      });
+  return generic.getResult(0);
+}
+
+/// splitmix64 (Steele, Lea & Flood 2014): a bijective 64-bit mixer.
+Value splitmix64(OpBuilder &b, Location loc, Value z) {
+  auto c = [&](uint64_t v) { return b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(int64_t(v))); };
+  auto xorShift = [&](Value x, uint64_t s) {
+    return b.create<arith::XOrIOp>(loc, x, b.create<arith::ShRUIOp>(loc, x, c(s)));
+  };
+  z = b.create<arith::AddIOp>(loc, z, c(0x9E3779B97F4A7C15ull));
+  z = b.create<arith::MulIOp>(loc, xorShift(z, 30), c(0xBF58476D1CE4E5B9ull));
+  z = b.create<arith::MulIOp>(loc, xorShift(z, 27), c(0x94D049BB133111EBull));
+  return xorShift(z, 31);
+}
+
+/// Element i = sqrt(-2 ln u1) cos(2 pi u2), (u1, u2) from splitmix64(seed', 2i) and (2i + 1).
+Value lowerRandn(OpBuilder &b, Location loc, Value seed, RankedTensorType resultType) {
+  int64_t rank = resultType.getRank();
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank)};
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  Value mixedSeed = splitmix64(b, loc, seed);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{resultType}, ValueRange{}, ValueRange{emptyLike(b, loc, resultType)}, maps, iters,
+      [&](OpBuilder &nb, Location nloc, ValueRange) {
+        auto i64 = nb.getI64Type();
+        auto c = [&](int64_t v) { return nb.create<arith::ConstantOp>(nloc, nb.getI64IntegerAttr(v)); };
+        Value linear = c(0);
+        for (int64_t d = 0; d < rank; ++d) { // row-major linear index
+          Value idx = nb.create<arith::IndexCastOp>(nloc, i64, nb.create<linalg::IndexOp>(nloc, d));
+          linear = nb.create<arith::AddIOp>(nloc, nb.create<arith::MulIOp>(nloc, linear, c(resultType.getDimSize(d))), idx);
+        }
+        Value ctr = nb.create<arith::AddIOp>(nloc, mixedSeed, nb.create<arith::MulIOp>(nloc, linear, c(2)));
+        auto f64 = nb.getF64Type();
+        auto uniform = [&](Value bits, double offset) { // 53 random bits -> [0, 1) + offset * 2^-53
+          Value top = nb.create<arith::UIToFPOp>(nloc, f64, nb.create<arith::ShRUIOp>(nloc, bits, c(11)));
+          Value shifted = nb.create<arith::AddFOp>(nloc, top, constantOf(nb, nloc, f64, offset));
+          return nb.create<arith::MulFOp>(nloc, shifted, constantOf(nb, nloc, f64, std::ldexp(1.0, -53)));
+        };
+        Value u1 = uniform(splitmix64(nb, nloc, ctr), 0.5); // in (0, 1): log is finite
+        Value u2 = uniform(splitmix64(nb, nloc, nb.create<arith::AddIOp>(nloc, ctr, c(1))), 0.0);
+        Value r = nb.create<math::SqrtOp>(nloc, nb.create<arith::MulFOp>(nloc, constantOf(nb, nloc, f64, -2.0),
+                                                                         nb.create<math::LogOp>(nloc, u1)));
+        Value theta = nb.create<arith::MulFOp>(nloc, u2, constantOf(nb, nloc, f64, 2 * M_PI));
+        Value z = nb.create<arith::MulFOp>(nloc, r, nb.create<math::CosOp>(nloc, theta));
+        nb.create<linalg::YieldOp>(nloc, convertScalar(nb, nloc, z, resultType.getElementType()));
+      });
+  return generic.getResult(0);
+}
+
+/// Builds the linalg form of one gt op; null if the op is not compute (upload, free).
+Value lowerOp(OpBuilder &b, Operation *op, const core::OpInfo &info) {
+  Location loc = op->getLoc();
+  if (info.code == OpCode::Upload || info.code == OpCode::Free) return {};
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  Type elem = resultType.getElementType();
+  ValueRange in = op->getOperands();
+  core::OpAttrs attrs = attrsOf(op);
+
+  switch (info.kind) {
+  case core::OpKind::Creation: {
+    if (info.code == OpCode::Full) {
+      Value v = in.empty() ? Value(b.create<arith::ConstantOp>(loc, b.getF64FloatAttr(attrs.value)))
+                           : Value(b.create<tensor::ExtractOp>(loc, in[0], ValueRange{}));
+      return fill(b, loc, resultType, convertScalar(b, loc, v, elem));
+    }
+    Value seed = in.empty() ? Value(b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(attrs.seed)))
+                            : Value(b.create<tensor::ExtractOp>(loc, in[0], ValueRange{}));
+    return lowerRandn(b, loc, seed, resultType);
+  }
+  case core::OpKind::Unary:
+    return buildElementwise(b, loc, resultType, in, [&](OpBuilder &nb, Location nloc, ValueRange a) {
+      Value x = info.code == OpCode::Cast ? a[0] : convertScalar(nb, nloc, a[0], elem);
+      return scalarUnary(nb, nloc, info.code, x, elem);
+    });
+  case core::OpKind::Binary: case core::OpKind::Compare: {
+    Type compute = elem;
+    if (info.kind == core::OpKind::Compare)
+      compute = toElementType(b.getContext(), core::promoteTypes(*toDType(getElementTypeOrSelf(in[0])),
+                                                                 *toDType(getElementTypeOrSelf(in[1]))));
+    return buildElementwise(b, loc, resultType, in, [&](OpBuilder &nb, Location nloc, ValueRange a) {
+      return scalarBinary(nb, nloc, info.code, convertScalar(nb, nloc, a[0], compute),
+                          convertScalar(nb, nloc, a[1], compute));
+    });
+  }
+  case core::OpKind::Select:
+    return buildElementwise(b, loc, resultType, in, [&](OpBuilder &nb, Location nloc, ValueRange a) {
+      return nb.create<arith::SelectOp>(nloc, a[0], convertScalar(nb, nloc, a[1], elem),
+                                        convertScalar(nb, nloc, a[2], elem)).getResult();
+    });
+  case core::OpKind::Matmul:
+    return lowerMatmul(b, loc, in[0], in[1], resultType);
+  case core::OpKind::Layout:
+    if (info.code == OpCode::Reshape) return reshapeTo(b, loc, in[0], resultType);
+    if (info.code == OpCode::BroadcastTo)
+      return buildElementwise(b, loc, resultType, in, [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+    return b.create<linalg::TransposeOp>(loc, in[0], emptyLike(b, loc, resultType), attrs.axes)->getResult(0);
+  case core::OpKind::Reduction:
+    return lowerReduction(b, loc, info.code, in[0], attrs.axes, resultType);
+  case core::OpKind::Index: { // one_hot: result[..., c] = (input[...] == c)
+    int64_t rank = resultType.getRank();
+    SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank).getMajorSubMap(rank - 1),
+                                   b.getMultiDimIdentityMap(rank)};
+    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+    auto generic = b.create<linalg::GenericOp>(
+        loc, TypeRange{resultType}, in, ValueRange{emptyLike(b, loc, resultType)}, maps, iters,
+        [&](OpBuilder &nb, Location nloc, ValueRange a) {
+          Value c = nb.create<arith::IndexCastOp>(nloc, nb.getI64Type(), nb.create<linalg::IndexOp>(nloc, rank - 1));
+          Value label = convertScalar(nb, nloc, a[0], nb.getI64Type());
+          Value hit = nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::eq, c, label);
+          nb.create<linalg::YieldOp>(nloc, convertScalar(nb, nloc, hit, elem));
+        });
+    return generic.getResult(0);
+  }
+  case core::OpKind::Lifetime:
+    return {};
+  }
+  return {};
+}
+
+struct GTLowerToLinalgPass : impl::GTLowerToLinalgBase<GTLowerToLinalgPass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (opInfoOf(op)) ops.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (Operation *op : ops) {
+      rewriter.setInsertionPoint(op);
+      if (Value lowered = lowerOp(rewriter, op, *opInfoOf(op))) rewriter.replaceOp(op, lowered);
+    }
+  }
+};
+} // namespace
+} // namespace mlir::gt

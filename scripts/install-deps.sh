@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs everything GT needs to build and test, from Debian's packages (apt) and PyPI (pip).
+# Idempotent: a second run checks and installs nothing new.
+set -euo pipefail
+
+APT_PACKAGES=(
+  build-essential cmake ninja-build ccache pkg-config git
+  llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools libzstd-dev zlib1g-dev
+  capnproto libcapnp-dev
+  libyaml-cpp-dev
+  pybind11-dev python3-pybind11
+  libgloo-dev
+  libopenblas-dev
+  libgtest-dev libgmock-dev
+  libcli11-dev
+  dataset-fashion-mnist
+  iproute2
+)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: apt-get install ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+PYTHON=${PYTHON:-python3}
+PIP_PACKAGES=(numpy pytest scikit-build-core pybind11 lit filecheck)
+if ! "$PYTHON" -c "import numpy, pytest, scikit_build_core, pybind11, lit" 2>/dev/null; then
+  echo "install-deps: pip install ${PIP_PACKAGES[*]}"
+  "$PYTHON" -m pip install -q "${PIP_PACKAGES[@]}"
+fi
+echo "install-deps: ok"

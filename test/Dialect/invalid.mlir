@@ -1,0 +1,72 @@
+// Invalid IR: each op's verifier asks the op table, which names the problem.
+// RUN: gt-opt %s --split-input-file --verify-diagnostics
+
+func.func @broadcast_mismatch(%a: tensor<4x3xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{shapes [4, 3] and [4] cannot be broadcast together}}
+  %0 = gt.add %a, %b : tensor<4x3xf32>, tensor<4xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @wrong_result_type(%a: tensor<4x3xf32>) {
+  // expected-error @+1 {{result type should be 'tensor<4x3xf32>' by the op table}}
+  %0 = gt.exp %a : tensor<4x3xf32> -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_contraction(%a: tensor<4x3xf32>, %b: tensor<4x3xf32>) {
+  // expected-error @+1 {{contraction sizes differ}}
+  %0 = gt.matmul %a, %b : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @exp_of_int(%a: tensor<4xi64>) {
+  // expected-error @+1 {{exp: expects a floating-point tensor, got int64}}
+  %0 = gt.exp %a : tensor<4xi64> -> tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @where_needs_bool(%c: tensor<4xf32>, %a: tensor<4xf32>) {
+  // expected-error @+1 {{condition must be bool}}
+  %0 = gt.where %c, %a, %a : tensor<4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_count(%a: tensor<4x3xf32>) {
+  // expected-error @+1 {{cannot reshape [4, 3] (12 elements) into [5, 2]}}
+  %0 = gt.reshape %a : tensor<4x3xf32> -> tensor<5x2xf32>
+  return
+}
+
+// -----
+
+func.func @axis_out_of_range(%a: tensor<4x3xf32>) {
+  // expected-error @+1 {{axis 2 is out of range}}
+  %0 = gt.sum %a {axes = array<i64: 2>} : tensor<4x3xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @dynamic_shape(%a: tensor<?xf32>) {
+  // expected-error @+1 {{operands must be statically shaped tensors}}
+  %0 = gt.neg %a : tensor<?xf32> -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @full_without_value() {
+  // expected-error @+1 {{needs a `value` attribute or a fill operand}}
+  %0 = gt.full : tensor<4xf32>
+  return
+}
