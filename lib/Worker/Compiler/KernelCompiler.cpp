@@ -1,0 +1,295 @@
+// The worker's kernel compiler: gt op -> linalg -> LLVM -> object code -> ORC JIT, cached.
+#include "gt/Worker/KernelCompiler.h"
+
+#include "gt/Dialect/GTOps.h"
+#include "gt/Dialect/Passes.h"
+
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MathToLibm/MathToLibm.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/Config/llvm-config.h"
+#include "llvm/ExecutionEngine/Orc/CompileUtils.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace fs = std::filesystem;
+using namespace mlir;
+
+namespace gt::worker {
+
+/// Bump when the kernel ABI or the lowering changes: old disk-cache entries stop matching.
+static constexpr const char *kCompilerVersion = "gt-kernels-1 llvm-" LLVM_VERSION_STRING;
+
+void Kernel::invoke(void **d) const {
+  using F1 = void (*)(void *);
+  using F2 = void (*)(void *, void *);
+  using F3 = void (*)(void *, void *, void *);
+  using F4 = void (*)(void *, void *, void *, void *);
+  switch (numArgs) {
+  case 1: reinterpret_cast<F1>(entry)(d[0]); return;
+  case 2: reinterpret_cast<F2>(entry)(d[0], d[1]); return;
+  case 3: reinterpret_cast<F3>(entry)(d[0], d[1], d[2]); return;
+  case 4: reinterpret_cast<F4>(entry)(d[0], d[1], d[2], d[3]); return;
+  }
+  throw std::logic_error("kernel with unsupported argument count");
+}
+
+struct KernelCompiler::Impl {
+  std::string cacheDir;
+  MLIRContext ctx{MLIRContext::Threading::DISABLED};
+  std::unique_ptr<llvm::TargetMachine> tm;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::string targetKey; ///< triple, CPU and features: part of every disk-cache key
+  std::unordered_map<std::string, std::unique_ptr<Kernel>> kernels;
+  CompilerStats stats;
+  std::mutex mu;
+
+  Impl(std::string dir) : cacheDir(std::move(dir)) {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    DialectRegistry registry;
+    mlir::gt::registerGTDialects(registry);
+    registry.insert<bufferization::BufferizationDialect, memref::MemRefDialect, scf::SCFDialect,
+                    cf::ControlFlowDialect, affine::AffineDialect, LLVM::LLVMDialect>();
+    arith::registerBufferizableOpInterfaceExternalModels(registry);
+    linalg::registerBufferizableOpInterfaceExternalModels(registry);
+    tensor::registerBufferizableOpInterfaceExternalModels(registry);
+    registerBuiltinDialectTranslation(registry);
+    registerLLVMDialectTranslation(registry);
+    ctx.appendDialectRegistry(registry);
+    ctx.loadAllAvailableDialects();
+
+    auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!jtmb) throw std::runtime_error("kernel compiler: cannot detect the host target");
+    jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    auto machine = jtmb->createTargetMachine();
+    if (!machine) throw std::runtime_error("kernel compiler: cannot create a target machine");
+    tm = std::move(*machine);
+    targetKey = tm->getTargetTriple().str() + " " + tm->getTargetCPU().str() + " " +
+                tm->getTargetFeatureString().str();
+    auto built = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
+    if (!built) throw std::runtime_error("kernel compiler: cannot create the JIT: " + llvm::toString(built.takeError()));
+    jit = std::move(*built);
+    // Kernels call libm (tanhf, ...) and malloc/free: resolve them in this process.
+    jit->getMainJITDylib().addGenerator(llvm::cantFail(
+        llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit->getDataLayout().getGlobalPrefix())));
+  }
+
+  /// func @kernel(%in..: memref, %out: memref) { to_tensor; gt.<op>; materialize_in_destination }
+  OwningOpRef<ModuleOp> buildModule(OpCode code, std::span<const TensorType> operands,
+                                    const OpAttrs &attrs, const TensorType &result) {
+    OpBuilder b(&ctx);
+    Location loc = UnknownLoc::get(&ctx);
+    OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+    b.setInsertionPointToEnd(module->getBody());
+    auto memrefOf = [&](const TensorType &t) {
+      return MemRefType::get(t.shape, mlir::gt::toElementType(&ctx, t.dtype));
+    };
+    SmallVector<Type> argTypes;
+    for (const TensorType &t : operands) argTypes.push_back(memrefOf(t));
+    argTypes.push_back(memrefOf(result));
+    auto func = b.create<func::FuncOp>(loc, "kernel", b.getFunctionType(argTypes, {}));
+    func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+    Block *entry = func.addEntryBlock();
+    b.setInsertionPointToStart(entry);
+    SmallVector<Value> inputs;
+    for (size_t i = 0; i < operands.size(); ++i)
+      inputs.push_back(b.create<bufferization::ToTensorOp>(loc, func.getArgument(i), /*restrict=*/true));
+    OperationState state(loc, std::string("gt.") + opInfo(code).mnemonic);
+    state.addOperands(inputs);
+    state.addTypes(mlir::gt::toTensorType(&ctx, result));
+    NamedAttrList named;
+    if (code != OpCode::Full && code != OpCode::Randn) mlir::gt::appendAttrs(b, code, attrs, named);
+    state.addAttributes(named);
+    Operation *op = b.create(state);
+    b.create<bufferization::MaterializeInDestinationOp>(loc, TypeRange{}, op->getResult(0),
+                                                        func.getArguments().back(), true, true);
+    b.create<func::ReturnOp>(loc);
+    if (failed(mlir::verify(*module)))
+      throw std::runtime_error(std::string("kernel for ") + opInfo(code).mnemonic + " does not verify");
+    return module;
+  }
+
+  void lowerToLLVMDialect(ModuleOp module) {
+    PassManager pm(&ctx);
+    pm.addPass(mlir::gt::createGTLowerToLinalg());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(bufferization::createEmptyTensorEliminationPass());
+    bufferization::OneShotBufferizationOptions bufferization;
+    pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
+    bufferization::BufferDeallocationPipelineOptions dealloc;
+    bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+    pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+    pm.addPass(createConvertSCFToCFPass());
+    pm.addPass(memref::createExpandStridedMetadataPass());
+    pm.addPass(createLowerAffinePass());
+    pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+    pm.addPass(createConvertMathToLLVMPass());
+    pm.addPass(createConvertMathToLibmPass()); // what has no LLVM intrinsic (tanh) calls libm
+    pm.addPass(createArithToLLVMConversionPass());
+    pm.addPass(createConvertIndexToLLVMPass());
+    pm.addPass(createConvertFuncToLLVMPass());
+    pm.addPass(createConvertControlFlowToLLVMPass());
+    pm.addPass(createReconcileUnrealizedCastsPass());
+    std::string diagnostics;
+    llvm::raw_string_ostream os(diagnostics);
+    ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+      os << d.str() << "\n";
+      return success();
+    });
+    if (failed(pm.run(module))) throw std::runtime_error("lowering failed: " + diagnostics);
+  }
+
+  std::string objectCode(ModuleOp module, const std::string &name) {
+    llvm::LLVMContext llvmCtx;
+    auto llvmModule = translateModuleToLLVMIR(module, llvmCtx, name);
+    if (!llvmModule) throw std::runtime_error("translation to LLVM IR failed");
+    llvmModule->setDataLayout(tm->createDataLayout());
+    llvmModule->setTargetTriple(tm->getTargetTriple().str());
+    if (auto err = makeOptimizingTransformer(3, 0, tm.get())(llvmModule.get()))
+      throw std::runtime_error("LLVM optimization failed: " + llvm::toString(std::move(err)));
+    auto obj = llvm::orc::SimpleCompiler(*tm)(*llvmModule);
+    if (!obj) throw std::runtime_error("code generation failed: " + llvm::toString(obj.takeError()));
+    return (*obj)->getBuffer().str();
+  }
+
+  void *load(const std::string &object, const std::string &name) {
+    if (auto err = jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object, name)))
+      throw std::runtime_error("loading kernel failed: " + llvm::toString(std::move(err)));
+    auto sym = jit->lookup("_mlir_ciface_" + name);
+    if (!sym) throw std::runtime_error("kernel symbol missing: " + llvm::toString(sym.takeError()));
+    return sym->toPtr<void *>();
+  }
+};
+
+KernelCompiler::KernelCompiler(std::string cacheDir) : impl(std::make_unique<Impl>(std::move(cacheDir))) {}
+KernelCompiler::~KernelCompiler() = default;
+
+std::string KernelCompiler::defaultCacheDir() {
+  if (const char *dir = std::getenv("GT_CACHE_DIR"); dir && *dir) return dir;
+  const char *home = std::getenv("HOME");
+  return std::string(home ? home : "/tmp") + "/.cache/gt";
+}
+
+static std::string memoryKey(OpCode code, std::span<const TensorType> operands, const OpAttrs &attrs,
+                             const TensorType &result) {
+  std::ostringstream key;
+  key << int(code);
+  for (const TensorType &t : operands) key << '|' << int(t.dtype) << shapeString(t.shape);
+  key << "->" << int(result.dtype) << shapeString(result.shape) << shapeString(attrs.axes)
+      << attrs.keepdims << ',' << attrs.count;
+  return key.str();
+}
+
+std::string KernelCompiler::kernelSource(OpCode code, std::span<const TensorType> operands,
+                                         const OpAttrs &attrs, const TensorType &result) {
+  std::lock_guard lock(impl->mu);
+  auto module = impl->buildModule(code, operands, attrs, result);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os);
+  return text;
+}
+
+const Kernel &KernelCompiler::get(OpCode code, std::span<const TensorType> operands,
+                                  const OpAttrs &attrs, const TensorType &result) {
+  std::lock_guard lock(impl->mu);
+  std::string key = memoryKey(code, operands, attrs, result);
+  if (auto it = impl->kernels.find(key); it != impl->kernels.end()) {
+    impl->stats.memoryHits++;
+    return *it->second;
+  }
+  auto start = std::chrono::steady_clock::now();
+  try {
+    OwningOpRef<ModuleOp> module = impl->buildModule(code, operands, attrs, result);
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    uint64_t hash = llvm::xxh3_64bits(text + kCompilerVersion + impl->targetKey);
+    char name[32];
+    std::snprintf(name, sizeof name, "gt_%016llx", (unsigned long long)hash);
+
+    std::string object;
+    fs::path path;
+    if (!impl->cacheDir.empty()) {
+      path = fs::path(impl->cacheDir) / "kernels" / (std::string(name) + ".o");
+      std::ifstream in(path, std::ios::binary);
+      if (in) object.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    if (!object.empty()) {
+      impl->stats.diskHits++;
+    } else {
+      module->lookupSymbol<func::FuncOp>("kernel").setName(name);
+      impl->lowerToLLVMDialect(*module);
+      object = impl->objectCode(*module, name);
+      impl->stats.compiled++;
+      impl->stats.compileMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      if (!path.empty()) { // write-then-rename, so a concurrent reader never sees half a file
+        std::error_code ec;
+        fs::create_directories(path.parent_path(), ec);
+        fs::path tmp = path;
+        tmp += ".tmp" + std::to_string(::getpid());
+        std::ofstream(tmp, std::ios::binary).write(object.data(), std::streamsize(object.size()));
+        fs::rename(tmp, path, ec);
+      }
+    }
+    auto kernel = std::make_unique<Kernel>();
+    kernel->entry = impl->load(object, name);
+    kernel->numArgs = int(operands.size()) + 1;
+    return *(impl->kernels[key] = std::move(kernel));
+  } catch (const std::exception &e) {
+    throw std::runtime_error(std::string("compiling ") + opInfo(code).mnemonic + ": " + e.what());
+  }
+}
+
+CompilerStats KernelCompiler::stats() const {
+  std::lock_guard lock(impl->mu);
+  return impl->stats;
+}
+
+} // namespace gt::worker

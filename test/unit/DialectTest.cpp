@@ -1,0 +1,18 @@
+// The dialect defines exactly the ops of the op table (include/gt/Core/Ops.def).
+#include "gt/Dialect/GTOps.h"
+#include "gt/Dialect/Passes.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <gtest/gtest.h>
+
+TEST(Dialect, OpsMatchOpTable) {
+  mlir::MLIRContext ctx;
+  ctx.loadDialect<mlir::gt::GTDialect>();
+  std::set<std::string> dialectOps;
+  for (mlir::RegisteredOperationName name : ctx.getRegisteredOperations())
+    if (name.getDialectNamespace() == "gt") dialectOps.insert(name.stripDialect().str());
+  std::set<std::string> tableOps;
+  for (int i = 0; i < int(gt::OpCode::NumOps); ++i) tableOps.insert(gt::opInfo(gt::OpCode(i)).mnemonic);
+  EXPECT_EQ(dialectOps, tableOps);
+}

@@ -1,0 +1,66 @@
+// The op table's shape and dtype rules.
+#include "gt/Core/OpTable.h"
+
+#include <gtest/gtest.h>
+
+using namespace gt;
+
+static TensorType f32(Shape s) { return {DType::Float32, std::move(s)}; }
+
+TEST(OpTable, BroadcastingFollowsNumPy) {
+  EXPECT_EQ(broadcastShapes({4, 3}, {3}), (Shape{4, 3}));
+  EXPECT_EQ(broadcastShapes({4, 1}, {1, 5}), (Shape{4, 5}));
+  EXPECT_EQ(broadcastShapes({}, {2, 2}), (Shape{2, 2}));
+  EXPECT_THROW(broadcastShapes({4, 3}, {4}), ShapeError);
+}
+
+TEST(OpTable, BinaryPromotesAndBroadcasts) {
+  TensorType a = f32({4, 3}), b{DType::Int64, {3}};
+  TensorType r = inferType(OpCode::Add, std::vector{a, b}, {});
+  EXPECT_EQ(r, f32({4, 3}));
+  EXPECT_EQ(inferType(OpCode::Gt, std::vector{a, b}, {}).dtype, DType::Bool);
+  TensorType i{DType::Int64, {3}};
+  EXPECT_THROW(inferType(OpCode::Div, std::vector{i, i}, {}), DTypeError);
+  EXPECT_THROW(inferType(OpCode::Exp, std::vector{i}, {}), DTypeError);
+}
+
+TEST(OpTable, MatmulRules) {
+  EXPECT_EQ(inferType(OpCode::Matmul, std::vector{f32({2, 3}), f32({3, 4})}, {}), f32({2, 4}));
+  EXPECT_EQ(inferType(OpCode::Matmul, std::vector{f32({5, 2, 3}), f32({3, 4})}, {}), f32({5, 2, 4}));
+  EXPECT_EQ(inferType(OpCode::Matmul, std::vector{f32({3}), f32({3, 4})}, {}), f32({4}));
+  EXPECT_EQ(inferType(OpCode::Matmul, std::vector{f32({3}), f32({3})}, {}), f32({}));
+  EXPECT_THROW(inferType(OpCode::Matmul, std::vector{f32({2, 3}), f32({2, 3})}, {}), ShapeError);
+}
+
+TEST(OpTable, ReductionsAndLayout) {
+  OpAttrs attrs;
+  attrs.axes = normalizeAxes(std::vector<int64_t>{-1}, 2);
+  EXPECT_EQ(attrs.axes, (std::vector<int64_t>{1}));
+  EXPECT_EQ(inferType(OpCode::Sum, std::vector{f32({4, 3})}, attrs), f32({4}));
+  attrs.keepdims = true;
+  EXPECT_EQ(inferType(OpCode::Max, std::vector{f32({4, 3})}, attrs), f32({4, 1}));
+  EXPECT_THROW(normalizeAxes(std::vector<int64_t>{2}, 2), ShapeError);
+  EXPECT_THROW(normalizeAxes(std::vector<int64_t>{0, -2}, 2), ShapeError);
+
+  OpAttrs perm;
+  perm.axes = {1, 0};
+  EXPECT_EQ(inferType(OpCode::Transpose, std::vector{f32({4, 3})}, perm), f32({3, 4}));
+  perm.axes = {0, 0};
+  EXPECT_THROW(inferType(OpCode::Transpose, std::vector{f32({4, 3})}, perm), ShapeError);
+
+  OpAttrs reshape;
+  reshape.shape = {2, 6};
+  EXPECT_EQ(inferType(OpCode::Reshape, std::vector{f32({4, 3})}, reshape), f32({2, 6}));
+  reshape.shape = {5};
+  EXPECT_THROW(inferType(OpCode::Reshape, std::vector{f32({4, 3})}, reshape), ShapeError);
+}
+
+TEST(OpTable, ArityAndLookup) {
+  EXPECT_THROW(inferType(OpCode::Add, std::vector{f32({1})}, {}), std::invalid_argument);
+  ASSERT_NE(lookupOp("one_hot"), nullptr);
+  EXPECT_EQ(lookupOp("one_hot")->code, OpCode::OneHot);
+  EXPECT_EQ(lookupOp("no_such_op"), nullptr);
+  EXPECT_EQ(parseDType("float32"), DType::Float32);
+  EXPECT_EQ(parseDType("int64"), DType::Int64);
+  EXPECT_FALSE(parseDType("float7").has_value());
+}
