@@ -1,0 +1,72 @@
+// The client core under `import gt`: ids, shape/dtype inference, the instruction buffer, RPC.
+#pragma once
+
+#include "gt/Core/Instruction.h"
+
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace gt::client {
+
+/// The dispatcher cannot be reached, or the connection broke. Python: ConnectionError.
+struct ConnectionError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+/// A tensor's computation failed on a worker (or its worker died). Python: RuntimeError.
+struct RemoteError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct FetchedTensor {
+  TensorType type;
+  std::string bytes; ///< row-major, dtypeSize(type.dtype) bytes per element
+};
+
+/// One session with a dispatcher. Instructions are buffered and streamed without waiting;
+/// `fetch`/`sync` are the only calls that wait. Not thread-safe except `release`, which may be
+/// called from any thread (Python finalizers); everything else belongs to the creating thread.
+class Client {
+public:
+  /// Connects to `host:port` and opens a session; throws ConnectionError within
+  /// `timeoutSeconds` if that fails.
+  Client(const std::string &host, int port, const std::string &token, double timeoutSeconds = 5.0);
+  ~Client();
+
+  /// Records `result = op(operands)` and returns the result's id and type, inferred by the op
+  /// table. Throws ShapeError / DTypeError (nothing is recorded then) and std::invalid_argument
+  /// for an id this client does not hold.
+  std::pair<uint64_t, TensorType> emit(OpCode op, const std::vector<uint64_t> &operands,
+                                       OpAttrs attrs, std::string data, std::string location);
+  /// The tensor is no longer referenced: a `free` is queued. Any thread.
+  void release(uint64_t id);
+  /// Sends the buffered instructions now (no waiting for them to run).
+  void flush();
+  /// Flushes, then waits for the tensor's bytes. Throws RemoteError naming the failed op and the
+  /// user's line, or ConnectionError.
+  FetchedTensor fetch(uint64_t id);
+  /// Flushes and waits until every worker has run everything sent so far.
+  void sync();
+  /// Live workers behind the dispatcher.
+  uint32_t numWorkers();
+  /// Type of a tensor this client holds.
+  const TensorType &typeOf(uint64_t id) const;
+
+  /// Instructions are sent once this many are buffered (or at a sync point).
+  static constexpr size_t kFlushInstructions = 2048;
+  static constexpr size_t kFlushBytes = 32u << 20;
+
+private:
+  struct Rpc;
+  std::unique_ptr<Rpc> rpc_;
+  std::vector<Instruction> buffer_;
+  size_t bufferedBytes_ = 0;
+  std::unordered_map<uint64_t, TensorType> types_;
+  uint64_t nextId_ = 1;
+  std::mutex releaseMutex_;
+  std::vector<uint64_t> released_; ///< ids freed from other threads, queued at the next emit
+  std::string streamError_;
+};
+
+} // namespace gt::client

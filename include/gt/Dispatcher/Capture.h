@@ -1,0 +1,41 @@
+// Capture: one batch of a session's instructions -> a `gt` dialect module -> per-worker programs.
+#pragma once
+
+#include "gt/Core/Instruction.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+
+namespace gt::dispatcher {
+
+/// What the session knows about a tensor made by an earlier batch.
+struct External {
+  TensorType type;
+  int64_t worker = 0;
+};
+
+/// Builds `func.func @batch(<tensors from earlier batches>)` with one gt op per instruction.
+/// Each op carries `gt.inst` (its index in the batch) and a `file:line` location; arguments
+/// carry `gt.id` and `gt.worker`. Throws std::invalid_argument naming the instruction's op and
+/// location when an operand id is unknown or the op table rejects it.
+mlir::OwningOpRef<mlir::ModuleOp>
+captureBatch(mlir::MLIRContext &ctx, const std::vector<Instruction> &batch,
+             const std::function<std::optional<External>(uint64_t)> &lookup);
+
+/// Runs the dispatcher pipeline (gt-verify, gt-place) on a captured batch; throws
+/// std::invalid_argument with the diagnostics if it fails.
+void runDispatcherPipeline(mlir::ModuleOp module, int64_t defaultWorker);
+
+/// One placed instruction: its index in the batch and its worker.
+struct Placed {
+  size_t index;
+  int64_t worker;
+};
+/// The instructions of a placed module in program order.
+std::vector<Placed> placedInstructions(mlir::ModuleOp module);
+
+} // namespace gt::dispatcher

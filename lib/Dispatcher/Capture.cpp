@@ -1,0 +1,116 @@
+// Capture: instructions -> gt dialect module; placed module -> per-worker instruction order.
+#include "gt/Dispatcher/Capture.h"
+
+#include "gt/Dialect/GTOps.h"
+#include "gt/Dialect/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <stdexcept>
+#include <unordered_map>
+
+using namespace mlir;
+
+namespace gt::dispatcher {
+
+static Location locationOf(MLIRContext &ctx, const std::string &where) {
+  auto colon = where.rfind(':');
+  if (colon == std::string::npos) return UnknownLoc::get(&ctx);
+  unsigned line = unsigned(std::strtoul(where.c_str() + colon + 1, nullptr, 10));
+  return FileLineColLoc::get(&ctx, where.substr(0, colon), line, 0);
+}
+
+OwningOpRef<ModuleOp> captureBatch(MLIRContext &ctx, const std::vector<Instruction> &batch,
+                                   const std::function<std::optional<External>(uint64_t)> &lookup) {
+  OpBuilder b(&ctx);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&ctx));
+  b.setInsertionPointToEnd(module->getBody());
+  auto func = b.create<func::FuncOp>(UnknownLoc::get(&ctx), "batch", b.getFunctionType({}, {}));
+  Block *body = func.addEntryBlock();
+  b.setInsertionPointToStart(body);
+
+  std::unordered_map<uint64_t, Value> values; // session id -> SSA value in this batch
+  std::unordered_map<uint64_t, TensorType> types;
+  std::vector<std::pair<uint64_t, int64_t>> arguments; // (session id, worker) per block argument
+  auto operand = [&](uint64_t id, const Instruction &inst) -> Value {
+    if (auto it = values.find(id); it != values.end()) return it->second;
+    std::optional<External> ext = lookup(id);
+    if (!ext)
+      throw std::invalid_argument(std::string(opInfo(inst.op).mnemonic) +
+                                  (inst.location.empty() ? "" : " at " + inst.location) + ": tensor " +
+                                  std::to_string(id) + " does not exist in this session");
+    Value arg = body->addArgument(mlir::gt::toTensorType(&ctx, ext->type), UnknownLoc::get(&ctx));
+    arguments.push_back({id, ext->worker});
+    types[id] = ext->type;
+    return values[id] = arg;
+  };
+
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const Instruction &inst = batch[i];
+    Location loc = locationOf(ctx, inst.location);
+    std::vector<Value> operands;
+    std::vector<TensorType> operandTypes;
+    for (uint64_t id : inst.operands) {
+      operands.push_back(operand(id, inst));
+      operandTypes.push_back(types[id]);
+    }
+    OperationState state(loc, std::string("gt.") + opInfo(inst.op).mnemonic);
+    state.addOperands(operands);
+    if (inst.op != OpCode::Free) {
+      TensorType result;
+      try {
+        result = inferType(inst.op, operandTypes, inst.attrs);
+      } catch (const std::exception &e) {
+        throw std::invalid_argument(std::string(opInfo(inst.op).mnemonic) +
+                                    (inst.location.empty() ? "" : " at " + inst.location) + ": " + e.what());
+      }
+      state.addTypes(mlir::gt::toTensorType(&ctx, result));
+      types[inst.result] = result;
+    }
+    NamedAttrList attrs;
+    mlir::gt::appendAttrs(b, inst.op, inst.attrs, attrs);
+    if (inst.op == OpCode::Upload) attrs.append("blob", b.getI64IntegerAttr(int64_t(i)));
+    attrs.append("gt.inst", b.getI64IntegerAttr(int64_t(i)));
+    if (inst.op != OpCode::Free) attrs.append("gt.id", b.getI64IntegerAttr(int64_t(inst.result)));
+    state.addAttributes(attrs);
+    Operation *op = b.create(state);
+    // A freed value stays in `values`, so a later use in this batch reaches gt-verify.
+    if (inst.op != OpCode::Free) values[inst.result] = op->getResult(0);
+  }
+  b.create<func::ReturnOp>(UnknownLoc::get(&ctx));
+  func.setFunctionType(b.getFunctionType(body->getArgumentTypes(), {}));
+  for (unsigned i = 0; i < arguments.size(); ++i) {
+    func.setArgAttr(i, "gt.id", b.getI64IntegerAttr(int64_t(arguments[i].first)));
+    func.setArgAttr(i, "gt.worker", b.getI64IntegerAttr(arguments[i].second));
+  }
+  return module;
+}
+
+void runDispatcherPipeline(ModuleOp module, int64_t defaultWorker) {
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+    os << d.getLocation() << ": " << d.str() << "\n";
+    return success();
+  });
+  PassManager pm(module.getContext());
+  mlir::gt::buildDispatcherPipeline(pm, {defaultWorker});
+  if (failed(verify(module)) || failed(pm.run(module)))
+    throw std::invalid_argument("invalid instruction stream: " + diagnostics);
+}
+
+std::vector<Placed> placedInstructions(ModuleOp module) {
+  std::vector<Placed> out;
+  module.walk([&](Operation *op) {
+    auto inst = op->getAttrOfType<IntegerAttr>("gt.inst");
+    auto worker = op->getAttrOfType<IntegerAttr>("gt.worker");
+    if (inst && worker) out.push_back({size_t(inst.getInt()), worker.getInt()});
+  });
+  return out;
+}
+
+} // namespace gt::dispatcher

@@ -1,0 +1,48 @@
+// Conversions between gt::Instruction and its Cap'n Proto form.
+#include "gt/Transport/Wire.h"
+
+#include <stdexcept>
+
+namespace gt::wire {
+
+void toWire(const gt::Instruction &in, Instruction::Builder out) {
+  out.setOp(uint16_t(in.op));
+  out.setResult(in.result);
+  auto ops = out.initOperands(unsigned(in.operands.size()));
+  for (unsigned i = 0; i < in.operands.size(); ++i) ops.set(i, in.operands[i]);
+  auto shape = out.initShape(unsigned(in.attrs.shape.size()));
+  for (unsigned i = 0; i < in.attrs.shape.size(); ++i) shape.set(i, in.attrs.shape[i]);
+  auto axes = out.initAxes(unsigned(in.attrs.axes.size()));
+  for (unsigned i = 0; i < in.attrs.axes.size(); ++i) axes.set(i, in.attrs.axes[i]);
+  out.setKeepdims(in.attrs.keepdims);
+  out.setValue(in.attrs.value);
+  out.setSeed(in.attrs.seed);
+  out.setCount(in.attrs.count);
+  out.setDtype(uint8_t(in.attrs.dtype));
+  if (!in.data.empty())
+    out.setData(kj::arrayPtr(reinterpret_cast<const kj::byte *>(in.data.data()), in.data.size()));
+  if (!in.location.empty()) out.setLocation(in.location);
+}
+
+gt::Instruction fromWire(Instruction::Reader in) {
+  gt::Instruction out;
+  if (in.getOp() >= uint16_t(OpCode::NumOps))
+    throw std::invalid_argument("unknown opcode " + std::to_string(in.getOp()));
+  if (in.getDtype() >= kNumDTypes) throw std::invalid_argument("unknown dtype " + std::to_string(in.getDtype()));
+  out.op = OpCode(in.getOp());
+  out.result = in.getResult();
+  for (uint64_t id : in.getOperands()) out.operands.push_back(id);
+  for (int64_t s : in.getShape()) out.attrs.shape.push_back(s);
+  for (int64_t a : in.getAxes()) out.attrs.axes.push_back(a);
+  out.attrs.keepdims = in.getKeepdims();
+  out.attrs.value = in.getValue();
+  out.attrs.seed = in.getSeed();
+  out.attrs.count = in.getCount();
+  out.attrs.dtype = DType(in.getDtype());
+  auto data = in.getData();
+  out.data.assign(reinterpret_cast<const char *>(data.begin()), data.size());
+  out.location = in.getLocation().cStr();
+  return out;
+}
+
+} // namespace gt::wire

@@ -1,0 +1,142 @@
+"""The connection to a dispatcher: auto-started local daemons, or `gt.connect("host:port")`."""
+import atexit
+import ctypes
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import _C
+
+_C.set_package_dir(os.path.dirname(os.path.abspath(__file__)) + os.sep)
+
+_client = None        # the session's _C.Client
+_processes = []       # daemons this process started
+_num_workers = int(os.environ.get("GT_WORKERS", "1"))
+_log_dir = None
+
+
+def bin_dir():
+    """Where gt-dispatcher and gt-worker live: $GT_BIN_DIR, gt/bin beside this package, or PATH."""
+    if os.environ.get("GT_BIN_DIR"):
+        return os.environ["GT_BIN_DIR"]
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin")
+    if os.path.exists(os.path.join(here, "gt-dispatcher")):
+        return here
+    found = shutil.which("gt-dispatcher")
+    if found:
+        return os.path.dirname(found)
+    raise RuntimeError("gt-dispatcher not found: build GT (make build) or set GT_BIN_DIR")
+
+
+def _die_with_parent():
+    # Linux: the daemon gets SIGTERM when the Python process that started it dies.
+    try:
+        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def start_local(num_workers=1, verbose=False):
+    """Starts a dispatcher on an ephemeral loopback port and `num_workers` CPU workers.
+
+    Returns the port. Daemon output goes to a log folder in the temp directory (or to the
+    terminal when GT_VERBOSE=1). Raises RuntimeError if they do not come up within 60 s.
+    """
+    global _log_dir
+    verbose = verbose or os.environ.get("GT_VERBOSE") == "1"
+    _log_dir = _log_dir or tempfile.mkdtemp(prefix="gt-")
+    out = None if verbose else open(os.path.join(_log_dir, "dispatcher.log"), "w")
+    d = subprocess.Popen([os.path.join(bin_dir(), "gt-dispatcher"), "-p", "0"], stdout=subprocess.PIPE,
+                         stderr=out, preexec_fn=_die_with_parent, text=True)
+    _processes.append(d)
+    line = d.stdout.readline()
+    if "listening on" not in line:
+        raise RuntimeError(f"gt-dispatcher did not start (see {_log_dir}/dispatcher.log)")
+    port = int(line.rsplit(":", 1)[1])
+    for i in range(num_workers):
+        wout = None if verbose else open(os.path.join(_log_dir, f"worker{i}.log"), "w")
+        w = subprocess.Popen([os.path.join(bin_dir(), "gt-worker"), "--host", "127.0.0.1", "-p", str(port)],
+                             stdout=wout, stderr=wout, preexec_fn=_die_with_parent)
+        _processes.append(w)
+    return port
+
+
+def _stop_local():
+    for p in reversed(_processes):
+        if p.poll() is None:
+            p.terminate()
+    for p in _processes:
+        try:
+            p.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            p.kill()
+    _processes.clear()
+
+
+def _shutdown():
+    global _client
+    if _client is not None:
+        try:
+            _client.flush()
+        except Exception:
+            pass
+    _client = None
+    _stop_local()
+
+
+atexit.register(_shutdown)
+
+
+def connect(address, timeout=5.0):
+    """Connects this process to a running dispatcher at "host:port".
+
+    Raises ConnectionError (within `timeout` seconds) if nothing answers there, and
+    RuntimeError if this process already has a session.
+    """
+    global _client
+    if _client is not None:
+        raise RuntimeError("gt is already connected; call gt.connect() before the first tensor op")
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"gt.connect expects 'host:port', got {address!r}")
+    _client = _C.Client(host, int(port), os.environ.get("GT_TOKEN", ""), timeout)
+    return _client
+
+
+def gpu_workers(n):
+    """Sets how many local workers the auto-started runtime gets (before the first tensor op)."""
+    global _num_workers
+    if _client is not None:
+        raise RuntimeError("gt.gpu_workers() must be called before the first tensor op")
+    if n < 1:
+        raise ValueError(f"gt.gpu_workers needs at least 1 worker, got {n}")
+    _num_workers = n
+
+
+def client():
+    """The session, auto-starting local daemons on first use (or connecting to $GT_SERVER)."""
+    global _client
+    if _client is not None:
+        return _client
+    if os.environ.get("GT_SERVER"):
+        return connect(os.environ["GT_SERVER"])
+    port = start_local(_num_workers)
+    _client = _C.Client("127.0.0.1", port, os.environ.get("GT_TOKEN", ""), 10.0)
+    deadline = time.time() + 60
+    while _client.num_workers() < _num_workers:
+        if time.time() > deadline:
+            raise RuntimeError(f"gt workers did not register within 60 s (logs: {_log_dir})")
+        if any(p.poll() is not None for p in _processes):
+            raise RuntimeError(f"a gt daemon exited during start-up (logs: {_log_dir})")
+        time.sleep(0.01)
+    return _client
+
+
+def run_daemon(name, argv):
+    """`python -m gt.server` / `python -m gt.worker`: exec the C++ daemon with the same flags."""
+    path = os.path.join(bin_dir(), name)
+    os.execv(path, [path] + argv)

@@ -1,0 +1,220 @@
+"""Reverse-mode autograd: the tape lives on the tensors, the formulas in one table.
+
+Each op that needs a gradient stores `(backward_fn, inputs, saved)` on its output. A
+backward_fn takes (grad_output, output, inputs, saved) and returns one gradient (or None) per
+input, already reduced to that input's shape when the op broadcast it.
+"""
+import contextlib
+import threading
+
+_state = threading.local()
+
+
+def is_grad_enabled():
+    return getattr(_state, "enabled", True)
+
+
+@contextlib.contextmanager
+def _grad_mode(enabled):
+    previous = is_grad_enabled()
+    _state.enabled = enabled
+    try:
+        yield
+    finally:
+        _state.enabled = previous
+
+
+def no_grad():
+    """Context manager: ops inside record no history (for updates and evaluation)."""
+    return _grad_mode(False)
+
+
+def enable_grad():
+    return _grad_mode(True)
+
+
+# ---------------------------------------------------------------- the formulas
+
+def _t():
+    from . import _tensor as tensor
+    return tensor
+
+
+def unbroadcast(g, shape):
+    """Sums `g` over the axes NumPy broadcasting added or stretched, giving `shape`."""
+    if g.shape == tuple(shape):
+        return g
+    T = _t()
+    lead = g.ndim - len(shape)
+    axes = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1]
+    return T.reshape(T.sum(g, axes, keepdims=True), tuple(shape))
+
+
+def add_backward(g, out, inputs, saved):
+    a, b = inputs
+    return unbroadcast(g, a.shape), unbroadcast(g, b.shape)
+
+
+def sub_backward(g, out, inputs, saved):
+    a, b = inputs
+    return unbroadcast(g, a.shape), unbroadcast(-g, b.shape)
+
+
+def mul_backward(g, out, inputs, saved):
+    a, b = inputs
+    return (unbroadcast(g * b, a.shape) if a.requires_grad else None,
+            unbroadcast(g * a, b.shape) if b.requires_grad else None)
+
+
+def div_backward(g, out, inputs, saved):
+    a, b = inputs
+    return (unbroadcast(g / b, a.shape) if a.requires_grad else None,
+            unbroadcast(-g * out / b, b.shape) if b.requires_grad else None)
+
+
+def pow_backward(g, out, inputs, saved):
+    a, b = inputs
+    T = _t()
+    return (unbroadcast(g * b * T.pow(a, b - 1), a.shape) if a.requires_grad else None,
+            unbroadcast(g * out * T.log(a), b.shape) if b.requires_grad else None)
+
+
+def maximum_backward(g, out, inputs, saved):
+    # Ties split the gradient evenly, as PyTorch does.
+    a, b = inputs
+    T = _t()
+    wa = T.where(a > b, 1.0, T.where(a == b, 0.5, 0.0))
+    return unbroadcast(g * wa, a.shape), unbroadcast(g * (1.0 - wa), b.shape)
+
+
+def where_backward(g, out, inputs, saved):
+    c, a, b = inputs
+    T = _t()
+    zero = T.zeros((), dtype=g.dtype)
+    return None, unbroadcast(T.where(c, g, zero), a.shape), unbroadcast(T.where(c, zero, g), b.shape)
+
+
+UNARY_BACKWARD = {
+    "neg": lambda g, out, i, s: (-g,),
+    "exp": lambda g, out, i, s: (g * out,),
+    "log": lambda g, out, i, s: (g / i[0],),
+    "sqrt": lambda g, out, i, s: (g / (2.0 * out),),
+    "relu": lambda g, out, i, s: (g * (i[0] > 0).to(g.dtype),),
+    "sigmoid": lambda g, out, i, s: (g * out * (1.0 - out),),
+    "tanh": lambda g, out, i, s: (g * (1.0 - out * out),),
+}
+
+
+def cast_backward(g, out, inputs, saved):
+    a = inputs[0]
+    return (g.to(a.dtype) if a.dtype.is_floating_point else None,)
+
+
+def matmul_backward(g, out, inputs, saved):
+    # (..., m, k) @ (..., k, n): dA = g @ B^T, dB = A^T @ g, summed over broadcast batch axes.
+    a, b = inputs
+    T = _t()
+    return (unbroadcast(T.matmul(g, T.transpose(b, -1, -2)), a.shape) if a.requires_grad else None,
+            unbroadcast(T.matmul(T.transpose(a, -1, -2), g), b.shape) if b.requires_grad else None)
+
+
+def transpose_backward(g, out, inputs, saved):
+    inverse = [0] * len(saved)
+    for i, p in enumerate(saved):
+        inverse[p] = i
+    return (_t().permute(g, *inverse),)
+
+
+def reshape_backward(g, out, inputs, saved):
+    return (_t().reshape(g, inputs[0].shape),)
+
+
+def broadcast_backward(g, out, inputs, saved):
+    return (unbroadcast(g, inputs[0].shape),)
+
+
+def _expand_reduced(g, x, axes, keepdims):
+    """A reduction's output gradient, broadcast back over the reduced axes of x."""
+    T = _t()
+    if not keepdims:
+        g = T.reshape(g, tuple(1 if i in axes else s for i, s in enumerate(x.shape)))
+    return T.broadcast_to(g, x.shape)
+
+
+def sum_backward(g, out, inputs, saved):
+    axes, keepdims = saved
+    return (_expand_reduced(g, inputs[0], axes, keepdims),)
+
+
+def mean_backward(g, out, inputs, saved):
+    axes, keepdims = saved
+    x = inputs[0]
+    count = 1
+    for a in axes:
+        count *= x.shape[a]
+    return (_expand_reduced(g / float(count), x, axes, keepdims),)
+
+
+def max_backward(g, out, inputs, saved):
+    axes, keepdims = saved
+    x = inputs[0]
+    T = _t()
+    m = out if keepdims else T.reshape(out, tuple(1 if i in axes else s for i, s in enumerate(x.shape)))
+    mask = (x == m.detach()).to(x.dtype)
+    mask = mask / T.sum(mask, axes, keepdims=True)  # ties share the gradient
+    return (_expand_reduced(g, x, axes, keepdims) * mask,)
+
+
+# ---------------------------------------------------------------- the backward pass
+
+def backward(root, gradient=None, retain_graph=False):
+    T = _t()
+    if not root.requires_grad:
+        raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+    if gradient is None:
+        if root.numel() != 1:
+            raise RuntimeError(f"grad can be implicitly created only for scalar outputs (shape {root.shape})")
+        gradient = T.ones(root.shape, dtype=root.dtype)
+    elif not isinstance(gradient, T.Tensor):
+        gradient = T.tensor(gradient, dtype=root.dtype)
+    if gradient.shape != root.shape:
+        raise ValueError(f"gradient has shape {gradient.shape}, expected {root.shape}")
+
+    # Topological order of the graph above root (iterative DFS: deep graphs are fine).
+    order, seen, stack = [], set(), [(root, False)]
+    while stack:
+        t, done = stack.pop()
+        if done:
+            order.append(t)
+            continue
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        stack.append((t, True))
+        if t._node is not None:
+            for i in t._node[1]:
+                if i.requires_grad and id(i) not in seen:
+                    stack.append((i, False))
+
+    grads = {id(root): gradient}
+    with no_grad():
+        for t in reversed(order):
+            g = grads.pop(id(t), None)
+            if g is None:
+                continue
+            if t._node is None:  # a leaf: accumulate
+                t.grad = g if t.grad is None else t.grad + g
+                continue
+            fn, inputs, saved = t._node
+            for inp, ig in zip(inputs, fn(g, t, inputs, saved)):
+                if ig is None or not inp.requires_grad:
+                    continue
+                k = id(inp)
+                grads[k] = ig if k not in grads else grads[k] + ig
+            if not retain_graph:
+                t._node = (_freed, (), None)  # release the saved tensors
+
+
+def _freed(*args):
+    raise RuntimeError("Trying to backward through the graph a second time; pass retain_graph=True "
+                       "to the first backward() if you need to")

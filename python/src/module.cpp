@@ -1,0 +1,126 @@
+// gt._C: the pybind11 module over the C++ client core and the op table.
+#include "gt/Client/Client.h"
+#include "gt/Core/OpTable.h"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <frameobject.h>
+
+namespace py = pybind11;
+using namespace gt;
+
+namespace {
+
+std::string packageDir; ///< frames under this directory are GT's own, not the user's
+
+/// "file.py:line" of the innermost Python frame outside the gt package.
+std::string userLocation() {
+  PyFrameObject *frame = PyEval_GetFrame(); // borrowed
+  Py_XINCREF(frame);
+  while (frame) {
+    PyCodeObject *code = PyFrame_GetCode(frame);
+    const char *file = PyUnicode_AsUTF8(code->co_filename);
+    bool internal = file && !packageDir.empty() && std::strncmp(file, packageDir.c_str(), packageDir.size()) == 0;
+    std::string where;
+    if (file && !internal) where = std::string(file) + ":" + std::to_string(PyFrame_GetLineNumber(frame));
+    Py_DECREF(code);
+    if (!where.empty()) {
+      Py_DECREF(frame);
+      return where;
+    }
+    PyFrameObject *back = PyFrame_GetBack(frame);
+    Py_DECREF(frame);
+    frame = back;
+  }
+  return "";
+}
+
+py::tuple typeTuple(uint64_t id, const TensorType &t) {
+  return py::make_tuple(id, py::tuple(py::cast(t.shape)), int(t.dtype));
+}
+
+} // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "GT's C++ core: the client session and the op table";
+
+  static py::exception<client::RemoteError> remoteError(m, "RemoteError", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const ShapeError &e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const DTypeError &e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const client::ConnectionError &e) {
+      PyErr_SetString(PyExc_ConnectionError, e.what());
+    } catch (const client::RemoteError &e) {
+      PyErr_SetString(remoteError.ptr(), e.what());
+    }
+  });
+
+  m.def("set_package_dir", [](std::string dir) { packageDir = std::move(dir); },
+        "Frames under this directory are skipped when naming the user's line.");
+  m.def("user_location", &userLocation, "The user's current 'file.py:line'.");
+  m.def("op_code", [](const std::string &name) {
+    const OpInfo *info = lookupOp(name);
+    if (!info) throw std::invalid_argument("unknown op '" + name + "'");
+    return int(info->code);
+  });
+  m.def("dtype_code", [](const std::string &name) {
+    auto d = parseDType(name);
+    if (!d) throw DTypeError("unknown dtype '" + name + "' (use float32, float64, int32, int64 or bool)");
+    return int(*d);
+  });
+  m.def("dtype_name", [](int code) { return std::string(dtypeName(DType(code))); });
+  m.def("normalize_axes", [](std::vector<int64_t> axes, int64_t rank) { return normalizeAxes(axes, rank); },
+        "Non-negative, sorted, unique axes; empty means all. Raises ValueError.");
+  m.def("broadcast_shapes", [](Shape a, Shape b) { return broadcastShapes(a, b); });
+
+  py::class_<client::Client>(m, "Client")
+      .def(py::init<const std::string &, int, const std::string &, double>(), py::arg("host"),
+           py::arg("port"), py::arg("token") = "", py::arg("timeout") = 5.0,
+           py::call_guard<py::gil_scoped_release>())
+      // emit(op, operands) -> (id, shape, dtype) for ops without attributes.
+      .def("emit", [](client::Client &c, int op, const std::vector<uint64_t> &operands) {
+        auto [id, t] = c.emit(OpCode(op), operands, {}, {}, userLocation());
+        return typeTuple(id, t);
+      })
+      .def("emit_attrs",
+           [](client::Client &c, int op, const std::vector<uint64_t> &operands, Shape shape,
+              std::vector<int64_t> axes, bool keepdims, double value, int64_t seed, int64_t count, int dtype) {
+             OpAttrs a;
+             a.shape = std::move(shape);
+             a.axes = std::move(axes);
+             a.keepdims = keepdims;
+             a.value = value;
+             a.seed = seed;
+             a.count = count;
+             if (dtype < 0 || dtype >= kNumDTypes) throw DTypeError("unknown dtype code " + std::to_string(dtype));
+             a.dtype = DType(dtype);
+             auto [id, t] = c.emit(OpCode(op), operands, std::move(a), {}, userLocation());
+             return typeTuple(id, t);
+           })
+      .def("upload", [](client::Client &c, py::buffer data, Shape shape, int dtype) {
+        py::buffer_info info = data.request();
+        OpAttrs a;
+        a.shape = std::move(shape);
+        a.dtype = DType(dtype);
+        std::string bytes(static_cast<const char *>(info.ptr), size_t(info.size * info.itemsize));
+        auto [id, t] = c.emit(OpCode::Upload, {}, std::move(a), std::move(bytes), userLocation());
+        return typeTuple(id, t);
+      }, "Uploads a C-contiguous buffer as a tensor of `shape` and dtype code `dtype`.")
+      .def("release", &client::Client::release)
+      .def("flush", &client::Client::flush)
+      .def("fetch", [](client::Client &c, uint64_t id) {
+        client::FetchedTensor t;
+        {
+          py::gil_scoped_release release;
+          t = c.fetch(id);
+        }
+        return py::make_tuple(py::bytes(t.bytes), py::tuple(py::cast(t.type.shape)), int(t.type.dtype));
+      }, "Waits for the tensor; returns (bytes, shape, dtype). Raises RemoteError (a RuntimeError).")
+      .def("sync", &client::Client::sync, py::call_guard<py::gil_scoped_release>())
+      .def("num_workers", &client::Client::numWorkers, py::call_guard<py::gil_scoped_release>());
+}

@@ -1,0 +1,23 @@
+// gt-worker: executes GT programs on one device; registers with a dispatcher.
+#include "gt/Worker/Worker.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdlib>
+#include <iostream>
+
+int main(int argc, char **argv) {
+  gt::worker::Options options;
+  CLI::App app{"GT worker: compiles and runs GT programs on one device"};
+  app.add_option("--host", options.host, "dispatcher address")->capture_default_str();
+  app.add_option("-p,--port", options.port, "dispatcher port")->required();
+  app.add_option("--device", options.device, "cpu")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  if (const char *token = std::getenv("GT_TOKEN")) options.token = token;
+  try {
+    gt::worker::serve(options);
+  } catch (const std::exception &e) {
+    std::cerr << "gt-worker: " << e.what() << std::endl;
+    return 1;
+  }
+}
