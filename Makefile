@@ -1,0 +1,36 @@
+# GT's two commands: `make demo` and `make test` (each installs dependencies and builds first).
+PYTHON ?= python3
+BUILD  := build
+export PYTHONPATH := $(CURDIR)/python:$(PYTHONPATH)
+
+.PHONY: deps build demo test test-cpp test-lit test-python bench clean
+
+deps:
+	bash scripts/install-deps.sh
+
+# Configure + build with CMake/Ninja (ccache), then install the package in editable mode.
+build: deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=$$(command -v $(PYTHON))
+	cmake --build $(BUILD)
+	$(PYTHON) -m pip install -q --no-build-isolation -e . 2>&1 | grep -v "Running pip as the 'root' user" || true
+
+demo: build
+	$(PYTHON) examples/fashion_mnist.py
+
+test: build
+	$(MAKE) --no-print-directory test-cpp test-lit test-python
+
+test-cpp:
+	cd $(BUILD) && ctest --output-on-failure -E '^lit$$'
+
+test-lit:
+	lit -sv $(BUILD)/test
+
+test-python:
+	$(PYTHON) -m pytest -q test/python
+
+bench: build
+	$(PYTHON) benchmarks/overhead.py
+
+clean:
+	rm -rf $(BUILD) python/gt/_C*.so python/gt/bin

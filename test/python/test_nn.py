@@ -1,0 +1,79 @@
+"""nn.Module, layers, losses and optimizers: a tiny regression and a tiny classifier converge."""
+import numpy as np
+import pytest
+
+import gt
+import gt.nn as nn
+import gt.nn.functional as F
+from conftest import check
+
+
+class TwoLayer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(3, 16)
+        self.fc2 = nn.Linear(16, 1)
+
+    def forward(self, x):
+        return self.fc2(self.fc1(x).relu())
+
+
+def test_module_registers_parameters():
+    m = TwoLayer()
+    names = [n for n, _ in m.named_parameters()]
+    assert names == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
+    assert all(p.requires_grad for p in m.parameters())
+    assert m.fc1.weight.shape == (16, 3)
+    seq = nn.Sequential(nn.Linear(2, 4), nn.ReLU(), nn.Linear(4, 1))
+    assert len(seq.parameters()) == 4 and len(seq) == 3
+
+
+def test_linear_matches_numpy():
+    lin = nn.Linear(4, 3)
+    x = np.random.default_rng(1).standard_normal((5, 4)).astype(np.float32)
+    w, b = lin.weight.numpy().astype(np.float64), lin.bias.numpy().astype(np.float64)
+    check(lin(gt.tensor(x)), x @ w.T + b, atol=1e-5)
+
+
+@pytest.mark.parametrize("make_opt", [lambda p: gt.optim.SGD(p, lr=0.05, momentum=0.9),
+                                      lambda p: gt.optim.Adam(p, lr=0.02)], ids=["sgd-momentum", "adam"])
+def test_regression_converges(make_opt):
+    gt.manual_seed(0)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 3)).astype(np.float32)
+    y = (x @ np.array([[1.5], [-2.0], [0.5]]) + 0.3).astype(np.float32)
+    model = TwoLayer()
+    opt = make_opt(model.parameters())
+    xt, yt = gt.tensor(x), gt.tensor(y)
+    first = None
+    for _ in range(150):
+        loss = F.mse_loss(model(xt), yt)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        first = first if first is not None else loss.item()
+    last = F.mse_loss(model(xt), yt).item()
+    assert last < 0.05 * first, (first, last)
+
+
+def test_cross_entropy_matches_numpy_and_trains():
+    rng = np.random.default_rng(2)
+    logits = rng.standard_normal((6, 4)).astype(np.float32)
+    y = np.array([0, 3, 1, 1, 2, 0])
+    l64 = logits.astype(np.float64)
+    logp = l64 - np.log(np.exp(l64).sum(1, keepdims=True))
+    check(F.cross_entropy(gt.tensor(logits), gt.tensor(y)), -logp[np.arange(6), y].mean(), atol=1e-6)
+    with pytest.raises(TypeError, match="integer class indices"):
+        F.cross_entropy(gt.tensor(logits), gt.tensor(y.astype(np.float32)))
+
+
+def test_zero_grad_and_parameters_update():
+    m = nn.Linear(2, 1)
+    before = m.weight.numpy()
+    opt = gt.optim.SGD(m.parameters(), lr=0.1)
+    m(gt.ones(1, 2)).sum().backward()
+    assert m.weight.grad is not None
+    opt.step()
+    check(m.weight, before - 0.1 * np.ones((1, 2)), atol=1e-6)
+    opt.zero_grad()
+    assert m.weight.grad is None

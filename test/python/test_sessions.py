@@ -1,0 +1,61 @@
+"""Several clients at once against one dispatcher; sessions cannot see each other's tensors."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import gt
+from conftest import ROOT
+
+CLIENT = textwrap.dedent("""
+    import sys, numpy as np
+    sys.path.insert(0, {pythonpath!r})
+    import gt
+    gt.connect("127.0.0.1:{port}")
+    k = int(sys.argv[1])
+    x = gt.tensor(np.arange(100, dtype=np.float32).reshape(10, 10)) * k
+    for _ in range(50):
+        x = (x @ gt.ones(10, 10) * 0.01 + k).relu()
+    expected = np.arange(100, dtype=np.float64).reshape(10, 10) * k
+    for _ in range(50):
+        expected = np.maximum(expected @ np.ones((10, 10)) * 0.01 + k, 0)
+    assert np.allclose(x.numpy(), expected, rtol=1e-4), (k, x.numpy()[0, :3], expected[0, :3])
+    print("ok", k)
+""")
+
+
+def test_four_clients_at_once(daemons):
+    script = CLIENT.format(pythonpath=os.path.join(ROOT, "python"), port=daemons.port)
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(k)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for k in range(1, 5)]
+    for k, p in enumerate(procs, start=1):
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        assert out.strip() == f"ok {k}"
+
+
+def test_sessions_are_isolated(daemons):
+    a, b = daemons.client(), daemons.client()
+    for _ in range(5):
+        a.upload(np.full(3, 7.0, dtype=np.float32), [3], 0)
+    own_id, _, _ = b.upload(np.full(2, 1.0, dtype=np.float32), [2], 0)
+    data, shape, _ = b.fetch(own_id)
+    assert np.frombuffer(data, np.float32).tolist() == [1.0, 1.0]  # B's id 1 is B's tensor
+    with pytest.raises(gt.RemoteError, match="does not exist in this session"):
+        b.fetch(4)  # exists only in A's namespace
+    data, _, _ = a.fetch(4)
+    assert np.frombuffer(data, np.float32).tolist() == [7.0, 7.0, 7.0]
+
+
+def test_disconnect_frees_the_session(daemons):
+    c = daemons.client()
+    for _ in range(3):
+        c.upload(np.zeros(1000, dtype=np.float32), [1000], 0)
+    c.sync()
+    del c  # the dispatcher frees what the session held
+    probe = daemons.client()
+    probe.sync()
+    assert probe.num_workers() == 1
