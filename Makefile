@@ -1,7 +1,6 @@
 # GT's two commands: `make demo` and `make test` (each installs dependencies and builds first).
 PYTHON ?= python3
 BUILD  := build
-export PYTHONPATH := $(CURDIR)/python:$(PYTHONPATH)
 
 .PHONY: deps build demo test test-cpp test-lit test-python bench clean
 

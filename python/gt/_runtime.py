@@ -23,13 +23,14 @@ def bin_dir():
     """Where gt-dispatcher and gt-worker live: $GT_BIN_DIR, gt/bin beside this package, or PATH."""
     if os.environ.get("GT_BIN_DIR"):
         return os.environ["GT_BIN_DIR"]
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin")
-    if os.path.exists(os.path.join(here, "gt-dispatcher")):
-        return here
+    for package_dir in (os.path.dirname(os.path.abspath(__file__)), os.path.dirname(_C.__file__)):
+        here = os.path.join(package_dir, "bin")  # an installed package carries its daemons here
+        if os.path.exists(os.path.join(here, "gt-dispatcher")):
+            return here
     found = shutil.which("gt-dispatcher")
     if found:
         return os.path.dirname(found)
-    raise RuntimeError("gt-dispatcher not found: build GT (make build) or set GT_BIN_DIR")
+    raise RuntimeError("gt-dispatcher not found: install GT (make build) or set GT_BIN_DIR")
 
 
 def _die_with_parent():

@@ -7,8 +7,6 @@ import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "python"))
-
 import gt  # noqa: E402
 from gt import _runtime  # noqa: E402
 

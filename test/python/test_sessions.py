@@ -8,11 +8,10 @@ import numpy as np
 import pytest
 
 import gt
-from conftest import ROOT
+
 
 CLIENT = textwrap.dedent("""
     import sys, numpy as np
-    sys.path.insert(0, {pythonpath!r})
     import gt
     gt.connect("127.0.0.1:{port}")
     k = int(sys.argv[1])
@@ -28,7 +27,7 @@ CLIENT = textwrap.dedent("""
 
 
 def test_four_clients_at_once(daemons):
-    script = CLIENT.format(pythonpath=os.path.join(ROOT, "python"), port=daemons.port)
+    script = CLIENT.format(port=daemons.port)
     procs = [subprocess.Popen([sys.executable, "-c", script, str(k)], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for k in range(1, 5)]
     for k, p in enumerate(procs, start=1):
