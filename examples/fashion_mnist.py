@@ -3,7 +3,7 @@
 The data are the IDX files of Debian's `dataset-fashion-mnist` (nothing is downloaded).
 GT starts a local dispatcher and worker by itself; pass --connect HOST:PORT to use running ones.
 
-    python examples/fashion_mnist.py [--epochs 3] [--limit N]
+    python examples/fashion_mnist.py [--epochs 5] [--limit N]
 """
 import argparse
 import gzip
@@ -74,7 +74,7 @@ def progress(done, total, loss, width=30):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--limit", type=int, default=0, help="train on the first N images only")

@@ -58,3 +58,23 @@ def test_disconnect_frees_the_session(daemons):
     probe = daemons.client()
     probe.sync()
     assert probe.num_workers() == 1
+
+
+def test_instruction_log_and_ir_dump(tmp_path):
+    from conftest import Daemons
+    log, dump = tmp_path / "instructions.log", tmp_path / "ir"
+    dump.mkdir()
+    d = Daemons(env={"GT_INSTRUCTION_LOG": str(log), "GT_DUMP_IR": str(dump)})
+    try:
+        c = d.client()
+        a, _, _ = c.upload(np.ones(4, dtype=np.float32), [4], 0)
+        b, _, _ = c.emit(gt._C.op_code("exp"), [a])
+        c.fetch(b)
+    finally:
+        d.stop()
+    lines = log.read_text().splitlines()
+    assert any(" recv upload id=1" in l for l in lines), lines
+    assert any(" dispatch exp id=2 worker=0 at=" in l and "test_sessions.py" in l for l in lines), lines
+    assert all(l.split()[0].isdigit() for l in lines)  # timestamp first
+    placed = sorted(dump.glob("*-placed.mlir"))
+    assert placed and "gt.exp" in placed[0].read_text() and "gt.worker = 0" in placed[0].read_text()
