@@ -52,17 +52,7 @@ std::pair<uint64_t, TensorType> Client::emit(OpCode op, const std::vector<uint64
   types.reserve(operands.size());
   for (uint64_t id : operands) types.push_back(typeOf(id));
   TensorType result = inferType(op, types, attrs); // throws before anything is recorded
-  {
-    std::lock_guard lock(releaseMutex_);
-    for (uint64_t id : released_) {
-      Instruction free;
-      free.op = OpCode::Free;
-      free.operands = {id};
-      buffer_.push_back(std::move(free));
-      types_.erase(id);
-    }
-    released_.clear();
-  }
+  drainReleased();
   Instruction inst;
   inst.op = op;
   inst.result = nextId_++;
@@ -78,23 +68,25 @@ std::pair<uint64_t, TensorType> Client::emit(OpCode op, const std::vector<uint64
   return {id, result};
 }
 
+void Client::drainReleased() {
+  std::lock_guard lock(releaseMutex_);
+  for (uint64_t id : released_) {
+    Instruction free;
+    free.op = OpCode::Free;
+    free.operands = {id};
+    buffer_.push_back(std::move(free));
+    types_.erase(id);
+  }
+  released_.clear();
+}
+
 void Client::release(uint64_t id) {
   std::lock_guard lock(releaseMutex_);
   released_.push_back(id);
 }
 
 void Client::flush() {
-  {
-    std::lock_guard lock(releaseMutex_);
-    for (uint64_t id : released_) {
-      Instruction free;
-      free.op = OpCode::Free;
-      free.operands = {id};
-      buffer_.push_back(std::move(free));
-      types_.erase(id);
-    }
-    released_.clear();
-  }
+  drainReleased();
   if (buffer_.empty()) return;
   auto req = rpc_->session.submitRequest();
   auto list = req.initBatch().initInstructions(unsigned(buffer_.size()));

@@ -18,6 +18,12 @@ class Optimizer:
         for p in self.params:
             p.grad = None
 
+    def _gradients(self):
+        """(parameter, gradient with weight decay added) for every parameter that has a grad."""
+        for p in self.params:
+            if p.grad is not None:
+                yield p, (p.grad + self.defaults["weight_decay"] * p if self.defaults["weight_decay"] else p.grad)
+
 
 class SGD(Optimizer):
     """p -= lr * (g + weight_decay * p), with heavy-ball momentum: buf = momentum * buf + g."""
@@ -30,12 +36,7 @@ class SGD(Optimizer):
 
     def step(self):
         with no_grad():
-            for p in self.params:
-                if p.grad is None:
-                    continue
-                g = p.grad
-                if self.weight_decay:
-                    g = g + self.weight_decay * p
+            for p, g in self._gradients():
                 if self.momentum:
                     buf = self.state.get(id(p))
                     buf = g if buf is None else buf * self.momentum + g
@@ -61,12 +62,7 @@ class Adam(Optimizer):
         c1, c2 = 1 - b1 ** self.t, 1 - b2 ** self.t
         step_size = self.lr / c1
         with no_grad():
-            for p in self.params:
-                if p.grad is None:
-                    continue
-                g = p.grad
-                if self.weight_decay:
-                    g = g + self.weight_decay * p
+            for p, g in self._gradients():
                 m, v = self.state.get(id(p), (None, None))
                 m = g * (1 - b1) if m is None else m * b1 + g * (1 - b1)
                 v = g * g * (1 - b2) if v is None else v * b2 + g * g * (1 - b2)

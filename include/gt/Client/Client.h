@@ -58,6 +58,9 @@ public:
   static constexpr size_t kFlushBytes = 32u << 20;
 
 private:
+  /// Queues a `free` for every id released since the last call.
+  void drainReleased();
+
   struct Rpc;
   std::unique_ptr<Rpc> rpc_;
   std::vector<Instruction> buffer_;
