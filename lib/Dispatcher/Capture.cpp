@@ -108,7 +108,10 @@ std::vector<Placed> placedInstructions(ModuleOp module) {
   module.walk([&](Operation *op) {
     auto inst = op->getAttrOfType<IntegerAttr>("gt.inst");
     auto worker = op->getAttrOfType<IntegerAttr>("gt.worker");
-    if (inst && worker) out.push_back({size_t(inst.getInt()), worker.getInt()});
+    if (!inst || !worker) return;
+    Placed p{size_t(inst.getInt()), worker.getInt(), {}};
+    if (op->getNumResults() == 1) p.type = *mlir::gt::fromTensorType(op->getResult(0).getType());
+    out.push_back(std::move(p));
   });
   return out;
 }

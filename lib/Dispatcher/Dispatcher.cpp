@@ -214,7 +214,7 @@ private:
         continue;
       }
       Entry entry;
-      entry.type = inferType(inst.op, typesOf(batch[p.index]), inst.attrs);
+      entry.type = p.type;
       entry.worker = p.worker;
       entry.globalId = state_.nextGlobalId++;
       if (poisoned) entry.error = error;
@@ -231,15 +231,6 @@ private:
       tensors_[sessionId] = std::move(entry);
     }
     for (auto &[worker, program] : programs) send(worker, program);
-  }
-
-  std::vector<TensorType> typesOf(const Instruction &inst) {
-    std::vector<TensorType> types;
-    for (uint64_t id : inst.operands) {
-      auto it = tensors_.find(id);
-      if (it != tensors_.end()) types.push_back(it->second.type);
-    }
-    return types;
   }
 
   void send(int64_t worker, const std::vector<Instruction> &program) {

@@ -1,7 +1,6 @@
 """Shared pytest fixtures and the one numerical check helper."""
 import os
 import subprocess
-import sys
 
 import numpy as np
 import pytest

@@ -2,8 +2,6 @@
 import os
 import signal
 import socket
-import subprocess
-import sys
 import time
 
 import numpy as np

@@ -1,5 +1,4 @@
 """Several clients at once against one dispatcher; sessions cannot see each other's tensors."""
-import os
 import subprocess
 import sys
 import textwrap

@@ -30,10 +30,11 @@ captureBatch(mlir::MLIRContext &ctx, const std::vector<Instruction> &batch,
 /// std::invalid_argument with the diagnostics if it fails.
 void runDispatcherPipeline(mlir::ModuleOp module, int64_t defaultWorker);
 
-/// One placed instruction: its index in the batch and its worker.
+/// One placed instruction: its index in the batch, its worker and its result type.
 struct Placed {
   size_t index;
   int64_t worker;
+  TensorType type; ///< unset for gt.free
 };
 /// The instructions of a placed module in program order.
 std::vector<Placed> placedInstructions(mlir::ModuleOp module);

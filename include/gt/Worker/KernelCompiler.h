@@ -44,10 +44,6 @@ public:
   const Kernel &get(OpCode op, std::span<const TensorType> operands, const OpAttrs &attrs,
                     const TensorType &result);
 
-  /// The kernel's MLIR before lowering (what is hashed), for tests and GT_DUMP_IR.
-  std::string kernelSource(OpCode op, std::span<const TensorType> operands, const OpAttrs &attrs,
-                           const TensorType &result);
-
   CompilerStats stats() const;
 
   /// The default cache directory: $GT_CACHE_DIR, else ~/.cache/gt.

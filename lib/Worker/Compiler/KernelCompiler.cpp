@@ -226,16 +226,6 @@ static std::string memoryKey(OpCode code, std::span<const TensorType> operands, 
   return key.str();
 }
 
-std::string KernelCompiler::kernelSource(OpCode code, std::span<const TensorType> operands,
-                                         const OpAttrs &attrs, const TensorType &result) {
-  std::lock_guard lock(impl->mu);
-  auto module = impl->buildModule(code, operands, attrs, result);
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  module->print(os);
-  return text;
-}
-
 const Kernel &KernelCompiler::get(OpCode code, std::span<const TensorType> operands,
                                   const OpAttrs &attrs, const TensorType &result) {
   std::lock_guard lock(impl->mu);
