@@ -20,6 +20,16 @@ const OpInfo *lookupOp(std::string_view mnemonic) {
   return nullptr;
 }
 
+bool isFusible(OpCode code) {
+  switch (opInfo(code).kind) {
+  case OpKind::Unary: case OpKind::Binary: case OpKind::Compare: case OpKind::Select:
+  case OpKind::Layout: case OpKind::Reduction: case OpKind::Index:
+    return true;
+  case OpKind::Creation: return code == OpCode::Full;
+  default: return false;
+  }
+}
+
 std::vector<int64_t> normalizeAxes(std::span<const int64_t> axes, int64_t rank) {
   std::vector<int64_t> out;
   if (axes.empty()) {

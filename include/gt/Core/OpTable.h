@@ -40,6 +40,9 @@ struct OpInfo {
 };
 
 const OpInfo &opInfo(OpCode code);
+/// Whether `code` may sit in a fused region (gt.region): fills, elementwise, where, layout,
+/// reductions and one_hot. Not upload/randn (data), matmul (BLAS/cuBLAS) or free.
+bool isFusible(OpCode code);
 /// Looks an op up by its mnemonic ("add"); nullptr if there is none.
 const OpInfo *lookupOp(std::string_view mnemonic);
 

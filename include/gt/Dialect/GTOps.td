@@ -1,4 +1,5 @@
-// The ops of the `gt` dialect. One op per line of include/gt/Core/Ops.def.
+// The ops of the `gt` dialect: one op per line of include/gt/Core/Ops.def, plus the structural
+// gt.region / gt.yield.
 #ifndef GT_OPS_TD
 #define GT_OPS_TD
 
@@ -222,6 +223,50 @@ def GT_FreeOp : GT_Op<"free"> {
   }];
   let arguments = (ins AnyRankedTensor:$input);
   let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+//===----------------------------------------------------------------------===//
+// Regions (structure, not instructions: not in the op table)
+//===----------------------------------------------------------------------===//
+
+def GT_RegionOp : Op<GT_Dialect, "region", [IsolatedFromAbove, SingleBlock,
+    SingleBlockImplicitTerminator<"::mlir::gt::YieldOp">]> {
+  let summary = "a run of fusible ops a worker compiles as one fused kernel set";
+  let description = [{
+    Built by `gt-mark-hot-regions` around a run of elementwise ops, reductions, broadcasts,
+    transposes, reshapes and fills that run on one worker. Block arguments stand for
+    `inputs` (values made outside the region); `gt.yield` names the results that are used
+    after the region or live on into later batches. `gt.free` of values that never leave
+    the region sits at the end of the body.
+
+    `key` is a 64-bit hash (hex) of the region's structure: every op with its attributes,
+    operand wiring, dtypes and shapes, and which values are yielded. Fill values are not
+    part of it: a worker passes them to the compiled kernel at run time, so a loop whose
+    scalars change (learning rates, Adam's bias corrections) still replays one kernel.
+    `hot` marks a region whose key has been seen often enough to compile (or that a
+    `compile: true` signal forced).
+    ```mlir
+    %r = gt.region(%x, %b) {key = "8d2c41e0f3a9b7c5", hot} : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32> {
+    ^bb0(%a: tensor<4x3xf32>, %c: tensor<3xf32>):
+      %0 = gt.add %a, %c : tensor<4x3xf32>, tensor<3xf32> -> tensor<4x3xf32>
+      %1 = gt.relu %0 : tensor<4x3xf32> -> tensor<4x3xf32>
+      gt.free %0 : tensor<4x3xf32>
+      gt.yield %1 : tensor<4x3xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, StrAttr:$key, UnitAttr:$hot);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "`(` $inputs `)` attr-dict `:` functional-type($inputs, $results) $body";
+  let hasVerifier = 1;
+}
+
+def GT_YieldOp : Op<GT_Dialect, "yield", [Pure, Terminator, HasParent<"RegionOp">]> {
+  let summary = "the values a gt.region produces";
+  let arguments = (ins Variadic<AnyRankedTensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let builders = [OpBuilder<(ins), [{ /* empty yield */ }]>];
 }
 
 #endif // GT_OPS_TD

@@ -4,6 +4,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace mlir {
 class DialectRegistry;
@@ -15,8 +16,21 @@ namespace gt {
 #define GEN_PASS_REGISTRATION
 #include "gt/Dialect/Passes.h.inc"
 
+/// How often each region key has been seen. The dispatcher keeps one for its lifetime, so
+/// hotness spans batches and sessions; without one, gt-mark-hot-regions counts per run.
+struct HotRegionCounter {
+  llvm::DenseMap<uint64_t, int64_t> seen;
+};
+
+/// gt-mark-hot-regions counting into `counter` (which must outlive the pass).
+std::unique_ptr<Pass> createGTMarkHotRegions(const GTMarkHotRegionsOptions &options,
+                                             HotRegionCounter *counter);
+
 struct DispatcherPipelineOptions {
-  int64_t defaultWorker = 0; ///< the session's home worker
+  int64_t defaultWorker = 0;            ///< the session's home worker
+  bool regions = true;                  ///< run gt-mark-hot-regions (GT_JIT=0 turns it off)
+  int64_t hotAfter = 2;                 ///< see gt-mark-hot-regions
+  HotRegionCounter *counter = nullptr;  ///< shared counts (null: per pipeline run)
 };
 
 /// The dispatcher's pass pipeline, in order. gt-opt exposes it as --gt-dispatcher-pipeline.

@@ -57,4 +57,39 @@ def GTLowerToLinalg : Pass<"gt-lower-to-linalg", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
 }
 
+def GTMarkHotRegions : Pass<"gt-mark-hot-regions", "::mlir::ModuleOp"> {
+  let summary = "groups runs of fusible ops into gt.region and marks repeated ones hot";
+  let description = [{
+    A run is a maximal sequence of fusible ops (elementwise, where, cast, full, broadcast_to,
+    transpose, reshape, sum/mean/max, one_hot) on one worker, possibly interleaved with
+    gt.free; matmul, upload, randn and anything else end it. A run of at least `min-ops`
+    ops becomes a `gt.region`: values used only inside it stay inside (their gt.free moves
+    to the end of the body), everything else is yielded; frees of its inputs move after it.
+    The region's `key` hashes its structure (ops, attributes except fill values, wiring,
+    dtypes, shapes, yielded values). A key seen `hot-after` times (counting this one; in the
+    dispatcher the count spans every batch and session) is marked `hot`, as is every region
+    whose ops all carry `gt.compile` (set from a `compile: true` signal).
+    Before / after (hot-after=1):
+    ```mlir
+    %1 = gt.add %x, %b : tensor<4x3xf32>, tensor<3xf32> -> tensor<4x3xf32>
+    %2 = gt.relu %1 : tensor<4x3xf32> -> tensor<4x3xf32>
+    gt.free %1 : tensor<4x3xf32>
+    // =>
+    %2 = gt.region(%x, %b) {key = "...", hot} : (...) -> tensor<4x3xf32> {
+    ^bb0(%a: tensor<4x3xf32>, %c: tensor<3xf32>):
+      %1 = gt.add %a, %c ...
+      %2 = gt.relu %1 ...
+      gt.free %1 : tensor<4x3xf32>
+      gt.yield %2 : tensor<4x3xf32>
+    }
+    ```
+    Rationale: the eager path pays one kernel launch and one buffer per op; a hot region
+    is compiled once (in the background, on the worker) into fused kernels and replayed.
+  }];
+  let options = [
+    Option<"hotAfter", "hot-after", "int64_t", "2", "occurrences of a key before it is hot">,
+    Option<"minOps", "min-ops", "int64_t", "2", "fewest compute ops worth a region">
+  ];
+}
+
 #endif // GT_PASSES_TD

@@ -110,5 +110,21 @@ LogicalResult mlir::gt::verifyWithOpTable(Operation *op) {
   return success();
 }
 
+LogicalResult RegionOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError("has ") << getInputs().size() << " inputs but its body takes "
+                               << body.getNumArguments() << " arguments";
+  for (auto [input, arg] : llvm::zip(getInputs(), body.getArguments()))
+    if (input.getType() != arg.getType())
+      return emitOpError("input type ") << input.getType() << " does not match body argument type " << arg.getType();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (TypeRange(yield.getValues()) != getResultTypes())
+    return emitOpError("yields ") << yield.getValues().getTypes() << " but its results are " << getResultTypes();
+  for (Operation &op : body.without_terminator())
+    if (!opInfoOf(&op)) return op.emitOpError("cannot appear inside a gt.region");
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "gt/Dialect/GTOps.cpp.inc"

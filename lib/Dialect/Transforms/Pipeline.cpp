@@ -16,12 +16,19 @@ void buildDispatcherPipeline(OpPassManager &pm, const DispatcherPipelineOptions 
   pm.addPass(createGTVerify());
   // 2. Placement: each op gets the worker it runs on (sharding passes will come before this).
   pm.addPass(createGTPlace(GTPlaceOptions{options.defaultWorker}));
+  // 3. Fusion: runs of fusible ops become gt.region, repeated ones hot (workers compile those).
+  if (options.regions) {
+    GTMarkHotRegionsOptions regions;
+    regions.hotAfter = options.hotAfter;
+    if (options.counter) pm.addPass(createGTMarkHotRegions(regions, options.counter));
+    else pm.addPass(createGTMarkHotRegions(regions));
+  }
 }
 
 void registerGTPassesAndPipelines() {
   registerGTPasses();
   PassPipelineRegistration<>("gt-dispatcher-pipeline",
-                             "the dispatcher's pipeline: gt-verify, gt-place",
+                             "the dispatcher's pipeline: gt-verify, gt-place, gt-mark-hot-regions",
                              [](OpPassManager &pm) { buildDispatcherPipeline(pm, {}); });
 }
 

@@ -1,0 +1,174 @@
+// gt-mark-hot-regions: runs of fusible ops -> gt.region, keyed by structure; repeated keys hot.
+#include "gt/Dialect/GTOps.h"
+#include "gt/Dialect/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
+
+namespace mlir::gt {
+#define GEN_PASS_DEF_GTMARKHOTREGIONS
+#include "gt/Dialect/Passes.h.inc"
+
+namespace {
+
+bool isFusibleOp(Operation *op) {
+  const ::gt::OpInfo *info = opInfoOf(op);
+  return info && ::gt::isFusible(info->code);
+}
+
+int64_t workerOf(Operation *op) {
+  auto w = op->getAttrOfType<IntegerAttr>("gt.worker");
+  return w ? w.getInt() : -1;
+}
+
+/// The structural key of a region body: ops, their attributes (without discardable `gt.*`
+/// attributes and fill values), operand wiring, types, and what is yielded.
+uint64_t structuralKey(Block &body) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::DenseMap<Value, unsigned> number;
+  for (BlockArgument arg : body.getArguments()) {
+    number[arg] = number.size();
+    os << "arg " << arg.getType() << ";";
+  }
+  for (Operation &op : body) {
+    os << op.getName() << "(";
+    for (Value v : op.getOperands()) os << number.lookup(v) << ",";
+    os << ")";
+    for (NamedAttribute a : op.getAttrs()) {
+      StringRef name = a.getName().strref();
+      if (name.starts_with("gt.") || (isa<FullOp>(op) && name == "value")) continue;
+      os << name << "=" << a.getValue() << ",";
+    }
+    for (Value r : op.getResults()) {
+      number[r] = number.size();
+      os << ":" << r.getType();
+    }
+    os << ";";
+  }
+  return llvm::xxh3_64bits(text);
+}
+
+struct GTMarkHotRegionsPass : impl::GTMarkHotRegionsBase<GTMarkHotRegionsPass> {
+  using GTMarkHotRegionsBase::GTMarkHotRegionsBase;
+  GTMarkHotRegionsPass(const GTMarkHotRegionsOptions &options, HotRegionCounter *counter)
+      : GTMarkHotRegionsBase(options), counter(counter) {}
+
+  HotRegionCounter *counter = nullptr;
+  HotRegionCounter local; ///< used when no counter is shared
+
+  void runOnOperation() override {
+    HotRegionCounter &seen = counter ? *counter : local;
+    if (!counter) local.seen.clear();
+    getOperation().walk([&](func::FuncOp func) {
+      for (Block &block : func.getBody()) formRegions(block, seen);
+    });
+  }
+
+  void formRegions(Block &block, HotRegionCounter &seen) {
+    SmallVector<Operation *> run, frees;
+    int64_t worker = -1;
+    auto close = [&] {
+      if (int64_t(run.size()) >= minOps) buildRegion(run, frees, seen);
+      run.clear();
+      frees.clear();
+    };
+    // Building a region moves later frees into it, so iterate over a snapshot.
+    SmallVector<Operation *> ops = llvm::map_to_vector(block, [](Operation &op) { return &op; });
+    for (Operation *op : ops) {
+      if (op->getBlock() != &block) continue; // moved into a region already
+      if (isFusibleOp(op) && (run.empty() || workerOf(op) == worker)) {
+        worker = workerOf(op);
+        run.push_back(op);
+      } else if (isa<FreeOp>(op) && !run.empty()) {
+        frees.push_back(op);
+      } else {
+        close();
+        if (isFusibleOp(op)) { // a fusible op on another worker starts the next run
+          worker = workerOf(op);
+          run.push_back(op);
+        }
+      }
+    }
+    close();
+  }
+
+  void buildRegion(ArrayRef<Operation *> run, ArrayRef<Operation *> spanFrees, HotRegionCounter &seen) {
+    llvm::SmallPtrSet<Operation *, 16> inRun(run.begin(), run.end());
+    llvm::SetVector<Value> inputs;
+    for (Operation *op : run)
+      for (Value v : op->getOperands())
+        if (!v.getDefiningOp() || !inRun.contains(v.getDefiningOp())) inputs.insert(v);
+    // A result stays inside only if this batch frees it and nothing else outside the run uses
+    // it; otherwise it is yielded (an unfreed value lives on: a later batch may read it).
+    SmallVector<Value> outputs;
+    SmallVector<Operation *> innerFrees;
+    for (Operation *op : run)
+      for (Value r : op->getResults()) {
+        bool freed = false, escapes = false;
+        for (OpOperand &use : r.getUses()) {
+          if (isa<FreeOp>(use.getOwner())) freed = true;
+          else if (!inRun.contains(use.getOwner())) escapes = true;
+        }
+        escapes = escapes || !freed;
+        if (escapes) {
+          outputs.push_back(r);
+        } else {
+          for (OpOperand &use : r.getUses())
+            if (isa<FreeOp>(use.getOwner())) innerFrees.push_back(use.getOwner());
+        }
+      }
+    if (outputs.empty()) return; // dead code: leave it to the eager path
+
+    Operation *last = run.back();
+    OpBuilder b(last->getContext());
+    b.setInsertionPointAfter(last);
+    auto region = b.create<RegionOp>(last->getLoc(), ValueRange(outputs).getTypes(), inputs.getArrayRef(),
+                                     b.getStringAttr(""), UnitAttr());
+    Block *body = new Block();
+    region.getBody().push_back(body);
+    IRMapping map;
+    for (Value in : inputs) map.map(in, body->addArgument(in.getType(), in.getLoc()));
+    for (Operation *op : run) {
+      op->moveBefore(body, body->end());
+      for (OpOperand &operand : op->getOpOperands())
+        if (Value inner = map.lookupOrNull(operand.get())) operand.set(inner);
+    }
+    for (Operation *free : innerFrees) free->moveBefore(body, body->end());
+    b.setInsertionPointToEnd(body);
+    b.create<YieldOp>(last->getLoc(), outputs);
+    for (auto [i, out] : llvm::enumerate(outputs))
+      out.replaceUsesWithIf(region.getResult(i), [&](OpOperand &use) {
+        return use.getOwner()->getParentOp() != region.getOperation();
+      });
+    // Frees of the inputs that sat between the run's ops now follow the region.
+    Operation *after = region;
+    for (Operation *free : spanFrees)
+      if (free->getParentOp() != region.getOperation()) {
+        free->moveAfter(after);
+        after = free;
+      }
+
+    uint64_t key = structuralKey(*body);
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)key);
+    region.setKey(hex);
+    region->setAttr("gt.worker", run.front()->getAttr("gt.worker") ? run.front()->getAttr("gt.worker")
+                                                                   : b.getI64IntegerAttr(0));
+    bool forced = llvm::all_of(run, [](Operation *op) { return op->hasAttr("gt.compile"); });
+    if (++seen.seen[key] >= hotAfter || forced) region.setHot(true);
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createGTMarkHotRegions(const GTMarkHotRegionsOptions &options,
+                                             HotRegionCounter *counter) {
+  return std::make_unique<GTMarkHotRegionsPass>(options, counter);
+}
+
+} // namespace mlir::gt

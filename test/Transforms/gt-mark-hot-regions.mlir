@@ -1,0 +1,84 @@
+// RUN: gt-opt %s --gt-mark-hot-regions | FileCheck %s
+// RUN: gt-opt %s --gt-mark-hot-regions=hot-after=1 | FileCheck %s --check-prefix=EAGER
+// RUN: gt-opt %s --gt-mark-hot-regions=min-ops=3 | FileCheck %s --check-prefix=MIN3
+
+// CHECK-LABEL: func.func @repeated
+// The same step twice: the first region is seen once (not hot), the second is hot, same key.
+// CHECK: %[[R0:.*]] = gt.region(%arg0, %arg1) {gt.worker = 0 : i64, key = "[[KEY:[0-9a-f]+]]"}
+// CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<4x3xf32>, %[[B:.*]]: tensor<3xf32>):
+// CHECK-NEXT:   %[[S:.*]] = gt.add %[[A]], %[[B]]
+// CHECK-NEXT:   %[[T:.*]] = gt.relu %[[S]]
+// Only gt.free uses %0, so it stays inside with its free; %1 is used by the matmul.
+// CHECK-NEXT:   gt.free %[[S]]
+// CHECK-NEXT:   gt.yield %[[T]]
+// The free of an input that sat inside the run follows the region.
+// CHECK: gt.free %arg0
+// CHECK: gt.matmul %[[R0]], %arg2
+// CHECK: gt.region(%{{.*}}, %arg1) {gt.worker = 0 : i64, hot, key = "[[KEY]]"}
+// EAGER-LABEL: func.func @repeated
+// EAGER-COUNT-2: gt.region({{.*}}hot
+// MIN3-LABEL: func.func @repeated
+// MIN3-NOT: gt.region
+func.func @repeated(%x: tensor<4x3xf32>, %b: tensor<3xf32>, %w: tensor<3x3xf32>) {
+  %0 = gt.add %x, %b {gt.worker = 0 : i64} : tensor<4x3xf32>, tensor<3xf32> -> tensor<4x3xf32>
+  gt.free %x {gt.worker = 0 : i64} : tensor<4x3xf32>
+  %1 = gt.relu %0 {gt.worker = 0 : i64} : tensor<4x3xf32> -> tensor<4x3xf32>
+  gt.free %0 {gt.worker = 0 : i64} : tensor<4x3xf32>
+  %2 = gt.matmul %1, %w {gt.worker = 0 : i64} : tensor<4x3xf32>, tensor<3x3xf32> -> tensor<4x3xf32>
+  %3 = gt.add %2, %b {gt.worker = 0 : i64} : tensor<4x3xf32>, tensor<3xf32> -> tensor<4x3xf32>
+  %4 = gt.relu %3 {gt.worker = 0 : i64} : tensor<4x3xf32> -> tensor<4x3xf32>
+  gt.free %3 {gt.worker = 0 : i64} : tensor<4x3xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @fill_values_not_in_key
+// A different fill value gives the same key: values are run-time operands of the kernel.
+// CHECK: gt.region(%arg0) {gt.worker = 0 : i64, key = "[[K2:[0-9a-f]+]]"}
+// CHECK: gt.full {{.*}}value = 1.000000e-01
+// CHECK: gt.region(%arg0) {gt.worker = 0 : i64, hot, key = "[[K2]]"}
+// CHECK: gt.full {{.*}}value = 5.000000e-02
+func.func @fill_values_not_in_key(%p: tensor<8xf32>) {
+  %0 = gt.full {value = 0.1 : f64, gt.worker = 0 : i64} : tensor<f32>
+  %1 = gt.mul %p, %0 {gt.worker = 0 : i64} : tensor<8xf32>, tensor<f32> -> tensor<8xf32>
+  gt.free %0 {gt.worker = 0 : i64} : tensor<f32>
+  %2 = gt.randn {seed = 1, gt.worker = 0 : i64} : tensor<8xf32>
+  %3 = gt.full {value = 0.05 : f64, gt.worker = 0 : i64} : tensor<f32>
+  %4 = gt.mul %p, %3 {gt.worker = 0 : i64} : tensor<8xf32>, tensor<f32> -> tensor<8xf32>
+  gt.free %3 {gt.worker = 0 : i64} : tensor<f32>
+  return
+}
+
+// CHECK-LABEL: func.func @split_by_worker_and_shape
+// Ops on another worker start a new run; a different shape gives a different key.
+// CHECK: gt.region(%arg0) {gt.worker = 0 : i64, key = "[[K3:[0-9a-f]+]]"}
+// CHECK: gt.region(%arg1) {gt.worker = 1 : i64, key = "[[K4:[0-9a-f]+]]"}
+// CHECK-NOT: key = "[[K3]]"
+// CHECK: return
+func.func @split_by_worker_and_shape(%a: tensor<4xf32>, %b: tensor<5xf32>) {
+  %0 = gt.exp %a {gt.worker = 0 : i64} : tensor<4xf32> -> tensor<4xf32>
+  %1 = gt.neg %0 {gt.worker = 0 : i64} : tensor<4xf32> -> tensor<4xf32>
+  %2 = gt.exp %b {gt.worker = 1 : i64} : tensor<5xf32> -> tensor<5xf32>
+  %3 = gt.neg %2 {gt.worker = 1 : i64} : tensor<5xf32> -> tensor<5xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @forced
+// Every op carries gt.compile (a `compile: true` signal): hot on first sight.
+// CHECK: gt.region(%arg0) {gt.worker = 0 : i64, hot
+func.func @forced(%a: tensor<4xf32>) {
+  %0 = gt.exp %a {gt.compile, gt.worker = 0 : i64} : tensor<4xf32> -> tensor<4xf32>
+  %1 = gt.neg %0 {gt.compile, gt.worker = 0 : i64} : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @dead
+// Nothing leaves the run (all of it is freed): no region, the eager path drops it.
+// CHECK-NOT: gt.region
+// CHECK: return
+func.func @dead(%a: tensor<4xf32>) {
+  %0 = gt.exp %a {gt.worker = 0 : i64} : tensor<4xf32> -> tensor<4xf32>
+  %1 = gt.neg %0 {gt.worker = 0 : i64} : tensor<4xf32> -> tensor<4xf32>
+  gt.free %0 {gt.worker = 0 : i64} : tensor<4xf32>
+  gt.free %1 {gt.worker = 0 : i64} : tensor<4xf32>
+  return
+}
