@@ -92,7 +92,10 @@ func.func @one_hot(%y: tensor<4xi64>) -> tensor<4x10xf32> {
 func.func @creation(%v: tensor<f64>) -> (tensor<2xf32>, tensor<2xf32>, tensor<3xf32>) {
   // CHECK: %[[C:.*]] = arith.constant 2.500000e+00 : f64
   // CHECK: %[[T:.*]] = arith.truncf %[[C]] : f64 to f32
-  // CHECK: linalg.fill ins(%[[T]] : f32)
+  // A generic (not linalg.fill) so that fusion can fold it into consumers.
+  // CHECK: linalg.generic {{.*}} outs(
+  // CHECK-NEXT: ^bb0(%{{.*}}: f32):
+  // CHECK-NEXT: linalg.yield %[[T]] : f32
   %0 = gt.full {value = 2.5} : tensor<2xf32>
   // CHECK: tensor.extract %{{.*}}[] : tensor<f64>
   %1 = gt.full(%v : tensor<f64>) : tensor<2xf32>

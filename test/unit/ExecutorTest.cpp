@@ -120,3 +120,119 @@ TEST(KernelCache, SecondCompilerLoadsFromDisk) {
   EXPECT_EQ(again.compiler().stats().memoryHits, 1u);
   std::filesystem::remove_all(dir);
 }
+
+namespace {
+/// One training-step-like program: y = sum(relu(x + b) * 2), keeping relu(x + b) as well.
+/// Ids are offset by `base` so the same program can run again with fresh tensors.
+std::vector<Instruction> stepProgram(uint64_t base, double scale) {
+  OpAttrs all;
+  all.axes = {0, 1};
+  OpAttrs fill;
+  fill.value = scale;
+  fill.dtype = DType::Float32;
+  return {op(OpCode::Add, base + 3, {1, 2}),
+          op(OpCode::Relu, base + 4, {base + 3}),
+          op(OpCode::Full, base + 5, {}, fill),
+          op(OpCode::Mul, base + 6, {base + 4, base + 5}),
+          op(OpCode::Sum, base + 7, {base + 6}, all),
+          op(OpCode::Free, 0, {base + 3}),
+          op(OpCode::Free, 0, {base + 5}),
+          op(OpCode::Free, 0, {base + 6})};
+}
+// The region gt-mark-hot-regions would form: the five compute ops and the three frees.
+RegionCall stepRegion(uint64_t base, bool hot) {
+  return RegionCall{0x1234, hot, 0, 8, {base + 4, base + 7}};
+}
+void uploadInputs(Executor &ex) {
+  ex.run(upload(1, {1, -2, 3, -4, 5, -6}, {2, 3}));
+  ex.run(upload(2, {0.5f, 0.25f, -10}, {3}));
+}
+} // namespace
+
+TEST(Regions, FusedReplayMatchesEager) {
+  Executor eager(""), fused(ExecutorOptions{"", /*backgroundCompile=*/false});
+  uploadInputs(eager);
+  uploadInputs(fused);
+  for (uint64_t step = 0; step < 3; ++step) {
+    uint64_t base = 100 * (step + 1);
+    double scale = 2.0 + double(step); // a fill value that changes every step: same kernel
+    auto program = stepProgram(base, scale);
+    RegionCall region = stepRegion(base, /*hot=*/true);
+    eager.runProgram(program, {});
+    fused.runProgram(program, std::span(&region, 1));
+    EXPECT_EQ(floats(fused.fetch(base + 4)), floats(eager.fetch(base + 4)));
+    EXPECT_EQ(floats(fused.fetch(base + 7)), floats(eager.fetch(base + 7)));
+    EXPECT_FALSE(fused.fetch(base + 3).error.empty()) << "an intermediate freed inside the region";
+  }
+  // relu(x+b) = [1.5, 0, 0, 0, 5.25, 0]; step 2 scales by 4.
+  EXPECT_EQ(floats(fused.fetch(307)), (std::vector<float>{(1.5f + 5.25f) * 4}));
+  ExecutorStats s = fused.stats();
+  EXPECT_EQ(s.regionsHot, 3u);
+  EXPECT_EQ(s.regionReplays, 3u) << "compiled synchronously: every occurrence replays";
+  EXPECT_EQ(s.regionsCompiled, 1u) << "one kernel for every fill value";
+  EXPECT_EQ(s.fusedOps, 15u);
+  EXPECT_EQ(s.eagerOps, 2u) << "only the two uploads ran op by op";
+  EXPECT_EQ(eager.stats().fusedOps, 0u);
+}
+
+TEST(Regions, BackgroundCompileSwapsIn) {
+  Executor ex(ExecutorOptions{"", /*backgroundCompile=*/true});
+  uploadInputs(ex);
+  auto first = stepProgram(100, 2.0);
+  RegionCall r1 = stepRegion(100, true);
+  ex.runProgram(first, std::span(&r1, 1));
+  EXPECT_EQ(floats(ex.fetch(107)), (std::vector<float>{13.5f}));
+  ex.waitForCompiles();
+  auto second = stepProgram(200, 2.0);
+  RegionCall r2 = stepRegion(200, true);
+  ex.runProgram(second, std::span(&r2, 1));
+  EXPECT_EQ(floats(ex.fetch(207)), (std::vector<float>{13.5f}));
+  ExecutorStats s = ex.stats();
+  EXPECT_EQ(s.regionReplays, 1u) << "the first occurrence ran eagerly while the kernel compiled";
+  EXPECT_EQ(s.regionsCompiled, 1u);
+}
+
+TEST(Regions, ColdRegionsRunEagerly) {
+  Executor ex(ExecutorOptions{"", false});
+  uploadInputs(ex);
+  auto program = stepProgram(100, 2.0);
+  RegionCall region = stepRegion(100, /*hot=*/false);
+  ex.runProgram(program, std::span(&region, 1));
+  EXPECT_EQ(floats(ex.fetch(107)), (std::vector<float>{13.5f}));
+  EXPECT_EQ(ex.stats().regionReplays, 0u);
+  EXPECT_EQ(ex.stats().regionsSeen, 1u);
+  EXPECT_EQ(ex.compilerStats().compiled, 5u) << "add, relu, full, mul, sum: the eager kernels only";
+}
+
+TEST(Regions, UncompilableRegionFallsBackOnceWithReason) {
+  Executor ex(ExecutorOptions{"", false});
+  uploadInputs(ex);
+  OpAttrs perm;
+  perm.axes = {1, 0};
+  for (uint64_t base : {100, 200}) {
+    // A matmul is never fusible: compiling this region must fail, and the ops still run.
+    std::vector<Instruction> program = {op(OpCode::Transpose, base + 1, {1}, perm),
+                                        op(OpCode::Matmul, base + 2, {1, base + 1})};
+    RegionCall region{0x77, true, 0, 2, {base + 2}};
+    ex.runProgram(program, std::span(&region, 1));
+    EXPECT_TRUE(ex.fetch(base + 2).error.empty());
+  }
+  ExecutorStats s = ex.stats();
+  EXPECT_EQ(s.regionFallbacks, 1u);
+  ASSERT_EQ(s.fallbackReasons.size(), 1u);
+  EXPECT_NE(s.fallbackReasons[0].find("matmul cannot be fused"), std::string::npos) << s.fallbackReasons[0];
+  EXPECT_EQ(s.regionReplays, 0u);
+}
+
+TEST(Regions, PoisonedInputRunsEagerlyAndPropagates) {
+  Executor ex(ExecutorOptions{"", false});
+  uploadInputs(ex);
+  auto program = stepProgram(100, 2.0);
+  RegionCall region = stepRegion(100, true);
+  ex.runProgram(program, std::span(&region, 1)); // compiles
+  ex.run(upload(1, {1, 2}, {2, 3}));             // wrong byte count: poisons tensor 1
+  auto again = stepProgram(200, 2.0);
+  RegionCall r2 = stepRegion(200, true);
+  ex.runProgram(again, std::span(&r2, 1));
+  EXPECT_NE(ex.fetch(207).error.find("upload"), std::string::npos) << ex.fetch(207).error;
+}

@@ -5,6 +5,7 @@
 #include "gt/Worker/KernelCompiler.h"
 
 #include <memory>
+#include <span>
 #include <unordered_map>
 
 namespace gt::worker {
@@ -23,10 +24,38 @@ struct Fetched {
 };
 
 struct ExecutorStats {
-  uint64_t instructions = 0; ///< instructions executed (frees included)
+  uint64_t instructions = 0;     ///< instructions received (frees included)
   uint64_t liveTensors = 0;
   uint64_t liveBytes = 0;
   uint64_t peakBytes = 0;
+  uint64_t eagerOps = 0;         ///< compute instructions run one kernel (or BLAS call) each
+  uint64_t fusedOps = 0;         ///< compute instructions run inside a fused region kernel
+  uint64_t regionsSeen = 0;      ///< region occurrences received
+  uint64_t regionsHot = 0;       ///< ... of which hot
+  uint64_t regionReplays = 0;    ///< hot occurrences run through their fused kernel
+  uint64_t regionsCompiled = 0;  ///< distinct hot regions whose kernel is ready
+  uint64_t regionFallbacks = 0;  ///< distinct hot regions that failed to compile (they stay eager)
+  std::vector<std::string> fallbackReasons; ///< why, one line per failed region (first 16)
+};
+
+/// A region of a program, as gt-mark-hot-regions formed it: instructions [start, start+count)
+/// compute `outputs`; every other value they define is freed inside the range.
+struct RegionCall {
+  uint64_t key = 0;  ///< structural hash: equal keys mean the same graph, shapes and dtypes
+  bool hot = false;  ///< compile it (in the background) and replay the fused kernel once ready
+  uint32_t start = 0, count = 0;
+  std::vector<uint64_t> outputs;
+};
+
+/// A hot region's compiled kernel with the operand and result types it was built for.
+struct RegionKernel {
+  const Kernel *kernel = nullptr;
+  std::vector<TensorType> inputTypes, outputTypes;
+};
+
+struct ExecutorOptions {
+  std::string cacheDir;          ///< kernel disk cache ("" = none)
+  bool backgroundCompile = true; ///< false: a hot region compiles before its first run (GT_JIT_SYNC=1)
 };
 
 /// Executes instructions on the CPU: GEMM through BLAS, reshape as an alias, everything else
@@ -35,14 +64,25 @@ struct ExecutorStats {
 /// reads a poisoned tensor is poisoned with the same error.
 class Executor {
 public:
-  explicit Executor(std::string cacheDir);
+  explicit Executor(std::string cacheDir) : Executor(ExecutorOptions{std::move(cacheDir)}) {}
+  explicit Executor(ExecutorOptions options);
+  ~Executor();
 
   void run(const Instruction &inst);
+  /// Runs `program` in order. A hot region whose fused kernel is ready runs as that kernel;
+  /// the first time a hot region is seen its kernel is queued for compilation (on a background
+  /// thread) while the region runs op by op. A region that fails to compile stays eager and its
+  /// reason is logged once to stderr and kept in stats().fallbackReasons.
+  void runProgram(std::span<const Instruction> program, std::span<const RegionCall> regions);
+  /// Blocks until every queued region compilation has finished (tests, benchmarks).
+  void waitForCompiles();
   /// The tensor `id`, or an error if it is poisoned or does not exist.
   Fetched fetch(uint64_t id) const;
 
   ExecutorStats stats() const;
   KernelCompiler &compiler() { return compiler_; }
+  /// Compiler statistics of the eager kernels plus the region kernels.
+  CompilerStats compilerStats() const;
 
 private:
   struct Tensor {
@@ -54,9 +94,14 @@ private:
   HostBuffer allocate(size_t bytes);
   void release(const Tensor &t);
 
+  void runRegion(std::span<const Instruction> insts, const RegionCall &region);
+  bool replay(std::span<const Instruction> insts, const RegionCall &region, const RegionKernel &compiled);
+
   KernelCompiler compiler_;
   std::unordered_map<uint64_t, Tensor> tensors_;
   ExecutorStats stats_;
+  struct RegionJit;
+  std::unique_ptr<RegionJit> jit_;
 };
 
 } // namespace gt::worker

@@ -1,5 +1,5 @@
-// The worker's kernel compiler: one gt op -> linalg -> LLVM -> machine code, cached in memory and
-// on disk.
+// The worker's kernel compiler: one gt op, or a fused region of them, -> linalg -> LLVM ->
+// machine code, cached in memory and on disk.
 //
 // A kernel is keyed by op, operand and result types and the attributes that shape the code
 // (axes, keepdims, classes); fill values and seeds are passed at run time, so one compiled
@@ -16,12 +16,30 @@
 
 namespace gt::worker {
 
-/// A compiled kernel. `invoke` takes one pointer per operand and then one for the result; each
+/// A compiled kernel. `invoke` takes one pointer per argument (operands, then results); each
 /// points at a ranked memref descriptor {allocated, aligned, offset, sizes[r], strides[r]}.
 struct Kernel {
+  static constexpr int kMaxArgs = 64;
   void *entry = nullptr;
   int numArgs = 0;
   void invoke(void **descriptors) const;
+};
+
+/// A fused region: ops over numbered values. Values 0..inputs.size()-1 are the inputs, value
+/// inputs.size()+i is ops[i]'s result. The kernel's arguments are the inputs, then one 0-d f64
+/// fill value per Full op (in op order), then one buffer per output.
+struct RegionSpec {
+  struct Op {
+    OpCode code;
+    OpAttrs attrs;
+    std::vector<int> operands; ///< value numbers
+    TensorType type;           ///< result type
+  };
+  std::vector<TensorType> inputs;
+  std::vector<Op> ops;
+  std::vector<int> outputs;    ///< value numbers of the results, in output order
+  int numFills() const;
+  int numArgs() const { return int(inputs.size()) + numFills() + int(outputs.size()); }
 };
 
 struct CompilerStats {
@@ -43,6 +61,12 @@ public:
   /// code generation fails.
   const Kernel &get(OpCode op, std::span<const TensorType> operands, const OpAttrs &attrs,
                     const TensorType &result);
+
+  /// One kernel for a whole region: gt ops -> linalg -> elementwise fusion (producers fused
+  /// into their consumers, reductions included) -> LLVM. Throws std::runtime_error saying why
+  /// when lowering or code generation fails, or the region needs more than Kernel::kMaxArgs
+  /// arguments.
+  const Kernel &getRegion(const RegionSpec &region);
 
   CompilerStats stats() const;
 

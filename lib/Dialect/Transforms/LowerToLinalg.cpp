@@ -300,7 +300,10 @@ Value lowerOp(OpBuilder &b, Operation *op, const core::OpInfo &info) {
     if (info.code == OpCode::Full) {
       Value v = in.empty() ? Value(b.create<arith::ConstantOp>(loc, b.getF64FloatAttr(attrs.value)))
                            : Value(b.create<tensor::ExtractOp>(loc, in[0], ValueRange{}));
-      return fill(b, loc, resultType, convertScalar(b, loc, v, elem));
+      // A generic rather than linalg.fill, so that elementwise fusion folds fills into
+      // their consumers inside fused regions.
+      Value scalar = convertScalar(b, loc, v, elem);
+      return buildElementwise(b, loc, resultType, {}, [&](OpBuilder &, Location, ValueRange) { return scalar; });
     }
     Value seed = in.empty() ? Value(b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(attrs.seed)))
                             : Value(b.create<tensor::ExtractOp>(loc, in[0], ValueRange{}));

@@ -48,7 +48,10 @@
 #include "llvm/Support/xxhash.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <array>
 #include <chrono>
+#include <functional>
+#include <utility>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -65,18 +68,28 @@ namespace gt::worker {
 /// Bump when the kernel ABI or the lowering changes: old disk-cache entries stop matching.
 static constexpr const char *kCompilerVersion = "gt-kernels-1 llvm-" LLVM_VERSION_STRING;
 
+namespace {
+/// Calls `entry` with `N` pointer arguments taken from `d`.
+template <size_t... I> void callWith(void *entry, void **d, std::index_sequence<I...>) {
+  using Fn = void (*)(decltype((void)I, (void *)nullptr)...);
+  reinterpret_cast<Fn>(entry)(d[I]...);
+}
+template <size_t... N> constexpr auto makeCallTable(std::index_sequence<N...>) {
+  return std::array<void (*)(void *, void **), sizeof...(N)>{
+      [](void *entry, void **d) { callWith(entry, d, std::make_index_sequence<N>{}); }...};
+}
+constexpr auto kCallTable = makeCallTable(std::make_index_sequence<Kernel::kMaxArgs + 1>{});
+} // namespace
+
 void Kernel::invoke(void **d) const {
-  using F1 = void (*)(void *);
-  using F2 = void (*)(void *, void *);
-  using F3 = void (*)(void *, void *, void *);
-  using F4 = void (*)(void *, void *, void *, void *);
-  switch (numArgs) {
-  case 1: reinterpret_cast<F1>(entry)(d[0]); return;
-  case 2: reinterpret_cast<F2>(entry)(d[0], d[1]); return;
-  case 3: reinterpret_cast<F3>(entry)(d[0], d[1], d[2]); return;
-  case 4: reinterpret_cast<F4>(entry)(d[0], d[1], d[2], d[3]); return;
-  }
-  throw std::logic_error("kernel with unsupported argument count");
+  if (numArgs < 0 || numArgs > kMaxArgs) throw std::logic_error("kernel with unsupported argument count");
+  kCallTable[size_t(numArgs)](entry, d);
+}
+
+int RegionSpec::numFills() const {
+  int n = 0;
+  for (const Op &op : ops) n += op.code == OpCode::Full;
+  return n;
 }
 
 struct KernelCompiler::Impl {
@@ -120,45 +133,99 @@ struct KernelCompiler::Impl {
         llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit->getDataLayout().getGlobalPrefix())));
   }
 
-  /// func @kernel(%in..: memref, %out: memref) { to_tensor; gt.<op>; materialize_in_destination }
-  OwningOpRef<ModuleOp> buildModule(OpCode code, std::span<const TensorType> operands,
-                                    const OpAttrs &attrs, const TensorType &result) {
-    OpBuilder b(&ctx);
-    Location loc = UnknownLoc::get(&ctx);
-    OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-    b.setInsertionPointToEnd(module->getBody());
-    auto memrefOf = [&](const TensorType &t) {
-      return MemRefType::get(t.shape, mlir::gt::toElementType(&ctx, t.dtype));
-    };
-    SmallVector<Type> argTypes;
-    for (const TensorType &t : operands) argTypes.push_back(memrefOf(t));
-    argTypes.push_back(memrefOf(result));
-    auto func = b.create<func::FuncOp>(loc, "kernel", b.getFunctionType(argTypes, {}));
-    func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-    Block *entry = func.addEntryBlock();
-    b.setInsertionPointToStart(entry);
-    SmallVector<Value> inputs;
-    for (size_t i = 0; i < operands.size(); ++i)
-      inputs.push_back(b.create<bufferization::ToTensorOp>(loc, func.getArgument(i), /*restrict=*/true));
+  MemRefType memrefOf(const TensorType &t) {
+    return MemRefType::get(t.shape, mlir::gt::toElementType(&ctx, t.dtype));
+  }
+
+  /// One gt op for `code` (attributes from `attrs`, fill values and seeds as operands).
+  Operation *createOp(OpBuilder &b, Location loc, OpCode code, ValueRange operands, const OpAttrs &attrs,
+                      const TensorType &result) {
     OperationState state(loc, std::string("gt.") + opInfo(code).mnemonic);
-    state.addOperands(inputs);
+    state.addOperands(operands);
     state.addTypes(mlir::gt::toTensorType(&ctx, result));
     NamedAttrList named;
     if (code != OpCode::Full && code != OpCode::Randn) mlir::gt::appendAttrs(b, code, attrs, named);
     state.addAttributes(named);
-    Operation *op = b.create(state);
-    b.create<bufferization::MaterializeInDestinationOp>(loc, TypeRange{}, op->getResult(0),
-                                                        func.getArguments().back(), true, true);
+    return b.create(state);
+  }
+
+  /// func @kernel(%args: memref..., %outs: memref...) { to_tensor; <body>; materialize_in_destination }
+  /// `body` maps the input tensors to the output tensors.
+  OwningOpRef<ModuleOp> buildModule(std::span<const TensorType> inputs, std::span<const TensorType> outputs,
+                                    const std::function<SmallVector<Value>(OpBuilder &, Location, ValueRange)> &body,
+                                    const std::string &what) {
+    OpBuilder b(&ctx);
+    Location loc = UnknownLoc::get(&ctx);
+    OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+    b.setInsertionPointToEnd(module->getBody());
+    SmallVector<Type> argTypes;
+    for (const TensorType &t : inputs) argTypes.push_back(memrefOf(t));
+    for (const TensorType &t : outputs) argTypes.push_back(memrefOf(t));
+    auto func = b.create<func::FuncOp>(loc, "kernel", b.getFunctionType(argTypes, {}));
+    func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+    Block *entry = func.addEntryBlock();
+    b.setInsertionPointToStart(entry);
+    SmallVector<Value> tensors;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      tensors.push_back(b.create<bufferization::ToTensorOp>(loc, func.getArgument(unsigned(i)), /*restrict=*/true));
+    SmallVector<Value> results = body(b, loc, tensors);
+    for (size_t i = 0; i < outputs.size(); ++i)
+      b.create<bufferization::MaterializeInDestinationOp>(loc, TypeRange{}, results[i],
+                                                          func.getArgument(unsigned(inputs.size() + i)), true, true);
     b.create<func::ReturnOp>(loc);
-    if (failed(mlir::verify(*module)))
-      throw std::runtime_error(std::string("kernel for ") + opInfo(code).mnemonic + " does not verify");
+    if (failed(mlir::verify(*module))) throw std::runtime_error("the kernel for " + what + " does not verify");
     return module;
   }
 
-  void lowerToLLVMDialect(ModuleOp module) {
+  /// Looks `module` up in the disk cache or lowers and compiles it, then loads it.
+  const Kernel &compile(const std::string &memoryKey, OwningOpRef<ModuleOp> module, int numArgs, bool fuse) {
+    auto start = std::chrono::steady_clock::now();
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    uint64_t hash = llvm::xxh3_64bits(text + kCompilerVersion + targetKey);
+    char name[32];
+    std::snprintf(name, sizeof name, "gt_%016llx", (unsigned long long)hash);
+
+    std::string object;
+    fs::path path;
+    if (!cacheDir.empty()) {
+      path = fs::path(cacheDir) / "kernels" / (std::string(name) + ".o");
+      std::ifstream in(path, std::ios::binary);
+      if (in) object.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    if (!object.empty()) {
+      stats.diskHits++;
+    } else {
+      module->lookupSymbol<func::FuncOp>("kernel").setName(name);
+      lowerToLLVMDialect(*module, fuse);
+      object = objectCode(*module, name);
+      stats.compiled++;
+      stats.compileMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      if (!path.empty()) { // write-then-rename, so a concurrent reader never sees half a file
+        std::error_code ec;
+        fs::create_directories(path.parent_path(), ec);
+        fs::path tmp = path;
+        tmp += ".tmp" + std::to_string(::getpid());
+        std::ofstream(tmp, std::ios::binary).write(object.data(), std::streamsize(object.size()));
+        fs::rename(tmp, path, ec);
+      }
+    }
+    auto kernel = std::make_unique<Kernel>();
+    kernel->entry = load(object, name);
+    kernel->numArgs = numArgs;
+    return *(kernels[memoryKey] = std::move(kernel));
+  }
+
+  void lowerToLLVMDialect(ModuleOp module, bool fuse) {
     PassManager pm(&ctx);
     pm.addPass(mlir::gt::createGTLowerToLinalg());
     pm.addPass(createCanonicalizerPass());
+    if (fuse) { // producers into consumers (reductions too); then drop what became dead
+      pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+      pm.addPass(createCanonicalizerPass());
+      pm.addPass(createCSEPass());
+    }
     pm.addPass(bufferization::createEmptyTensorEliminationPass());
     bufferization::OneShotBufferizationOptions bufferization;
     pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
@@ -234,47 +301,59 @@ const Kernel &KernelCompiler::get(OpCode code, std::span<const TensorType> opera
     impl->stats.memoryHits++;
     return *it->second;
   }
-  auto start = std::chrono::steady_clock::now();
   try {
-    OwningOpRef<ModuleOp> module = impl->buildModule(code, operands, attrs, result);
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    module->print(os);
-    uint64_t hash = llvm::xxh3_64bits(text + kCompilerVersion + impl->targetKey);
-    char name[32];
-    std::snprintf(name, sizeof name, "gt_%016llx", (unsigned long long)hash);
-
-    std::string object;
-    fs::path path;
-    if (!impl->cacheDir.empty()) {
-      path = fs::path(impl->cacheDir) / "kernels" / (std::string(name) + ".o");
-      std::ifstream in(path, std::ios::binary);
-      if (in) object.assign(std::istreambuf_iterator<char>(in), {});
-    }
-    if (!object.empty()) {
-      impl->stats.diskHits++;
-    } else {
-      module->lookupSymbol<func::FuncOp>("kernel").setName(name);
-      impl->lowerToLLVMDialect(*module);
-      object = impl->objectCode(*module, name);
-      impl->stats.compiled++;
-      impl->stats.compileMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-      if (!path.empty()) { // write-then-rename, so a concurrent reader never sees half a file
-        std::error_code ec;
-        fs::create_directories(path.parent_path(), ec);
-        fs::path tmp = path;
-        tmp += ".tmp" + std::to_string(::getpid());
-        std::ofstream(tmp, std::ios::binary).write(object.data(), std::streamsize(object.size()));
-        fs::rename(tmp, path, ec);
-      }
-    }
-    auto kernel = std::make_unique<Kernel>();
-    kernel->entry = impl->load(object, name);
-    kernel->numArgs = int(operands.size()) + 1;
-    return *(impl->kernels[key] = std::move(kernel));
+    TensorType results[] = {result};
+    auto module = impl->buildModule(operands, results, [&](OpBuilder &b, Location loc, ValueRange in) {
+      return SmallVector<Value>{impl->createOp(b, loc, code, in, attrs, result)->getResult(0)};
+    }, opInfo(code).mnemonic);
+    return impl->compile(key, std::move(module), int(operands.size()) + 1, /*fuse=*/false);
   } catch (const std::exception &e) {
     throw std::runtime_error(std::string("compiling ") + opInfo(code).mnemonic + ": " + e.what());
   }
+}
+
+/// A textual key of the region's structure (ops, attributes that shape code, wiring, types).
+static std::string regionMemoryKey(const RegionSpec &r) {
+  std::ostringstream key;
+  key << "region";
+  for (const TensorType &t : r.inputs) key << '|' << int(t.dtype) << shapeString(t.shape);
+  for (const RegionSpec::Op &op : r.ops) {
+    key << ';' << int(op.code) << '(';
+    for (int v : op.operands) key << v << ',';
+    key << ')' << int(op.type.dtype) << shapeString(op.type.shape) << shapeString(op.attrs.axes) << op.attrs.keepdims
+        << ',' << op.attrs.count;
+  }
+  key << "->" << shapeString(std::vector<int64_t>(r.outputs.begin(), r.outputs.end()));
+  return key.str();
+}
+
+const Kernel &KernelCompiler::getRegion(const RegionSpec &r) {
+  if (r.numArgs() > Kernel::kMaxArgs)
+    throw std::runtime_error("region needs " + std::to_string(r.numArgs()) + " kernel arguments, at most " +
+                             std::to_string(Kernel::kMaxArgs) + " are supported");
+  std::lock_guard lock(impl->mu);
+  std::string key = regionMemoryKey(r);
+  if (auto it = impl->kernels.find(key); it != impl->kernels.end()) {
+    impl->stats.memoryHits++;
+    return *it->second;
+  }
+  std::vector<TensorType> args = r.inputs, outs;
+  for (int i = 0; i < r.numFills(); ++i) args.push_back(TensorType{DType::Float64, {}});
+  for (int v : r.outputs) outs.push_back(r.ops.at(size_t(v) - r.inputs.size()).type);
+  auto module = impl->buildModule(args, outs, [&](OpBuilder &b, Location loc, ValueRange in) {
+    SmallVector<Value> values(in.begin(), in.begin() + long(r.inputs.size()));
+    size_t fill = r.inputs.size();
+    for (const RegionSpec::Op &op : r.ops) {
+      SmallVector<Value> operands;
+      if (op.code == OpCode::Full) operands.push_back(in[fill++]);
+      for (int v : op.operands) operands.push_back(values[size_t(v)]);
+      values.push_back(impl->createOp(b, loc, op.code, operands, op.attrs, op.type)->getResult(0));
+    }
+    SmallVector<Value> results;
+    for (int v : r.outputs) results.push_back(values[size_t(v)]);
+    return results;
+  }, "a region of " + std::to_string(r.ops.size()) + " ops");
+  return impl->compile(key, std::move(module), r.numArgs(), /*fuse=*/true);
 }
 
 CompilerStats KernelCompiler::stats() const {

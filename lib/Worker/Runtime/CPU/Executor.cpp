@@ -3,8 +3,16 @@
 
 #include <cblas.h>
 
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
 
 namespace gt::worker {
 
@@ -65,9 +73,276 @@ void matmul(const TensorType &ta, const void *a, const TensorType &tb, const voi
   }
 }
 
+/// The ids a region reads from outside (in order of first use) and its fill values.
+struct RegionLayout {
+  std::vector<uint64_t> inputs;
+  std::vector<double> fills;
+};
+
+RegionLayout layoutOf(std::span<const Instruction> insts) {
+  RegionLayout layout;
+  std::unordered_set<uint64_t> defined, seen;
+  for (const Instruction &inst : insts) {
+    if (inst.op == OpCode::Free) continue;
+    for (uint64_t id : inst.operands)
+      if (!defined.count(id) && seen.insert(id).second) layout.inputs.push_back(id);
+    if (inst.op == OpCode::Full) layout.fills.push_back(inst.attrs.value);
+    defined.insert(inst.result);
+  }
+  return layout;
+}
+
+/// The fused-kernel description of a region; throws if an op is not fusible or an output is
+/// not made inside the region.
+RegionSpec specOf(std::span<const Instruction> insts, const RegionLayout &layout,
+                  const std::vector<TensorType> &inputTypes, const std::vector<uint64_t> &outputs) {
+  RegionSpec spec;
+  spec.inputs = inputTypes;
+  std::unordered_map<uint64_t, int> number;
+  std::vector<TensorType> types = inputTypes;
+  for (size_t i = 0; i < layout.inputs.size(); ++i) number[layout.inputs[i]] = int(i);
+  for (const Instruction &inst : insts) {
+    if (inst.op == OpCode::Free) continue;
+    if (!isFusible(inst.op))
+      throw std::invalid_argument(std::string(opInfo(inst.op).mnemonic) + " cannot be fused");
+    RegionSpec::Op op{inst.op, inst.attrs, {}, {}};
+    std::vector<TensorType> operandTypes;
+    for (uint64_t id : inst.operands) {
+      op.operands.push_back(number.at(id));
+      operandTypes.push_back(types[size_t(number.at(id))]);
+    }
+    op.type = inferType(inst.op, operandTypes, inst.attrs);
+    number[inst.result] = int(types.size());
+    types.push_back(op.type);
+    spec.ops.push_back(std::move(op));
+  }
+  for (uint64_t id : outputs) {
+    auto it = number.find(id);
+    if (it == number.end() || size_t(it->second) < inputTypes.size())
+      throw std::invalid_argument("region output " + std::to_string(id) + " is not computed inside it");
+    spec.outputs.push_back(it->second);
+  }
+  return spec;
+}
+
+std::string describe(std::span<const Instruction> insts) {
+  std::string ops;
+  for (const Instruction &inst : insts)
+    if (inst.op != OpCode::Free) ops += std::string(ops.empty() ? "" : ",") + opInfo(inst.op).mnemonic;
+  const std::string &where = insts.empty() ? std::string() : insts.front().location;
+  return "[" + ops + "]" + (where.empty() ? "" : " from " + where);
+}
+
 } // namespace
 
-Executor::Executor(std::string cacheDir) : compiler_(std::move(cacheDir)) {}
+/// Hot regions: compiled on a background thread with a KernelCompiler of its own (its own
+/// MLIRContext and JIT), so the eager path never waits for a fused compile.
+struct Executor::RegionJit {
+  struct Entry {
+    enum State { Queued, Ready, Failed } state = Queued;
+    RegionKernel compiled;
+  };
+
+  KernelCompiler compiler;
+  bool background;
+  std::mutex mu;
+  std::condition_variable cv, idle;
+  std::deque<std::pair<uint64_t, RegionSpec>> queue;
+  std::unordered_map<uint64_t, Entry> entries;
+  std::vector<std::string> failures; ///< "region <key> <ops>: why", newest last
+  std::map<uint64_t, std::string> describeQueued;
+  bool stop = false, busy = false;
+  std::thread thread;
+
+  RegionJit(const ExecutorOptions &o) : compiler(o.cacheDir), background(o.backgroundCompile) {
+    if (background) thread = std::thread([this] { loop(); });
+  }
+  ~RegionJit() {
+    {
+      std::lock_guard lock(mu);
+      stop = true;
+    }
+    cv.notify_all();
+    if (thread.joinable()) thread.join();
+  }
+
+  /// Compiles one region (on whichever thread calls it) and records the outcome.
+  void build(uint64_t key, const RegionSpec &spec) {
+    Entry done;
+    std::string error;
+    try {
+      done.compiled.kernel = &compiler.getRegion(spec);
+      done.compiled.inputTypes = spec.inputs;
+      for (int v : spec.outputs)
+        done.compiled.outputTypes.push_back(spec.ops[size_t(v) - spec.inputs.size()].type);
+      done.state = Entry::Ready;
+    } catch (const std::exception &e) {
+      done.state = Entry::Failed;
+      error = e.what();
+    }
+    finish(key, std::move(done), error);
+  }
+
+  void finish(uint64_t key, Entry done, const std::string &error) {
+    std::lock_guard lock(mu);
+    if (done.state == Entry::Failed) {
+      char hex[17];
+      std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)key);
+      std::string line = "hot region " + std::string(hex) + " " + describeQueued[key] + " stays eager: " + error;
+      std::cerr << "gt-worker: " << line << std::endl; // once: the key is never queued again
+      failures.push_back(line);
+    }
+    describeQueued.erase(key);
+    entries[key] = std::move(done);
+  }
+
+  void loop() {
+    std::unique_lock lock(mu);
+    while (true) {
+      cv.wait(lock, [&] { return stop || !queue.empty(); });
+      if (stop) return;
+      auto [key, spec] = std::move(queue.front());
+      queue.pop_front();
+      busy = true;
+      lock.unlock();
+      build(key, spec);
+      lock.lock();
+      busy = false;
+      if (queue.empty()) idle.notify_all();
+    }
+  }
+
+  /// A copy of the entry for `key` (the compile thread may update it), if it was requested.
+  std::optional<Entry> find(uint64_t key) {
+    std::lock_guard lock(mu);
+    auto it = entries.find(key);
+    if (it == entries.end()) return std::nullopt;
+    return it->second;
+  }
+
+  /// Records a region that cannot be compiled at all (it stays eager).
+  void refuse(uint64_t key, std::string what, const std::string &why) {
+    {
+      std::lock_guard lock(mu);
+      if (!entries.emplace(key, Entry{}).second) return;
+      describeQueued[key] = std::move(what);
+    }
+    finish(key, Entry{Entry::Failed, {}}, why);
+  }
+
+  void request(uint64_t key, RegionSpec spec, std::string what) {
+    {
+      std::lock_guard lock(mu);
+      if (!entries.emplace(key, Entry{}).second) return;
+      describeQueued[key] = std::move(what);
+      if (background) {
+        queue.emplace_back(key, std::move(spec));
+        cv.notify_one();
+        return;
+      }
+    }
+    build(key, spec);
+  }
+
+  void wait() {
+    std::unique_lock lock(mu);
+    idle.wait(lock, [&] { return queue.empty() && !busy; });
+  }
+};
+
+Executor::Executor(ExecutorOptions options)
+    : compiler_(options.cacheDir), jit_(std::make_unique<RegionJit>(options)) {}
+Executor::~Executor() = default;
+
+void Executor::waitForCompiles() { jit_->wait(); }
+
+CompilerStats Executor::compilerStats() const {
+  CompilerStats a = compiler_.stats(), b = jit_->compiler.stats();
+  a.compiled += b.compiled;
+  a.memoryHits += b.memoryHits;
+  a.diskHits += b.diskHits;
+  a.compileMs += b.compileMs;
+  return a;
+}
+
+void Executor::runProgram(std::span<const Instruction> program, std::span<const RegionCall> regions) {
+  size_t next = 0;
+  for (const RegionCall &region : regions) {
+    if (region.start < next || size_t(region.start) + region.count > program.size()) continue; // malformed: eager
+    for (; next < region.start; ++next) run(program[next]);
+    runRegion(program.subspan(region.start, region.count), region);
+    next = size_t(region.start) + region.count;
+  }
+  for (; next < program.size(); ++next) run(program[next]);
+}
+
+void Executor::runRegion(std::span<const Instruction> insts, const RegionCall &region) {
+  stats_.regionsSeen++;
+  if (region.hot) {
+    stats_.regionsHot++;
+    std::optional<RegionJit::Entry> entry = jit_->find(region.key);
+    if (!entry) {
+      // First hot sighting: describe it from the operand types on this worker and queue it.
+      RegionLayout layout = layoutOf(insts);
+      std::vector<TensorType> inputTypes;
+      bool ready = true;
+      for (uint64_t id : layout.inputs) {
+        auto it = tensors_.find(id);
+        if (it == tensors_.end() || !it->second.error.empty()) { ready = false; break; }
+        inputTypes.push_back(it->second.type);
+      }
+      if (ready) {
+        try {
+          jit_->request(region.key, specOf(insts, layout, inputTypes, region.outputs), describe(insts));
+        } catch (const std::exception &e) {
+          jit_->refuse(region.key, describe(insts), e.what());
+        }
+        entry = jit_->find(region.key);
+      }
+    }
+    if (entry && entry->state == RegionJit::Entry::Ready && replay(insts, region, entry->compiled)) return;
+  }
+  for (const Instruction &inst : insts) run(inst);
+}
+
+bool Executor::replay(std::span<const Instruction> insts, const RegionCall &region, const RegionKernel &entry) {
+  // The key names the structure; still check what memory safety depends on.
+  const std::vector<TensorType> &outputTypes = entry.outputTypes;
+  RegionLayout layout = layoutOf(insts);
+  if (outputTypes.size() != region.outputs.size() || layout.inputs.size() != entry.inputTypes.size() ||
+      int(layout.inputs.size() + layout.fills.size() + outputTypes.size()) != entry.kernel->numArgs)
+    return false;
+  std::vector<Descriptor> descriptors;
+  descriptors.reserve(layout.inputs.size() + layout.fills.size() + region.outputs.size());
+  for (uint64_t id : layout.inputs) {
+    auto it = tensors_.find(id);
+    if (it == tensors_.end() || !it->second.error.empty()) return false; // the eager path reports it
+    if (!(it->second.type == entry.inputTypes[descriptors.size()])) return false;
+    descriptors.emplace_back(it->second.buffer.data.get(), it->second.type.shape);
+  }
+  for (double &v : layout.fills) descriptors.emplace_back(&v, Shape{});
+  std::vector<Tensor> outs(region.outputs.size());
+  for (size_t i = 0; i < outs.size(); ++i) {
+    outs[i].type = outputTypes[i];
+    outs[i].buffer = allocate(size_t(numElements(outs[i].type.shape)) * dtypeSize(outs[i].type.dtype));
+    descriptors.emplace_back(outs[i].buffer.data.get(), outs[i].type.shape);
+  }
+  std::vector<void *> args;
+  for (Descriptor &d : descriptors) args.push_back(d.words.data());
+  entry.kernel->invoke(args.data());
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (auto it = tensors_.find(region.outputs[i]); it != tensors_.end()) {
+      release(it->second);
+      tensors_.erase(it);
+    }
+    tensors_.emplace(region.outputs[i], std::move(outs[i]));
+  }
+  stats_.instructions += insts.size();
+  stats_.regionReplays++;
+  for (const Instruction &inst : insts) stats_.fusedOps += inst.op != OpCode::Free;
+  return true;
+}
+
 
 HostBuffer Executor::allocate(size_t bytes) {
   size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
@@ -111,6 +386,7 @@ void Executor::run(const Instruction &inst) {
   }
   if (out.error.empty()) {
     try {
+      stats_.eagerOps++;
       execute(inst, in, out);
     } catch (const std::exception &e) {
       out.error = where + ": " + e.what();
@@ -189,6 +465,12 @@ Fetched Executor::fetch(uint64_t id) const {
 ExecutorStats Executor::stats() const {
   ExecutorStats s = stats_;
   s.liveTensors = tensors_.size();
+  std::lock_guard lock(jit_->mu);
+  for (auto &[key, e] : jit_->entries) {
+    s.regionsCompiled += e.state == RegionJit::Entry::Ready;
+    s.regionFallbacks += e.state == RegionJit::Entry::Failed;
+  }
+  for (size_t i = 0; i < jit_->failures.size() && i < 16; ++i) s.fallbackReasons.push_back(jit_->failures[i]);
   return s;
 }
 
