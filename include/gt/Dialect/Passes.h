@@ -36,7 +36,13 @@ struct DispatcherPipelineOptions {
 /// The dispatcher's pass pipeline, in order. gt-opt exposes it as --gt-dispatcher-pipeline.
 void buildDispatcherPipeline(OpPassManager &pm, const DispatcherPipelineOptions &options);
 
-/// Registers the gt passes and the gt-dispatcher-pipeline.
+/// gt ops -> linalg on tensors with elementwise producers fused into their consumers
+/// (reductions included): gt-lower-to-linalg, canonicalize, linalg-fuse-elementwise-ops,
+/// canonicalize, cse. Workers run it on every fused region; gt-opt exposes it as
+/// --gt-fuse-pipeline.
+void buildFusionPipeline(OpPassManager &pm);
+
+/// Registers the gt passes, gt-dispatcher-pipeline and gt-fuse-pipeline.
 void registerGTPassesAndPipelines();
 
 /// The dialects GT's IR uses (gt, func, and the targets of gt-lower-to-linalg).

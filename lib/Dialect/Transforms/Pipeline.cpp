@@ -7,7 +7,9 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
 
 namespace mlir::gt {
 
@@ -25,11 +27,22 @@ void buildDispatcherPipeline(OpPassManager &pm, const DispatcherPipelineOptions 
   }
 }
 
+void buildFusionPipeline(OpPassManager &pm) {
+  pm.addPass(createGTLowerToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCanonicalizerPass()); // drops producers that fusion left dead
+  pm.addPass(createCSEPass());
+}
+
 void registerGTPassesAndPipelines() {
   registerGTPasses();
   PassPipelineRegistration<>("gt-dispatcher-pipeline",
                              "the dispatcher's pipeline: gt-verify, gt-place, gt-mark-hot-regions",
                              [](OpPassManager &pm) { buildDispatcherPipeline(pm, {}); });
+  PassPipelineRegistration<>("gt-fuse-pipeline",
+                             "gt -> linalg with elementwise fusion (what workers do to a hot region)",
+                             [](OpPassManager &pm) { buildFusionPipeline(pm); });
 }
 
 void registerGTDialects(DialectRegistry &registry) {

@@ -219,12 +219,11 @@ struct KernelCompiler::Impl {
 
   void lowerToLLVMDialect(ModuleOp module, bool fuse) {
     PassManager pm(&ctx);
-    pm.addPass(mlir::gt::createGTLowerToLinalg());
-    pm.addPass(createCanonicalizerPass());
-    if (fuse) { // producers into consumers (reductions too); then drop what became dead
-      pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+    if (fuse) {
+      mlir::gt::buildFusionPipeline(pm);
+    } else {
+      pm.addPass(mlir::gt::createGTLowerToLinalg());
       pm.addPass(createCanonicalizerPass());
-      pm.addPass(createCSEPass());
     }
     pm.addPass(bufferization::createEmptyTensorEliminationPass());
     bufferization::OneShotBufferizationOptions bufferization;
