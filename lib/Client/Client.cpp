@@ -127,6 +127,19 @@ void Client::sync() {
   }
 }
 
+Stats Client::stats() {
+  sync(); // counters then include everything this client sent
+  try {
+    auto r = rpc_->session.statsRequest().send().wait(rpc_->ws());
+    Stats out;
+    for (auto s : r.getStats()) out.values[s.getName().cStr()] = s.getValue();
+    for (auto n : r.getNotes()) out.notes.push_back(n.cStr());
+    return out;
+  } catch (const kj::Exception &e) {
+    throw ConnectionError(std::string("lost the GT dispatcher: ") + e.getDescription().cStr());
+  }
+}
+
 uint32_t Client::numWorkers() {
   try {
     return rpc_->dispatcher.infoRequest().send().wait(rpc_->ws()).getWorkers();

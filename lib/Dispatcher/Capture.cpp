@@ -90,7 +90,7 @@ OwningOpRef<ModuleOp> captureBatch(MLIRContext &ctx, const std::vector<Instructi
   return module;
 }
 
-void runDispatcherPipeline(ModuleOp module, int64_t defaultWorker) {
+void runDispatcherPipeline(ModuleOp module, const mlir::gt::DispatcherPipelineOptions &options) {
   std::string diagnostics;
   llvm::raw_string_ostream os(diagnostics);
   ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
@@ -98,20 +98,30 @@ void runDispatcherPipeline(ModuleOp module, int64_t defaultWorker) {
     return success();
   });
   PassManager pm(module.getContext());
-  mlir::gt::buildDispatcherPipeline(pm, {defaultWorker});
+  mlir::gt::buildDispatcherPipeline(pm, options);
   if (failed(verify(module)) || failed(pm.run(module)))
     throw std::invalid_argument("invalid instruction stream: " + diagnostics);
 }
 
-std::vector<Placed> placedInstructions(ModuleOp module) {
-  std::vector<Placed> out;
-  module.walk([&](Operation *op) {
+PlacedBatch placedInstructions(ModuleOp module) {
+  PlacedBatch out;
+  module.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (auto region = dyn_cast<mlir::gt::RegionOp>(op)) {
+      PlacedRegion r;
+      r.key = std::strtoull(region.getKey().str().c_str(), nullptr, 16);
+      r.hot = region.getHot();
+      for (Value v : region.getBody().front().getTerminator()->getOperands())
+        if (auto id = v.getDefiningOp()->getAttrOfType<IntegerAttr>("gt.id")) r.outputs.push_back(uint64_t(id.getInt()));
+      out.regions.push_back(std::move(r));
+      return;
+    }
     auto inst = op->getAttrOfType<IntegerAttr>("gt.inst");
     auto worker = op->getAttrOfType<IntegerAttr>("gt.worker");
     if (!inst || !worker) return;
-    Placed p{size_t(inst.getInt()), worker.getInt(), {}};
+    Placed p{size_t(inst.getInt()), worker.getInt(), {}, -1};
     if (op->getNumResults() == 1) p.type = *mlir::gt::fromTensorType(op->getResult(0).getType());
-    out.push_back(std::move(p));
+    if (isa<mlir::gt::RegionOp>(op->getParentOp())) p.region = int(out.regions.size()) - 1;
+    out.instructions.push_back(std::move(p));
   });
   return out;
 }

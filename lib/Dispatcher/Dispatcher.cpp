@@ -16,6 +16,8 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <unordered_map>
 
 namespace gt::dispatcher {
@@ -57,6 +59,8 @@ struct State {
   uint32_t nextSession = 0;
   uint32_t liveSessions = 0;
   InstructionLog log;
+  mlir::gt::HotRegionCounter regionCounts; ///< spans every batch of every session
+  uint64_t regionsFormed = 0, regionsMarkedHot = 0, batches = 0;
   explicit State(Options o) : options(std::move(o)), log(options.instructionLog) {
     mlir::DialectRegistry registry;
     mlir::gt::registerGTDialects(registry);
@@ -69,6 +73,14 @@ struct State {
 };
 
 void setError(wire::Fetched::Builder out, const std::string &message) { out.setError(message); }
+
+/// A region of one worker's program, ready for the wire (ids are global).
+struct wireRegion {
+  uint64_t key;
+  bool hot;
+  uint32_t start, count;
+  std::vector<uint64_t> outputs;
+};
 
 class SessionImpl final : public wire::Session::Server {
 public:
@@ -143,6 +155,44 @@ public:
     return kj::joinPromises(promises.finish());
   }
 
+  kj::Promise<void> stats(StatsContext context) override {
+    // Sum every live worker's counters; add the dispatcher's own.
+    struct Totals {
+      std::map<std::string, double> values;
+      std::vector<std::string> notes;
+    };
+    auto totals = std::make_shared<Totals>();
+    Totals &t = *totals;
+    t.values["workers"] = 0;
+    t.values["batches"] = double(state_.batches);
+    t.values["regions_formed"] = double(state_.regionsFormed);
+    t.values["regions_marked_hot"] = double(state_.regionsMarkedHot);
+    auto promises = kj::heapArrayBuilder<kj::Promise<void>>(state_.workers.size());
+    for (size_t i = 0; i < state_.workers.size(); ++i) {
+      if (!state_.workers[i].alive) continue;
+      t.values["workers"] += 1;
+      promises.add(state_.workers[i].client.statsRequest().send().then(
+          [totals, i](capnp::Response<wire::Worker::StatsResults> &&r) {
+            Totals &t = *totals;
+            for (auto s : r.getStats()) t.values[s.getName().cStr()] += s.getValue();
+            for (auto n : r.getNotes()) t.notes.push_back("worker " + std::to_string(i) + ": " + n.cStr());
+          },
+          [](kj::Exception &&) {}));
+    }
+    return kj::joinPromises(promises.finish()).then([context, totals]() mutable {
+      Totals &t = *totals;
+      auto list = context.getResults().initStats(unsigned(t.values.size()));
+      unsigned i = 0;
+      for (auto &[name, value] : t.values) {
+        list[i].setName(name);
+        list[i].setValue(value);
+        ++i;
+      }
+      auto notes = context.getResults().initNotes(unsigned(t.notes.size()));
+      for (unsigned j = 0; j < t.notes.size(); ++j) notes.set(j, t.notes[j]);
+    });
+  }
+
 private:
   struct Entry {
     TensorType type;
@@ -189,7 +239,7 @@ private:
         return External{it->second.type, it->second.worker};
       });
       dumpIR(*module, "captured");
-      runDispatcherPipeline(*module, home);
+      runDispatcherPipeline(*module, {home, state_.options.jit, state_.options.hotAfter, &state_.regionCounts});
       dumpIR(*module, "placed");
     } catch (const std::exception &e) {
       return poison(batch, e.what());
@@ -198,7 +248,40 @@ private:
 
     // Map session ids to worker (global) ids and group the program per worker.
     std::unordered_map<int64_t, std::vector<Instruction>> programs;
-    for (const Placed &p : placedInstructions(*module)) {
+    std::unordered_map<int64_t, std::vector<wireRegion>> regions;
+    PlacedBatch placed = placedInstructions(*module);
+    state_.batches++;
+    for (const PlacedRegion &r : placed.regions) {
+      state_.regionsFormed++;
+      state_.regionsMarkedHot += r.hot;
+    }
+    int open = -1;              // the region whose members are being appended
+    size_t openStart = 0, openMembers = 0;
+    bool openIntact = true;     // false if a member was dropped or a free slipped in
+    int64_t openWorker = -1;
+    auto closeRegion = [&] {
+      if (open < 0) return;
+      std::vector<Instruction> &program = programs[openWorker];
+      const PlacedRegion &r = placed.regions[size_t(open)];
+      if (openIntact && program.size() - openStart == openMembers) {
+        wireRegion w{r.key, r.hot, uint32_t(openStart), uint32_t(openMembers), {}};
+        for (uint64_t sessionId : r.outputs) w.outputs.push_back(tensors_.at(sessionId).globalId);
+        regions[openWorker].push_back(std::move(w));
+      }
+      open = -1;
+    };
+    for (const Placed &p : placed.instructions) {
+      if (p.region != open) {
+        closeRegion();
+        if (p.region >= 0) {
+          open = p.region;
+          openWorker = p.worker;
+          openStart = programs[p.worker].size();
+          openMembers = 0;
+          openIntact = true;
+        }
+      }
+      if (open >= 0) openMembers++;
       Instruction inst = batch[p.index];
       bool poisoned = false;
       std::string error;
@@ -207,6 +290,7 @@ private:
         if (!e.error.empty()) { poisoned = true; error = e.error; }
         operand = e.globalId;
       }
+      if (poisoned) openIntact = false;
       if (inst.op == OpCode::Free) {
         uint64_t sessionId = batch[p.index].operands.at(0);
         if (!poisoned) programs[tensors_.at(sessionId).worker].push_back(std::move(inst));
@@ -223,6 +307,7 @@ private:
         free.op = OpCode::Free;
         free.operands = {old->second.globalId};
         programs[old->second.worker].push_back(std::move(free));
+        openIntact = false;
       }
       uint64_t sessionId = inst.result;
       inst.result = entry.globalId;
@@ -230,16 +315,26 @@ private:
       if (!poisoned) programs[p.worker].push_back(std::move(inst));
       tensors_[sessionId] = std::move(entry);
     }
-    for (auto &[worker, program] : programs) send(worker, program);
+    closeRegion();
+    for (auto &[worker, program] : programs) send(worker, program, regions[worker]);
   }
 
-  void send(int64_t worker, const std::vector<Instruction> &program) {
+  void send(int64_t worker, const std::vector<Instruction> &program, const std::vector<wireRegion> &regions = {}) {
     if (program.empty() || worker < 0 || size_t(worker) >= state_.workers.size()) return;
     WorkerRef &w = state_.workers[worker];
     if (!w.alive) return;
     auto req = w.client.runRequest();
     auto list = req.initProgram().initInstructions(unsigned(program.size()));
     for (unsigned i = 0; i < program.size(); ++i) wire::toWire(program[i], list[i]);
+    auto rlist = req.getProgram().initRegions(unsigned(regions.size()));
+    for (unsigned i = 0; i < regions.size(); ++i) {
+      rlist[i].setKey(regions[i].key);
+      rlist[i].setHot(regions[i].hot);
+      rlist[i].setStart(regions[i].start);
+      rlist[i].setCount(regions[i].count);
+      auto outs = rlist[i].initOutputs(unsigned(regions[i].outputs.size()));
+      for (unsigned j = 0; j < regions[i].outputs.size(); ++j) outs.set(j, regions[i].outputs[j]);
+    }
     State *state = &state_;
     req.send().detach([state, worker](kj::Exception &&e) {
       WorkerRef &w = state->workers[worker];

@@ -20,8 +20,24 @@ struct Instruction {
   location @11 :Text;           # the user's "file.py:line"
 }
 
+# A fused region of a worker's program (see gt.region): instructions [start, start+count).
+struct Region {
+  key @0 :UInt64;               # structural hash from gt-mark-hot-regions
+  hot @1 :Bool;                 # compile it and replay the fused kernel once ready
+  start @2 :UInt32;
+  count @3 :UInt32;
+  outputs @4 :List(UInt64);     # ids that outlive the region; its other results are freed inside
+}
+
 struct Batch {
   instructions @0 :List(Instruction);
+  regions @1 :List(Region);     # dispatcher -> worker only; sorted by start, disjoint
+}
+
+# A named counter (gt.debug.stats()).
+struct Stat {
+  name @0 :Text;
+  value @1 :Float64;
 }
 
 struct Fetched {
@@ -47,11 +63,12 @@ interface Session {
   fetch @1 (id :UInt64) -> (result :Fetched);
   # Waits until everything submitted so far has run (gt.synchronize).
   sync @2 () -> ();
+  # Counters of the dispatcher and all workers (summed), and notes such as region fallbacks.
+  stats @3 () -> (stats :List(Stat), notes :List(Text));
 }
 
 interface Worker {
   run @0 (program :Batch) -> stream;
   fetch @1 (id :UInt64) -> (result :Fetched);
-  stats @2 () -> (instructions :UInt64, liveTensors :UInt64, liveBytes :UInt64,
-                  kernelsCompiled :UInt64, kernelDiskHits :UInt64, compileMs :Float64);
+  stats @2 () -> (stats :List(Stat), notes :List(Text));
 }

@@ -20,8 +20,17 @@ public:
   // Programs run synchronously, in arrival order; a fetch arriving after a program sees its
   // results because Cap'n Proto delivers calls on one capability in order.
   kj::Promise<void> run(RunContext context) override {
-    for (auto inst : context.getParams().getProgram().getInstructions())
-      executor_.run(wire::fromWire(inst));
+    auto batch = context.getParams().getProgram();
+    std::vector<Instruction> program;
+    program.reserve(batch.getInstructions().size());
+    for (auto inst : batch.getInstructions()) program.push_back(wire::fromWire(inst));
+    std::vector<RegionCall> regions;
+    for (auto r : batch.getRegions()) {
+      RegionCall call{r.getKey(), r.getHot(), r.getStart(), r.getCount(), {}};
+      for (uint64_t id : r.getOutputs()) call.outputs.push_back(id);
+      regions.push_back(std::move(call));
+    }
+    executor_.runProgram(program, regions);
     return kj::READY_NOW;
   }
 
@@ -38,14 +47,34 @@ public:
 
   kj::Promise<void> stats(StatsContext context) override {
     ExecutorStats s = executor_.stats();
-    CompilerStats c = executor_.compiler().stats();
+    CompilerStats c = executor_.compilerStats();
+    std::vector<std::pair<const char *, double>> values = {
+        {"instructions", double(s.instructions)},
+        {"live_tensors", double(s.liveTensors)},
+        {"live_bytes", double(s.liveBytes)},
+        {"peak_bytes", double(s.peakBytes)},
+        {"eager_ops", double(s.eagerOps)},
+        {"fused_ops", double(s.fusedOps)},
+        {"regions_seen", double(s.regionsSeen)},
+        {"regions_hot", double(s.regionsHot)},
+        {"regions_compiled", double(s.regionsCompiled)},
+        {"region_replays", double(s.regionReplays)},
+        {"region_fallbacks", double(s.regionFallbacks)},
+        {"region_verify_failures", double(s.verifyFailures)},
+        {"kernels_compiled", double(c.compiled)},
+        {"kernel_disk_hits", double(c.diskHits)},
+        {"cache_hits", double(c.diskHits + c.memoryHits)},
+        {"cache_misses", double(c.compiled)},
+        {"compile_ms", c.compileMs},
+    };
     auto r = context.getResults();
-    r.setInstructions(s.instructions);
-    r.setLiveTensors(s.liveTensors);
-    r.setLiveBytes(s.liveBytes);
-    r.setKernelsCompiled(c.compiled);
-    r.setKernelDiskHits(c.diskHits);
-    r.setCompileMs(c.compileMs);
+    auto list = r.initStats(unsigned(values.size()));
+    for (unsigned i = 0; i < values.size(); ++i) {
+      list[i].setName(values[i].first);
+      list[i].setValue(values[i].second);
+    }
+    auto notes = r.initNotes(unsigned(s.fallbackReasons.size()));
+    for (unsigned i = 0; i < s.fallbackReasons.size(); ++i) notes.set(i, s.fallbackReasons[i]);
     return kj::READY_NOW;
   }
 
@@ -58,7 +87,8 @@ private:
 void serve(const Options &options) {
   if (options.device != "cpu")
     throw std::runtime_error("device '" + options.device + "' is not supported by this build (only 'cpu')");
-  Executor executor(options.cacheDir.empty() ? KernelCompiler::defaultCacheDir() : options.cacheDir);
+  Executor executor(ExecutorOptions{options.cacheDir.empty() ? KernelCompiler::defaultCacheDir() : options.cacheDir,
+                                    !options.syncCompile, options.verifyRegions});
   capnp::ReaderOptions reader;
   reader.traversalLimitInWords = uint64_t(1) << 33;
   capnp::EzRpcClient client(options.host.c_str(), options.port, reader);

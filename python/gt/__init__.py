@@ -15,7 +15,7 @@ from ._tensor import (Tensor, tensor, from_numpy, zeros, ones, full, zeros_like,
                      matmul, transpose, permute, reshape, broadcast_to, sum, mean, max, logsumexp, log_softmax,
                      softmax, one_hot)
 from .autograd import no_grad, enable_grad, is_grad_enabled
-from . import nn, optim
+from . import nn, optim, debug
 
 RemoteError = _C.RemoteError
 

@@ -122,5 +122,20 @@ PYBIND11_MODULE(_C, m) {
         return py::make_tuple(py::bytes(t.bytes), py::tuple(py::cast(t.type.shape)), int(t.type.dtype));
       }, "Waits for the tensor; returns (bytes, shape, dtype). Raises RemoteError (a RuntimeError).")
       .def("sync", &client::Client::sync, py::call_guard<py::gil_scoped_release>())
-      .def("num_workers", &client::Client::numWorkers, py::call_guard<py::gil_scoped_release>());
+      .def("num_workers", &client::Client::numWorkers, py::call_guard<py::gil_scoped_release>())
+      .def("stats", [](client::Client &c) {
+        client::Stats s;
+        {
+          py::gil_scoped_release release;
+          s = c.stats();
+        }
+        py::dict d;
+        for (auto &[name, value] : s.values) {
+          // Counters are integers; only milliseconds are fractional.
+          if (value == double(int64_t(value)) && name.find("_ms") == std::string::npos) d[py::str(name)] = int64_t(value);
+          else d[py::str(name)] = value;
+        }
+        d["notes"] = s.notes;
+        return d;
+      });
 }

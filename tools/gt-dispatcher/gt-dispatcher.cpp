@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
@@ -16,6 +17,8 @@ int main(int argc, char **argv) {
   options.token = env("GT_TOKEN");
   options.instructionLog = env("GT_INSTRUCTION_LOG");
   options.dumpIR = env("GT_DUMP_IR");
+  options.jit = env("GT_JIT") != "0";
+  if (std::string n = env("GT_HOT_AFTER"); !n.empty()) options.hotAfter = std::max(1L, std::atol(n.c_str()));
   try {
     gt::dispatcher::serve(options);
   } catch (const std::exception &e) {

@@ -3,6 +3,7 @@
 
 #include "gt/Core/Instruction.h"
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -22,6 +23,13 @@ struct RemoteError : std::runtime_error {
 struct FetchedTensor {
   TensorType type;
   std::string bytes; ///< row-major, dtypeSize(type.dtype) bytes per element
+};
+
+/// Counters of the dispatcher and its workers (summed over workers), e.g. "fused_ops",
+/// "regions_compiled", "compile_ms"; `notes` holds one line per region that fell back to eager.
+struct Stats {
+  std::map<std::string, double> values;
+  std::vector<std::string> notes;
 };
 
 /// One session with a dispatcher. Instructions are buffered and streamed without waiting;
@@ -48,6 +56,8 @@ public:
   FetchedTensor fetch(uint64_t id);
   /// Flushes and waits until every worker has run everything sent so far.
   void sync();
+  /// Syncs, then collects the counters of the dispatcher and every worker.
+  Stats stats();
   /// Live workers behind the dispatcher.
   uint32_t numWorkers();
   /// Type of a tensor this client holds.

@@ -38,7 +38,7 @@ void buildDispatcherPipeline(OpPassManager &pm, const DispatcherPipelineOptions 
 
 /// gt ops -> linalg on tensors with elementwise producers fused into their consumers
 /// (reductions included): gt-lower-to-linalg, canonicalize, linalg-fuse-elementwise-ops,
-/// canonicalize, cse. Workers run it on every fused region; gt-opt exposes it as
+/// canonicalize. Workers run it on every fused region; gt-opt exposes it as
 /// --gt-fuse-pipeline.
 void buildFusionPipeline(OpPassManager &pm);
 

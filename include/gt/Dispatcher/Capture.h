@@ -2,6 +2,7 @@
 #pragma once
 
 #include "gt/Core/Instruction.h"
+#include "gt/Dialect/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -26,17 +27,28 @@ mlir::OwningOpRef<mlir::ModuleOp>
 captureBatch(mlir::MLIRContext &ctx, const std::vector<Instruction> &batch,
              const std::function<std::optional<External>(uint64_t)> &lookup);
 
-/// Runs the dispatcher pipeline (gt-verify, gt-place) on a captured batch; throws
-/// std::invalid_argument with the diagnostics if it fails.
-void runDispatcherPipeline(mlir::ModuleOp module, int64_t defaultWorker);
+/// Runs the dispatcher pipeline (gt-verify, gt-place, gt-mark-hot-regions) on a captured
+/// batch; throws std::invalid_argument with the diagnostics if it fails.
+void runDispatcherPipeline(mlir::ModuleOp module, const mlir::gt::DispatcherPipelineOptions &options);
 
-/// One placed instruction: its index in the batch, its worker and its result type.
+/// One placed instruction: its index in the batch, its worker, its result type and the
+/// gt.region it belongs to (an index into PlacedBatch::regions, or -1).
 struct Placed {
   size_t index;
   int64_t worker;
   TensorType type; ///< unset for gt.free
+  int region = -1;
 };
-/// The instructions of a placed module in program order.
-std::vector<Placed> placedInstructions(mlir::ModuleOp module);
+/// A gt.region of the placed module: its members are consecutive in `instructions`.
+struct PlacedRegion {
+  uint64_t key = 0;
+  bool hot = false;
+  std::vector<uint64_t> outputs; ///< session ids of the yielded values
+};
+struct PlacedBatch {
+  std::vector<Placed> instructions; ///< program order
+  std::vector<PlacedRegion> regions;
+};
+PlacedBatch placedInstructions(mlir::ModuleOp module);
 
 } // namespace gt::dispatcher

@@ -11,6 +11,8 @@ struct Options {
   std::string token;              ///< if set, clients and workers must present it (GT_TOKEN)
   std::string instructionLog;     ///< GT_INSTRUCTION_LOG: one timestamped line per instruction event
   std::string dumpIR;             ///< GT_DUMP_IR: directory for each batch's IR before/after the passes
+  bool jit = true;                ///< GT_JIT=0: no gt.region, every op runs eagerly
+  int64_t hotAfter = 2;           ///< GT_HOT_AFTER: sightings of a region before workers compile it
 };
 
 /// Serves until the process is killed. Prints "gt-dispatcher listening on HOST:PORT" on stdout

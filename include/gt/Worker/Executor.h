@@ -35,6 +35,7 @@ struct ExecutorStats {
   uint64_t regionReplays = 0;    ///< hot occurrences run through their fused kernel
   uint64_t regionsCompiled = 0;  ///< distinct hot regions whose kernel is ready
   uint64_t regionFallbacks = 0;  ///< distinct hot regions that failed to compile (they stay eager)
+  uint64_t verifyFailures = 0;   ///< GT_JIT_VERIFY: replayed outputs that differed from eager
   std::vector<std::string> fallbackReasons; ///< why, one line per failed region (first 16)
 };
 
@@ -56,6 +57,7 @@ struct RegionKernel {
 struct ExecutorOptions {
   std::string cacheDir;          ///< kernel disk cache ("" = none)
   bool backgroundCompile = true; ///< false: a hot region compiles before its first run (GT_JIT_SYNC=1)
+  bool verifyRegions = false;    ///< rerun every replayed region eagerly and report differences (GT_JIT_VERIFY=1)
 };
 
 /// Executes instructions on the CPU: GEMM through BLAS, reshape as an alias, everything else
@@ -95,8 +97,10 @@ private:
   void release(const Tensor &t);
 
   void runRegion(std::span<const Instruction> insts, const RegionCall &region);
+  void verifyReplay(std::span<const Instruction> insts, const RegionCall &region);
   bool replay(std::span<const Instruction> insts, const RegionCall &region, const RegionKernel &compiled);
 
+  ExecutorOptions options_;
   KernelCompiler compiler_;
   std::unordered_map<uint64_t, Tensor> tensors_;
   ExecutorStats stats_;

@@ -11,6 +11,8 @@ struct Options {
   std::string device = "cpu";     ///< "cpu" (the CUDA worker arrives with the JIT issue)
   std::string token;              ///< GT_TOKEN
   std::string cacheDir;           ///< kernel disk cache; KernelCompiler::defaultCacheDir() if empty
+  bool syncCompile = false;       ///< compile hot regions before their first run (GT_JIT_SYNC=1)
+  bool verifyRegions = false;     ///< check every fused replay against eager execution (GT_JIT_VERIFY=1)
 };
 
 /// Serves until the dispatcher goes away (then returns). Throws std::runtime_error if the

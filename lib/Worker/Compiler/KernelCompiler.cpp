@@ -65,8 +65,9 @@ using namespace mlir;
 
 namespace gt::worker {
 
-/// Bump when the kernel ABI or the lowering changes: old disk-cache entries stop matching.
-static constexpr const char *kCompilerVersion = "gt-kernels-1 llvm-" LLVM_VERSION_STRING;
+/// Bump when the kernel ABI or any lowering pass changes (the disk key hashes the gt-level
+/// source, not the pipeline): old disk-cache entries then stop matching.
+static constexpr const char *kCompilerVersion = "gt-kernels-2 llvm-" LLVM_VERSION_STRING;
 
 namespace {
 /// Calls `entry` with `N` pointer arguments taken from `d`.
@@ -198,6 +199,11 @@ struct KernelCompiler::Impl {
       stats.diskHits++;
     } else {
       module->lookupSymbol<func::FuncOp>("kernel").setName(name);
+      if (const char *dump = std::getenv("GT_DUMP_KERNELS"); dump && *dump) { // kernel source, replayable with gt-opt
+        std::error_code ec;
+        fs::create_directories(dump, ec);
+        std::ofstream(fs::path(dump) / (std::string(name) + ".mlir")) << text;
+      }
       lowerToLLVMDialect(*module, fuse);
       object = objectCode(*module, name);
       stats.compiled++;

@@ -5,6 +5,7 @@
 
 #include <condition_variable>
 #include <cstdlib>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <iostream>
@@ -251,7 +252,7 @@ struct Executor::RegionJit {
 };
 
 Executor::Executor(ExecutorOptions options)
-    : compiler_(options.cacheDir), jit_(std::make_unique<RegionJit>(options)) {}
+    : options_(options), compiler_(options.cacheDir), jit_(std::make_unique<RegionJit>(options)) {}
 Executor::~Executor() = default;
 
 void Executor::waitForCompiles() { jit_->wait(); }
@@ -300,9 +301,33 @@ void Executor::runRegion(std::span<const Instruction> insts, const RegionCall &r
         entry = jit_->find(region.key);
       }
     }
-    if (entry && entry->state == RegionJit::Entry::Ready && replay(insts, region, entry->compiled)) return;
+    if (entry && entry->state == RegionJit::Entry::Ready && replay(insts, region, entry->compiled)) {
+      if (options_.verifyRegions) verifyReplay(insts, region);
+      return;
+    }
   }
   for (const Instruction &inst : insts) run(inst);
+}
+
+void Executor::verifyReplay(std::span<const Instruction> insts, const RegionCall &region) {
+  std::vector<std::string> fused;
+  for (uint64_t id : region.outputs) fused.push_back(fetch(id).bytes);
+  for (const Instruction &inst : insts) run(inst);
+  for (size_t i = 0; i < fused.size(); ++i) {
+    Fetched eager = fetch(region.outputs[i]);
+    if (eager.bytes == fused[i]) continue;
+    stats_.verifyFailures++;
+    double worst = 0;
+    if (eager.type.dtype == DType::Float32)
+      for (size_t j = 0; j * 4 < eager.bytes.size(); ++j) {
+        float a, b;
+        std::memcpy(&a, eager.bytes.data() + 4 * j, 4);
+        std::memcpy(&b, fused[i].data() + 4 * j, 4);
+        worst = std::max(worst, double(std::fabs(a - b)));
+      }
+    std::cerr << "gt-worker: GT_JIT_VERIFY: region " << std::hex << region.key << std::dec << " " << describe(insts)
+              << " output " << i << " differs from eager (max abs diff " << worst << ")" << std::endl;
+  }
 }
 
 bool Executor::replay(std::span<const Instruction> insts, const RegionCall &region, const RegionKernel &entry) {

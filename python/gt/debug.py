@@ -1,0 +1,33 @@
+"""Introspection: what the dispatcher and workers have done for this process's session.
+
+    import gt
+    ...train a few steps...
+    s = gt.debug.stats()
+    print(s["fused_ops"], s["eager_ops"], s["regions_compiled"], s["compile_ms"])
+"""
+
+
+def stats():
+    """Counters of the dispatcher and every worker (worker counters summed), as a dict.
+
+    Waits until everything issued so far has run, so the counters include it. Keys:
+
+    - ``workers``: live workers; ``batches``: batches the dispatcher received (all sessions).
+    - ``regions_formed`` / ``regions_marked_hot``: gt.region occurrences the dispatcher built
+      and how many of them were hot (a region is hot once its structure has been seen
+      ``GT_HOT_AFTER`` times, default 2).
+    - ``regions_seen`` / ``regions_hot``: region occurrences the workers received / hot ones.
+    - ``regions_compiled``: distinct hot regions whose fused kernel is ready;
+      ``region_replays``: hot occurrences that ran as their fused kernel;
+      ``region_fallbacks``: hot regions that failed to compile and stay eager (see ``notes``).
+    - ``fused_ops`` / ``eager_ops``: ops run inside fused kernels / one kernel per op.
+    - ``kernels_compiled`` (= ``cache_misses``), ``kernel_disk_hits``, ``cache_hits``
+      (disk + memory), ``compile_ms`` (milliseconds spent compiling, all kernels).
+    - ``instructions``, ``live_tensors``, ``live_bytes``, ``peak_bytes`` (worker memory).
+    - ``notes``: list of strings, one per region that fell back to eager, saying why.
+
+    Counters are cumulative since the daemons started and cover every session they served.
+    Raises ConnectionError if the dispatcher is gone.
+    """
+    from ._runtime import client
+    return client().stats()
