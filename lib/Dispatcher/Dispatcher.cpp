@@ -350,7 +350,7 @@ private:
                        std::to_string(batchCount_) + "-" + stage + ".mlir";
     std::error_code ec;
     llvm::raw_fd_ostream os(path, ec);
-    if (!ec) module.print(os, mlir::OpPrintingFlags().enableDebugInfo(true, /*pretty=*/true));
+    if (!ec) module.print(os, mlir::OpPrintingFlags().enableDebugInfo(true, /*prettyForm=*/false)); // replayable with gt-opt
   }
 
   State &state_;

@@ -66,6 +66,10 @@ public:
         {"cache_hits", double(c.diskHits + c.memoryHits)},
         {"cache_misses", double(c.compiled)},
         {"compile_ms", c.compileMs},
+        {"disk_load_ms", c.diskLoadMs},
+        {"region_compile_ms", s.regionCompileMs},
+        {"region_load_ms", s.regionLoadMs},
+        {"region_disk_hits", double(s.regionDiskHits)},
     };
     auto r = context.getResults();
     auto list = r.initStats(unsigned(values.size()));

@@ -19,10 +19,15 @@ def stats():
     - ``regions_seen`` / ``regions_hot``: region occurrences the workers received / hot ones.
     - ``regions_compiled``: distinct hot regions whose fused kernel is ready;
       ``region_replays``: hot occurrences that ran as their fused kernel;
-      ``region_fallbacks``: hot regions that failed to compile and stay eager (see ``notes``).
+      ``region_fallbacks``: hot regions that failed to compile and stay eager (see ``notes``);
+      ``region_verify_failures``: with ``GT_JIT_VERIFY=1``, fused outputs that differed from
+      op-by-op execution (always 0 unless there is a compiler bug).
     - ``fused_ops`` / ``eager_ops``: ops run inside fused kernels / one kernel per op.
     - ``kernels_compiled`` (= ``cache_misses``), ``kernel_disk_hits``, ``cache_hits``
-      (disk + memory), ``compile_ms`` (milliseconds spent compiling, all kernels).
+      (disk + memory), ``compile_ms`` (milliseconds spent compiling, all kernels),
+      ``disk_load_ms`` (milliseconds spent loading kernels from the disk cache).
+    - ``region_compile_ms`` / ``region_load_ms`` / ``region_disk_hits``: the same for fused
+      region kernels only.
     - ``instructions``, ``live_tensors``, ``live_bytes``, ``peak_bytes`` (worker memory).
     - ``notes``: list of strings, one per region that fell back to eager, saying why.
 

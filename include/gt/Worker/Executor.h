@@ -35,6 +35,9 @@ struct ExecutorStats {
   uint64_t regionReplays = 0;    ///< hot occurrences run through their fused kernel
   uint64_t regionsCompiled = 0;  ///< distinct hot regions whose kernel is ready
   uint64_t regionFallbacks = 0;  ///< distinct hot regions that failed to compile (they stay eager)
+  double regionCompileMs = 0;     ///< compiling fused region kernels (background thread), ms
+  double regionLoadMs = 0;        ///< loading fused region kernels from the disk cache, ms
+  uint64_t regionDiskHits = 0;    ///< fused region kernels loaded from the disk cache
   uint64_t verifyFailures = 0;   ///< GT_JIT_VERIFY: replayed outputs that differed from eager
   std::vector<std::string> fallbackReasons; ///< why, one line per failed region (first 16)
 };

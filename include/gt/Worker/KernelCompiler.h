@@ -47,6 +47,7 @@ struct CompilerStats {
   uint64_t memoryHits = 0; ///< lookups served by the in-memory table
   uint64_t diskHits = 0;   ///< kernels loaded from the disk cache instead of compiled
   double compileMs = 0;    ///< wall time spent compiling, milliseconds
+  double diskLoadMs = 0;   ///< wall time spent loading kernels from the disk cache, milliseconds
 };
 
 class KernelCompiler {

@@ -73,7 +73,20 @@ struct GTMarkHotRegionsPass : impl::GTMarkHotRegionsBase<GTMarkHotRegionsPass> {
     SmallVector<Operation *> run, frees;
     int64_t worker = -1;
     auto close = [&] {
-      if (int64_t(run.size()) >= minOps) buildRegion(run, frees, seen);
+      // Independent chains in one run (loop iterations, per-parameter optimizer updates)
+      // become separate regions: each repeats on its own, whatever its neighbours do.
+      Operation *after = nullptr;
+      for (ArrayRef<Operation *> component : components(run))
+        if (int64_t(component.size()) >= minOps)
+          if (Operation *region = buildRegion(component, seen))
+            if (!after || after->isBeforeInBlock(region)) after = region; // the one placed last
+      // Frees of values read inside the run follow its last region (never a use after free).
+      if (after)
+        for (Operation *free : frees)
+          if (free->getParentOp() == after->getParentOp() && free->isBeforeInBlock(after)) {
+            free->moveAfter(after);
+            after = free;
+          }
       run.clear();
       frees.clear();
     };
@@ -97,7 +110,29 @@ struct GTMarkHotRegionsPass : impl::GTMarkHotRegionsBase<GTMarkHotRegionsPass> {
     close();
   }
 
-  void buildRegion(ArrayRef<Operation *> run, ArrayRef<Operation *> spanFrees, HotRegionCounter &seen) {
+  /// The weakly connected components of `run` (ops linked by def-use edges), each in order.
+  static SmallVector<SmallVector<Operation *>> components(ArrayRef<Operation *> run) {
+    llvm::DenseMap<Operation *, unsigned> index;
+    for (auto [i, op] : llvm::enumerate(run)) index[op] = unsigned(i);
+    SmallVector<unsigned> parent(run.size());
+    for (unsigned i = 0; i < parent.size(); ++i) parent[i] = i;
+    auto find = [&](unsigned i) {
+      while (parent[i] != i) i = parent[i] = parent[parent[i]];
+      return i;
+    };
+    for (auto [i, op] : llvm::enumerate(run))
+      for (Value v : op->getOperands())
+        if (Operation *def = v.getDefiningOp(); def && index.count(def)) parent[find(unsigned(i))] = find(index[def]);
+    llvm::MapVector<unsigned, SmallVector<Operation *>> groups;
+    for (auto [i, op] : llvm::enumerate(run)) groups[find(unsigned(i))].push_back(op);
+    SmallVector<SmallVector<Operation *>> out;
+    for (auto &[root, ops] : groups) out.push_back(std::move(ops));
+    return out;
+  }
+
+  /// Wraps `run` (ops in order, connected) in a gt.region; returns it, or null if nothing
+  /// it computes is used afterwards.
+  Operation *buildRegion(ArrayRef<Operation *> run, HotRegionCounter &seen) {
     llvm::SmallPtrSet<Operation *, 16> inRun(run.begin(), run.end());
     llvm::SetVector<Value> inputs;
     for (Operation *op : run)
@@ -122,7 +157,7 @@ struct GTMarkHotRegionsPass : impl::GTMarkHotRegionsBase<GTMarkHotRegionsPass> {
             if (isa<FreeOp>(use.getOwner())) innerFrees.push_back(use.getOwner());
         }
       }
-    if (outputs.empty()) return; // dead code: leave it to the eager path
+    if (outputs.empty()) return nullptr; // dead code: leave it to the eager path
 
     Operation *last = run.back();
     OpBuilder b(last->getContext());
@@ -145,13 +180,6 @@ struct GTMarkHotRegionsPass : impl::GTMarkHotRegionsBase<GTMarkHotRegionsPass> {
       out.replaceUsesWithIf(region.getResult(i), [&](OpOperand &use) {
         return use.getOwner()->getParentOp() != region.getOperation();
       });
-    // Frees of the inputs that sat between the run's ops now follow the region.
-    Operation *after = region;
-    for (Operation *free : spanFrees)
-      if (free->getParentOp() != region.getOperation()) {
-        free->moveAfter(after);
-        after = free;
-      }
 
     uint64_t key = structuralKey(*body);
     char hex[17];
@@ -161,6 +189,7 @@ struct GTMarkHotRegionsPass : impl::GTMarkHotRegionsBase<GTMarkHotRegionsPass> {
                                                                    : b.getI64IntegerAttr(0));
     bool forced = llvm::all_of(run, [](Operation *op) { return op->hasAttr("gt.compile"); });
     if (++seen.seen[key] >= hotAfter || forced) region.setHot(true);
+    return region;
   }
 };
 

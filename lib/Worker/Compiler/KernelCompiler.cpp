@@ -181,6 +181,7 @@ struct KernelCompiler::Impl {
   /// Looks `module` up in the disk cache or lowers and compiles it, then loads it.
   const Kernel &compile(const std::string &memoryKey, OwningOpRef<ModuleOp> module, int numArgs, bool fuse) {
     auto start = std::chrono::steady_clock::now();
+
     std::string text;
     llvm::raw_string_ostream os(text);
     module->print(os);
@@ -195,7 +196,8 @@ struct KernelCompiler::Impl {
       std::ifstream in(path, std::ios::binary);
       if (in) object.assign(std::istreambuf_iterator<char>(in), {});
     }
-    if (!object.empty()) {
+    bool fromDisk = !object.empty();
+    if (fromDisk) {
       stats.diskHits++;
     } else {
       module->lookupSymbol<func::FuncOp>("kernel").setName(name);
@@ -220,6 +222,8 @@ struct KernelCompiler::Impl {
     auto kernel = std::make_unique<Kernel>();
     kernel->entry = load(object, name);
     kernel->numArgs = numArgs;
+    if (fromDisk) // read + link + symbol lookup
+      stats.diskLoadMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return *(kernels[memoryKey] = std::move(kernel));
   }
 

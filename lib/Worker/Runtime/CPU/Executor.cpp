@@ -263,6 +263,7 @@ CompilerStats Executor::compilerStats() const {
   a.memoryHits += b.memoryHits;
   a.diskHits += b.diskHits;
   a.compileMs += b.compileMs;
+  a.diskLoadMs += b.diskLoadMs;
   return a;
 }
 
@@ -495,6 +496,10 @@ ExecutorStats Executor::stats() const {
     s.regionsCompiled += e.state == RegionJit::Entry::Ready;
     s.regionFallbacks += e.state == RegionJit::Entry::Failed;
   }
+  CompilerStats regionCompiler = jit_->compiler.stats();
+  s.regionCompileMs = regionCompiler.compileMs;
+  s.regionLoadMs = regionCompiler.diskLoadMs;
+  s.regionDiskHits = regionCompiler.diskHits;
   for (size_t i = 0; i < jit_->failures.size() && i < 16; ++i) s.fallbackReasons.push_back(jit_->failures[i]);
   return s;
 }
