@@ -30,6 +30,7 @@ test-python:
 
 bench: build
 	$(PYTHON) benchmarks/overhead.py
+	$(PYTHON) benchmarks/jit.py
 
 clean:
 	rm -rf $(BUILD) python/gt/_C*.so python/gt/bin

@@ -9,7 +9,8 @@ Prints one table:
 
 Each GT configuration runs in its own process with its own daemons:
 fusion off is GT_JIT=0; fusion on is the default (hot after 2 sightings, background compile),
-timed after a warm-up. Run:
+timed in steady state (after warm-up loops shaped like the timed one; GT_JIT_SYNC=1 so
+regions finish compiling during the warm-up). Run:
 
     python benchmarks/jit.py [--iters N]
 """
@@ -96,15 +97,18 @@ def child(kind, iters, warmup):
         model = fashion_mnist.MLP()
         opt = gt.optim.Adam(model.parameters(), lr=1e-3)
         step = lambda: fashion_mnist.train_step(model, opt, xb, yb)  # noqa: E731
+    def timed_loop():
+        outs = []  # keep every result alive: a result nobody reads is dead code
+        start = time.perf_counter()
+        for _ in range(iters):
+            outs.append(step())
+        outs[-1].sum().item()
+        return start
+
+    # Warm-up: the same loop, so the batches (and so the regions) are the ones timed below.
     for _ in range(warmup):
-        out = step()
-        out.sum().item()
-    gt.synchronize()
-    outs = []  # keep every result alive: a result nobody reads is dead code
-    start = time.perf_counter()
-    for _ in range(iters):
-        outs.append(step())
-    outs[-1].sum().item()
+        timed_loop()
+    start = timed_loop()
     elapsed = (time.perf_counter() - start) / iters
     print(json.dumps({"seconds": elapsed, "stats": gt.debug.stats()}))
 
@@ -120,7 +124,7 @@ def run_child(kind, iters, warmup, cache, **env):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--iters", type=int, default=30)
     p.add_argument("--child")
     p.add_argument("--warmup", type=int, default=0)
     args = p.parse_args()
@@ -132,11 +136,11 @@ def main():
         results = {}
         for kind in ("chain", "mlp"):
             cold = os.path.join(tmp, kind + "-cold")
-            off = run_child(kind, args.iters, 3, os.path.join(tmp, kind + "-off"), GT_JIT="0")
+            off = run_child(kind, args.iters, 4, os.path.join(tmp, kind + "-off"), GT_JIT="0")
             # Cold: a fresh cache, regions compile (synchronously) during the warm-up.
-            on = run_child(kind, args.iters, 3, cold, GT_JIT_SYNC="1")
+            on = run_child(kind, args.iters, 4, cold, GT_JIT_SYNC="1")
             # Warm: a second process on the same cache; nothing may compile.
-            warm = run_child(kind, 2, 3, cold, GT_JIT_SYNC="1")
+            warm = run_child(kind, args.iters, 1, cold, GT_JIT_SYNC="1")
             results[kind] = (off, on, warm)
         np_chain, _ = chain_numpy(args.iters)
         np_mlp = mlp_numpy(args.iters)

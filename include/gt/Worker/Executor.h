@@ -4,6 +4,7 @@
 #include "gt/Core/Instruction.h"
 #include "gt/Worker/KernelCompiler.h"
 
+#include <map>
 #include <memory>
 #include <span>
 #include <unordered_map>
@@ -109,6 +110,9 @@ private:
   ExecutorStats stats_;
   struct RegionJit;
   std::unique_ptr<RegionJit> jit_;
+  bool profile_ = false; ///< GT_JIT_PROFILE: time every replay per region (reported as notes)
+  std::map<uint64_t, std::pair<double, uint64_t>> profileByKey_;
+  std::map<uint64_t, std::string> profileNames_;
 };
 
 } // namespace gt::worker

@@ -5,6 +5,7 @@
 
 #include <condition_variable>
 #include <cstdlib>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <deque>
@@ -252,7 +253,8 @@ struct Executor::RegionJit {
 };
 
 Executor::Executor(ExecutorOptions options)
-    : options_(options), compiler_(options.cacheDir), jit_(std::make_unique<RegionJit>(options)) {}
+    : options_(options), compiler_(options.cacheDir), jit_(std::make_unique<RegionJit>(options)),
+      profile_(std::getenv("GT_JIT_PROFILE") != nullptr) {}
 Executor::~Executor() = default;
 
 void Executor::waitForCompiles() { jit_->wait(); }
@@ -302,7 +304,13 @@ void Executor::runRegion(std::span<const Instruction> insts, const RegionCall &r
         entry = jit_->find(region.key);
       }
     }
+    auto t0 = std::chrono::steady_clock::now();
     if (entry && entry->state == RegionJit::Entry::Ready && replay(insts, region, entry->compiled)) {
+      if (profile_) {
+        auto &p = profileByKey_[region.key];
+        p.first += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        if (p.second++ == 0) profileNames_[region.key] = describe(insts);
+      }
       if (options_.verifyRegions) verifyReplay(insts, region);
       return;
     }
@@ -500,6 +508,9 @@ ExecutorStats Executor::stats() const {
   s.regionCompileMs = regionCompiler.compileMs;
   s.regionLoadMs = regionCompiler.diskLoadMs;
   s.regionDiskHits = regionCompiler.diskHits;
+  for (auto &[key, p] : profileByKey_)
+    s.fallbackReasons.push_back("profile: region " + profileNames_.at(key) + ": " + std::to_string(p.second) +
+                                " replays, " + std::to_string(p.first) + " ms");
   for (size_t i = 0; i < jit_->failures.size() && i < 16; ++i) s.fallbackReasons.push_back(jit_->failures[i]);
   return s;
 }
