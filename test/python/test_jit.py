@@ -122,7 +122,7 @@ def test_second_process_compiles_nothing(tmp_path):
 
 def test_background_compile_swaps_in(tmp_path):
     # Default settings: hot after 2 sightings, compiled on the worker's background thread.
-    out = run_script(MLP_STEPS, [30], tmp_path, GT_HOT_AFTER="2", GT_JIT_SYNC="0")
+    out = run_script(MLP_STEPS, [60], tmp_path, GT_HOT_AFTER="2", GT_JIT_SYNC="0")
     s = out["stats"]
     assert s["regions_compiled"] > 0 and s["region_replays"] > 0, s
     assert s["regions_marked_hot"] < s["regions_formed"], "the first sightings are not hot"
