@@ -265,8 +265,13 @@ private:
       const PlacedRegion &r = placed.regions[size_t(open)];
       if (openIntact && program.size() - openStart == openMembers) {
         wireRegion w{r.key, r.hot, uint32_t(openStart), uint32_t(openMembers), {}};
-        for (uint64_t sessionId : r.outputs) w.outputs.push_back(tensors_.at(sessionId).globalId);
-        regions[openWorker].push_back(std::move(w));
+        bool known = true;
+        for (uint64_t sessionId : r.outputs) {
+          auto it = tensors_.find(sessionId);
+          if (it == tensors_.end()) known = false; // never expected; the span then runs eagerly
+          else w.outputs.push_back(it->second.globalId);
+        }
+        if (known) regions[openWorker].push_back(std::move(w));
       }
       open = -1;
     };
