@@ -42,37 +42,14 @@ def chain_numpy(iters):
     return (time.perf_counter() - start) / iters, float(out.sum())
 
 
-def mlp_numpy(iters, batch=128, lr=1e-3):
+def mlp_numpy(iters, batch=128):
+    """Seconds per MLP step in NumPy: overhead.numpy_epoch over `iters` synthetic batches."""
+    sys.path.insert(0, HERE)
+    from overhead import numpy_epoch
     rng = np.random.default_rng(0)
-    sizes = [784, 256, 128, 10]
-    params = []
-    for i, o in zip(sizes, sizes[1:]):
-        s = 1 / np.sqrt(3 * i)
-        params += [(rng.standard_normal((o, i)) * s).astype(np.float32), (rng.standard_normal(o) * s).astype(np.float32)]
-    m = [np.zeros_like(p) for p in params]
-    v = [np.zeros_like(p) for p in params]
-    xb = rng.standard_normal((batch, 784)).astype(np.float32)
-    yb = rng.integers(0, 10, batch)
-    start = time.perf_counter()
-    for t in range(1, iters + 1):
-        acts = [xb]
-        for j in range(3):
-            h = acts[-1] @ params[2 * j].T + params[2 * j + 1]
-            acts.append(np.maximum(h, 0) if j < 2 else h)
-        z = acts[-1] - acts[-1].max(1, keepdims=True)
-        g = np.exp(z) / np.exp(z).sum(1, keepdims=True)
-        g[np.arange(batch), yb] -= 1
-        g /= batch
-        grads = [None] * 6
-        for j in reversed(range(3)):
-            grads[2 * j], grads[2 * j + 1] = g.T @ acts[j], g.sum(0)
-            if j:
-                g = (g @ params[2 * j]) * (acts[j] > 0)
-        for i, (pp, gg) in enumerate(zip(params, grads)):
-            m[i] = 0.9 * m[i] + 0.1 * gg
-            v[i] = 0.999 * v[i] + 0.001 * gg * gg
-            pp -= lr / (1 - 0.9 ** t) * m[i] / (np.sqrt(v[i] / (1 - 0.999 ** t)) + 1e-8)
-    return (time.perf_counter() - start) / iters
+    x = rng.standard_normal((iters * batch, 784)).astype(np.float32)
+    y = rng.integers(0, 10, iters * batch)
+    return numpy_epoch(x, y, batch=batch) / iters
 
 
 # ---------------------------------------------------------------- GT side (run in a child process)

@@ -77,8 +77,8 @@ public:
       list[i].setName(values[i].first);
       list[i].setValue(values[i].second);
     }
-    auto notes = r.initNotes(unsigned(s.fallbackReasons.size()));
-    for (unsigned i = 0; i < s.fallbackReasons.size(); ++i) notes.set(i, s.fallbackReasons[i]);
+    auto notes = r.initNotes(unsigned(s.notes.size()));
+    for (unsigned i = 0; i < s.notes.size(); ++i) notes.set(i, s.notes[i]);
     return kj::READY_NOW;
   }
 

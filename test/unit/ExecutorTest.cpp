@@ -219,8 +219,8 @@ TEST(Regions, UncompilableRegionFallsBackOnceWithReason) {
   }
   ExecutorStats s = ex.stats();
   EXPECT_EQ(s.regionFallbacks, 1u);
-  ASSERT_EQ(s.fallbackReasons.size(), 1u);
-  EXPECT_NE(s.fallbackReasons[0].find("matmul cannot be fused"), std::string::npos) << s.fallbackReasons[0];
+  ASSERT_EQ(s.notes.size(), 1u);
+  EXPECT_NE(s.notes[0].find("matmul cannot be fused"), std::string::npos) << s.notes[0];
   EXPECT_EQ(s.regionReplays, 0u);
 }
 

@@ -56,7 +56,8 @@ public:
   FetchedTensor fetch(uint64_t id);
   /// Flushes and waits until every worker has run everything sent so far.
   void sync();
-  /// Syncs, then collects the counters of the dispatcher and every worker.
+  /// Syncs, then collects the counters of the dispatcher and every worker (counts; `*_ms`
+  /// in milliseconds). Throws ConnectionError if the dispatcher is gone.
   Stats stats();
   /// Live workers behind the dispatcher.
   uint32_t numWorkers();

@@ -40,7 +40,7 @@ struct ExecutorStats {
   double regionLoadMs = 0;        ///< loading fused region kernels from the disk cache, ms
   uint64_t regionDiskHits = 0;    ///< fused region kernels loaded from the disk cache
   uint64_t verifyFailures = 0;   ///< GT_JIT_VERIFY: replayed outputs that differed from eager
-  std::vector<std::string> fallbackReasons; ///< why, one line per failed region (first 16)
+  std::vector<std::string> notes; ///< why each failed region stays eager (first 16); GT_JIT_PROFILE timings
 };
 
 /// A region of a program, as gt-mark-hot-regions formed it: instructions [start, start+count)
@@ -78,7 +78,7 @@ public:
   /// Runs `program` in order. A hot region whose fused kernel is ready runs as that kernel;
   /// the first time a hot region is seen its kernel is queued for compilation (on a background
   /// thread) while the region runs op by op. A region that fails to compile stays eager and its
-  /// reason is logged once to stderr and kept in stats().fallbackReasons.
+  /// reason is logged once to stderr and kept in stats().notes.
   void runProgram(std::span<const Instruction> program, std::span<const RegionCall> regions);
   /// Blocks until every queued region compilation has finished (tests, benchmarks).
   void waitForCompiles();

@@ -121,7 +121,13 @@ struct KernelCompiler::Impl {
   std::string targetKey; ///< triple, CPU and features: part of every disk-cache key
   std::unordered_map<std::string, std::unique_ptr<Kernel>> kernels;
   CompilerStats stats;
-  std::mutex mu;
+  std::mutex mu;      ///< held while compiling
+  std::mutex statsMu; ///< guards `stats` only, so stats() never waits for a compile
+
+  template <class F> void count(F update) {
+    std::lock_guard lock(statsMu);
+    update(stats);
+  }
 
   Impl(std::string dir) : cacheDir(std::move(dir)) {
     llvm::InitializeNativeTarget();
@@ -218,7 +224,7 @@ struct KernelCompiler::Impl {
     }
     bool fromDisk = !object.empty();
     if (fromDisk) {
-      stats.diskHits++;
+      count([](CompilerStats &st) { st.diskHits++; });
     } else {
       module->lookupSymbol<func::FuncOp>("kernel").setName(name);
       if (const char *dump = std::getenv("GT_DUMP_KERNELS"); dump && *dump) { // kernel source, replayable with gt-opt
@@ -228,8 +234,11 @@ struct KernelCompiler::Impl {
       }
       lowerToLLVMDialect(*module, fuse);
       object = objectCode(*module, name);
-      stats.compiled++;
-      stats.compileMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      count([&](CompilerStats &st) {
+        st.compiled++;
+        st.compileMs += ms;
+      });
       if (!path.empty()) { // write-then-rename, so a concurrent reader never sees half a file
         std::error_code ec;
         fs::create_directories(path.parent_path(), ec);
@@ -242,8 +251,10 @@ struct KernelCompiler::Impl {
     auto kernel = std::make_unique<Kernel>();
     kernel->entry = load(object, name);
     kernel->numArgs = numArgs;
-    if (fromDisk) // read + link + symbol lookup
-      stats.diskLoadMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (fromDisk) { // read + link + symbol lookup
+      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      count([ms](CompilerStats &st) { st.diskLoadMs += ms; });
+    }
     return *(kernels[memoryKey] = std::move(kernel));
   }
 
@@ -328,7 +339,7 @@ const Kernel &KernelCompiler::get(OpCode code, std::span<const TensorType> opera
   std::lock_guard lock(impl->mu);
   std::string key = memoryKey(code, operands, attrs, result);
   if (auto it = impl->kernels.find(key); it != impl->kernels.end()) {
-    impl->stats.memoryHits++;
+    impl->count([](CompilerStats &st) { st.memoryHits++; });
     return *it->second;
   }
   try {
@@ -364,7 +375,7 @@ const Kernel &KernelCompiler::getRegion(const RegionSpec &r) {
   std::lock_guard lock(impl->mu);
   std::string key = regionMemoryKey(r);
   if (auto it = impl->kernels.find(key); it != impl->kernels.end()) {
-    impl->stats.memoryHits++;
+    impl->count([](CompilerStats &st) { st.memoryHits++; });
     return *it->second;
   }
   std::vector<TensorType> args = r.inputs, outs;
@@ -387,7 +398,7 @@ const Kernel &KernelCompiler::getRegion(const RegionSpec &r) {
 }
 
 CompilerStats KernelCompiler::stats() const {
-  std::lock_guard lock(impl->mu);
+  std::lock_guard lock(impl->statsMu);
   return impl->stats;
 }
 

@@ -509,9 +509,9 @@ ExecutorStats Executor::stats() const {
   s.regionLoadMs = regionCompiler.diskLoadMs;
   s.regionDiskHits = regionCompiler.diskHits;
   for (auto &[key, p] : profileByKey_)
-    s.fallbackReasons.push_back("profile: region " + profileNames_.at(key) + ": " + std::to_string(p.second) +
+    s.notes.push_back("profile: region " + profileNames_.at(key) + ": " + std::to_string(p.second) +
                                 " replays, " + std::to_string(p.first) + " ms");
-  for (size_t i = 0; i < jit_->failures.size() && i < 16; ++i) s.fallbackReasons.push_back(jit_->failures[i]);
+  for (size_t i = 0; i < jit_->failures.size() && i < 16; ++i) s.notes.push_back(jit_->failures[i]);
   return s;
 }
 
