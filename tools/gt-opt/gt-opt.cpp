@@ -8,7 +8,9 @@
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::gt::registerGTDialects(registry);
+  mlir::gt::registerGTGPUDialects(registry);
   mlir::gt::registerGTPassesAndPipelines();
+  mlir::gt::registerGTGPUPipeline();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   return mlir::asMainReturnCode(mlir::MlirOptMain(argc, argv, "GT optimizer driver\n", registry));

@@ -42,6 +42,26 @@ void buildDispatcherPipeline(OpPassManager &pm, const DispatcherPipelineOptions 
 /// --gt-fuse-pipeline.
 void buildFusionPipeline(OpPassManager &pm);
 
+/// What a CUDA worker compiles for.
+struct GPUPipelineOptions {
+  std::string chip = "sm_90";        ///< the device's compute capability (PTX target)
+  std::string features = "+ptx80";  ///< PTX ISA version
+  int64_t blockSize = 256;           ///< threads per block for elementwise loops
+};
+
+/// Bufferized kernels (memref arguments) -> GPU: gt-gpu-prepare, parallel loops, gt-gpu-loops,
+/// gt-approximate-math, tiling by `blockSize`, gpu.launch, outlining, gt-gpu-device-memory,
+/// then MLIR's gpu-lower-to-nvvm-pipeline with PTX (format isa) kept in `gpu.binary`. Host
+/// code calls the mgpu* runtime functions (the worker implements them). Lives in the
+/// GTGPUPipeline library (it pulls in the NVPTX backend); needs registerGTGPUDialects.
+void buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options);
+
+/// Registers --gt-gpu-pipeline (one-shot bufferization, buffer deallocation, buildGPUPipeline).
+void registerGTGPUPipeline();
+
+/// The gpu and nvvm dialects, the NVVM target and their LLVM IR translations.
+void registerGTGPUDialects(DialectRegistry &registry);
+
 /// Registers the gt passes, gt-dispatcher-pipeline and gt-fuse-pipeline.
 void registerGTPassesAndPipelines();
 

@@ -92,4 +92,86 @@ def GTMarkHotRegions : Pass<"gt-mark-hot-regions", "::mlir::ModuleOp"> {
   ];
 }
 
+def GTApproximateMath : Pass<"gt-approximate-math"> {
+  let summary = "replaces f32 tanh/exp/log/erf/... by polynomial approximations";
+  let description = [{
+    Runs MLIR's `populateMathPolynomialApproximationPatterns`: the result is plain arith, so
+    CPU loops vectorize instead of calling libm per element, and GPU kernels need no
+    libdevice call for them. Eager and fused kernels both run it, so they agree bit for bit.
+    ```mlir
+    %1 = math.tanh %0 : f32
+    // => a clamp, a rational polynomial and selects in arith
+    ```
+  }];
+  let options = [
+    Option<"fmaToLLVM", "fma-to-llvm", "bool", "false",
+           "also lower math.fma to llvm.intr.fma (GPU kernels: convert-gpu-to-nvvm leaves math.fma alone)">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect", "::mlir::LLVM::LLVMDialect",
+                           "::mlir::vector::VectorDialect", "::mlir::x86vector::X86VectorDialect"];
+}
+
+def GTGPUPrepare : Pass<"gt-gpu-prepare", "::mlir::func::FuncOp"> {
+  let summary = "turns bufferized copies into linalg.copy so that they run on the GPU";
+  let description = [{
+    First step of the GPU pipeline, after bufferization. A `memref.copy` would run on the
+    host and read device memory; as `linalg.copy` it becomes a parallel loop and then a
+    kernel. Copies of a buffer onto itself (left by in-place bufferization) are dropped.
+    ```mlir
+    memref.copy %a, %b : memref<4xf32> to memref<4xf32>
+    // =>
+    linalg.copy ins(%a : memref<4xf32>) outs(%b : memref<4xf32>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def GTGPULoops : Pass<"gt-gpu-loops", "::mlir::func::FuncOp"> {
+  let summary = "turns every top-level loop nest into blocks x threads, ready to map onto the GPU";
+  let description = [{
+    Runs after convert-linalg-to-parallel-loops.
+    1. Serial code: a full reduction (no parallel dimension) and the initialization of a 0-d
+       result become `scf.for` loops and stores at the top of the function, which would run
+       on the host and touch device memory. Each maximal run of such top-level ops moves into
+       a one-iteration `scf.parallel`, a one-thread kernel. Fails if a value made in such a
+       run is used after it.
+    2. Each top-level `scf.parallel` over N points (all dimensions collapsed into one by
+       `collapseParallelLoops`; bounds must be static) becomes an outer loop over
+       ceil(N / block-size) blocks and an inner loop over min(N, block-size) threads, with an
+       `scf.if` guard when the last block is partial. gpu-map-parallel-loops then maps them
+       to block_x and thread_x.
+    ```mlir
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c300) step (%c1, %c1) { body(%i, %j) }
+    // => (block-size=256: 1200 points, 5 blocks)
+    scf.parallel (%b) = (%c0) to (%c5) step (%c1) {
+      scf.parallel (%t) = (%c0) to (%c256) step (%c1) {
+        %n = %b * 256 + %t
+        scf.if %n < 1200 { body(%n / 300, %n mod 300) }
+      }
+    }
+    ```
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256", "threads per block">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
+}
+
+def GTGPUDeviceMemory : Pass<"gt-gpu-device-memory", "::mlir::ModuleOp"> {
+  let summary = "host-side buffers become device buffers; checks no host code touches memory";
+  let description = [{
+    Runs after gpu-kernel-outlining. In host functions `memref.alloc` becomes `gpu.alloc`
+    and `memref.dealloc` becomes `gpu.dealloc` (on a GT worker both go to its caching
+    allocator, ordered on the compute stream). Any `memref.load`, `memref.store` or
+    `memref.copy` left in a host function is an error naming it: it would dereference a
+    device pointer on the host.
+    ```mlir
+    %0 = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
+    // =>
+    %0 = gpu.alloc () : memref<4xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 #endif // GT_PASSES_TD

@@ -1,0 +1,141 @@
+// gt-gpu-loops: every top-level loop nest becomes blocks x threads of a 2-level scf.parallel
+// (serial code a one-thread loop), ready for gpu-map-parallel-loops.
+#include "gt/Dialect/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::gt {
+#define GEN_PASS_DEF_GTGPULOOPS
+#include "gt/Dialect/Passes.h.inc"
+
+namespace {
+constexpr const char *kTiled = "gt.tiled"; ///< marks loops this pass already made (removed at the end)
+
+/// Whether `op` (or anything nested in it) reads or writes memref contents.
+bool touchesMemory(Operation *op) {
+  if (isa<scf::ParallelOp, memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(op)) return false;
+  bool touches = false;
+  op->walk([&](Operation *inner) {
+    if (isa<memref::LoadOp, memref::StoreOp, memref::CopyOp>(inner)) touches = true;
+  });
+  return touches;
+}
+
+struct GTGPULoopsPass : impl::GTGPULoopsBase<GTGPULoopsPass> {
+  using GTGPULoopsBase::GTGPULoopsBase;
+
+  /// Moves each maximal run of top-level memory-touching ops into a one-iteration scf.parallel.
+  LogicalResult wrapSerial(Block &block) {
+    SmallVector<SmallVector<Operation *>> runs;
+    bool open = false;
+    for (Operation &op : block) {
+      if (op.hasTrait<OpTrait::IsTerminator>()) break;
+      if (touchesMemory(&op)) {
+        if (!open) runs.emplace_back();
+        runs.back().push_back(&op);
+        open = true;
+      } else if (!open || !isPure(&op)) {
+        open = false; // a pure op (a constant, index math) may sit inside a run
+      } else {
+        runs.back().push_back(&op);
+      }
+    }
+    for (auto &run : runs) {
+      while (!run.empty() && !touchesMemory(run.back())) run.pop_back(); // trailing pure ops stay outside
+      if (run.empty()) continue;
+      llvm::SmallPtrSet<Operation *, 16> inRun(run.begin(), run.end());
+      for (Operation *op : run)
+        for (Value result : op->getResults())
+          for (Operation *user : result.getUsers())
+            if (!inRun.contains(block.findAncestorOpInBlock(*user)))
+              return op->emitOpError("computes a value used outside its serial region; cannot run it on the GPU");
+      OpBuilder b(run.front());
+      Location loc = run.front()->getLoc();
+      Value zero = b.create<arith::ConstantIndexOp>(loc, 0), one = b.create<arith::ConstantIndexOp>(loc, 1);
+      auto parallel = b.create<scf::ParallelOp>(loc, ValueRange{zero}, ValueRange{one}, ValueRange{one});
+      Operation *yield = parallel.getBody()->getTerminator();
+      for (Operation *op : run) op->moveBefore(yield);
+    }
+    return success();
+  }
+
+  /// scf.parallel over N points -> scf.parallel (blocks) { scf.parallel (threads) { if (i < N) body } }.
+  LogicalResult tile(scf::ParallelOp loop) {
+    int64_t points = 1;
+    for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+      auto l = getConstantIntValue(lb), u = getConstantIntValue(ub), s = getConstantIntValue(step);
+      if (!l || !u || !s || *s <= 0) return loop.emitOpError("has a dynamic loop bound; GPU kernels need static shapes");
+      points *= std::max<int64_t>(0, (*u - *l + *s - 1) / *s);
+    }
+    IRRewriter rewriter(&getContext());
+    if (loop.getNumLoops() > 1) {
+      // One dimension (normalized: from 0, step 1; bounds become computed values).
+      std::vector<unsigned> all;
+      for (unsigned i = 0; i < loop.getNumLoops(); ++i) all.push_back(i);
+      Operation *after = loop->getNextNode();
+      rewriter.setInsertionPoint(loop);
+      collapseParallelLoops(rewriter, loop, {all}); // replaces `loop`
+      loop = cast<scf::ParallelOp>(after->getPrevNode());
+      rewriter.setInsertionPoint(loop);
+      Value zero = rewriter.create<arith::ConstantIndexOp>(loop.getLoc(), 0);
+      Value one = rewriter.create<arith::ConstantIndexOp>(loop.getLoc(), 1);
+      return tileOneDim(rewriter, loop, points, zero, one);
+    }
+    return tileOneDim(rewriter, loop, points, loop.getLowerBound()[0], loop.getStep()[0]);
+  }
+
+  LogicalResult tileOneDim(IRRewriter &rewriter, scf::ParallelOp loop, int64_t points, Value lb, Value step) {
+    Location loc = loop.getLoc();
+    int64_t threads = std::max<int64_t>(1, std::min<int64_t>(blockSize, points));
+    int64_t blocks = (points + threads - 1) / threads;
+    rewriter.setInsertionPoint(loop);
+    auto cst = [&](int64_t v) { return rewriter.create<arith::ConstantIndexOp>(loc, v).getResult(); };
+    Value zero = cst(0), one = cst(1), threadsV = cst(threads), pointsV = cst(points);
+    auto outer = rewriter.create<scf::ParallelOp>(loc, ValueRange{zero}, ValueRange{cst(blocks)}, ValueRange{one});
+    outer->setAttr(kTiled, rewriter.getUnitAttr());
+    rewriter.setInsertionPoint(outer.getBody()->getTerminator());
+    auto inner = rewriter.create<scf::ParallelOp>(loc, ValueRange{zero}, ValueRange{threadsV}, ValueRange{one});
+    rewriter.setInsertionPoint(inner.getBody()->getTerminator());
+    Value linear = rewriter.create<arith::AddIOp>(
+        loc, rewriter.create<arith::MulIOp>(loc, outer.getInductionVars()[0], threadsV), inner.getInductionVars()[0]);
+    Operation *before = inner.getBody()->getTerminator();
+    if (points % threads != 0) { // the last block has idle threads
+      Value inRange = rewriter.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, linear, pointsV);
+      auto guard = rewriter.create<scf::IfOp>(loc, inRange, /*withElseRegion=*/false);
+      before = guard.thenBlock()->getTerminator();
+      rewriter.setInsertionPoint(before);
+    }
+    Value iv = rewriter.create<arith::AddIOp>(loc, lb, rewriter.create<arith::MulIOp>(loc, linear, step));
+    Operation *oldTerminator = loop.getBody()->getTerminator();
+    rewriter.eraseOp(oldTerminator);
+    rewriter.inlineBlockBefore(loop.getBody(), before, ValueRange{iv});
+    rewriter.eraseOp(loop);
+    return success();
+  }
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal()) return;
+    for (Block &block : func.getBody()) {
+      if (failed(wrapSerial(block))) return signalPassFailure();
+      // Collapse, then tile, each top-level loop nest (collapsing replaces the loop).
+      while (true) {
+        scf::ParallelOp next;
+        for (auto loop : block.getOps<scf::ParallelOp>())
+          if (!loop->hasAttr(kTiled)) { next = loop; break; }
+        if (!next) break;
+        if (failed(tile(next))) return signalPassFailure();
+      }
+      for (auto loop : block.getOps<scf::ParallelOp>()) loop->removeAttr(kTiled);
+    }
+  }
+};
+} // namespace
+} // namespace mlir::gt

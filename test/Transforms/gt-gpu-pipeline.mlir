@@ -1,0 +1,28 @@
+// RUN: gt-opt %s --gt-fuse-pipeline --gt-gpu-pipeline | FileCheck %s
+
+// What a CUDA worker does to a hot region: the add+tanh chain is ONE kernel, PTX for sm_90
+// inside gpu.binary; the host side allocates through mgpuMemAlloc (the worker's caching
+// allocator) and launches 12 threads in one block.
+// CHECK: llvm.func @chain
+// CHECK: llvm.call @mgpuStreamCreate
+// CHECK: llvm.call @mgpuMemAlloc
+// CHECK: gpu.launch_func <%{{.*}} : !llvm.ptr> @chain_kernel::@chain_kernel
+// CHECK-NOT: gpu.launch_func
+// CHECK: gpu.binary @chain_kernel  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "
+// CHECK-SAME: .target sm_90
+// CHECK-SAME: .visible .entry chain_kernel(
+// CHECK: llvm.func @total
+// CHECK: gpu.launch_func
+// CHECK: gpu.binary @total_kernel
+func.func @chain(%x: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
+  %0 = gt.add %x, %b : tensor<4x3xf32>, tensor<3xf32> -> tensor<4x3xf32>
+  %1 = gt.tanh %0 : tensor<4x3xf32> -> tensor<4x3xf32>
+  return %1 : tensor<4x3xf32>
+}
+
+// A full sum: serial code, a one-thread kernel (correct; not fast).
+func.func @total(%x: tensor<1000xf32>) -> tensor<f32> {
+  %0 = gt.exp %x : tensor<1000xf32> -> tensor<1000xf32>
+  %1 = gt.sum %0 {axes = array<i64: 0>} : tensor<1000xf32> -> tensor<f32>
+  return %1 : tensor<f32>
+}
