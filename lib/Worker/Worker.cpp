@@ -71,6 +71,8 @@ public:
         {"region_load_ms", s.regionLoadMs},
         {"region_disk_hits", double(s.regionDiskHits)},
     };
+    std::vector<std::pair<std::string, double>> device = executor_.device().counters();
+    for (auto &[name, value] : device) values.emplace_back(name.c_str(), value);
     auto r = context.getResults();
     auto list = r.initStats(unsigned(values.size()));
     for (unsigned i = 0; i < values.size(); ++i) {
@@ -89,10 +91,14 @@ private:
 } // namespace
 
 void serve(const Options &options) {
-  if (options.device != "cpu")
-    throw std::runtime_error("device '" + options.device + "' is not supported by this build (only 'cpu')");
+  std::shared_ptr<Device> device;
+  try {
+    device = createDevice(options.device, options.allowTF32);
+  } catch (const std::exception &e) {
+    throw std::runtime_error("cannot use device '" + options.device + "': " + e.what());
+  }
   Executor executor(ExecutorOptions{options.cacheDir.empty() ? KernelCompiler::defaultCacheDir() : options.cacheDir,
-                                    !options.syncCompile, options.verifyRegions});
+                                    !options.syncCompile, options.verifyRegions, device});
   capnp::ReaderOptions reader;
   reader.traversalLimitInWords = uint64_t(1) << 33;
   capnp::EzRpcClient client(options.host.c_str(), options.port, reader);
@@ -109,7 +115,7 @@ void serve(const Options &options) {
     throw std::runtime_error("cannot register with the dispatcher at " + options.host + ":" +
                              std::to_string(options.port) + ": " + e.getDescription().cStr());
   }
-  std::cerr << "gt-worker: registered as worker " << index << " (" << options.device << ")" << std::endl;
+  std::cerr << "gt-worker: registered as worker " << index << " (" << device->describe() << ")" << std::endl;
   // Serve until the dispatcher goes away: a cheap call every second notices.
   auto &timer = client.getIoProvider().getTimer();
   while (true) {

@@ -57,3 +57,25 @@ func.func @total(%a: memref<1000xf32>, %out: memref<f32>) {
   }
   return
 }
+
+// A fill value read at the top (an argument nothing writes) moves into the loop that uses it,
+// so the kernel reads it on the device.
+// CHECK-LABEL: func.func @fill
+// CHECK-NOT: memref.load
+// CHECK: scf.parallel
+// CHECK: scf.parallel
+// CHECK: %[[V:.*]] = memref.load %arg0[] : memref<f64>
+// CHECK: %[[F:.*]] = arith.truncf %[[V]] : f64 to f32
+// CHECK: memref.store %[[F]], %arg1
+func.func @fill(%v: memref<f64>, %out: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %x = memref.load %v[] : memref<f64>
+  %f = arith.truncf %x : f64 to f32
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    memref.store %f, %out[%i] : memref<8xf32>
+    scf.reduce
+  }
+  return
+}

@@ -11,13 +11,15 @@ int main(int argc, char **argv) {
   CLI::App app{"GT worker: compiles and runs GT programs on one device"};
   app.add_option("--host", options.host, "dispatcher address")->capture_default_str();
   app.add_option("-p,--port", options.port, "dispatcher port")->required();
-  app.add_option("--device", options.device, "cpu")->capture_default_str();
+  app.add_option("--device", options.device, "cpu, or cuda:N for GPU N")->capture_default_str();
+  app.add_flag("--allow-tf32", options.allowTF32, "CUDA: float32 matmul may use TF32 tensor cores");
   app.add_flag("--sync-compile", options.syncCompile,
                "compile a hot region before its first run instead of in the background");
   CLI11_PARSE(app, argc, argv);
   if (const char *token = std::getenv("GT_TOKEN")) options.token = token;
   if (const char *sync = std::getenv("GT_JIT_SYNC"); sync && std::string(sync) == "1") options.syncCompile = true;
   if (const char *check = std::getenv("GT_JIT_VERIFY"); check && std::string(check) == "1") options.verifyRegions = true;
+  if (const char *tf32 = std::getenv("GT_ALLOW_TF32"); tf32 && std::string(tf32) == "1") options.allowTF32 = true;
   try {
     gt::worker::serve(options);
   } catch (const std::exception &e) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "gt/Core/Instruction.h"
+#include "gt/Worker/Device.h"
 #include "gt/Worker/KernelCompiler.h"
 
 #include <map>
@@ -10,12 +11,6 @@
 #include <unordered_map>
 
 namespace gt::worker {
-
-/// A tensor's bytes (row-major, dtypeSize(dtype) per element) on the host.
-struct HostBuffer {
-  std::shared_ptr<std::byte> data;
-  size_t bytes = 0;
-};
 
 /// Result of fetching a tensor: its bytes, or the error that poisoned it.
 struct Fetched {
@@ -62,10 +57,11 @@ struct ExecutorOptions {
   std::string cacheDir;          ///< kernel disk cache ("" = none)
   bool backgroundCompile = true; ///< false: a hot region compiles before its first run (GT_JIT_SYNC=1)
   bool verifyRegions = false;    ///< rerun every replayed region eagerly and report differences (GT_JIT_VERIFY=1)
+  std::shared_ptr<Device> device; ///< where tensors live and kernels run (null: the CPU)
 };
 
-/// Executes instructions on the CPU: GEMM through BLAS, reshape as an alias, everything else
-/// through kernels from the KernelCompiler. A failing instruction never throws: it poisons
+/// Executes instructions on a Device: GEMM through the device's BLAS, reshape as an alias,
+/// everything else through kernels from the KernelCompiler (built for the device's target). A failing instruction never throws: it poisons
 /// its result with an error naming the op and the user's line, and every instruction that
 /// reads a poisoned tensor is poisoned with the same error.
 class Executor {
@@ -87,17 +83,19 @@ public:
 
   ExecutorStats stats() const;
   KernelCompiler &compiler() { return compiler_; }
+  Device &device() { return *device_; }
   /// Compiler statistics of the eager kernels plus the region kernels.
   CompilerStats compilerStats() const;
 
 private:
   struct Tensor {
     TensorType type;
-    HostBuffer buffer;
+    Buffer buffer;
     std::string error;
   };
   void execute(const Instruction &inst, const std::vector<const Tensor *> &in, Tensor &out);
-  HostBuffer allocate(size_t bytes);
+  Buffer allocate(size_t bytes);
+  Buffer scalar(uint64_t bits); ///< an 8-byte device buffer holding `bits` (fill values, seeds)
   void release(const Tensor &t);
 
   void runRegion(std::span<const Instruction> insts, const RegionCall &region);
@@ -105,6 +103,7 @@ private:
   bool replay(std::span<const Instruction> insts, const RegionCall &region, const RegionKernel &compiled);
 
   ExecutorOptions options_;
+  std::shared_ptr<Device> device_;
   KernelCompiler compiler_;
   std::unordered_map<uint64_t, Tensor> tensors_;
   ExecutorStats stats_;

@@ -13,6 +13,8 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace gt::worker {
 
@@ -22,6 +24,9 @@ struct Kernel {
   static constexpr int kMaxArgs = 64;
   void *entry = nullptr;
   int numArgs = 0;
+  /// CUDA target, compiled in this process: the PTX of each GPU kernel it launches (empty when
+  /// loaded from the disk cache, where the PTX sits inside the object file).
+  std::vector<std::string> ptx;
   void invoke(void **descriptors) const;
 };
 
@@ -50,11 +55,21 @@ struct CompilerStats {
   double diskLoadMs = 0;   ///< wall time spent loading kernels from the disk cache, milliseconds
 };
 
+/// What kernels are compiled for. CPU: the whole kernel is host code. CUDA: host code that
+/// allocates through, and launches GPU kernels (PTX for `chip`) with, the mgpu* functions in
+/// `symbols` (see lib/Worker/Runtime/CUDA/Mgpu.cpp); the entry's memref arguments hold
+/// device pointers.
+struct CompilerTarget {
+  enum class Kind { CPU, CUDA } kind = Kind::CPU;
+  std::string chip = "sm_90";                            ///< CUDA compute capability
+  std::vector<std::pair<std::string, void *>> symbols;  ///< extra symbols the JIT resolves
+};
+
 class KernelCompiler {
 public:
   /// `cacheDir` empty disables the disk cache. Throws std::runtime_error if the host target
   /// cannot be set up.
-  explicit KernelCompiler(std::string cacheDir);
+  explicit KernelCompiler(std::string cacheDir, CompilerTarget target = {});
   ~KernelCompiler();
 
   /// The kernel for `op` on `operands` producing `result`. Full and randn take one 0-d operand

@@ -8,15 +8,17 @@ namespace gt::worker {
 struct Options {
   std::string host = "127.0.0.1"; ///< the dispatcher's address
   int port = 0;                   ///< the dispatcher's port
-  std::string device = "cpu";     ///< "cpu" (the CUDA worker arrives with the JIT issue)
+  std::string device = "cpu";     ///< "cpu" or "cuda:N"
   std::string token;              ///< GT_TOKEN
   std::string cacheDir;           ///< kernel disk cache; KernelCompiler::defaultCacheDir() if empty
   bool syncCompile = false;       ///< compile hot regions before their first run (GT_JIT_SYNC=1)
   bool verifyRegions = false;     ///< check every fused replay against eager execution (GT_JIT_VERIFY=1)
+  bool allowTF32 = false;         ///< CUDA: float32 GEMM may use TF32 tensor cores (--allow-tf32, GT_ALLOW_TF32=1)
 };
 
 /// Serves until the dispatcher goes away (then returns). Throws std::runtime_error if the
-/// dispatcher cannot be reached or refuses the worker, or the device is unsupported.
+/// dispatcher cannot be reached or refuses the worker, or the device cannot be used
+/// (unknown name, no CUDA driver or GPU: the message says which).
 void serve(const Options &options);
 
 } // namespace gt::worker

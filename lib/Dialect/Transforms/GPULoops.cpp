@@ -4,7 +4,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -30,6 +33,51 @@ bool touchesMemory(Operation *op) {
 
 struct GTGPULoopsPass : impl::GTGPULoopsBase<GTGPULoopsPass> {
   using GTGPULoopsBase::GTGPULoopsBase;
+
+  /// A scalar read at the top (a fill value: memref.load of a 0-d argument, then pure ops like
+  /// arith.truncf) that only parallel loops use is cloned into each of them, so the kernels
+  /// read it on the device. Only loads from memrefs nothing in the function writes.
+  void sinkScalarLoads(func::FuncOp func, Block &block) {
+    llvm::SmallPtrSet<Value, 8> written;
+    func.walk([&](Operation *op) {
+      if (auto store = dyn_cast<memref::StoreOp>(op)) written.insert(store.getMemRef());
+      else if (auto copy = dyn_cast<memref::CopyOp>(op)) written.insert(copy.getTarget());
+      else if (auto linalg = dyn_cast<linalg::LinalgOp>(op))
+        for (OpOperand &init : linalg.getDpsInitsMutable()) written.insert(init.get());
+    });
+    SmallVector<memref::LoadOp> loads(block.getOps<memref::LoadOp>());
+    for (memref::LoadOp load : loads) {
+      if (written.contains(load.getMemRef())) continue;
+      // The load and the top-level pure ops computed from it, in order.
+      SmallVector<Operation *> chain{load};
+      llvm::SmallPtrSet<Operation *, 8> inChain{load};
+      for (Operation *op = load->getNextNode(); op; op = op->getNextNode())
+        if (isPure(op) && op->getNumRegions() == 0 &&
+            llvm::any_of(op->getOperands(), [&](Value v) { return v.getDefiningOp() && inChain.contains(v.getDefiningOp()); })) {
+          chain.push_back(op);
+          inChain.insert(op);
+        }
+      SetVector<scf::ParallelOp> consumers;
+      bool sinkable = true;
+      for (Operation *op : chain)
+        for (Operation *user : op->getUsers()) {
+          if (inChain.contains(user)) continue;
+          Operation *top = block.findAncestorOpInBlock(*user);
+          if (auto loop = dyn_cast_or_null<scf::ParallelOp>(top); loop && top != user) consumers.insert(loop);
+          else sinkable = false;
+        }
+      if (!sinkable || consumers.empty()) continue;
+      for (scf::ParallelOp loop : consumers) {
+        OpBuilder b(loop.getBody(), loop.getBody()->begin());
+        IRMapping map;
+        for (Operation *op : chain) b.clone(*op, map);
+        for (Operation *op : chain)
+          for (auto [from, to] : llvm::zip(op->getResults(), map.lookup(op)->getResults()))
+            from.replaceUsesWithIf(to, [&](OpOperand &use) { return loop->isProperAncestor(use.getOwner()); });
+      }
+      for (Operation *op : llvm::reverse(chain)) op->erase();
+    }
+  }
 
   /// Moves each maximal run of top-level memory-touching ops into a one-iteration scf.parallel.
   LogicalResult wrapSerial(Block &block) {
@@ -124,6 +172,7 @@ struct GTGPULoopsPass : impl::GTGPULoopsBase<GTGPULoopsPass> {
     func::FuncOp func = getOperation();
     if (func.isExternal()) return;
     for (Block &block : func.getBody()) {
+      sinkScalarLoads(func, block);
       if (failed(wrapSerial(block))) return signalPassFailure();
       // Collapse, then tile, each top-level loop nest (collapsing replaces the loop).
       while (true) {

@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -72,7 +73,7 @@ namespace gt::worker {
 
 /// Bump when the kernel ABI or any lowering pass changes (the disk key hashes the gt-level
 /// source, not the pipeline): old disk-cache entries then stop matching.
-static constexpr const char *kCompilerVersion = "gt-kernels-3 llvm-" LLVM_VERSION_STRING;
+static constexpr const char *kCompilerVersion = "gt-kernels-4 llvm-" LLVM_VERSION_STRING;
 
 namespace {
 /// Calls `entry` with `N` pointer arguments taken from `d`.
@@ -98,23 +99,10 @@ int RegionSpec::numFills() const {
   return n;
 }
 
-/// Replaces f32 tanh/exp/log/... by MLIR's polynomial approximations (plain arithmetic, so
-/// LLVM vectorizes the loops instead of calling libm per element). Eager and fused kernels
-/// both use it, so they agree bit for bit.
-struct ApproximateMathPass : PassWrapper<ApproximateMathPass, OperationPass<func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ApproximateMathPass)
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, math::MathDialect, vector::VectorDialect, x86vector::X86VectorDialect>();
-  }
-  void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    populateMathPolynomialApproximationPatterns(patterns);
-    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns)))) signalPassFailure();
-  }
-};
-
 struct KernelCompiler::Impl {
   std::string cacheDir;
+  CompilerTarget target;
+  bool cuda() const { return target.kind == CompilerTarget::Kind::CUDA; }
   MLIRContext ctx{MLIRContext::Threading::DISABLED};
   std::unique_ptr<llvm::TargetMachine> tm;
   std::unique_ptr<llvm::orc::LLJIT> jit;
@@ -129,7 +117,7 @@ struct KernelCompiler::Impl {
     update(stats);
   }
 
-  Impl(std::string dir) : cacheDir(std::move(dir)) {
+  Impl(std::string dir, CompilerTarget t) : cacheDir(std::move(dir)), target(std::move(t)) {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     DialectRegistry registry;
@@ -141,6 +129,7 @@ struct KernelCompiler::Impl {
     tensor::registerBufferizableOpInterfaceExternalModels(registry);
     registerBuiltinDialectTranslation(registry);
     registerLLVMDialectTranslation(registry);
+    if (cuda()) mlir::gt::registerGTGPUDialects(registry);
     ctx.appendDialectRegistry(registry);
     ctx.loadAllAvailableDialects();
 
@@ -151,13 +140,18 @@ struct KernelCompiler::Impl {
     if (!machine) throw std::runtime_error("kernel compiler: cannot create a target machine");
     tm = std::move(*machine);
     targetKey = tm->getTargetTriple().str() + " " + tm->getTargetCPU().str() + " " +
-                tm->getTargetFeatureString().str();
+                tm->getTargetFeatureString().str() + (cuda() ? " cuda " + target.chip : std::string());
     auto built = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
     if (!built) throw std::runtime_error("kernel compiler: cannot create the JIT: " + llvm::toString(built.takeError()));
     jit = std::move(*built);
     // Kernels call libm (tanhf, ...) and malloc/free: resolve them in this process.
     jit->getMainJITDylib().addGenerator(llvm::cantFail(
         llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit->getDataLayout().getGlobalPrefix())));
+    // Runtime functions of the target (the mgpu* functions CUDA host code calls).
+    llvm::orc::SymbolMap symbols;
+    for (auto &[name, address] : target.symbols)
+      symbols[jit->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(address), llvm::JITSymbolFlags::Exported};
+    if (!symbols.empty()) llvm::cantFail(jit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(symbols))));
   }
 
   MemRefType memrefOf(const TensorType &t) {
@@ -216,6 +210,7 @@ struct KernelCompiler::Impl {
     std::snprintf(name, sizeof name, "gt_%016llx", (unsigned long long)hash);
 
     std::string object;
+    std::vector<std::string> ptx;
     fs::path path;
     if (!cacheDir.empty()) {
       path = fs::path(cacheDir) / "kernels" / (std::string(name) + ".o");
@@ -233,6 +228,10 @@ struct KernelCompiler::Impl {
         std::ofstream(fs::path(dump) / (std::string(name) + ".mlir")) << text;
       }
       lowerToLLVMDialect(*module, fuse);
+      ptx = ptxOf(*module);
+      if (const char *dump = std::getenv("GT_DUMP_KERNELS"); dump && *dump)
+        for (size_t i = 0; i < ptx.size(); ++i)
+          std::ofstream(fs::path(dump) / (std::string(name) + "." + std::to_string(i) + ".ptx")) << ptx[i];
       object = objectCode(*module, name);
       double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
       count([&](CompilerStats &st) {
@@ -251,6 +250,7 @@ struct KernelCompiler::Impl {
     auto kernel = std::make_unique<Kernel>();
     kernel->entry = load(object, name);
     kernel->numArgs = numArgs;
+    kernel->ptx = std::move(ptx);
     if (fromDisk) { // read + link + symbol lookup
       double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
       count([ms](CompilerStats &st) { st.diskLoadMs += ms; });
@@ -271,8 +271,15 @@ struct KernelCompiler::Impl {
     pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
     bufferization::BufferDeallocationPipelineOptions dealloc;
     bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+    if (cuda()) {
+      mlir::gt::GPUPipelineOptions gpu;
+      gpu.chip = target.chip;
+      mlir::gt::buildGPUPipeline(pm, gpu);
+      runPipeline(pm, module);
+      return;
+    }
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-    pm.addNestedPass<func::FuncOp>(std::make_unique<ApproximateMathPass>());
+    pm.addNestedPass<func::FuncOp>(mlir::gt::createGTApproximateMath());
     pm.addPass(createConvertSCFToCFPass());
     pm.addPass(memref::createExpandStridedMetadataPass());
     pm.addPass(createLowerAffinePass());
@@ -284,6 +291,10 @@ struct KernelCompiler::Impl {
     pm.addPass(createConvertFuncToLLVMPass());
     pm.addPass(createConvertControlFlowToLLVMPass());
     pm.addPass(createReconcileUnrealizedCastsPass());
+    runPipeline(pm, module);
+  }
+
+  void runPipeline(PassManager &pm, ModuleOp module) {
     std::string diagnostics;
     llvm::raw_string_ostream os(diagnostics);
     ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
@@ -291,6 +302,20 @@ struct KernelCompiler::Impl {
       return success();
     });
     if (failed(pm.run(module))) throw std::runtime_error("lowering failed: " + diagnostics);
+  }
+
+  /// The PTX of every gpu.binary in `module` (CUDA target, after lowering), without the
+  /// trailing NUL that cuModuleLoadData wants and ptxas refuses.
+  static std::vector<std::string> ptxOf(ModuleOp module) {
+    std::vector<std::string> out;
+    module.walk([&](gpu::BinaryOp binary) {
+      for (Attribute a : binary.getObjects()) {
+        std::string text = cast<gpu::ObjectAttr>(a).getObject().str();
+        while (!text.empty() && text.back() == '\0') text.pop_back();
+        out.push_back(std::move(text));
+      }
+    });
+    return out;
   }
 
   std::string objectCode(ModuleOp module, const std::string &name) {
@@ -315,7 +340,8 @@ struct KernelCompiler::Impl {
   }
 };
 
-KernelCompiler::KernelCompiler(std::string cacheDir) : impl(std::make_unique<Impl>(std::move(cacheDir))) {}
+KernelCompiler::KernelCompiler(std::string cacheDir, CompilerTarget target)
+    : impl(std::make_unique<Impl>(std::move(cacheDir), std::move(target))) {}
 KernelCompiler::~KernelCompiler() = default;
 
 std::string KernelCompiler::defaultCacheDir() {

@@ -1,7 +1,6 @@
-// The CPU executor: BLAS for GEMM, aliases for reshape, JIT-compiled kernels for the rest.
+// The executor: runs programs on a Device (CPU or CUDA): the device's GEMM, aliases for
+// reshape, JIT-compiled kernels for the rest.
 #include "gt/Worker/Executor.h"
-
-#include <cblas.h>
 
 #include <condition_variable>
 #include <cstdlib>
@@ -34,46 +33,6 @@ struct Descriptor {
     }
   }
 };
-
-/// Offset (in elements) of batch element `index` of `out` in an operand with batch shape
-/// `batch` broadcast to `outBatch`, whose matrices hold `matrixSize` elements.
-int64_t batchOffset(int64_t index, const Shape &outBatch, const Shape &batch, int64_t matrixSize) {
-  int64_t offset = 0, stride = matrixSize;
-  for (size_t i = outBatch.size(); i-- > 0;) {
-    int64_t coord = index % outBatch[i];
-    index /= outBatch[i];
-    size_t j = i + batch.size();
-    if (j >= outBatch.size()) { // this axis exists in the operand
-      int64_t size = batch[j - outBatch.size()];
-      if (size != 1) offset += coord * stride;
-      stride *= size;
-    }
-  }
-  return offset;
-}
-
-/// NumPy matmul through cblas_{s,d}gemm, one call per batch element.
-void matmul(const TensorType &ta, const void *a, const TensorType &tb, const void *b,
-            const TensorType &tc, void *c) {
-  Shape sa = ta.shape, sb = tb.shape;
-  if (sa.size() == 1) sa.insert(sa.begin(), 1);
-  if (sb.size() == 1) sb.push_back(1);
-  int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
-  Shape batchA(sa.begin(), sa.end() - 2), batchB(sb.begin(), sb.end() - 2);
-  Shape outBatch = broadcastShapes(batchA, batchB);
-  int64_t batches = numElements(outBatch);
-  for (int64_t i = 0; i < batches; ++i) {
-    int64_t offA = batchOffset(i, outBatch, batchA, m * k), offB = batchOffset(i, outBatch, batchB, k * n);
-    if (tc.dtype == DType::Float32)
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
-                  static_cast<const float *>(a) + offA, k, static_cast<const float *>(b) + offB, n,
-                  0.0f, static_cast<float *>(c) + i * m * n, n);
-    else
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0,
-                  static_cast<const double *>(a) + offA, k, static_cast<const double *>(b) + offB, n,
-                  0.0, static_cast<double *>(c) + i * m * n, n);
-  }
-}
 
 /// The ids a region reads from outside (in order of first use) and its fill values.
 struct RegionLayout {
@@ -156,7 +115,8 @@ struct Executor::RegionJit {
   bool stop = false, busy = false;
   std::thread thread;
 
-  RegionJit(const ExecutorOptions &o) : compiler(o.cacheDir), background(o.backgroundCompile) {
+  RegionJit(const ExecutorOptions &o, CompilerTarget target)
+      : compiler(o.cacheDir, std::move(target)), background(o.backgroundCompile) {
     if (background) thread = std::thread([this] { loop(); });
   }
   ~RegionJit() {
@@ -253,7 +213,8 @@ struct Executor::RegionJit {
 };
 
 Executor::Executor(ExecutorOptions options)
-    : options_(options), compiler_(options.cacheDir), jit_(std::make_unique<RegionJit>(options)),
+    : options_(options), device_(options.device ? options.device : std::shared_ptr<Device>(createCPUDevice())),
+      compiler_(options.cacheDir, device_->target()), jit_(std::make_unique<RegionJit>(options, device_->target())),
       profile_(std::getenv("GT_JIT_PROFILE") != nullptr) {}
 Executor::~Executor() = default;
 
@@ -305,7 +266,15 @@ void Executor::runRegion(std::span<const Instruction> insts, const RegionCall &r
       }
     }
     auto t0 = std::chrono::steady_clock::now();
-    if (entry && entry->state == RegionJit::Entry::Ready && replay(insts, region, entry->compiled)) {
+    bool replayed = false;
+    if (entry && entry->state == RegionJit::Entry::Ready) {
+      try {
+        replayed = replay(insts, region, entry->compiled);
+      } catch (const std::exception &e) { // a launch failed: this occurrence runs op by op
+        std::cerr << "gt-worker: replaying region " << describe(insts) << " failed: " << e.what() << std::endl;
+      }
+    }
+    if (replayed) {
       if (profile_) {
         auto &p = profileByKey_[region.key];
         p.first += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -354,7 +323,13 @@ bool Executor::replay(std::span<const Instruction> insts, const RegionCall &regi
     if (!(it->second.type == entry.inputTypes[descriptors.size()])) return false;
     descriptors.emplace_back(it->second.buffer.data.get(), it->second.type.shape);
   }
-  for (double &v : layout.fills) descriptors.emplace_back(&v, Shape{});
+  std::vector<Buffer> fills;
+  for (double v : layout.fills) {
+    uint64_t bits;
+    std::memcpy(&bits, &v, 8);
+    fills.push_back(scalar(bits));
+    descriptors.emplace_back(fills.back().data.get(), Shape{});
+  }
   std::vector<Tensor> outs(region.outputs.size());
   for (size_t i = 0; i < outs.size(); ++i) {
     outs[i].type = outputTypes[i];
@@ -364,6 +339,7 @@ bool Executor::replay(std::span<const Instruction> insts, const RegionCall &regi
   std::vector<void *> args;
   for (Descriptor &d : descriptors) args.push_back(d.words.data());
   entry.kernel->invoke(args.data());
+  device_->checkLaunches();
   for (size_t i = 0; i < outs.size(); ++i) {
     if (auto it = tensors_.find(region.outputs[i]); it != tensors_.end()) {
       release(it->second);
@@ -378,13 +354,17 @@ bool Executor::replay(std::span<const Instruction> insts, const RegionCall &regi
 }
 
 
-HostBuffer Executor::allocate(size_t bytes) {
-  size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
-  void *p = std::aligned_alloc(64, rounded);
-  if (!p) throw std::runtime_error("out of host memory allocating " + std::to_string(bytes) + " bytes");
+Buffer Executor::allocate(size_t bytes) {
+  Buffer buffer = device_->allocate(bytes);
   stats_.liveBytes += bytes;
   stats_.peakBytes = std::max(stats_.peakBytes, stats_.liveBytes);
-  return {std::shared_ptr<std::byte>(static_cast<std::byte *>(p), std::free), bytes};
+  return buffer;
+}
+
+Buffer Executor::scalar(uint64_t bits) {
+  Buffer buffer = device_->allocate(8);
+  device_->setScalar(buffer.data.get(), bits);
+  return buffer;
 }
 
 void Executor::release(const Tensor &t) {
@@ -446,15 +426,15 @@ void Executor::execute(const Instruction &inst, const std::vector<const Tensor *
                                   " bytes, a " + dtypeName(out.type.dtype) + shapeString(out.type.shape) +
                                   " tensor needs " + std::to_string(bytes));
     out.buffer = allocate(bytes);
-    std::memcpy(out.buffer.data.get(), inst.data.data(), bytes);
+    device_->upload(out.buffer.data.get(), inst.data.data(), bytes);
     return;
   case OpCode::Reshape: // same bytes, new shape
     out.buffer = in[0]->buffer;
     return;
   case OpCode::Matmul:
     out.buffer = allocate(bytes);
-    if (bytes) matmul(in[0]->type, in[0]->buffer.data.get(), in[1]->type, in[1]->buffer.data.get(), out.type,
-                      out.buffer.data.get());
+    device_->matmul(in[0]->type, in[0]->buffer.data.get(), in[1]->type, in[1]->buffer.data.get(), out.type,
+                    out.buffer.data.get());
     return;
   default: break;
   }
@@ -463,14 +443,18 @@ void Executor::execute(const Instruction &inst, const std::vector<const Tensor *
   // so one kernel serves every value.
   std::vector<TensorType> kernelTypes = types;
   std::vector<Descriptor> descriptors;
-  double value = inst.attrs.value;
-  int64_t seed = inst.attrs.seed;
-  if (inst.op == OpCode::Full) {
-    kernelTypes = {TensorType{DType::Float64, {}}};
-    descriptors.emplace_back(&value, Shape{});
-  } else if (inst.op == OpCode::Randn) {
-    kernelTypes = {TensorType{DType::Int64, {}}};
-    descriptors.emplace_back(&seed, Shape{});
+  Buffer operand; // the fill value or seed, in device memory
+  if (inst.op == OpCode::Full || inst.op == OpCode::Randn) {
+    uint64_t bits;
+    if (inst.op == OpCode::Full) {
+      kernelTypes = {TensorType{DType::Float64, {}}};
+      std::memcpy(&bits, &inst.attrs.value, 8);
+    } else {
+      kernelTypes = {TensorType{DType::Int64, {}}};
+      std::memcpy(&bits, &inst.attrs.seed, 8);
+    }
+    operand = scalar(bits);
+    descriptors.emplace_back(operand.data.get(), Shape{});
   } else {
     for (const Tensor *t : in) descriptors.emplace_back(t->buffer.data.get(), t->type.shape);
   }
@@ -479,7 +463,10 @@ void Executor::execute(const Instruction &inst, const std::vector<const Tensor *
   descriptors.emplace_back(out.buffer.data.get(), out.type.shape);
   std::vector<void *> args;
   for (Descriptor &d : descriptors) args.push_back(d.words.data());
-  if (numElements(out.type.shape) > 0) kernel.invoke(args.data());
+  if (numElements(out.type.shape) > 0) {
+    kernel.invoke(args.data());
+    device_->checkLaunches();
+  }
 }
 
 Fetched Executor::fetch(uint64_t id) const {
@@ -491,8 +478,15 @@ Fetched Executor::fetch(uint64_t id) const {
   }
   f.type = it->second.type;
   f.error = it->second.error;
-  if (f.error.empty())
-    f.bytes.assign(reinterpret_cast<const char *>(it->second.buffer.data.get()), it->second.buffer.bytes);
+  if (f.error.empty()) {
+    f.bytes.resize(it->second.buffer.bytes);
+    try {
+      device_->download(f.bytes.data(), it->second.buffer.data.get(), it->second.buffer.bytes);
+    } catch (const std::exception &e) {
+      f.bytes.clear();
+      f.error = std::string("fetching tensor ") + std::to_string(id) + ": " + e.what();
+    }
+  }
   return f;
 }
 

@@ -1,0 +1,77 @@
+// A worker's device: where tensors live, how bytes move, GEMM, and what kernels compile for.
+//
+// The Executor is written once against this interface; CPUDevice keeps tensors in host memory
+// (BLAS for GEMM), CUDADevice in GPU memory (caching allocator, one compute stream, pinned
+// staging for copies, cuBLAS for GEMM). Every method that queues work queues it in order:
+// a later kernel sees an earlier upload, and download() waits for everything before it.
+#pragma once
+
+#include "gt/Core/DType.h"
+#include "gt/Worker/KernelCompiler.h"
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gt::worker {
+
+/// A tensor's bytes (row-major, dtypeSize(dtype) per element) in the device's memory. The
+/// deleter hands the memory back to the device (for CUDA: to its caching allocator).
+struct Buffer {
+  std::shared_ptr<std::byte> data;
+  size_t bytes = 0;
+};
+
+class Device {
+public:
+  virtual ~Device() = default;
+  /// "cpu", or "cuda:0 (NVIDIA H100 80GB HBM3, sm_90)".
+  virtual std::string describe() const = 0;
+  /// What the kernel compiler builds for, and the runtime functions the kernels call.
+  virtual CompilerTarget target() const = 0;
+  /// `bytes` of device memory (at least 1). Throws std::runtime_error when out of memory.
+  virtual Buffer allocate(size_t bytes) = 0;
+  /// Queues a copy of `bytes` host bytes to device memory; `src` may be reused on return.
+  virtual void upload(void *dst, const void *src, size_t bytes) = 0;
+  /// Copies device bytes to the host after all queued work; throws the error of any queued
+  /// work that failed (for CUDA: a kernel fault, with the driver's name for it).
+  virtual void download(void *dst, const void *src, size_t bytes) = 0;
+  /// Queues writing the 8 bytes `bits` (an f64 fill value or an i64 seed) at `dst`.
+  virtual void setScalar(void *dst, uint64_t bits) = 0;
+  /// C = A @ B with NumPy's matmul semantics (1-D promotion, broadcast batch dimensions);
+  /// float32 and float64. Throws std::invalid_argument for other dtypes.
+  virtual void matmul(const TensorType &ta, const void *a, const TensorType &tb, const void *b,
+                      const TensorType &tc, void *c) = 0;
+  /// Throws the first error a kernel launch recorded since the last call (none for the CPU).
+  virtual void checkLaunches() {}
+  /// Device counters for gt.debug.stats() (allocator bytes, cache hits, ...).
+  virtual std::vector<std::pair<std::string, double>> counters() const { return {}; }
+};
+
+/// The host: aligned host memory, cblas GEMM, kernels JIT-compiled for the host CPU.
+std::unique_ptr<Device> createCPUDevice();
+
+struct CUDAOptions {
+  int ordinal = 0;         ///< which GPU (cuda:N)
+  bool allowTF32 = false;  ///< float32 GEMM may use TF32 tensor cores (about 1e-3 relative error)
+};
+
+/// A CUDA GPU through the driver API, loaded at run time: a binary built with this works on
+/// machines without a GPU, and this throws std::runtime_error saying why (no libcuda.so.1,
+/// no device N, no libdevice for the kernel compiler, ...) when it cannot start.
+std::unique_ptr<Device> createCUDADevice(const CUDAOptions &options);
+
+/// Whether a CUDA driver and at least one GPU are present (tests skip on false), and if not, why.
+bool cudaAvailable(std::string *why = nullptr);
+
+/// The CUDA compiler target for `chip` with GT's mgpu* runtime functions, usable without a GPU:
+/// kernels compile (tests check their PTX with ptxas); running them needs createCUDADevice.
+CompilerTarget cudaCompileOnlyTarget(const std::string &chip = "sm_90");
+
+/// A device from its name: "cpu" or "cuda:N" (also "cuda" = "cuda:0"). Throws
+/// std::invalid_argument for any other name.
+std::unique_ptr<Device> createDevice(const std::string &name, bool allowTF32 = false);
+
+} // namespace gt::worker

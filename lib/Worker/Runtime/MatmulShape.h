@@ -1,0 +1,45 @@
+// NumPy matmul shapes, shared by the devices' GEMM paths.
+#pragma once
+
+#include "gt/Core/DType.h"
+
+namespace gt::worker {
+
+/// C[batch] (m x n) = A[batch] (m x k) @ B[batch] (k x n), after NumPy's 1-D promotion, with
+/// batch dimensions broadcast.
+struct MatmulShape {
+  int64_t m = 0, k = 0, n = 0, batches = 1;
+  Shape batchA, batchB, outBatch;
+
+  MatmulShape(const TensorType &ta, const TensorType &tb) {
+    Shape sa = ta.shape, sb = tb.shape;
+    if (sa.size() == 1) sa.insert(sa.begin(), 1);
+    if (sb.size() == 1) sb.push_back(1);
+    m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
+    batchA.assign(sa.begin(), sa.end() - 2);
+    batchB.assign(sb.begin(), sb.end() - 2);
+    outBatch = broadcastShapes(batchA, batchB);
+    batches = numElements(outBatch);
+  }
+
+  /// Offset (in elements) of batch element `index` of the output in an operand with batch
+  /// shape `batch` broadcast to outBatch, whose matrices hold `matrixSize` elements.
+  int64_t batchOffset(int64_t index, const Shape &batch, int64_t matrixSize) const {
+    int64_t offset = 0, stride = matrixSize;
+    for (size_t i = outBatch.size(); i-- > 0;) {
+      int64_t coord = index % outBatch[i];
+      index /= outBatch[i];
+      size_t j = i + batch.size();
+      if (j >= outBatch.size()) { // this axis exists in the operand
+        int64_t size = batch[j - outBatch.size()];
+        if (size != 1) offset += coord * stride;
+        stride *= size;
+      }
+    }
+    return offset;
+  }
+  int64_t offsetA(int64_t index) const { return batchOffset(index, batchA, m * k); }
+  int64_t offsetB(int64_t index) const { return batchOffset(index, batchB, k * n); }
+};
+
+} // namespace gt::worker

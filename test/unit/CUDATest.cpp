@@ -1,0 +1,279 @@
+// The CUDA backend. Without a GPU: the caching allocator (on a fake driver), and every kernel
+// the CUDA target compiles is PTX that ptxas accepts for sm_90. With a GPU (the device
+// machine): the CUDA device computes what the CPU device computes.
+#include "gt/Worker/CachingAllocator.h"
+#include "gt/Worker/Device.h"
+#include "gt/Worker/Executor.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+using namespace gt;
+using namespace gt::worker;
+namespace fs = std::filesystem;
+
+// ---- caching allocator --------------------------------------------------------------------
+
+namespace {
+struct FakeDriver {
+  std::set<void *> live;
+  size_t capacity = size_t(1) << 30, used = 0;
+  std::map<void *, size_t> sizes;
+  CachingAllocator make() {
+    return CachingAllocator(
+        [this](size_t n) -> void * {
+          if (used + n > capacity) return nullptr;
+          void *p = std::malloc(n);
+          live.insert(p), sizes[p] = n, used += n;
+          return p;
+        },
+        [this](void *p) {
+          ASSERT_TRUE(live.erase(p)) << "freed a pointer the driver never gave out";
+          used -= sizes[p];
+          std::free(p);
+        });
+  }
+};
+} // namespace
+
+TEST(CachingAllocator, ReusesFreedBlocksOfSimilarSize) {
+  FakeDriver driver;
+  {
+    CachingAllocator a = driver.make();
+    void *p = a.allocate(1000);
+    a.release(p);
+    EXPECT_EQ(a.allocate(900), p); // same 1024-byte class
+    void *q = a.allocate(5000);   // nothing cached fits: a new block
+    EXPECT_NE(q, p);
+    EXPECT_EQ(a.stats().rawAllocs, 2u);
+    EXPECT_EQ(a.stats().reuses, 1u);
+    a.release(q);
+    void *small = a.allocate(100); // a cached 5120-byte block is more than twice 512: not used
+    EXPECT_NE(small, q);
+    EXPECT_EQ(a.stats().cachedBytes, CachingAllocator::roundUp(5000));
+    EXPECT_THROW(a.release(reinterpret_cast<void *>(0x1234)), std::invalid_argument);
+  }
+  EXPECT_EQ(driver.live.size(), 2u) << "blocks still handed out are not freed by the destructor";
+}
+
+TEST(CachingAllocator, EmptiesTheCacheBeforeReportingOutOfMemory) {
+  FakeDriver driver;
+  driver.capacity = 8 << 20;
+  CachingAllocator a = driver.make();
+  void *big = a.allocate(6 << 20);
+  a.release(big);                 // cached, still held from the driver
+  void *other = a.allocate(3 << 20); // too small to take the 6 MiB block? 2x rule: 6 <= 8, reuses it
+  EXPECT_EQ(other, big);
+  a.release(other);
+  void *huge = a.allocate(7 << 20); // 8 MiB class: cache emptied, then it fits
+  EXPECT_NE(huge, nullptr);
+  EXPECT_EQ(a.stats().cachedBytes, 0u);
+  try {
+    a.allocate(4 << 20);
+    FAIL() << "expected out of memory";
+  } catch (const std::runtime_error &e) {
+    EXPECT_NE(std::string(e.what()).find("out of device memory"), std::string::npos) << e.what();
+  }
+  a.release(huge);
+}
+
+// ---- PTX generation (no GPU needed) -----------------------------------------------------
+
+namespace {
+std::string ptxas() {
+  for (const char *p : {"/usr/local/cuda/bin/ptxas"})
+    if (fs::exists(p)) return p;
+  return "";
+}
+
+/// Assembles `ptx` for sm_90; returns ptxas's output on failure, "" on success.
+std::string assemble(const std::string &ptx, const std::string &name) {
+  fs::path dir = fs::temp_directory_path() / ("gt-ptx-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::path file = dir / (name + ".ptx"), log = dir / (name + ".log");
+  std::ofstream(file) << ptx;
+  std::string cmd = ptxas() + " -arch=sm_90 " + file.string() + " -o " + (dir / (name + ".cubin")).string() + " > " +
+                    log.string() + " 2>&1";
+  if (std::system(cmd.c_str()) == 0) return "";
+  std::ifstream in(log);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+struct KernelCase {
+  OpCode code;
+  std::vector<TensorType> operands;
+  OpAttrs attrs;
+};
+TensorType f32(Shape s) { return {DType::Float32, std::move(s)}; }
+} // namespace
+
+TEST(CUDAKernels, EveryKernelIsPTXThatPtxasAccepts) {
+  if (ptxas().empty()) GTEST_SKIP() << "ptxas not found (install the CUDA toolkit)";
+  KernelCompiler compiler("", cudaCompileOnlyTarget("sm_90"));
+  OpAttrs none, rows, perm, bcast, classes, full, randn, toInt;
+  rows.axes = {1};
+  perm.axes = {1, 0};
+  bcast.shape = {5, 4, 3};
+  classes.count = 10;
+  full.shape = {7, 3};
+  randn.shape = {1000};
+  toInt.dtype = DType::Int32;
+  TensorType x = f32({4, 3}), row = f32({3}), labels{DType::Int64, {8}}, mask{DType::Bool, {4, 3}};
+  std::vector<KernelCase> cases = {
+      {OpCode::Neg, {x}, none},      {OpCode::Exp, {x}, none},          {OpCode::Log, {x}, none},
+      {OpCode::Sqrt, {x}, none},     {OpCode::Relu, {x}, none},         {OpCode::Sigmoid, {x}, none},
+      {OpCode::Tanh, {x}, none},     {OpCode::Cast, {x}, toInt},        {OpCode::Add, {x, row}, none},
+      {OpCode::Sub, {x, x}, none},   {OpCode::Mul, {x, row}, none},     {OpCode::Div, {x, x}, none},
+      {OpCode::Pow, {x, x}, none},   {OpCode::Maximum, {x, x}, none},   {OpCode::Gt, {x, x}, none},
+      {OpCode::Eq, {x, row}, none},  {OpCode::Where, {mask, x, x}, none}, {OpCode::Transpose, {x}, perm},
+      {OpCode::BroadcastTo, {x}, bcast}, {OpCode::Sum, {x}, rows},      {OpCode::Mean, {x}, rows},
+      {OpCode::Max, {x}, rows},      {OpCode::Sum, {x}, none},          {OpCode::OneHot, {labels}, classes},
+      {OpCode::Full, {TensorType{DType::Float64, {}}}, full}, {OpCode::Randn, {TensorType{DType::Int64, {}}}, randn},
+  };
+  for (const KernelCase &c : cases) {
+    SCOPED_TRACE(opInfo(c.code).mnemonic);
+    OpAttrs attrs = c.attrs;
+    std::vector<TensorType> inferOperands = c.operands;
+    if (c.code == OpCode::Full || c.code == OpCode::Randn) inferOperands.clear();
+    if (c.code == OpCode::Sum && attrs.axes.empty()) attrs.axes = {0, 1}; // full reduction: a one-thread kernel
+    TensorType result = inferType(c.code, inferOperands, attrs);
+    const Kernel &k = compiler.get(c.code, c.operands, attrs, result);
+    ASSERT_FALSE(k.ptx.empty()) << "no GPU kernel";
+    for (size_t i = 0; i < k.ptx.size(); ++i) {
+      EXPECT_NE(k.ptx[i].find(".target sm_90"), std::string::npos);
+      EXPECT_EQ(assemble(k.ptx[i], std::string(opInfo(c.code).mnemonic) + std::to_string(i)), "");
+    }
+  }
+}
+
+TEST(CUDAKernels, FusedRegionIsOneKernel) {
+  if (ptxas().empty()) GTEST_SKIP() << "ptxas not found (install the CUDA toolkit)";
+  KernelCompiler compiler("", cudaCompileOnlyTarget("sm_90"));
+  // gelu-like chain: tanh(x * w + b) * y, four inputs, one output.
+  RegionSpec r;
+  TensorType t = f32({256, 1000});
+  r.inputs = {t, t, f32({1000}), t};
+  r.ops = {{OpCode::Mul, {}, {0, 1}, t}, {OpCode::Add, {}, {4, 2}, t}, {OpCode::Tanh, {}, {5}, t},
+           {OpCode::Mul, {}, {6, 3}, t}};
+  r.outputs = {7};
+  const Kernel &k = compiler.getRegion(r);
+  ASSERT_EQ(k.ptx.size(), 1u) << "the chain should fuse into one GPU kernel";
+  EXPECT_EQ(assemble(k.ptx[0], "region"), "");
+}
+
+// ---- the CUDA device (GPU machines only) -------------------------------------------------
+
+namespace {
+Instruction upload(uint64_t id, const std::vector<float> &v, Shape shape) {
+  Instruction i;
+  i.op = OpCode::Upload;
+  i.result = id;
+  i.attrs.shape = std::move(shape);
+  i.data.assign(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(float));
+  return i;
+}
+Instruction op(OpCode code, uint64_t id, std::vector<uint64_t> operands, OpAttrs attrs = {}) {
+  Instruction i;
+  i.op = code;
+  i.result = id;
+  i.operands = std::move(operands);
+  i.attrs = std::move(attrs);
+  i.location = "test.py:1";
+  return i;
+}
+std::vector<float> floats(const Fetched &f) {
+  EXPECT_EQ(f.error, "");
+  std::vector<float> v(f.bytes.size() / sizeof(float));
+  std::memcpy(v.data(), f.bytes.data(), f.bytes.size());
+  return v;
+}
+
+/// A program touching every path: upload, elementwise with broadcasting, reductions, matmul
+/// (batched and broadcast), randn, full, transpose, and a hot region replayed.
+std::vector<Instruction> program() {
+  std::vector<Instruction> p;
+  std::vector<float> a(64 * 48), b(48 * 32), bias(32);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(0.1f * float(i));
+  for (size_t i = 0; i < b.size(); ++i) b[i] = std::cos(0.07f * float(i));
+  for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.01f * float(i);
+  p.push_back(upload(1, a, {64, 48}));
+  p.push_back(upload(2, b, {48, 32}));
+  p.push_back(upload(3, bias, {32}));
+  p.push_back(op(OpCode::Matmul, 4, {1, 2}));
+  p.push_back(op(OpCode::Add, 5, {4, 3}));
+  p.push_back(op(OpCode::Tanh, 6, {5}));
+  OpAttrs rows, all, perm, full, randn;
+  rows.axes = {1};
+  all.axes = {0, 1};
+  perm.axes = {1, 0};
+  full.shape = {64, 32};
+  full.value = 0.5;
+  randn.shape = {64, 32};
+  randn.seed = 7;
+  p.push_back(op(OpCode::Sum, 7, {6}, rows));
+  p.push_back(op(OpCode::Mean, 8, {6}, all));
+  p.push_back(op(OpCode::Transpose, 9, {6}, perm));
+  p.push_back(op(OpCode::Full, 10, {}, full));
+  p.push_back(op(OpCode::Randn, 11, {}, randn));
+  p.push_back(op(OpCode::Mul, 12, {10, 11}));
+  p.push_back(op(OpCode::Max, 13, {1}, rows));
+  return p;
+}
+} // namespace
+
+TEST(CUDADevice, ComputesWhatTheCPUComputes) {
+  std::string why;
+  if (!cudaAvailable(&why)) GTEST_SKIP() << "no GPU: " << why;
+  Executor cpu(ExecutorOptions{"", true, false, nullptr});
+  Executor gpu(ExecutorOptions{"", true, false, createDevice("cuda:0")});
+  for (const Instruction &inst : program()) {
+    cpu.run(inst);
+    gpu.run(inst);
+  }
+  for (uint64_t id : {4, 5, 6, 7, 8, 9, 10, 11, 12, 13}) {
+    SCOPED_TRACE("tensor " + std::to_string(id));
+    std::vector<float> c = floats(cpu.fetch(id)), g = floats(gpu.fetch(id));
+    ASSERT_EQ(c.size(), g.size());
+    for (size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], g[i], 1e-4 * (1 + std::fabs(c[i]))) << "element " << i;
+  }
+}
+
+TEST(CUDADevice, HotRegionReplaysOnTheGPU) {
+  std::string why;
+  if (!cudaAvailable(&why)) GTEST_SKIP() << "no GPU: " << why;
+  Executor gpu(ExecutorOptions{"", false, true, createDevice("cuda:0")}); // sync compile, verify replays
+  std::vector<float> x(1000), y(1000);
+  for (int i = 0; i < 1000; ++i) x[i] = 0.01f * float(i - 500), y[i] = 1.0f + 0.001f * float(i);
+  gpu.run(upload(1, x, {1000}));
+  gpu.run(upload(2, y, {1000}));
+  std::vector<Instruction> body = {op(OpCode::Mul, 3, {1, 2}), op(OpCode::Tanh, 4, {3}), op(OpCode::Add, 5, {4, 2})};
+  Instruction free3 = op(OpCode::Free, 0, {3}), free4 = op(OpCode::Free, 0, {4});
+  body.push_back(free3);
+  body.push_back(free4);
+  RegionCall region{0xfeed, true, 0, uint32_t(body.size()), {5}};
+  for (int step = 0; step < 3; ++step) gpu.runProgram(body, std::span<const RegionCall>(&region, 1));
+  std::vector<float> out = floats(gpu.fetch(5));
+  for (int i = 0; i < 1000; ++i) ASSERT_NEAR(out[i], std::tanh(x[i] * y[i]) + y[i], 1e-5) << i;
+  ExecutorStats s = gpu.stats();
+  EXPECT_EQ(s.regionReplays, 3u); // compiled synchronously: every occurrence replays
+  EXPECT_EQ(s.verifyFailures, 0u);
+}
+
+TEST(CUDADevice, ReportsAMissingGPUClearly) {
+  std::string why;
+  if (cudaAvailable(&why)) GTEST_SKIP() << "a GPU is present";
+  try {
+    createDevice("cuda:0");
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error &e) {
+    EXPECT_EQ(std::string(e.what()), why);
+  }
+  EXPECT_THROW(createDevice("cuda:x"), std::invalid_argument);
+  EXPECT_THROW(createDevice("metal"), std::invalid_argument);
+}
