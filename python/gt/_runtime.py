@@ -40,8 +40,16 @@ def _die_with_parent():
         pass
 
 
+def worker_device(index):
+    """The --device of auto-started worker `index`: from $GT_DEVICE ("cpu", the default, or
+    "cuda": worker i gets GPU i; "cuda:N" pins every worker to GPU N)."""
+    device = os.environ.get("GT_DEVICE", "cpu")
+    return f"cuda:{index}" if device == "cuda" else device
+
+
 def start_local(num_workers=1, verbose=False):
-    """Starts a dispatcher on an ephemeral loopback port and `num_workers` CPU workers.
+    """Starts a dispatcher on an ephemeral loopback port and `num_workers` workers on the
+    devices $GT_DEVICE names (see worker_device).
 
     Returns the port. Daemon output goes to a log folder in the temp directory (or to the
     terminal when GT_VERBOSE=1). Raises RuntimeError if they do not come up within 60 s.
@@ -59,7 +67,8 @@ def start_local(num_workers=1, verbose=False):
     port = int(line.rsplit(":", 1)[1])
     for i in range(num_workers):
         wout = None if verbose else open(os.path.join(_log_dir, f"worker{i}.log"), "w")
-        w = subprocess.Popen([os.path.join(bin_dir(), "gt-worker"), "--host", "127.0.0.1", "-p", str(port)],
+        w = subprocess.Popen([os.path.join(bin_dir(), "gt-worker"), "--host", "127.0.0.1", "-p", str(port),
+                              "--device", worker_device(i)],
                              stdout=wout, stderr=wout, preexec_fn=_die_with_parent)
         _processes.append(w)
     return port
@@ -131,9 +140,22 @@ def client():
         if time.time() > deadline:
             raise RuntimeError(f"gt workers did not register within 60 s (logs: {_log_dir})")
         if any(p.poll() is not None for p in _processes):
-            raise RuntimeError(f"a gt daemon exited during start-up (logs: {_log_dir})")
+            raise RuntimeError(f"a gt daemon exited during start-up{_last_log_line()} (logs: {_log_dir})")
         time.sleep(0.01)
     return _client
+
+
+def _last_log_line():
+    """': <the last line a daemon logged>' (why it exited), or '' when nothing was logged."""
+    for name in sorted(os.listdir(_log_dir or ".")) if _log_dir else []:
+        try:
+            with open(os.path.join(_log_dir, name)) as f:
+                lines = [line.strip() for line in f if line.strip()]
+        except OSError:
+            continue
+        if lines:
+            return ": " + lines[-1]
+    return ""
 
 
 def run_daemon(name, argv):
