@@ -147,7 +147,8 @@ def client():
 
 def _last_log_line():
     """': <the last line a daemon logged>' (why it exited), or '' when nothing was logged."""
-    for name in sorted(os.listdir(_log_dir or ".")) if _log_dir else []:
+    names = sorted(os.listdir(_log_dir)) if _log_dir else []
+    for name in sorted(names, key=lambda n: not n.startswith("worker")):  # workers' reasons first
         try:
             with open(os.path.join(_log_dir, name)) as f:
                 lines = [line.strip() for line in f if line.strip()]

@@ -52,7 +52,7 @@ struct GTGPULoopsPass : impl::GTGPULoopsBase<GTGPULoopsPass> {
       SmallVector<Operation *> chain{load};
       llvm::SmallPtrSet<Operation *, 8> inChain{load};
       for (Operation *op = load->getNextNode(); op; op = op->getNextNode())
-        if (isPure(op) && op->getNumRegions() == 0 &&
+        if (isPure(op) && op->getNumRegions() == 0 && !op->hasTrait<OpTrait::IsTerminator>() &&
             llvm::any_of(op->getOperands(), [&](Value v) { return v.getDefiningOp() && inChain.contains(v.getDefiningOp()); })) {
           chain.push_back(op);
           inChain.insert(op);
