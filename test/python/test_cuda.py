@@ -5,10 +5,8 @@ import os
 import subprocess
 import sys
 import textwrap
-
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def has_gpu():
@@ -22,25 +20,6 @@ def run(script, device, tmp_path, **env):
     e = dict(os.environ, GT_DEVICE=device, GT_CACHE_DIR=str(tmp_path / "cache"), **env)
     return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
                           timeout=600, env=e)
-
-
-MLP = """
-    import gt, numpy as np
-    gt.manual_seed(0)
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((64, 784)).astype(np.float32)
-    y = rng.integers(0, 10, 64)
-    model = gt.nn.Sequential(gt.nn.Linear(784, 256), gt.nn.ReLU(), gt.nn.Linear(256, 10))
-    opt = gt.optim.Adam(model.parameters(), lr=1e-3)
-    for step in range(20):
-        loss = gt.nn.functional.cross_entropy(model(gt.tensor(x)), gt.tensor(y))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        print(loss.item())
-    stats = gt.debug.stats()
-    assert stats["region_replays"] > 0 and stats["region_verify_failures"] == 0, stats
-"""
 
 
 @pytest.mark.skipif(has_gpu(), reason="this machine has a GPU")
@@ -60,12 +39,13 @@ def test_unknown_device_is_refused(tmp_path):
 
 @pytest.mark.skipif(not has_gpu(), reason="no GPU on this machine (nvidia-smi -L fails)")
 def test_mlp_on_the_gpu_matches_the_cpu(tmp_path):
-    cpu = run(MLP, "cpu", tmp_path)
-    assert cpu.returncode == 0, cpu.stderr
-    gpu = run(MLP, "cuda", tmp_path, GT_JIT_VERIFY="1", GT_HOT_AFTER="1", GT_JIT_SYNC="1")
-    assert gpu.returncode == 0, gpu.stderr
-    a = [float(v) for v in cpu.stdout.split()]
-    b = [float(v) for v in gpu.stdout.split()]
+    from test_jit import MLP_STEPS, run_script  # the same training script, on each device
+
+    cpu = run_script(MLP_STEPS, [20], tmp_path, GT_DEVICE="cpu")
+    gpu = run_script(MLP_STEPS, [20], tmp_path, GT_DEVICE="cuda", GT_JIT_VERIFY="1")
+    s = gpu["stats"]
+    assert s["region_replays"] > 0 and s["region_verify_failures"] == 0, s
+    a, b = cpu["results"], gpu["results"]
     assert len(a) == len(b) == 20
     assert b[-1] < b[0]
     for u, v in zip(a, b):

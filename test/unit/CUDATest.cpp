@@ -5,6 +5,8 @@
 #include "gt/Worker/Device.h"
 #include "gt/Worker/Executor.h"
 
+#include "Programs.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,6 +18,7 @@
 
 using namespace gt;
 using namespace gt::worker;
+using namespace gt::test;
 namespace fs = std::filesystem;
 
 // ---- caching allocator --------------------------------------------------------------------
@@ -68,7 +71,7 @@ TEST(CachingAllocator, EmptiesTheCacheBeforeReportingOutOfMemory) {
   CachingAllocator a = driver.make();
   void *big = a.allocate(6 << 20);
   a.release(big);                 // cached, still held from the driver
-  void *other = a.allocate(3 << 20); // too small to take the 6 MiB block? 2x rule: 6 <= 8, reuses it
+  void *other = a.allocate(3 << 20); // the cached 6 MiB block is at most twice 4 MiB: reused
   EXPECT_EQ(other, big);
   a.release(other);
   void *huge = a.allocate(7 << 20); // 8 MiB class: cache emptied, then it fits
@@ -170,29 +173,6 @@ TEST(CUDAKernels, FusedRegionIsOneKernel) {
 // ---- the CUDA device (GPU machines only) -------------------------------------------------
 
 namespace {
-Instruction upload(uint64_t id, const std::vector<float> &v, Shape shape) {
-  Instruction i;
-  i.op = OpCode::Upload;
-  i.result = id;
-  i.attrs.shape = std::move(shape);
-  i.data.assign(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(float));
-  return i;
-}
-Instruction op(OpCode code, uint64_t id, std::vector<uint64_t> operands, OpAttrs attrs = {}) {
-  Instruction i;
-  i.op = code;
-  i.result = id;
-  i.operands = std::move(operands);
-  i.attrs = std::move(attrs);
-  i.location = "test.py:1";
-  return i;
-}
-std::vector<float> floats(const Fetched &f) {
-  EXPECT_EQ(f.error, "");
-  std::vector<float> v(f.bytes.size() / sizeof(float));
-  std::memcpy(v.data(), f.bytes.data(), f.bytes.size());
-  return v;
-}
 
 /// A program touching every path: upload, elementwise with broadcasting, reductions, matmul
 /// (batched and broadcast), randn, full, transpose, and a hot region replayed.
@@ -238,7 +218,10 @@ TEST(CUDADevice, ComputesWhatTheCPUComputes) {
   }
   for (uint64_t id : {4, 5, 6, 7, 8, 9, 10, 11, 12, 13}) {
     SCOPED_TRACE("tensor " + std::to_string(id));
-    std::vector<float> c = floats(cpu.fetch(id)), g = floats(gpu.fetch(id));
+    Fetched cf = cpu.fetch(id), gf = gpu.fetch(id);
+    ASSERT_EQ(cf.error, "");
+    ASSERT_EQ(gf.error, "");
+    std::vector<float> c = floats(cf), g = floats(gf);
     ASSERT_EQ(c.size(), g.size());
     for (size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], g[i], 1e-4 * (1 + std::fabs(c[i]))) << "element " << i;
   }
@@ -258,7 +241,9 @@ TEST(CUDADevice, HotRegionReplaysOnTheGPU) {
   body.push_back(free4);
   RegionCall region{0xfeed, true, 0, uint32_t(body.size()), {5}};
   for (int step = 0; step < 3; ++step) gpu.runProgram(body, std::span<const RegionCall>(&region, 1));
-  std::vector<float> out = floats(gpu.fetch(5));
+  Fetched f = gpu.fetch(5);
+  ASSERT_EQ(f.error, "");
+  std::vector<float> out = floats(f);
   for (int i = 0; i < 1000; ++i) ASSERT_NEAR(out[i], std::tanh(x[i] * y[i]) + y[i], 1e-5) << i;
   ExecutorStats s = gpu.stats();
   EXPECT_EQ(s.regionReplays, 3u); // compiled synchronously: every occurrence replays

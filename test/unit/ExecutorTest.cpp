@@ -2,6 +2,8 @@
 // every kernel from disk instead of compiling.
 #include "gt/Worker/Executor.h"
 
+#include "Programs.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,30 +12,9 @@
 
 using namespace gt;
 using namespace gt::worker;
+using namespace gt::test;
 
 namespace {
-Instruction upload(uint64_t id, const std::vector<float> &v, Shape shape) {
-  Instruction i;
-  i.op = OpCode::Upload;
-  i.result = id;
-  i.attrs.shape = std::move(shape);
-  i.data.assign(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(float));
-  return i;
-}
-Instruction op(OpCode code, uint64_t id, std::vector<uint64_t> operands, OpAttrs attrs = {}) {
-  Instruction i;
-  i.op = code;
-  i.result = id;
-  i.operands = std::move(operands);
-  i.attrs = std::move(attrs);
-  i.location = "test.py:1";
-  return i;
-}
-std::vector<float> floats(const Fetched &f) {
-  std::vector<float> v(f.bytes.size() / sizeof(float));
-  std::memcpy(v.data(), f.bytes.data(), f.bytes.size());
-  return v;
-}
 std::string tempCacheDir() {
   auto dir = std::filesystem::temp_directory_path() / ("gt-cache-test-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
