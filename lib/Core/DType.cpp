@@ -81,7 +81,7 @@ Shape broadcastShapes(const Shape &a, const Shape &b) {
 int64_t normalizeAxis(int64_t axis, int64_t rank) {
   int64_t n = axis < 0 ? axis + rank : axis;
   if (n < 0 || n >= std::max<int64_t>(rank, 1) || (rank == 0 && n != 0))
-    throw ShapeError("axis " + std::to_string(axis) + " is out of range for a tensor of rank " +
+    throw AxisError("dimension out of range: axis " + std::to_string(axis) + " for a tensor of rank " +
                      std::to_string(rank));
   return n;
 }

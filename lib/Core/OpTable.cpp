@@ -30,6 +30,11 @@ bool isFusible(OpCode code) {
   }
 }
 
+std::string attrsKey(const OpAttrs &a) {
+  return shapeString(a.axes) + (a.keepdims ? "k" : "") + "," + std::to_string(a.count) + "s" +
+         shapeString(a.starts) + shapeString(a.steps);
+}
+
 std::vector<int64_t> normalizeAxes(std::span<const int64_t> axes, int64_t rank) {
   std::vector<int64_t> out;
   if (axes.empty()) {
@@ -83,6 +88,97 @@ TensorType inferMatmul(const OpInfo &op, const TensorType &a, const TensorType &
   return {a.dtype, out};
 }
 
+int64_t theAxis(const OpInfo &op, const OpAttrs &attrs, int64_t rank) {
+  if (attrs.axes.size() != 1)
+    throw ShapeError(std::string(op.mnemonic) + ": expects exactly one axis, got " + shapeString(attrs.axes));
+  int64_t a = attrs.axes[0];
+  if (a < 0 || a >= std::max<int64_t>(rank, 1) || rank == 0)
+    throw ShapeError(std::string(op.mnemonic) + ": axis " + std::to_string(a) + " is out of range for rank " +
+                     std::to_string(rank));
+  return a;
+}
+
+void needIndices(const OpInfo &op, const TensorType &idx) {
+  if (idx.dtype != DType::Int64 && idx.dtype != DType::Int32)
+    dtypeError(op, std::string("indices must be int64 or int32, got ") + dtypeName(idx.dtype));
+}
+
+/// slice / slice_scatter: the window `window` taken from `base` at attrs.starts by attrs.steps.
+void checkWindow(const OpInfo &op, const Shape &base, const Shape &window, const OpAttrs &attrs) {
+  size_t rank = base.size();
+  if (window.size() != rank || attrs.starts.size() != rank || attrs.steps.size() != rank)
+    throw ShapeError(std::string(op.mnemonic) + ": a window of " + shapeString(window) + " with starts " +
+                     shapeString(attrs.starts) + " and steps " + shapeString(attrs.steps) +
+                     " does not fit the rank of " + shapeString(base));
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t start = attrs.starts[d], step = attrs.steps[d], n = window[d];
+    bool ok = step >= 1 && start >= 0 && n >= 0 && (n == 0 ? start <= base[d] : start + (n - 1) * step < base[d]);
+    if (!ok)
+      throw ShapeError(std::string(op.mnemonic) + ": " + std::to_string(n) + " elements from " + std::to_string(start) +
+                       " by " + std::to_string(step) + " do not fit axis " + std::to_string(d) + " of " +
+                       shapeString(base));
+  }
+}
+
+TensorType inferIndex(OpCode code, const OpInfo &op, std::span<const TensorType> in, const OpAttrs &attrs) {
+  switch (code) {
+  case OpCode::OneHot: {
+    const TensorType &x = in[0];
+    if (x.dtype != DType::Int64 && x.dtype != DType::Int32)
+      dtypeError(op, std::string("class indices must be integers, got ") + dtypeName(x.dtype));
+    if (attrs.count <= 0)
+      throw ShapeError("one_hot: number of classes must be positive, got " + std::to_string(attrs.count));
+    Shape out = x.shape;
+    out.push_back(attrs.count);
+    return {attrs.dtype, out};
+  }
+  case OpCode::IndexSelect: {
+    const TensorType &x = in[0], &idx = in[1];
+    needIndices(op, idx);
+    if (idx.shape.size() != 1)
+      throw ShapeError("index_select: the index must be 1-D, got " + shapeString(idx.shape));
+    int64_t axis = theAxis(op, attrs, int64_t(x.shape.size()));
+    Shape out = x.shape;
+    out[axis] = idx.shape[0];
+    return {x.dtype, out};
+  }
+  case OpCode::IndexAdd: {
+    const TensorType &idx = in[0], &src = in[1];
+    needIndices(op, idx);
+    int64_t axis = theAxis(op, attrs, int64_t(src.shape.size()));
+    bool ok = idx.shape.size() == 1 && attrs.shape.size() == src.shape.size() && src.shape[axis] == idx.shape[0];
+    for (size_t d = 0; ok && d < src.shape.size(); ++d) ok = int64_t(d) == axis || attrs.shape[d] == src.shape[d];
+    if (!ok)
+      throw ShapeError("index_add: cannot add " + shapeString(src.shape) + " at indices " + shapeString(idx.shape) +
+                       " along axis " + std::to_string(axis) + " into " + shapeString(attrs.shape));
+    return {src.dtype, attrs.shape};
+  }
+  case OpCode::Gather: {
+    const TensorType &x = in[0], &idx = in[1];
+    needIndices(op, idx);
+    int64_t axis = theAxis(op, attrs, int64_t(x.shape.size()));
+    bool ok = idx.shape.size() == x.shape.size();
+    for (size_t d = 0; ok && d < x.shape.size(); ++d) ok = int64_t(d) == axis || idx.shape[d] == x.shape[d];
+    if (!ok)
+      throw ShapeError("gather: the index " + shapeString(idx.shape) + " must have the shape of the input " +
+                       shapeString(x.shape) + " except along axis " + std::to_string(axis));
+    return {x.dtype, idx.shape};
+  }
+  case OpCode::ScatterAdd: {
+    const TensorType &idx = in[0], &src = in[1];
+    needIndices(op, idx);
+    int64_t axis = theAxis(op, attrs, int64_t(src.shape.size()));
+    bool ok = idx.shape == src.shape && attrs.shape.size() == src.shape.size();
+    for (size_t d = 0; ok && d < src.shape.size(); ++d) ok = int64_t(d) == axis || attrs.shape[d] == src.shape[d];
+    if (!ok)
+      throw ShapeError("scatter_add: cannot add " + shapeString(src.shape) + " at indices " + shapeString(idx.shape) +
+                       " along axis " + std::to_string(axis) + " into " + shapeString(attrs.shape));
+    return {src.dtype, attrs.shape};
+  }
+  default: throw std::logic_error("inferIndex: not an index op");
+  }
+}
+
 } // namespace
 
 TensorType inferType(OpCode code, std::span<const TensorType> in, const OpAttrs &attrs) {
@@ -98,7 +194,7 @@ TensorType inferType(OpCode code, std::span<const TensorType> in, const OpAttrs 
   case OpKind::Creation:
     if (in.size() > 1)
       throw std::invalid_argument(std::string(op.mnemonic) + ": takes at most one scalar operand");
-    if (code == OpCode::Randn && !isFloating(attrs.dtype))
+    if ((code == OpCode::Randn || code == OpCode::Rand) && !isFloating(attrs.dtype))
       dtypeError(op, std::string("needs a floating-point dtype, got ") + dtypeName(attrs.dtype));
     return {attrs.dtype, attrs.shape};
 
@@ -107,7 +203,9 @@ TensorType inferType(OpCode code, std::span<const TensorType> in, const OpAttrs 
     if (code == OpCode::Cast) return {attrs.dtype, x.shape};
     if (code == OpCode::Neg && x.dtype == DType::Bool)
       dtypeError(op, "negation of a bool tensor is not supported; use logical_not");
-    if (code == OpCode::Neg || code == OpCode::Relu) return x;
+    if (code == OpCode::Abs && x.dtype == DType::Bool)
+      dtypeError(op, "abs of a bool tensor is not supported");
+    if (code == OpCode::Neg || code == OpCode::Relu || code == OpCode::Abs || code == OpCode::Floor) return x;
     if (!isFloating(x.dtype))
       dtypeError(op, std::string("expects a floating-point tensor, got ") + dtypeName(x.dtype));
     return x;
@@ -120,7 +218,7 @@ TensorType inferType(OpCode code, std::span<const TensorType> in, const OpAttrs 
     if ((code == OpCode::Div || code == OpCode::Pow) && !isFloating(dt))
       dtypeError(op, "expects floating-point operands, got " + typeList(in) +
                          " (cast with .float() first)");
-    if (dt == DType::Bool && code != OpCode::Maximum)
+    if (dt == DType::Bool && code != OpCode::Maximum && code != OpCode::Minimum)
       dtypeError(op, "arithmetic on bool tensors is not supported, got " + typeList(in));
     return {dt, shape};
   }
@@ -136,6 +234,7 @@ TensorType inferType(OpCode code, std::span<const TensorType> in, const OpAttrs 
     return inferMatmul(op, in[0], in[1]);
 
   case OpKind::Layout: {
+    if (in.empty()) throw std::invalid_argument(std::string(op.mnemonic) + ": expects at least one tensor");
     const TensorType &x = in[0];
     if (code == OpCode::Reshape) {
       if (numElements(attrs.shape) != numElements(x.shape))
@@ -150,6 +249,30 @@ TensorType inferType(OpCode code, std::span<const TensorType> in, const OpAttrs 
         throw ShapeError("broadcast_to: cannot broadcast " + shapeString(x.shape) + " to " +
                          shapeString(attrs.shape));
       return {x.dtype, attrs.shape};
+    }
+    if (code == OpCode::Slice) {
+      checkWindow(op, x.shape, attrs.shape, attrs);
+      return {x.dtype, attrs.shape};
+    }
+    if (code == OpCode::SliceScatter) {
+      if (in[1].dtype != x.dtype)
+        dtypeError(op, "the source must have the dtype of the tensor it is written into, got " + typeList(in));
+      checkWindow(op, x.shape, in[1].shape, attrs);
+      return x;
+    }
+    if (code == OpCode::Concat) {
+      int64_t axis = theAxis(op, attrs, int64_t(x.shape.size()));
+      Shape out = x.shape;
+      out[axis] = 0;
+      for (const TensorType &t : in) {
+        if (t.dtype != x.dtype) dtypeError(op, "all tensors must have the same dtype, got " + typeList(in));
+        bool ok = t.shape.size() == x.shape.size();
+        for (size_t d = 0; ok && d < x.shape.size(); ++d) ok = int64_t(d) == axis || t.shape[d] == x.shape[d];
+        if (!ok)
+          throw ShapeError("concat: sizes must match except along axis " + std::to_string(axis) + ", got " + typeList(in));
+        out[axis] += t.shape[axis];
+      }
+      return {x.dtype, out};
     }
     // transpose: attrs.axes is a permutation of 0..rank-1
     const auto &perm = attrs.axes;
@@ -174,9 +297,15 @@ TensorType inferType(OpCode code, std::span<const TensorType> in, const OpAttrs 
                          " is out of range for shape " + shapeString(x.shape));
     if (code == OpCode::Mean && !isFloating(x.dtype))
       dtypeError(op, std::string("expects a floating-point tensor, got ") + dtypeName(x.dtype));
-    if (code == OpCode::Max && rank > 0)
+    bool extremum = code == OpCode::Max || code == OpCode::Min || code == OpCode::Argmax || code == OpCode::Argmin;
+    if (code == OpCode::Argmax || code == OpCode::Argmin) {
+      theAxis(op, attrs, rank);
+      if (x.dtype == DType::Bool) dtypeError(op, "is not supported for bool tensors");
+    }
+    if (extremum && rank > 0)
       for (int64_t a : attrs.axes)
-        if (x.shape[a] == 0) throw ShapeError("max: cannot reduce over an empty axis");
+        if (x.shape[a] == 0)
+          throw ShapeError(std::string(op.mnemonic) + ": cannot reduce over an empty axis of " + shapeString(x.shape));
     Shape out;
     for (int64_t i = 0; i < rank; ++i) {
       bool reduced = std::find(attrs.axes.begin(), attrs.axes.end(), i) != attrs.axes.end();
@@ -185,19 +314,12 @@ TensorType inferType(OpCode code, std::span<const TensorType> in, const OpAttrs 
     }
     DType dt = x.dtype;
     if (code == OpCode::Sum && (dt == DType::Bool || dt == DType::Int32)) dt = DType::Int64;
+    if (code == OpCode::Argmax || code == OpCode::Argmin) dt = DType::Int64;
     return {dt, out};
   }
 
-  case OpKind::Index: { // one_hot
-    const TensorType &x = in[0];
-    if (x.dtype != DType::Int64 && x.dtype != DType::Int32)
-      dtypeError(op, std::string("class indices must be integers, got ") + dtypeName(x.dtype));
-    if (attrs.count <= 0)
-      throw ShapeError("one_hot: number of classes must be positive, got " + std::to_string(attrs.count));
-    Shape out = x.shape;
-    out.push_back(attrs.count);
-    return {attrs.dtype, out};
-  }
+  case OpKind::Index:
+    return inferIndex(code, op, in, attrs);
 
   case OpKind::Lifetime:
     return in[0];

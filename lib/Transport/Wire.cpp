@@ -14,6 +14,10 @@ void toWire(const gt::Instruction &in, Instruction::Builder out) {
   for (unsigned i = 0; i < in.attrs.shape.size(); ++i) shape.set(i, in.attrs.shape[i]);
   auto axes = out.initAxes(unsigned(in.attrs.axes.size()));
   for (unsigned i = 0; i < in.attrs.axes.size(); ++i) axes.set(i, in.attrs.axes[i]);
+  auto starts = out.initStarts(unsigned(in.attrs.starts.size()));
+  for (unsigned i = 0; i < in.attrs.starts.size(); ++i) starts.set(i, in.attrs.starts[i]);
+  auto steps = out.initSteps(unsigned(in.attrs.steps.size()));
+  for (unsigned i = 0; i < in.attrs.steps.size(); ++i) steps.set(i, in.attrs.steps[i]);
   out.setKeepdims(in.attrs.keepdims);
   out.setValue(in.attrs.value);
   out.setSeed(in.attrs.seed);
@@ -34,6 +38,8 @@ gt::Instruction fromWire(Instruction::Reader in) {
   for (uint64_t id : in.getOperands()) out.operands.push_back(id);
   for (int64_t s : in.getShape()) out.attrs.shape.push_back(s);
   for (int64_t a : in.getAxes()) out.attrs.axes.push_back(a);
+  for (int64_t a : in.getStarts()) out.attrs.starts.push_back(a);
+  for (int64_t a : in.getSteps()) out.attrs.steps.push_back(a);
   out.attrs.keepdims = in.getKeepdims();
   out.attrs.value = in.getValue();
   out.attrs.seed = in.getSeed();

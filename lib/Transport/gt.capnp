@@ -9,15 +9,17 @@ struct Instruction {
   op @0 :UInt16;                # gt::OpCode
   result @1 :UInt64;
   operands @2 :List(UInt64);
-  shape @3 :List(Int64);        # upload/full/randn/reshape/broadcast_to result shape
-  axes @4 :List(Int64);         # reductions: axes; transpose: permutation
+  shape @3 :List(Int64);        # result shape of creation, reshape, broadcast_to, slice, index_add, scatter_add
+  axes @4 :List(Int64);         # reductions: axes; transpose: permutation; concat/index ops: the axis
   keepdims @5 :Bool;
   value @6 :Float64;            # full
-  seed @7 :Int64;               # randn
+  seed @7 :Int64;               # randn, rand
   count @8 :Int64;              # one_hot classes
   dtype @9 :UInt8;              # gt::DType of creation/cast results
   data @10 :Data;               # upload bytes
   location @11 :Text;           # the user's "file.py:line"
+  starts @12 :List(Int64);      # slice/slice_scatter: first index per axis
+  steps @13 :List(Int64);       # slice/slice_scatter: stride per axis
 }
 
 # A fused region of a worker's program (see gt.region): instructions [start, start+count).

@@ -10,14 +10,22 @@ uses a running one instead.
 from . import _C
 from ._runtime import connect, gpu_workers
 from .dtypes import dtype, float32, float64, int32, int64, bool, float, double, long
-from ._tensor import (Tensor, tensor, from_numpy, zeros, ones, full, zeros_like, ones_like, randn, manual_seed,
-                     add, sub, mul, div, pow, maximum, where, neg, exp, log, sqrt, relu, sigmoid, tanh, cast,
-                     matmul, transpose, permute, reshape, broadcast_to, sum, mean, max, logsumexp, log_softmax,
-                     softmax, one_hot)
-from .autograd import no_grad, enable_grad, is_grad_enabled
+from ._tensor import (
+    Tensor, tensor, as_tensor, from_numpy, zeros, ones, full, empty, zeros_like, ones_like, full_like, empty_like,
+    randn, rand, randn_like, rand_like, randint, arange, linspace, eye, manual_seed,
+    add, sub, subtract, mul, multiply, div, divide, true_divide, pow, maximum, minimum, floor_divide, remainder,
+    eq, ne, lt, le, gt, ge, logical_not, logical_and, logical_or, logical_xor, where, masked_fill,
+    neg, negative, exp, log, log1p, sqrt, rsqrt, sin, cos, erf, relu, sigmoid, tanh, abs, floor, gelu, silu,
+    clamp, clip, cast, clone, detach,
+    matmul, mm, bmm, transpose, swapaxes, permute, reshape, view, flatten, squeeze, unsqueeze, broadcast_to, expand,
+    broadcast_tensors, narrow, cat, concat, concatenate, stack, split, chunk, unbind,
+    index_select, gather, take_along_dim, one_hot, embedding,
+    sum, mean, max, min, amax, amin, argmax, argmin, var, std, logsumexp, log_softmax, softmax, norm, allclose)
+from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
 from . import nn, optim, debug
 
 RemoteError = _C.RemoteError
+ShapeError, AxisError, DTypeError = _C.ShapeError, _C.AxisError, _C.DTypeError
 
 
 def synchronize():

@@ -14,9 +14,12 @@ from . import dtypes as _dt
 from . import autograd as _ag
 
 _OP = {name: _C.op_code(name) for name in (
-    "upload", "full", "randn", "neg", "exp", "log", "sqrt", "relu", "sigmoid", "tanh", "cast",
-    "add", "sub", "mul", "div", "pow", "maximum", "gt", "lt", "ge", "le", "eq", "ne", "where",
-    "matmul", "transpose", "reshape", "broadcast_to", "sum", "mean", "max", "one_hot")}
+    "upload", "full", "randn", "rand", "neg", "exp", "log", "sqrt", "relu", "sigmoid", "tanh", "cast",
+    "abs", "log1p", "sin", "cos", "rsqrt", "erf", "gelu", "floor",
+    "add", "sub", "mul", "div", "pow", "maximum", "minimum", "floor_divide", "remainder",
+    "gt", "lt", "ge", "le", "eq", "ne", "where", "matmul", "transpose", "reshape", "broadcast_to",
+    "slice", "slice_scatter", "concat", "sum", "mean", "max", "min", "argmax", "argmin",
+    "one_hot", "index_select", "index_add", "gather", "scatter_add")}
 
 
 class _Handle:
@@ -147,6 +150,15 @@ class Tensor:
     def __rtruediv__(self, o): return div(o, self)
     def __pow__(self, o): return pow(self, o)
     def __rpow__(self, o): return pow(o, self)
+    def __floordiv__(self, o): return floor_divide(self, o)
+    def __rfloordiv__(self, o): return floor_divide(o, self)
+    def __mod__(self, o): return remainder(self, o)
+    def __rmod__(self, o): return remainder(o, self)
+    def __and__(self, o): return logical_and(self, o) if self.dtype == _dt.bool else _no_bitwise("&")
+    def __or__(self, o): return logical_or(self, o) if self.dtype == _dt.bool else _no_bitwise("|")
+    def __xor__(self, o): return logical_xor(self, o) if self.dtype == _dt.bool else _no_bitwise("^")
+    def __invert__(self): return logical_not(self) if self.dtype == _dt.bool else _no_bitwise("~")
+    def __abs__(self): return abs(self)
     def __matmul__(self, o): return matmul(self, o)
     def __rmatmul__(self, o): return matmul(o, self)
     def __neg__(self): return neg(self)
@@ -186,31 +198,79 @@ class Tensor:
     # ------------------------------------------------------------ methods
     def exp(self): return exp(self)
     def log(self): return log(self)
+    def log1p(self): return log1p(self)
     def sqrt(self): return sqrt(self)
+    def rsqrt(self): return rsqrt(self)
+    def sin(self): return sin(self)
+    def cos(self): return cos(self)
+    def abs(self): return abs(self)
     def relu(self): return relu(self)
     def sigmoid(self): return sigmoid(self)
     def tanh(self): return tanh(self)
-    def abs(self): return where(self < 0, -self, self)
-    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None): return sum(self, axis, keepdims, dim=dim, keepdim=keepdim)
-    def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None): return mean(self, axis, keepdims, dim=dim, keepdim=keepdim)
-    def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None): return max(self, axis, keepdims, dim=dim, keepdim=keepdim)
+    def floor(self): return floor(self)
+    def clamp(self, min=None, max=None): return clamp(self, min, max)
+    clip = clamp
+    def pow(self, e): return pow(self, e)
+    def logical_not(self): return logical_not(self)
+    def masked_fill(self, mask, value): return masked_fill(self, mask, value)
+    def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None): return sum(self, dim, keepdim, axis=axis, keepdims=keepdims)
+    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None): return mean(self, dim, keepdim, axis=axis, keepdims=keepdims)
+    def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None): return max(self, dim, keepdim, axis=axis, keepdims=keepdims)
+    def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None): return min(self, dim, keepdim, axis=axis, keepdims=keepdims)
+    def amax(self, dim=None, keepdim=False): return amax(self, dim, keepdim)
+    def amin(self, dim=None, keepdim=False): return amin(self, dim, keepdim)
+    def argmax(self, dim=None, keepdim=False): return argmax(self, dim, keepdim)
+    def argmin(self, dim=None, keepdim=False): return argmin(self, dim, keepdim)
+    def var(self, dim=None, keepdim=False, *, correction=1, unbiased=None): return var(self, dim, keepdim, correction=correction, unbiased=unbiased)
+    def std(self, dim=None, keepdim=False, *, correction=1, unbiased=None): return std(self, dim, keepdim, correction=correction, unbiased=unbiased)
+    def logsumexp(self, dim, keepdim=False): return logsumexp(self, dim, keepdim)
+    def log_softmax(self, dim=-1): return log_softmax(self, dim)
+    def softmax(self, dim=-1): return softmax(self, dim)
     def reshape(self, *shape): return reshape(self, *shape)
     def view(self, *shape): return reshape(self, *shape)
+    def flatten(self, start_dim=0, end_dim=-1): return flatten(self, start_dim, end_dim)
+    def squeeze(self, dim=None): return squeeze(self, dim)
+    def unsqueeze(self, dim): return unsqueeze(self, dim)
     def transpose(self, dim0=-2, dim1=-1): return transpose(self, dim0, dim1)
     def permute(self, *dims): return permute(self, *dims)
     def broadcast_to(self, shape): return broadcast_to(self, shape)
-    def expand(self, *shape): return broadcast_to(self, _shape_args(shape))
-    def log_softmax(self, dim=-1): return log_softmax(self, dim)
-    def softmax(self, dim=-1): return softmax(self, dim)
+    def expand(self, *shape): return expand(self, *shape)
+    def expand_as(self, other): return broadcast_to(self, other.shape)
+    def contiguous(self): return self
+    def split(self, split_size_or_sections, dim=0): return split(self, split_size_or_sections, dim)
+    def chunk(self, chunks, dim=0): return chunk(self, chunks, dim)
+    def index_select(self, dim, index): return index_select(self, dim, index)
+    def gather(self, dim, index): return gather(self, dim, index)
     def to(self, dtype): return cast(self, dtype)
+    def type_as(self, other): return cast(self, other.dtype)
     def float(self): return cast(self, _dt.float32)
     def double(self): return cast(self, _dt.float64)
     def long(self): return cast(self, _dt.int64)
+    def int(self): return cast(self, _dt.int32)
     def bool(self): return cast(self, _dt.bool)
+    def clone(self): return clone(self)
+    def new_zeros(self, *shape): return zeros(*shape, dtype=self.dtype)
+    def new_ones(self, *shape): return ones(*shape, dtype=self.dtype)
+    def new_full(self, shape, value): return full(shape, value, dtype=self.dtype)
+
+    def __getitem__(self, key):
+        from ._indexing import getitem
+        return getitem(self, key)
+
+    def __setitem__(self, key, value):
+        from ._indexing import setitem
+        setitem(self, key, value)
 
     @property
     def T(self):
         return permute(self, *reversed(range(self.ndim)))
+
+    @property
+    def mT(self):
+        return transpose(self, -2, -1)
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
 
 
 # ---------------------------------------------------------------- emitting ops
@@ -235,9 +295,9 @@ def _emit(op, *inputs, backward=None, saved=None):
 
 
 def _emit_attrs(op, inputs=(), shape=(), axes=(), keepdims=False, value=0.0, seed=0, count=0,
-                dtype=_dt.float32, backward=None, saved=None):
+                dtype=_dt.float32, starts=(), steps=(), backward=None, saved=None):
     r = _client().emit_attrs(_OP[op], [t._h.id for t in inputs], list(shape), list(axes), keepdims,
-                             value, seed, count, dtype.code)
+                             value, seed, count, dtype.code, list(starts), list(steps))
     return _make(r, inputs, backward, saved)
 
 
@@ -287,13 +347,18 @@ def _shape_args(shape):
     return tuple(builtins.int(s) for s in shape)
 
 
+
+def _no_bitwise(op):
+    raise TypeError(f"bitwise {op} is only supported on bool tensors in GT")
+
+
 # ---------------------------------------------------------------- creation
 
-_seed = [0, 0]  # [seed, counter]: randn call n uses stream hash(seed, n)
+_seed = [0, 0]  # [seed, counter]: random call n uses stream hash(seed, n)
 
 
 def manual_seed(seed):
-    """Makes gt.randn (and so nn.Linear's initialisation) reproducible."""
+    """Makes gt.randn/gt.rand (and so every layer's initialisation and dropout) reproducible."""
     _seed[0], _seed[1] = builtins.int(seed), 0
 
 
@@ -302,13 +367,24 @@ def _next_seed():
     return (_seed[0] * 1_000_003 + _seed[1]) & 0x7FFFFFFFFFFFFFFF
 
 
+def _leaf(t, requires_grad):
+    if requires_grad and not t.dtype.is_floating_point:
+        raise RuntimeError(f"only floating-point tensors can require gradients, got {t.dtype}")
+    t.requires_grad = builtins.bool(requires_grad)
+    return t
+
+
 def from_numpy(array, requires_grad=False):
-    """Uploads a NumPy array (its dtype kept; float32, float64, int32, int64 or bool)."""
+    """Uploads a NumPy array (its dtype kept; float32, float64, int32, int64 or bool; other
+    integer types become int64, float16 float32). Raises TypeError for other dtypes."""
+    array = np.asarray(array)
+    if array.dtype.kind in "iu" and array.dtype not in (np.int32, np.int64):
+        array = array.astype(np.int64)
+    elif array.dtype == np.float16:
+        array = array.astype(np.float32)
     array = np.ascontiguousarray(array)
     d = _dt.resolve(array.dtype)
-    t = _make(_client().upload(array, list(array.shape), d.code), ())
-    t.requires_grad = requires_grad
-    return t
+    return _leaf(_make(_client().upload(array, list(array.shape), d.code), ()), requires_grad)
 
 
 def tensor(data, dtype=None, requires_grad=False):
@@ -316,24 +392,35 @@ def tensor(data, dtype=None, requires_grad=False):
     int64, bools bool (as PyTorch). Raises TypeError for an unknown dtype."""
     if isinstance(data, Tensor):
         data = data.numpy()
+    elif isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+        data = [x.numpy() if isinstance(x, Tensor) else x for x in data]
     a = np.asarray(data)
     if dtype is not None:
         a = a.astype(_dt.resolve(dtype).numpy)
-    elif a.dtype == np.float64 and not isinstance(data, np.ndarray):
+    elif a.dtype == np.float64 and not isinstance(data, (np.ndarray, np.generic)):
         a = a.astype(np.float32)
-    elif a.dtype.kind in "iu" and a.dtype not in (np.int32, np.int64):
-        a = a.astype(np.int64)
     return from_numpy(a, requires_grad=requires_grad)
 
 
+as_tensor = tensor
+
+
+def _default_dtype(value, dtype):
+    if dtype is not None:
+        return _dt.resolve(dtype)
+    if isinstance(value, builtins.bool):
+        return _dt.bool
+    if isinstance(value, builtins.int):
+        return _dt.int64
+    return _dt.float32
+
+
 def full(shape, value, dtype=None, requires_grad=False):
-    d = _dt.resolve(dtype) if dtype is not None else (
-        _dt.float32 if isinstance(value, builtins.float) else _dt.bool if isinstance(value, builtins.bool) else
-        _dt.int64 if isinstance(value, builtins.int) else _dt.float32)
+    """A tensor of `shape` filled with `value` (dtype from the value: float32, int64 or bool)."""
+    d = _default_dtype(value, dtype)
     t = _emit_attrs("full", shape=_shape_args((shape,) if isinstance(shape, builtins.int) else shape),
                     value=builtins.float(value), dtype=d)
-    t.requires_grad = requires_grad
-    return t
+    return _leaf(t, requires_grad)
 
 
 def zeros(*shape, dtype=None, requires_grad=False):
@@ -344,89 +431,281 @@ def ones(*shape, dtype=None, requires_grad=False):
     return full(_shape_args(shape), 1.0, dtype or _dt.float32, requires_grad)
 
 
-def zeros_like(t, dtype=None):
-    return zeros(t.shape, dtype=dtype or t.dtype)
+def empty(*shape, dtype=None, requires_grad=False):
+    """Zeros (GT never hands out uninitialised memory)."""
+    return zeros(*shape, dtype=dtype, requires_grad=requires_grad)
 
 
-def ones_like(t, dtype=None):
-    return ones(t.shape, dtype=dtype or t.dtype)
+def zeros_like(t, dtype=None, requires_grad=False):
+    return zeros(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def ones_like(t, dtype=None, requires_grad=False):
+    return ones(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def full_like(t, value, dtype=None, requires_grad=False):
+    return full(t.shape, value, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+empty_like = zeros_like
+
+
+def _random(op, shape, dtype, requires_grad):
+    d = _dt.resolve(dtype or _dt.float32)
+    if not d.is_floating_point:
+        raise TypeError(f"{op} needs a floating-point dtype, got {d}")
+    t = _emit_attrs(op, shape=_shape_args(shape), seed=_next_seed(), dtype=d)
+    return _leaf(t, requires_grad)
 
 
 def randn(*shape, dtype=None, requires_grad=False):
     """Standard normal samples (counter-based generator on the worker; see gt.manual_seed)."""
-    t = _emit_attrs("randn", shape=_shape_args(shape), seed=_next_seed(), dtype=_dt.resolve(dtype or _dt.float32))
-    t.requires_grad = requires_grad
-    return t
+    return _random("randn", shape, dtype, requires_grad)
+
+
+def rand(*shape, dtype=None, requires_grad=False):
+    """Uniform samples in [0, 1) (counter-based generator on the worker; see gt.manual_seed)."""
+    return _random("rand", shape, dtype, requires_grad)
+
+
+def randn_like(t, dtype=None):
+    return randn(t.shape, dtype=dtype or t.dtype)
+
+
+def rand_like(t, dtype=None):
+    return rand(t.shape, dtype=dtype or t.dtype)
+
+
+def randint(low, high=None, size=None, dtype=None):
+    """Integers uniform in [low, high) (torch.randint(low, high, size) or randint(high, size))."""
+    if size is None:
+        low, high, size = 0, low, high
+    u = rand(_shape_args(size), dtype=_dt.float64)
+    return cast(floor(u * (high - low)) + low, dtype or _dt.int64)
+
+
+def arange(start, end=None, step=1, dtype=None, requires_grad=False):
+    """[start, end) by step, as torch.arange (int64 for integer arguments, else float32). The
+    values are computed on the client and uploaded."""
+    if end is None:
+        start, end = 0, start
+    ints = builtins.all(isinstance(v, builtins.int) for v in (start, end, step))
+    d = _dt.resolve(dtype) if dtype is not None else (_dt.int64 if ints else _dt.float32)
+    if step == 0:
+        raise ValueError("arange: step must be nonzero")
+    values = np.arange(start, end, step, dtype=np.float64 if not ints else np.int64)
+    return from_numpy(values.astype(d.numpy), requires_grad=requires_grad)
+
+
+def linspace(start, end, steps, dtype=None):
+    return from_numpy(np.linspace(start, end, steps).astype(_dt.resolve(dtype or _dt.float32).numpy))
+
+
+def eye(n, m=None, dtype=None):
+    """The n x m identity (uploaded from the client)."""
+    return from_numpy(np.eye(n, m, dtype=_dt.resolve(dtype or _dt.float32).numpy))
 
 
 # ---------------------------------------------------------------- elementwise
 
-def add(a, b):
+def _binary(op, a, b, backward=None):
     a, b = _pair(a, b)
-    return _emit("add", a, b, backward=_ag.add_backward)
+    return _emit(op, a, b, backward=backward)
 
 
-def sub(a, b):
-    a, b = _pair(a, b)
-    return _emit("sub", a, b, backward=_ag.sub_backward)
+def add(a, b, *, alpha=1):
+    if alpha != 1:
+        b = mul(b, alpha)
+    return _binary("add", a, b, _ag.add_backward)
+
+
+def sub(a, b, *, alpha=1):
+    if alpha != 1:
+        b = mul(b, alpha)
+    return _binary("sub", a, b, _ag.sub_backward)
 
 
 def mul(a, b):
-    a, b = _pair(a, b)
-    return _emit("mul", a, b, backward=_ag.mul_backward)
+    return _binary("mul", a, b, _ag.mul_backward)
 
 
-def div(a, b):
+def div(a, b, *, rounding_mode=None):
+    """True division (ints give float32, as PyTorch); rounding_mode='floor' is floor_divide."""
+    if rounding_mode == "floor":
+        return floor_divide(a, b)
+    if rounding_mode is not None:
+        raise ValueError(f"div: rounding_mode must be None or 'floor', got {rounding_mode!r}")
     a, b = _pair(a, b)
     if not a.dtype.is_floating_point and not b.dtype.is_floating_point:
-        a = cast(a, _dt.float32)  # true division, as PyTorch
+        a = cast(a, _dt.float32)
     return _emit("div", a, b, backward=_ag.div_backward)
 
 
+true_divide = divide = div
+multiply, subtract = mul, sub
+
+
 def pow(a, b):
-    if isinstance(a, Tensor) and isinstance(b, (builtins.int, builtins.float)):
-        if b == 2:
-            return mul(a, a)
+    """a ** b; an integer tensor to a float power gives float32."""
+    if isinstance(a, Tensor) and isinstance(b, (builtins.int, builtins.float)) and not isinstance(b, builtins.bool):
         if b == 1:
             return a
+        if b == 2:
+            return mul(a, a)
+        if not a.dtype.is_floating_point:
+            a = cast(a, _dt.float32)
     a, b = _pair(a, b)
+    if not a.dtype.is_floating_point and not b.dtype.is_floating_point:
+        a = cast(a, _dt.float32)
     return _emit("pow", a, b, backward=_ag.pow_backward)
 
 
 def maximum(a, b):
-    a, b = _pair(a, b)
-    return _emit("maximum", a, b, backward=_ag.maximum_backward)
+    return _binary("maximum", a, b, _ag.maximum_backward)
+
+
+def minimum(a, b):
+    return _binary("minimum", a, b, _ag.minimum_backward)
+
+
+def floor_divide(a, b):
+    """floor(a / b) (Python's //). Integer division by zero gives 0 (PyTorch raises)."""
+    return _binary("floor_divide", a, b)
+
+
+def remainder(a, b):
+    """a - floor(a / b) * b (Python's %: the result has b's sign). Integer % 0 gives 0."""
+    return _binary("remainder", a, b, _ag.remainder_backward)
+
 
 
 def _compare(op, a, b):
+    return _binary(op, a, b)
+
+
+def eq(a, b): return _compare("eq", a, b)
+def ne(a, b): return _compare("ne", a, b)
+def lt(a, b): return _compare("lt", a, b)
+def le(a, b): return _compare("le", a, b)
+def gt(a, b): return _compare("gt", a, b)
+def ge(a, b): return _compare("ge", a, b)
+
+
+def _as_bool(x):
+    return x if x.dtype == _dt.bool else ne(x, 0)
+
+
+def logical_not(x):
+    return eq(_as_bool(x), False)
+
+
+def logical_and(a, b):
     a, b = _pair(a, b)
-    return _emit(op, a, b)
+    return _emit("minimum", _as_bool(a), _as_bool(b))
+
+
+def logical_or(a, b):
+    a, b = _pair(a, b)
+    return _emit("maximum", _as_bool(a), _as_bool(b))
+
+
+def logical_xor(a, b):
+    a, b = _pair(a, b)
+    return ne(_as_bool(a), _as_bool(b))
 
 
 def where(condition, a, b):
     """condition ? a : b, elementwise with broadcasting; `condition` must be bool."""
     ref = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
     a, b = _scalar(a, ref), _scalar(b, ref)
+    if not isinstance(condition, Tensor):
+        condition = tensor(condition)
     return _emit("where", condition, a, b, backward=_ag.where_backward)
 
 
-def _unary(op):
+def masked_fill(x, mask, value):
+    """x with `value` wherever the bool `mask` (broadcast to x) is True."""
+    return where(mask, _scalar(value, x) if not isinstance(value, Tensor) else value.to(x.dtype), x)
+
+
+def _unary(op, doc):
     def f(x):
-        return _emit(op, x, backward=_ag.UNARY_BACKWARD[op])
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{op}: expected a gt.Tensor, got {type(x).__name__}")
+        return _emit(op, x, backward=_ag.UNARY_BACKWARD.get(op))
     f.__name__ = op
-    f.__doc__ = f"Elementwise {op}; same shape and dtype as the input."
+    f.__doc__ = doc + "; same shape and dtype as the input (floats only unless noted)."
     return f
 
 
-neg, exp, log, sqrt, relu, sigmoid, tanh = (_unary(o) for o in ("neg", "exp", "log", "sqrt", "relu", "sigmoid", "tanh"))
+neg = _unary("neg", "-x (not bool)")
+negative = neg
+exp = _unary("exp", "e^x")
+log = _unary("log", "natural logarithm")
+log1p = _unary("log1p", "log(1 + x), accurate for small x")
+sqrt = _unary("sqrt", "square root")
+rsqrt = _unary("rsqrt", "1 / sqrt(x)")
+sin = _unary("sin", "sine (radians)")
+cos = _unary("cos", "cosine (radians)")
+erf = _unary("erf", "the error function")
+relu = _unary("relu", "max(x, 0) (ints too)")
+sigmoid = _unary("sigmoid", "1 / (1 + e^-x)")
+tanh = _unary("tanh", "hyperbolic tangent")
+abs = _unary("abs", "|x| (ints too)")
+floor = _unary("floor", "the largest integer <= x (ints unchanged)")
+
+
+def gelu(x, approximate="none"):
+    """x * Phi(x) (Hendrycks & Gimpel 2016): exact with erf, or approximate='tanh':
+    0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    if approximate == "tanh":
+        return 0.5 * x * (1.0 + tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
+    if approximate != "none":
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return _emit("gelu", x, backward=_ag.UNARY_BACKWARD["gelu"])
+
+
+def silu(x):
+    """x * sigmoid(x) (Elfwing et al. 2018)."""
+    return x * sigmoid(x)
+
+
+def clamp(x, min=None, max=None):
+    """x limited to [min, max] (either may be None); the gradient flows where x is inside, as
+    PyTorch (at the bounds too)."""
+    if min is None and max is None:
+        raise ValueError("clamp: at least one of min and max must be given")
+    y = x
+    if min is not None:
+        y = where(lt(x, min), _scalar(min, x) if not isinstance(min, Tensor) else min, y)
+    if max is not None:
+        y = where(gt(x, max), _scalar(max, x) if not isinstance(max, Tensor) else max, y)
+    return y
+
+
+clip = clamp
 
 
 def cast(x, dtype):
-    """x converted to `dtype` (to bool: x != 0)."""
+    """x converted to `dtype` (to bool: x != 0; float to int truncates toward zero)."""
     d = _dt.resolve(dtype)
     if d is x.dtype:
         return x
     return _emit_attrs("cast", (x,), dtype=d, backward=_ag.cast_backward if d.is_floating_point else None)
+
+
+def clone(x):
+    """A copy (GT tensors are never written in place on the worker, so it shares the values)."""
+    t = Tensor(x._h, x.shape, x.dtype)
+    if x.requires_grad and _ag.is_grad_enabled():
+        t.requires_grad = True
+        t._node = (_ag.identity_backward, (x,), None)
+    return t
+
+
+def detach(x):
+    return x.detach()
 
 
 # ---------------------------------------------------------------- linear algebra and layout
@@ -442,8 +721,17 @@ def matmul(a, b):
     return _emit("matmul", a, b, backward=_ag.matmul_backward)
 
 
+mm = bmm = matmul
+
+
+def _dim(d, ndim):
+    return _C.normalize_axes([d], builtins.max(ndim, 1))[0]
+
+
 def permute(x, *dims):
     dims = _shape_args(dims)
+    if len(dims) != x.ndim:
+        raise _C.ShapeError(f"permute: expected {x.ndim} dims for shape {x.shape}, got {dims}")
     perm = [d + x.ndim if d < 0 else d for d in dims]
     if perm == list(range(x.ndim)):
         return x
@@ -453,25 +741,58 @@ def permute(x, *dims):
 def transpose(x, dim0=-2, dim1=-1):
     """Swaps two axes (PyTorch's transpose(dim0, dim1))."""
     perm = list(range(x.ndim))
-    d0, d1 = _C.normalize_axes([dim0], x.ndim)[0], _C.normalize_axes([dim1], x.ndim)[0]
+    d0, d1 = _dim(dim0, x.ndim), _dim(dim1, x.ndim)
     perm[d0], perm[d1] = perm[d1], perm[d0]
     return permute(x, *perm)
 
 
+swapaxes = transpose
+
+
 def reshape(x, *shape):
-    """Same elements, new shape; one size may be -1. Raises ValueError if sizes do not match."""
+    """Same elements, new shape; one size may be -1. Raises gt.ShapeError (a RuntimeError, as
+    PyTorch, and a ValueError) if the sizes do not match."""
     shape = list(_shape_args(shape))
+    wanted = list(shape)
     if shape.count(-1) > 1:
-        raise ValueError("reshape: only one dimension can be -1")
+        raise _C.ShapeError("reshape: only one dimension can be inferred (-1)")
     if -1 in shape:
         known = math.prod(s for s in shape if s != -1)
         if known == 0 or x.numel() % known:
-            raise ValueError(f"reshape: cannot reshape {list(x.shape)} into {shape}")
+            raise _C.ShapeError(f"reshape: cannot reshape {list(x.shape)} ({x.numel()} elements) into {wanted}")
         shape[shape.index(-1)] = x.numel() // known
     shape = tuple(shape)
     if shape == x.shape:
         return x
+    if math.prod(shape) != x.numel():
+        raise _C.ShapeError(f"reshape: cannot reshape {list(x.shape)} ({x.numel()} elements) into {wanted}")
     return _emit_attrs("reshape", (x,), shape=shape, backward=_ag.reshape_backward)
+
+
+view = reshape
+
+
+def flatten(x, start_dim=0, end_dim=-1):
+    if x.ndim == 0:
+        return reshape(x, 1)
+    s, e = _dim(start_dim, x.ndim), _dim(end_dim, x.ndim)
+    return reshape(x, x.shape[:s] + (math.prod(x.shape[s:e + 1]),) + x.shape[e + 1:])
+
+
+def squeeze(x, dim=None):
+    """Drops size-1 axes (all, or those in `dim`, an int or tuple; others are left alone)."""
+    if dim is None:
+        dims = [i for i, s in enumerate(x.shape) if s == 1]
+    else:
+        dims = [_dim(d, x.ndim) for d in ((dim,) if isinstance(dim, builtins.int) else dim)]
+        dims = [d for d in dims if x.ndim and x.shape[d] == 1]
+    return reshape(x, tuple(s for i, s in enumerate(x.shape) if i not in dims))
+
+
+def unsqueeze(x, dim):
+    """Inserts a size-1 axis at `dim` (negative counts from the end of the result)."""
+    d = _C.normalize_axes([dim], x.ndim + 1)[0]
+    return reshape(x, x.shape[:d] + (1,) + x.shape[d:])
 
 
 def broadcast_to(x, shape):
@@ -481,42 +802,293 @@ def broadcast_to(x, shape):
     return _emit_attrs("broadcast_to", (x,), shape=shape, backward=_ag.broadcast_backward)
 
 
+def expand(x, *shape):
+    """broadcast_to, where -1 keeps a size (PyTorch's expand)."""
+    shape = list(_shape_args(shape))
+    lead = len(shape) - x.ndim
+    for i in range(x.ndim):
+        if shape[lead + i] == -1:
+            shape[lead + i] = x.shape[i]
+    return broadcast_to(x, tuple(shape))
+
+
+def broadcast_tensors(*ts):
+    shape = ()
+    for t in ts:
+        shape = tuple(_C.broadcast_shapes(list(shape), list(t.shape)))
+    return tuple(broadcast_to(t, shape) for t in ts)
+
+
+def _slice(x, starts, steps, shape):
+    """x[starts + i * steps] on every axis (the gt.slice op), or x when that is all of it."""
+    starts, steps, shape = tuple(starts), tuple(steps), tuple(shape)
+    if shape == x.shape and not builtins.any(starts):
+        return x
+    return _emit_attrs("slice", (x,), shape=shape, starts=starts, steps=steps,
+                       backward=_ag.slice_backward, saved=(starts, steps))
+
+
+def narrow(x, dim, start, length):
+    d = _dim(dim, x.ndim)
+    starts, steps, shape = [0] * x.ndim, [1] * x.ndim, list(x.shape)
+    starts[d], shape[d] = start, length
+    return _slice(x, starts, steps, shape)
+
+
+def _promote_all(ts):
+    d = ts[0].dtype
+    for t in ts[1:]:
+        d = _dt.from_code(_C.promote_types(d.code, t.dtype.code))
+    return [cast(t, d) for t in ts]
+
+
+def cat(tensors, dim=0):
+    """Joins tensors along `dim` (dtypes promote). Raises gt.ShapeError (a RuntimeError) if sizes
+    differ elsewhere."""
+    tensors = [t for t in tensors]
+    if not tensors:
+        raise _C.ShapeError("cat expects a non-empty list of tensors")
+    if len(tensors) == 1:
+        return tensors[0]
+    tensors = _promote_all(tensors)
+    d = _dim(dim, tensors[0].ndim)
+    return _emit_attrs("concat", tensors, axes=[d], backward=_ag.concat_backward, saved=d)
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0):
+    """Joins same-shape tensors along a new axis `dim`."""
+    tensors = list(tensors)
+    if not tensors:
+        raise _C.ShapeError("stack expects a non-empty list of tensors")
+    shapes = {t.shape for t in tensors}
+    if len(shapes) != 1:
+        raise _C.ShapeError(f"stack expects each tensor to be equal size, got {sorted(shapes)}")
+    d = _C.normalize_axes([dim], tensors[0].ndim + 1)[0]
+    return cat([unsqueeze(t, d) for t in tensors], d)
+
+
+def split(x, split_size_or_sections, dim=0):
+    """Pieces of `split_size` along `dim` (the last may be smaller), or of the listed sizes."""
+    d = _dim(dim, x.ndim)
+    n = x.shape[d]
+    if isinstance(split_size_or_sections, builtins.int):
+        size = split_size_or_sections
+        if size <= 0:
+            raise ValueError(f"split: split_size must be positive, got {size}")
+        sizes = [builtins.min(size, n - i) for i in range(0, n, size)] or [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if builtins.sum(sizes) != n:
+            raise _C.ShapeError(f"split: sizes {sizes} do not add up to {n} (the size of dim {dim})")
+    out, start = [], 0
+    for s in sizes:
+        out.append(narrow(x, d, start, s))
+        start += s
+    return tuple(out)
+
+
+def chunk(x, chunks, dim=0):
+    n = x.shape[_dim(dim, x.ndim)]
+    return split(x, builtins.max(1, -(-n // chunks)), dim)
+
+
+def unbind(x, dim=0):
+    d = _dim(dim, x.ndim)
+    return tuple(squeeze(p, d) for p in split(x, 1, d))
+
+
+# ---------------------------------------------------------------- indexing ops
+
+def _indices(index, size=None, what="index"):
+    """An int64/int32 index tensor from a Tensor, list or array; client-known values are
+    checked against `size` and negative ones wrapped."""
+    if isinstance(index, Tensor):
+        if index.dtype not in (_dt.int64, _dt.int32):
+            raise IndexError(f"{what}: tensors used as indices must be long or int, got {index.dtype}")
+        return index
+    a = np.asarray(index)
+    if a.dtype == np.bool_ or a.dtype.kind not in "iu":
+        if a.size == 0:
+            a = a.astype(np.int64)
+        else:
+            raise IndexError(f"{what}: indices must be integers, got {a.dtype}")
+    a = a.astype(np.int64)
+    if size is not None and a.size:
+        if a.max() >= size or a.min() < -size:
+            bad = a[(a >= size) | (a < -size)][0]
+            raise IndexError(f"{what}: index {bad} is out of bounds for size {size}")
+        a = np.where(a < 0, a + size, a)
+    return from_numpy(a)
+
+
+def index_select(x, dim, index):
+    """x's entries at `index` (1-D) along `dim`. Out-of-range indices in a Tensor are clamped on
+    the worker; in a list or array they raise IndexError here."""
+    d = _dim(dim, x.ndim)
+    idx = _indices(index, x.shape[d], "index_select")
+    if idx.ndim != 1:
+        raise IndexError(f"index_select: index must be 1-D, got shape {idx.shape}")
+    return _emit_attrs("index_select", (x, idx), axes=[d], backward=_ag.index_select_backward, saved=d)
+
+
+def gather(x, dim, index):
+    """torch.gather: out[i][j] = x[index[i][j]][j] for dim 0, likewise for other dims. `index`
+    has x's sizes on every other axis."""
+    d = _dim(dim, x.ndim)
+    idx = _indices(index, x.shape[d], "gather")
+    return _emit_attrs("gather", (x, idx), axes=[d], backward=_ag.gather_backward, saved=d)
+
+
+def take_along_dim(x, indices, dim):
+    return gather(x, dim, indices)
+
+
+def index_add_zeros(shape, dim, index, source):
+    """Zeros of `shape` with source's slices added at `index` along `dim` (repeats add up)."""
+    return _emit_attrs("index_add", (index, source), shape=shape, axes=[dim],
+                       backward=_ag.index_add_backward, saved=dim)
+
+
+def scatter_add_zeros(shape, dim, index, source):
+    return _emit_attrs("scatter_add", (index, source), shape=shape, axes=[dim],
+                       backward=_ag.scatter_add_backward, saved=dim)
+
+
+def one_hot(indices, num_classes=-1, dtype=None):
+    """One-hot rows for integer class indices: shape indices.shape + (C,). PyTorch gives int64;
+    pass dtype=gt.float32 to get floats directly. num_classes=-1 needs the values (a fetch)."""
+    if num_classes < 0:
+        num_classes = builtins.int(indices.numpy().max()) + 1
+    return _emit_attrs("one_hot", (indices,), count=num_classes, dtype=_dt.resolve(dtype or _dt.int64))
+
+
+def embedding(indices, weight):
+    """weight[indices]: rows of `weight` (V, D) for integer `indices` of any shape -> (*, D)."""
+    idx = _indices(indices, weight.shape[0], "embedding")
+    flat = reshape(idx, -1)
+    rows = index_select(weight, 0, flat)
+    return reshape(rows, idx.shape + weight.shape[1:])
+
+
 # ---------------------------------------------------------------- reductions
 
-def _axes(x, axis, dim):
-    if dim is not None:
-        axis = dim
-    if axis is None:
+def _axes(x, dim, axis):
+    if axis is not None:
+        dim = axis
+    if dim is None:
         return _C.normalize_axes([], x.ndim)
-    if isinstance(axis, builtins.int):
-        axis = [axis]
-    return _C.normalize_axes(list(axis), x.ndim)
+    if isinstance(dim, builtins.int):
+        dim = [dim]
+    return _C.normalize_axes(list(dim), x.ndim)
 
 
-def _reduce(op, x, axis, keepdims, dim, keepdim, backward):
-    keep = keepdim if keepdim is not None else keepdims
-    axes = _axes(x, axis, dim)
-    return _emit_attrs(op, (x,), axes=axes, keepdims=keep, backward=backward, saved=(axes, keep))
+def _reduce(op, x, dim, keepdim, axis, keepdims, backward):
+    keep = keepdims if keepdims is not None else keepdim
+    axes = _axes(x, dim, axis)
+    return _emit_attrs(op, (x,), axes=axes, keepdims=builtins.bool(keep), backward=backward, saved=(axes, keep))
 
 
-def sum(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
-    """Sum over `axis` (int, tuple, negative allowed; None = all). bool/int32 sum to int64."""
-    return _reduce("sum", x, axis, keepdims, dim, keepdim, _ag.sum_backward)
+def sum(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
+    """Sum over `dim` (int, tuple, negative allowed; None = all). bool/int32 sum to int64."""
+    if dtype is not None:
+        x = cast(x, dtype)
+    return _reduce("sum", x, dim, keepdim, axis, keepdims, _ag.sum_backward)
 
 
-def mean(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
-    return _reduce("mean", x, axis, keepdims, dim, keepdim, _ag.mean_backward)
+def mean(x, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    """Mean over `dim` (floats only, as PyTorch)."""
+    return _reduce("mean", x, dim, keepdim, axis, keepdims, _ag.mean_backward)
 
 
-def max(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
-    """Maximum over `axis` (values only; gradient split evenly between ties, as PyTorch)."""
-    return _reduce("max", x, axis, keepdims, dim, keepdim, _ag.max_backward)
+def amax(x, dim=None, keepdim=False):
+    """Maximum over `dim` (int or tuple); the gradient is split evenly between ties."""
+    return _reduce("max", x, dim, keepdim, None, None, _ag.extremum_backward)
 
 
-def logsumexp(x, dim=-1, keepdim=False):
-    m = max(x, dim, keepdims=True).detach()
-    r = log(sum(exp(x - m), dim, keepdims=True)) + m
-    return r if keepdim else reshape(r, tuple(s for i, s in enumerate(x.shape) if i != _axes(x, dim, None)[0]))
+def amin(x, dim=None, keepdim=False):
+    return _reduce("min", x, dim, keepdim, None, None, _ag.extremum_backward)
+
+
+class MaxMin(tuple):
+    """(values, indices) of max/min along a dim, as torch.return_types.max."""
+    __slots__ = ()
+
+    @property
+    def values(self):
+        return self[0]
+
+    @property
+    def indices(self):
+        return self[1]
+
+
+def _extremum(name, x, dim, keepdim, axis, keepdims):
+    if isinstance(dim, Tensor):  # torch.max(a, b) is maximum
+        return (maximum if name == "max" else minimum)(x, dim)
+    if axis is not None:
+        dim = axis
+    keep = keepdims if keepdims is not None else keepdim
+    if dim is None:
+        return (amax if name == "max" else amin)(x)
+    if not isinstance(dim, builtins.int):
+        raise TypeError(f"{name}(dim) takes one int dim; use amax/amin for several")
+    d = _dim(dim, x.ndim)
+    idx = (argmax if name == "max" else argmin)(x, d, keepdim=True)
+    values = gather(x, d, idx)  # the gradient goes to the index returned, as PyTorch
+    if not keep:
+        values, idx = squeeze(values, d), squeeze(idx, d)
+    return MaxMin((values, idx))
+
+
+def max(x, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    """max(x): the largest value (gradient split between ties); max(x, dim): (values, indices)
+    along dim (gradient to the first maximum); max(x, other): maximum(x, other)."""
+    return _extremum("max", x, dim, keepdim, axis, keepdims)
+
+
+def min(x, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    return _extremum("min", x, dim, keepdim, axis, keepdims)
+
+
+def _arg(op, x, dim, keepdim):
+    if dim is None:
+        r = _emit_attrs(op, (reshape(x, -1),), axes=[0])
+        return reshape(r, (1,) * x.ndim) if keepdim else r
+    return _emit_attrs(op, (x,), axes=[_dim(dim, x.ndim)], keepdims=builtins.bool(keepdim))
+
+
+def argmax(x, dim=None, keepdim=False):
+    """int64 index of the first maximum along `dim` (None: of the flattened tensor)."""
+    return _arg("argmax", x, dim, keepdim)
+
+
+def argmin(x, dim=None, keepdim=False):
+    return _arg("argmin", x, dim, keepdim)
+
+
+def var(x, dim=None, keepdim=False, *, correction=1, unbiased=None):
+    """Variance over `dim` with Bessel's `correction` (PyTorch's default 1; unbiased=False is 0)."""
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    axes = _axes(x, dim, None)
+    n = math.prod(x.shape[a] for a in axes) if x.ndim else 1
+    d = x - mean(x, axes, keepdim=True)
+    return sum(d * d, axes, keepdim) / builtins.max(n - correction, 0)
+
+
+def std(x, dim=None, keepdim=False, *, correction=1, unbiased=None):
+    return sqrt(var(x, dim, keepdim, correction=correction, unbiased=unbiased))
+
+
+def logsumexp(x, dim, keepdim=False):
+    """log(sum(exp(x))) over `dim`, shifted by the max for stability."""
+    axes = _axes(x, dim, None)
+    m = amax(x, axes, keepdim=True).detach()
+    r = log(sum(exp(x - m), axes, keepdim=True)) + m
+    return r if keepdim else squeeze(r, axes)
 
 
 def log_softmax(x, dim=-1):
@@ -525,10 +1097,18 @@ def log_softmax(x, dim=-1):
 
 
 def softmax(x, dim=-1):
-    e = exp(x - max(x, dim, keepdims=True).detach())
-    return e / sum(e, dim, keepdims=True)
+    e = exp(x - amax(x, dim, keepdim=True).detach())
+    return e / sum(e, dim, keepdim=True)
 
 
-def one_hot(indices, num_classes, dtype=None):
-    """float32 (or `dtype`) one-hot rows for integer class indices: shape indices.shape + (C,)."""
-    return _emit_attrs("one_hot", (indices,), count=num_classes, dtype=_dt.resolve(dtype or _dt.float32))
+def norm(x, p=2, dim=None, keepdim=False):
+    """The p-norm (2 by default) over `dim` (None: all elements)."""
+    if p == 2:
+        return sqrt(sum(x * x, dim, keepdim))
+    if p == 1:
+        return sum(abs(x), dim, keepdim)
+    return pow(sum(pow(abs(x), p), dim, keepdim), 1.0 / p)
+
+
+def allclose(a, b, rtol=1e-5, atol=1e-8):
+    return builtins.bool(np.allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol))

@@ -5,6 +5,7 @@ backward_fn takes (grad_output, output, inputs, saved) and returns one gradient 
 input, already reduced to that input's shape when the op broadcast it.
 """
 import contextlib
+import math
 import threading
 
 _state = threading.local()
@@ -30,7 +31,12 @@ def no_grad():
 
 
 def enable_grad():
+    """Context manager (or decorator): ops inside record history even under no_grad."""
     return _grad_mode(True)
+
+
+def set_grad_enabled(mode):
+    return _grad_mode(bool(mode))
 
 
 # ---------------------------------------------------------------- the formulas
@@ -47,7 +53,7 @@ def unbroadcast(g, shape):
     T = _t()
     lead = g.ndim - len(shape)
     axes = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1]
-    return T.reshape(T.sum(g, axes, keepdims=True), tuple(shape))
+    return T.reshape(T.sum(g, axes, keepdim=True), tuple(shape))
 
 
 def add_backward(g, out, inputs, saved):
@@ -87,6 +93,25 @@ def maximum_backward(g, out, inputs, saved):
     return unbroadcast(g * wa, a.shape), unbroadcast(g * (1.0 - wa), b.shape)
 
 
+def minimum_backward(g, out, inputs, saved):
+    a, b = inputs
+    T = _t()
+    wa = T.where(a < b, 1.0, T.where(a == b, 0.5, 0.0))
+    return unbroadcast(g * wa, a.shape), unbroadcast(g * (1.0 - wa), b.shape)
+
+
+def remainder_backward(g, out, inputs, saved):
+    # a - floor(a / b) * b: d/da = 1, d/db = -floor(a / b)
+    a, b = inputs
+    T = _t()
+    return (unbroadcast(g, a.shape) if a.requires_grad else None,
+            unbroadcast(-g * T.floor_divide(a, b), b.shape) if b.requires_grad else None)
+
+
+def identity_backward(g, out, inputs, saved):
+    return (g,)
+
+
 def where_backward(g, out, inputs, saved):
     c, a, b = inputs
     T = _t()
@@ -102,7 +127,22 @@ UNARY_BACKWARD = {
     "relu": lambda g, out, i, s: (g * (i[0] > 0).to(g.dtype),),
     "sigmoid": lambda g, out, i, s: (g * out * (1.0 - out),),
     "tanh": lambda g, out, i, s: (g * (1.0 - out * out),),
+    "abs": lambda g, out, i, s: (g * _sign(i[0]),),
+    "log1p": lambda g, out, i, s: (g / (1.0 + i[0]),),
+    "rsqrt": lambda g, out, i, s: (g * -0.5 * out * out * out,),
+    "sin": lambda g, out, i, s: (g * _t().cos(i[0]),),
+    "cos": lambda g, out, i, s: (-g * _t().sin(i[0]),),
+    "erf": lambda g, out, i, s: (g * (2.0 / math.sqrt(math.pi)) * _t().exp(-i[0] * i[0]),),
+    # d/dx x Phi(x) = Phi(x) + x phi(x)
+    "gelu": lambda g, out, i, s: (g * (0.5 * (1.0 + _t().erf(i[0] * (1.0 / math.sqrt(2.0))))
+                                       + i[0] * (1.0 / math.sqrt(2.0 * math.pi)) * _t().exp(-0.5 * i[0] * i[0])),),
+    "floor": lambda g, out, i, s: (g * 0.0,),
 }
+
+
+def _sign(x):
+    T = _t()
+    return T.where(x > 0, 1.0, T.where(x < 0, -1.0, 0.0)).to(x.dtype)
 
 
 def cast_backward(g, out, inputs, saved):
@@ -138,6 +178,8 @@ def _expand_reduced(g, x, axes, keepdims):
     T = _t()
     if not keepdims:
         g = T.reshape(g, tuple(1 if i in axes else s for i, s in enumerate(x.shape)))
+    if g.dtype != x.dtype and x.dtype.is_floating_point:
+        g = g.to(x.dtype)
     return T.broadcast_to(g, x.shape)
 
 
@@ -155,14 +197,61 @@ def mean_backward(g, out, inputs, saved):
     return (_expand_reduced(g / float(count), x, axes, keepdims),)
 
 
-def max_backward(g, out, inputs, saved):
+def extremum_backward(g, out, inputs, saved):
+    # amax/amin: ties share the gradient evenly, as PyTorch.
     axes, keepdims = saved
     x = inputs[0]
     T = _t()
     m = out if keepdims else T.reshape(out, tuple(1 if i in axes else s for i, s in enumerate(x.shape)))
     mask = (x == m.detach()).to(x.dtype)
-    mask = mask / T.sum(mask, axes, keepdims=True)  # ties share the gradient
+    mask = mask / T.sum(mask, axes, keepdim=True)
     return (_expand_reduced(g, x, axes, keepdims) * mask,)
+
+
+def slice_backward(g, out, inputs, saved):
+    starts, steps = saved
+    x = inputs[0]
+    T = _t()
+    zeros = T.zeros(x.shape, dtype=g.dtype)
+    return (T._emit_attrs("slice_scatter", (zeros, g), starts=starts, steps=steps,
+                          backward=slice_scatter_backward, saved=saved),)
+
+
+def slice_scatter_backward(g, out, inputs, saved):
+    # base gets g outside the window, source gets the window of g
+    starts, steps = saved
+    base, src = inputs
+    T = _t()
+    window = T._slice(g, starts, steps, src.shape)
+    hole = None
+    if base.requires_grad:
+        hole = T._emit_attrs("slice_scatter", (g, T.zeros(src.shape, dtype=g.dtype)), starts=starts, steps=steps)
+    return hole, window
+
+
+def concat_backward(g, out, inputs, saved):
+    T = _t()
+    return T.split(g, [t.shape[saved] for t in inputs], saved)
+
+
+def index_select_backward(g, out, inputs, saved):
+    x, idx = inputs
+    return _t().index_add_zeros(x.shape, saved, idx, g), None
+
+
+def index_add_backward(g, out, inputs, saved):
+    idx, src = inputs
+    return None, _t().index_select(g, saved, idx)
+
+
+def gather_backward(g, out, inputs, saved):
+    x, idx = inputs
+    return _t().scatter_add_zeros(x.shape, saved, idx, g), None
+
+
+def scatter_add_backward(g, out, inputs, saved):
+    idx, src = inputs
+    return None, _t().gather(g, saved, idx)
 
 
 # ---------------------------------------------------------------- the backward pass

@@ -46,13 +46,31 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "GT's C++ core: the client session and the op table";
 
   static py::exception<client::RemoteError> remoteError(m, "RemoteError", PyExc_RuntimeError);
+  // PyTorch raises RuntimeError for shape and dtype errors and IndexError for a bad dim; NumPy
+  // raises ValueError / TypeError / AxisError(ValueError, IndexError). GT's are both.
+  auto newError = [&](const char *name, std::initializer_list<PyObject *> bases, const char *doc) {
+    py::tuple t(bases.size());
+    size_t i = 0;
+    for (PyObject *b : bases) t[i++] = py::reinterpret_borrow<py::object>(b);
+    PyObject *cls = PyErr_NewExceptionWithDoc((std::string("gt._C.") + name).c_str(), doc, t.ptr(), nullptr);
+    m.attr(name) = py::reinterpret_borrow<py::object>(cls);
+    return cls;
+  };
+  static PyObject *shapeError = newError("ShapeError", {PyExc_RuntimeError, PyExc_ValueError},
+                                         "A shape rule was violated (a RuntimeError, as PyTorch, and a ValueError).");
+  static PyObject *axisError = newError("AxisError", {PyExc_IndexError, shapeError},
+                                        "A dim is out of range (an IndexError, as PyTorch, and a ShapeError).");
+  static PyObject *dtypeError = newError("DTypeError", {PyExc_RuntimeError, PyExc_TypeError},
+                                         "An op does not accept a dtype (a RuntimeError, as PyTorch, and a TypeError).");
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
+    } catch (const AxisError &e) {
+      PyErr_SetString(axisError, e.what());
     } catch (const ShapeError &e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      PyErr_SetString(shapeError, e.what());
     } catch (const DTypeError &e) {
-      PyErr_SetString(PyExc_TypeError, e.what());
+      PyErr_SetString(dtypeError, e.what());
     } catch (const client::ConnectionError &e) {
       PyErr_SetString(PyExc_ConnectionError, e.what());
     } catch (const client::RemoteError &e) {
@@ -76,6 +94,8 @@ PYBIND11_MODULE(_C, m) {
   m.def("dtype_name", [](int code) { return std::string(dtypeName(DType(code))); });
   m.def("normalize_axes", [](std::vector<int64_t> axes, int64_t rank) { return normalizeAxes(axes, rank); },
         "Non-negative, sorted, unique axes; empty means all. Raises ValueError.");
+  m.def("promote_types", [](int a, int b) { return int(promoteTypes(DType(a), DType(b))); },
+        "The dtype code that arithmetic on dtype codes a and b gives.");
   m.def("broadcast_shapes", [](Shape a, Shape b) { return broadcastShapes(a, b); });
 
   py::class_<client::Client>(m, "Client")
@@ -89,8 +109,11 @@ PYBIND11_MODULE(_C, m) {
       })
       .def("emit_attrs",
            [](client::Client &c, int op, const std::vector<uint64_t> &operands, Shape shape,
-              std::vector<int64_t> axes, bool keepdims, double value, int64_t seed, int64_t count, int dtype) {
+              std::vector<int64_t> axes, bool keepdims, double value, int64_t seed, int64_t count, int dtype,
+              std::vector<int64_t> starts, std::vector<int64_t> steps) {
              OpAttrs a;
+             a.starts = std::move(starts);
+             a.steps = std::move(steps);
              a.shape = std::move(shape);
              a.axes = std::move(axes);
              a.keepdims = keepdims;
@@ -101,7 +124,9 @@ PYBIND11_MODULE(_C, m) {
              a.dtype = DType(dtype);
              auto [id, t] = c.emit(OpCode(op), operands, std::move(a), {}, userLocation());
              return typeTuple(id, t);
-           })
+           }, py::arg("op"), py::arg("operands"), py::arg("shape"), py::arg("axes"), py::arg("keepdims"),
+           py::arg("value"), py::arg("seed"), py::arg("count"), py::arg("dtype"),
+           py::arg("starts") = std::vector<int64_t>{}, py::arg("steps") = std::vector<int64_t>{})
       .def("upload", [](client::Client &c, py::buffer data, Shape shape, int dtype) {
         py::buffer_info info = data.request();
         OpAttrs a;

@@ -37,7 +37,7 @@ for step in range(steps):
             elif r < 0.6: v = a.tanh()
             elif r < 0.65: v = a.sigmoid()
             elif r < 0.75 and a.ndim: v = a.sum(axis=-1, keepdims=random.random() < 0.5)
-            elif r < 0.8 and a.ndim: v = a.max(axis=0)
+            elif r < 0.8 and a.ndim: v = a.amax(0)
             elif r < 0.85 and a.ndim == 2: v = a.T
             elif r < 0.9: v = gt.where(a > b, a, b)
             else: v = a.mean()

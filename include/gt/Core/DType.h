@@ -23,11 +23,18 @@ struct TensorType {
   bool operator==(const TensorType &) const = default;
 };
 
-/// A shape rule was violated (mismatched sizes, bad axis, bad reshape). Python: ValueError.
+/// A shape rule was violated (mismatched sizes, bad reshape). Python: gt.ShapeError, a
+/// RuntimeError (what PyTorch raises) and a ValueError (what NumPy raises).
 struct ShapeError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
-/// An element type is unknown or not accepted by an op. Python: TypeError.
+/// An axis is out of range for a tensor's rank. Python: gt.AxisError, an IndexError (as
+/// PyTorch's "Dimension out of range") and a gt.ShapeError.
+struct AxisError : ShapeError {
+  using ShapeError::ShapeError;
+};
+/// An element type is unknown or not accepted by an op. Python: gt.DTypeError, a RuntimeError
+/// (as PyTorch) and a TypeError.
 struct DTypeError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
@@ -48,7 +55,7 @@ int64_t numElements(const Shape &shape);
 std::string shapeString(const Shape &shape);
 /// NumPy broadcasting of two shapes; throws ShapeError naming both shapes when they do not broadcast.
 Shape broadcastShapes(const Shape &a, const Shape &b);
-/// Normalizes `axis` (negative counts from the end) for a tensor of rank `rank`; throws ShapeError.
+/// Normalizes `axis` (negative counts from the end) for a tensor of rank `rank`; throws AxisError.
 int64_t normalizeAxis(int64_t axis, int64_t rank);
 
 } // namespace gt

@@ -23,11 +23,14 @@ enum class OpKind : uint8_t { Creation, Unary, Binary, Compare, Select, Matmul, 
 
 /// Attributes an instruction may carry. Which ones an op reads is documented per op below.
 struct OpAttrs {
-  Shape shape;               ///< upload/full/randn/reshape/broadcast_to: the result shape
-  std::vector<int64_t> axes; ///< sum/mean/max: reduced axes (normalized, sorted); transpose: permutation
+  Shape shape;               ///< upload/full/rand(n)/reshape/broadcast_to/slice/index_add/scatter_add: the result shape
+  std::vector<int64_t> axes; ///< reductions: reduced axes (normalized, sorted; argmax/argmin: exactly one);
+                             ///< transpose: permutation; concat/index_select/index_add/gather/scatter_add: {axis}
+  std::vector<int64_t> starts; ///< slice/slice_scatter: first index along every axis (>= 0)
+  std::vector<int64_t> steps;  ///< slice/slice_scatter: stride along every axis (>= 1)
   bool keepdims = false;     ///< reductions: keep reduced axes as size 1
   double value = 0.0;        ///< full: the fill value
-  int64_t seed = 0;          ///< randn: the random stream (same seed and shape -> same values)
+  int64_t seed = 0;          ///< randn/rand: the random stream (same seed and shape -> same values)
   int64_t count = 0;         ///< one_hot: number of classes
   DType dtype = DType::Float32; ///< upload/full/randn/cast: the result dtype
 };
@@ -43,6 +46,9 @@ const OpInfo &opInfo(OpCode code);
 /// Whether `code` may sit in a fused region (gt.region): fills, elementwise, where, layout,
 /// reductions and one_hot. Not upload/randn (data), matmul (BLAS/cuBLAS) or free.
 bool isFusible(OpCode code);
+/// A text form of the attributes that shape an op's code (axes, keepdims, count, starts,
+/// steps; not fill values or seeds, which kernels take at run time): part of kernel keys.
+std::string attrsKey(const OpAttrs &attrs);
 /// Looks an op up by its mnemonic ("add"); nullptr if there is none.
 const OpInfo *lookupOp(std::string_view mnemonic);
 
@@ -51,9 +57,15 @@ const OpInfo *lookupOp(std::string_view mnemonic);
 /// Shape rules: unary/cast keep the shape; binary/compare/where broadcast like NumPy; matmul
 /// contracts the last axis of a with the second-to-last of b (1-D operands are promoted as in
 /// NumPy, batch axes broadcast); transpose permutes by attrs.axes; reshape keeps the element
-/// count; reductions drop (or keep as 1) attrs.axes; one_hot appends attrs.count classes.
+/// count; reductions drop (or keep as 1) attrs.axes; one_hot appends attrs.count classes;
+/// slice takes attrs.shape elements from attrs.starts by attrs.steps (slice_scatter writes its
+/// second operand there into a copy of the first); concat joins along attrs.axes[0];
+/// index_select(x, idx) picks idx (1-D) along the axis, index_add(idx, src) is its adjoint into
+/// attrs.shape; gather(x, idx) picks idx[...] along the axis (torch.gather; idx has x's sizes on
+/// the other axes), scatter_add(idx, src) is its adjoint into attrs.shape.
 /// Dtype rules: arithmetic promotes (bool < int32 < int64 < float32 < float64); exp/log/sqrt/
-/// sigmoid/tanh/div need or give floats; comparisons give bool; where needs a bool condition.
+/// sigmoid/tanh/div and the other transcendental functions need floats; comparisons give bool;
+/// where needs a bool condition; argmax/argmin give int64; indices must be int32 or int64.
 ///
 /// Throws ShapeError (Python ValueError) or DTypeError (Python TypeError) naming the op and the
 /// offending shapes or dtypes; std::invalid_argument for a wrong operand count.

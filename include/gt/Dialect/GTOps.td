@@ -64,6 +64,20 @@ def GT_RandnOp : GT_Op<"randn"> {
   let assemblyFormat = "(`(` $seed_value^ `:` type($seed_value) `)`)? attr-dict `:` type($result)";
 }
 
+def GT_RandOp : GT_Op<"rand"> {
+  let summary = "uniform samples in [0, 1) from a counter-based generator";
+  let description = [{
+    Element i is a pure function of (seed, i) (splitmix64), with as many random bits as the
+    element type's mantissa holds, so a sample never rounds up to 1. Seed as for `gt.randn`.
+    ```mlir
+    %0 = gt.rand {seed = 7 : i64} : tensor<64x128xf32>
+    ```
+  }];
+  let arguments = (ins Optional<AnyRankedTensor>:$seed_value, OptionalAttr<I64Attr>:$seed);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "(`(` $seed_value^ `:` type($seed_value) `)`)? attr-dict `:` type($result)";
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
@@ -86,6 +100,14 @@ def GT_ReluOp : GT_UnaryOp<"relu", "max(x, 0)">;
 def GT_SigmoidOp : GT_UnaryOp<"sigmoid", "1 / (1 + e^-x)">;
 def GT_TanhOp : GT_UnaryOp<"tanh", "hyperbolic tangent">;
 def GT_CastOp : GT_UnaryOp<"cast", "converts to the result's element type (C++ conversion rules; to bool: x != 0)">;
+def GT_AbsOp : GT_UnaryOp<"abs", "|x|">;
+def GT_Log1pOp : GT_UnaryOp<"log1p", "log(1 + x), accurate for small x">;
+def GT_SinOp : GT_UnaryOp<"sin", "sine (radians)">;
+def GT_CosOp : GT_UnaryOp<"cos", "cosine (radians)">;
+def GT_RsqrtOp : GT_UnaryOp<"rsqrt", "1 / sqrt(x)">;
+def GT_ErfOp : GT_UnaryOp<"erf", "the error function">;
+def GT_GeluOp : GT_UnaryOp<"gelu", "x * (1 + erf(x / sqrt 2)) / 2 (Hendrycks & Gimpel 2016, exact form)">;
+def GT_FloorOp : GT_UnaryOp<"floor", "the largest integer <= x (integers unchanged)">;
 
 // Shape rule: NumPy broadcasting of the two operand shapes.
 class GT_BinaryOp<string mnemonic, string what> : GT_Op<mnemonic, [Pure]> {
@@ -103,7 +125,10 @@ def GT_SubOp : GT_BinaryOp<"sub", "lhs - rhs">;
 def GT_MulOp : GT_BinaryOp<"mul", "lhs * rhs">;
 def GT_DivOp : GT_BinaryOp<"div", "lhs / rhs (true division, floats only)">;
 def GT_PowOp : GT_BinaryOp<"pow", "lhs ** rhs (floats only)">;
-def GT_MaximumOp : GT_BinaryOp<"maximum", "max(lhs, rhs)">;
+def GT_MaximumOp : GT_BinaryOp<"maximum", "max(lhs, rhs) (bool: or)">;
+def GT_MinimumOp : GT_BinaryOp<"minimum", "min(lhs, rhs) (bool: and)">;
+def GT_FloorDivideOp : GT_BinaryOp<"floor_divide", "floor(lhs / rhs) (Python's //; an integer division by 0 gives 0)">;
+def GT_RemainderOp : GT_BinaryOp<"remainder", "lhs - floor(lhs / rhs) * rhs (Python's %, the sign of rhs; integer % 0 gives 0)">;
 def GT_GtOp : GT_BinaryOp<"gt", "lhs > rhs, a bool mask">;
 def GT_LtOp : GT_BinaryOp<"lt", "lhs < rhs, a bool mask">;
 def GT_GeOp : GT_BinaryOp<"ge", "lhs >= rhs, a bool mask">;
@@ -154,6 +179,46 @@ def GT_TransposeOp : GT_Op<"transpose", [Pure]> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }
 
+def GT_SliceOp : GT_Op<"slice", [Pure]> {
+  let summary = "a strided window: result[i] = input[starts + i * steps] on every axis";
+  let description = [{
+    Shape rule: the result shape is the window's (it must fit inside the input); steps >= 1.
+    ```mlir
+    %1 = gt.slice %0 {starts = array<i64: 1, 0>, steps = array<i64: 2, 1>} : tensor<5x3xf32> -> tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$starts, DenseI64ArrayAttr:$steps);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def GT_SliceScatterOp : GT_Op<"slice_scatter", [Pure]> {
+  let summary = "a copy of `base` whose strided window (as gt.slice) is `source`";
+  let description = [{
+    The gradient of gt.slice (with a zero base) and `x[i:j] = v` on tensors.
+    ```mlir
+    %2 = gt.slice_scatter %0, %1 {starts = array<i64: 1, 0>, steps = array<i64: 2, 1>} : tensor<5x3xf32>, tensor<2x3xf32> -> tensor<5x3xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$base, AnyRankedTensor:$source, DenseI64ArrayAttr:$starts,
+                       DenseI64ArrayAttr:$steps);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$base `,` $source attr-dict `:` type($base) `,` type($source) `->` type($result)";
+}
+
+def GT_ConcatOp : GT_Op<"concat", [Pure]> {
+  let summary = "joins tensors along `axis` (torch.cat)";
+  let description = [{
+    Shape rule: equal ranks, dtypes and sizes except along `axis`, whose sizes add up.
+    ```mlir
+    %2 = gt.concat %0, %1 {axis = 0 : i64} : tensor<2x3xf32>, tensor<4x3xf32> -> tensor<6x3xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($result)";
+}
+
 def GT_ReshapeOp : GT_Op<"reshape", [Pure]> {
   let summary = "same elements in row-major order, new shape (the result type's)";
   let description = [{
@@ -194,6 +259,9 @@ class GT_ReductionOp<string mnemonic, string what> : GT_Op<mnemonic, [Pure]> {
 def GT_SumOp : GT_ReductionOp<"sum", "sum over axes (bool and int32 sum to int64)">;
 def GT_MeanOp : GT_ReductionOp<"mean", "arithmetic mean over axes (floats only)">;
 def GT_MaxOp : GT_ReductionOp<"max", "maximum over axes">;
+def GT_MinOp : GT_ReductionOp<"min", "minimum over axes">;
+def GT_ArgmaxOp : GT_ReductionOp<"argmax", "int64 index of the first maximum along the one axis in `axes`">;
+def GT_ArgminOp : GT_ReductionOp<"argmin", "int64 index of the first minimum along the one axis in `axes`">;
 
 def GT_OneHotOp : GT_Op<"one_hot", [Pure]> {
   let summary = "one-hot encoding of integer class indices";
@@ -207,6 +275,62 @@ def GT_OneHotOp : GT_Op<"one_hot", [Pure]> {
   let arguments = (ins AnyRankedTensor:$input, I64Attr:$num_classes);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+// Gathers and their adjoints. Indices are int32/int64; out-of-range indices are clamped into
+// range on the worker (the client checks indices whose values it knows).
+
+def GT_IndexSelectOp : GT_Op<"index_select", [Pure]> {
+  let summary = "result[..., k, ...] = input[..., indices[k], ...] along `axis` (1-D indices)";
+  let description = [{
+    Embedding lookups and integer-array indexing.
+    ```mlir
+    %2 = gt.index_select %w, %i {axis = 0 : i64} : tensor<65x32xf32>, tensor<8xi64> -> tensor<8x32xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$indices, I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input `,` $indices attr-dict `:` type($input) `,` type($indices) `->` type($result)";
+}
+
+def GT_IndexAddOp : GT_Op<"index_add", [Pure]> {
+  let summary = "zeros of the result type plus source[..., k, ...] added at [..., indices[k], ...]";
+  let description = [{
+    The gradient of gt.index_select: repeated indices accumulate. Lowered densely (every
+    output row compares every index), so its cost is result size x number of indices.
+    ```mlir
+    %2 = gt.index_add %i, %g {axis = 0 : i64} : tensor<8xi64>, tensor<8x32xf32> -> tensor<65x32xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$indices, AnyRankedTensor:$source, I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$indices `,` $source attr-dict `:` type($indices) `,` type($source) `->` type($result)";
+}
+
+def GT_GatherOp : GT_Op<"gather", [Pure]> {
+  let summary = "torch.gather: result[i][j] = input[indices[i][j]][j] for axis 0, likewise for others";
+  let description = [{
+    The indices have the input's sizes on every axis but `axis`; the result has their shape.
+    ```mlir
+    %2 = gt.gather %x, %i {axis = 1 : i64} : tensor<4x10xf32>, tensor<4x1xi64> -> tensor<4x1xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$indices, I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input `,` $indices attr-dict `:` type($input) `,` type($indices) `->` type($result)";
+}
+
+def GT_ScatterAddOp : GT_Op<"scatter_add", [Pure]> {
+  let summary = "zeros of the result type with source[i][j] added at [indices[i][j]][j] (axis 0)";
+  let description = [{
+    The gradient of gt.gather; repeated indices accumulate; lowered densely like gt.index_add.
+    ```mlir
+    %2 = gt.scatter_add %i, %g {axis = 1 : i64} : tensor<4x1xi64>, tensor<4x1xf32> -> tensor<4x10xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$indices, AnyRankedTensor:$source, I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$indices `,` $source attr-dict `:` type($indices) `,` type($source) `->` type($result)";
 }
 
 //===----------------------------------------------------------------------===//

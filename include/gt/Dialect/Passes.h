@@ -49,7 +49,7 @@ struct GPUPipelineOptions {
   int64_t blockSize = 256;           ///< threads per block for elementwise loops
 };
 
-/// Bufferized kernels (memref arguments) -> GPU: gt-gpu-prepare, parallel loops, gt-gpu-loops,
+/// Bufferized kernels (memref arguments) -> GPU: gt-copy-to-linalg, parallel loops, gt-gpu-loops,
 /// gt-approximate-math, tiling by `blockSize`, gpu.launch, outlining, gt-gpu-device-memory,
 /// then MLIR's gpu-lower-to-nvvm-pipeline with PTX (format isa) kept in `gpu.binary`. Host
 /// code calls the mgpu* runtime functions (the worker implements them). Lives in the

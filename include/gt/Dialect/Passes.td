@@ -111,12 +111,14 @@ def GTApproximateMath : Pass<"gt-approximate-math"> {
                            "::mlir::vector::VectorDialect", "::mlir::x86vector::X86VectorDialect"];
 }
 
-def GTGPUPrepare : Pass<"gt-gpu-prepare", "::mlir::func::FuncOp"> {
-  let summary = "turns bufferized copies into linalg.copy so that they run on the GPU";
+def GTCopyToLinalg : Pass<"gt-copy-to-linalg", "::mlir::func::FuncOp"> {
+  let summary = "turns bufferized copies into linalg.copy loops (no runtime library call)";
   let description = [{
-    First step of the GPU pipeline, after bufferization. A `memref.copy` would run on the
-    host and read device memory; as `linalg.copy` it becomes a parallel loop and then a
-    kernel. Copies of a buffer onto itself (left by in-place bufferization) are dropped.
+    Runs after bufferization on both targets. A `memref.copy` of a strided view (a slice)
+    would lower to a call into MLIR's C runner library, which kernels do not link; on the GPU
+    it would also run on the host and read device memory. As `linalg.copy` it becomes a loop
+    nest (CPU) or a parallel loop and then a kernel (GPU). Copies of a buffer onto itself
+    (left by in-place bufferization) are dropped.
     ```mlir
     memref.copy %a, %b : memref<4xf32> to memref<4xf32>
     // =>

@@ -54,6 +54,9 @@ core::OpAttrs mlir::gt::attrsOf(Operation *op) {
     }
   if (auto a = op->getAttrOfType<DenseI64ArrayAttr>("axes")) attrs.axes.assign(a.asArrayRef().begin(), a.asArrayRef().end());
   if (auto a = op->getAttrOfType<DenseI64ArrayAttr>("perm")) attrs.axes.assign(a.asArrayRef().begin(), a.asArrayRef().end());
+  if (auto a = op->getAttrOfType<IntegerAttr>("axis")) attrs.axes = {a.getInt()};
+  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>("starts")) attrs.starts.assign(a.asArrayRef().begin(), a.asArrayRef().end());
+  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>("steps")) attrs.steps.assign(a.asArrayRef().begin(), a.asArrayRef().end());
   if (auto a = op->getAttrOfType<BoolAttr>("keepdims")) attrs.keepdims = a.getValue();
   if (auto a = op->getAttrOfType<FloatAttr>("value")) attrs.value = a.getValueAsDouble();
   if (auto a = op->getAttrOfType<IntegerAttr>("seed")) attrs.seed = a.getInt();
@@ -66,9 +69,16 @@ void mlir::gt::appendAttrs(Builder &b, core::OpCode code, const core::OpAttrs &a
   using core::OpCode;
   switch (code) {
   case OpCode::Full: out.append("value", b.getF64FloatAttr(attrs.value)); break;
-  case OpCode::Randn: out.append("seed", b.getI64IntegerAttr(attrs.seed)); break;
+  case OpCode::Randn: case OpCode::Rand: out.append("seed", b.getI64IntegerAttr(attrs.seed)); break;
   case OpCode::Transpose: out.append("perm", b.getDenseI64ArrayAttr(attrs.axes)); break;
-  case OpCode::Sum: case OpCode::Mean: case OpCode::Max:
+  case OpCode::Slice: case OpCode::SliceScatter:
+    out.append("starts", b.getDenseI64ArrayAttr(attrs.starts));
+    out.append("steps", b.getDenseI64ArrayAttr(attrs.steps));
+    break;
+  case OpCode::Concat: case OpCode::IndexSelect: case OpCode::IndexAdd: case OpCode::Gather: case OpCode::ScatterAdd:
+    out.append("axis", b.getI64IntegerAttr(attrs.axes.empty() ? 0 : attrs.axes[0]));
+    break;
+  case OpCode::Sum: case OpCode::Mean: case OpCode::Max: case OpCode::Min: case OpCode::Argmax: case OpCode::Argmin:
     out.append("axes", b.getDenseI64ArrayAttr(attrs.axes));
     out.append("keepdims", b.getBoolAttr(attrs.keepdims));
     break;
@@ -90,7 +100,8 @@ LogicalResult mlir::gt::verifyWithOpTable(Operation *op) {
   }
   if (info->code == core::OpCode::Full && op->getNumOperands() == 0 && !op->hasAttr("value"))
     return op->emitOpError("needs a `value` attribute or a fill operand");
-  if (info->code == core::OpCode::Randn && op->getNumOperands() == 0 && !op->hasAttr("seed"))
+  if ((info->code == core::OpCode::Randn || info->code == core::OpCode::Rand) && op->getNumOperands() == 0 &&
+      !op->hasAttr("seed"))
     return op->emitOpError("needs a `seed` attribute or a seed operand");
   if (info->code == core::OpCode::Free) return success();
   core::OpAttrs attrs = attrsOf(op);

@@ -34,7 +34,7 @@ namespace mlir::gt {
 void buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options) {
   // 1. Every memory access becomes part of a parallel loop nest (copies, full reductions and
   //    0-d stores included), so nothing left on the host dereferences device memory.
-  pm.addNestedPass<func::FuncOp>(createGTGPUPrepare());
+  pm.addNestedPass<func::FuncOp>(createGTCopyToLinalg());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   // 2. Each loop nest -> blocks of `blockSize` threads -> gpu.launch -> outlined gpu.func.
   pm.addNestedPass<func::FuncOp>(createGTGPULoops(GTGPULoopsOptions{options.blockSize}));

@@ -6,6 +6,10 @@
 //   matmul(a, b)        => linalg.fill(0) + linalg.generic contraction (batch axes broadcast)
 //   full / randn        => linalg.fill / linalg.generic over linalg.index (counter-based RNG)
 //   transpose / reshape => linalg.transpose / tensor.reshape
+//   slice / slice_scatter / concat => tensor.extract_slice / tensor.insert_slice
+//   argmax / argmin     => linalg.generic with two outputs (value, index)
+//   index_select / gather => linalg.generic reading the input with tensor.extract
+//   index_add / scatter_add => a dense linalg.generic reduction over the indices (no atomics)
 #include "gt/Dialect/GTOps.h"
 #include "gt/Dialect/Passes.h"
 
@@ -79,8 +83,53 @@ Value scalarUnary(OpBuilder &b, Location loc, OpCode code, Value x, Type resultT
     return b.create<arith::DivFOp>(loc, one, b.create<arith::AddFOp>(loc, one, e));
   }
   case OpCode::Cast: return convertScalar(b, loc, x, resultType);
+  case OpCode::Abs: return isFloat ? Value(b.create<math::AbsFOp>(loc, x)) : Value(b.create<math::AbsIOp>(loc, x));
+  case OpCode::Log1p: { // Goldberg's trick: log(u) * x / (u - 1) with u = 1 + x, exact when u == 1
+    Value one = constantOf(b, loc, x.getType(), 1);
+    Value u = b.create<arith::AddFOp>(loc, one, x);
+    Value um1 = b.create<arith::SubFOp>(loc, u, one);
+    Value ratio = b.create<arith::DivFOp>(loc, b.create<arith::MulFOp>(loc, b.create<math::LogOp>(loc, u), x), um1);
+    Value exact = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, um1, constantOf(b, loc, x.getType(), 0));
+    Value inf = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, u, constantOf(b, loc, x.getType(), INFINITY));
+    return b.create<arith::SelectOp>(loc, b.create<arith::OrIOp>(loc, exact, inf),
+                                     b.create<arith::SelectOp>(loc, exact, x, u), ratio);
+  }
+  case OpCode::Sin: return b.create<math::SinOp>(loc, x);
+  case OpCode::Cos: return b.create<math::CosOp>(loc, x);
+  case OpCode::Rsqrt: return b.create<math::RsqrtOp>(loc, x);
+  case OpCode::Erf: return b.create<math::ErfOp>(loc, x);
+  case OpCode::Gelu: { // x * (1 + erf(x / sqrt 2)) / 2
+    Value e = b.create<math::ErfOp>(loc, b.create<arith::MulFOp>(loc, x, constantOf(b, loc, x.getType(), M_SQRT1_2)));
+    Value half = b.create<arith::MulFOp>(loc, x, constantOf(b, loc, x.getType(), 0.5));
+    return b.create<arith::MulFOp>(loc, half, b.create<arith::AddFOp>(loc, constantOf(b, loc, x.getType(), 1), e));
+  }
+  case OpCode::Floor: return isFloat ? Value(b.create<math::FloorOp>(loc, x)) : x;
   default: return {};
   }
+}
+
+/// Integer floor division and Python remainder that never trap: a divisor of 0 gives 0 and
+/// INT_MIN // -1 wraps (x86's idiv would kill the worker on either).
+Value integerDivision(OpBuilder &b, Location loc, OpCode code, Value x, Value y) {
+  Type t = x.getType();
+  Value zero = constantOf(b, loc, t, 0), one = constantOf(b, loc, t, 1), minusOne = constantOf(b, loc, t, -1);
+  Value byZero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, zero);
+  Value byMinusOne = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, minusOne);
+  Value safe = b.create<arith::SelectOp>(loc, b.create<arith::OrIOp>(loc, byZero, byMinusOne), one, y);
+  // C division truncates; floor differs when the remainder is nonzero and its sign is not y's
+  Value q = b.create<arith::DivSIOp>(loc, x, safe);
+  Value rem = b.create<arith::RemSIOp>(loc, x, safe);
+  Value signsDiffer = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, b.create<arith::XOrIOp>(loc, rem, safe), zero);
+  Value fix = b.create<arith::AndIOp>(loc, signsDiffer, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, rem, zero));
+  Value r;
+  if (code == OpCode::FloorDivide) {
+    r = b.create<arith::SelectOp>(loc, fix, b.create<arith::SubIOp>(loc, q, one), q);
+    r = b.create<arith::SelectOp>(loc, byMinusOne, b.create<arith::SubIOp>(loc, zero, x), r);
+  } else { // remainder with the divisor's sign
+    r = b.create<arith::SelectOp>(loc, fix, b.create<arith::AddIOp>(loc, rem, safe), rem);
+    r = b.create<arith::SelectOp>(loc, byMinusOne, zero, r);
+  }
+  return b.create<arith::SelectOp>(loc, byZero, zero, r);
 }
 
 /// x and y already have the computation type.
@@ -101,6 +150,22 @@ Value scalarBinary(OpBuilder &b, Location loc, OpCode code, Value x, Value y) {
     if (f) return b.create<arith::MaximumFOp>(loc, x, y);
     if (x.getType().isInteger(1)) return b.create<arith::OrIOp>(loc, x, y);
     return b.create<arith::MaxSIOp>(loc, x, y);
+  case OpCode::Minimum:
+    if (f) return b.create<arith::MinimumFOp>(loc, x, y);
+    if (x.getType().isInteger(1)) return b.create<arith::AndIOp>(loc, x, y);
+    return b.create<arith::MinSIOp>(loc, x, y);
+  case OpCode::FloorDivide: case OpCode::Remainder: {
+    if (!f) return integerDivision(b, loc, code, x, y);
+    if (code == OpCode::FloorDivide) return b.create<math::FloorOp>(loc, b.create<arith::DivFOp>(loc, x, y));
+    // fmod, then moved to y's sign as Python and PyTorch do
+    Value rem = b.create<arith::RemFOp>(loc, x, y);
+    Value zero = constantOf(b, loc, x.getType(), 0);
+    Value remNeg = b.create<arith::CmpFOp>(loc, FP::OLT, rem, zero);
+    Value yNeg = b.create<arith::CmpFOp>(loc, FP::OLT, y, zero);
+    Value fix = b.create<arith::AndIOp>(loc, b.create<arith::CmpFOp>(loc, FP::UNE, rem, zero),
+                                        b.create<arith::XOrIOp>(loc, remNeg, yNeg));
+    return b.create<arith::SelectOp>(loc, fix, b.create<arith::AddFOp>(loc, rem, y), rem);
+  }
   case OpCode::Gt: return cmp(FP::OGT, IP::sgt);
   case OpCode::Lt: return cmp(FP::OLT, IP::slt);
   case OpCode::Ge: return cmp(FP::OGE, IP::sge);
@@ -154,6 +219,54 @@ Value reshapeTo(OpBuilder &b, Location loc, Value v, RankedTensorType type) {
   return b.create<tensor::ReshapeOp>(loc, type, v, shape);
 }
 
+/// The identity of max (`lowest`) or min: -inf / +inf, or the integer type's extreme.
+Value lowestOf(OpBuilder &b, Location loc, Type elem, bool lowest) {
+  if (auto ft = dyn_cast<FloatType>(elem))
+    return b.create<arith::ConstantOp>(loc, b.getFloatAttr(ft, (lowest ? -1 : 1) * std::numeric_limits<double>::infinity()));
+  unsigned width = elem.getIntOrFloatBitWidth();
+  return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(elem, lowest ? APInt::getSignedMinValue(width)
+                                                                        : APInt::getSignedMaxValue(width)));
+}
+
+/// argmax/argmin along `axis`: one generic with outputs (best value, its index); a later
+/// index only wins on a strictly better value, so ties keep the first (NumPy, PyTorch).
+Value lowerArgExtremum(OpBuilder &b, Location loc, OpCode code, Value input, int64_t axis, RankedTensorType resultType) {
+  auto inType = cast<RankedTensorType>(input.getType());
+  Type elem = inType.getElementType();
+  bool isMax = code == OpCode::Argmax;
+  SmallVector<int64_t> reducedShape;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iters;
+  for (int64_t i = 0; i < inType.getRank(); ++i) {
+    iters.push_back(i == axis ? utils::IteratorType::reduction : utils::IteratorType::parallel);
+    if (i != axis) {
+      reducedShape.push_back(inType.getDimSize(i));
+      outExprs.push_back(b.getAffineDimExpr(i));
+    }
+  }
+  auto valueType = RankedTensorType::get(reducedShape, elem);
+  auto indexType = RankedTensorType::get(reducedShape, b.getI64Type());
+  AffineMap outMap = AffineMap::get(inType.getRank(), 0, outExprs, b.getContext());
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(inType.getRank()), outMap, outMap};
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{valueType, indexType}, ValueRange{input},
+      ValueRange{fill(b, loc, valueType, lowestOf(b, loc, elem, isMax)), fill(b, loc, indexType, constantOf(b, loc, b.getI64Type(), 0))},
+      maps, iters, [&](OpBuilder &nb, Location nloc, ValueRange a) {
+        Value x = a[0], best = a[1], bestIndex = a[2];
+        Value i = nb.create<arith::IndexCastOp>(nloc, nb.getI64Type(), nb.create<linalg::IndexOp>(nloc, axis));
+        bool f = isa<FloatType>(elem);
+        Value better = f ? Value(nb.create<arith::CmpFOp>(nloc, isMax ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT, x, best))
+                         : Value(nb.create<arith::CmpIOp>(nloc, isMax ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt, x, best));
+        Value same = f ? Value(nb.create<arith::CmpFOp>(nloc, arith::CmpFPredicate::OEQ, x, best))
+                       : Value(nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::eq, x, best));
+        Value earlier = nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::slt, i, bestIndex);
+        Value take = nb.create<arith::OrIOp>(nloc, better, nb.create<arith::AndIOp>(nloc, same, earlier));
+        nb.create<linalg::YieldOp>(nloc, ValueRange{nb.create<arith::SelectOp>(nloc, take, x, best),
+                                                    nb.create<arith::SelectOp>(nloc, take, i, bestIndex)});
+      });
+  return reshapeTo(b, loc, generic.getResult(1), resultType); // keepdims
+}
+
 Value lowerReduction(OpBuilder &b, Location loc, OpCode code, Value input, ArrayRef<int64_t> axes,
                      RankedTensorType resultType) {
   auto inType = cast<RankedTensorType>(input.getType());
@@ -173,23 +286,17 @@ Value lowerReduction(OpBuilder &b, Location loc, OpCode code, Value input, Array
     }
   }
   auto reducedType = RankedTensorType::get(reducedShape, elem);
-  Value init;
-  if (code == OpCode::Max) {
-    if (auto ft = dyn_cast<FloatType>(elem))
-      init = b.create<arith::ConstantOp>(loc, b.getFloatAttr(ft, -std::numeric_limits<double>::infinity()));
-    else
-      init = b.create<arith::ConstantOp>(loc, b.getIntegerAttr(elem, APInt::getSignedMinValue(elem.getIntOrFloatBitWidth())));
-  } else {
-    init = constantOf(b, loc, elem, 0);
-  }
+  Value init = code == OpCode::Max ? lowestOf(b, loc, elem, true)
+               : code == OpCode::Min ? lowestOf(b, loc, elem, false)
+                                     : constantOf(b, loc, elem, 0);
   SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(inType.getRank()),
                                  AffineMap::get(inType.getRank(), 0, outExprs, b.getContext())};
   auto generic = b.create<linalg::GenericOp>(
       loc, TypeRange{reducedType}, ValueRange{input}, ValueRange{fill(b, loc, reducedType, init)}, maps, iters,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value x = convertScalar(nb, nloc, args[0], elem);
-        Value r = code == OpCode::Max ? scalarBinary(nb, nloc, OpCode::Maximum, x, args[1])
-                                      : scalarBinary(nb, nloc, OpCode::Add, x, args[1]);
+        OpCode combine = code == OpCode::Max ? OpCode::Maximum : code == OpCode::Min ? OpCode::Minimum : OpCode::Add;
+        Value r = scalarBinary(nb, nloc, combine, x, args[1]);
         nb.create<linalg::YieldOp>(nloc, r);
       });
   Value result = generic.getResult(0);
@@ -252,36 +359,109 @@ Value splitmix64(OpBuilder &b, Location loc, Value z) {
   return xorShift(z, 31);
 }
 
-/// Element i = sqrt(-2 ln u1) cos(2 pi u2), (u1, u2) from splitmix64(seed', 2i) and (2i + 1).
-Value lowerRandn(OpBuilder &b, Location loc, Value seed, RankedTensorType resultType) {
+/// randn: element i = sqrt(-2 ln u1) cos(2 pi u2) (Box & Muller 1958), (u1, u2) from
+/// splitmix64(seed', 2i) and (2i + 1). rand: element i = the top mantissa-many bits of
+/// splitmix64(seed', 2i) as a fraction, so it lies in [0, 1) even after rounding.
+Value lowerRandom(OpBuilder &b, Location loc, OpCode code, Value seed, RankedTensorType resultType) {
   int64_t rank = resultType.getRank();
   SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank)};
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
   Value mixedSeed = splitmix64(b, loc, seed);
+  Type elem = resultType.getElementType();
   auto generic = b.create<linalg::GenericOp>(
       loc, TypeRange{resultType}, ValueRange{}, ValueRange{emptyLike(b, loc, resultType)}, maps, iters,
       [&](OpBuilder &nb, Location nloc, ValueRange) {
-        auto i64 = nb.getI64Type();
         auto c = [&](int64_t v) { return nb.create<arith::ConstantOp>(nloc, nb.getI64IntegerAttr(v)); };
         Value linear = c(0);
         for (int64_t d = 0; d < rank; ++d) { // row-major linear index
-          Value idx = nb.create<arith::IndexCastOp>(nloc, i64, nb.create<linalg::IndexOp>(nloc, d));
+          Value idx = nb.create<arith::IndexCastOp>(nloc, nb.getI64Type(), nb.create<linalg::IndexOp>(nloc, d));
           linear = nb.create<arith::AddIOp>(nloc, nb.create<arith::MulIOp>(nloc, linear, c(resultType.getDimSize(d))), idx);
         }
         Value ctr = nb.create<arith::AddIOp>(nloc, mixedSeed, nb.create<arith::MulIOp>(nloc, linear, c(2)));
         auto f64 = nb.getF64Type();
-        auto uniform = [&](Value bits, double offset) { // 53 random bits -> [0, 1) + offset * 2^-53
-          Value top = nb.create<arith::UIToFPOp>(nloc, f64, nb.create<arith::ShRUIOp>(nloc, bits, c(11)));
+        auto uniform = [&](Value bits, int mantissa, double offset) { // [0, 1) + offset * 2^-mantissa
+          Value top = nb.create<arith::UIToFPOp>(nloc, f64, nb.create<arith::ShRUIOp>(nloc, bits, c(64 - mantissa)));
           Value shifted = nb.create<arith::AddFOp>(nloc, top, constantOf(nb, nloc, f64, offset));
-          return nb.create<arith::MulFOp>(nloc, shifted, constantOf(nb, nloc, f64, std::ldexp(1.0, -53)));
+          return nb.create<arith::MulFOp>(nloc, shifted, constantOf(nb, nloc, f64, std::ldexp(1.0, -mantissa)));
         };
-        Value u1 = uniform(splitmix64(nb, nloc, ctr), 0.5); // in (0, 1): log is finite
-        Value u2 = uniform(splitmix64(nb, nloc, nb.create<arith::AddIOp>(nloc, ctr, c(1))), 0.0);
-        Value r = nb.create<math::SqrtOp>(nloc, nb.create<arith::MulFOp>(nloc, constantOf(nb, nloc, f64, -2.0),
-                                                                         nb.create<math::LogOp>(nloc, u1)));
-        Value theta = nb.create<arith::MulFOp>(nloc, u2, constantOf(nb, nloc, f64, 2 * M_PI));
-        Value z = nb.create<arith::MulFOp>(nloc, r, nb.create<math::CosOp>(nloc, theta));
-        nb.create<linalg::YieldOp>(nloc, convertScalar(nb, nloc, z, resultType.getElementType()));
+        Value z;
+        if (code == OpCode::Rand) {
+          int mantissa = cast<FloatType>(elem).getFPMantissaWidth();
+          z = uniform(splitmix64(nb, nloc, ctr), mantissa, 0.0);
+        } else {
+          Value u1 = uniform(splitmix64(nb, nloc, ctr), 53, 0.5); // in (0, 1): log is finite
+          Value u2 = uniform(splitmix64(nb, nloc, nb.create<arith::AddIOp>(nloc, ctr, c(1))), 53, 0.0);
+          Value r = nb.create<math::SqrtOp>(nloc, nb.create<arith::MulFOp>(nloc, constantOf(nb, nloc, f64, -2.0),
+                                                                           nb.create<math::LogOp>(nloc, u1)));
+          Value theta = nb.create<arith::MulFOp>(nloc, u2, constantOf(nb, nloc, f64, 2 * M_PI));
+          z = nb.create<arith::MulFOp>(nloc, r, nb.create<math::CosOp>(nloc, theta));
+        }
+        nb.create<linalg::YieldOp>(nloc, convertScalar(nb, nloc, z, elem));
+      });
+  return generic.getResult(0);
+}
+
+SmallVector<OpFoldResult> indexAttrs(OpBuilder &b, ArrayRef<int64_t> values) {
+  SmallVector<OpFoldResult> out;
+  for (int64_t v : values) out.push_back(b.getIndexAttr(v));
+  return out;
+}
+
+/// An index value from a tensor element, clamped into [0, size) so that no index can read
+/// outside the tensor.
+Value clampedIndex(OpBuilder &b, Location loc, Value raw, int64_t size) {
+  Value i = convertScalar(b, loc, raw, b.getI64Type());
+  i = b.create<arith::MaxSIOp>(loc, i, constantOf(b, loc, b.getI64Type(), 0));
+  i = b.create<arith::MinSIOp>(loc, i, constantOf(b, loc, b.getI64Type(), std::max<int64_t>(size - 1, 0)));
+  return b.create<arith::IndexCastOp>(loc, b.getIndexType(), i);
+}
+
+/// index_select(x, idx) (`perAxis` false: idx is 1-D, read at the axis' loop index) or
+/// gather(x, idx) (`perAxis` true: idx has the result's shape): result[..., k, ...] =
+/// x[..., idx, ...].
+Value lowerGather(OpBuilder &b, Location loc, Value input, Value indices, int64_t axis, bool perAxis,
+                  RankedTensorType resultType) {
+  int64_t rank = resultType.getRank();
+  auto inType = cast<RankedTensorType>(input.getType());
+  AffineMap idxMap = perAxis ? b.getMultiDimIdentityMap(rank)
+                             : AffineMap::get(rank, 0, {b.getAffineDimExpr(axis)}, b.getContext());
+  SmallVector<AffineMap> maps = {idxMap, b.getMultiDimIdentityMap(rank)};
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{resultType}, ValueRange{indices}, ValueRange{emptyLike(b, loc, resultType)}, maps, iters,
+      [&](OpBuilder &nb, Location nloc, ValueRange a) {
+        SmallVector<Value> at;
+        for (int64_t d = 0; d < rank; ++d)
+          at.push_back(d == axis ? clampedIndex(nb, nloc, a[0], inType.getDimSize(axis))
+                                 : Value(nb.create<linalg::IndexOp>(nloc, d)));
+        nb.create<linalg::YieldOp>(nloc, nb.create<tensor::ExtractOp>(nloc, input, at).getResult());
+      });
+  return generic.getResult(0);
+}
+
+/// index_add(idx, src) / scatter_add(idx, src): result[..., v, ...] = sum over k of
+/// src[..., k, ...] where idx[k] (or idx[..., k, ...]) == v. Loops: the result's axes plus k
+/// (a reduction), so every output element is written by one loop nest without atomics.
+Value lowerScatterAdd(OpBuilder &b, Location loc, Value indices, Value source, int64_t axis, bool perAxis,
+                      RankedTensorType resultType) {
+  int64_t rank = resultType.getRank();
+  Type elem = resultType.getElementType();
+  SmallVector<AffineExpr> srcExprs;
+  for (int64_t d = 0; d < rank; ++d) srcExprs.push_back(b.getAffineDimExpr(d == axis ? rank : d));
+  AffineMap srcMap = AffineMap::get(rank + 1, 0, srcExprs, b.getContext());
+  AffineMap idxMap = perAxis ? srcMap : AffineMap::get(rank + 1, 0, {b.getAffineDimExpr(rank)}, b.getContext());
+  SmallVector<AffineMap> maps = {idxMap, srcMap, AffineMap::getMultiDimIdentityMap(rank + 1, b.getContext()).getMajorSubMap(rank)};
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  iters.push_back(utils::IteratorType::reduction);
+  Value zero = constantOf(b, loc, elem, 0);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{resultType}, ValueRange{indices, source}, ValueRange{fill(b, loc, resultType, zero)}, maps, iters,
+      [&](OpBuilder &nb, Location nloc, ValueRange a) {
+        Value v = nb.create<linalg::IndexOp>(nloc, axis);
+        Value hit = nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::eq,
+                                             clampedIndex(nb, nloc, a[0], resultType.getDimSize(axis)), v);
+        Value term = nb.create<arith::SelectOp>(nloc, hit, a[1], constantOf(nb, nloc, elem, 0));
+        nb.create<linalg::YieldOp>(nloc, scalarBinary(nb, nloc, OpCode::Add, a[2], term));
       });
   return generic.getResult(0);
 }
@@ -307,7 +487,7 @@ Value lowerOp(OpBuilder &b, Operation *op, const core::OpInfo &info) {
     }
     Value seed = in.empty() ? Value(b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(attrs.seed)))
                             : Value(b.create<tensor::ExtractOp>(loc, in[0], ValueRange{}));
-    return lowerRandn(b, loc, seed, resultType);
+    return lowerRandom(b, loc, info.code, seed, resultType);
   }
   case core::OpKind::Unary:
     return buildElementwise(b, loc, resultType, in, [&](OpBuilder &nb, Location nloc, ValueRange a) {
@@ -333,12 +513,38 @@ Value lowerOp(OpBuilder &b, Operation *op, const core::OpInfo &info) {
     return lowerMatmul(b, loc, in[0], in[1], resultType);
   case core::OpKind::Layout:
     if (info.code == OpCode::Reshape) return reshapeTo(b, loc, in[0], resultType);
+    if (info.code == OpCode::Slice)
+      return b.create<tensor::ExtractSliceOp>(loc, resultType, in[0], indexAttrs(b, attrs.starts),
+                                              indexAttrs(b, resultType.getShape()), indexAttrs(b, attrs.steps));
+    if (info.code == OpCode::SliceScatter) {
+      auto src = cast<RankedTensorType>(in[1].getType());
+      return b.create<tensor::InsertSliceOp>(loc, in[1], in[0], indexAttrs(b, attrs.starts),
+                                             indexAttrs(b, src.getShape()), indexAttrs(b, attrs.steps));
+    }
+    if (info.code == OpCode::Concat) {
+      Value result = emptyLike(b, loc, resultType);
+      SmallVector<int64_t> offsets(resultType.getRank(), 0), ones(resultType.getRank(), 1);
+      for (Value part : in) {
+        auto t = cast<RankedTensorType>(part.getType());
+        result = b.create<tensor::InsertSliceOp>(loc, part, result, indexAttrs(b, offsets),
+                                                 indexAttrs(b, t.getShape()), indexAttrs(b, ones));
+        offsets[attrs.axes[0]] += t.getDimSize(attrs.axes[0]);
+      }
+      return result;
+    }
     if (info.code == OpCode::BroadcastTo)
       return buildElementwise(b, loc, resultType, in, [](OpBuilder &, Location, ValueRange a) { return a[0]; });
     return b.create<linalg::TransposeOp>(loc, in[0], emptyLike(b, loc, resultType), attrs.axes)->getResult(0);
   case core::OpKind::Reduction:
+    if (info.code == OpCode::Argmax || info.code == OpCode::Argmin)
+      return lowerArgExtremum(b, loc, info.code, in[0], attrs.axes[0], resultType);
     return lowerReduction(b, loc, info.code, in[0], attrs.axes, resultType);
-  case core::OpKind::Index: { // one_hot: result[..., c] = (input[...] == c)
+  case core::OpKind::Index: {
+    if (info.code == OpCode::IndexSelect || info.code == OpCode::Gather)
+      return lowerGather(b, loc, in[0], in[1], attrs.axes[0], info.code == OpCode::Gather, resultType);
+    if (info.code == OpCode::IndexAdd || info.code == OpCode::ScatterAdd)
+      return lowerScatterAdd(b, loc, in[0], in[1], attrs.axes[0], info.code == OpCode::ScatterAdd, resultType);
+    // one_hot: result[..., c] = (input[...] == c)
     int64_t rank = resultType.getRank();
     SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank).getMajorSubMap(rank - 1),
                                    b.getMultiDimIdentityMap(rank)};

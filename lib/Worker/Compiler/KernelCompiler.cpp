@@ -70,7 +70,7 @@ namespace gt::worker {
 
 /// Bump when the kernel ABI or any lowering pass changes (the disk key hashes the gt-level
 /// source, not the pipeline): old disk-cache entries then stop matching.
-static constexpr const char *kCompilerVersion = "gt-kernels-4 llvm-" LLVM_VERSION_STRING;
+static constexpr const char *kCompilerVersion = "gt-kernels-5 llvm-" LLVM_VERSION_STRING;
 
 namespace {
 /// Calls `entry` with `N` pointer arguments taken from `d`.
@@ -162,7 +162,7 @@ struct KernelCompiler::Impl {
     state.addOperands(operands);
     state.addTypes(mlir::gt::toTensorType(&ctx, result));
     NamedAttrList named;
-    if (code != OpCode::Full && code != OpCode::Randn) mlir::gt::appendAttrs(b, code, attrs, named);
+    if (code != OpCode::Full && code != OpCode::Randn && code != OpCode::Rand) mlir::gt::appendAttrs(b, code, attrs, named);
     state.addAttributes(named);
     return b.create(state);
   }
@@ -235,19 +235,25 @@ struct KernelCompiler::Impl {
         st.compiled++;
         st.compileMs += ms;
       });
-      if (!path.empty()) { // write-then-rename, so a concurrent reader never sees half a file
-        std::error_code ec;
-        fs::create_directories(path.parent_path(), ec);
-        fs::path tmp = path;
-        tmp += ".tmp" + std::to_string(::getpid());
-        std::ofstream(tmp, std::ios::binary).write(object.data(), std::streamsize(object.size()));
-        fs::rename(tmp, path, ec);
-      }
     }
     auto kernel = std::make_unique<Kernel>();
-    kernel->entry = load(object, name);
+    try {
+      kernel->entry = load(object, name);
+    } catch (const std::exception &) {
+      std::error_code ec;
+      if (fromDisk) fs::remove(path, ec); // a bad cache entry must not fail every later run
+      throw;
+    }
     kernel->numArgs = numArgs;
     kernel->ptx = std::move(ptx);
+    if (!fromDisk && !path.empty()) { // only kernels that loaded; write-then-rename, so a reader never sees half a file
+      std::error_code ec;
+      fs::create_directories(path.parent_path(), ec);
+      fs::path tmp = path;
+      tmp += ".tmp" + std::to_string(::getpid());
+      std::ofstream(tmp, std::ios::binary).write(object.data(), std::streamsize(object.size()));
+      fs::rename(tmp, path, ec);
+    }
     if (fromDisk) { // read + link + symbol lookup
       double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
       count([ms](CompilerStats &st) { st.diskLoadMs += ms; });
@@ -275,6 +281,7 @@ struct KernelCompiler::Impl {
       runPipeline(pm, module);
       return;
     }
+    pm.addNestedPass<func::FuncOp>(mlir::gt::createGTCopyToLinalg());
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
     pm.addNestedPass<func::FuncOp>(mlir::gt::createGTApproximateMath());
     pm.addPass(createConvertSCFToCFPass());
@@ -352,8 +359,7 @@ static std::string memoryKey(OpCode code, std::span<const TensorType> operands, 
   std::ostringstream key;
   key << int(code);
   for (const TensorType &t : operands) key << '|' << int(t.dtype) << shapeString(t.shape);
-  key << "->" << int(result.dtype) << shapeString(result.shape) << shapeString(attrs.axes)
-      << attrs.keepdims << ',' << attrs.count;
+  key << "->" << int(result.dtype) << shapeString(result.shape) << attrsKey(attrs);
   return key.str();
 }
 
@@ -384,8 +390,7 @@ static std::string regionMemoryKey(const RegionSpec &r) {
   for (const RegionSpec::Op &op : r.ops) {
     key << ';' << int(op.code) << '(';
     for (int v : op.operands) key << v << ',';
-    key << ')' << int(op.type.dtype) << shapeString(op.type.shape) << shapeString(op.attrs.axes) << op.attrs.keepdims
-        << ',' << op.attrs.count;
+    key << ')' << int(op.type.dtype) << shapeString(op.type.shape) << attrsKey(op.attrs);
   }
   key << "->" << shapeString(std::vector<int64_t>(r.outputs.begin(), r.outputs.end()));
   return key.str();

@@ -444,7 +444,7 @@ void Executor::execute(const Instruction &inst, const std::vector<const Tensor *
   std::vector<TensorType> kernelTypes = types;
   std::vector<Descriptor> descriptors;
   Buffer operand; // the fill value or seed, in device memory
-  if (inst.op == OpCode::Full || inst.op == OpCode::Randn) {
+  if (inst.op == OpCode::Full || inst.op == OpCode::Randn || inst.op == OpCode::Rand) {
     uint64_t bits;
     if (inst.op == OpCode::Full) {
       kernelTypes = {TensorType{DType::Float64, {}}};

@@ -1,4 +1,4 @@
-// gt-gpu-prepare: bufferized copies become linalg.copy, so the GPU pipeline makes them kernels.
+// gt-copy-to-linalg: bufferized copies become linalg.copy, so they lower to loops (CPU) or kernels (GPU).
 #include "gt/Dialect/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -6,11 +6,11 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 namespace mlir::gt {
-#define GEN_PASS_DEF_GTGPUPREPARE
+#define GEN_PASS_DEF_GTCOPYTOLINALG
 #include "gt/Dialect/Passes.h.inc"
 
 namespace {
-struct GTGPUPreparePass : impl::GTGPUPrepareBase<GTGPUPreparePass> {
+struct GTCopyToLinalgPass : impl::GTCopyToLinalgBase<GTCopyToLinalgPass> {
   void runOnOperation() override {
     SmallVector<memref::CopyOp> copies;
     getOperation().walk([&](memref::CopyOp copy) { copies.push_back(copy); });

@@ -1,4 +1,4 @@
-// RUN: gt-opt %s --pass-pipeline='builtin.module(func.func(gt-gpu-prepare))' | FileCheck %s
+// RUN: gt-opt %s --pass-pipeline='builtin.module(func.func(gt-copy-to-linalg))' | FileCheck %s
 
 // CHECK-LABEL: func.func @copies
 // CHECK-NEXT: linalg.copy ins(%arg0 : memref<4xf32>) outs(%arg1 : memref<4xf32>)

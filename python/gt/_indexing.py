@@ -1,0 +1,212 @@
+"""Tensor indexing with PyTorch's (NumPy's) rules: `x[key]` and `x[key] = value`.
+
+Basic indexing (ints, slices with positive steps, `...`, `None`) becomes one gt.slice and a
+reshape; advanced indexing (integer arrays or tensors, bool masks) becomes one
+gt.index_select over the advanced axes merged into one. Gradients flow through both.
+
+A bool mask that is a Tensor is turned into positions on the client, so it waits for the
+mask's values (as PyTorch's nonzero() does on a GPU). Index values the client knows (lists,
+NumPy arrays) are checked here and raise IndexError at the user's line; out-of-range values in
+an index Tensor are clamped on the worker.
+"""
+import builtins
+import math
+
+import numpy as np
+
+from . import _tensor as T
+from . import dtypes as _dt
+
+
+def _dims_used(k):
+    if k is None or k is Ellipsis:
+        return 0
+    if isinstance(k, T.Tensor) and k.dtype == _dt.bool:
+        return builtins.max(k.ndim, 1)
+    if isinstance(k, (np.ndarray, list)) and np.asarray(k).dtype == np.bool_:
+        return builtins.max(np.asarray(k).ndim, 1)
+    return 1
+
+
+def _normalize_key(x, key):
+    if not isinstance(key, tuple):
+        key = (key,)
+    if builtins.sum(k is Ellipsis for k in key) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    used = builtins.sum(_dims_used(k) for k in key)
+    if used > x.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+    out = []
+    for k in key:
+        if k is Ellipsis:
+            out.extend([slice(None)] * (x.ndim - used))
+        else:
+            out.append(k)
+    if not any(k is Ellipsis for k in key):
+        out.extend([slice(None)] * (x.ndim - used))
+    return out
+
+
+def _basic(x, key):
+    """Applies ints, slices and None; returns (tensor, advanced [(axis, index)], window) where
+    window = (starts, steps, sizes) over x's axes and advanced axes refer to the result."""
+    starts, steps, sizes = [0] * x.ndim, [1] * x.ndim, list(x.shape)
+    out_shape, advanced = [], []
+    d = 0
+    for k in key:
+        if k is None:
+            out_shape.append(1)
+            continue
+        if isinstance(k, (bool, np.bool_)):
+            raise IndexError("indexing with a Python bool is not supported")
+        if isinstance(k, (int, np.integer)):
+            n = x.shape[d]
+            i = int(k)
+            if i < -n or i >= n:
+                raise IndexError(f"index {i} is out of bounds for dimension {d} with size {n}")
+            starts[d], sizes[d] = i % n, 1
+            d += 1
+            continue
+        if isinstance(k, slice):
+            n = x.shape[d]
+            if k.step is not None and k.step <= 0:
+                raise ValueError("step must be greater than zero")
+            start, stop, step = k.indices(n)
+            size = len(range(start, stop, step))
+            starts[d], steps[d], sizes[d] = (start if size else builtins.min(start, n)), step, size
+            out_shape.append(size)
+            d += 1
+            continue
+        if isinstance(k, (T.Tensor, np.ndarray, list, tuple)):
+            arr = k if isinstance(k, T.Tensor) else np.asarray(k)
+            if arr.dtype in (_dt.bool, np.bool_):
+                m = builtins.max(arr.ndim, 1)
+                if tuple(arr.shape) != x.shape[d:d + m] and arr.ndim:
+                    raise IndexError(f"the shape of the mask {tuple(arr.shape)} does not match the shape "
+                                     f"{x.shape[d:d + m]} of the indexed tensor at dimension {d}")
+                advanced.append((len(out_shape), "mask", arr, x.shape[d:d + m]))
+                out_shape.extend(x.shape[d:d + m])
+                d += m
+            else:
+                advanced.append((len(out_shape), "index", arr, x.shape[d]))
+                out_shape.append(x.shape[d])
+                d += 1
+            continue
+        raise IndexError(f"only integers, slices, ellipsis, None, integer or bool tensors are valid "
+                         f"indices, got {type(k).__name__}")
+    y = T._slice(x, starts, steps, sizes)
+    return T.reshape(y, tuple(out_shape)), advanced, (starts, steps, sizes)
+
+
+def _mask_positions(mask, shape):
+    """A bool mask over `shape` -> one int64 array of positions per masked axis."""
+    m = mask.numpy() if isinstance(mask, T.Tensor) else np.asarray(mask)
+    if m.ndim == 0:
+        raise IndexError("a 0-d bool mask is not supported")
+    return list(np.nonzero(m))
+
+
+def _advanced(y, advanced):
+    """y indexed by advanced index arrays at result axes; NumPy's placement rules."""
+    axes, arrays = [], []
+    for pos, kind, arr, size in advanced:
+        if kind == "mask":
+            positions = _mask_positions(arr, size)
+            for j, p in enumerate(positions):
+                axes.append(pos + j)
+                arrays.append(p)
+        else:
+            axes.append(pos)
+            arrays.append(arr)
+    sizes = [y.shape[a] for a in axes]
+    known = [a if isinstance(a, T.Tensor) else np.asarray(a) for a in arrays]
+    for a, n in zip(known, sizes):
+        if not isinstance(a, T.Tensor):
+            if a.dtype.kind not in "iu" and a.size:
+                raise IndexError(f"tensors used as indices must be long, int or bool, got {a.dtype}")
+            if a.size and (a.max() >= n or a.min() < -n):
+                bad = a[(a >= n) | (a < -n)][0]
+                raise IndexError(f"index {bad} is out of bounds for dimension with size {n}")
+        elif a.dtype not in (_dt.int64, _dt.int32):
+            raise IndexError(f"tensors used as indices must be long, int or bool, got {a.dtype}")
+    consecutive = axes == list(range(axes[0], axes[0] + len(axes)))
+    place = axes[0] if consecutive else 0
+    rest = [i for i in range(y.ndim) if i not in axes]
+    order = rest[:place] + axes + rest[place:]
+    y = T.permute(y, *order)
+    before, after = y.shape[:place], y.shape[place + len(axes):]
+    y = T.reshape(y, before + (math.prod(sizes),) + after)
+    # one flat index over the merged axes (row-major), negatives wrapped
+    if all(not isinstance(a, T.Tensor) for a in known):
+        b = np.broadcast_arrays(*[np.asarray(a, dtype=np.int64) for a in known])
+        flat = np.zeros(b[0].shape, dtype=np.int64)
+        for a, n in zip(b, sizes):
+            flat = flat * n + np.where(a < 0, a + n, a)
+        bshape = flat.shape
+        index = T.from_numpy(flat.reshape(-1))
+    else:
+        ts = [a if isinstance(a, T.Tensor) else T.from_numpy(np.asarray(a, dtype=np.int64)) for a in known]
+        ts = [T.cast(t, _dt.int64) for t in ts]
+        ts = T.broadcast_tensors(*ts)
+        flat = None
+        for t, n in zip(ts, sizes):
+            t = T.where(t < 0, t + n, t)
+            flat = t if flat is None else flat * n + t
+        bshape = flat.shape
+        index = T.reshape(flat, -1)
+    out = T.index_select(y, place, index)
+    return T.reshape(out, before + tuple(bshape) + after)
+
+
+def getitem(x, key):
+    key = _normalize_key(x, key)
+    y, advanced, _ = _basic(x, key)
+    return _advanced(y, advanced) if advanced else y
+
+
+def setitem(x, key, value):
+    """x[key] = value for a tensor that does not require grad: rebinds x to the updated values."""
+    if x.requires_grad:
+        raise RuntimeError("x[key] = value is only supported on tensors that do not require grad "
+                           "(use torch-style out-of-place ops, or wrap in gt.no_grad() on a copy)")
+    v = value.to(x.dtype) if isinstance(value, T.Tensor) else T._scalar(value, x)
+    if v.dtype != x.dtype:
+        v = T.cast(v, x.dtype)
+    nkey = _normalize_key(x, key)
+    if not any(isinstance(k, (T.Tensor, np.ndarray, list)) for k in nkey):
+        y, _, (starts, steps, sizes) = _basic(x, nkey)
+        v = T.broadcast_to(v, y.shape) if v.shape != y.shape else v
+        v = T.reshape(v, tuple(sizes))
+        new = T._emit_attrs("slice_scatter", (x, v), starts=starts, steps=steps)
+        x._h = new._h
+        return
+    # a single bool mask over the leading axes: where(mask, value, x)
+    adv = [k for k in nkey if isinstance(k, (T.Tensor, np.ndarray, list))]
+    first = next(i for i, k in enumerate(nkey) if k is adv[0])
+    if len(adv) == 1 and first == 0:
+        k = adv[0]
+        arr = k if isinstance(k, T.Tensor) else np.asarray(k)
+        if arr.dtype in (_dt.bool, np.bool_) and all(isinstance(s, slice) and s == slice(None) for s in nkey[1:]):
+            mask = arr if isinstance(arr, T.Tensor) else T.from_numpy(arr)
+            mask = T.reshape(mask, mask.shape + (1,) * (x.ndim - mask.ndim))
+            new = T.where(mask, v, x)
+            x._h = new._h
+            return
+        if arr.dtype not in (_dt.bool, np.bool_) and arr.ndim <= 1 and \
+                all(isinstance(s, slice) and s == slice(None) for s in nkey[1:]):
+            # rows at integer positions along axis 0: every listed row takes its value (a row
+            # listed twice gets the mean of its values; PyTorch leaves that case undefined)
+            index = T._indices(arr, x.shape[0], "index_put")
+            n = index.shape[0] if index.ndim else 1
+            index = T.reshape(index, (n,))
+            rows = T.broadcast_to(v, (n,) + x.shape[1:])
+            with T._ag.no_grad():
+                hits = T.index_add_zeros(x.shape[:1], 0, index, T.ones(n, dtype=_dt.float32))
+                vals = T.index_add_zeros(x.shape, 0, index, T.cast(rows, _dt.float64))
+                hit = T.reshape(hits > 0, x.shape[:1] + (1,) * (x.ndim - 1))
+                avg = vals / T.reshape(T.maximum(hits, 1.0), hit.shape).to(_dt.float64)
+                new = T.where(hit, T.cast(avg, x.dtype), x)
+            x._h = new._h
+            return
+    raise NotImplementedError("x[key] = value supports ints, slices, '...', None, one bool mask over the leading "
+                              "axes, or one integer index on axis 0; this key mixes several advanced indices")
