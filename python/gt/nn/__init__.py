@@ -1,3 +1,4 @@
-"""gt.nn: modules, parameters and losses, as in torch.nn."""
-from .modules import Module, Parameter, Linear, ReLU, Sigmoid, Tanh, Sequential
-from . import functional
+"""gt.nn: modules, parameters, initialisers and losses, as in torch.nn."""
+from .modules import (Module, Parameter, Identity, Linear, Embedding, LayerNorm, Dropout, ReLU, GELU, SiLU, Sigmoid,
+                      Tanh, Softmax, LogSoftmax, Flatten, CrossEntropyLoss, MSELoss, Sequential, ModuleList, ModuleDict)
+from . import functional, init, utils

@@ -1,0 +1,90 @@
+"""gt.nn.init: fills a parameter in place (under no_grad), as torch.nn.init.
+
+Fan-in/fan-out of a (out, in, *k) weight are in * prod(k) and out * prod(k). Gains follow
+PyTorch's calculate_gain. Sources: Glorot & Bengio 2010 (xavier), He et al. 2015 (kaiming).
+"""
+import math
+
+from .. import _tensor as T
+from ..autograd import no_grad
+
+
+def _fill(tensor, new):
+    with no_grad():
+        new = T.cast(new, tensor.dtype)
+        tensor._h = new._h
+    return tensor
+
+
+def _fans(tensor):
+    if tensor.ndim < 2:
+        raise ValueError("fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
+    receptive = math.prod(tensor.shape[2:])
+    return tensor.shape[1] * receptive, tensor.shape[0] * receptive
+
+
+def calculate_gain(nonlinearity, param=None):
+    if nonlinearity in ("linear", "sigmoid", "conv1d", "conv2d", "conv3d"):
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else param
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"unsupported nonlinearity {nonlinearity}")
+
+
+def uniform_(tensor, a=0.0, b=1.0):
+    return _fill(tensor, T.rand(tensor.shape, dtype=tensor.dtype) * (b - a) + a)
+
+
+def normal_(tensor, mean=0.0, std=1.0):
+    return _fill(tensor, T.randn(tensor.shape, dtype=tensor.dtype) * std + mean)
+
+
+def constant_(tensor, val):
+    return _fill(tensor, T.full(tensor.shape, val, dtype=tensor.dtype))
+
+
+def zeros_(tensor):
+    return constant_(tensor, 0.0)
+
+
+def ones_(tensor):
+    return constant_(tensor, 1.0)
+
+
+def xavier_uniform_(tensor, gain=1.0):
+    fan_in, fan_out = _fans(tensor)
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    return uniform_(tensor, -bound, bound)
+
+
+def xavier_normal_(tensor, gain=1.0):
+    fan_in, fan_out = _fans(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
+
+
+def _kaiming_std(tensor, a, mode, nonlinearity):
+    fan_in, fan_out = _fans(tensor)
+    fan = fan_in if mode == "fan_in" else fan_out
+    return calculate_gain(nonlinearity, a) / math.sqrt(fan) if fan else 0.0
+
+
+def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
+    bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
+    return uniform_(tensor, -bound, bound)
+
+
+def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
+    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity))
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
+    """Normal(mean, std) samples clamped to [a, b]. PyTorch redraws samples outside [a, b];
+    clamping instead puts that (small, for the default +-2 std) mass on the bounds."""
+    return _fill(tensor, T.clamp(T.randn(tensor.shape, dtype=tensor.dtype) * std + mean, a, b))

@@ -1,0 +1,125 @@
+"""gt.optim: SGD, Adam and AdamW with torch.optim's API (param groups, zero_grad, step).
+
+Updates run under no_grad and rebind each parameter (`p -= ...`), so a step leaks no worker
+memory; every scalar (learning rate, bias corrections) is a fill value, so the update of a
+parameter compiles once and replays as one fused kernel.
+"""
+import math
+
+from .. import _tensor as T
+from ..autograd import no_grad
+from . import lr_scheduler
+
+
+class Optimizer:
+    """Holds `param_groups`: a list of dicts with 'params' and the hyper-parameters (a group
+    may override the defaults). `state[p]` holds per-parameter buffers."""
+
+    def __init__(self, params, defaults):
+        params = list(params)
+        if not params:
+            raise ValueError("optimizer got an empty parameter list")
+        groups = params if isinstance(params[0], dict) else [{"params": params}]
+        self.defaults = dict(defaults)
+        self.param_groups = []
+        for g in groups:
+            group = dict(self.defaults)
+            group.update(g)
+            group["params"] = list(group["params"])
+            for p in group["params"]:
+                if not isinstance(p, T.Tensor):
+                    raise TypeError(f"optimizer can only optimize Tensors, got {type(p).__name__}")
+            self.param_groups.append(group)
+        self.state = {}
+
+    @property
+    def params(self):
+        return [p for g in self.param_groups for p in g["params"]]
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.params:
+            p.grad = None
+
+    def _state(self, p):
+        return self.state.setdefault(id(p), {})
+
+    def step(self):
+        raise NotImplementedError
+
+
+def _check_lr(lr):
+    if lr < 0:
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent as torch.optim.SGD: g += weight_decay * p; with momentum,
+    buf = momentum * buf + (1 - dampening) * g (buf = g at the first step), and g = buf, or
+    g + momentum * buf with nesterov (Sutskever et al. 2013); p -= lr * g."""
+
+    def __init__(self, params, lr=0.01, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False):
+        _check_lr(lr)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                                      nesterov=nesterov))
+
+    def step(self):
+        with no_grad():
+            for group in self.param_groups:
+                lr, momentum, wd = group["lr"], group["momentum"], group["weight_decay"]
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    g = p.grad + wd * p if wd else p.grad
+                    if momentum:
+                        st = self._state(p)
+                        buf = st.get("momentum_buffer")
+                        buf = g if buf is None else buf * momentum + (1 - group["dampening"]) * g
+                        st["momentum_buffer"] = buf
+                        g = g + momentum * buf if group["nesterov"] else buf
+                    p -= lr * g
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba 2015, Algorithm 1) as torch.optim.Adam: g += weight_decay * p (L2);
+    m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; p -= lr / (1-b1^t) * m / (sqrt(v / (1-b2^t)) + eps)."""
+
+    decoupled = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+        _check_lr(lr)
+        if not 0.0 <= betas[0] < 1.0 or not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameters: {betas}")
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+
+    def step(self):
+        with no_grad():
+            for group in self.param_groups:
+                lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    g = p.grad
+                    if wd and self.decoupled:
+                        p -= (lr * wd) * p
+                    elif wd:
+                        g = g + wd * p
+                    st = self._state(p)
+                    t = st["step"] = st.get("step", 0) + 1
+                    m, v = st.get("exp_avg"), st.get("exp_avg_sq")
+                    m = g * (1 - b1) if m is None else m * b1 + g * (1 - b1)
+                    v = g * g * (1 - b2) if v is None else v * b2 + g * g * (1 - b2)
+                    st["exp_avg"], st["exp_avg_sq"] = m, v
+                    c1, c2 = 1 - b1 ** t, 1 - b2 ** t
+                    p -= (lr / c1) * m / (T.sqrt(v) / math.sqrt(c2) + eps)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter 2019): p -= lr * weight_decay * p
+    before the Adam update (default weight_decay 0.01, as PyTorch)."""
+
+    decoupled = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+        super().__init__(params, lr, betas, eps, weight_decay)
