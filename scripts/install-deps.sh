@@ -13,7 +13,7 @@ APT_PACKAGES=(
   libopenblas-dev
   libgtest-dev libgmock-dev
   libcli11-dev
-  dataset-fashion-mnist
+  dataset-fashion-mnist jargon-text
   iproute2
 )
 
