@@ -23,6 +23,7 @@ from ._tensor import (
     sum, mean, max, min, amax, amin, argmax, argmin, var, std, logsumexp, log_softmax, softmax, norm, allclose)
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
 from . import nn, optim, debug
+from .serialization import save, load
 
 RemoteError = _C.RemoteError
 ShapeError, AxisError, DTypeError = _C.ShapeError, _C.AxisError, _C.DTypeError

@@ -310,7 +310,7 @@ def _scalar(value, like):
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (np.ndarray, np.generic)) and np.ndim(value) > 0:
-        return from_numpy(np.ascontiguousarray(value))
+        return from_numpy(np.asarray(value, order="C"))
     value = value.item() if isinstance(value, np.generic) else value
     if isinstance(value, builtins.bool):
         d = like.dtype if like is not None else _dt.bool
@@ -382,7 +382,7 @@ def from_numpy(array, requires_grad=False):
         array = array.astype(np.int64)
     elif array.dtype == np.float16:
         array = array.astype(np.float32)
-    array = np.ascontiguousarray(array)
+    array = np.asarray(array, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
     d = _dt.resolve(array.dtype)
     return _leaf(_make(_client().upload(array, list(array.shape), d.code), ()), requires_grad)
 

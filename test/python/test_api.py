@@ -1,0 +1,608 @@
+"""The tensor API harness: every op against NumPy, over dtypes, broadcasting pairs, 0-d and
+empty tensors and odd sizes; gradients against float64 central differences of the NumPy
+reference; bad input raising PyTorch's exception types at the user's line.
+
+Tolerances: float32 results within rtol 2e-5 / atol 1e-5 of the float64 reference (1e-4 for
+transcendental functions of larger arguments), float64 within 1e-10; integers and bools exact.
+Gradients (float64 inputs) within rtol 1e-5 / atol 1e-6 of central differences (eps 1e-6).
+"""
+import math
+import os
+
+import numpy as np
+import pytest
+
+import gt
+import gt.nn.functional as F
+from conftest import check
+
+rng = np.random.default_rng(1234)
+np_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def data(shape, dtype, domain="real"):
+    """Random inputs of `shape`; `domain` keeps them where the op is smooth and defined."""
+    if np.dtype(dtype) == np.bool_:
+        return rng.random(shape) < 0.5
+    if np.dtype(dtype).kind in "iu":
+        x = rng.integers(-9, 10, shape).astype(dtype)
+        return np.where(x == 0, 3, x).astype(dtype) if domain == "nonzero" else x
+    x = rng.standard_normal(shape)
+    if domain == "positive":
+        x = np.abs(x) + 0.5
+    elif domain == "gt-1":
+        x = np.abs(x) * 0.8 - 0.7
+    elif domain == "nonzero":
+        x = np.where(np.abs(x) < 0.3, 0.7, x)
+    elif domain == "smooth":  # away from kinks (relu, abs) and ties
+        x = np.where(np.abs(x) < 0.05, 0.5, x)
+    return x.astype(dtype)
+
+
+def tol(dtype, loose=False):
+    if np.dtype(dtype) == np.float64:
+        return dict(atol=1e-10, rtol=1e-10)
+    if np.dtype(dtype) == np.float32:
+        return dict(atol=1e-4, rtol=1e-4) if loose else dict(atol=1e-5, rtol=2e-5)
+    return dict(atol=0, rtol=0)
+
+
+def numerical_grad(f, xs, i, weight, eps=1e-6):
+    """d sum(weight * f(xs)) / d xs[i] by central differences in float64."""
+    x = xs[i]
+    g = np.zeros_like(x)
+    for idx in np.ndindex(x.shape):
+        old = x[idx]
+        x[idx] = old + eps
+        hi = (weight * f(*xs)).sum()
+        x[idx] = old - eps
+        lo = (weight * f(*xs)).sum()
+        x[idx] = old
+        g[idx] = (hi - lo) / (2 * eps)
+    return g
+
+
+def check_grad(gt_fn, np_fn, *arrays, atol=1e-6, rtol=1e-5):
+    """Backward of sum(w * gt_fn(x...)) with random w against numerical differentiation."""
+    xs = [np.array(a, dtype=np.float64) for a in arrays]
+    ts = [gt.tensor(x, requires_grad=True) for x in xs]
+    out = gt_fn(*ts)
+    w = rng.standard_normal(out.shape)
+    (out * gt.tensor(w)).sum().backward()
+    for i, t in enumerate(ts):
+        expected = numerical_grad(np_fn, xs, i, w)
+        assert t.grad is not None, f"input {i} got no gradient"
+        check(t.grad, expected, atol=atol, rtol=rtol, label=f"grad of input {i}")
+
+
+# ---------------------------------------------------------------- elementwise
+
+def np_gelu(x):
+    return 0.5 * x * (1 + np_erf(x / math.sqrt(2)))
+
+
+UNARY = {  # name: (gt fn, NumPy fn, domain, dtypes, differentiable, loose float32 tolerance)
+    "neg": (gt.neg, np.negative, "real", "fi", True, False),
+    "abs": (gt.abs, np.abs, "smooth", "fi", True, False),
+    "exp": (gt.exp, np.exp, "real", "f", True, True),
+    "log": (gt.log, np.log, "positive", "f", True, True),
+    "log1p": (gt.log1p, np.log1p, "gt-1", "f", True, True),
+    "sqrt": (gt.sqrt, np.sqrt, "positive", "f", True, False),
+    "rsqrt": (gt.rsqrt, lambda x: 1 / np.sqrt(x), "positive", "f", True, False),
+    "sin": (gt.sin, np.sin, "real", "f", True, True),
+    "cos": (gt.cos, np.cos, "real", "f", True, True),
+    "tanh": (gt.tanh, np.tanh, "real", "f", True, True),
+    "sigmoid": (gt.sigmoid, lambda x: 1 / (1 + np.exp(-x)), "real", "f", True, True),
+    "relu": (gt.relu, lambda x: np.maximum(x, 0), "smooth", "fi", True, False),
+    "erf": (gt.erf, np_erf, "real", "f", True, True),
+    "gelu": (gt.gelu, np_gelu, "real", "f", True, True),
+    "gelu_tanh": (lambda x: gt.gelu(x, approximate="tanh"),
+                  lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3))), "real", "f",
+                  True, True),
+    "silu": (gt.silu, lambda x: x / (1 + np.exp(-x)), "real", "f", True, True),
+    "floor": (gt.floor, np.floor, "real", "fi", False, False),
+    "clamp": (lambda x: gt.clamp(x, -0.5, 0.7), lambda x: np.clip(x, -0.5, 0.7), "smooth", "f", True, False),
+    "square": (lambda x: x ** 2, np.square, "real", "fi", True, False),
+    "pow3": (lambda x: x ** 3.0, lambda x: x ** 3.0, "real", "f", True, False),
+}
+DTYPES = {"f": [np.float32, np.float64], "i": [np.int32, np.int64]}
+UNARY_SHAPES = [(), (0,), (7,), (3, 5), (2, 1, 3)]
+
+
+def unary_cases():
+    for name, (_, _, _, kinds, _, _) in UNARY.items():
+        for k in kinds:
+            for dt in DTYPES[k]:
+                yield pytest.param(name, dt, id=f"{name}-{np.dtype(dt).name}")
+
+
+@pytest.mark.parametrize("shape", UNARY_SHAPES, ids=str)
+@pytest.mark.parametrize("name,dtype", list(unary_cases()))
+def test_unary_forward(name, dtype, shape):
+    fn, ref, domain, _, _, loose = UNARY[name]
+    x = data(shape, dtype, domain)
+    out = fn(gt.tensor(x))
+    expected = ref(x.astype(np.float64) if np.dtype(dtype).kind == "f" else x)
+    assert out.shape == expected.shape
+    assert out.dtype.numpy == np.dtype(dtype), f"{name} changed the dtype to {out.dtype}"
+    check(out, expected, **tol(dtype, loose))
+
+
+@pytest.mark.parametrize("name", [n for n, v in UNARY.items() if v[4]])
+def test_unary_grad(name):
+    fn, ref, domain, _, _, _ = UNARY[name]
+    check_grad(fn, ref, data((3, 4), np.float64, domain))
+
+
+BINARY = {  # name: (gt fn, NumPy fn, domain of b, dtypes, differentiable)
+    "add": (lambda a, b: a + b, np.add, "real", "fi", True),
+    "sub": (lambda a, b: a - b, np.subtract, "real", "fi", True),
+    "mul": (lambda a, b: a * b, np.multiply, "real", "fi", True),
+    "div": (lambda a, b: a / b, np.divide, "nonzero", "f", True),
+    "pow": (lambda a, b: gt.abs(a) ** b, lambda a, b: np.abs(a) ** b, "real", "f", True),
+    "maximum": (gt.maximum, np.maximum, "real", "fi", True),
+    "minimum": (gt.minimum, np.minimum, "real", "fi", True),
+    "remainder": (lambda a, b: a % b, np.mod, "nonzero", "fi", True),
+    "floor_divide": (lambda a, b: a // b, np.floor_divide, "nonzero", "fi", False),
+    "atan2_like": (lambda a, b: (a * b) / (1.0 + b * b), lambda a, b: (a * b) / (1.0 + b * b), "real", "f", True),
+}
+PAIRS = [((3, 4), (3, 4)), ((3, 4), (4,)), ((2, 1, 4), (3, 1)), ((), (5,)), ((1,), (2, 3)), ((0, 3), (3,)),
+         ((5,), (0, 1)), ((7,), ())]
+
+
+def binary_cases():
+    for name, (_, _, _, kinds, _) in BINARY.items():
+        for k in kinds:
+            for dt in DTYPES[k]:
+                yield pytest.param(name, dt, id=f"{name}-{np.dtype(dt).name}")
+
+
+@pytest.mark.parametrize("sa,sb", PAIRS, ids=str)
+@pytest.mark.parametrize("name,dtype", list(binary_cases()))
+def test_binary_forward_broadcasting(name, dtype, sa, sb):
+    fn, ref, domain, _, _ = BINARY[name]
+    a, b = data(sa, dtype), data(sb, dtype, domain)
+    if name == "pow":
+        b = np.abs(b)  # real results only
+    out = fn(gt.tensor(a), gt.tensor(b))
+    if np.dtype(dtype).kind == "f":
+        a, b = a.astype(np.float64), b.astype(np.float64)
+    check(out, ref(a, b), **tol(dtype, loose=name == "pow"))
+
+
+@pytest.mark.parametrize("sa,sb", [((3, 4), (3, 4)), ((3, 4), (4,)), ((2, 1, 4), (3, 1)), ((), (2, 2))], ids=str)
+@pytest.mark.parametrize("name", [n for n, v in BINARY.items() if v[4]])
+def test_binary_grad_reduces_broadcasting(name, sa, sb):
+    fn, ref, domain, _, _ = BINARY[name]
+    a, b = data(sa, np.float64, "smooth"), data(sb, np.float64, domain)
+    if name in ("maximum", "minimum"):
+        b = b + 0.01  # no ties
+    if name == "remainder":  # away from the jumps of a % b
+        a = np.where(np.abs(np.mod(a, b) / b) < 0.05, a + 0.1 * b, a)
+        a = np.where(np.abs(np.mod(a, b) / b) > 0.95, a - 0.1 * b, a)
+    check_grad(fn, ref, a, b)
+
+
+def test_reflected_and_inplace_forms():
+    x = data((3, 2), np.float32)
+    t = gt.tensor(x)
+    check(2 + t, 2 + x.astype(np.float64))
+    check(1.5 - t, 1.5 - x.astype(np.float64))
+    check(3 / (t * t + 1), 3 / (x.astype(np.float64) ** 2 + 1), rtol=1e-5)
+    check(2 ** t, 2.0 ** x.astype(np.float64), rtol=1e-5)
+    check(7 // gt.tensor([2, -3]), np.array([3, -3]))
+    check(7 % gt.tensor([2, -3]), np.array([1, -2]))
+    u = gt.tensor(x)
+    u += 1
+    u -= gt.ones(2)
+    u *= 3
+    u /= 2
+    check(u, x.astype(np.float64) * 1.5, rtol=1e-6)
+
+
+COMPARE = {"eq": (lambda a, b: a == b, np.equal), "ne": (lambda a, b: a != b, np.not_equal),
+           "lt": (lambda a, b: a < b, np.less), "le": (lambda a, b: a <= b, np.less_equal),
+           "gt": (lambda a, b: a > b, np.greater), "ge": (lambda a, b: a >= b, np.greater_equal)}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.int32])
+@pytest.mark.parametrize("name", list(COMPARE))
+def test_comparisons(name, dtype):
+    fn, ref = COMPARE[name]
+    a, b = data((4, 5), dtype), data((5,), dtype)
+    b[0] = a[0, 0]  # some ties
+    out = fn(gt.tensor(a), gt.tensor(b))
+    assert out.dtype == gt.bool
+    check(out, ref(a, b))
+
+
+def test_logical_ops_and_where():
+    a, b = data((3, 4), np.bool_), data((4,), np.bool_)
+    ta, tb = gt.tensor(a), gt.tensor(b)
+    check(gt.logical_and(ta, tb), a & b)
+    check(ta | tb, a | b)
+    check(ta ^ tb, a ^ b)
+    check(~ta, ~a)
+    check(gt.logical_not(gt.tensor([0.0, 2.0])), np.array([True, False]))
+    x, y = data((3, 4), np.float32), data((3, 1), np.float32)
+    check(gt.where(ta, gt.tensor(x), gt.tensor(y)), np.where(a, x, y))
+    check(gt.where(ta, gt.tensor(x), 0.0), np.where(a, x, 0.0))
+    check(gt.tensor(x).masked_fill(tb, -1.0), np.where(b, -1.0, x))
+    check_grad(lambda p, q: gt.where(gt.tensor(a), p, q), lambda p, q: np.where(a, p, q), x, y)
+
+
+def test_type_promotion_follows_pytorch():
+    i32, i64 = gt.tensor([1, 2], dtype=gt.int32), gt.tensor([1, 2])
+    f32, f64 = gt.tensor([1.0, 2.0]), gt.tensor([1.0, 2.0], dtype=gt.float64)
+    b = gt.tensor([True, False])
+    assert (i32 + i64).dtype == gt.int64
+    assert (i64 + f32).dtype == gt.float32
+    assert (f32 + f64).dtype == gt.float64
+    assert (b + i32).dtype == gt.int32
+    assert (i64 * 2.5).dtype == gt.float32  # a Python float makes an int tensor float32
+    assert (f64 * 2).dtype == gt.float64  # a Python number keeps a float tensor's dtype
+    assert (i64 / i64).dtype == gt.float32  # true division
+    assert b.sum().dtype == gt.int64 and i32.sum().dtype == gt.int64
+    assert gt.tensor(3.5).to(gt.int64).item() == 3 and f32.long().dtype == gt.int64
+    assert i64.float().dtype == gt.float32 and i64.double().dtype == gt.float64 and f32.bool().dtype == gt.bool
+
+
+# ---------------------------------------------------------------- reductions
+
+AXES = [None, 0, -1, (0, 2), (1,)]
+REDUCE = {  # name: (gt fn(x, axis, keepdim), NumPy fn(x, axis, keepdims), differentiable)
+    "sum": (lambda t, a, k: t.sum(a, k), lambda x, a, k: x.sum(axis=a, keepdims=k), True),
+    "mean": (lambda t, a, k: t.mean(a, k), lambda x, a, k: x.mean(axis=a, keepdims=k), True),
+    "amax": (lambda t, a, k: gt.amax(t, a, k), lambda x, a, k: x.max(axis=a, keepdims=k), True),
+    "amin": (lambda t, a, k: gt.amin(t, a, k), lambda x, a, k: x.min(axis=a, keepdims=k), True),
+    "var": (lambda t, a, k: t.var(a, k), lambda x, a, k: x.var(axis=a, keepdims=k, ddof=1), True),
+    "std": (lambda t, a, k: t.std(a, k, unbiased=False), lambda x, a, k: x.std(axis=a, keepdims=k), True),
+    "logsumexp": (lambda t, a, k: gt.logsumexp(t, a if a is not None else (0, 1, 2), k),
+                  lambda x, a, k: np.log(np.exp(x).sum(axis=a, keepdims=k)), True),
+}
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("axis", AXES, ids=str)
+@pytest.mark.parametrize("name", list(REDUCE))
+def test_reductions(name, axis, keepdim):
+    fn, ref, grad = REDUCE[name]
+    x = data((3, 4, 5), np.float32)
+    check(fn(gt.tensor(x), axis, keepdim), ref(x.astype(np.float64), axis, keepdim), atol=1e-5, rtol=1e-4)
+    if grad:
+        check_grad(lambda t: fn(t, axis, keepdim), lambda a: ref(a, axis, keepdim), data((2, 3, 4), np.float64))
+
+
+def test_reductions_of_odd_zero_d_and_empty_tensors():
+    check(gt.tensor(2.5).sum(), np.float64(2.5))
+    check(gt.zeros(0, 4).sum(0), np.zeros(4))
+    check(gt.zeros(0, 4).sum(), np.float64(0.0))
+    x = data((7, 3), np.int32)
+    check(gt.tensor(x).sum(0), x.sum(0))
+    check(gt.amax(gt.tensor(x), 1), x.max(1))
+    with pytest.raises(gt.ShapeError, match="empty axis"):
+        gt.amax(gt.zeros(0, 3), 0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_argmax_argmin_and_max_with_dim(dtype):
+    x = data((4, 6), dtype)
+    x[1, 2] = x[1, 4] = 100  # ties: the first index wins, as PyTorch
+    t = gt.tensor(x)
+    check(t.argmax(1), x.argmax(1))
+    check(t.argmin(0), x.argmin(0))
+    check(gt.argmax(t), np.int64(x.argmax()))
+    check(t.argmax(-1, keepdim=True), x.argmax(-1)[:, None])
+    values, indices = t.max(1)
+    check(values, x.max(1))
+    check(indices, x.argmax(1))
+    r = gt.min(t, 0, keepdim=True)
+    check(r.values, x.min(0, keepdims=True))
+    check(r.indices, x.argmin(0)[None])
+
+
+def test_max_gradients_split_ties_and_dim_goes_to_the_index():
+    t = gt.tensor([1.0, 3.0, 3.0], requires_grad=True)
+    t.max().backward()  # ties share the gradient (PyTorch's max() and amax)
+    check(t.grad, [0.0, 0.5, 0.5])
+    u = gt.tensor([[1.0, 3.0, 3.0]], requires_grad=True)
+    u.max(1).values.sum().backward()  # max(dim) gives it to the index it returns
+    check(u.grad, [[0.0, 1.0, 0.0]])
+    v = gt.tensor([2.0, 1.0, 1.0], requires_grad=True)
+    gt.amin(v, 0).backward()
+    check(v.grad, [0.0, 0.5, 0.5])
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_softmax_family(dim):
+    x = data((3, 5), np.float32) * 4
+    x64 = x.astype(np.float64)
+    e = np.exp(x64 - x64.max(dim, keepdims=True))
+    sm = e / e.sum(dim, keepdims=True)
+    check(gt.tensor(x).softmax(dim), sm, atol=1e-6)
+    check(gt.tensor(x).log_softmax(dim), np.log(sm), atol=1e-5)
+    check_grad(lambda t: t.log_softmax(dim), lambda a: a - np.log(np.exp(a).sum(dim, keepdims=True)),
+               data((3, 5), np.float64))
+
+
+# ---------------------------------------------------------------- shapes
+
+SHAPE_OPS = {  # name: (gt fn, NumPy fn) on a (2, 3, 4) input
+    "reshape": (lambda t: t.reshape(4, -1), lambda x: x.reshape(4, -1)),
+    "view": (lambda t: t.view(-1), lambda x: x.reshape(-1)),
+    "flatten": (lambda t: t.flatten(1), lambda x: x.reshape(2, 12)),
+    "unsqueeze": (lambda t: t.unsqueeze(-2), lambda x: x[:, :, None, :]),
+    "squeeze": (lambda t: t.unsqueeze(0).squeeze(0), lambda x: x),
+    "squeeze_dim": (lambda t: t[:, :1].squeeze(1), lambda x: x[:, 0]),
+    "transpose": (lambda t: t.transpose(0, 2), lambda x: x.transpose(2, 1, 0)),
+    "T": (lambda t: t.T, lambda x: x.T),
+    "mT": (lambda t: t.mT, lambda x: x.swapaxes(-1, -2)),
+    "permute": (lambda t: t.permute(1, 2, 0), lambda x: x.transpose(1, 2, 0)),
+    "expand": (lambda t: t[:, :1].expand(2, 5, 4), lambda x: np.broadcast_to(x[:, :1], (2, 5, 4))),
+    "expand_new": (lambda t: t.expand(3, -1, -1, -1), lambda x: np.broadcast_to(x, (3, 2, 3, 4))),
+    "broadcast_to": (lambda t: t[0].broadcast_to((2, 3, 4)), lambda x: np.broadcast_to(x[0], (2, 3, 4))),
+    "contiguous": (lambda t: t.transpose(0, 1).contiguous(), lambda x: x.transpose(1, 0, 2)),
+    "cat": (lambda t: gt.cat([t, t * 2, t[:, :1]], 1), lambda x: np.concatenate([x, x * 2, x[:, :1]], 1)),
+    "cat_last": (lambda t: gt.cat([t, t[..., :2]], -1), lambda x: np.concatenate([x, x[..., :2]], -1)),
+    "stack": (lambda t: gt.stack([t, -t], 1), lambda x: np.stack([x, -x], 1)),
+    "split": (lambda t: t.split(3, 2)[1], lambda x: x[:, :, 3:]),
+    "split_sizes": (lambda t: t.split([1, 2], 1)[1], lambda x: x[:, 1:]),
+    "chunk": (lambda t: t.chunk(2, -1)[0], lambda x: x[..., :2]),
+    "narrow": (lambda t: gt.narrow(t, 1, 1, 2), lambda x: x[:, 1:3]),
+}
+
+
+@pytest.mark.parametrize("name", list(SHAPE_OPS))
+def test_shape_ops_forward_and_grad(name):
+    fn, ref = SHAPE_OPS[name]
+    x = data((2, 3, 4), np.float32)
+    check(fn(gt.tensor(x)), ref(x.astype(np.float64)))
+    check_grad(fn, ref, data((2, 3, 4), np.float64))
+
+
+def test_split_and_size_methods():
+    t = gt.zeros(5, 7)
+    assert [p.shape for p in t.split(2)] == [(2, 7), (2, 7), (1, 7)]
+    assert [p.shape for p in t.chunk(3, 1)] == [(5, 3), (5, 3), (5, 1)]
+    assert t.size() == (5, 7) and t.size(1) == 7 and t.ndim == 2 and t.numel() == 35 and len(t) == 5
+    assert [u.shape for u in gt.unbind(t, 1)][:2] == [(5,), (5,)]
+
+
+# ---------------------------------------------------------------- indexing
+
+INDEX_KEYS = [
+    (1,), (-1,), (slice(1, None),), (slice(None, None, 2),), (slice(-3, -1),), (slice(4, 1),),
+    (Ellipsis, 1), (None, 0), (1, None, slice(None, None, 3)), (slice(None), [0, 2, 2]), ([1, -1],),
+    (np.array([[0, 1], [1, 0]]),), ([0, 1], slice(None), [2, 0]), ([0, 1], [1, 2]),
+    (slice(None), slice(1, 3), -2), (Ellipsis, None),
+]
+
+
+@pytest.mark.parametrize("key", INDEX_KEYS, ids=str)
+def test_getitem_like_numpy_with_gradient(key):
+    x = data((2, 3, 4), np.float32)
+    check(gt.tensor(x)[key], x.astype(np.float64)[key])
+    check_grad(lambda t: t[key], lambda a: a[key], data((2, 3, 4), np.float64))
+
+
+def test_bool_mask_and_index_tensors():
+    x = data((3, 4), np.float32)
+    t = gt.tensor(x)
+    check(t[t > 0], x[x > 0])
+    check(t[gt.tensor([True, False, True])], x[[True, False, True]])
+    idx = gt.tensor([2, 0, 2])
+    check(t[idx], x[[2, 0, 2]])
+    check(t[:, gt.tensor([[3], [1]])], x[:, np.array([[3], [1]])])
+    check_grad(lambda a: a[gt.tensor(np.array([1, 1, 0]))], lambda a: a[[1, 1, 0]], data((3, 4), np.float64))
+
+
+def test_gather_index_select_embedding_one_hot():
+    x = data((3, 5), np.float32)
+    idx = np.array([[0, 4], [2, 2], [1, 0]])
+    check(gt.gather(gt.tensor(x), 1, gt.tensor(idx)), np.take_along_axis(x, idx, 1))
+    check_grad(lambda a: gt.gather(a, 1, gt.tensor(idx)), lambda a: np.take_along_axis(a, idx, 1),
+               data((3, 5), np.float64))
+    check(gt.index_select(gt.tensor(x), 1, gt.tensor([4, 0, 4])), x[:, [4, 0, 4]])
+    check_grad(lambda a: a.index_select(0, gt.tensor([2, 2, 0])), lambda a: a[[2, 2, 0]], data((3, 5), np.float64))
+    w = data((6, 3), np.float64)
+    tokens = np.array([[1, 5], [5, 0]])
+    check(F.embedding(gt.tensor(tokens), gt.tensor(w)), w[tokens])
+    check_grad(lambda a: F.embedding(gt.tensor(tokens), a), lambda a: a[tokens], w)
+    check(gt.one_hot(gt.tensor([0, 2]), 3), np.eye(3, dtype=np.int64)[[0, 2]])
+    assert gt.one_hot(gt.tensor([1]), 4, dtype=gt.float32).dtype == gt.float32
+
+
+def test_setitem_on_tensors_without_grad():
+    x = np.zeros((3, 4), dtype=np.float32)
+    t = gt.zeros(3, 4)
+    t[1] = 5.0
+    x[1] = 5.0
+    t[:, ::3] = gt.tensor([1.0, 2.0, 3.0]).reshape(3, 1)
+    x[:, ::3] = np.array([1.0, 2.0, 3.0]).reshape(3, 1)
+    t[t > 4] = -1.0
+    x[x > 4] = -1.0
+    t[[0, 2]] = 7.0
+    x[[0, 2]] = 7.0
+    t[..., -1] = gt.arange(3).float()
+    x[..., -1] = np.arange(3)
+    check(t, x)
+    p = gt.zeros(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="require grad"):
+        p[0] = 1.0
+
+
+def test_index_errors():
+    t = gt.zeros(3, 4)
+    with pytest.raises(IndexError, match="out of bounds"):
+        t[3]
+    with pytest.raises(IndexError, match="out of bounds"):
+        t[:, [0, 4]]
+    with pytest.raises(IndexError, match="too many indices"):
+        t[0, 0, 0]
+    with pytest.raises(IndexError, match="mask"):
+        t[gt.tensor([True, False])]
+    with pytest.raises(ValueError, match="step must be greater than zero"):
+        t[::-1]
+
+
+# ---------------------------------------------------------------- creation, methods, dtypes
+
+def test_creation_functions():
+    check(gt.arange(5), np.arange(5))
+    check(gt.arange(1, 2, 0.25), np.arange(1, 2, 0.25))
+    assert gt.arange(3).dtype == gt.int64 and gt.arange(0.0, 1.0, 0.5).dtype == gt.float32
+    check(gt.eye(3, 2), np.eye(3, 2))
+    check(gt.full((2, 2), 7), np.full((2, 2), 7))
+    assert gt.full((1,), 7).dtype == gt.int64 and gt.full((1,), True).dtype == gt.bool
+    check(gt.zeros_like(gt.ones(2, 3, dtype=gt.int32)), np.zeros((2, 3), np.int32))
+    check(gt.ones_like(gt.zeros(2)), np.ones(2))
+    check(gt.full_like(gt.zeros(2), 3.5), np.full(2, 3.5))
+    check(gt.linspace(0, 1, 5), np.linspace(0, 1, 5))
+    assert gt.tensor([1, 2]).dtype == gt.int64 and gt.tensor([1.0]).dtype == gt.float32
+    assert gt.tensor(np.array([1.0])).dtype == gt.float64 and gt.tensor([True]).dtype == gt.bool
+    t = gt.zeros(2, 3, dtype=gt.float64, requires_grad=True)
+    assert t.requires_grad and t.dtype == gt.float64
+    with pytest.raises(RuntimeError, match="floating-point"):
+        gt.zeros(2, dtype=gt.int64, requires_grad=True)
+
+
+def test_random_functions_are_seeded_and_distributed():
+    gt.manual_seed(7)
+    a = gt.randn(2000).numpy()
+    u = gt.rand(2000).numpy()
+    gt.manual_seed(7)
+    assert np.array_equal(gt.randn(2000).numpy(), a) and np.array_equal(gt.rand(2000).numpy(), u)
+    assert abs(a.mean()) < 0.1 and abs(a.std() - 1) < 0.1
+    assert u.min() >= 0 and u.max() < 1 and abs(u.mean() - 0.5) < 0.05
+    r = gt.randint(3, 7, (1000,)).numpy()
+    assert r.dtype == np.int64 and r.min() == 3 and r.max() == 6
+    assert gt.randn_like(gt.zeros(2, 3, dtype=gt.float64)).dtype == gt.float64
+
+
+def test_tensor_methods():
+    t = gt.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    assert t.tolist() == [[1.0, 2.0], [3.0, 4.0]] and t[1, 0].item() == 3.0
+    d = t.detach()
+    assert not d.requires_grad and d.is_leaf
+    c = t.clone()
+    assert c.requires_grad and not c.is_leaf
+    (c * 2).sum().backward()
+    check(t.grad, np.full((2, 2), 2.0))
+    z = gt.ones(3)
+    z.zero_()
+    check(z, np.zeros(3))
+    r = gt.zeros(2).requires_grad_()
+    assert r.requires_grad
+    assert isinstance(t.numpy(), np.ndarray) and np.asarray(t).shape == (2, 2)
+    assert float(gt.tensor(2.5)) == 2.5 and int(gt.tensor(3)) == 3 and bool(gt.tensor(True))
+
+
+# ---------------------------------------------------------------- linear algebra
+
+MATMUL_SHAPES = [((3, 4), (4, 5)), ((4,), (4, 2)), ((3, 4), (4,)), ((4,), (4,)), ((2, 3, 4), (4, 5)),
+                 ((2, 1, 3, 4), (5, 4, 2)), ((1, 4), (3, 4, 1))]
+
+
+@pytest.mark.parametrize("sa,sb", MATMUL_SHAPES, ids=str)
+def test_batched_matmul_with_broadcasting(sa, sb):
+    a, b = data(sa, np.float32), data(sb, np.float32)
+    check(gt.tensor(a) @ gt.tensor(b), np.matmul(a.astype(np.float64), b.astype(np.float64)), atol=1e-5)
+    check_grad(gt.matmul, np.matmul, data(sa, np.float64), data(sb, np.float64))
+
+
+# ---------------------------------------------------------------- autograd semantics
+
+def test_gradients_accumulate_on_leaves_only():
+    x = gt.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    (y * y).sum().backward()
+    (x * 2).sum().backward()
+    check(x.grad, 18 * np.array([1.0, 2.0]) + 2)
+    assert y.grad is None  # not a leaf
+
+
+def test_backward_with_gradient_retain_graph_and_release():
+    x = gt.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * x
+    y.backward(gt.tensor([1.0, 0.0, 2.0]), retain_graph=True)
+    check(x.grad, [2.0, 0.0, 12.0])
+    y.backward(gt.tensor([1.0, 1.0, 1.0]))
+    check(x.grad, [4.0, 4.0, 18.0])
+    with pytest.raises(RuntimeError, match="second time"):
+        y.backward(gt.ones(3))
+    with pytest.raises(RuntimeError, match="implicitly created only for scalar"):
+        (x * 2).backward()
+
+
+def test_no_grad_and_enable_grad():
+    x = gt.tensor([1.0], requires_grad=True)
+    with gt.no_grad():
+        assert not (x * 2).requires_grad
+        with gt.enable_grad():
+            assert (x * 2).requires_grad
+    with gt.set_grad_enabled(False):
+        assert not (x + 1).requires_grad
+
+    @gt.no_grad()
+    def f(t):
+        return t * 2
+    assert not f(x).requires_grad
+    assert gt.is_grad_enabled()
+
+
+# ---------------------------------------------------------------- errors: PyTorch's types, the user's line
+
+def raises_here(exc, fn, match=None):
+    with pytest.raises(exc, match=match) as info:
+        fn()
+    assert any(str(f.path) == __file__ for f in info.traceback), "the traceback should include this file's line"
+    return info
+
+
+@pytest.mark.parametrize("case", [
+    ("add", lambda: gt.ones(4, 3) + gt.ones(4), RuntimeError),
+    ("matmul", lambda: gt.ones(2, 3) @ gt.ones(2, 3), RuntimeError),
+    ("reshape", lambda: gt.ones(2, 3).reshape(4, 2), RuntimeError),
+    ("cat", lambda: gt.cat([gt.ones(2, 3), gt.ones(2, 4)]), RuntimeError),
+    ("stack", lambda: gt.stack([gt.ones(2), gt.ones(3)]), RuntimeError),
+    ("where", lambda: gt.where(gt.ones(3) > 0, gt.ones(2), 0.0), RuntimeError),
+    ("gather", lambda: gt.gather(gt.ones(3, 4), 1, gt.zeros(2, 1, dtype=gt.int64)), RuntimeError),
+    ("expand", lambda: gt.ones(3).expand(2, 4), RuntimeError),
+    ("dim", lambda: gt.ones(3).sum(2), IndexError),
+    ("transpose", lambda: gt.ones(3).transpose(0, 1), IndexError),
+    ("matmul-int", lambda: gt.ones(2, 2, dtype=gt.int64) @ gt.ones(2, 2, dtype=gt.int64), RuntimeError),
+    ("exp-int", lambda: gt.exp(gt.ones(2, dtype=gt.int64)), RuntimeError),
+    ("neg-bool", lambda: -gt.tensor([True]), RuntimeError),
+    ("where-cond", lambda: gt.where(gt.ones(2), gt.ones(2), gt.ones(2)), RuntimeError),
+    ("index_select-float", lambda: gt.index_select(gt.ones(3), 0, gt.ones(2)), IndexError),
+    ("cross_entropy-float-target", lambda: F.cross_entropy(gt.ones(2, 3), gt.ones(2)), RuntimeError),
+    ("cross_entropy-shape", lambda: F.cross_entropy(gt.ones(2, 3), gt.zeros(3, dtype=gt.int64)), RuntimeError),
+    ("item", lambda: gt.ones(2).item(), RuntimeError),
+    ("dtype", lambda: gt.zeros(2, dtype="float7"), TypeError),
+], ids=lambda c: c[0])
+def test_bad_input_raises_pytorchs_exception_type_at_the_users_line(case):
+    name, fn, exc = case
+    raises_here(exc, fn)
+
+
+def test_shape_errors_are_also_value_errors_for_numpy_users():
+    raises_here(ValueError, lambda: gt.ones(4, 3) + gt.ones(4), match=r"\[4, 3\] and \[4\] cannot be broadcast")
+    raises_here(TypeError, lambda: gt.exp(gt.ones(2, dtype=gt.int64)), match="floating-point")
+
+
+# ---------------------------------------------------------------- state dicts
+
+@pytest.mark.parametrize("suffix", [".npz", ".safetensors"])
+def test_state_dict_save_load_reproduces_outputs_bit_for_bit(tmp_path, suffix):
+    gt.manual_seed(3)
+    model = gt.nn.Sequential(gt.nn.Linear(5, 8), gt.nn.GELU(), gt.nn.LayerNorm(8), gt.nn.Linear(8, 2))
+    x = gt.randn(4, 5)
+    before = model(x).numpy()
+    path = str(tmp_path / ("model" + suffix))
+    gt.save(model.state_dict(), path)
+    gt.manual_seed(99)
+    other = gt.nn.Sequential(gt.nn.Linear(5, 8), gt.nn.GELU(), gt.nn.LayerNorm(8), gt.nn.Linear(8, 2))
+    assert not np.array_equal(other(x).numpy(), before)
+    other.load_state_dict(gt.load(path))
+    assert np.array_equal(other(x).numpy(), before)
+    assert sorted(gt.load(path)) == sorted(model.state_dict())
