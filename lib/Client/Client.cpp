@@ -21,6 +21,11 @@ struct Client::Rpc {
 
 Client::Client(const std::string &host, int port, const std::string &token, double timeoutSeconds) {
   std::string where = host + ":" + std::to_string(port);
+  if (const char *n = std::getenv("GT_WORKER_BATCH_SIZE"); n && *n) {
+    long v = std::strtol(n, nullptr, 10);
+    if (v < 1) throw std::invalid_argument(std::string("GT_WORKER_BATCH_SIZE must be a positive integer, got '") + n + "'");
+    flushInstructions_ = size_t(v);
+  }
   try {
     rpc_ = std::make_unique<Rpc>(host, port);
     auto req = rpc_->dispatcher.openSessionRequest();
@@ -62,9 +67,10 @@ std::pair<uint64_t, TensorType> Client::emit(OpCode op, const std::vector<uint64
   inst.data = std::move(data);
   inst.location = std::move(location);
   types_.emplace(inst.result, result);
+  record(inst, result);
   uint64_t id = inst.result;
   buffer_.push_back(std::move(inst));
-  if (buffer_.size() >= kFlushInstructions || bufferedBytes_ >= kFlushBytes) flush();
+  if (buffer_.size() >= flushInstructions_ || bufferedBytes_ >= kFlushBytes) flush();
   return {id, result};
 }
 
@@ -74,10 +80,30 @@ void Client::drainReleased() {
     Instruction free;
     free.op = OpCode::Free;
     free.operands = {id};
+    if (auto it = types_.find(id); it != types_.end()) record(free, it->second);
     buffer_.push_back(std::move(free));
     types_.erase(id);
   }
   released_.clear();
+}
+
+void Client::record(const Instruction &inst, const TensorType &type) {
+  TapeEntry e{inst.op, inst.result, inst.operands, type, inst.location,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - opened_).count()};
+  if (tape_.size() == kTapeLength) tape_.pop_front();
+  tape_.push_back(std::move(e));
+}
+
+std::vector<TapeEntry> Client::tape() const { return {tape_.begin(), tape_.end()}; }
+
+std::string Client::describe(const TapeEntry &e) {
+  std::string s;
+  if (e.op != OpCode::Free) s = "TENSOR[" + std::to_string(e.result) + "] := ";
+  s += opInfo(e.op).mnemonic;
+  for (uint64_t id : e.operands) s += " TENSOR[" + std::to_string(id) + "]";
+  s += std::string(" : ") + dtypeName(e.type.dtype) + shapeString(e.type.shape);
+  if (!e.location.empty()) s += "  # " + e.location;
+  return s;
 }
 
 void Client::release(uint64_t id) {

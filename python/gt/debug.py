@@ -36,3 +36,21 @@ def stats():
     """
     from ._runtime import client
     return client().stats()
+
+
+def get_tape():
+    """The instructions this process recorded (the last 10000), oldest first: a list of dicts
+    with keys op, id (the result's tensor id; 0 for free), inputs (tensor ids), shape, dtype,
+    location (your "file.py:line"), time (seconds since the session opened) and text."""
+    from ._runtime import client
+    return client().tape()
+
+
+def print_tape(last=None, file=None):
+    """Prints the tape, one instruction per line ("TENSOR[3] := add TENSOR[1] TENSOR[2] :
+    float32[2, 3]  # train.py:12"); `last` limits it to the newest entries."""
+    entries = get_tape()
+    if last is not None:
+        entries = entries[-last:]
+    for e in entries:
+        print(e["text"], file=file)

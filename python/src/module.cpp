@@ -147,6 +147,22 @@ PYBIND11_MODULE(_C, m) {
         return py::make_tuple(py::bytes(t.bytes), py::tuple(py::cast(t.type.shape)), int(t.type.dtype));
       }, "Waits for the tensor; returns (bytes, shape, dtype). Raises RemoteError (a RuntimeError).")
       .def("sync", &client::Client::sync, py::call_guard<py::gil_scoped_release>())
+      .def("tape", [](client::Client &c) {
+        py::list out;
+        for (const client::TapeEntry &e : c.tape()) {
+          py::dict d;
+          d["op"] = opInfo(e.op).mnemonic;
+          d["id"] = e.result;
+          d["inputs"] = e.operands;
+          d["shape"] = py::tuple(py::cast(e.type.shape));
+          d["dtype"] = dtypeName(e.type.dtype);
+          d["location"] = e.location;
+          d["time"] = e.seconds;
+          d["text"] = client::Client::describe(e);
+          out.append(d);
+        }
+        return out;
+      }, "The session's last instructions (at most 10000), oldest first, as dicts.")
       .def("num_workers", &client::Client::numWorkers, py::call_guard<py::gil_scoped_release>())
       .def("stats", [](client::Client &c) {
         client::Stats s;

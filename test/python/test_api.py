@@ -606,3 +606,24 @@ def test_state_dict_save_load_reproduces_outputs_bit_for_bit(tmp_path, suffix):
     other.load_state_dict(gt.load(path))
     assert np.array_equal(other(x).numpy(), before)
     assert sorted(gt.load(path)) == sorted(model.state_dict())
+
+
+# ---------------------------------------------------------------- printing and in-place updates
+
+def test_tensor_surface():
+    t = gt.tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert t.shape == (2, 2) and t.dtype == gt.float32 and t.ndim == 2 and t.numel() == 4
+    assert t.sum().item() == 10.0
+    assert isinstance(t.data.numpy(), np.ndarray)
+    assert repr(t) == "tensor([[1., 2.],\n        [3., 4.]])"
+    assert t.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+
+
+def test_inplace_update_reuses_memory():
+    p = gt.tensor([1.0, 2.0], requires_grad=True)
+    with gt.no_grad():
+        for _ in range(10):
+            p -= 0.5 * gt.ones(2)
+    check(p, [-4.0, -3.0])
+    with pytest.raises(RuntimeError, match="in-place"):
+        p -= 1.0

@@ -3,6 +3,8 @@
 
 #include "gt/Core/Instruction.h"
 
+#include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -18,6 +20,16 @@ struct ConnectionError : std::runtime_error {
 /// A tensor's computation failed on a worker (or its worker died). Python: RuntimeError.
 struct RemoteError : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+
+/// One recorded instruction of this session (gt.debug.get_tape()).
+struct TapeEntry {
+  OpCode op;
+  uint64_t result;               ///< 0 for free
+  std::vector<uint64_t> operands;
+  TensorType type;               ///< the result's type (free: the freed tensor's)
+  std::string location;          ///< the user's "file.py:line"
+  double seconds;                ///< since the session opened
 };
 
 struct FetchedTensor {
@@ -64,13 +76,22 @@ public:
   /// Type of a tensor this client holds.
   const TensorType &typeOf(uint64_t id) const;
 
-  /// Instructions are sent once this many are buffered (or at a sync point).
+  /// The last kTapeLength instructions of this session, oldest first.
+  std::vector<TapeEntry> tape() const;
+  /// "TENSOR[3] := add TENSOR[1] TENSOR[2] : float32[2, 3]  # file.py:12"
+  static std::string describe(const TapeEntry &e);
+
+  /// Instructions are sent once this many are buffered (or at a sync point); the
+  /// environment variable GT_WORKER_BATCH_SIZE overrides it (1: every instruction at once).
   static constexpr size_t kFlushInstructions = 2048;
+  static constexpr size_t kTapeLength = 10000;
   static constexpr size_t kFlushBytes = 32u << 20;
 
 private:
   /// Queues a `free` for every id released since the last call.
   void drainReleased();
+  /// Appends to the tape (the dispatcher writes GT_INSTRUCTION_LOG).
+  void record(const Instruction &inst, const TensorType &type);
 
   struct Rpc;
   std::unique_ptr<Rpc> rpc_;
@@ -81,6 +102,9 @@ private:
   std::mutex releaseMutex_;
   std::vector<uint64_t> released_; ///< ids freed from other threads, queued at the next emit
   std::string streamError_;
+  size_t flushInstructions_ = kFlushInstructions;
+  std::deque<TapeEntry> tape_;
+  std::chrono::steady_clock::time_point opened_ = std::chrono::steady_clock::now();
 };
 
 } // namespace gt::client

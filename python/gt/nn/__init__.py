@@ -2,3 +2,4 @@
 from .modules import (Module, Parameter, Identity, Linear, Embedding, LayerNorm, Dropout, ReLU, GELU, SiLU, Sigmoid,
                       Tanh, Softmax, LogSoftmax, Flatten, CrossEntropyLoss, MSELoss, Sequential, ModuleList, ModuleDict)
 from . import functional, init, utils
+from ..optim import SGD, Adam, AdamW  # the original GT exported SGD from gt.nn

@@ -34,6 +34,13 @@ class Module:
         object.__setattr__(self, "training", True)
 
     def __setattr__(self, name, value):
+        if name == "_parameters" and isinstance(value, (list, tuple)) and "_parameters" in self.__dict__:
+            # The original GT's idiom `self._parameters = a.parameters() + b.parameters()`:
+            # register them (parameters already held by submodules are listed once).
+            for i, p in enumerate(value):
+                if isinstance(p, T.Tensor):
+                    self._parameters[f"_param{i}"] = p
+            return
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign to a Module before Module.__init__() call "
                                  "(call super().__init__() first)")
