@@ -128,6 +128,19 @@ TEST(CUDAKernels, EveryKernelIsPTXThatPtxasAccepts) {
   randn.shape = {1000};
   toInt.dtype = DType::Int32;
   TensorType x = f32({4, 3}), row = f32({3}), labels{DType::Int64, {8}}, mask{DType::Bool, {4, 3}};
+  TensorType ints{DType::Int64, {4, 3}}, idx{DType::Int64, {4, 2}};
+  OpAttrs window, scatter, axis0, axis1, indexAdd, scatterAdd;
+  window.shape = {2, 3};
+  window.starts = {1, 0};
+  window.steps = {2, 1};
+  scatter.starts = window.starts;
+  scatter.steps = window.steps;
+  axis0.axes = {0};
+  axis1.axes = {1};
+  indexAdd.axes = {0};
+  indexAdd.shape = {4, 3};
+  scatterAdd.axes = {1};
+  scatterAdd.shape = {4, 3};
   std::vector<KernelCase> cases = {
       {OpCode::Neg, {x}, none},      {OpCode::Exp, {x}, none},          {OpCode::Log, {x}, none},
       {OpCode::Sqrt, {x}, none},     {OpCode::Relu, {x}, none},         {OpCode::Sigmoid, {x}, none},
@@ -138,12 +151,23 @@ TEST(CUDAKernels, EveryKernelIsPTXThatPtxasAccepts) {
       {OpCode::BroadcastTo, {x}, bcast}, {OpCode::Sum, {x}, rows},      {OpCode::Mean, {x}, rows},
       {OpCode::Max, {x}, rows},      {OpCode::Sum, {x}, none},          {OpCode::OneHot, {labels}, classes},
       {OpCode::Full, {TensorType{DType::Float64, {}}}, full}, {OpCode::Randn, {TensorType{DType::Int64, {}}}, randn},
+      {OpCode::Rand, {TensorType{DType::Int64, {}}}, randn},
+      {OpCode::Abs, {x}, none},      {OpCode::Log1p, {x}, none},        {OpCode::Sin, {x}, none},
+      {OpCode::Cos, {x}, none},      {OpCode::Rsqrt, {x}, none},        {OpCode::Erf, {x}, none},
+      {OpCode::Gelu, {x}, none},     {OpCode::Floor, {x}, none},        {OpCode::Minimum, {x, row}, none},
+      {OpCode::FloorDivide, {x, x}, none}, {OpCode::Remainder, {x, x}, none},
+      {OpCode::FloorDivide, {ints, ints}, none}, {OpCode::Remainder, {ints, ints}, none},
+      {OpCode::Min, {x}, rows},      {OpCode::Argmax, {x}, rows},       {OpCode::Argmin, {x}, rows},
+      {OpCode::Slice, {x}, window},  {OpCode::SliceScatter, {x, f32({2, 3})}, scatter},
+      {OpCode::Concat, {x, x}, axis0}, {OpCode::IndexSelect, {x, labels}, axis0},
+      {OpCode::IndexAdd, {labels, f32({8, 3})}, indexAdd}, {OpCode::Gather, {x, idx}, axis1},
+      {OpCode::ScatterAdd, {idx, f32({4, 2})}, scatterAdd},
   };
   for (const KernelCase &c : cases) {
     SCOPED_TRACE(opInfo(c.code).mnemonic);
     OpAttrs attrs = c.attrs;
     std::vector<TensorType> inferOperands = c.operands;
-    if (c.code == OpCode::Full || c.code == OpCode::Randn) inferOperands.clear();
+    if (c.code == OpCode::Full || c.code == OpCode::Randn || c.code == OpCode::Rand) inferOperands.clear();
     if (c.code == OpCode::Sum && attrs.axes.empty()) attrs.axes = {0, 1}; // full reduction: a one-thread kernel
     TensorType result = inferType(c.code, inferOperands, attrs);
     const Kernel &k = compiler.get(c.code, c.operands, attrs, result);

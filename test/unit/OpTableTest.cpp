@@ -64,3 +64,47 @@ TEST(OpTable, ArityAndLookup) {
   EXPECT_EQ(parseDType("int64"), DType::Int64);
   EXPECT_FALSE(parseDType("float7").has_value());
 }
+
+TEST(OpTable, SliceConcatAndIndexRules) {
+  OpAttrs window;
+  window.shape = {2, 3};
+  window.starts = {1, 0};
+  window.steps = {2, 1};
+  EXPECT_EQ(inferType(OpCode::Slice, std::vector{f32({5, 3})}, window), f32({2, 3}));
+  window.starts = {2, 0}; // 2 + (2 - 1) * 2 = 4 < 5 still fits; 3 would not
+  EXPECT_EQ(inferType(OpCode::Slice, std::vector{f32({5, 3})}, window), f32({2, 3}));
+  window.starts = {3, 0};
+  EXPECT_THROW(inferType(OpCode::Slice, std::vector{f32({5, 3})}, window), ShapeError);
+  window.starts = {0, 0};
+  window.steps = {0, 1};
+  EXPECT_THROW(inferType(OpCode::Slice, std::vector{f32({5, 3})}, window), ShapeError);
+
+  OpAttrs axis1;
+  axis1.axes = {1};
+  EXPECT_EQ(inferType(OpCode::Concat, std::vector{f32({2, 3}), f32({2, 4})}, axis1), f32({2, 7}));
+  EXPECT_THROW(inferType(OpCode::Concat, std::vector{f32({2, 3}), f32({3, 3})}, axis1), ShapeError);
+  EXPECT_THROW(inferType(OpCode::Concat, std::vector{f32({2, 3}), TensorType{DType::Int64, {2, 3}}}, axis1), DTypeError);
+
+  TensorType idx{DType::Int64, {4, 1}};
+  EXPECT_EQ(inferType(OpCode::Gather, std::vector{f32({4, 10}), idx}, axis1), f32({4, 1}));
+  EXPECT_THROW(inferType(OpCode::Gather, std::vector{f32({3, 10}), idx}, axis1), ShapeError);
+  EXPECT_THROW(inferType(OpCode::Gather, std::vector{f32({4, 10}), f32({4, 1})}, axis1), DTypeError);
+  OpAttrs back = axis1;
+  back.shape = {4, 10};
+  EXPECT_EQ(inferType(OpCode::ScatterAdd, std::vector{idx, f32({4, 1})}, back), f32({4, 10}));
+
+  OpAttrs axis0;
+  axis0.axes = {0};
+  TensorType tokens{DType::Int32, {6}};
+  EXPECT_EQ(inferType(OpCode::IndexSelect, std::vector{f32({65, 8}), tokens}, axis0), f32({6, 8}));
+  axis0.shape = {65, 8};
+  EXPECT_EQ(inferType(OpCode::IndexAdd, std::vector{tokens, f32({6, 8})}, axis0), f32({65, 8}));
+  EXPECT_THROW(inferType(OpCode::IndexAdd, std::vector{tokens, f32({5, 8})}, axis0), ShapeError);
+
+  OpAttrs arg;
+  arg.axes = {1};
+  EXPECT_EQ(inferType(OpCode::Argmax, std::vector{f32({4, 3})}, arg), (TensorType{DType::Int64, {4}}));
+  arg.axes = {0, 1};
+  EXPECT_THROW(inferType(OpCode::Argmax, std::vector{f32({4, 3})}, arg), ShapeError);
+  EXPECT_THROW(normalizeAxes(std::vector<int64_t>{3}, 2), AxisError);
+}

@@ -157,14 +157,9 @@ Value scalarBinary(OpBuilder &b, Location loc, OpCode code, Value x, Value y) {
   case OpCode::FloorDivide: case OpCode::Remainder: {
     if (!f) return integerDivision(b, loc, code, x, y);
     if (code == OpCode::FloorDivide) return b.create<math::FloorOp>(loc, b.create<arith::DivFOp>(loc, x, y));
-    // fmod, then moved to y's sign as Python and PyTorch do
-    Value rem = b.create<arith::RemFOp>(loc, x, y);
-    Value zero = constantOf(b, loc, x.getType(), 0);
-    Value remNeg = b.create<arith::CmpFOp>(loc, FP::OLT, rem, zero);
-    Value yNeg = b.create<arith::CmpFOp>(loc, FP::OLT, y, zero);
-    Value fix = b.create<arith::AndIOp>(loc, b.create<arith::CmpFOp>(loc, FP::UNE, rem, zero),
-                                        b.create<arith::XOrIOp>(loc, remNeg, yNeg));
-    return b.create<arith::SelectOp>(loc, fix, b.create<arith::AddFOp>(loc, rem, y), rem);
+    // x - floor(x / y) * y: y's sign, as Python and PyTorch (arith.remf has no NVVM lowering)
+    Value q = b.create<math::FloorOp>(loc, b.create<arith::DivFOp>(loc, x, y));
+    return b.create<arith::SubFOp>(loc, x, b.create<arith::MulFOp>(loc, q, y));
   }
   case OpCode::Gt: return cmp(FP::OGT, IP::sgt);
   case OpCode::Lt: return cmp(FP::OLT, IP::slt);
