@@ -424,10 +424,12 @@ def full(shape, value, dtype=None, requires_grad=False):
 
 
 def zeros(*shape, dtype=None, requires_grad=False):
+    """A tensor of `shape` (ints or one tuple) filled with 0 (float32 unless `dtype`)."""
     return full(_shape_args(shape), 0.0, dtype or _dt.float32, requires_grad)
 
 
 def ones(*shape, dtype=None, requires_grad=False):
+    """A tensor of `shape` (ints or one tuple) filled with 1 (float32 unless `dtype`)."""
     return full(_shape_args(shape), 1.0, dtype or _dt.float32, requires_grad)
 
 
@@ -445,6 +447,7 @@ def ones_like(t, dtype=None, requires_grad=False):
 
 
 def full_like(t, value, dtype=None, requires_grad=False):
+    """A tensor of t's shape (and dtype unless `dtype`) filled with `value`."""
     return full(t.shape, value, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
@@ -474,6 +477,7 @@ def randn_like(t, dtype=None):
 
 
 def rand_like(t, dtype=None):
+    """rand of t's shape and (float) dtype."""
     return rand(t.shape, dtype=dtype or t.dtype)
 
 
@@ -499,6 +503,7 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False):
 
 
 def linspace(start, end, steps, dtype=None):
+    """`steps` evenly spaced values from start to end inclusive (float32; uploaded)."""
     return from_numpy(np.linspace(start, end, steps).astype(_dt.resolve(dtype or _dt.float32).numpy))
 
 
@@ -515,18 +520,22 @@ def _binary(op, a, b, backward=None):
 
 
 def add(a, b, *, alpha=1):
+    """a + alpha * b with broadcasting and type promotion; raises gt.ShapeError if the shapes
+    do not broadcast and gt.DTypeError for bool + bool."""
     if alpha != 1:
         b = mul(b, alpha)
     return _binary("add", a, b, _ag.add_backward)
 
 
 def sub(a, b, *, alpha=1):
+    """a - alpha * b (rules of add)."""
     if alpha != 1:
         b = mul(b, alpha)
     return _binary("sub", a, b, _ag.sub_backward)
 
 
 def mul(a, b):
+    """a * b (rules of add)."""
     return _binary("mul", a, b, _ag.mul_backward)
 
 
@@ -562,10 +571,12 @@ def pow(a, b):
 
 
 def maximum(a, b):
+    """Elementwise max with broadcasting (bool: or); ties split the gradient evenly."""
     return _binary("maximum", a, b, _ag.maximum_backward)
 
 
 def minimum(a, b):
+    """Elementwise min with broadcasting (bool: and); ties split the gradient evenly."""
     return _binary("minimum", a, b, _ag.minimum_backward)
 
 
@@ -601,6 +612,7 @@ def logical_not(x):
 
 
 def logical_and(a, b):
+    """Elementwise and of truth values (nonzero is True); bool result, broadcasting."""
     a, b = _pair(a, b)
     return _emit("minimum", _as_bool(a), _as_bool(b))
 
@@ -773,6 +785,7 @@ view = reshape
 
 
 def flatten(x, start_dim=0, end_dim=-1):
+    """Merges dims start_dim..end_dim into one (a 0-d tensor becomes shape (1,))."""
     if x.ndim == 0:
         return reshape(x, 1)
     s, e = _dim(start_dim, x.ndim), _dim(end_dim, x.ndim)
@@ -813,6 +826,7 @@ def expand(x, *shape):
 
 
 def broadcast_tensors(*ts):
+    """The tensors broadcast to their common shape; raises gt.ShapeError if there is none."""
     shape = ()
     for t in ts:
         shape = tuple(_C.broadcast_shapes(list(shape), list(t.shape)))
@@ -829,6 +843,7 @@ def _slice(x, starts, steps, shape):
 
 
 def narrow(x, dim, start, length):
+    """x[..., start:start + length, ...] along `dim`; raises gt.ShapeError if it does not fit."""
     d = _dim(dim, x.ndim)
     starts, steps, shape = [0] * x.ndim, [1] * x.ndim, list(x.shape)
     starts[d], shape[d] = start, length
@@ -891,11 +906,13 @@ def split(x, split_size_or_sections, dim=0):
 
 
 def chunk(x, chunks, dim=0):
+    """At most `chunks` pieces of equal size (the last may be smaller) along `dim`."""
     n = x.shape[_dim(dim, x.ndim)]
     return split(x, builtins.max(1, -(-n // chunks)), dim)
 
 
 def unbind(x, dim=0):
+    """The slices of x along `dim`, each without that dim."""
     d = _dim(dim, x.ndim)
     return tuple(squeeze(p, d) for p in split(x, 1, d))
 

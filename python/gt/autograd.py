@@ -85,19 +85,21 @@ def pow_backward(g, out, inputs, saved):
             unbroadcast(g * out * T.log(a), b.shape) if b.requires_grad else None)
 
 
-def maximum_backward(g, out, inputs, saved):
-    # Ties split the gradient evenly, as PyTorch does.
-    a, b = inputs
+def _pick_backward(g, a, b, a_wins):
+    # maximum/minimum: the gradient goes to the chosen input; ties split it evenly (PyTorch).
     T = _t()
-    wa = T.where(a > b, 1.0, T.where(a == b, 0.5, 0.0))
+    wa = T.where(a_wins, 1.0, T.where(a == b, 0.5, 0.0))
     return unbroadcast(g * wa, a.shape), unbroadcast(g * (1.0 - wa), b.shape)
+
+
+def maximum_backward(g, out, inputs, saved):
+    a, b = inputs
+    return _pick_backward(g, a, b, a > b)
 
 
 def minimum_backward(g, out, inputs, saved):
     a, b = inputs
-    T = _t()
-    wa = T.where(a < b, 1.0, T.where(a == b, 0.5, 0.0))
-    return unbroadcast(g * wa, a.shape), unbroadcast(g * (1.0 - wa), b.shape)
+    return _pick_backward(g, a, b, a < b)
 
 
 def remainder_backward(g, out, inputs, saved):

@@ -68,7 +68,7 @@ def dropout(x, p=0.5, training=True):
     if p == 1:
         return x * 0.0
     keep = T.rand(x.shape, dtype=x.dtype) >= p
-    return T.where(keep, x * (1.0 / (1.0 - p)), T.zeros((), dtype=x.dtype))
+    return T.where(keep, x * (1.0 / (1.0 - p)), 0.0)
 
 
 def _reduce(x, reduction, weight_sum=None):

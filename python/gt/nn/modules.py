@@ -147,7 +147,8 @@ class Module:
         with T._ag.no_grad():
             for p in self.parameters():
                 if p.dtype.is_floating_point:
-                    p._assign_any(T.cast(p, d))
+                    new = T.cast(p, d)
+                    p._h, p.dtype = new._h, new.dtype
         return self
 
     def float(self):
@@ -211,14 +212,6 @@ class Module:
 
     def extra_repr(self):
         return ""
-
-
-def _assign_any(self, new):
-    """Rebinds a parameter to new values of any dtype (Module.to)."""
-    self._h, self.dtype = new._h, new.dtype
-
-
-T.Tensor._assign_any = _assign_any
 
 
 # ---------------------------------------------------------------- layers
