@@ -2,6 +2,8 @@
 #include "gt/Core/DType.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 
 namespace gt {
 
@@ -9,6 +11,8 @@ const char *dtypeName(DType dtype) {
   switch (dtype) {
   case DType::Float32: return "float32";
   case DType::Float64: return "float64";
+  case DType::Float16: return "float16";
+  case DType::BFloat16: return "bfloat16";
   case DType::Int32: return "int32";
   case DType::Int64: return "int64";
   case DType::Bool: return "bool";
@@ -20,6 +24,8 @@ std::optional<DType> parseDType(std::string_view name) {
   if (name.starts_with("gt.")) name.remove_prefix(3);
   if (name == "float32" || name == "f32" || name == "float") return DType::Float32;
   if (name == "float64" || name == "f64" || name == "double") return DType::Float64;
+  if (name == "float16" || name == "f16" || name == "half") return DType::Float16;
+  if (name == "bfloat16" || name == "bf16") return DType::BFloat16;
   if (name == "int32" || name == "i32" || name == "int") return DType::Int32;
   if (name == "int64" || name == "i64" || name == "long") return DType::Int64;
   if (name == "bool" || name == "i1") return DType::Bool;
@@ -30,25 +36,79 @@ size_t dtypeSize(DType dtype) {
   switch (dtype) {
   case DType::Float32: case DType::Int32: return 4;
   case DType::Float64: case DType::Int64: return 8;
+  case DType::Float16: case DType::BFloat16: return 2;
   case DType::Bool: return 1;
   }
   return 0;
 }
 
-bool isFloating(DType dtype) { return dtype == DType::Float32 || dtype == DType::Float64; }
+bool isFloating(DType dtype) {
+  return dtype == DType::Float32 || dtype == DType::Float64 || dtype == DType::Float16 || dtype == DType::BFloat16;
+}
 
 static int promotionRank(DType d) {
   switch (d) {
   case DType::Bool: return 0;
   case DType::Int32: return 1;
   case DType::Int64: return 2;
-  case DType::Float32: return 3;
-  case DType::Float64: return 4;
+  case DType::Float16: case DType::BFloat16: return 3;
+  case DType::Float32: return 4;
+  case DType::Float64: return 5;
   }
   return 0;
 }
 
-DType promoteTypes(DType a, DType b) { return promotionRank(a) >= promotionRank(b) ? a : b; }
+DType promoteTypes(DType a, DType b) {
+  if (a != b && promotionRank(a) == 3 && promotionRank(b) == 3) return DType::Float32; // half with bfloat16
+  return promotionRank(a) >= promotionRank(b) ? a : b;
+}
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  uint32_t bits;
+  if (exponent == 0x1f) { // infinity or NaN
+    bits = sign | 0x7f800000 | (mantissa << 13);
+  } else if (exponent != 0) { // normal: rebias 15 -> 127
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else { // zero or subnormal: mantissa * 2^-24 is exact in float32
+    float f = float(mantissa) * 0x1p-24f;
+    std::memcpy(&bits, &f, 4);
+    bits |= sign;
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t floatToHalf(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  uint16_t sign = uint16_t((bits >> 16) & 0x8000);
+  uint32_t abs = bits & 0x7fffffff;
+  if (abs > 0x7f800000) return sign | 0x7e00;          // NaN
+  if (abs >= 0x477ff000) return sign | 0x7c00;         // rounds to >= 65520: infinity
+  if (abs < 0x38800000) {                              // below 2^-14: subnormal or zero
+    float scaled = std::fabs(value) * 0x1p24f;         // in units of 2^-24; exact below 2^24
+    return sign | uint16_t(std::nearbyint(scaled));   // nearbyint rounds to even by default
+  }
+  uint32_t rounded = abs + 0xfff + ((abs >> 13) & 1);  // round to nearest even at bit 13
+  return sign | uint16_t(((rounded >> 13) - (112 << 10)) & 0x7fff);
+}
+
+float bfloat16ToFloat(uint16_t h) {
+  uint32_t bits = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t floatToBFloat16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  if ((bits & 0x7fffffff) > 0x7f800000) return uint16_t((bits >> 16) | 0x40); // quiet NaN
+  bits += 0x7fff + ((bits >> 16) & 1);
+  return uint16_t(bits >> 16);
+}
 
 int64_t numElements(const Shape &shape) {
   int64_t n = 1;

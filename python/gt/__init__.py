@@ -9,7 +9,7 @@ uses a running one instead.
 """
 from . import _C
 from ._runtime import connect, gpu_workers
-from .dtypes import dtype, float32, float64, int32, int64, bool, float, double, long
+from .dtypes import dtype, float32, float64, float16, bfloat16, int32, int64, bool, float, double, half, long
 from ._tensor import (
     Tensor, tensor, as_tensor, from_numpy, zeros, ones, full, empty, zeros_like, ones_like, full_like, empty_like,
     randn, rand, randn_like, rand_like, randint, arange, linspace, eye, manual_seed,

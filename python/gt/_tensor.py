@@ -82,7 +82,7 @@ class Tensor:
         """The values as a NumPy array (waits for them). Raises RuntimeError (gt.RemoteError)
         naming the failed op and your line if the computation failed on a worker."""
         data, shape, code = self._h.client.fetch(self._h.id)
-        return np.frombuffer(data, dtype=_dt.from_code(code).numpy).reshape(shape).copy()
+        return np.frombuffer(data, dtype=_dt.numpy_dtype(_dt.from_code(code))).reshape(shape).copy()
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
@@ -245,6 +245,8 @@ class Tensor:
     def type_as(self, other): return cast(self, other.dtype)
     def float(self): return cast(self, _dt.float32)
     def double(self): return cast(self, _dt.float64)
+    def half(self): return cast(self, _dt.float16)
+    def bfloat16(self): return cast(self, _dt.bfloat16)
     def long(self): return cast(self, _dt.int64)
     def int(self): return cast(self, _dt.int32)
     def bool(self): return cast(self, _dt.bool)
@@ -375,16 +377,15 @@ def _leaf(t, requires_grad):
 
 
 def from_numpy(array, requires_grad=False):
-    """Uploads a NumPy array (its dtype kept; float32, float64, int32, int64 or bool; other
-    integer types become int64, float16 float32). Raises TypeError for other dtypes."""
+    """Uploads a NumPy array (its dtype kept: float32, float64, float16, ml_dtypes.bfloat16,
+    int32, int64 or bool; other integer types become int64). Raises TypeError for other dtypes."""
     array = np.asarray(array)
     if array.dtype.kind in "iu" and array.dtype not in (np.int32, np.int64):
         array = array.astype(np.int64)
-    elif array.dtype == np.float16:
-        array = array.astype(np.float32)
     array = np.asarray(array, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
     d = _dt.resolve(array.dtype)
-    return _leaf(_make(_client().upload(array, list(array.shape), d.code), ()), requires_grad)
+    raw = array.view(np.uint16) if d is _dt.bfloat16 else array  # the buffer protocol has no bfloat16
+    return _leaf(_make(_client().upload(raw, list(array.shape), d.code), ()), requires_grad)
 
 
 def tensor(data, dtype=None, requires_grad=False):
@@ -396,7 +397,7 @@ def tensor(data, dtype=None, requires_grad=False):
         data = [x.numpy() if isinstance(x, Tensor) else x for x in data]
     a = np.asarray(data)
     if dtype is not None:
-        a = a.astype(_dt.resolve(dtype).numpy)
+        a = a.astype(_dt.numpy_dtype(_dt.resolve(dtype)))
     elif a.dtype == np.float64 and not isinstance(data, (np.ndarray, np.generic)):
         a = a.astype(np.float32)
     return from_numpy(a, requires_grad=requires_grad)
@@ -499,17 +500,17 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False):
     if step == 0:
         raise ValueError("arange: step must be nonzero")
     values = np.arange(start, end, step, dtype=np.float64 if not ints else np.int64)
-    return from_numpy(values.astype(d.numpy), requires_grad=requires_grad)
+    return from_numpy(values.astype(_dt.numpy_dtype(d)), requires_grad=requires_grad)
 
 
 def linspace(start, end, steps, dtype=None):
     """`steps` evenly spaced values from start to end inclusive (float32; uploaded)."""
-    return from_numpy(np.linspace(start, end, steps).astype(_dt.resolve(dtype or _dt.float32).numpy))
+    return from_numpy(np.linspace(start, end, steps).astype(_dt.numpy_dtype(_dt.resolve(dtype or _dt.float32))))
 
 
 def eye(n, m=None, dtype=None):
     """The n x m identity (uploaded from the client)."""
-    return from_numpy(np.eye(n, m, dtype=_dt.resolve(dtype or _dt.float32).numpy))
+    return from_numpy(np.eye(n, m, dtype=_dt.numpy_dtype(_dt.resolve(dtype or _dt.float32))))
 
 
 # ---------------------------------------------------------------- elementwise

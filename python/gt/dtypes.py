@@ -1,40 +1,63 @@
-"""GT's element types: gt.float32 (default), gt.float64, gt.int32, gt.int64, gt.bool."""
+"""GT's element types: gt.float32 (default), gt.float64, gt.float16 (half), gt.bfloat16,
+gt.int32, gt.int64, gt.bool.
+
+float16 and bfloat16 are stored at 16 bits and computed in float32 by every kernel (each op
+rounds its result once), as PyTorch's CUDA kernels do. NumPy has float16; bfloat16 arrays use
+the `ml_dtypes` package's NumPy type (`ml_dtypes.bfloat16`, installed with GT)."""
 import numpy as np
 
 from . import _C
 
+try:
+    import ml_dtypes as _ml_dtypes
+except ImportError:  # pragma: no cover - GT's install brings it; a bare environment may not
+    _ml_dtypes = None
+
 
 class dtype:
-    """An element type. `name` is PyTorch's (float32, int64, bool ...)."""
-    __slots__ = ("name", "code", "numpy", "is_floating_point")
+    """An element type. `name` is PyTorch's (float32, int64, bool ...); `numpy` its NumPy dtype
+    (None for bfloat16 when `ml_dtypes` is not installed); `itemsize` bytes per element."""
+    __slots__ = ("name", "code", "numpy", "is_floating_point", "itemsize")
 
-    def __init__(self, name, numpy_type):
+    def __init__(self, name, numpy_type, itemsize):
         self.name = name
         self.code = _C.dtype_code(name)
-        self.numpy = np.dtype(numpy_type)
-        self.is_floating_point = name.startswith("float")
+        self.numpy = np.dtype(numpy_type) if numpy_type is not None else None
+        self.is_floating_point = name.startswith(("float", "bfloat"))
+        self.itemsize = itemsize
 
     def __repr__(self):
         return f"gt.{self.name}"
 
 
-float32 = dtype("float32", np.float32)
-float64 = dtype("float64", np.float64)
-int32 = dtype("int32", np.int32)
-int64 = dtype("int64", np.int64)
-bool = dtype("bool", np.bool_)
-float, double, long, int = float32, float64, int64, int32
+float32 = dtype("float32", np.float32, 4)
+float64 = dtype("float64", np.float64, 8)
+float16 = dtype("float16", np.float16, 2)
+bfloat16 = dtype("bfloat16", _ml_dtypes.bfloat16 if _ml_dtypes else None, 2)
+int32 = dtype("int32", np.int32, 4)
+int64 = dtype("int64", np.int64, 8)
+bool = dtype("bool", np.bool_, 1)
+float, double, half, long, int = float32, float64, float16, int64, int32
 
-_by_code = {d.code: d for d in (float32, float64, int32, int64, bool)}
-_by_numpy = {d.numpy: d for d in (float32, float64, int32, int64, bool)}
+_all = (float32, float64, float16, bfloat16, int32, int64, bool)
+_by_code = {d.code: d for d in _all}
+_by_numpy = {d.numpy: d for d in _all if d.numpy is not None}
+_NAMES = "float32, float64, float16, bfloat16, int32, int64 or bool"
 
 
 def from_code(code):
     return _by_code[code]
 
 
+def numpy_dtype(d):
+    """The NumPy dtype of gt dtype `d`; TypeError for bfloat16 without `ml_dtypes`."""
+    if d.numpy is None:
+        raise TypeError("bfloat16 arrays need the ml_dtypes package (pip install ml_dtypes)")
+    return d.numpy
+
+
 def resolve(d):
-    """A gt.dtype from a gt.dtype, a name ('float32'), or a NumPy dtype. Raises TypeError."""
+    """A gt.dtype from a gt.dtype, a name ('float32', 'half'), or a NumPy dtype. Raises TypeError."""
     if isinstance(d, dtype):
         return d
     if isinstance(d, str):
@@ -42,7 +65,7 @@ def resolve(d):
     try:
         nd = np.dtype(d)
     except TypeError:
-        raise TypeError(f"unknown dtype {d!r} (use gt.float32, gt.float64, gt.int32, gt.int64 or gt.bool)") from None
+        raise TypeError(f"unknown dtype {d!r} (use gt.{_NAMES.replace(', ', ', gt.')})") from None
     if nd not in _by_numpy:
-        raise TypeError(f"unsupported dtype {nd} (use float32, float64, int32, int64 or bool)")
+        raise TypeError(f"unsupported dtype {nd} (use {_NAMES})")
     return _by_numpy[nd]

@@ -5,7 +5,7 @@
 
 The format follows the file name: `.safetensors` uses the safetensors library (Hugging Face's
 format: a JSON header and raw little-endian bytes), anything else NumPy's .npz. Values are
-stored exactly (a save/load round trip is bit for bit).
+stored exactly (a save/load round trip is bit for bit), bfloat16 included.
 """
 import os
 from collections import OrderedDict
@@ -13,6 +13,7 @@ from collections import OrderedDict
 import numpy as np
 
 from . import _tensor as T
+from . import dtypes as _dt
 
 
 def _arrays(state_dict):
@@ -24,6 +25,13 @@ def _arrays(state_dict):
             raise TypeError(f"gt.save: keys must be strings, got {name!r}")
         out[name] = np.asarray(value.numpy() if isinstance(value, T.Tensor) else value, order="C")
     return out
+
+
+def _from_npz(a):
+    """.npz has no bfloat16: NumPy writes ml_dtypes.bfloat16 arrays as 2-byte voids ('|V2')."""
+    if a.dtype.kind == "V" and a.dtype.itemsize == 2:
+        return a.view(_dt.numpy_dtype(_dt.bfloat16))
+    return a
 
 
 def save(state_dict, path):
@@ -48,5 +56,5 @@ def load(path):
         arrays = load_file(path)
     else:
         with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
+            arrays = {k: _from_npz(z[k]) for k in z.files}
     return OrderedDict((k, T.from_numpy(v)) for k, v in arrays.items())

@@ -88,7 +88,7 @@ PYBIND11_MODULE(_C, m) {
   });
   m.def("dtype_code", [](const std::string &name) {
     auto d = parseDType(name);
-    if (!d) throw DTypeError("unknown dtype '" + name + "' (use float32, float64, int32, int64 or bool)");
+    if (!d) throw DTypeError("unknown dtype '" + name + "' (use float32, float64, float16, bfloat16, int32, int64 or bool)");
     return int(*d);
   });
   m.def("dtype_name", [](int code) { return std::string(dtypeName(DType(code))); });

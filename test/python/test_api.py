@@ -3,12 +3,15 @@ empty tensors and odd sizes; gradients against float64 central differences of th
 reference; bad input raising PyTorch's exception types at the user's line.
 
 Tolerances: float32 results within rtol 2e-5 / atol 1e-5 of the float64 reference (1e-4 for
-transcendental functions of larger arguments), float64 within 1e-10; integers and bools exact.
+transcendental functions of larger arguments), float64 within 1e-10; float16 within 4e-3 and
+bfloat16 within 3e-2 (8 units in the last place: each op rounds once, composite ops a few
+times), the reference computed from the 16-bit inputs; integers and bools exact.
 Gradients (float64 inputs) within rtol 1e-5 / atol 1e-6 of central differences (eps 1e-6).
 """
 import math
 import os
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -17,6 +20,7 @@ import gt.nn.functional as F
 from conftest import check
 
 rng = np.random.default_rng(1234)
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
 np_erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
@@ -39,7 +43,15 @@ def data(shape, dtype, domain="real"):
     return x.astype(dtype)
 
 
+def is_float(dtype):
+    return np.dtype(dtype).kind == "f" or np.dtype(dtype) == bfloat16
+
+
 def tol(dtype, loose=False):
+    if np.dtype(dtype) == np.float16:
+        return dict(atol=4e-3, rtol=4e-3)
+    if np.dtype(dtype) == bfloat16:
+        return dict(atol=3e-2, rtol=3e-2)
     if np.dtype(dtype) == np.float64:
         return dict(atol=1e-10, rtol=1e-10)
     if np.dtype(dtype) == np.float32:
@@ -105,7 +117,7 @@ UNARY = {  # name: (gt fn, NumPy fn, domain, dtypes, differentiable, loose float
     "square": (lambda x: x ** 2, np.square, "real", "fi", True, False),
     "pow3": (lambda x: x ** 3.0, lambda x: x ** 3.0, "real", "f", True, False),
 }
-DTYPES = {"f": [np.float32, np.float64], "i": [np.int32, np.int64]}
+DTYPES = {"f": [np.float32, np.float64, np.float16, bfloat16], "i": [np.int32, np.int64]}
 UNARY_SHAPES = [(), (0,), (7,), (3, 5), (2, 1, 3)]
 
 
@@ -122,7 +134,7 @@ def test_unary_forward(name, dtype, shape):
     fn, ref, domain, _, _, loose = UNARY[name]
     x = data(shape, dtype, domain)
     out = fn(gt.tensor(x))
-    expected = ref(x.astype(np.float64) if np.dtype(dtype).kind == "f" else x)
+    expected = ref(x.astype(np.float64) if is_float(dtype) else x)
     assert out.shape == expected.shape
     assert out.dtype.numpy == np.dtype(dtype), f"{name} changed the dtype to {out.dtype}"
     check(out, expected, **tol(dtype, loose))
@@ -165,7 +177,7 @@ def test_binary_forward_broadcasting(name, dtype, sa, sb):
     if name == "pow":
         b = np.abs(b)  # real results only
     out = fn(gt.tensor(a), gt.tensor(b))
-    if np.dtype(dtype).kind == "f":
+    if is_float(dtype):
         a, b = a.astype(np.float64), b.astype(np.float64)
     check(out, ref(a, b), **tol(dtype, loose=name == "pow"))
 
@@ -627,3 +639,140 @@ def test_inplace_update_reuses_memory():
     check(p, [-4.0, -3.0])
     with pytest.raises(RuntimeError, match="in-place"):
         p -= 1.0
+
+
+# ---------------------------------------------------------------- float16 and bfloat16
+
+HALVES = [pytest.param(gt.float16, np.float16, 4e-3, id="float16"), pytest.param(gt.bfloat16, bfloat16, 3e-2, id="bfloat16")]
+
+
+def test_half_conversions_round_like_numpy_and_ml_dtypes():
+    # round to nearest even, overflow to inf, subnormals, NaN; the reference is NumPy's cast
+    x = np.array([1.0, 1 + 2 ** -11, 1 + 3 * 2 ** -11, 65504.0, 65519.0, 65520.0, 1e5, -1e5, 6e-8, 2.9e-8,
+                  3e-8, 1e-4, -2.5e-6, 0.0, -0.0, np.inf, -np.inf, np.nan, 3e38, 1.00390625, 1.01171875],
+                 np.float32)
+    for d, nd in ((gt.float16, np.float16), (gt.bfloat16, bfloat16)):
+        with np.errstate(over="ignore"):
+            expected = x.astype(nd)
+        got = gt.tensor(x).to(d).numpy()
+        assert got.dtype == nd
+        assert np.array_equal(got.view(np.uint16)[~np.isnan(x)], expected.view(np.uint16)[~np.isnan(x)]), d
+        assert np.isnan(got.astype(np.float32)[np.isnan(x)]).all()
+        back = gt.tensor(expected).float().numpy()  # widening is exact
+        assert np.array_equal(back, expected.astype(np.float32), equal_nan=True)
+    i = gt.tensor([3, -7, 70000]).half().numpy()
+    assert np.array_equal(i, np.array([3, -7, np.inf], np.float16))
+    assert gt.tensor([2.7, -2.7, 0.0], dtype=gt.bfloat16).long().tolist() == [2, -2, 0]
+    assert gt.tensor([0.5, 0.0], dtype=gt.float16).bool().tolist() == [True, False]
+
+
+def test_half_promotion_follows_pytorch():
+    h, b = gt.ones(2, dtype=gt.float16), gt.ones(2, dtype=gt.bfloat16)
+    f, i = gt.ones(2), gt.ones(2, dtype=gt.int64)
+    assert (h + b).dtype == gt.float32  # PyTorch: half with bfloat16 gives float32
+    assert (h + f).dtype == gt.float32 and (b * gt.ones(2, dtype=gt.float64)).dtype == gt.float64
+    assert (i + h).dtype == gt.float16 and (b - i).dtype == gt.bfloat16
+    assert (h * 2.5).dtype == gt.float16 and (3 + b).dtype == gt.bfloat16  # Python numbers keep the dtype
+    assert (h < 1).dtype == gt.bool and gt.where(h > 0, h, 0.0).dtype == gt.float16
+    assert gt.half is gt.float16 and gt.tensor([1.0]).half().dtype == gt.float16
+    assert gt.tensor([1.0]).bfloat16().dtype == gt.bfloat16 and gt.bfloat16.is_floating_point
+    assert gt.dtypes.resolve("bf16") is gt.bfloat16 and gt.dtypes.resolve(np.float16) is gt.float16
+
+
+@pytest.mark.parametrize("d,nd,rtol", HALVES)
+def test_half_reductions_accumulate_in_float32(d, nd, rtol):
+    # 4096 ones: a float16 accumulator would stop at 2048, a bfloat16 one at 256
+    assert gt.ones(4096, dtype=d).sum().item() == 4096.0
+    assert gt.ones(64, 64, dtype=d).mean().item() == 1.0
+    x = data((5, 33), nd)
+    x64 = x.astype(np.float64)
+    t = gt.tensor(x)
+    for got, want in ((t.sum(1), x64.sum(1)), (t.mean(0), x64.mean(0)), (gt.amax(t, 1), x64.max(1)),
+                      (t.softmax(-1), np.exp(x64) / np.exp(x64).sum(-1, keepdims=True)),
+                      (t.var(1), x64.var(1, ddof=1))):
+        assert got.dtype == d
+        check(got, want, atol=rtol, rtol=rtol)
+    check(t.argmax(1), x64.argmax(1))
+    check(t.argmin(0), x64.argmin(0))
+
+
+@pytest.mark.parametrize("sa,sb", [((3, 40), (40, 5)), ((2, 3, 64), (64, 7)), ((64,), (64,))], ids=str)
+@pytest.mark.parametrize("d,nd,rtol", HALVES)
+def test_half_matmul_sums_products_in_float32(d, nd, rtol, sa, sb):
+    a, b = data(sa, nd), data(sb, nd)
+    out = gt.tensor(a) @ gt.tensor(b)
+    assert out.dtype == d
+    expected = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    # the float32 sum is rounded once: error within a unit or two of the result's last place
+    check(out, expected, atol=rtol * 2, rtol=rtol)
+
+
+@pytest.mark.parametrize("d,nd,rtol", HALVES)
+def test_half_creation_indexing_and_layout(d, nd, rtol):
+    check(gt.zeros(2, 3, dtype=d), np.zeros((2, 3)))
+    check(gt.full((2,), 1.5, dtype=d), np.full(2, 1.5))
+    check(gt.arange(0, 3, dtype=d), np.arange(3.0))
+    check(gt.eye(3, dtype=d), np.eye(3))
+    gt.manual_seed(5)
+    r, u = gt.randn(1000, dtype=d), gt.rand(1000, dtype=d)
+    assert r.dtype == d and abs(r.float().mean().item()) < 0.1 and 0 <= u.float().numpy().min()
+    assert u.float().numpy().max() < 1
+    x = data((4, 6), nd)
+    t = gt.tensor(x)
+    check(t[1:, ::2], x[1:, ::2].astype(np.float64), atol=0, rtol=0)
+    check(t.T.reshape(3, 8), x.T.reshape(3, 8).astype(np.float64), atol=0, rtol=0)
+    check(gt.cat([t, t], 1), np.concatenate([x, x], 1).astype(np.float64), atol=0, rtol=0)
+    idx = np.array([3, 0, 0, 2])
+    check(t[gt.tensor(idx)], x[idx].astype(np.float64), atol=0, rtol=0)
+    check(t.index_select(1, gt.tensor([5, 1])), x[:, [5, 1]].astype(np.float64), atol=0, rtol=0)
+    emb = gt.tensor(x, requires_grad=True)
+    gt.nn.functional.embedding(gt.tensor([1, 1, 3]), emb).sum().backward()
+    expected = np.zeros((4, 6))
+    expected[1] = 2
+    expected[3] = 1
+    assert emb.grad.dtype == d
+    check(emb.grad, expected, atol=0, rtol=0)
+    check(gt.nn.functional.one_hot(gt.tensor([2, 0]), 3).to(d), np.eye(3)[[2, 0]])
+    y = gt.zeros(3, dtype=d)
+    y[1] = 2.5
+    check(y, [0, 2.5, 0])
+
+
+@pytest.mark.parametrize("d,nd,rtol", HALVES)
+def test_half_gradients_match_float64(d, nd, rtol):
+    x, w = data((4, 8), nd), data((8, 3), nd)
+    tx, tw = gt.tensor(x, requires_grad=True), gt.tensor(w, requires_grad=True)
+    (gt.tanh(tx @ tw) * 2).sum().backward()
+    assert tx.grad.dtype == d and tw.grad.dtype == d
+    x64, w64 = gt.tensor(x.astype(np.float64), requires_grad=True), gt.tensor(w.astype(np.float64), requires_grad=True)
+    (gt.tanh(x64 @ w64) * 2).sum().backward()
+    check(tx.grad, x64.grad.numpy(), atol=4 * rtol, rtol=4 * rtol)
+    check(tw.grad, w64.grad.numpy(), atol=4 * rtol, rtol=4 * rtol)
+
+
+@pytest.mark.parametrize("d,nd,rtol", HALVES)
+def test_half_model_trains_and_saves(tmp_path, d, nd, rtol):
+    gt.manual_seed(0)
+    model = gt.nn.Sequential(gt.nn.Linear(6, 16), gt.nn.GELU(), gt.nn.LayerNorm(16), gt.nn.Linear(16, 3)).to(d)
+    assert all(p.dtype == d for p in model.parameters())
+    x, y = gt.randn(32, 6, dtype=d), gt.randint(0, 3, (32,))
+    # Adam's default eps (1e-8) is 0 in float16, so pure-float16 Adam divides by zero, in PyTorch
+    # too; SGD has no such constant
+    opt = gt.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    losses = []
+    for _ in range(30):
+        opt.zero_grad()
+        loss = gt.nn.functional.cross_entropy(model(x), y)
+        assert loss.dtype == d
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.7 * losses[0], losses
+    for suffix in (".npz", ".safetensors"):
+        path = str(tmp_path / ("half" + suffix))
+        gt.save(model.state_dict(), path)
+        loaded = gt.load(path)
+        assert all(v.dtype == d for v in loaded.values())
+        other = gt.nn.Sequential(gt.nn.Linear(6, 16), gt.nn.GELU(), gt.nn.LayerNorm(16), gt.nn.Linear(16, 3)).to(d)
+        other.load_state_dict(loaded)
+        assert np.array_equal(other(x).numpy().view(np.uint16), model(x).numpy().view(np.uint16))

@@ -179,6 +179,43 @@ TEST(CUDAKernels, EveryKernelIsPTXThatPtxasAccepts) {
   }
 }
 
+TEST(CUDAKernels, HalfAndBFloat16KernelsArePTXThatPtxasAccepts) {
+  if (ptxas().empty()) GTEST_SKIP() << "ptxas not found (install the CUDA toolkit)";
+  KernelCompiler compiler("", cudaCompileOnlyTarget("sm_90"));
+  OpAttrs none, rows, toHalf, toBF16, full, randn, axis0;
+  rows.axes = {1};
+  toHalf.dtype = DType::Float16;
+  toBF16.dtype = DType::BFloat16;
+  full.shape = {7, 3};
+  randn.shape = {1000};
+  axis0.axes = {0};
+  for (DType d : {DType::Float16, DType::BFloat16}) {
+    SCOPED_TRACE(dtypeName(d));
+    TensorType x{d, {4, 3}}, row{d, {3}}, labels{DType::Int64, {8}};
+    full.dtype = randn.dtype = d;
+    std::vector<KernelCase> cases = {
+        {OpCode::Exp, {x}, none},       {OpCode::Gelu, {x}, none},    {OpCode::Add, {x, row}, none},
+        {OpCode::Div, {x, x}, none},    {OpCode::Gt, {x, row}, none}, {OpCode::Sum, {x}, rows},
+        {OpCode::Max, {x}, rows},       {OpCode::Argmax, {x}, rows},  {OpCode::Cast, {f32({4, 3})}, toHalf},
+        {OpCode::Cast, {x}, toBF16},    {OpCode::Transpose, {x}, {}}, {OpCode::IndexSelect, {x, labels}, axis0},
+        {OpCode::IndexAdd, {labels, TensorType{d, {8, 3}}}, axis0},
+        {OpCode::Full, {TensorType{DType::Float64, {}}}, full}, {OpCode::Randn, {TensorType{DType::Int64, {}}}, randn},
+    };
+    cases[10].attrs.axes = {1, 0};
+    cases[12].attrs.shape = {4, 3};
+    for (const KernelCase &c : cases) {
+      SCOPED_TRACE(opInfo(c.code).mnemonic);
+      std::vector<TensorType> inferOperands = c.operands;
+      if (c.code == OpCode::Full || c.code == OpCode::Randn) inferOperands.clear();
+      TensorType result = inferType(c.code, inferOperands, c.attrs);
+      const Kernel &k = compiler.get(c.code, c.operands, c.attrs, result);
+      ASSERT_FALSE(k.ptx.empty()) << "no GPU kernel";
+      for (size_t i = 0; i < k.ptx.size(); ++i)
+        EXPECT_EQ(assemble(k.ptx[i], std::string(opInfo(c.code).mnemonic) + std::to_string(i)), "");
+    }
+  }
+}
+
 TEST(CUDAKernels, FusedRegionIsOneKernel) {
   if (ptxas().empty()) GTEST_SKIP() << "ptxas not found (install the CUDA toolkit)";
   KernelCompiler compiler("", cudaCompileOnlyTarget("sm_90"));

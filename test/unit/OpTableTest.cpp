@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 using namespace gt;
 
 static TensorType f32(Shape s) { return {DType::Float32, std::move(s)}; }
@@ -107,4 +109,46 @@ TEST(OpTable, SliceConcatAndIndexRules) {
   arg.axes = {0, 1};
   EXPECT_THROW(inferType(OpCode::Argmax, std::vector{f32({4, 3})}, arg), ShapeError);
   EXPECT_THROW(normalizeAxes(std::vector<int64_t>{3}, 2), AxisError);
+}
+
+TEST(DType, HalfPrecisionPromotionAndNames) {
+  EXPECT_EQ(promoteTypes(DType::Float16, DType::BFloat16), DType::Float32); // as PyTorch
+  EXPECT_EQ(promoteTypes(DType::Int64, DType::Float16), DType::Float16);
+  EXPECT_EQ(promoteTypes(DType::BFloat16, DType::Float32), DType::Float32);
+  EXPECT_EQ(promoteTypes(DType::Float16, DType::Float16), DType::Float16);
+  EXPECT_EQ(parseDType("half"), DType::Float16);
+  EXPECT_EQ(parseDType("bf16"), DType::BFloat16);
+  EXPECT_EQ(dtypeSize(DType::BFloat16), 2u);
+  EXPECT_TRUE(isFloating(DType::Float16) && isFloating(DType::BFloat16));
+  std::vector<TensorType> bad = {{DType::Float16, {2}}, {DType::Float16, {3}}};
+  EXPECT_THROW(inferType(OpCode::Add, bad, {}), ShapeError);
+  std::vector<TensorType> mm = {{DType::BFloat16, {2, 3}}, {DType::BFloat16, {3, 4}}};
+  EXPECT_EQ(inferType(OpCode::Matmul, mm, {}).dtype, DType::BFloat16);
+}
+
+TEST(DType, HalfConversionsRoundToNearestEven) {
+  // Every float16 value survives float32 and back; float32 -> float16 rounds to nearest even.
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    float f = halfToFloat(uint16_t(h));
+    if (std::isnan(f)) {
+      EXPECT_TRUE(std::isnan(halfToFloat(floatToHalf(f))));
+      continue;
+    }
+    ASSERT_EQ(floatToHalf(f), h) << h;
+  }
+  EXPECT_EQ(floatToHalf(1.0f + 0x1p-11f), 0x3c00);      // tie: to the even 1.0
+  EXPECT_EQ(floatToHalf(1.0f + 3 * 0x1p-11f), 0x3c02);  // tie: to the even 1 + 2^-9
+  EXPECT_EQ(floatToHalf(65519.0f), 0x7bff);             // the largest finite half
+  EXPECT_EQ(floatToHalf(65520.0f), 0x7c00);             // rounds to infinity
+  EXPECT_EQ(floatToHalf(0x1p-25f), 0x0000);             // half the smallest subnormal: to even 0
+  EXPECT_EQ(floatToHalf(0x1.8p-25f), 0x0001);
+  EXPECT_EQ(floatToHalf(-0x1p-14f), 0x8400);            // the smallest normal
+  EXPECT_EQ(halfToFloat(0x0001), 0x1p-24f);
+  for (uint32_t b = 0; b < 0x10000; ++b) {
+    float f = bfloat16ToFloat(uint16_t(b));
+    if (!std::isnan(f)) ASSERT_EQ(floatToBFloat16(f), b) << b;
+  }
+  EXPECT_EQ(floatToBFloat16(1.0f + 0x1p-8f), 0x3f80);  // tie: to even
+  EXPECT_EQ(floatToBFloat16(1.0f + 3 * 0x1p-8f), 0x3f82);
+  EXPECT_TRUE(std::isnan(bfloat16ToFloat(floatToBFloat16(std::nanf("")))));
 }

@@ -11,8 +11,11 @@
 namespace gt {
 
 /// Element type of a tensor. Bool is stored as one byte per element (0 or 1), like NumPy.
-enum class DType : uint8_t { Float32 = 0, Float64 = 1, Int32 = 2, Int64 = 3, Bool = 4 };
-inline constexpr int kNumDTypes = 5;
+/// Float16 is IEEE 754 binary16; BFloat16 is the top half of a float32 (8-bit exponent, 7-bit
+/// mantissa). Kernels compute on both in float32 and round the result (as PyTorch's CUDA
+/// kernels do); the codes are part of the wire format, so new types get new numbers.
+enum class DType : uint8_t { Float32 = 0, Float64 = 1, Int32 = 2, Int64 = 3, Bool = 4, Float16 = 5, BFloat16 = 6 };
+inline constexpr int kNumDTypes = 7;
 
 using Shape = std::vector<int64_t>;
 
@@ -39,15 +42,24 @@ struct DTypeError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-/// "float32", "float64", "int32", "int64", "bool".
+/// "float32", "float64", "float16", "bfloat16", "int32", "int64", "bool".
 const char *dtypeName(DType dtype);
-/// Parses a dtype name ("float32", "f32", "float", "int64", "long", "bool", ...); nullopt if unknown.
+/// Parses a dtype name ("float32", "f32", "float", "half", "bf16", "int64", "long", "bool", ...);
+/// nullopt if unknown.
 std::optional<DType> parseDType(std::string_view name);
 /// Bytes per element.
 size_t dtypeSize(DType dtype);
 bool isFloating(DType dtype);
-/// Result type of an arithmetic op on two dtypes (bool < int32 < int64 < float32 < float64).
+/// Result type of an arithmetic op on two dtypes, PyTorch's lattice: bool < int32 < int64 <
+/// float16, bfloat16 < float32 < float64, where float16 with bfloat16 gives float32.
 DType promoteTypes(DType a, DType b);
+
+/// IEEE binary16 <-> float32, round to nearest even (NaN stays NaN, overflow gives infinity).
+float halfToFloat(uint16_t bits);
+uint16_t floatToHalf(float value);
+/// bfloat16 <-> float32, round to nearest even (NaN stays a quiet NaN).
+float bfloat16ToFloat(uint16_t bits);
+uint16_t floatToBFloat16(float value);
 
 /// Number of elements of a shape (1 for a 0-d tensor).
 int64_t numElements(const Shape &shape);

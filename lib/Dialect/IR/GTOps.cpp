@@ -10,6 +10,8 @@ namespace core = ::gt;
 std::optional<core::DType> mlir::gt::toDType(Type t) {
   if (t.isF32()) return core::DType::Float32;
   if (t.isF64()) return core::DType::Float64;
+  if (t.isF16()) return core::DType::Float16;
+  if (t.isBF16()) return core::DType::BFloat16;
   if (t.isSignlessInteger(64)) return core::DType::Int64;
   if (t.isSignlessInteger(32)) return core::DType::Int32;
   if (t.isSignlessInteger(1)) return core::DType::Bool;
@@ -21,6 +23,8 @@ Type mlir::gt::toElementType(MLIRContext *ctx, core::DType dtype) {
   switch (dtype) {
   case core::DType::Float32: return b.getF32Type();
   case core::DType::Float64: return b.getF64Type();
+  case core::DType::Float16: return b.getF16Type();
+  case core::DType::BFloat16: return b.getBF16Type();
   case core::DType::Int32: return b.getI32Type();
   case core::DType::Int64: return b.getI64Type();
   case core::DType::Bool: return b.getI1Type();

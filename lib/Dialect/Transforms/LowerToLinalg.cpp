@@ -39,10 +39,19 @@ Value constantOf(OpBuilder &b, Location loc, Type type, double value) {
   return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(type, int64_t(value)));
 }
 
-/// Converts a scalar to `to` with C++ rules (to bool: x != 0; from bool: 0/1).
+/// f16 and bf16: stored at 16 bits, computed in f32 (PyTorch's "opmath" type).
+bool isHalfFloat(Type t) { return t.isF16() || t.isBF16(); }
+Type computeType(Type elem) { return isHalfFloat(elem) ? Float32Type::get(elem.getContext()) : elem; }
+
+/// Converts a scalar to `to` with C++ rules (to bool: x != 0; from bool: 0/1). Conversions to
+/// or from f16/bf16 go through f32 so that only extf/truncf between f32 and a 16-bit type
+/// reach LLVM (the x86 backend has no bf16 conversions other than those).
 Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
   Type from = v.getType();
   if (from == to) return v;
+  Type f32 = b.getF32Type();
+  if (isHalfFloat(from) && to != f32) return convertScalar(b, loc, b.create<arith::ExtFOp>(loc, f32, v), to);
+  if (isHalfFloat(to) && from != f32) return b.create<arith::TruncFOp>(loc, to, convertScalar(b, loc, v, f32));
   if (to.isInteger(1)) {
     Value zero = constantOf(b, loc, from, 0);
     if (isa<FloatType>(from)) return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, v, zero);
@@ -239,6 +248,7 @@ Value lowerArgExtremum(OpBuilder &b, Location loc, OpCode code, Value input, int
       outExprs.push_back(b.getAffineDimExpr(i));
     }
   }
+  elem = computeType(elem);
   auto valueType = RankedTensorType::get(reducedShape, elem);
   auto indexType = RankedTensorType::get(reducedShape, b.getI64Type());
   AffineMap outMap = AffineMap::get(inType.getRank(), 0, outExprs, b.getContext());
@@ -247,7 +257,7 @@ Value lowerArgExtremum(OpBuilder &b, Location loc, OpCode code, Value input, int
       loc, TypeRange{valueType, indexType}, ValueRange{input},
       ValueRange{fill(b, loc, valueType, lowestOf(b, loc, elem, isMax)), fill(b, loc, indexType, constantOf(b, loc, b.getI64Type(), 0))},
       maps, iters, [&](OpBuilder &nb, Location nloc, ValueRange a) {
-        Value x = a[0], best = a[1], bestIndex = a[2];
+        Value x = convertScalar(nb, nloc, a[0], elem), best = a[1], bestIndex = a[2];
         Value i = nb.create<arith::IndexCastOp>(nloc, nb.getI64Type(), nb.create<linalg::IndexOp>(nloc, axis));
         bool f = isa<FloatType>(elem);
         Value better = f ? Value(nb.create<arith::CmpFOp>(nloc, isMax ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT, x, best))
@@ -265,7 +275,7 @@ Value lowerArgExtremum(OpBuilder &b, Location loc, OpCode code, Value input, int
 Value lowerReduction(OpBuilder &b, Location loc, OpCode code, Value input, ArrayRef<int64_t> axes,
                      RankedTensorType resultType) {
   auto inType = cast<RankedTensorType>(input.getType());
-  Type elem = resultType.getElementType();
+  Type elem = computeType(resultType.getElementType()); // the accumulator: f32 for f16/bf16
   SmallVector<int64_t> reducedShape;
   SmallVector<AffineExpr> outExprs;
   SmallVector<utils::IteratorType> iters;
@@ -301,6 +311,12 @@ Value lowerReduction(OpBuilder &b, Location loc, OpCode code, Value input, Array
       return nb.create<arith::DivFOp>(nloc, a[0], n).getResult();
     });
   }
+  if (elem != resultType.getElementType()) { // round the f32 accumulator once
+    auto roundedType = RankedTensorType::get(reducedShape, resultType.getElementType());
+    result = buildElementwise(b, loc, roundedType, {result}, [&](OpBuilder &nb, Location nloc, ValueRange a) {
+      return convertScalar(nb, nloc, a[0], roundedType.getElementType());
+    });
+  }
   return reshapeTo(b, loc, result, resultType); // keepdims
 }
 
@@ -332,14 +348,18 @@ Value lowerMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs, RankedTensor
                                  AffineMap::getMultiDimIdentityMap(rank + 1, b.getContext()).getMajorSubMap(rank)};
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
   iters.push_back(utils::IteratorType::reduction);
-  Value zero = constantOf(b, loc, resultType.getElementType(), 0);
+  Type acc = computeType(resultType.getElementType()); // f16/bf16 products are summed in f32
+  auto accType = RankedTensorType::get(resultType.getShape(), acc);
   auto generic = b.create<linalg::GenericOp>(
-      loc, TypeRange{resultType}, ValueRange{lhs, rhs}, ValueRange{fill(b, loc, resultType, zero)}, maps, iters,
-      [&](OpBuilder &nb, Location nloc, ValueRange a) {
-        Value p = nb.create<arith::MulFOp>(nloc, a[0], a[1]);
+      loc, TypeRange{accType}, ValueRange{lhs, rhs}, ValueRange{fill(b, loc, accType, constantOf(b, loc, acc, 0))},
+      maps, iters, [&](OpBuilder &nb, Location nloc, ValueRange a) {
+        Value p = nb.create<arith::MulFOp>(nloc, convertScalar(nb, nloc, a[0], acc), convertScalar(nb, nloc, a[1], acc));
         nb.create<linalg::YieldOp>(nloc, nb.create<arith::AddFOp>(nloc, a[2], p).getResult());
       });
-  return generic.getResult(0);
+  if (acc == resultType.getElementType()) return generic.getResult(0);
+  return buildElementwise(b, loc, resultType, {generic.getResult(0)}, [&](OpBuilder &nb, Location nloc, ValueRange a) {
+    return convertScalar(nb, nloc, a[0], resultType.getElementType());
+  });
 }
 
 /// splitmix64 (Steele, Lea & Flood 2014): a bijective 64-bit mixer.
@@ -455,8 +475,10 @@ Value lowerScatterAdd(OpBuilder &b, Location loc, Value indices, Value source, i
         Value v = nb.create<linalg::IndexOp>(nloc, axis);
         Value hit = nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::eq,
                                              clampedIndex(nb, nloc, a[0], resultType.getDimSize(axis)), v);
-        Value term = nb.create<arith::SelectOp>(nloc, hit, a[1], constantOf(nb, nloc, elem, 0));
-        nb.create<linalg::YieldOp>(nloc, scalarBinary(nb, nloc, OpCode::Add, a[2], term));
+        Type acc = computeType(elem);
+        Value term = nb.create<arith::SelectOp>(nloc, hit, convertScalar(nb, nloc, a[1], acc), constantOf(nb, nloc, acc, 0));
+        Value sum = scalarBinary(nb, nloc, OpCode::Add, convertScalar(nb, nloc, a[2], acc), term);
+        nb.create<linalg::YieldOp>(nloc, convertScalar(nb, nloc, sum, elem));
       });
   return generic.getResult(0);
 }
@@ -486,17 +508,21 @@ Value lowerOp(OpBuilder &b, Operation *op, const core::OpInfo &info) {
   }
   case core::OpKind::Unary:
     return buildElementwise(b, loc, resultType, in, [&](OpBuilder &nb, Location nloc, ValueRange a) {
-      Value x = info.code == OpCode::Cast ? a[0] : convertScalar(nb, nloc, a[0], elem);
-      return scalarUnary(nb, nloc, info.code, x, elem);
+      if (info.code == OpCode::Cast) return convertScalar(nb, nloc, a[0], elem);
+      Type compute = computeType(elem);
+      Value r = scalarUnary(nb, nloc, info.code, convertScalar(nb, nloc, a[0], compute), compute);
+      return convertScalar(nb, nloc, r, elem);
     });
   case core::OpKind::Binary: case core::OpKind::Compare: {
     Type compute = elem;
     if (info.kind == core::OpKind::Compare)
       compute = toElementType(b.getContext(), core::promoteTypes(*toDType(getElementTypeOrSelf(in[0])),
                                                                  *toDType(getElementTypeOrSelf(in[1]))));
+    compute = computeType(compute);
     return buildElementwise(b, loc, resultType, in, [&](OpBuilder &nb, Location nloc, ValueRange a) {
-      return scalarBinary(nb, nloc, info.code, convertScalar(nb, nloc, a[0], compute),
-                          convertScalar(nb, nloc, a[1], compute));
+      Value r = scalarBinary(nb, nloc, info.code, convertScalar(nb, nloc, a[0], compute),
+                             convertScalar(nb, nloc, a[1], compute));
+      return convertScalar(nb, nloc, r, elem);
     });
   }
   case core::OpKind::Select:

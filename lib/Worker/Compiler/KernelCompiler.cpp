@@ -16,6 +16,7 @@
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
@@ -56,6 +57,7 @@
 #include <functional>
 #include <utility>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -70,7 +72,7 @@ namespace gt::worker {
 
 /// Bump when the kernel ABI or any lowering pass changes (the disk key hashes the gt-level
 /// source, not the pipeline): old disk-cache entries then stop matching.
-static constexpr const char *kCompilerVersion = "gt-kernels-6 llvm-" LLVM_VERSION_STRING;
+static constexpr const char *kCompilerVersion = "gt-kernels-7 llvm-" LLVM_VERSION_STRING;
 
 namespace {
 /// Calls `entry` with `N` pointer arguments taken from `d`.
@@ -83,6 +85,18 @@ template <size_t... N> constexpr auto makeCallTable(std::index_sequence<N...>) {
       [](void *entry, void **d) { callWith(entry, d, std::make_index_sequence<N>{}); }...};
 }
 constexpr auto kCallTable = makeCallTable(std::make_index_sequence<Kernel::kMaxArgs + 1>{});
+} // namespace
+
+namespace {
+/// LLVM's x86 backend rounds vectors of bf16 through float and calls __truncsfbf2, which
+/// libgcc 12 does not have. Same ABI as compiler-rt's: float in, the 16 result bits in xmm0
+/// (declared _Float16 only to get that register; no half conversion happens).
+extern "C" _Float16 gtTruncSFBF2(float value) {
+  uint16_t bits = floatToBFloat16(value);
+  _Float16 out;
+  std::memcpy(&out, &bits, 2);
+  return out;
+}
 } // namespace
 
 void Kernel::invoke(void **d) const {
@@ -146,6 +160,8 @@ struct KernelCompiler::Impl {
         llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit->getDataLayout().getGlobalPrefix())));
     // Runtime functions of the target (the mgpu* functions CUDA host code calls).
     llvm::orc::SymbolMap symbols;
+    symbols[jit->mangleAndIntern("__truncsfbf2")] = {llvm::orc::ExecutorAddr::fromPtr(&gtTruncSFBF2),
+                                                     llvm::JITSymbolFlags::Exported};
     for (auto &[name, address] : target.symbols)
       symbols[jit->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(address), llvm::JITSymbolFlags::Exported};
     if (!symbols.empty()) llvm::cantFail(jit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(symbols))));
@@ -284,6 +300,11 @@ struct KernelCompiler::Impl {
     pm.addNestedPass<func::FuncOp>(mlir::gt::createGTCopyToLinalg());
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
     pm.addNestedPass<func::FuncOp>(mlir::gt::createGTApproximateMath());
+    // bf16 extf/truncf as integer ops: x86 has no bf16 rounding instruction and LLVM would call
+    // __truncsfbf2, which libgcc 12 lacks. (f16 conversions are F16C instructions or libgcc's.)
+    arith::ArithExpandOpsPassOptions expand;
+    expand.includeBf16 = true;
+    pm.addPass(arith::createArithExpandOpsPass(expand));
     pm.addPass(createConvertSCFToCFPass());
     pm.addPass(memref::createExpandStridedMetadataPass());
     pm.addPass(createLowerAffinePass());

@@ -145,7 +145,7 @@ class Module:
         """Casts every floating-point parameter and buffer to `dtype` (in place)."""
         d = _dt.resolve(dtype)
         with T._ag.no_grad():
-            for p in self.parameters():
+            for p in list(self.parameters()) + list(self.buffers()):
                 if p.dtype.is_floating_point:
                     new = T.cast(p, d)
                     p._h, p.dtype = new._h, new.dtype
@@ -156,6 +156,12 @@ class Module:
 
     def double(self):
         return self.to(_dt.float64)
+
+    def half(self):
+        return self.to(_dt.float16)
+
+    def bfloat16(self):
+        return self.to(_dt.bfloat16)
 
     # ------------------------------------------------------------ state
     def state_dict(self):

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 namespace gt::worker {
 namespace {
@@ -45,9 +46,24 @@ public:
   void setScalar(void *dst, uint64_t bits) override { std::memcpy(dst, &bits, 8); }
   void matmul(const TensorType &ta, const void *a, const TensorType &tb, const void *b, const TensorType &tc,
               void *c) override {
-    if (tc.dtype != DType::Float32 && tc.dtype != DType::Float64)
-      throw std::invalid_argument(std::string("matmul supports float32 and float64, not ") + dtypeName(tc.dtype));
-    if (numElements(tc.shape) > 0) matmulBlas(ta, a, tb, b, tc, c);
+    if (!isFloating(tc.dtype))
+      throw std::invalid_argument(std::string("matmul supports floating-point tensors, not ") + dtypeName(tc.dtype));
+    if (numElements(tc.shape) == 0) return;
+    if (tc.dtype == DType::Float32 || tc.dtype == DType::Float64) return matmulBlas(ta, a, tb, b, tc, c);
+    // float16 / bfloat16: no BLAS has them, so widen to float32, sgemm, round once (the
+    // products are summed in float32, as cuBLAS's CUBLAS_COMPUTE_32F does).
+    bool half = tc.dtype == DType::Float16;
+    auto widen = [&](const TensorType &t, const void *p) {
+      std::vector<float> out(numElements(t.shape));
+      auto bits = static_cast<const uint16_t *>(p);
+      for (size_t i = 0; i < out.size(); ++i) out[i] = half ? halfToFloat(bits[i]) : bfloat16ToFloat(bits[i]);
+      return out;
+    };
+    std::vector<float> a32 = widen(ta, a), b32 = widen(tb, b), c32(numElements(tc.shape));
+    TensorType fa{DType::Float32, ta.shape}, fb{DType::Float32, tb.shape}, fc{DType::Float32, tc.shape};
+    matmulBlas(fa, a32.data(), fb, b32.data(), fc, c32.data());
+    auto out = static_cast<uint16_t *>(c);
+    for (size_t i = 0; i < c32.size(); ++i) out[i] = half ? floatToHalf(c32[i]) : floatToBFloat16(c32[i]);
   }
 };
 

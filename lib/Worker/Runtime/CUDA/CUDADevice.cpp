@@ -115,7 +115,7 @@ struct Cublas {
 };
 
 // cublas_api.h / library_types.h values.
-constexpr int kOpN = 0, kR32F = 0, kR64F = 1, kCompute32F = 68, kCompute32FFastTF32 = 77, kCompute64F = 70,
+constexpr int kOpN = 0, kR32F = 0, kR64F = 1, kR16F = 2, kR16BF = 14, kCompute32F = 68, kCompute32FFastTF32 = 77, kCompute64F = 70,
               kGemmDefault = -1, kTF32TensorOpMath = 3, kDefaultMath = 0;
 
 /// The libdevice.10.bc the NVVM serializer links into every kernel: from CUDA_ROOT /
@@ -330,8 +330,8 @@ private:
 
 void CUDADevice::matmul(const TensorType &ta, const void *a, const TensorType &tb, const void *b,
                         const TensorType &tc, void *c) {
-  if (tc.dtype != DType::Float32 && tc.dtype != DType::Float64)
-    throw std::invalid_argument(std::string("matmul supports float32 and float64, not ") + dtypeName(tc.dtype));
+  if (!isFloating(tc.dtype))
+    throw std::invalid_argument(std::string("matmul supports floating-point tensors, not ") + dtypeName(tc.dtype));
   if (numElements(tc.shape) == 0) return;
   if (!cublas_) {
     static Cublas loaded;
@@ -343,8 +343,9 @@ void CUDADevice::matmul(const TensorType &ta, const void *a, const TensorType &t
   }
   MatmulShape s(ta, tb);
   bool f64 = tc.dtype == DType::Float64;
-  int type = f64 ? kR64F : kR32F;
-  int compute = f64 ? kCompute64F : allowTF32_ ? kCompute32FFastTF32 : kCompute32F;
+  // float16/bfloat16 operands and result with float32 accumulation and float32 alpha/beta.
+  int type = f64 ? kR64F : tc.dtype == DType::Float16 ? kR16F : tc.dtype == DType::BFloat16 ? kR16BF : kR32F;
+  int compute = f64 ? kCompute64F : allowTF32_ && tc.dtype == DType::Float32 ? kCompute32FFastTF32 : kCompute32F;
   float alpha32 = 1, beta32 = 0;
   double alpha64 = 1, beta64 = 0;
   const void *alpha = f64 ? static_cast<const void *>(&alpha64) : &alpha32;
