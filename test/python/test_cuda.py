@@ -50,3 +50,15 @@ def test_mlp_on_the_gpu_matches_the_cpu(tmp_path):
     assert b[-1] < b[0]
     for u, v in zip(a, b):
         assert abs(u - v) <= 1e-3 * max(1.0, abs(u))
+
+
+@pytest.mark.skipif(not has_gpu(), reason="no GPU on this machine (nvidia-smi -L fails)")
+def test_api_harness_and_gpt_on_the_gpu(tmp_path):
+    """Every op of the API harness (all dtypes, float16/bfloat16 included), nn and the char GPT,
+    on a CUDA worker with the same NumPy references and tolerances as on the CPU."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    e = dict(os.environ, GT_DEVICE="cuda", GT_CACHE_DIR=str(tmp_path / "cache"))
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "test_api.py",
+                        "test_nn.py", "test_char_gpt.py"], cwd=here, capture_output=True, text=True, timeout=3000,
+                       env=e)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
