@@ -323,6 +323,17 @@ TensorType inferType(OpCode code, std::span<const TensorType> in, const OpAttrs 
 
   case OpKind::Lifetime:
     return in[0];
+
+  case OpKind::Distribution: {
+    if (code == OpCode::Recv) return {attrs.dtype, attrs.shape};
+    if (code == OpCode::Send) return in[0];
+    const TensorType &x = in[0];
+    if (attrs.shape.size() != x.shape.size())
+      throw ShapeError(std::string(op.mnemonic) + ": result rank " + std::to_string(attrs.shape.size()) +
+                       " differs from the operand's " + shapeString(x.shape));
+    if (attrs.reduce > 2) throw std::invalid_argument(std::string(op.mnemonic) + ": unknown reduction kind");
+    return {x.dtype, attrs.shape};
+  }
   }
   throw std::logic_error("inferType: unhandled op");
 }

@@ -19,7 +19,7 @@ enum class OpCode : uint16_t {
   NumOps
 };
 
-enum class OpKind : uint8_t { Creation, Unary, Binary, Compare, Select, Matmul, Layout, Reduction, Index, Lifetime };
+enum class OpKind : uint8_t { Creation, Unary, Binary, Compare, Select, Matmul, Layout, Reduction, Index, Lifetime, Distribution };
 
 /// Attributes an instruction may carry. Which ones an op reads is documented per op below.
 struct OpAttrs {
@@ -32,7 +32,11 @@ struct OpAttrs {
   double value = 0.0;        ///< full: the fill value
   int64_t seed = 0;          ///< randn/rand: the random stream (same seed and shape -> same values)
   int64_t count = 0;         ///< one_hot: number of classes
-  DType dtype = DType::Float32; ///< upload/full/randn/cast: the result dtype
+  DType dtype = DType::Float32; ///< upload/full/randn/cast/recv: the result dtype
+  std::vector<int64_t> workers; ///< collectives: the group in rank order; move: the destinations;
+                                ///< send/recv: {peer worker}
+  std::vector<int64_t> sources; ///< move: the workers that hold the value
+  uint8_t reduce = 0;           ///< all_reduce/reduce_scatter: a gt::ReduceKind (sum, max, min)
 };
 
 struct OpInfo {
@@ -62,7 +66,10 @@ const OpInfo *lookupOp(std::string_view mnemonic);
 /// second operand there into a copy of the first); concat joins along attrs.axes[0];
 /// index_select(x, idx) picks idx (1-D) along the axis, index_add(idx, src) is its adjoint into
 /// attrs.shape; gather(x, idx) picks idx[...] along the axis (torch.gather; idx has x's sizes on
-/// the other axes), scatter_add(idx, src) is its adjoint into attrs.shape.
+/// the other axes), scatter_add(idx, src) is its adjoint into attrs.shape. Distribution ops
+/// (shard, all_reduce, all_gather, reduce_scatter, all_to_all, all_slice, move) keep the dtype
+/// and rank and give attrs.shape (the dispatcher's global view keeps the shape; a worker's
+/// local view changes the split axis); recv gives attrs.dtype/attrs.shape; send gives nothing.
 /// Dtype rules: arithmetic promotes (bool < int32 < int64 < float32 < float64); exp/log/sqrt/
 /// sigmoid/tanh/div and the other transcendental functions need floats; comparisons give bool;
 /// where needs a bool condition; argmax/argmin give int64; indices must be int32 or int64.

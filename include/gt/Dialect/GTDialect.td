@@ -14,9 +14,16 @@ def GT_Dialect : Dialect {
 
     Discardable attributes used by the dispatcher:
     - `gt.id` (i64): the session's tensor id an op defines (on ops) or names (on arguments);
-    - `gt.worker` (i64): the worker an op runs on, set by `gt-place`.
+    - `gt.worker` (i64): the worker an op runs on, set by `gt-place`;
+    - `gt.signal` (string): the signal the client had active when it issued the op (for
+      inserted collectives: the signal that caused them); `gt.backward` (unit): the op is part
+      of a gradient;
+    - `gt.sharding` (#gt.sharding): the layout of an op's result (or of an argument), set by
+      `gt-apply-signals` and `gt-propagate-sharding`; `gt.workers` (array): the workers a
+      signal asks an op to run on.
   }];
   let cppNamespace = "::mlir::gt";
+  let useDefaultAttributePrinterParser = 1;
 }
 
 #endif // GT_DIALECT_TD

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "gt/Core/OpTable.h"
+#include "gt/Core/Sharding.h"
 #include "gt/Dialect/GTDialect.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
@@ -19,7 +20,7 @@ LogicalResult verifyWithOpTable(Operation *op);
 /// The op table entry of a gt op, or nullptr for any other op.
 const ::gt::OpInfo *opInfoOf(Operation *op);
 
-/// MLIR element type <-> GT dtype (f32, f64, i32, i64, i1).
+/// MLIR element type <-> GT dtype (f32, f64, f16, bf16, i32, i64, i1).
 std::optional<::gt::DType> toDType(Type elementType);
 Type toElementType(MLIRContext *ctx, ::gt::DType dtype);
 RankedTensorType toTensorType(MLIRContext *ctx, const ::gt::TensorType &type);
@@ -33,6 +34,9 @@ std::optional<::gt::TensorType> fromTensorType(Type type);
 void appendAttrs(Builder &b, ::gt::OpCode code, const ::gt::OpAttrs &attrs, NamedAttrList &out);
 
 } // namespace mlir::gt
+
+#define GET_ATTRDEF_CLASSES
+#include "gt/Dialect/GTAttrs.h.inc"
 
 #define GET_OP_CLASSES
 #include "gt/Dialect/GTOps.h.inc"

@@ -4,6 +4,7 @@
 #define GT_OPS_TD
 
 include "gt/Dialect/GTDialect.td"
+include "gt/Dialect/GTAttrs.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -347,6 +348,96 @@ def GT_FreeOp : GT_Op<"free"> {
   }];
   let arguments = (ins AnyRankedTensor:$input);
   let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+//===----------------------------------------------------------------------===//
+// Distribution (mesh dialect vocabulary). In the dispatcher's global view every value has
+// its logical shape, so these ops keep the type and change only the layout (`gt.sharding`);
+// after `gt-split-by-worker` each worker's function holds local shapes.
+//===----------------------------------------------------------------------===//
+
+def GT_ShardOp : GT_Op<"shard"> {
+  let summary = "re-lays a value out as its signal says (gt.signal.tensor)";
+  let description = [{
+    The value is unchanged; `gt-apply-signals` gives the result the layout of the op's
+    `gt.signal` and `gt-insert-collectives` adds whatever data movement that needs.
+    ```mlir
+    %1 = gt.shard %0 {gt.signal = "data"} : tensor<8x4xf32> -> tensor<8x4xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def GT_AllReduceOp : GT_Op<"all_reduce"> {
+  let summary = "partial -> replicated: every worker of the group gets the sum (max, min) of all parts";
+  let description = [{
+    ```mlir
+    %1 = gt.all_reduce %0 {workers = array<i64: 0, 1>, reduce = "sum"} : tensor<4x3xf32> -> tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$workers,
+                       DefaultValuedStrAttr<StrAttr, "sum">:$reduce);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def GT_AllGatherOp : GT_Op<"all_gather"> {
+  let summary = "split(axis) -> replicated: every worker gets the blocks of all ranks joined along `axis`";
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$workers, I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def GT_ReduceScatterOp : GT_Op<"reduce_scatter"> {
+  let summary = "partial -> split(axis): rank r gets block r of the reduction of all parts";
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$workers, I64Attr:$axis,
+                       DefaultValuedStrAttr<StrAttr, "sum">:$reduce);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def GT_AllToAllOp : GT_Op<"all_to_all"> {
+  let summary = "split(split_axis) -> split(concat_axis): each rank exchanges blocks with every other";
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$workers, I64Attr:$split_axis,
+                       I64Attr:$concat_axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def GT_AllSliceOp : GT_Op<"all_slice"> {
+  let summary = "replicated -> split(axis): each rank keeps its block; no data moves";
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$workers, I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def GT_MoveOp : GT_Op<"move"> {
+  let summary = "the same layout on another group of workers (pipeline stages)";
+  let description = [{
+    Rank r of `to` receives what rank r of `from` holds (replicated values: rank r mod
+    |from|). `gt-split-by-worker` turns it into `gt.send` / `gt.recv` pairs.
+    ```mlir
+    %1 = gt.move %0 {from = array<i64: 0, 1>, to = array<i64: 2, 3>} : tensor<8x4xf32> -> tensor<8x4xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$from, DenseI64ArrayAttr:$to);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def GT_SendOp : GT_Op<"send"> {
+  let summary = "sends a worker's tensor to worker `peer` (one half of a gt.move)";
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$peer);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def GT_RecvOp : GT_Op<"recv"> {
+  let summary = "receives a tensor from worker `peer` (the other half of a gt.move)";
+  let arguments = (ins I64Attr:$peer);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
 }
 
 //===----------------------------------------------------------------------===//

@@ -6,6 +6,10 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/DenseMap.h"
 
+namespace gt {
+class ShardingConfig;
+}
+
 namespace mlir {
 class DialectRegistry;
 namespace gt {
@@ -25,6 +29,9 @@ struct HotRegionCounter {
 /// gt-mark-hot-regions counting into `counter` (which must outlive the pass).
 std::unique_ptr<Pass> createGTMarkHotRegions(const GTMarkHotRegionsOptions &options,
                                              HotRegionCounter *counter);
+
+/// gt-apply-signals with the dispatcher's parsed config (which must outlive the pass).
+std::unique_ptr<Pass> createGTApplySignals(const ::gt::ShardingConfig *config, int64_t numWorkers);
 
 struct DispatcherPipelineOptions {
   int64_t defaultWorker = 0;            ///< the session's home worker

@@ -19,6 +19,74 @@ def GTVerify : Pass<"gt-verify", "::mlir::ModuleOp"> {
   }];
 }
 
+def GTApplySignals : Pass<"gt-apply-signals", "::mlir::ModuleOp"> {
+  let summary = "turns each op's signal into a layout (creation, gt.shard) or a worker set (compute)";
+  let description = [{
+    Looks each op's `gt.signal` up in the sharding config (YAML; see include/gt/Core/Config.h).
+    A gradient op (`gt.backward`) uses the entry its signal's `backward:` names.
+    1. Tensor creation (upload, full, randn, rand) and `gt.shard` get the entry's layout as
+       `gt.sharding`: `shard: {axis, workers}` -> split(axis) over workers (all workers when
+       omitted), `replicated` -> replicated.
+    2. Other ops get the entry's workers as `gt.workers`: `gt-propagate-sharding` runs them
+       there and moves their operands in.
+    3. `compile: true` marks the op `gt.compile`.
+    An unknown signal changes nothing. An axis outside the tensor's rank is an error naming the
+    YAML line. Before / after (config `data: {shard: {axis: 0}}`, two workers):
+    ```mlir
+    %0 = gt.upload {blob = 0 : i64, gt.signal = "data"} : tensor<8x4xf32>
+    %0 = gt.upload {blob = 0 : i64, gt.sharding = #gt.sharding<split(0) over [0, 1]>, gt.signal = "data"} : tensor<8x4xf32>
+    ```
+  }];
+  let options = [
+    Option<"configPath", "config", "std::string", "\"\"", "the sharding config (YAML) to apply">,
+    Option<"numWorkers", "num-workers", "int64_t", "1", "how many workers exist (workers omitted = all)">
+  ];
+}
+
+def GTPropagateSharding : Pass<"gt-propagate-sharding", "::mlir::ModuleOp"> {
+  let summary = "gives every op's result a layout and says which operand layouts it needs";
+  let description = [{
+    Walks ops in order. An op runs on its `gt.workers` (from a signal), else on the largest
+    worker group among its operands, else on `default-worker`. Per-op rules (MLIR mesh
+    vocabulary; anything not listed falls back to replicated operands, always correct):
+    - elementwise: a split operand keeps its axis; operands that broadcast along it must be
+      replicated; two partial(sum) operands of add/sub stay partial; other partials are resolved;
+    - matmul: split rows/batch x replicated -> split rows (data parallel); replicated x split
+      columns -> split columns (column-parallel); split k x split k -> partial(sum)
+      (row-parallel); a replicated operand opposite a split k is sliced locally (all_slice);
+    - reductions: over a split axis -> partial(sum) for sum/mean, partial(max|min) for max/min
+      (argmax/argmin gather first); over other axes the split axis is renumbered;
+    - transpose, reshape (when the split axis survives), broadcast_to, slice and concat (off
+      the split axis) carry the split; transpose, reshape and slice of a partial stay partial;
+    - one_hot, index_select (rows of a replicated table picked by split indices),
+      index_add / scatter_add of split rows (-> partial(sum)), gather of matching splits.
+    Writes `gt.sharding` on results and, where an operand's layout must change,
+    `gt.operand_shardings` on the op (gt-insert-collectives acts on it).
+  }];
+  let options = [
+    Option<"defaultWorker", "default-worker", "int64_t", "0", "worker for ops with no placed operand">
+  ];
+}
+
+def GTInsertCollectives : Pass<"gt-insert-collectives", "::mlir::ModuleOp"> {
+  let summary = "materializes layout changes as all_reduce / all_gather / reduce_scatter / all_to_all / all_slice / move";
+  let description = [{
+    For each operand whose layout differs from the one its op needs (`gt.operand_shardings`):
+    partial -> replicated: `gt.all_reduce`; partial -> split: `gt.reduce_scatter`; split ->
+    replicated: `gt.all_gather`; split(a) -> split(b): `gt.all_to_all`; replicated -> split:
+    `gt.all_slice` (local, no data moves). A change of worker group first resolves partial
+    values (and splits over a different number of workers), then `gt.move`s the value. Each
+    inserted op carries the `gt.signal` that caused it (the consumer's, else the producer's),
+    and a value converted twice the same way is converted once.
+    ```mlir
+    %2 = gt.matmul %0, %1 {gt.operand_shardings = [...]} ...
+    // =>
+    %g = gt.all_gather %1 {axis = 1 : i64, workers = array<i64: 0, 1>, gt.signal = "layer1"} ...
+    %2 = gt.matmul %0, %g ...
+    ```
+  }];
+}
+
 def GTPlace : Pass<"gt-place", "::mlir::ModuleOp"> {
   let summary = "assigns every op a worker (`gt.worker`)";
   let description = [{

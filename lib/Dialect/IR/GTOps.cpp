@@ -65,6 +65,16 @@ core::OpAttrs mlir::gt::attrsOf(Operation *op) {
   if (auto a = op->getAttrOfType<FloatAttr>("value")) attrs.value = a.getValueAsDouble();
   if (auto a = op->getAttrOfType<IntegerAttr>("seed")) attrs.seed = a.getInt();
   if (auto a = op->getAttrOfType<IntegerAttr>("num_classes")) attrs.count = a.getInt();
+  auto ints = [](DenseI64ArrayAttr a) { return std::vector<int64_t>(a.asArrayRef().begin(), a.asArrayRef().end()); };
+  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>("workers")) attrs.workers = ints(a);
+  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>("to")) attrs.workers = ints(a);
+  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>("from")) attrs.sources = ints(a);
+  if (auto a = op->getAttrOfType<IntegerAttr>("peer")) attrs.workers = {a.getInt()};
+  if (auto a = op->getAttrOfType<StringAttr>("reduce"))
+    attrs.reduce = uint8_t(a.getValue() == "max" ? core::ReduceKind::Max
+                           : a.getValue() == "min" ? core::ReduceKind::Min : core::ReduceKind::Sum);
+  if (auto s = op->getAttrOfType<IntegerAttr>("split_axis"))
+    if (auto c = op->getAttrOfType<IntegerAttr>("concat_axis")) attrs.axes = {s.getInt(), c.getInt()};
   return attrs;
 }
 
@@ -87,6 +97,24 @@ void mlir::gt::appendAttrs(Builder &b, core::OpCode code, const core::OpAttrs &a
     out.append("keepdims", b.getBoolAttr(attrs.keepdims));
     break;
   case OpCode::OneHot: out.append("num_classes", b.getI64IntegerAttr(attrs.count)); break;
+  case OpCode::AllReduce: case OpCode::AllGather: case OpCode::ReduceScatter: case OpCode::AllToAll:
+  case OpCode::AllSlice: {
+    out.append("workers", b.getDenseI64ArrayAttr(attrs.workers));
+    if (code == OpCode::AllToAll) {
+      out.append("split_axis", b.getI64IntegerAttr(attrs.axes.at(0)));
+      out.append("concat_axis", b.getI64IntegerAttr(attrs.axes.at(1)));
+    } else if (code != OpCode::AllReduce) {
+      out.append("axis", b.getI64IntegerAttr(attrs.axes.at(0)));
+    }
+    if (code == OpCode::AllReduce || code == OpCode::ReduceScatter)
+      out.append("reduce", b.getStringAttr(core::reduceName(core::ReduceKind(attrs.reduce))));
+    break;
+  }
+  case OpCode::Move:
+    out.append("from", b.getDenseI64ArrayAttr(attrs.sources));
+    out.append("to", b.getDenseI64ArrayAttr(attrs.workers));
+    break;
+  case OpCode::Send: case OpCode::Recv: out.append("peer", b.getI64IntegerAttr(attrs.workers.at(0))); break;
   default: break;
   }
 }
@@ -98,7 +126,7 @@ LogicalResult mlir::gt::verifyWithOpTable(Operation *op) {
   for (Value v : op->getOperands()) {
     auto t = fromTensorType(v.getType());
     if (!t)
-      return op->emitOpError("operands must be statically shaped tensors of f32, f64, i32, i64 or i1, got ")
+      return op->emitOpError("operands must be statically shaped tensors of f32, f64, f16, bf16, i32, i64 or i1, got ")
              << v.getType();
     operands.push_back(*t);
   }
@@ -107,11 +135,11 @@ LogicalResult mlir::gt::verifyWithOpTable(Operation *op) {
   if ((info->code == core::OpCode::Randn || info->code == core::OpCode::Rand) && op->getNumOperands() == 0 &&
       !op->hasAttr("seed"))
     return op->emitOpError("needs a `seed` attribute or a seed operand");
-  if (info->code == core::OpCode::Free) return success();
+  if (info->code == core::OpCode::Free || info->code == core::OpCode::Send) return success();
   core::OpAttrs attrs = attrsOf(op);
   auto resultType = fromTensorType(op->getResult(0).getType());
   if (!resultType)
-    return op->emitOpError("result must be a statically shaped tensor of f32, f64, i32, i64 or i1, got ")
+    return op->emitOpError("result must be a statically shaped tensor of f32, f64, f16, bf16, i32, i64 or i1, got ")
            << op->getResult(0).getType();
   try {
     core::TensorType expected = core::inferType(info->code, operands, attrs);

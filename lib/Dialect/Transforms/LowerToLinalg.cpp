@@ -580,7 +580,7 @@ Value lowerOp(OpBuilder &b, Operation *op, const core::OpInfo &info) {
         });
     return generic.getResult(0);
   }
-  case core::OpKind::Lifetime:
+  case core::OpKind::Lifetime: case core::OpKind::Distribution:
     return {};
   }
   return {};

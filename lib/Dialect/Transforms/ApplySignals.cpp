@@ -1,0 +1,89 @@
+// gt-apply-signals: each op's `gt.signal`, looked up in the sharding config, becomes a layout
+// (`gt.sharding`) for the tensors the op creates and a worker set (`gt.workers`) for compute.
+#include "Sharding.h"
+
+#include "gt/Core/Config.h"
+#include "gt/Dialect/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::gt {
+#define GEN_PASS_DEF_GTAPPLYSIGNALS
+#include "gt/Dialect/Passes.h.inc"
+
+namespace {
+namespace core = ::gt;
+
+/// Ops whose result layout a signal sets directly: tensor creation and gt.shard
+/// (gt.signal.tensor). Other ops get a worker set; their layout is propagated.
+bool takesLayout(core::OpCode code) {
+  return code == core::OpCode::Upload || code == core::OpCode::Full || code == core::OpCode::Randn ||
+         code == core::OpCode::Rand || code == core::OpCode::Shard;
+}
+
+struct GTApplySignalsPass : impl::GTApplySignalsBase<GTApplySignalsPass> {
+  using GTApplySignalsBase::GTApplySignalsBase;
+  GTApplySignalsPass(const core::ShardingConfig *config, int64_t workers) : external(config) {
+    numWorkers = workers;
+  }
+
+  const core::ShardingConfig *external = nullptr; ///< the dispatcher's (outlives the pass)
+  core::ShardingConfig loaded;                    ///< from the `config` option (gt-opt)
+
+  LogicalResult initialize(MLIRContext *) override {
+    if (external || configPath.empty()) return success();
+    try {
+      loaded = core::ShardingConfig::load(configPath);
+      loaded.checkWorkers(numWorkers);
+    } catch (const core::ConfigError &e) {
+      llvm::errs() << e.what() << "\n";
+      return failure();
+    }
+    return success();
+  }
+
+  void runOnOperation() override {
+    const core::ShardingConfig &config = external ? *external : loaded;
+    if (config.empty()) return;
+    Builder b(&getContext());
+    std::vector<int64_t> all;
+    for (int64_t w = 0; w < numWorkers; ++w) all.push_back(w);
+    WalkResult result = getOperation().walk([&](Operation *op) -> WalkResult {
+      auto signal = op->getAttrOfType<StringAttr>(kSignalAttr);
+      const core::OpInfo *info = opInfoOf(op);
+      if (!signal || !info || info->code == core::OpCode::Free) return WalkResult::advance();
+      const core::SignalConfig *entry = config.find(signal.getValue());
+      if (entry && op->hasAttr(kBackwardAttr) && !entry->backward.empty()) entry = config.find(entry->backward);
+      if (!entry) return WalkResult::advance(); // an unknown signal changes nothing
+      if (entry->compile) op->setAttr(kCompileAttr, b.getUnitAttr());
+      if (!entry->shard && !entry->replicated) return WalkResult::advance();
+      std::vector<int64_t> workers = entry->workers.empty() ? all : entry->workers;
+      if (!takesLayout(info->code)) {
+        op->setAttr(kWorkersAttr, b.getDenseI64ArrayAttr(workers));
+        return WalkResult::advance();
+      }
+      if (entry->replicated) {
+        setSharding(op, core::Sharding::replicated(workers));
+        return WalkResult::advance();
+      }
+      auto type = cast<RankedTensorType>(op->getResult(0).getType());
+      int64_t rank = type.getRank(), axis = entry->axis < 0 ? entry->axis + rank : entry->axis;
+      if (axis < 0 || axis >= rank) {
+        op->emitError() << config.where(entry->axisLine) << ": signal '" << entry->name << "' splits axis "
+                        << entry->axis << ", but the tensor has rank " << rank << " (shape "
+                        << core::shapeString(core::Shape(type.getShape().begin(), type.getShape().end())) << ")";
+        return WalkResult::interrupt();
+      }
+      setSharding(op, core::Sharding::split(axis, workers));
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted()) signalPassFailure();
+  }
+};
+} // namespace
+
+std::unique_ptr<Pass> createGTApplySignals(const ::gt::ShardingConfig *config, int64_t numWorkers) {
+  return std::make_unique<GTApplySignalsPass>(config, numWorkers);
+}
+
+} // namespace mlir::gt

@@ -1,0 +1,256 @@
+// gt-propagate-sharding: per-op rules give each result a layout and say which operand layouts
+// an op needs (see Passes.td for the rules).
+#include "Sharding.h"
+
+#include "gt/Dialect/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <numeric>
+
+namespace mlir::gt {
+#define GEN_PASS_DEF_GTPROPAGATESHARDING
+#include "gt/Dialect/Passes.h.inc"
+
+namespace {
+namespace core = ::gt;
+using core::OpCode;
+using core::Sharding;
+
+int64_t rankOf(Value v) { return cast<RankedTensorType>(v.getType()).getRank(); }
+ArrayRef<int64_t> shapeOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
+
+/// What an op needs and makes: required operand layouts and the result layout (all on the
+/// op's worker group).
+struct Plan {
+  std::vector<Sharding> operands;
+  Sharding result;
+};
+
+class Propagator {
+public:
+  Propagator(int64_t defaultWorker) : defaultWorker_(defaultWorker) {}
+
+  Sharding current(Value v) {
+    if (auto it = known_.find(v); it != known_.end()) return it->second;
+    if (auto s = recordedSharding(v)) return known_[v] = *s;
+    return known_[v] = Sharding::replicated({recordedWorker(v).value_or(defaultWorker_)});
+  }
+
+  void visit(Operation *op) {
+    const core::OpInfo *info = opInfoOf(op);
+    if (!info || op->getNumResults() != 1) return; // free, send: nothing to lay out
+    std::vector<Sharding> in;
+    for (Value v : op->getOperands()) in.push_back(current(v));
+    std::vector<int64_t> group = groupOf(op, in);
+    // Operands from another group keep their kind here; insert-collectives moves them.
+    for (Sharding &s : in) s.workers = group;
+    Plan plan = rule(op, *info, in, group);
+    Value result = op->getResult(0);
+    known_[result] = plan.result;
+    setSharding(op, plan.result);
+    bool differs = false;
+    for (size_t i = 0; i < plan.operands.size(); ++i)
+      differs |= !(plan.operands[i] == current(op->getOperand(unsigned(i))));
+    if (differs) {
+      SmallVector<Attribute> attrs;
+      for (const Sharding &s : plan.operands) attrs.push_back(ShardingAttr::fromCore(op->getContext(), s));
+      op->setAttr(kOperandShardingsAttr, ArrayAttr::get(op->getContext(), attrs));
+    }
+  }
+
+private:
+  std::vector<int64_t> groupOf(Operation *op, const std::vector<Sharding> &in) {
+    if (auto w = op->getAttrOfType<DenseI64ArrayAttr>(kWorkersAttr))
+      return std::vector<int64_t>(w.asArrayRef().begin(), w.asArrayRef().end());
+    if (auto s = op->getAttrOfType<ShardingAttr>(kShardingAttr)) return s.toCore().workers; // from a signal
+    const Sharding *best = nullptr;
+    for (const Sharding &s : in)
+      if (!best || s.workers.size() > best->workers.size()) best = &s;
+    if (best) return best->workers;
+    if (auto w = op->getAttrOfType<IntegerAttr>("gt.worker")) return {w.getInt()};
+    return {defaultWorker_};
+  }
+
+  Plan rule(Operation *op, const core::OpInfo &info, std::vector<Sharding> in, const std::vector<int64_t> &group) {
+    Sharding repl = Sharding::replicated(group);
+    auto split = [&](int64_t axis) { return Sharding::split(axis, group); };
+    auto partial = [&](core::ReduceKind r) { return Sharding::partial(r, group); };
+    auto replicatedPlan = [&] { return Plan{std::vector<Sharding>(in.size(), repl), repl}; };
+    // Resolves partial operands (all_reduce) unless the rule keeps them.
+    auto resolvePartials = [&] {
+      for (Sharding &s : in)
+        if (s.isPartial()) s = repl;
+    };
+    int64_t rank = rankOf(op->getResult(0));
+    // A single-worker group: every layout is "replicated" there.
+    if (group.size() == 1) {
+      Plan p = replicatedPlan();
+      return p;
+    }
+
+    switch (info.kind) {
+    case core::OpKind::Creation: {
+      if (auto s = op->getAttrOfType<ShardingAttr>(kShardingAttr)) return {{}, s.toCore()};
+      return {std::vector<Sharding>(in.size(), Sharding::replicated(group)), repl};
+    }
+    case core::OpKind::Distribution: {
+      if (info.code == OpCode::Shard) {
+        auto s = op->getAttrOfType<ShardingAttr>(kShardingAttr);
+        Sharding target = s ? s.toCore() : in[0];
+        return {{target}, target};
+      }
+      return {in, in.empty() ? repl : in[0]};
+    }
+    case core::OpKind::Unary: case core::OpKind::Binary: case core::OpKind::Compare: case core::OpKind::Select: {
+      bool allPartialSum = (info.code == OpCode::Add || info.code == OpCode::Sub) && in.size() == 2;
+      for (const Sharding &s : in) allPartialSum &= s.isPartial() && s.reduce == core::ReduceKind::Sum;
+      if (allPartialSum) return {in, partial(core::ReduceKind::Sum)};
+      resolvePartials();
+      // The first split operand (in result coordinates) decides the result's split axis.
+      int64_t axis = -1;
+      for (size_t i = 0; i < in.size() && axis < 0; ++i) {
+        int64_t r = rankOf(op->getOperand(unsigned(i)));
+        if (in[i].isSplit() && shapeOf(op->getOperand(unsigned(i)))[in[i].axis] != 1) axis = in[i].axis + rank - r;
+      }
+      if (axis < 0) return replicatedPlan();
+      Plan p{{}, split(axis)};
+      for (size_t i = 0; i < in.size(); ++i) {
+        int64_t r = rankOf(op->getOperand(unsigned(i))), own = axis - (rank - r);
+        bool along = own >= 0 && shapeOf(op->getOperand(unsigned(i)))[own] != 1;
+        p.operands.push_back(along ? split(own) : repl);
+      }
+      return p;
+    }
+    case core::OpKind::Matmul: {
+      resolvePartials();
+      int64_t ra = rankOf(op->getOperand(0)), rb = rankOf(op->getOperand(1));
+      if (ra < 2 || rb < 2) return replicatedPlan();
+      const Sharding &a = in[0], &b = in[1];
+      int64_t ak = ra - 1, bk = rb - 2, bn = rb - 1;
+      if (a.isSplit() && a.axis != ak) // rows or batch of a: b must be whole
+        return {{a, repl}, split(a.axis + rank - ra)};
+      if (a.isSplit() && a.axis == ak) // contraction split: b's k rows locally, partial sums
+        return {{a, split(bk)}, partial(core::ReduceKind::Sum)};
+      if (b.isSplit() && b.axis == bn) return {{repl, b}, split(rank - 1)}; // column-parallel
+      if (b.isSplit() && b.axis == bk) return {{split(ak), b}, partial(core::ReduceKind::Sum)}; // row-parallel
+      return replicatedPlan();
+    }
+    case core::OpKind::Reduction: {
+      resolvePartials();
+      const Sharding &x = in[0];
+      if (!x.isSplit()) return replicatedPlan();
+      core::OpAttrs attrs = attrsOf(op);
+      std::vector<int64_t> axes = core::normalizeAxes(attrs.axes, rankOf(op->getOperand(0)));
+      bool reduced = std::find(axes.begin(), axes.end(), x.axis) != axes.end();
+      if (!reduced) {
+        int64_t before = attrs.keepdims ? 0 : std::count_if(axes.begin(), axes.end(), [&](int64_t a) { return a < x.axis; });
+        return {{x}, split(x.axis - before)};
+      }
+      switch (info.code) {
+      case OpCode::Sum: case OpCode::Mean: return {{x}, partial(core::ReduceKind::Sum)};
+      case OpCode::Max: return {{x}, partial(core::ReduceKind::Max)};
+      case OpCode::Min: return {{x}, partial(core::ReduceKind::Min)};
+      default: return replicatedPlan(); // argmax/argmin: gather first
+      }
+    }
+    case core::OpKind::Layout: {
+      Value x0 = op->getOperand(0);
+      ArrayRef<int64_t> inShape = shapeOf(x0), outShape = shapeOf(op->getResult(0));
+      bool linear = info.code == OpCode::Transpose || info.code == OpCode::Reshape ||
+                    info.code == OpCode::Slice || info.code == OpCode::BroadcastTo;
+      if (linear && in[0].isPartial() && in[0].reduce == core::ReduceKind::Sum &&
+          info.code != OpCode::BroadcastTo)
+        return {{in[0]}, in[0]}; // a linear map of a sum is the sum of the maps
+      resolvePartials();
+      const Sharding &x = in[0];
+      core::OpAttrs attrs = attrsOf(op);
+      switch (info.code) {
+      case OpCode::Transpose:
+        if (!x.isSplit()) return replicatedPlan();
+        for (int64_t i = 0; i < rank; ++i)
+          if (attrs.axes[size_t(i)] == x.axis) return {{x}, split(i)};
+        return replicatedPlan();
+      case OpCode::Reshape: {
+        if (!x.isSplit()) return replicatedPlan();
+        int64_t before = 1;
+        for (int64_t i = 0; i < x.axis; ++i) before *= inShape[i];
+        int64_t acc = 1;
+        for (int64_t j = 0; j < rank; ++j) {
+          if (acc == before && outShape[j] == inShape[x.axis]) return {{x}, split(j)};
+          acc *= outShape[j];
+        }
+        return replicatedPlan();
+      }
+      case OpCode::BroadcastTo:
+        if (x.isSplit() && inShape[x.axis] != 1) return {{x}, split(x.axis + rank - rankOf(x0))};
+        return replicatedPlan();
+      case OpCode::Slice:
+        if (x.isSplit() && attrs.starts[size_t(x.axis)] == 0 && attrs.steps[size_t(x.axis)] == 1 &&
+            outShape[x.axis] == inShape[x.axis])
+          return {{x}, x};
+        return replicatedPlan();
+      case OpCode::SliceScatter: {
+        ArrayRef<int64_t> srcShape = shapeOf(op->getOperand(1));
+        if (x.isSplit() && attrs.starts[size_t(x.axis)] == 0 && attrs.steps[size_t(x.axis)] == 1 &&
+            srcShape[x.axis] == inShape[x.axis])
+          return {{x, x}, x};
+        return replicatedPlan();
+      }
+      case OpCode::Concat: {
+        int64_t cat = attrs.axes.at(0);
+        for (const Sharding &s : in)
+          if (s.isSplit() && s.axis != cat) return {std::vector<Sharding>(in.size(), split(s.axis)), split(s.axis)};
+        return replicatedPlan();
+      }
+      default: return replicatedPlan();
+      }
+    }
+    case core::OpKind::Index: {
+      resolvePartials();
+      core::OpAttrs attrs = attrsOf(op);
+      int64_t c = attrs.axes.empty() ? 0 : attrs.axes[0];
+      switch (info.code) {
+      case OpCode::OneHot:
+        if (in[0].isSplit()) return {{in[0]}, split(in[0].axis)};
+        return replicatedPlan();
+      case OpCode::IndexSelect: // (x, idx)
+        if (in[0].isSplit() && in[0].axis != c) return {{in[0], repl}, split(in[0].axis)};
+        if (in[1].isSplit()) return {{repl, in[1]}, split(c)}; // rows of a whole table
+        return replicatedPlan();
+      case OpCode::IndexAdd: // (idx, src): idx picks rows of src along c
+        if (in[0].isSplit() && in[1].isSplit() && in[1].axis == c) return {{in[0], in[1]}, partial(core::ReduceKind::Sum)};
+        if (in[1].isSplit() && in[1].axis != c) return {{repl, in[1]}, split(in[1].axis)};
+        return replicatedPlan();
+      case OpCode::Gather: // (x, idx), same rank
+        if (in[1].isSplit() && in[1].axis != c) return {{split(in[1].axis), in[1]}, split(in[1].axis)};
+        if (in[0].isSplit() && in[0].axis != c) return {{in[0], split(in[0].axis)}, split(in[0].axis)};
+        return replicatedPlan();
+      case OpCode::ScatterAdd: // (idx, src), same rank
+        if (in[1].isSplit() && in[1].axis == c) return {{split(c), in[1]}, partial(core::ReduceKind::Sum)};
+        if (in[1].isSplit()) return {{split(in[1].axis), in[1]}, split(in[1].axis)};
+        return replicatedPlan();
+      default: return replicatedPlan();
+      }
+    }
+    case core::OpKind::Lifetime: return replicatedPlan();
+    }
+    return replicatedPlan();
+  }
+
+  int64_t defaultWorker_;
+  llvm::DenseMap<Value, Sharding> known_;
+};
+
+struct GTPropagateShardingPass : impl::GTPropagateShardingBase<GTPropagateShardingPass> {
+  using GTPropagateShardingBase::GTPropagateShardingBase;
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      Propagator p(defaultWorker);
+      func.walk([&](Operation *op) { p.visit(op); });
+    }
+  }
+};
+} // namespace
+} // namespace mlir::gt

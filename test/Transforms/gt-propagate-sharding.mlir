@@ -1,0 +1,77 @@
+// RUN: gt-opt %s --gt-propagate-sharding --split-input-file | FileCheck %s
+
+// Data parallel: rows of x split, weights replicated. The matmul keeps the row split, the
+// bias add keeps it, and the mean over the split rows becomes a partial sum.
+// CHECK-LABEL: func.func @data_parallel
+func.func @data_parallel(%x: tensor<8x4xf32> {gt.sharding = #gt.sharding<split(0) over [0, 1]>},
+                         %w: tensor<4x3xf32> {gt.sharding = #gt.sharding<replicated over [0, 1]>},
+                         %b: tensor<3xf32> {gt.sharding = #gt.sharding<replicated over [0, 1]>}) {
+  // CHECK: gt.matmul {{.*}}gt.sharding = #gt.sharding<split(0) over [0, 1]>
+  %y = gt.matmul %x, %w : tensor<8x4xf32>, tensor<4x3xf32> -> tensor<8x3xf32>
+  // CHECK: gt.add {{.*}}gt.sharding = #gt.sharding<split(0) over [0, 1]>
+  %z = gt.add %y, %b : tensor<8x3xf32>, tensor<3xf32> -> tensor<8x3xf32>
+  // CHECK: gt.mean {{.*}}gt.sharding = #gt.sharding<partial(sum) over [0, 1]>
+  %l = gt.mean %z {axes = array<i64: 0, 1>, keepdims = false} : tensor<8x3xf32> -> tensor<f32>
+  // Reducing the other axis keeps the split (renumbered when axes before it drop).
+  // CHECK: gt.sum {{.*}}gt.sharding = #gt.sharding<split(0) over [0, 1]>
+  %s = gt.sum %z {axes = array<i64: 1>, keepdims = false} : tensor<8x3xf32> -> tensor<8xf32>
+  // The weight gradient x^T @ dy contracts the split axis: a partial sum (DDP's all_reduce).
+  // CHECK: gt.transpose {{.*}}gt.sharding = #gt.sharding<split(1) over [0, 1]>
+  %xt = gt.transpose %x {perm = array<i64: 1, 0>} : tensor<8x4xf32> -> tensor<4x8xf32>
+  // CHECK: gt.matmul {{.*}}gt.sharding = #gt.sharding<partial(sum) over [0, 1]>
+  %dw = gt.matmul %xt, %z : tensor<4x8xf32>, tensor<8x3xf32> -> tensor<4x3xf32>
+  // The update needs the whole gradient: the partial operand must become replicated.
+  // CHECK: gt.sub {{.*}}gt.operand_shardings = [#gt.sharding<replicated over [0, 1]>, #gt.sharding<replicated over [0, 1]>], gt.sharding = #gt.sharding<replicated over [0, 1]>
+  %w2 = gt.sub %w, %dw : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+// Tensor parallel: a column-parallel then a row-parallel linear; one partial sum at the end.
+// CHECK-LABEL: func.func @tensor_parallel
+func.func @tensor_parallel(%x: tensor<5x4xf32> {gt.sharding = #gt.sharding<replicated over [0, 1, 2, 3]>},
+                           %w1: tensor<4x16xf32> {gt.sharding = #gt.sharding<split(1) over [0, 1, 2, 3]>},
+                           %w2: tensor<16x4xf32> {gt.sharding = #gt.sharding<split(0) over [0, 1, 2, 3]>}) {
+  // CHECK: gt.matmul {{.*}}gt.sharding = #gt.sharding<split(1) over [0, 1, 2, 3]>
+  %h = gt.matmul %x, %w1 : tensor<5x4xf32>, tensor<4x16xf32> -> tensor<5x16xf32>
+  // CHECK: gt.relu {{.*}}gt.sharding = #gt.sharding<split(1) over [0, 1, 2, 3]>
+  %a = gt.relu %h : tensor<5x16xf32> -> tensor<5x16xf32>
+  // CHECK: gt.matmul {{.*}}gt.sharding = #gt.sharding<partial(sum) over [0, 1, 2, 3]>
+  %y = gt.matmul %a, %w2 : tensor<5x16xf32>, tensor<16x4xf32> -> tensor<5x4xf32>
+  // Two partial sums add without communication.
+  // CHECK: gt.add {{.*}}gt.sharding = #gt.sharding<partial(sum) over [0, 1, 2, 3]>
+  %y2 = gt.add %y, %y : tensor<5x4xf32>, tensor<5x4xf32> -> tensor<5x4xf32>
+  // CHECK: gt.tanh {{.*}}gt.operand_shardings = [#gt.sharding<replicated over [0, 1, 2, 3]>]
+  %t = gt.tanh %y2 : tensor<5x4xf32> -> tensor<5x4xf32>
+  return
+}
+
+// -----
+
+// Reshape keeps the split when the split axis survives; max over it is a partial max; an
+// argmax over it needs the whole axis; a signal's worker set moves the op.
+// CHECK-LABEL: func.func @layout
+func.func @layout(%x: tensor<13x6xf32> {gt.sharding = #gt.sharding<split(0) over [0, 1, 2, 3]>}) {
+  // CHECK: gt.reshape {{.*}}gt.sharding = #gt.sharding<split(0) over [0, 1, 2, 3]>
+  %r = gt.reshape %x : tensor<13x6xf32> -> tensor<13x2x3xf32>
+  // CHECK: gt.reshape {{.*}}gt.operand_shardings = [#gt.sharding<replicated over [0, 1, 2, 3]>]
+  %f = gt.reshape %x : tensor<13x6xf32> -> tensor<78xf32>
+  // CHECK: gt.max {{.*}}gt.sharding = #gt.sharding<partial(max) over [0, 1, 2, 3]>
+  %m = gt.max %x {axes = array<i64: 0>, keepdims = false} : tensor<13x6xf32> -> tensor<6xf32>
+  // CHECK: gt.argmax {{.*}}gt.operand_shardings = [#gt.sharding<replicated over [0, 1, 2, 3]>]
+  %i = gt.argmax %x {axes = array<i64: 0>, keepdims = false} : tensor<13x6xf32> -> tensor<6xi64>
+  // CHECK: gt.exp {{.*}}gt.operand_shardings = [#gt.sharding<split(0) over [2, 3]>], gt.sharding = #gt.sharding<split(0) over [2, 3]>, gt.workers = array<i64: 2, 3>
+  %e = gt.exp %x {gt.workers = array<i64: 2, 3>} : tensor<13x6xf32> -> tensor<13x6xf32>
+  return
+}
+
+// -----
+
+// Without signals or shardings every op stays on its worker.
+// CHECK-LABEL: func.func @unsharded
+func.func @unsharded(%x: tensor<3xf32> {gt.worker = 1 : i64}) {
+  // CHECK: gt.neg %{{.*}} {gt.sharding = #gt.sharding<replicated over [1]>}
+  %y = gt.neg %x : tensor<3xf32> -> tensor<3xf32>
+  return
+}
