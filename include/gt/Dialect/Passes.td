@@ -87,6 +87,33 @@ def GTInsertCollectives : Pass<"gt-insert-collectives", "::mlir::ModuleOp"> {
   }];
 }
 
+def GTSplitByWorker : Pass<"gt-split-by-worker", "::mlir::ModuleOp"> {
+  let summary = "the global view -> one function per worker (@workerN) with local shapes";
+  let description = [{
+    Every op runs on each worker of its result's group, with the block of the shape that
+    worker holds (balanced splits: 13 rows over 4 workers are 4, 3, 3, 3). Arguments go to
+    the workers that hold them. Special cases:
+    - randn/rand split over workers: each worker draws the whole tensor and keeps its block
+      (`gt.all_slice`), so the values are those of the unsharded tensor;
+    - mean over a split axis: each worker's mean times its share of the rows (then summed
+      by the all_reduce of the partial value);
+    - gt.move: rank r of `to` receives rank r (mod |from|) of `from` by `gt.send`/`gt.recv`
+      (nothing when source and destination are the same worker);
+    - gt.free runs on every worker holding the value.
+    Ops keep `gt.id` and their global `gt.sharding`, so the dispatcher maps results back to
+    the client's tensors.
+    ```mlir
+    %1 = gt.exp %0 {gt.sharding = #gt.sharding<split(0) over [0, 1]>} : tensor<13x4xf32> -> tensor<13x4xf32>
+    // =>
+    func.func @worker0(%arg0: tensor<7x4xf32>) { %0 = gt.exp %arg0 ... : tensor<7x4xf32> -> tensor<7x4xf32> }
+    func.func @worker1(%arg0: tensor<6x4xf32>) { %0 = gt.exp %arg0 ... : tensor<6x4xf32> -> tensor<6x4xf32> }
+    ```
+  }];
+  let options = [
+    Option<"defaultWorker", "default-worker", "int64_t", "0", "worker of values with no layout or gt.worker">
+  ];
+}
+
 def GTPlace : Pass<"gt-place", "::mlir::ModuleOp"> {
   let summary = "assigns every op a worker (`gt.worker`)";
   let description = [{

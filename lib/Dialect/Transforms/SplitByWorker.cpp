@@ -1,0 +1,225 @@
+// gt-split-by-worker: the dispatcher's global view (logical shapes, #gt.sharding layouts) ->
+// one function per worker holding the ops it runs on the shapes it holds.
+#include "Sharding.h"
+
+#include "gt/Dialect/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <map>
+
+namespace mlir::gt {
+#define GEN_PASS_DEF_GTSPLITBYWORKER
+#include "gt/Dialect/Passes.h.inc"
+
+namespace {
+namespace core = ::gt;
+using core::OpCode;
+using core::Sharding;
+
+class Splitter {
+public:
+  Splitter(func::FuncOp func, int64_t defaultWorker) : func_(func), defaultWorker_(defaultWorker) {}
+
+  LogicalResult run() {
+    // Arguments: each worker of a value's group gets it, with its local type.
+    for (BlockArgument arg : func_.getArguments()) {
+      Sharding s = layout(arg);
+      for (int64_t w : s.workers) {
+        Block &body = workerFunc(w);
+        Value local = body.addArgument(localType(arg, s, w), arg.getLoc());
+        argAttrs_[w].push_back(func_.getArgAttrDict(arg.getArgNumber()));
+        map_[w].map(arg, local);
+      }
+    }
+    for (Operation &op : llvm::make_early_inc_range(func_.getBody().front())) {
+      if (isa<func::ReturnOp>(op)) continue;
+      if (failed(split(&op))) return failure();
+    }
+    finish();
+    return success();
+  }
+
+private:
+  Sharding layout(Value v) {
+    if (auto s = recordedSharding(v)) return *s;
+    return Sharding::replicated({recordedWorker(v).value_or(defaultWorker_)});
+  }
+
+  RankedTensorType localType(Value v, const Sharding &s, int64_t worker) {
+    auto t = cast<RankedTensorType>(v.getType());
+    core::Shape shape = core::localShape(core::Shape(t.getShape().begin(), t.getShape().end()), s, worker);
+    return RankedTensorType::get(shape, t.getElementType());
+  }
+
+  Block &workerFunc(int64_t w) {
+    auto it = funcs_.find(w);
+    if (it != funcs_.end()) return it->second.getBody().front();
+    OpBuilder b(func_);
+    auto f = b.create<func::FuncOp>(func_.getLoc(), "worker" + std::to_string(w), b.getFunctionType({}, {}));
+    f->setAttr("gt.worker", b.getI64IntegerAttr(w));
+    Block *body = f.addEntryBlock();
+    OpBuilder::atBlockEnd(body).create<func::ReturnOp>(func_.getLoc());
+    funcs_.emplace(w, f);
+    return *body;
+  }
+
+  OpBuilder builderFor(int64_t w) {
+    Block &body = workerFunc(w);
+    return OpBuilder(body.getTerminator());
+  }
+
+  /// Clones `op` for worker `w` with local operands and result type `resultType`.
+  Operation *cloneFor(Operation *op, int64_t w, Type resultType) {
+    OpBuilder b = builderFor(w);
+    Operation *clone = b.clone(*op, map_[w]);
+    if (clone->getNumResults() == 1 && resultType) clone->getResult(0).setType(resultType);
+    return clone;
+  }
+
+  LogicalResult split(Operation *op) {
+    const core::OpInfo *info = opInfoOf(op);
+    if (!info) return op->emitError("gt-split-by-worker: not a gt op");
+    if (info->code == OpCode::Free || info->code == OpCode::Send) {
+      Sharding s = layout(op->getOperand(0));
+      for (int64_t w : s.workers) cloneFor(op, w, Type());
+      return success();
+    }
+    Value result = op->getResult(0);
+    Sharding out = layout(result);
+    if (info->code == OpCode::Move) return splitMove(op, out);
+    for (int64_t w : out.workers) {
+      Type local = localType(result, out, w);
+      if ((info->code == OpCode::Randn || info->code == OpCode::Rand) && out.isSplit()) {
+        // Each worker draws the whole tensor and keeps its block: element i is a function of
+        // (seed, i), so the blocks are those of the unsharded tensor.
+        Operation *whole = cloneFor(op, w, result.getType());
+        OpBuilder b = builderFor(w);
+        core::OpAttrs attrs;
+        attrs.workers = out.workers;
+        attrs.axes = {out.axis};
+        Value block = emit(b, op->getLoc(), OpCode::AllSlice, whole->getResult(0), attrs, local, op);
+        moveIdentity(whole, block.getDefiningOp());
+        map_[w].map(result, block);
+        continue;
+      }
+      Operation *clone = cloneFor(op, w, local);
+      if (info->code == OpCode::Mean && out.isPartial()) {
+        // The mean over a split axis: each worker's mean, weighted by its share of the rows.
+        Sharding in = layout(op->getOperand(0));
+        auto inType = cast<RankedTensorType>(op->getOperand(0).getType());
+        int64_t size = inType.getDimSize(in.axis);
+        auto [begin, end] = core::splitRange(size, int64_t(in.workers.size()), in.rankOf(w));
+        OpBuilder b = builderFor(w);
+        core::OpAttrs fill;
+        fill.value = size == 0 ? 0.0 : double(end - begin) / double(size);
+        auto elem = cast<RankedTensorType>(local).getElementType();
+        Value scale = emit(b, op->getLoc(), OpCode::Full, {}, fill, RankedTensorType::get({}, elem), op);
+        Value scaled = emitBinary(b, op->getLoc(), OpCode::Mul, clone->getResult(0), scale, local, op);
+        map_[w].map(result, scaled);
+        continue;
+      }
+      map_[w].map(result, clone->getResult(0));
+    }
+    return success();
+  }
+
+  /// gt.move: rank r of `to` gets rank r (mod |from|) of `from`'s value: a send/recv pair, or
+  /// nothing when it is the same worker.
+  LogicalResult splitMove(Operation *op, const Sharding &out) {
+    auto move = cast<MoveOp>(op);
+    ArrayRef<int64_t> from = move.getFrom(), to = move.getTo();
+    Sharding in = layout(op->getOperand(0));
+    for (size_t r = 0; r < to.size(); ++r) {
+      int64_t dst = to[r], src = from[r % from.size()];
+      if (!in.isSplit() && llvm::is_contained(from, dst)) src = dst; // it already holds the value
+      Type local = localType(op->getResult(0), out, dst);
+      Value srcValue = map_[src].lookup(op->getOperand(0));
+      if (localType(op->getOperand(0), in, src) != local)
+        return op->emitError("gt-split-by-worker: a move between groups must keep each block's shape");
+      if (src == dst) {
+        map_[dst].map(op->getResult(0), srcValue);
+        continue;
+      }
+      OpBuilder sb = builderFor(src);
+      core::OpAttrs peer;
+      peer.workers = {dst};
+      OperationState send(op->getLoc(), "gt.send");
+      send.addOperands(srcValue);
+      NamedAttrList sendAttrs;
+      appendAttrs(sb, OpCode::Send, peer, sendAttrs);
+      send.addAttributes(sendAttrs);
+      Operation *s = sb.create(send);
+      copyProvenance(op, s);
+      OpBuilder rb = builderFor(dst);
+      peer.workers = {src};
+      map_[dst].map(op->getResult(0), emit(rb, op->getLoc(), OpCode::Recv, {}, peer, local, op));
+    }
+    return success();
+  }
+
+  /// The client's id and the global layout name `to`'s result from now on, not `from`'s.
+  void moveIdentity(Operation *from, Operation *to) {
+    for (const char *name : {"gt.id", kShardingAttr})
+      if (Attribute a = from->getAttr(name)) {
+        to->setAttr(name, a);
+        from->removeAttr(name);
+      }
+  }
+
+  void copyProvenance(Operation *from, Operation *to) {
+    if (auto s = from->getAttr(kSignalAttr)) to->setAttr(kSignalAttr, s);
+    if (auto id = from->getAttr("gt.id")) to->setAttr("gt.id", id);
+  }
+
+  Value emit(OpBuilder &b, Location loc, OpCode code, Value operand, const core::OpAttrs &attrs, Type type, Operation *cause) {
+    OperationState state(loc, std::string("gt.") + core::opInfo(code).mnemonic);
+    if (operand) state.addOperands(operand);
+    state.addTypes(type);
+    NamedAttrList list;
+    appendAttrs(b, code, attrs, list);
+    state.addAttributes(list);
+    Operation *op = b.create(state);
+    if (auto s = cause->getAttr(kSignalAttr)) op->setAttr(kSignalAttr, s);
+    return op->getResult(0);
+  }
+
+  Value emitBinary(OpBuilder &b, Location loc, OpCode code, Value x, Value y, Type type, Operation *cause) {
+    OperationState state(loc, std::string("gt.") + core::opInfo(code).mnemonic);
+    state.addOperands({x, y});
+    state.addTypes(type);
+    Operation *op = b.create(state);
+    if (auto s = cause->getAttr(kSignalAttr)) op->setAttr(kSignalAttr, s);
+    moveIdentity(x.getDefiningOp(), op); // the scaled mean is the value the client named
+    return op->getResult(0);
+  }
+
+  void finish() {
+    for (auto &[w, f] : funcs_) {
+      Block &body = f.getBody().front();
+      f.setFunctionType(FunctionType::get(f.getContext(), body.getArgumentTypes(), {}));
+      for (unsigned i = 0; i < argAttrs_[w].size(); ++i)
+        if (argAttrs_[w][i]) f.setArgAttrs(i, argAttrs_[w][i]);
+    }
+    func_.erase();
+  }
+
+  func::FuncOp func_;
+  int64_t defaultWorker_;
+  std::map<int64_t, func::FuncOp> funcs_;
+  std::map<int64_t, IRMapping> map_;
+  std::map<int64_t, std::vector<DictionaryAttr>> argAttrs_;
+};
+
+struct GTSplitByWorkerPass : impl::GTSplitByWorkerBase<GTSplitByWorkerPass> {
+  using GTSplitByWorkerBase::GTSplitByWorkerBase;
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
+    for (func::FuncOp f : funcs)
+      if (failed(Splitter(f, defaultWorker).run())) return signalPassFailure();
+  }
+};
+} // namespace
+} // namespace mlir::gt
