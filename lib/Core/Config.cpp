@@ -116,10 +116,14 @@ ShardingConfig ShardingConfig::parse(const std::string &text, const std::string 
   if (!root.IsMap()) p.fail(root, "a sharding config is a map of signal names to settings");
   std::map<std::string, YAML::Node> backwardKeys;
   for (const auto &kv : root) {
-    std::string name = kv.first.as<std::string>();
-    if (config.signals.count(name)) p.fail(kv.first, "signal '" + name + "' is defined twice");
-    config.signals.emplace(name, p.signal(name, kv.first, kv.second));
-    if (kv.second.IsMap() && kv.second["backward"]) backwardKeys[name] = kv.second["backward"];
+    try {
+      std::string name = kv.first.as<std::string>();
+      if (config.signals.count(name)) p.fail(kv.first, "signal '" + name + "' is defined twice");
+      config.signals.emplace(name, p.signal(name, kv.first, kv.second));
+      if (kv.second.IsMap() && kv.second["backward"]) backwardKeys[name] = kv.second["backward"];
+    } catch (const YAML::Exception &e) { // e.g. a key that is a list: not one of ours
+      throw ConfigError(source + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    }
   }
   for (auto &[name, node] : backwardKeys) {
     const std::string &target = config.signals.at(name).backward;

@@ -78,4 +78,5 @@ TEST(ShardingConfig, ErrorsNameTheLine) {
   EXPECT_EQ(errorOf("a: [1, 2\n").substr(0, 11), "cfg.yaml:2:");
   EXPECT_EQ(errorOf("- a\n- b\n"), "cfg.yaml:1: a sharding config is a map of signal names to settings");
   EXPECT_EQ(errorOf("a:\n  compile: true\n", 1), "");
+  EXPECT_EQ(errorOf("a:\n  [x]: 1\n").substr(0, 11), "cfg.yaml:2:"); // a list as a key
 }
