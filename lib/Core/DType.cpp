@@ -2,8 +2,7 @@
 #include "gt/Core/DType.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstring>
+#include <bit>
 
 namespace gt {
 
@@ -63,50 +62,17 @@ DType promoteTypes(DType a, DType b) {
   return promotionRank(a) >= promotionRank(b) ? a : b;
 }
 
-float halfToFloat(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000) << 16, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
-  uint32_t bits;
-  if (exponent == 0x1f) { // infinity or NaN
-    bits = sign | 0x7f800000 | (mantissa << 13);
-  } else if (exponent != 0) { // normal: rebias 15 -> 127
-    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
-  } else { // zero or subnormal: mantissa * 2^-24 is exact in float32
-    float f = float(mantissa) * 0x1p-24f;
-    std::memcpy(&bits, &f, 4);
-    bits |= sign;
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
+// float16: the compiler's _Float16 (F16C instructions or libgcc) does the IEEE conversion.
+float halfToFloat(uint16_t bits) { return float(std::bit_cast<_Float16>(bits)); }
+uint16_t floatToHalf(float value) { return std::bit_cast<uint16_t>(_Float16(value)); }
 
-uint16_t floatToHalf(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  uint16_t sign = uint16_t((bits >> 16) & 0x8000);
-  uint32_t abs = bits & 0x7fffffff;
-  if (abs > 0x7f800000) return sign | 0x7e00;          // NaN
-  if (abs >= 0x477ff000) return sign | 0x7c00;         // rounds to >= 65520: infinity
-  if (abs < 0x38800000) {                              // below 2^-14: subnormal or zero
-    float scaled = std::fabs(value) * 0x1p24f;         // in units of 2^-24; exact below 2^24
-    return sign | uint16_t(std::nearbyint(scaled));   // nearbyint rounds to even by default
-  }
-  uint32_t rounded = abs + 0xfff + ((abs >> 13) & 1);  // round to nearest even at bit 13
-  return sign | uint16_t(((rounded >> 13) - (112 << 10)) & 0x7fff);
-}
-
-float bfloat16ToFloat(uint16_t h) {
-  uint32_t bits = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
+// bfloat16: no compiler type before GCC 13; it is the top half of a float32.
+float bfloat16ToFloat(uint16_t bits) { return std::bit_cast<float>(uint32_t(bits) << 16); }
 
 uint16_t floatToBFloat16(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
+  uint32_t bits = std::bit_cast<uint32_t>(value);
   if ((bits & 0x7fffffff) > 0x7f800000) return uint16_t((bits >> 16) | 0x40); // quiet NaN
-  bits += 0x7fff + ((bits >> 16) & 1);
+  bits += 0x7fff + ((bits >> 16) & 1); // round to nearest even at bit 16
   return uint16_t(bits >> 16);
 }
 

@@ -49,7 +49,8 @@ const char *reduceName(ReduceKind r);
 std::pair<int64_t, int64_t> splitRange(int64_t size, int64_t count, int64_t rank);
 
 /// The shape worker `worker` holds of a tensor of global shape `shape` laid out as `sharding`
-/// (the global shape unless split). Throws std::invalid_argument if the worker is not in the group.
+/// (the global shape unless split). Throws std::invalid_argument if the worker is not in the
+/// group, AxisError if the split axis is outside the shape.
 Shape localShape(const Shape &shape, const Sharding &sharding, int64_t worker);
 
 } // namespace gt

@@ -33,6 +33,14 @@ std::optional<::gt::TensorType> fromTensorType(Type type);
 /// The MLIR attributes an op of `code` carries for `attrs` (the inverse of attrsOf).
 void appendAttrs(Builder &b, ::gt::OpCode code, const ::gt::OpAttrs &attrs, NamedAttrList &out);
 
+/// Creates `gt.<mnemonic of code>` at `b`'s insertion point with `operands`, the attributes
+/// `attrs` and result type `result` (null for ops without a result: free, send).
+Operation *createOp(OpBuilder &b, Location loc, ::gt::OpCode code, ValueRange operands, const NamedAttrList &attrs,
+                    Type result);
+/// The same, with the op-table attributes `attrs` (through appendAttrs).
+Operation *createOp(OpBuilder &b, Location loc, ::gt::OpCode code, ValueRange operands, const ::gt::OpAttrs &attrs,
+                    Type result);
+
 } // namespace mlir::gt
 
 #define GET_ATTRDEF_CLASSES

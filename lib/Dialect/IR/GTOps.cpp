@@ -119,6 +119,22 @@ void mlir::gt::appendAttrs(Builder &b, core::OpCode code, const core::OpAttrs &a
   }
 }
 
+Operation *mlir::gt::createOp(OpBuilder &b, Location loc, core::OpCode code, ValueRange operands,
+                              const NamedAttrList &attrs, Type result) {
+  OperationState state(loc, std::string("gt.") + core::opInfo(code).mnemonic);
+  state.addOperands(operands);
+  if (result) state.addTypes(result);
+  state.addAttributes(attrs);
+  return b.create(state);
+}
+
+Operation *mlir::gt::createOp(OpBuilder &b, Location loc, core::OpCode code, ValueRange operands,
+                              const core::OpAttrs &attrs, Type result) {
+  NamedAttrList list;
+  appendAttrs(b, code, attrs, list);
+  return createOp(b, loc, code, operands, list, result);
+}
+
 LogicalResult mlir::gt::verifyWithOpTable(Operation *op) {
   const core::OpInfo *info = opInfoOf(op);
   if (!info) return op->emitOpError("is not in GT's op table");

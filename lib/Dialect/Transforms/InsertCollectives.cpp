@@ -47,13 +47,7 @@ private:
   /// One distribution op `code` on `v` producing layout `result` (same global type).
   Value emit(Operation *before, OpCode code, Value v, const core::OpAttrs &attrs, const Sharding &result, StringAttr cause) {
     b_.setInsertionPoint(before);
-    OperationState state(before->getLoc(), std::string("gt.") + core::opInfo(code).mnemonic);
-    state.addOperands(v);
-    state.addTypes(v.getType());
-    NamedAttrList list;
-    appendAttrs(b_, code, attrs, list);
-    state.addAttributes(list);
-    Operation *op = b_.create(state);
+    Operation *op = createOp(b_, before->getLoc(), code, v, attrs, v.getType());
     setSharding(op, result);
     if (cause) op->setAttr(kSignalAttr, cause);
     return op->getResult(0);

@@ -84,17 +84,12 @@ private:
         if (s.isPartial()) s = repl;
     };
     int64_t rank = rankOf(op->getResult(0));
-    // A single-worker group: every layout is "replicated" there.
-    if (group.size() == 1) {
-      Plan p = replicatedPlan();
-      return p;
-    }
+    if (group.size() == 1) return replicatedPlan(); // one worker: every layout is "replicated"
 
     switch (info.kind) {
-    case core::OpKind::Creation: {
+    case core::OpKind::Creation:
       if (auto s = op->getAttrOfType<ShardingAttr>(kShardingAttr)) return {{}, s.toCore()};
-      return {std::vector<Sharding>(in.size(), Sharding::replicated(group)), repl};
-    }
+      return replicatedPlan();
     case core::OpKind::Distribution: {
       if (info.code == OpCode::Shard) {
         auto s = op->getAttrOfType<ShardingAttr>(kShardingAttr);

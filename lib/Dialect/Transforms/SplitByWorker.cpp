@@ -116,8 +116,9 @@ private:
         core::OpAttrs fill;
         fill.value = size == 0 ? 0.0 : double(end - begin) / double(size);
         auto elem = cast<RankedTensorType>(local).getElementType();
-        Value scale = emit(b, op->getLoc(), OpCode::Full, {}, fill, RankedTensorType::get({}, elem), op);
-        Value scaled = emitBinary(b, op->getLoc(), OpCode::Mul, clone->getResult(0), scale, local, op);
+        Value scale = emit(b, op->getLoc(), OpCode::Full, ValueRange(), fill, RankedTensorType::get({}, elem), op);
+        Value scaled = emit(b, op->getLoc(), OpCode::Mul, ValueRange{clone->getResult(0), scale}, {}, local, op);
+        moveIdentity(clone, scaled.getDefiningOp()); // the scaled mean is the value the client named
         map_[w].map(result, scaled);
         continue;
       }
@@ -146,13 +147,7 @@ private:
       OpBuilder sb = builderFor(src);
       core::OpAttrs peer;
       peer.workers = {dst};
-      OperationState send(op->getLoc(), "gt.send");
-      send.addOperands(srcValue);
-      NamedAttrList sendAttrs;
-      appendAttrs(sb, OpCode::Send, peer, sendAttrs);
-      send.addAttributes(sendAttrs);
-      Operation *s = sb.create(send);
-      copyProvenance(op, s);
+      emit(sb, op->getLoc(), OpCode::Send, srcValue, peer, Type(), op);
       OpBuilder rb = builderFor(dst);
       peer.workers = {src};
       map_[dst].map(op->getResult(0), emit(rb, op->getLoc(), OpCode::Recv, {}, peer, local, op));
@@ -169,31 +164,12 @@ private:
       }
   }
 
-  void copyProvenance(Operation *from, Operation *to) {
-    if (auto s = from->getAttr(kSignalAttr)) to->setAttr(kSignalAttr, s);
-    if (auto id = from->getAttr("gt.id")) to->setAttr("gt.id", id);
-  }
-
-  Value emit(OpBuilder &b, Location loc, OpCode code, Value operand, const core::OpAttrs &attrs, Type type, Operation *cause) {
-    OperationState state(loc, std::string("gt.") + core::opInfo(code).mnemonic);
-    if (operand) state.addOperands(operand);
-    state.addTypes(type);
-    NamedAttrList list;
-    appendAttrs(b, code, attrs, list);
-    state.addAttributes(list);
-    Operation *op = b.create(state);
+  /// A new op for `code` carrying `cause`'s signal; its result (null without one).
+  Value emit(OpBuilder &b, Location loc, OpCode code, ValueRange operands, const core::OpAttrs &attrs, Type type,
+             Operation *cause) {
+    Operation *op = createOp(b, loc, code, operands, attrs, type);
     if (auto s = cause->getAttr(kSignalAttr)) op->setAttr(kSignalAttr, s);
-    return op->getResult(0);
-  }
-
-  Value emitBinary(OpBuilder &b, Location loc, OpCode code, Value x, Value y, Type type, Operation *cause) {
-    OperationState state(loc, std::string("gt.") + core::opInfo(code).mnemonic);
-    state.addOperands({x, y});
-    state.addTypes(type);
-    Operation *op = b.create(state);
-    if (auto s = cause->getAttr(kSignalAttr)) op->setAttr(kSignalAttr, s);
-    moveIdentity(x.getDefiningOp(), op); // the scaled mean is the value the client named
-    return op->getResult(0);
+    return op->getNumResults() ? op->getResult(0) : Value();
   }
 
   void finish() {

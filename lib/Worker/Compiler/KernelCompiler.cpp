@@ -57,7 +57,7 @@
 #include <functional>
 #include <utility>
 #include <cstdlib>
-#include <cstring>
+#include <bit>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -91,12 +91,7 @@ namespace {
 /// LLVM's x86 backend rounds vectors of bf16 through float and calls __truncsfbf2, which
 /// libgcc 12 does not have. Same ABI as compiler-rt's: float in, the 16 result bits in xmm0
 /// (declared _Float16 only to get that register; no half conversion happens).
-extern "C" _Float16 gtTruncSFBF2(float value) {
-  uint16_t bits = floatToBFloat16(value);
-  _Float16 out;
-  std::memcpy(&out, &bits, 2);
-  return out;
-}
+extern "C" _Float16 gtTruncSFBF2(float value) { return std::bit_cast<_Float16>(floatToBFloat16(value)); }
 } // namespace
 
 void Kernel::invoke(void **d) const {
@@ -174,13 +169,10 @@ struct KernelCompiler::Impl {
   /// One gt op for `code` (attributes from `attrs`, fill values and seeds as operands).
   Operation *createOp(OpBuilder &b, Location loc, OpCode code, ValueRange operands, const OpAttrs &attrs,
                       const TensorType &result) {
-    OperationState state(loc, std::string("gt.") + opInfo(code).mnemonic);
-    state.addOperands(operands);
-    state.addTypes(mlir::gt::toTensorType(&ctx, result));
-    NamedAttrList named;
-    if (code != OpCode::Full && code != OpCode::Randn && code != OpCode::Rand) mlir::gt::appendAttrs(b, code, attrs, named);
-    state.addAttributes(named);
-    return b.create(state);
+    Type type = mlir::gt::toTensorType(&ctx, result);
+    if (code == OpCode::Full || code == OpCode::Randn || code == OpCode::Rand) // value/seed come as operands
+      return mlir::gt::createOp(b, loc, code, operands, NamedAttrList(), type);
+    return mlir::gt::createOp(b, loc, code, operands, attrs, type);
   }
 
   /// func @kernel(%args: memref..., %outs: memref...) { to_tensor; <body>; materialize_in_destination }

@@ -158,9 +158,11 @@ class Module:
         return self.to(_dt.float64)
 
     def half(self):
+        """Casts floating parameters and buffers to float16 (in place); returns self."""
         return self.to(_dt.float16)
 
     def bfloat16(self):
+        """Casts floating parameters and buffers to bfloat16 (in place); returns self."""
         return self.to(_dt.bfloat16)
 
     # ------------------------------------------------------------ state
