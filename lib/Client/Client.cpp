@@ -66,6 +66,8 @@ std::pair<uint64_t, TensorType> Client::emit(OpCode op, const std::vector<uint64
   bufferedBytes_ += data.size();
   inst.data = std::move(data);
   inst.location = std::move(location);
+  inst.signal = signal_;
+  inst.backward = backward_ && !signal_.empty();
   types_.emplace(inst.result, result);
   record(inst, result);
   uint64_t id = inst.result;
@@ -160,10 +162,28 @@ Stats Client::stats() {
     Stats out;
     for (auto s : r.getStats()) out.values[s.getName().cStr()] = s.getValue();
     for (auto n : r.getNotes()) out.notes.push_back(n.cStr());
+    for (auto w : r.getByWorker()) {
+      auto &values = out.byWorker[w.getIndex()];
+      for (auto s : w.getStats()) values[s.getName().cStr()] = s.getValue();
+    }
     return out;
   } catch (const kj::Exception &e) {
     throw ConnectionError(std::string("lost the GT dispatcher: ") + e.getDescription().cStr());
   }
+}
+
+void Client::loadConfig(const std::string &yaml, const std::string &path) {
+  flush(); // instructions issued before the config keep the old one
+  std::string error;
+  try {
+    auto req = rpc_->session.loadConfigRequest();
+    req.setYaml(yaml);
+    req.setPath(path);
+    error = req.send().wait(rpc_->ws()).getError().cStr();
+  } catch (const kj::Exception &e) {
+    throw ConnectionError(std::string("lost the GT dispatcher: ") + e.getDescription().cStr());
+  }
+  if (!error.empty()) throw std::invalid_argument(error);
 }
 
 uint32_t Client::numWorkers() {

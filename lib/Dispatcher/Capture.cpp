@@ -35,7 +35,7 @@ OwningOpRef<ModuleOp> captureBatch(MLIRContext &ctx, const std::vector<Instructi
 
   std::unordered_map<uint64_t, Value> values; // session id -> SSA value in this batch
   std::unordered_map<uint64_t, TensorType> types;
-  std::vector<std::pair<uint64_t, int64_t>> arguments; // (session id, worker) per block argument
+  std::vector<std::pair<uint64_t, External>> arguments; // per block argument
   auto operand = [&](uint64_t id, const Instruction &inst) -> Value {
     if (auto it = values.find(id); it != values.end()) return it->second;
     std::optional<External> ext = lookup(id);
@@ -44,7 +44,7 @@ OwningOpRef<ModuleOp> captureBatch(MLIRContext &ctx, const std::vector<Instructi
                                   (inst.location.empty() ? "" : " at " + inst.location) + ": tensor " +
                                   std::to_string(id) + " does not exist in this session");
     Value arg = body->addArgument(mlir::gt::toTensorType(&ctx, ext->type), UnknownLoc::get(&ctx));
-    arguments.push_back({id, ext->worker});
+    arguments.push_back({id, *ext});
     types[id] = ext->type;
     return values[id] = arg;
   };
@@ -76,6 +76,10 @@ OwningOpRef<ModuleOp> captureBatch(MLIRContext &ctx, const std::vector<Instructi
     if (inst.op == OpCode::Upload) attrs.append("blob", b.getI64IntegerAttr(int64_t(i)));
     attrs.append("gt.inst", b.getI64IntegerAttr(int64_t(i)));
     if (inst.op != OpCode::Free) attrs.append("gt.id", b.getI64IntegerAttr(int64_t(inst.result)));
+    if (!inst.signal.empty()) {
+      attrs.append("gt.signal", b.getStringAttr(inst.signal));
+      if (inst.backward) attrs.append("gt.backward", b.getUnitAttr());
+    }
     state.addAttributes(attrs);
     Operation *op = b.create(state);
     // A freed value stays in `values`, so a later use in this batch reaches gt-verify.
@@ -85,7 +89,9 @@ OwningOpRef<ModuleOp> captureBatch(MLIRContext &ctx, const std::vector<Instructi
   func.setFunctionType(b.getFunctionType(body->getArgumentTypes(), {}));
   for (unsigned i = 0; i < arguments.size(); ++i) {
     func.setArgAttr(i, "gt.id", b.getI64IntegerAttr(int64_t(arguments[i].first)));
-    func.setArgAttr(i, "gt.worker", b.getI64IntegerAttr(arguments[i].second));
+    func.setArgAttr(i, "gt.worker", b.getI64IntegerAttr(arguments[i].second.worker));
+    if (arguments[i].second.sharding)
+      func.setArgAttr(i, "gt.sharding", mlir::gt::ShardingAttr::fromCore(&ctx, *arguments[i].second.sharding));
   }
   return module;
 }
@@ -94,13 +100,18 @@ void runDispatcherPipeline(ModuleOp module, const mlir::gt::DispatcherPipelineOp
   std::string diagnostics;
   llvm::raw_string_ostream os(diagnostics);
   ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
-    os << d.getLocation() << ": " << d.str() << "\n";
+    if (auto file = dyn_cast<FileLineColLoc>(d.getLocation())) // the user's "file.py:12"
+      os << file.getFilename().str() << ":" << file.getLine() << ": " << d.str() << "\n";
+    else
+      os << d.getLocation() << ": " << d.str() << "\n";
     return success();
   });
   PassManager pm(module.getContext());
   mlir::gt::buildDispatcherPipeline(pm, options);
-  if (failed(verify(module)) || failed(pm.run(module)))
+  if (failed(verify(module)) || failed(pm.run(module))) {
+    while (!diagnostics.empty() && diagnostics.back() == '\n') diagnostics.pop_back();
     throw std::invalid_argument("invalid instruction stream: " + diagnostics);
+  }
 }
 
 PlacedBatch placedInstructions(ModuleOp module) {

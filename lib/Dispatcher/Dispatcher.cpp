@@ -2,6 +2,8 @@
 // verified and placed by the pass pipeline, then streamed to workers as programs.
 #include "gt/Dispatcher/Dispatcher.h"
 
+#include "gt/Core/Config.h"
+#include "gt/Dialect/GTOps.h"
 #include "gt/Dialect/Passes.h"
 #include "gt/Dispatcher/Capture.h"
 #include "gt/Transport/Wire.h"
@@ -10,10 +12,14 @@
 #include "mlir/IR/MLIRContext.h"
 
 #include <capnp/ez-rpc.h>
+#include <kj/async-io.h>
 #include <kj/debug.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <set>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -61,6 +67,11 @@ struct State {
   InstructionLog log;
   mlir::gt::HotRegionCounter regionCounts; ///< spans every batch of every session
   uint64_t regionsFormed = 0, regionsMarkedHot = 0, batches = 0;
+  uint64_t uploadBytes = 0, fetchBytes = 0; ///< tensor bytes that passed through the dispatcher
+  // The rendezvous store of worker groups (Gloo): key -> value, and the gets still waiting.
+  std::map<std::string, std::string> store;
+  std::multimap<std::string, kj::Own<kj::PromiseFulfiller<std::string>>> storeWaiters;
+  kj::Timer *timer = nullptr;
   explicit State(Options o) : options(std::move(o)), log(options.instructionLog) {
     mlir::DialectRegistry registry;
     mlir::gt::registerGTDialects(registry);
@@ -73,6 +84,10 @@ struct State {
 };
 
 void setError(wire::Fetched::Builder out, const std::string &message) { out.setError(message); }
+using gt::combineParts;
+void combine(DType dtype, ReduceKind reduce, void *acc, const void *part, size_t count) {
+  combineParts(dtype, reduce, acc, part, count);
+}
 
 /// A region of one worker's program, ready for the wire (ids are global).
 struct wireRegion {
@@ -90,7 +105,8 @@ public:
     // The client went away: free everything it still holds, worker by worker.
     std::unordered_map<int64_t, std::vector<uint64_t>> byWorker;
     for (auto &[id, t] : tensors_)
-      if (t.error.empty()) byWorker[t.worker].push_back(t.globalId);
+      if (t.error.empty())
+        for (int64_t w : t.layout.workers) byWorker[w].push_back(t.globalId);
     for (auto &[worker, ids] : byWorker) {
       std::vector<Instruction> program;
       for (uint64_t g : ids) {
@@ -106,7 +122,10 @@ public:
 
   kj::Promise<void> submit(SubmitContext context) override {
     std::vector<Instruction> batch;
-    for (auto inst : context.getParams().getBatch().getInstructions()) batch.push_back(wire::fromWire(inst));
+    for (auto inst : context.getParams().getBatch().getInstructions()) {
+      batch.push_back(wire::fromWire(inst));
+      state_.uploadBytes += batch.back().data.size();
+    }
     if (state_.log.enabled())
       for (const Instruction &inst : batch) state_.log.write(id_, "recv", inst);
     dispatch(batch);
@@ -126,6 +145,7 @@ public:
       setError(context.getResults().initResult(), t.error);
       return kj::READY_NOW;
     }
+    if (t.layout.workers.size() > 1) return fetchSharded(context, t);
     WorkerRef &w = state_.workers[t.worker];
     if (!w.alive) {
       setError(context.getResults().initResult(), "worker " + std::to_string(t.worker) + " died: " + w.deathReason);
@@ -135,7 +155,8 @@ public:
     req.setId(t.globalId);
     int64_t worker = t.worker;
     return req.send().then(
-        [context](capnp::Response<wire::Worker::FetchResults> &&r) mutable {
+        [this, context](capnp::Response<wire::Worker::FetchResults> &&r) mutable {
+          state_.fetchBytes += r.getResult().getData().size();
           context.getResults().setResult(r.getResult());
         },
         [this, context, worker](kj::Exception &&e) mutable {
@@ -160,6 +181,7 @@ public:
     struct Totals {
       std::map<std::string, double> values;
       std::vector<std::string> notes;
+      std::map<uint32_t, std::map<std::string, double>> byWorker;
     };
     auto totals = std::make_shared<Totals>();
     Totals &t = *totals;
@@ -167,6 +189,8 @@ public:
     t.values["batches"] = double(state_.batches);
     t.values["regions_formed"] = double(state_.regionsFormed);
     t.values["regions_marked_hot"] = double(state_.regionsMarkedHot);
+    t.values["dispatcher_upload_bytes"] = double(state_.uploadBytes);
+    t.values["dispatcher_fetch_bytes"] = double(state_.fetchBytes);
     auto promises = kj::heapArrayBuilder<kj::Promise<void>>(state_.workers.size());
     for (size_t i = 0; i < state_.workers.size(); ++i) {
       if (!state_.workers[i].alive) continue;
@@ -174,7 +198,10 @@ public:
       promises.add(state_.workers[i].client.statsRequest().send().then(
           [totals, i](capnp::Response<wire::Worker::StatsResults> &&r) {
             Totals &t = *totals;
-            for (auto s : r.getStats()) t.values[s.getName().cStr()] += s.getValue();
+            for (auto s : r.getStats()) {
+              t.values[s.getName().cStr()] += s.getValue();
+              t.byWorker[uint32_t(i)][s.getName().cStr()] = s.getValue();
+            }
             for (auto n : r.getNotes()) t.notes.push_back("worker " + std::to_string(i) + ": " + n.cStr());
           },
           [](kj::Exception &&) {}));
@@ -190,14 +217,42 @@ public:
       }
       auto notes = context.getResults().initNotes(unsigned(t.notes.size()));
       for (unsigned j = 0; j < t.notes.size(); ++j) notes.set(j, t.notes[j]);
+      auto byWorker = context.getResults().initByWorker(unsigned(t.byWorker.size()));
+      unsigned k = 0;
+      for (auto &[index, values] : t.byWorker) {
+        byWorker[k].setIndex(index);
+        auto stats = byWorker[k].initStats(unsigned(values.size()));
+        unsigned j = 0;
+        for (auto &[name, value] : values) {
+          stats[j].setName(name);
+          stats[j].setValue(value);
+          ++j;
+        }
+        ++k;
+      }
     });
+  }
+
+  kj::Promise<void> loadConfig(LoadConfigContext context) override {
+    auto params = context.getParams();
+    context.getResults().setWorkers(uint32_t(state_.workers.size()));
+    try {
+      auto config = std::make_unique<ShardingConfig>(ShardingConfig::parse(params.getYaml(), params.getPath()));
+      config->checkWorkers(int64_t(state_.workers.size()));
+      config_ = std::move(config);
+      sharded_ = true; // from now on every batch goes through the sharding pipeline
+    } catch (const std::exception &e) {
+      context.getResults().setError(e.what());
+    }
+    return kj::READY_NOW;
   }
 
 private:
   struct Entry {
-    TensorType type;
-    int64_t worker = 0;
-    uint64_t globalId = 0;
+    TensorType type;       ///< the global (client's) type
+    int64_t worker = 0;    ///< the first worker holding it
+    Sharding layout;       ///< where its pieces live (unsharded: replicated over {worker})
+    uint64_t globalId = 0; ///< the same on every holder
     std::string error; ///< poisoned at the dispatcher (invalid stream, dead worker)
   };
 
@@ -226,6 +281,7 @@ private:
   }
 
   void dispatch(const std::vector<Instruction> &batch) {
+    if (sharded_) return dispatchSharded(batch);
     int64_t home = homeWorker();
     if (home < 0) return poison(batch, "no live worker is registered with the dispatcher");
     mlir::OwningOpRef<mlir::ModuleOp> module;
@@ -236,7 +292,7 @@ private:
           if (it != tensors_.end()) return External{it->second.type, home}; // poisoned: still typed
           return std::nullopt;
         }
-        return External{it->second.type, it->second.worker};
+        return External{it->second.type, it->second.worker, std::nullopt};
       });
       dumpIR(*module, "captured");
       runDispatcherPipeline(*module, {home, state_.options.jit, state_.options.hotAfter, &state_.regionCounts});
@@ -305,6 +361,7 @@ private:
       Entry entry;
       entry.type = p.type;
       entry.worker = p.worker;
+      entry.layout = Sharding::replicated({p.worker});
       entry.globalId = state_.nextGlobalId++;
       if (poisoned) entry.error = error;
       if (auto old = tensors_.find(inst.result); old != tensors_.end() && old->second.error.empty()) {
@@ -322,6 +379,249 @@ private:
     }
     closeRegion();
     for (auto &[worker, program] : programs) send(worker, program, regions[worker]);
+  }
+
+  // ---------------------------------------------------------------- sharded sessions
+
+  /// Frees session tensor `id` on every worker holding it and forgets it.
+  void freeEverywhere(uint64_t id) {
+    auto it = tensors_.find(id);
+    if (it == tensors_.end()) return;
+    if (it->second.error.empty())
+      for (int64_t w : it->second.layout.workers) {
+        Instruction free;
+        free.op = OpCode::Free;
+        free.operands = {it->second.globalId};
+        send(w, {free});
+      }
+    tensors_.erase(it);
+  }
+
+  /// Poisons every result of `batch` with `error` and runs only its frees. A sharded batch is
+  /// all or nothing: its collectives must run on every worker of their group or on none.
+  void poisonSharded(const std::vector<Instruction> &batch, const std::string &error) {
+    for (const Instruction &inst : batch) {
+      if (inst.op == OpCode::Free) {
+        freeEverywhere(inst.operands.at(0));
+        continue;
+      }
+      freeEverywhere(inst.result);
+      tensors_[inst.result].error = error;
+    }
+  }
+
+  /// The batch through gt-apply-signals, gt-propagate-sharding, gt-insert-collectives and
+  /// gt-split-by-worker; each @workerN function becomes worker N's program. Every tensor the
+  /// client names gets one global id, the same on each worker holding a piece of it; values
+  /// the passes add (collective results, received blocks) are freed at the end of the program.
+  void dispatchSharded(const std::vector<Instruction> &batch) {
+    for (const Instruction &inst : batch) {
+      if (inst.op == OpCode::Free) continue;
+      for (uint64_t id : inst.operands)
+        if (auto it = tensors_.find(id); it != tensors_.end() && !it->second.error.empty())
+          return poisonSharded(batch, it->second.error);
+    }
+    int64_t home = homeWorker();
+    if (home < 0) return poisonSharded(batch, "no live worker is registered with the dispatcher");
+    static const ShardingConfig noConfig;
+    mlir::OwningOpRef<mlir::ModuleOp> module;
+    std::unordered_map<uint64_t, TensorType> globalTypes;
+    try {
+      module = captureBatch(state_.ctx, batch, [&](uint64_t id) -> std::optional<External> {
+        auto it = tensors_.find(id);
+        if (it == tensors_.end()) return std::nullopt;
+        return External{it->second.type, it->second.worker, it->second.layout};
+      });
+      module->walk([&](mlir::Operation *op) {
+        if (auto sid = op->getAttrOfType<mlir::IntegerAttr>("gt.id"); sid && op->getNumResults() == 1)
+          globalTypes[uint64_t(sid.getInt())] = *mlir::gt::fromTensorType(op->getResult(0).getType());
+      });
+      dumpIR(*module, "captured");
+      mlir::gt::DispatcherPipelineOptions options;
+      options.defaultWorker = home;
+      options.regions = false;
+      options.config = config_ ? config_.get() : &noConfig;
+      options.numWorkers = int64_t(state_.workers.size());
+      runDispatcherPipeline(*module, options);
+      dumpIR(*module, "sharded");
+    } catch (const std::exception &e) {
+      return poisonSharded(batch, e.what());
+    }
+    batchCount_++;
+    state_.batches++;
+
+    struct Made {
+      std::vector<int64_t> holders;
+      std::optional<Sharding> layout;
+    };
+    std::map<int64_t, std::vector<Instruction>> programs;
+    std::unordered_map<uint64_t, uint64_t> globalOf; // session id -> its new global id
+    std::map<uint64_t, Made> made;
+    std::set<uint64_t> freed;
+    for (auto func : module->getOps<mlir::func::FuncOp>()) {
+      auto workerAttr = func->getAttrOfType<mlir::IntegerAttr>("gt.worker");
+      if (!workerAttr) continue;
+      int64_t w = workerAttr.getInt();
+      if (w < 0 || size_t(w) >= state_.workers.size() || !state_.workers[w].alive) {
+        std::string why = w >= 0 && size_t(w) < state_.workers.size() ? state_.workers[w].deathReason : "";
+        return poisonSharded(batch, "worker " + std::to_string(w) + " is needed by this step but died" +
+                                        (why.empty() ? "" : ": " + why));
+      }
+      llvm::DenseMap<mlir::Value, uint64_t> ids, sessionIds;
+      for (mlir::BlockArgument arg : func.getArguments()) {
+        uint64_t sid = uint64_t(func.getArgAttrOfType<mlir::IntegerAttr>(arg.getArgNumber(), "gt.id").getInt());
+        ids[arg] = tensors_.at(sid).globalId;
+        sessionIds[arg] = sid;
+      }
+      std::vector<Instruction> &program = programs[w];
+      std::vector<uint64_t> temporaries;
+      for (mlir::Operation &op : func.getBody().front()) {
+        const OpInfo *info = mlir::gt::opInfoOf(&op);
+        if (!info) continue; // func.return
+        Instruction inst;
+        inst.op = info->code;
+        inst.attrs = mlir::gt::attrsOf(&op);
+        inst.location = locationString(op.getLoc());
+        for (mlir::Value v : op.getOperands()) inst.operands.push_back(ids.at(v));
+        if (inst.op == OpCode::Send) { // the receiver's block: what a failed sender still sends
+          TensorType t = *mlir::gt::fromTensorType(op.getOperand(0).getType());
+          inst.attrs.shape = t.shape;
+          inst.attrs.dtype = t.dtype;
+        }
+        if (inst.op == OpCode::Free) {
+          if (auto it = sessionIds.find(op.getOperand(0)); it != sessionIds.end()) freed.insert(it->second);
+        } else if (op.getNumResults() == 1) {
+          mlir::Value result = op.getResult(0);
+          if (auto sid = op.getAttrOfType<mlir::IntegerAttr>("gt.id")) {
+            auto [it, fresh] = globalOf.try_emplace(uint64_t(sid.getInt()), 0);
+            if (fresh) it->second = state_.nextGlobalId++;
+            inst.result = it->second;
+            sessionIds[result] = uint64_t(sid.getInt());
+            Made &m = made[uint64_t(sid.getInt())];
+            m.holders.push_back(w);
+            if (auto layout = op.getAttrOfType<mlir::gt::ShardingAttr>("gt.sharding")) m.layout = layout.toCore();
+          } else {
+            inst.result = state_.nextGlobalId++;
+            temporaries.push_back(inst.result);
+          }
+          ids[result] = inst.result;
+        }
+        if (inst.op == OpCode::Upload) {
+          const Instruction &upload = batch.at(size_t(op.getAttrOfType<mlir::IntegerAttr>("blob").getInt()));
+          auto layout = op.getAttrOfType<mlir::gt::ShardingAttr>("gt.sharding");
+          inst.data = layout ? blockOf(upload, layout.toCore(), w) : upload.data;
+        }
+        if (state_.log.enabled()) state_.log.write(id_, "dispatch", inst, w);
+        program.push_back(std::move(inst));
+      }
+      for (uint64_t id : temporaries) {
+        Instruction free;
+        free.op = OpCode::Free;
+        free.operands = {id};
+        program.push_back(std::move(free));
+      }
+    }
+    for (uint64_t sid : freed) tensors_.erase(sid);
+    for (auto &[sid, m] : made) {
+      if (freed.count(sid)) continue;
+      if (auto old = tensors_.find(sid); old != tensors_.end()) freeEverywhere(sid); // a reused id
+      Entry e;
+      e.type = globalTypes.at(sid);
+      std::sort(m.holders.begin(), m.holders.end());
+      e.layout = m.layout ? *m.layout : Sharding::replicated(m.holders);
+      e.worker = e.layout.workers.front();
+      e.globalId = globalOf.at(sid);
+      tensors_[sid] = std::move(e);
+    }
+    for (auto &[w, program] : programs) send(w, program);
+  }
+
+  /// Worker `w`'s block of an upload laid out as `layout` (the whole tensor unless split).
+  static std::string blockOf(const Instruction &upload, const Sharding &layout, int64_t w) {
+    if (!layout.isSplit()) return upload.data;
+    auto [begin, end] = splitRange(upload.attrs.shape[size_t(layout.axis)], int64_t(layout.workers.size()),
+                                   layout.rankOf(w));
+    return takeBlock(upload.data, upload.attrs.shape, dtypeSize(upload.attrs.dtype), layout.axis, begin, end);
+  }
+
+  static std::string locationString(mlir::Location loc) {
+    if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(loc))
+      return file.getFilename().str() + ":" + std::to_string(file.getLine());
+    return "";
+  }
+
+  /// Fetches a tensor held by several workers: one copy of a replicated tensor (the others
+  /// are checked for errors), every block of a split one concatenated along its axis, every
+  /// part of a partial one combined (sum, max or min). The bytes pass through the dispatcher
+  /// only because the client asked for them.
+  kj::Promise<void> fetchSharded(FetchContext context, const Entry &t) {
+    struct Parts {
+      std::vector<std::string> bytes, errors;
+    };
+    auto parts = std::make_shared<Parts>();
+    size_t n = t.layout.workers.size();
+    parts->bytes.resize(n);
+    parts->errors.resize(n);
+    auto promises = kj::heapArrayBuilder<kj::Promise<void>>(n);
+    for (size_t r = 0; r < n; ++r) {
+      int64_t w = t.layout.workers[r];
+      WorkerRef &ref = state_.workers[size_t(w)];
+      if (!ref.alive) {
+        parts->errors[r] = "worker " + std::to_string(w) + " died: " + ref.deathReason;
+        continue;
+      }
+      auto req = ref.client.fetchRequest();
+      req.setId(t.globalId);
+      req.setErrorOnly(t.layout.isReplicated() && r > 0);
+      promises.add(req.send().then(
+          [parts, r](capnp::Response<wire::Worker::FetchResults> &&response) {
+            auto result = response.getResult();
+            parts->errors[r] = result.getError().cStr();
+            auto data = result.getData();
+            parts->bytes[r].assign(reinterpret_cast<const char *>(data.begin()), data.size());
+          },
+          [this, parts, r, w](kj::Exception &&e) {
+            markDead(w, e.getDescription().cStr());
+            parts->errors[r] = "worker " + std::to_string(w) + " died: " + state_.workers[size_t(w)].deathReason;
+          }));
+    }
+    TensorType type = t.type;
+    Sharding layout = t.layout;
+    return kj::joinPromises(promises.finish()).then([this, context, parts, type, layout]() mutable {
+      auto out = context.getResults().initResult();
+      // The first error that is not another worker's echo names the failing op.
+      std::string error;
+      for (const std::string &e : parts->errors)
+        if (!e.empty() && (error.empty() || error.find(kPeerFailed) != std::string::npos)) error = e;
+      if (!error.empty()) return setError(out, error);
+      std::string bytes;
+      try {
+        bytes = assemble(type, layout, parts->bytes);
+      } catch (const std::exception &e) {
+        return setError(out, e.what());
+      }
+      out.setDtype(uint8_t(type.dtype));
+      auto shape = out.initShape(unsigned(type.shape.size()));
+      for (unsigned i = 0; i < type.shape.size(); ++i) shape.set(i, type.shape[i]);
+      out.setData(kj::arrayPtr(reinterpret_cast<const kj::byte *>(bytes.data()), bytes.size()));
+      state_.fetchBytes += bytes.size();
+    });
+  }
+
+  /// The global tensor from its pieces (see fetchSharded). Throws if a piece has the wrong size.
+  static std::string assemble(const TensorType &type, const Sharding &layout, const std::vector<std::string> &pieces) {
+    size_t elem = dtypeSize(type.dtype), total = size_t(numElements(type.shape)) * elem;
+    if (layout.isReplicated()) {
+      if (pieces[0].size() != total) throw std::runtime_error("a fetched copy has the wrong size");
+      return pieces[0];
+    }
+    if (layout.isSplit())
+      return concatBlocks(std::vector<std::string_view>(pieces.begin(), pieces.end()), type.shape, elem, layout.axis);
+    for (const std::string &p : pieces)
+      if (p.size() != total) throw std::runtime_error("a fetched part has the wrong size");
+    std::string out = pieces[0];
+    for (size_t r = 1; r < pieces.size(); ++r) combine(type.dtype, layout.reduce, out.data(), pieces[r].data(), total / elem);
+    return out;
   }
 
   void send(int64_t worker, const std::vector<Instruction> &program, const std::vector<wireRegion> &regions = {}) {
@@ -361,6 +661,8 @@ private:
   State &state_;
   uint32_t id_;
   uint64_t batchCount_ = 0;
+  std::unique_ptr<ShardingConfig> config_; ///< gt.load_config; null: unsharded
+  bool sharded_ = false;                   ///< a config was loaded: batches use the sharding pipeline
   std::unordered_map<uint64_t, Entry> tensors_;
 };
 
@@ -384,6 +686,35 @@ public:
     return kj::READY_NOW;
   }
 
+  kj::Promise<void> storeSet(StoreSetContext context) override {
+    auto params = context.getParams();
+    state_.checkToken(params.getToken());
+    std::string key = params.getKey().cStr();
+    auto data = params.getValue();
+    std::string value(reinterpret_cast<const char *>(data.begin()), data.size());
+    state_.store[key] = value;
+    auto [begin, end] = state_.storeWaiters.equal_range(key);
+    for (auto it = begin; it != end; ++it) it->second->fulfill(std::string(value));
+    state_.storeWaiters.erase(begin, end);
+    return kj::READY_NOW;
+  }
+
+  kj::Promise<void> storeGet(StoreGetContext context) override {
+    auto params = context.getParams();
+    state_.checkToken(params.getToken());
+    std::string key = params.getKey().cStr();
+    auto put = [context](std::string value) mutable {
+      context.getResults().setValue(kj::arrayPtr(reinterpret_cast<const kj::byte *>(value.data()), value.size()));
+    };
+    if (auto it = state_.store.find(key); it != state_.store.end()) {
+      put(it->second);
+      return kj::READY_NOW;
+    }
+    auto paf = kj::newPromiseAndFulfiller<std::string>();
+    state_.storeWaiters.emplace(key, kj::mv(paf.fulfiller));
+    return state_.timer->timeoutAfter(60 * kj::SECONDS, kj::mv(paf.promise)).then(kj::mv(put));
+  }
+
   kj::Promise<void> info(InfoContext context) override {
     uint32_t alive = 0;
     for (auto &w : state_.workers) alive += w.alive;
@@ -405,6 +736,7 @@ void serve(const Options &options) {
   reader.nestingLimit = 64;
   capnp::EzRpcServer server(kj::heap<DispatcherImpl>(state), options.host.c_str(), options.port, reader);
   auto &waitScope = server.getWaitScope();
+  state.timer = &server.getIoProvider().getTimer();
   unsigned port = server.getPort().wait(waitScope);
   std::printf("gt-dispatcher listening on %s:%u\n", options.host.c_str(), port);
   std::fflush(stdout);

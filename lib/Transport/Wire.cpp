@@ -26,6 +26,13 @@ void toWire(const gt::Instruction &in, Instruction::Builder out) {
   if (!in.data.empty())
     out.setData(kj::arrayPtr(reinterpret_cast<const kj::byte *>(in.data.data()), in.data.size()));
   if (!in.location.empty()) out.setLocation(in.location);
+  if (!in.signal.empty()) out.setSignal(in.signal);
+  out.setBackward(in.backward);
+  auto workers = out.initWorkers(unsigned(in.attrs.workers.size()));
+  for (unsigned i = 0; i < in.attrs.workers.size(); ++i) workers.set(i, in.attrs.workers[i]);
+  auto sources = out.initSources(unsigned(in.attrs.sources.size()));
+  for (unsigned i = 0; i < in.attrs.sources.size(); ++i) sources.set(i, in.attrs.sources[i]);
+  out.setReduce(in.attrs.reduce);
 }
 
 gt::Instruction fromWire(Instruction::Reader in) {
@@ -48,6 +55,12 @@ gt::Instruction fromWire(Instruction::Reader in) {
   auto data = in.getData();
   out.data.assign(reinterpret_cast<const char *>(data.begin()), data.size());
   out.location = in.getLocation().cStr();
+  out.signal = in.getSignal().cStr();
+  out.backward = in.getBackward();
+  for (int64_t w : in.getWorkers()) out.attrs.workers.push_back(w);
+  for (int64_t w : in.getSources()) out.attrs.sources.push_back(w);
+  if (in.getReduce() > 2) throw std::invalid_argument("unknown reduce kind " + std::to_string(in.getReduce()));
+  out.attrs.reduce = in.getReduce();
   return out;
 }
 

@@ -20,6 +20,11 @@ struct Instruction {
   location @11 :Text;           # the user's "file.py:line"
   starts @12 :List(Int64);      # slice/slice_scatter: first index per axis
   steps @13 :List(Int64);       # slice/slice_scatter: stride per axis
+  signal @14 :Text;             # the active gt.signal ("" = none)
+  backward @15 :Bool;           # a gradient op of `signal` (the config's `backward:` entry applies)
+  workers @16 :List(Int64);     # collectives: the group in rank order; send/recv: {peer worker}
+  sources @17 :List(Int64);     # move: the workers that hold the value
+  reduce @18 :UInt8;            # all_reduce/reduce_scatter: gt::ReduceKind (sum, max, min)
 }
 
 # A fused region of a worker's program (see gt.region): instructions [start, start+count).
@@ -42,6 +47,12 @@ struct Stat {
   value @1 :Float64;
 }
 
+# One worker's counters (gt.debug.stats(per_worker=True)).
+struct WorkerStats {
+  index @0 :UInt32;
+  stats @1 :List(Stat);
+}
+
 struct Fetched {
   dtype @0 :UInt8;
   shape @1 :List(Int64);
@@ -57,6 +68,10 @@ interface Dispatcher {
   registerWorker @1 (token :Text, worker :Worker, device :Text) -> (index :UInt32);
   # Number of live workers (auto-start waits for them).
   info @2 () -> (workers :UInt32, sessions :UInt32);
+  # Rendezvous of worker groups (Gloo): a key-value store; get waits until the key is set
+  # (or fails after 60 s). Only workers call these.
+  storeSet @3 (token :Text, key :Text, value :Data) -> ();
+  storeGet @4 (token :Text, key :Text) -> (value :Data);
 }
 
 interface Session {
@@ -66,11 +81,16 @@ interface Session {
   # Waits until everything submitted so far has run (gt.synchronize).
   sync @2 () -> ();
   # Counters of the dispatcher and all workers (summed), and notes such as region fallbacks.
-  stats @3 () -> (stats :List(Stat), notes :List(Text));
+  stats @3 () -> (stats :List(Stat), notes :List(Text), byWorker :List(WorkerStats));
+  # Loads a sharding config (the YAML text; `path` names it in errors). Returns "" or the
+  # error naming the line; the session keeps its previous config on error.
+  loadConfig @4 (yaml :Text, path :Text) -> (error :Text, workers :UInt32);
 }
 
 interface Worker {
   run @0 (program :Batch) -> stream;
-  fetch @1 (id :UInt64) -> (result :Fetched);
+  # errorOnly: return the tensor's dtype, shape and error, not its bytes (a replicated
+  # tensor's other copies are checked this way when one copy is fetched).
+  fetch @1 (id :UInt64, errorOnly :Bool) -> (result :Fetched);
   stats @2 () -> (stats :List(Stat), notes :List(Text));
 }

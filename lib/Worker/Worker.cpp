@@ -8,10 +8,91 @@
 #include <kj/async-io.h>
 #include <kj/debug.h>
 
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <exception>
 #include <iostream>
+#include <thread>
 
 namespace gt::worker {
 namespace {
+
+/// The dispatcher's rendezvous store, reached over a connection of its own on a short-lived
+/// thread (the worker's event loop is busy running the collective that asked).
+class DispatcherStore final : public KeyValueStore {
+public:
+  DispatcherStore(std::string host, int port, std::string token)
+      : host_(std::move(host)), port_(port), token_(std::move(token)) {}
+
+  void set(const std::string &key, const std::string &value) override {
+    call([&](wire::Dispatcher::Client &d, kj::WaitScope &ws) {
+      auto req = d.storeSetRequest();
+      req.setToken(token_);
+      req.setKey(key);
+      req.setValue(kj::arrayPtr(reinterpret_cast<const kj::byte *>(value.data()), value.size()));
+      req.send().wait(ws);
+    });
+  }
+
+  std::string get(const std::string &key) override {
+    std::string value;
+    call([&](wire::Dispatcher::Client &d, kj::WaitScope &ws) {
+      auto req = d.storeGetRequest();
+      req.setToken(token_);
+      req.setKey(key);
+      auto data = req.send().wait(ws).getValue();
+      value.assign(reinterpret_cast<const char *>(data.begin()), data.size());
+    });
+    return value;
+  }
+
+private:
+  template <typename F> void call(F f) {
+    std::exception_ptr error;
+    std::thread thread([&] {
+      try {
+        capnp::EzRpcClient client(host_.c_str(), port_);
+        auto dispatcher = client.getMain<wire::Dispatcher>();
+        f(dispatcher, client.getWaitScope());
+      } catch (const kj::Exception &e) {
+        error = std::make_exception_ptr(std::runtime_error(std::string("rendezvous through the dispatcher: ") +
+                                                           e.getDescription().cStr()));
+      } catch (...) {
+        error = std::current_exception();
+      }
+    });
+    thread.join();
+    if (error) std::rethrow_exception(error);
+  }
+
+  std::string host_;
+  int port_;
+  std::string token_;
+};
+
+/// The local address of the route to `host` (what other machines see this worker as).
+std::string localAddressTowards(const std::string &host, int port) {
+  addrinfo hints{}, *info = nullptr;
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_DGRAM;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &info) != 0 || !info) return "127.0.0.1";
+  std::string out = "127.0.0.1";
+  int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  if (fd >= 0 && connect(fd, info->ai_addr, info->ai_addrlen) == 0) { // UDP: no packet is sent
+    sockaddr_in local{};
+    socklen_t len = sizeof local;
+    char text[INET_ADDRSTRLEN];
+    if (getsockname(fd, reinterpret_cast<sockaddr *>(&local), &len) == 0 &&
+        inet_ntop(AF_INET, &local.sin_addr, text, sizeof text))
+      out = text;
+  }
+  if (fd >= 0) close(fd);
+  freeaddrinfo(info);
+  return out;
+}
 
 class WorkerImpl final : public wire::Worker::Server {
 public:
@@ -36,6 +117,7 @@ public:
 
   kj::Promise<void> fetch(FetchContext context) override {
     Fetched f = executor_.fetch(context.getParams().getId());
+    if (context.getParams().getErrorOnly()) f.bytes.clear();
     auto out = context.getResults().initResult();
     out.setDtype(uint8_t(f.type.dtype));
     auto shape = out.initShape(unsigned(f.type.shape.size()));
@@ -71,7 +153,11 @@ public:
         {"region_load_ms", s.regionLoadMs},
         {"region_disk_hits", double(s.regionDiskHits)},
     };
+    values.emplace_back("collective_ops", double(s.collectiveOps));
+    values.emplace_back("p2p_ops", double(s.p2pOps));
     std::vector<std::pair<std::string, double>> device = executor_.device().counters();
+    if (executor_.communicator())
+      for (auto &c : executor_.communicator()->counters()) device.push_back(c);
     for (auto &[name, value] : device) values.emplace_back(name.c_str(), value);
     auto r = context.getResults();
     auto list = r.initStats(unsigned(values.size()));
@@ -114,6 +200,14 @@ void serve(const Options &options) {
   } catch (const kj::Exception &e) {
     throw std::runtime_error("cannot register with the dispatcher at " + options.host + ":" +
                              std::to_string(options.port) + ": " + e.getDescription().cStr());
+  }
+  std::string address = options.address.empty() ? localAddressTowards(options.host, options.port) : options.address;
+  try {
+    executor.setCommunicator(
+        createGlooCommunicator(index, address, std::make_shared<DispatcherStore>(options.host, options.port, options.token)),
+        index);
+  } catch (const std::exception &e) {
+    std::cerr << "gt-worker: no collectives on this worker: " << e.what() << std::endl;
   }
   std::cerr << "gt-worker: registered as worker " << index << " (" << device->describe() << ")" << std::endl;
   // Serve until the dispatcher goes away: a cheap call every second notices.

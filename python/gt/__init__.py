@@ -8,7 +8,7 @@ The first op starts a local dispatcher and worker (see gt.gpu_workers); gt.conne
 uses a running one instead.
 """
 from . import _C
-from ._runtime import connect, gpu_workers
+from ._runtime import connect, gpu_workers, load_config
 from .dtypes import dtype, float32, float64, float16, bfloat16, int32, int64, bool, float, double, half, long
 from ._tensor import (
     Tensor, tensor, as_tensor, from_numpy, zeros, ones, full, empty, zeros_like, ones_like, full_like, empty_like,
@@ -22,7 +22,7 @@ from ._tensor import (
     index_select, gather, take_along_dim, one_hot, embedding,
     sum, mean, max, min, amax, amin, argmax, argmin, var, std, logsumexp, log_softmax, softmax, norm, allclose)
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
-from . import nn, optim, debug
+from . import nn, optim, debug, signal
 from .serialization import save, load
 
 RemoteError = _C.RemoteError

@@ -113,6 +113,7 @@ def connect(address, timeout=5.0):
     if not host or not port.isdigit():
         raise ValueError(f"gt.connect expects 'host:port', got {address!r}")
     _client = _C.Client(host, int(port), os.environ.get("GT_TOKEN", ""), timeout)
+    _load_pending_config()
     return _client
 
 
@@ -142,7 +143,27 @@ def client():
         if any(p.poll() is not None for p in _processes):
             raise RuntimeError(f"a gt daemon exited during start-up{_last_log_line()} (logs: {_log_dir})")
         time.sleep(0.01)
+    _load_pending_config()
     return _client
+
+
+def load_config(path):
+    """Loads the sharding config (YAML) at `path` into this session: signals named in it now
+    shard tensors and compute (see gt.signal). Opens the session if needed, so call
+    gt.gpu_workers(n) first. $GT_CONFIG names a config loaded when the session opens.
+
+    Raises FileNotFoundError if `path` cannot be read and ValueError naming the file and line
+    of an invalid entry (unknown key, a worker that does not exist, missing axis, ...)."""
+    with open(path) as f:
+        text = f.read()
+    client().load_config(text, str(path))
+
+
+def _load_pending_config():
+    path = os.environ.get("GT_CONFIG")
+    if path:
+        with open(path) as f:
+            _client.load_config(f.read(), path)
 
 
 def _last_log_line():

@@ -12,6 +12,7 @@ import numpy as np
 from . import _C, _runtime
 from . import dtypes as _dt
 from . import autograd as _ag
+from . import signal as _signal
 
 _OP = {name: _C.op_code(name) for name in (
     "upload", "full", "randn", "rand", "neg", "exp", "log", "sqrt", "relu", "sigmoid", "tanh", "cast",
@@ -19,7 +20,7 @@ _OP = {name: _C.op_code(name) for name in (
     "add", "sub", "mul", "div", "pow", "maximum", "minimum", "floor_divide", "remainder",
     "gt", "lt", "ge", "le", "eq", "ne", "where", "matmul", "transpose", "reshape", "broadcast_to",
     "slice", "slice_scatter", "concat", "sum", "mean", "max", "min", "argmax", "argmin",
-    "one_hot", "index_select", "index_add", "gather", "scatter_add")}
+    "one_hot", "index_select", "index_add", "gather", "scatter_add", "shard")}
 
 
 class _Handle:
@@ -288,7 +289,8 @@ def _make(result, inputs, backward=None, saved=None):
     t = Tensor(_Handle(id, client), shape, _dt.from_code(code))
     if backward is not None and _ag.is_grad_enabled() and any(i.requires_grad for i in inputs):
         t.requires_grad = True
-        t._node = (backward, inputs, saved)
+        sig = _signal.current()
+        t._node = (backward, inputs, saved, sig) if sig[0] else (backward, inputs, saved)
     return t
 
 
@@ -322,7 +324,7 @@ def _scalar(value, like):
         d = like.dtype if like is not None and like.dtype.is_floating_point else _dt.float32
     else:
         raise TypeError(f"expected a Tensor or a number, got {type(value).__name__}")
-    key = (value, d.code, type(value))
+    key = (value, d.code, type(value), _signal.current()[0])  # a scalar lives where its signal says
     t = _scalars.get(key)
     if t is None or t._h.client is not _client():
         if len(_scalars) > 512:

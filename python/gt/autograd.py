@@ -296,14 +296,23 @@ def backward(root, gradient=None, retain_graph=False):
             if t._node is None:  # a leaf: accumulate
                 t.grad = g if t.grad is None else t.grad + g
                 continue
-            fn, inputs, saved = t._node
-            for inp, ig in zip(inputs, fn(g, t, inputs, saved)):
-                if ig is None or not inp.requires_grad:
-                    continue
-                k = id(inp)
-                grads[k] = ig if k not in grads else grads[k] + ig
+            fn, inputs, saved = t._node[:3]
+            # Gradient ops carry the forward op's signal, marked as backward (gt.signal).
+            with _signal_for(t._node[3] if len(t._node) > 3 else None):
+                for inp, ig in zip(inputs, fn(g, t, inputs, saved)):
+                    if ig is None or not inp.requires_grad:
+                        continue
+                    k = id(inp)
+                    grads[k] = ig if k not in grads else grads[k] + ig
             if not retain_graph:
                 t._node = (_freed, (), None)  # release the saved tensors
+
+
+def _signal_for(node_signal):
+    from . import signal
+    if node_signal is None and signal.current()[0] is None:
+        return contextlib.nullcontext()
+    return signal._for_gradient(node_signal or (None, None))
 
 
 def _freed(*args):

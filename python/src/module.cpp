@@ -170,13 +170,25 @@ PYBIND11_MODULE(_C, m) {
           py::gil_scoped_release release;
           s = c.stats();
         }
-        py::dict d;
-        for (auto &[name, value] : s.values) {
-          // Counters are integers; only milliseconds are fractional.
-          if (value == double(int64_t(value)) && name.find("_ms") == std::string::npos) d[py::str(name)] = int64_t(value);
-          else d[py::str(name)] = value;
-        }
+        auto toDict = [](const std::map<std::string, double> &values) {
+          py::dict d;
+          for (auto &[name, value] : values) {
+            // Counters are integers; only milliseconds are fractional.
+            if (value == double(int64_t(value)) && name.find("_ms") == std::string::npos) d[py::str(name)] = int64_t(value);
+            else d[py::str(name)] = value;
+          }
+          return d;
+        };
+        py::dict d = toDict(s.values);
         d["notes"] = s.notes;
+        py::dict byWorker;
+        for (auto &[index, values] : s.byWorker) byWorker[py::int_(index)] = toDict(values);
+        d["by_worker"] = byWorker;
         return d;
-      });
+      })
+      .def("load_config", &client::Client::loadConfig, py::arg("yaml"), py::arg("path"),
+           "Loads a sharding config (YAML text) into the session; ValueError names the bad line.")
+      .def("set_signal", &client::Client::setSignal, py::arg("signal"), py::arg("backward") = false,
+           "The signal attached to every instruction from now on ('' = none).")
+      .def("signal", [](client::Client &c) { return py::make_tuple(c.signal(), c.signalIsBackward()); });
 }

@@ -23,6 +23,9 @@ func.func @signals(%w: tensor<4x3xf32>) {
   %e = gt.exp %w {gt.signal = "hot"} : tensor<4x3xf32> -> tensor<4x3xf32>
   // CHECK: gt.relu %{{.*}} {gt.signal = "nobody"} :
   %r = gt.relu %w {gt.signal = "nobody"} : tensor<4x3xf32> -> tensor<4x3xf32>
+  // A scalar made under a split signal is replicated over its workers (no axis to split).
+  // CHECK: gt.full {{{.*}}gt.sharding = #gt.sharding<replicated over [0, 1, 2, 3]>, gt.signal = "data"
+  %one = gt.full {value = 1.0 : f64, gt.signal = "data"} : tensor<f32>
   // (bad-axis.yaml's signal)
   %z = gt.full {value = 0.0 : f64, gt.signal = "rows"} : tensor<8x4xf32>
   return

@@ -80,3 +80,36 @@ TEST(ShardingConfig, ErrorsNameTheLine) {
   EXPECT_EQ(errorOf("a:\n  compile: true\n", 1), "");
   EXPECT_EQ(errorOf("a:\n  [x]: 1\n").substr(0, 11), "cfg.yaml:2:"); // a list as a key
 }
+
+TEST(Sharding, BlocksOfAnAxisRoundTrip) {
+  // A 2x5x3 tensor of bytes split along axis 1 over 3 workers (2, 2, 1 rows) and put back.
+  Shape shape{2, 5, 3};
+  std::string whole;
+  for (int i = 0; i < 30; ++i) whole.push_back(char(i));
+  std::vector<std::string> blocks;
+  for (int64_t r = 0; r < 3; ++r) {
+    auto [b, e] = splitRange(5, 3, r);
+    blocks.push_back(takeBlock(whole, shape, 1, 1, b, e));
+  }
+  EXPECT_EQ(blocks[0], std::string({0, 1, 2, 3, 4, 5, 15, 16, 17, 18, 19, 20}));
+  EXPECT_EQ(blocks[2].size(), 6u); // 2 x 1 x 3
+  EXPECT_EQ(concatBlocks({blocks[0], blocks[1], blocks[2]}, shape, 1, 1), whole);
+  EXPECT_THROW(concatBlocks({blocks[0], blocks[0], blocks[0]}, shape, 1, 1), std::invalid_argument);
+}
+
+TEST(Sharding, CombineParts) {
+  float a[3] = {1, -2, 3}, b[3] = {4, 5, -6};
+  combineParts(DType::Float32, ReduceKind::Sum, a, b, 3);
+  EXPECT_EQ(std::vector<float>(a, a + 3), (std::vector<float>{5, 3, -3}));
+  int64_t c[2] = {1, 9}, d[2] = {7, 2};
+  combineParts(DType::Int64, ReduceKind::Max, c, d, 2);
+  EXPECT_EQ(c[0], 7);
+  EXPECT_EQ(c[1], 9);
+  uint16_t h[1] = {floatToBFloat16(1.5f)}, k[1] = {floatToBFloat16(2.25f)};
+  combineParts(DType::BFloat16, ReduceKind::Min, h, k, 1);
+  EXPECT_EQ(bfloat16ToFloat(h[0]), 1.5f);
+  uint8_t p[2] = {0, 1}, q[2] = {1, 1};
+  combineParts(DType::Bool, ReduceKind::Sum, p, q, 2); // or
+  EXPECT_EQ(p[0], 1);
+  EXPECT_EQ(p[1], 1);
+}

@@ -12,6 +12,9 @@ int main(int argc, char **argv) {
   app.add_option("--host", options.host, "dispatcher address")->capture_default_str();
   app.add_option("-p,--port", options.port, "dispatcher port")->required();
   app.add_option("--device", options.device, "cpu, or cuda:N for GPU N")->capture_default_str();
+  app.add_option("--address", options.address,
+                 "address other workers use to reach this one for collectives (default: the local "
+                 "address of the route to the dispatcher)");
   app.add_flag("--allow-tf32", options.allowTF32, "CUDA: float32 matmul may use TF32 tensor cores");
   app.add_flag("--sync-compile", options.syncCompile,
                "compile a hot region before its first run instead of in the background");

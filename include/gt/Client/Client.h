@@ -42,6 +42,7 @@ struct FetchedTensor {
 struct Stats {
   std::map<std::string, double> values;
   std::vector<std::string> notes;
+  std::map<uint32_t, std::map<std::string, double>> byWorker; ///< each live worker's own counters
 };
 
 /// One session with a dispatcher. Instructions are buffered and streamed without waiting;
@@ -71,6 +72,18 @@ public:
   /// Syncs, then collects the counters of the dispatcher and every worker (counts; `*_ms`
   /// in milliseconds). Throws ConnectionError if the dispatcher is gone.
   Stats stats();
+  /// Loads a sharding config into this session (flushing first): `yaml` is the file's text,
+  /// `path` names it in errors. Throws std::invalid_argument with the dispatcher's message
+  /// ("cfg.yaml:3: unknown key ...") if it is invalid; the session keeps its old config then.
+  void loadConfig(const std::string &yaml, const std::string &path);
+  /// The signal attached to every instruction emitted from now on ("" = none); `backward`
+  /// marks gradient ops of that signal (its config's `backward:` entry applies to them).
+  void setSignal(std::string signal, bool backward) {
+    signal_ = std::move(signal);
+    backward_ = backward;
+  }
+  const std::string &signal() const { return signal_; }
+  bool signalIsBackward() const { return backward_; }
   /// Live workers behind the dispatcher.
   uint32_t numWorkers();
   /// Type of a tensor this client holds.
@@ -102,6 +115,8 @@ private:
   std::mutex releaseMutex_;
   std::vector<uint64_t> released_; ///< ids freed from other threads, queued at the next emit
   std::string streamError_;
+  std::string signal_;
+  bool backward_ = false;
   size_t flushInstructions_ = kFlushInstructions;
   std::deque<TapeEntry> tape_;
   std::chrono::steady_clock::time_point opened_ = std::chrono::steady_clock::now();

@@ -16,6 +16,8 @@ struct Instruction {
   OpAttrs attrs;
   std::string data;               ///< upload: the raw bytes, row-major, attrs.dtype elements
   std::string location;           ///< the user's source line, "file.py:12"
+  std::string signal;             ///< the active gt.signal ("" = none)
+  bool backward = false;          ///< a gradient op of `signal` (its config's `backward:` entry applies)
 };
 
 } // namespace gt

@@ -9,6 +9,7 @@
 #include "gt/Core/DType.h"
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -52,5 +53,21 @@ std::pair<int64_t, int64_t> splitRange(int64_t size, int64_t count, int64_t rank
 /// (the global shape unless split). Throws std::invalid_argument if the worker is not in the
 /// group, AxisError if the split axis is outside the shape.
 Shape localShape(const Shape &shape, const Sharding &sharding, int64_t worker);
+
+/// acc[i] = reduce(acc[i], part[i]) for `count` elements of `dtype` (float16/bfloat16 combine
+/// in float32 and round once; bool: sum = or). Combines the parts of a `partial` value: the
+/// dispatcher when a client fetches one, workers inside all_reduce.
+void combineParts(DType dtype, ReduceKind reduce, void *acc, const void *part, size_t count);
+
+/// Rows [begin, end) along `axis` of a row-major tensor of `shape` with `elem`-byte elements.
+std::string takeBlock(std::string_view data, const Shape &shape, size_t elem, int64_t axis, int64_t begin, int64_t end);
+/// The row-major tensor of `shape` whose blocks along `axis` are `blocks` (block r holds rows
+/// splitRange(shape[axis], blocks.size(), r)). Throws std::invalid_argument if a block's
+/// size does not match.
+std::string concatBlocks(const std::vector<std::string_view> &blocks, const Shape &shape, size_t elem, int64_t axis);
+
+/// Marks the error of a collective whose input failed on another worker of its group (that
+/// worker's error names the op that failed; the dispatcher prefers it when reporting).
+inline constexpr const char *kPeerFailed = "an input of this collective failed on another worker";
 
 } // namespace gt

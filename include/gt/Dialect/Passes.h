@@ -38,6 +38,11 @@ struct DispatcherPipelineOptions {
   bool regions = true;                  ///< run gt-mark-hot-regions (GT_JIT=0 turns it off)
   int64_t hotAfter = 2;                 ///< see gt-mark-hot-regions
   HotRegionCounter *counter = nullptr;  ///< shared counts (null: per pipeline run)
+  /// A session's sharding config: with one, the pipeline is gt-verify, gt-apply-signals,
+  /// gt-propagate-sharding, gt-insert-collectives, gt-split-by-worker (one @workerN function
+  /// per worker; no fused regions yet). Null: verify, place, mark-hot-regions.
+  const ::gt::ShardingConfig *config = nullptr;
+  int64_t numWorkers = 1;               ///< workers the config may name (0..numWorkers-1)
 };
 
 /// The dispatcher's pass pipeline, in order. gt-opt exposes it as --gt-dispatcher-pipeline.

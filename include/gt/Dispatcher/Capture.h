@@ -2,6 +2,7 @@
 #pragma once
 
 #include "gt/Core/Instruction.h"
+#include "gt/Core/Sharding.h"
 #include "gt/Dialect/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -16,12 +17,14 @@ namespace gt::dispatcher {
 /// What the session knows about a tensor made by an earlier batch.
 struct External {
   TensorType type;
-  int64_t worker = 0;
+  int64_t worker = 0;                 ///< where an unsharded tensor lives
+  std::optional<Sharding> sharding;   ///< set for tensors of a sharded session
 };
 
 /// Builds `func.func @batch(<tensors from earlier batches>)` with one gt op per instruction.
 /// Each op carries `gt.inst` (its index in the batch) and a `file:line` location; arguments
-/// carry `gt.id` and `gt.worker`. Throws std::invalid_argument naming the instruction's op and
+/// carry `gt.id` and `gt.worker` (and `gt.sharding` when known). An instruction's signal
+/// becomes `gt.signal` (and `gt.backward` for gradient ops). Throws std::invalid_argument naming the instruction's op and
 /// location when an operand id is unknown or the op table rejects it.
 mlir::OwningOpRef<mlir::ModuleOp>
 captureBatch(mlir::MLIRContext &ctx, const std::vector<Instruction> &batch,

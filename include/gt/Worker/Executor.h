@@ -2,6 +2,7 @@
 #pragma once
 
 #include "gt/Core/Instruction.h"
+#include "gt/Worker/Communicator.h"
 #include "gt/Worker/Device.h"
 #include "gt/Worker/KernelCompiler.h"
 
@@ -35,6 +36,8 @@ struct ExecutorStats {
   double regionLoadMs = 0;        ///< loading fused region kernels from the disk cache, ms
   uint64_t regionDiskHits = 0;    ///< fused region kernels loaded from the disk cache
   uint64_t verifyFailures = 0;   ///< GT_JIT_VERIFY: replayed outputs that differed from eager
+  uint64_t collectiveOps = 0;    ///< all_reduce, all_gather, reduce_scatter, all_to_all run
+  uint64_t p2pOps = 0;           ///< send and recv run
   std::vector<std::string> notes; ///< why each failed region stays eager (first 16); GT_JIT_PROFILE timings
 };
 
@@ -78,6 +81,13 @@ public:
   void runProgram(std::span<const Instruction> program, std::span<const RegionCall> regions);
   /// Blocks until every queued region compilation has finished (tests, benchmarks).
   void waitForCompiles();
+  /// Where the distribution ops exchange data; `self` is this worker's dispatcher index.
+  /// Without one they fail with an error naming the op.
+  void setCommunicator(std::shared_ptr<Communicator> comm, int64_t self) {
+    comm_ = std::move(comm);
+    self_ = self;
+  }
+  Communicator *communicator() const { return comm_.get(); }
   /// The tensor `id`, or an error if it is poisoned or does not exist.
   Fetched fetch(uint64_t id) const;
 
@@ -94,6 +104,12 @@ private:
     std::string error;
   };
   void execute(const Instruction &inst, const std::vector<const Tensor *> &in, Tensor &out);
+  /// The distribution ops that talk to other workers (all_reduce, all_gather, reduce_scatter,
+  /// all_to_all, send, recv). They run even when their input failed, so the group stays in
+  /// step: the failure travels as a flag and the other members' results are poisoned too.
+  void exchange(const Instruction &inst, const Tensor *in, const std::string &inputError, Tensor &out);
+  std::string hostBytes(const Tensor &t);
+  Buffer deviceBytes(const std::string &bytes);
   Buffer allocate(size_t bytes);
   Buffer scalar(uint64_t bits); ///< an 8-byte device buffer holding `bits` (fill values, seeds)
   void release(const Tensor &t);
@@ -103,6 +119,8 @@ private:
   bool replay(std::span<const Instruction> insts, const RegionCall &region, const RegionKernel &compiled);
 
   ExecutorOptions options_;
+  std::shared_ptr<Communicator> comm_;
+  int64_t self_ = -1;
   std::shared_ptr<Device> device_;
   KernelCompiler compiler_;
   std::unordered_map<uint64_t, Tensor> tensors_;

@@ -13,6 +13,8 @@ struct Options {
   std::string cacheDir;           ///< kernel disk cache; KernelCompiler::defaultCacheDir() if empty
   bool syncCompile = false;       ///< compile hot regions before their first run (GT_JIT_SYNC=1)
   bool verifyRegions = false;     ///< check every fused replay against eager execution (GT_JIT_VERIFY=1)
+  std::string address;            ///< where other workers reach this one (collectives); "" = the
+                                  ///< local address of the route to the dispatcher
   bool allowTF32 = false;         ///< CUDA: float32 GEMM may use TF32 tensor cores (--allow-tf32, GT_ALLOW_TF32=1)
 };
 

@@ -62,11 +62,11 @@ struct GTApplySignalsPass : impl::GTApplySignalsBase<GTApplySignalsPass> {
         op->setAttr(kWorkersAttr, b.getDenseI64ArrayAttr(workers));
         return WalkResult::advance();
       }
-      if (entry->replicated) {
+      auto type = cast<RankedTensorType>(op->getResult(0).getType());
+      if (entry->replicated || type.getRank() == 0) { // a scalar has no axis to split: every worker gets it
         setSharding(op, core::Sharding::replicated(workers));
         return WalkResult::advance();
       }
-      auto type = cast<RankedTensorType>(op->getResult(0).getType());
       int64_t rank = type.getRank(), axis = entry->axis < 0 ? entry->axis + rank : entry->axis;
       if (axis < 0 || axis >= rank) {
         op->emitError() << config.where(entry->axisLine) << ": signal '" << entry->name << "' splits axis "

@@ -9,6 +9,14 @@ namespace mlir::gt {
 void buildDispatcherPipeline(OpPassManager &pm, const DispatcherPipelineOptions &options) {
   // 1. Lifetimes: no use after free (op verifiers already ran on the built module).
   pm.addPass(createGTVerify());
+  if (options.config) {
+    // Sharded: signals -> layouts -> collectives -> one function per worker.
+    pm.addPass(createGTApplySignals(options.config, options.numWorkers));
+    pm.addPass(createGTPropagateSharding(GTPropagateShardingOptions{options.defaultWorker}));
+    pm.addPass(createGTInsertCollectives());
+    pm.addPass(createGTSplitByWorker(GTSplitByWorkerOptions{options.defaultWorker}));
+    return;
+  }
   // 2. Placement: each op gets the worker it runs on (sharding passes will come before this).
   pm.addPass(createGTPlace(GTPlaceOptions{options.defaultWorker}));
   // 3. Fusion: runs of fusible ops become gt.region, repeated ones hot (workers compile those).

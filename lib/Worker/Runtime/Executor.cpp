@@ -19,6 +19,12 @@ namespace gt::worker {
 
 namespace {
 
+/// Distribution ops that exchange data with other workers.
+bool exchanges(OpCode op) {
+  return op == OpCode::AllReduce || op == OpCode::AllGather || op == OpCode::ReduceScatter ||
+         op == OpCode::AllToAll || op == OpCode::Send || op == OpCode::Recv;
+}
+
 /// A ranked memref descriptor {allocated, aligned, offset, sizes[r], strides[r]} (row-major).
 struct Descriptor {
   std::vector<int64_t> words;
@@ -398,7 +404,14 @@ void Executor::run(const Instruction &inst) {
     }
     in.push_back(&it->second);
   }
-  if (out.error.empty()) {
+  if (exchanges(inst.op)) {
+    try {
+      exchange(inst, in.empty() ? nullptr : in[0], out.error, out);
+    } catch (const std::exception &e) {
+      out.error = where + ": " + e.what();
+    }
+    if (inst.op == OpCode::Send) return; // no result
+  } else if (out.error.empty()) {
     try {
       stats_.eagerOps++;
       execute(inst, in, out);
@@ -429,8 +442,22 @@ void Executor::execute(const Instruction &inst, const std::vector<const Tensor *
     device_->upload(out.buffer.data.get(), inst.data.data(), bytes);
     return;
   case OpCode::Reshape: // same bytes, new shape
+  case OpCode::Shard:   // the dispatcher already gave this worker its block: an alias
+    if (inst.op == OpCode::Shard && in[0]->type.shape != out.type.shape)
+      throw std::invalid_argument("shard of a " + shapeString(in[0]->type.shape) + " block into " +
+                                  shapeString(out.type.shape) + " (the dispatcher should have resharded it first)");
     out.buffer = in[0]->buffer;
     return;
+  case OpCode::AllSlice: { // replicated -> split: keep this worker's block, no communication
+    int64_t axis = inst.attrs.axes.at(0), rank = Sharding::replicated(inst.attrs.workers).rankOf(self_);
+    if (rank < 0) throw std::invalid_argument("this worker is not in the group of the all_slice");
+    auto [begin, end] = splitRange(in[0]->type.shape[size_t(axis)], int64_t(inst.attrs.workers.size()), rank);
+    if (end - begin != out.type.shape[size_t(axis)]) throw std::invalid_argument("all_slice block size mismatch");
+    out.buffer = deviceBytes(takeBlock(hostBytes(*in[0]), in[0]->type.shape, dtypeSize(out.type.dtype), axis, begin, end));
+    return;
+  }
+  case OpCode::Move:
+    throw std::invalid_argument("move must be lowered to send/recv by gt-split-by-worker");
   case OpCode::Matmul:
     out.buffer = allocate(bytes);
     device_->matmul(in[0]->type, in[0]->buffer.data.get(), in[1]->type, in[1]->buffer.data.get(), out.type,
@@ -466,6 +493,112 @@ void Executor::execute(const Instruction &inst, const std::vector<const Tensor *
   if (numElements(out.type.shape) > 0) {
     kernel.invoke(args.data());
     device_->checkLaunches();
+  }
+}
+
+std::string Executor::hostBytes(const Tensor &t) {
+  std::string bytes(t.buffer.bytes, '\0');
+  if (!bytes.empty()) device_->download(bytes.data(), t.buffer.data.get(), bytes.size());
+  return bytes;
+}
+
+Buffer Executor::deviceBytes(const std::string &bytes) {
+  Buffer b = allocate(bytes.size());
+  if (!bytes.empty()) device_->upload(b.data.get(), bytes.data(), bytes.size());
+  return b;
+}
+
+void Executor::exchange(const Instruction &inst, const Tensor *in, const std::string &inputError, Tensor &out) {
+  if (!comm_) throw std::runtime_error("this worker has no connection to other workers");
+  const std::vector<int64_t> &group = inst.attrs.workers;
+  bool failed = !inputError.empty();
+  auto peerFailed = [&] { return std::string(opInfo(inst.op).mnemonic) + ": " + kPeerFailed; };
+
+  if (inst.op == OpCode::Send || inst.op == OpCode::Recv) {
+    stats_.p2pOps++;
+    int64_t peer = group.at(0);
+    uint8_t flag = failed;
+    if (inst.op == OpCode::Send) { // a flag, then the block unless this worker's input failed
+      comm_->send(&flag, 1, peer);
+      if (!failed) {
+        std::string bytes = hostBytes(*in);
+        comm_->send(bytes.data(), bytes.size(), peer);
+      }
+      return;
+    }
+    out.type = TensorType{inst.attrs.dtype, inst.attrs.shape};
+    comm_->recv(&flag, 1, peer);
+    if (flag) {
+      out.error = "recv from worker " + std::to_string(peer) + ": " + kPeerFailed;
+      return;
+    }
+    std::string bytes(size_t(numElements(out.type.shape)) * dtypeSize(out.type.dtype), '\0');
+    comm_->recv(bytes.data(), bytes.size(), peer);
+    out.buffer = deviceBytes(bytes);
+    return;
+  }
+
+  // Collectives: first agree whether every member's input is sound.
+  stats_.collectiveOps++;
+  if (comm_->any(failed, group)) {
+    out.error = failed ? inputError : peerFailed();
+    return;
+  }
+  Sharding members = Sharding::replicated(group);
+  int64_t rank = members.rankOf(self_), n = int64_t(group.size());
+  if (rank < 0) throw std::runtime_error("this worker is not in the collective's group");
+  std::vector<TensorType> types{in->type};
+  out.type = inferType(inst.op, types, inst.attrs);
+  size_t elem = dtypeSize(out.type.dtype);
+  std::string bytes = hostBytes(*in);
+  auto reduceKind = ReduceKind(inst.attrs.reduce);
+
+  // all_gather along `axis` of blocks whose global shape is `whole`.
+  auto gather = [&](const std::string &mine, const Shape &whole, int64_t axis) {
+    std::vector<size_t> sizes;
+    Shape block = whole;
+    for (int64_t r = 0; r < n; ++r) {
+      auto [b, e] = splitRange(whole[size_t(axis)], n, r);
+      block[size_t(axis)] = e - b;
+      sizes.push_back(size_t(numElements(block)) * elem);
+    }
+    if (sizes[size_t(rank)] != mine.size()) throw std::runtime_error("all_gather: this worker's block has the wrong size");
+    std::string flat(size_t(numElements(whole)) * elem, '\0');
+    comm_->allGather(mine.data(), flat.data(), sizes, group);
+    std::vector<std::string_view> blocks;
+    size_t offset = 0;
+    for (size_t s : sizes) {
+      blocks.emplace_back(flat.data() + offset, s);
+      offset += s;
+    }
+    return axis == 0 ? flat : concatBlocks(blocks, whole, elem, axis);
+  };
+
+  switch (inst.op) {
+  case OpCode::AllReduce:
+    comm_->allReduce(bytes.data(), bytes.size() / elem, out.type.dtype, reduceKind, group);
+    out.buffer = deviceBytes(bytes);
+    return;
+  case OpCode::AllGather:
+    out.buffer = deviceBytes(gather(bytes, out.type.shape, inst.attrs.axes.at(0)));
+    return;
+  case OpCode::ReduceScatter: { // all_reduce, then keep this worker's block (simple, not byte-optimal)
+    int64_t axis = inst.attrs.axes.at(0);
+    comm_->allReduce(bytes.data(), bytes.size() / elem, out.type.dtype, reduceKind, group);
+    auto [b, e] = splitRange(in->type.shape[size_t(axis)], n, rank);
+    out.buffer = deviceBytes(takeBlock(bytes, in->type.shape, elem, axis, b, e));
+    return;
+  }
+  case OpCode::AllToAll: { // gather the concat axis, keep this worker's block of the split axis
+    int64_t splitAxis = inst.attrs.axes.at(0), concatAxis = inst.attrs.axes.at(1);
+    Shape whole = in->type.shape;
+    whole[size_t(concatAxis)] = out.type.shape[size_t(concatAxis)];
+    std::string all = gather(bytes, whole, concatAxis);
+    auto [b, e] = splitRange(whole[size_t(splitAxis)], n, rank);
+    out.buffer = deviceBytes(takeBlock(all, whole, elem, splitAxis, b, e));
+    return;
+  }
+  default: throw std::logic_error("not an exchange op");
   }
 }
 

@@ -1,0 +1,54 @@
+// Moving tensor bytes between workers: the data plane of the distribution ops (all_reduce,
+// all_gather, send/recv, ...). CPU workers use Gloo over TCP; the rendezvous of each worker
+// group goes through a key-value store the dispatcher keeps (no tensor data passes through it).
+#pragma once
+
+#include "gt/Core/DType.h"
+#include "gt/Core/Sharding.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gt::worker {
+
+/// The rendezvous: `get` blocks until some worker has `set` the key (or throws after a timeout).
+class KeyValueStore {
+public:
+  virtual ~KeyValueStore() = default;
+  virtual void set(const std::string &key, const std::string &value) = 0;
+  virtual std::string get(const std::string &key) = 0;
+};
+
+/// Collectives over a group of workers, named by their dispatcher indices in rank order.
+/// Every member calls the same operations on the same group in the same order (the dispatcher
+/// sends every worker its program in one global order), so no call needs a tag. A group's
+/// connections are made on its first operation. Buffers are host memory. Failures (a peer
+/// died, a timeout) throw std::runtime_error; the group is unusable afterwards and later
+/// operations on it throw the same error at once.
+class Communicator {
+public:
+  virtual ~Communicator() = default;
+  /// data[i] = reduce over the group of data[i], `count` elements of `dtype`.
+  virtual void allReduce(void *data, size_t count, DType dtype, ReduceKind reduce,
+                         const std::vector<int64_t> &group) = 0;
+  /// out = the members' `in` buffers concatenated in rank order (rank r sent bytes[r] bytes).
+  virtual void allGather(const void *in, void *out, const std::vector<size_t> &bytes,
+                         const std::vector<int64_t> &group) = 0;
+  virtual void send(const void *data, size_t bytes, int64_t peer) = 0;
+  virtual void recv(void *data, size_t bytes, int64_t peer) = 0;
+  /// Whether any member passed true (a failed input anywhere in the group).
+  virtual bool any(bool flag, const std::vector<int64_t> &group) = 0;
+  /// "groups" (connected groups) and the bytes this worker put into collectives and p2p.
+  virtual std::vector<std::pair<std::string, double>> counters() const = 0;
+};
+
+/// Gloo over TCP for worker `self`, listening on `address` (an IP or host name of this
+/// machine that the other workers can reach). Throws std::runtime_error if Gloo is missing
+/// from this build.
+std::unique_ptr<Communicator> createGlooCommunicator(int64_t self, const std::string &address,
+                                                     std::shared_ptr<KeyValueStore> store);
+
+} // namespace gt::worker

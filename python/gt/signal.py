@@ -1,0 +1,93 @@
+"""Named signals: the sharding config (YAML, see `gt.load_config`) maps a signal's name to a
+layout, so the same script runs on one worker or many without code changes.
+
+    with gt.signal.context('data'):            # ops issued inside carry the signal 'data'
+        x = gt.tensor(batch)                   # created tensors take the signal's layout
+        y = model(x)                           # compute runs on the signal's workers
+    w = gt.signal.tensor(w, name='params')     # reshard one tensor (a copy with the layout)
+
+    with gt.signal.context('stage1', backward='stage1_bwd'):
+        ...                                    # gradients of these ops use 'stage1_bwd'
+
+A signal the config does not name (or no config at all) changes nothing: every op still runs,
+unsharded, on the session's worker. Signals nest; the innermost one applies.
+"""
+import contextlib
+
+_stack = []  # (name, backward) of the active signals, innermost last
+
+
+def current():
+    """The innermost active signal as (name, backward name or None), or (None, None)."""
+    return _stack[-1] if _stack else (None, None)
+
+
+def _apply():
+    from . import _runtime
+    if _runtime._client is None and not _stack:
+        return
+    name, _ = current()
+    _runtime.client().set_signal(name or "", False)
+
+
+def enter(name, backward=None):
+    """Makes `name` the active signal until the matching `exit` (see `context`).
+
+    `backward` names the config entry used for the gradients of the ops issued meanwhile
+    (default: the `backward:` key of `name`'s entry, else `name`'s entry itself)."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"a signal name must be a non-empty string, got {name!r}")
+    if backward is not None and (not isinstance(backward, str) or not backward):
+        raise ValueError(f"backward= must be a non-empty signal name or None, got {backward!r}")
+    _stack.append((name, backward))
+    _apply()
+
+
+def exit(name=None):
+    """Ends the innermost signal (`name`, if given, must be it). Raises RuntimeError when no
+    signal is active or `name` is not the innermost one."""
+    if not _stack:
+        raise RuntimeError("gt.signal.exit: no signal is active")
+    if name is not None and _stack[-1][0] != name:
+        raise RuntimeError(f"gt.signal.exit({name!r}): the innermost active signal is {_stack[-1][0]!r}")
+    _stack.pop()
+    _apply()
+
+
+@contextlib.contextmanager
+def context(name, backward=None):
+    """Context manager: every op issued inside carries the signal `name` (see `enter`)."""
+    enter(name, backward)
+    try:
+        yield
+    finally:
+        exit(name)
+
+
+def tensor(x, name):
+    """A copy of `x` resharded as signal `name`'s config entry says (`gt.shard`); gradients
+    flow through unchanged. Without a config entry for `name` it is a plain copy."""
+    from . import _tensor as T
+    from . import autograd as ag
+    if not isinstance(x, T.Tensor):
+        raise TypeError(f"gt.signal.tensor expects a gt.Tensor, got {type(x).__name__}")
+    with context(name):
+        return T._emit_attrs("shard", (x,), shape=x.shape, dtype=x.dtype, backward=ag.identity_backward)
+
+
+@contextlib.contextmanager
+def _for_gradient(node_signal):
+    """Inside autograd: the signal a node's gradient ops carry (its `backward=`, or its own
+    signal marked as a gradient so the config's `backward:` entry applies)."""
+    from . import _runtime
+    client = _runtime.client()
+    previous = client.signal()
+    name, backward = node_signal
+    if backward:
+        client.set_signal(backward, False)
+    else:
+        client.set_signal(name or "", bool(name))
+    try:
+        yield
+    finally:
+        client.set_signal(*previous)

@@ -1,0 +1,251 @@
+"""Distributed execution over 2 and 4 CPU workers: signals + YAML configs shard tensors and
+compute, workers exchange data over Gloo, and every strategy gives the results of one worker.
+
+The strategies run as separate programs (test/python/dist/job.py), each with its own
+dispatcher and workers; the configs are in test/python/dist/.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import gt
+from conftest import Daemons
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DIST = os.path.join(HERE, "dist")
+# float32 sums in a different order (per-worker partial sums, then all_reduce): a few ulps.
+ATOL, RTOL = 1e-5, 1e-5
+
+
+def run_job(strategy, workers, config=None, env=None, timeout=180):
+    cmd = [sys.executable, os.path.join(DIST, "job.py"), strategy, str(workers)]
+    if config:
+        cmd += ["--config", os.path.join(DIST, config)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=dict(os.environ, **(env or {})))
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+_baselines = {}
+
+
+def baseline(strategy):
+    """The strategy's run on one worker without a config: the reference."""
+    if strategy not in _baselines:
+        _baselines[strategy] = run_job(strategy, 1)
+    return _baselines[strategy]
+
+
+def assert_same_results(run, ref):
+    np.testing.assert_allclose(run["losses"], ref["losses"], atol=ATOL, rtol=RTOL)
+    np.testing.assert_allclose(run["y"], ref["y"], atol=ATOL, rtol=RTOL)
+    for name in ref["params"]:  # after 3 SGD steps: the gradients were the same too
+        np.testing.assert_allclose(run["params"][name], ref["params"][name], atol=ATOL, rtol=RTOL, err_msg=name)
+
+
+UPLOADED = (13 * 6 + 13 * 4 + 6 * 8 + 8 + 8 * 4 + 4) * 4  # x, targets, w1, b1, w2, b2 (float32)
+FETCHED = (3 + 13 * 4 + 6 * 8 + 8 + 8 * 4 + 4) * 4       # 3 losses, y, the parameters
+
+
+def assert_dispatcher_moved_no_collective_bytes(run):
+    # Only the client's own uploads and fetches passed through the dispatcher.
+    assert run["dispatcher"]["dispatcher_upload_bytes"] == UPLOADED
+    assert run["dispatcher"]["dispatcher_fetch_bytes"] == FETCHED
+
+
+@pytest.mark.parametrize("workers", [2, 4])
+def test_data_parallel(workers):
+    run = run_job("data_parallel", workers, "data_parallel.yaml")
+    assert_same_results(run, baseline("data_parallel"))
+    stats = run["workers"]
+    assert sorted(stats) == [str(w) for w in range(workers)]
+    ops = [stats[str(w)]["eager_ops"] for w in range(workers)]
+    # Every worker ran the whole step on its rows: about the same number of ops each.
+    assert min(ops) >= 0.9 * max(ops), ops
+    for w in range(workers):
+        # One gradient all_reduce per parameter per step (4 x 3), plus nothing else.
+        assert stats[str(w)]["collective_ops"] == 12, stats[str(w)]
+        assert stats[str(w)]["collective_bytes"] > 0
+    assert_dispatcher_moved_no_collective_bytes(run)
+
+
+@pytest.mark.parametrize("workers", [2, 4])
+def test_tensor_parallel(workers):
+    run = run_job("tensor_parallel", workers, "tensor_parallel.yaml")
+    assert_same_results(run, baseline("tensor_parallel"))
+    stats = run["workers"]
+    for w in range(workers):
+        # Column- then row-parallel: exactly one all_reduce per step, forward and backward.
+        assert stats[str(w)]["collective_ops"] == 3, stats[str(w)]
+        assert stats[str(w)]["eager_ops"] > 50
+    assert_dispatcher_moved_no_collective_bytes(run)
+
+
+def test_pipeline_two_stages():
+    run = run_job("pipeline", 2, "pipeline.yaml")
+    assert_same_results(run, baseline("pipeline"))
+    s0, s1 = run["workers"]["0"], run["workers"]["1"]
+    # Activations move forward, gradients back: point-to-point only.
+    assert s0["p2p_bytes_sent"] > 13 * 8 * 4 and s1["p2p_bytes_sent"] > 13 * 8 * 4
+    assert s0["collective_ops"] == 0 and s1["collective_ops"] == 0
+    assert s0["eager_ops"] > 20 and s1["eager_ops"] > 20
+    assert_dispatcher_moved_no_collective_bytes(run)
+
+
+def test_pipeline_four_workers_with_backward_signal():
+    run = run_job("pipeline", 4, "pipeline_4.yaml")
+    assert_same_results(run, baseline("pipeline"))
+    stats = run["workers"]
+    # Stage 1's gradients run on workers 2 and 3 (its `backward:` entry), so they do most work.
+    assert stats["2"]["eager_ops"] > 2 * stats["0"]["eager_ops"]
+    assert stats["0"]["p2p_bytes_sent"] > 0 and stats["2"]["p2p_bytes_received"] > 0
+    assert_dispatcher_moved_no_collective_bytes(run)
+
+
+@pytest.mark.parametrize("workers", [2, 4])
+def test_signals_mixed_in_one_step(workers):
+    run = run_job("mixed", workers, "mixed.yaml")
+    assert_same_results(run, baseline("mixed"))
+    assert all(s["collective_ops"] > 0 for s in run["workers"].values())
+
+
+def test_the_sharded_step_shows_its_collectives_in_gt_opt(tmp_path):
+    # GT_DUMP_IR records each batch; gt-opt replays the sharding passes on the captured one.
+    dump = tmp_path / "ir"
+    dump.mkdir()
+    run_job("data_parallel", 2, "data_parallel.yaml", env={"GT_DUMP_IR": str(dump)})
+    captured = sorted(dump.glob("*-captured.mlir"), key=lambda p: p.stat().st_size)[-1]
+    opt = os.path.join(gt._runtime.bin_dir(), "gt-opt")
+    if not os.path.exists(opt):
+        opt = os.path.join(os.path.dirname(HERE), "..", "build", "tools", "gt-opt", "gt-opt")
+    out = subprocess.run([opt, str(captured), f"--gt-apply-signals=config={DIST}/data_parallel.yaml num-workers=2",
+                          "--gt-propagate-sharding", "--gt-insert-collectives"],
+                         capture_output=True, text=True, check=True).stdout
+    assert 'gt.all_reduce' in out and 'gt.signal = "params"' in out, out[-2000:]
+    sharded = sorted(dump.glob("*-sharded.mlir"), key=lambda p: p.stat().st_size)[-1].read_text()
+    assert "func.func @worker0" in sharded and "func.func @worker1" in sharded
+
+
+def test_config_errors_name_the_line(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("data:\n  shard: {axis: 0}\nlayer1:\n  sharded: {axis: 0}\n")
+    with pytest.raises(ValueError, match=r"bad.yaml:4: unknown key 'sharded' in signal 'layer1'"):
+        gt.load_config(str(bad))
+    bad.write_text("stage:\n  shard: {axis: 0, workers: [0, 7]}\n")
+    with pytest.raises(ValueError, match=r"bad.yaml:2: signal 'stage' names worker 7, but there are only"):
+        gt.load_config(str(bad))
+    with pytest.raises(FileNotFoundError):
+        gt.load_config(str(tmp_path / "missing.yaml"))
+    # The session keeps working (and stays unsharded).
+    assert (gt.tensor([1.0, 2.0]) * 2).numpy().tolist() == [2.0, 4.0]
+
+
+AXIS_SCRIPT = """
+import gt, sys
+gt.gpu_workers(2)
+gt.load_config(sys.argv[1])
+with gt.signal.context('rows'):
+    x = gt.ones(4)
+try:
+    x.numpy()
+except RuntimeError as e:
+    print(e)
+y = gt.ones(3) + 1   # the session still works
+print(y.numpy().tolist())
+"""
+
+
+def test_axis_out_of_range_is_reported_at_the_users_line(tmp_path):
+    cfg = tmp_path / "axis.yaml"
+    cfg.write_text("rows:\n  shard:\n    axis: 1\n")
+    script = tmp_path / "axis.py"
+    script.write_text(AXIS_SCRIPT)
+    p = subprocess.run([sys.executable, str(script), str(cfg)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.strip().splitlines()
+    assert "axis.yaml:3: signal 'rows' splits axis 1, but the tensor has rank 1" in lines[0]
+    assert "axis.py:6" in lines[0]
+    assert lines[1] == "[2.0, 2.0, 2.0]"
+
+
+def test_signal_api_without_config():
+    # Without a config every signal is ignored: same values, same gradients.
+    x = gt.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    with gt.signal.context("anything", backward="anything_else"):
+        assert gt.signal.current() == ("anything", "anything_else")
+        y = gt.signal.tensor(x, name="other") * 3
+    assert gt.signal.current() == (None, None)
+    y.sum().backward()
+    assert x.grad.numpy().tolist() == [[3.0, 3.0], [3.0, 3.0]]
+    gt.signal.enter("a")
+    gt.signal.enter("b")
+    with pytest.raises(RuntimeError, match="innermost active signal is 'b'"):
+        gt.signal.exit("a")
+    gt.signal.exit("b")
+    gt.signal.exit("a")
+    with pytest.raises(RuntimeError, match="no signal is active"):
+        gt.signal.exit()
+    with pytest.raises(ValueError):
+        gt.signal.enter("")
+
+
+FAULT_CLIENT = """
+import sys, numpy as np, gt
+gt.load_config(sys.argv[1])
+with gt.signal.context('params'):
+    w = gt.tensor(np.ones((4, 4), np.float32), requires_grad=True)
+with gt.signal.context('data'):
+    x = gt.tensor(np.ones((8, 4), np.float32))
+    (x @ w).sum().backward()
+with gt.no_grad(), gt.signal.context('params'):
+    w2 = w - w.grad              # all_reduce of the gradient
+print(float(w2.sum().item()), flush=True)   # both workers are connected now
+sys.stdin.readline()                        # the test stops one worker
+with gt.signal.context('data'):
+    (x @ w).sum().backward()
+with gt.no_grad(), gt.signal.context('params'):
+    w3 = w - w.grad
+try:
+    w3.numpy()
+    print("no error")
+except RuntimeError as e:
+    print("error:", e)
+"""
+
+
+def test_worker_killed_during_a_collective(tmp_path):
+    d = Daemons(workers=2, env={"GT_COLLECTIVE_TIMEOUT": "60"})
+    try:
+        cfg = tmp_path / "dp.yaml"
+        cfg.write_text("data:\n  shard: {axis: 0}\nparams:\n  replicated: true\n")
+        script = tmp_path / "client.py"
+        script.write_text(FAULT_CLIENT)
+        client = subprocess.Popen([sys.executable, str(script), str(cfg)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env=dict(os.environ, GT_SERVER=f"127.0.0.1:{d.port}"))
+        first = client.stdout.readline()
+        assert float(first) == 16 * (1 - 8)  # w - dsum(x @ w)/dw with x, w ones: every element 1 - 8
+        victim = d.workers[1]
+        victim.send_signal(signal.SIGSTOP)          # it never reaches the all_reduce
+        client.stdin.write("go\n")
+        client.stdin.flush()
+        time.sleep(1.0)                             # the other worker now waits in the collective
+        victim.kill()
+        out, err = client.communicate(timeout=60)
+        assert "error:" in out, out + err
+        assert "worker" in out and ("died" in out or "broke" in out), out
+        print(out)
+        # The dispatcher keeps serving: a new session on the surviving worker.
+        c = d.client()
+        ida, _, _ = c.upload(np.arange(3, dtype=np.float32), [3], 0)
+        idb, _, _ = c.emit(gt._tensor._OP["exp"], [ida])
+        data, shape, code = c.fetch(idb)
+        np.testing.assert_allclose(np.frombuffer(data, np.float32), np.exp(np.arange(3)), rtol=1e-6)
+    finally:
+        d.stop()
