@@ -1,8 +1,8 @@
 """Distributed execution over 2 and 4 CPU workers: signals + YAML configs shard tensors and
 compute, workers exchange data over Gloo, and every strategy gives the results of one worker.
 
-The strategies run as separate programs (test/python/dist/job.py), each with its own
-dispatcher and workers; the configs are in test/python/dist/.
+The strategies run as separate programs (test/python/sharding/job.py), each with its own
+dispatcher and workers; the configs are in test/python/sharding/.
 """
 import json
 import os
@@ -18,7 +18,7 @@ import gt
 from conftest import Daemons
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DIST = os.path.join(HERE, "dist")
+DIST = os.path.join(HERE, "sharding")
 # float32 sums in a different order (per-worker partial sums, then all_reduce): a few ulps.
 ATOL, RTOL = 1e-5, 1e-5
 
