@@ -2,8 +2,12 @@
 
 The data are the IDX files of Debian's `dataset-fashion-mnist` (nothing is downloaded).
 GT starts a local dispatcher and worker by itself; pass --connect HOST:PORT to use running ones.
+The script names two signals, 'params' (the model and optimizer state) and 'data' (the batch
+and the compute on it); a sharding config decides what they mean, so the same script runs
+data-parallel over 4 workers with
 
     python examples/fashion_mnist.py [--epochs 5] [--limit N]
+    python examples/fashion_mnist.py --workers 4 --config examples/configs/data_parallel.yaml
 """
 import argparse
 import gzip
@@ -50,16 +54,18 @@ class MLP(nn.Module):
 
 def train_step(model, opt, xb, yb):
     """One Adam step on a batch; returns the loss tensor (not yet fetched)."""
-    loss = F.cross_entropy(model(gt.from_numpy(xb)), gt.from_numpy(yb))
+    with gt.signal.context("data"):
+        loss = F.cross_entropy(model(gt.from_numpy(xb)), gt.from_numpy(yb))
     opt.zero_grad()
     loss.backward()
-    opt.step()
+    with gt.signal.context("params"):
+        opt.step()
     return loss
 
 
 def accuracy(model, x, y, batch=1000):
     correct = 0
-    with gt.no_grad():
+    with gt.no_grad(), gt.signal.context("data"):
         for i in range(0, len(x), batch):
             logits = model(gt.from_numpy(x[i:i + batch])).numpy()
             correct += int((logits.argmax(1) == y[i:i + batch]).sum())
@@ -80,10 +86,16 @@ def main():
     p.add_argument("--limit", type=int, default=0, help="train on the first N images only")
     p.add_argument("--connect", default="", help="HOST:PORT of a running dispatcher")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--workers", type=int, default=1, help="local workers to start")
+    p.add_argument("--config", default="", help="sharding config (YAML), e.g. examples/configs/data_parallel.yaml")
     args = p.parse_args()
 
     if args.connect:
         gt.connect(args.connect)
+    else:
+        gt.gpu_workers(args.workers)
+    if args.config:
+        gt.load_config(args.config)
     gt.manual_seed(args.seed)
     x_train, y_train = load("train")
     x_test, y_test = load("test")
@@ -91,8 +103,9 @@ def main():
         x_train, y_train = x_train[:args.limit], y_train[:args.limit]
     print(f"Fashion-MNIST: {len(x_train)} train / {len(x_test)} test images from {DATA_DIR}")
 
-    model = MLP()
-    opt = gt.optim.Adam(model.parameters(), lr=args.lr)
+    with gt.signal.context("params"):
+        model = MLP()
+        opt = gt.optim.Adam(model.parameters(), lr=args.lr)
     rng = np.random.default_rng(args.seed)
     steps = (len(x_train) + args.batch_size - 1) // args.batch_size
     for epoch in range(1, args.epochs + 1):

@@ -68,6 +68,8 @@ struct State {
   mlir::gt::HotRegionCounter regionCounts; ///< spans every batch of every session
   uint64_t regionsFormed = 0, regionsMarkedHot = 0, batches = 0;
   uint64_t uploadBytes = 0, fetchBytes = 0; ///< tensor bytes that passed through the dispatcher
+  uint64_t instructions = 0;                ///< instructions received from clients
+  double dispatchMs = 0;                    ///< time spent turning them into worker programs
   // The rendezvous store of worker groups (Gloo): key -> value, and the gets still waiting.
   std::map<std::string, std::string> store;
   std::multimap<std::string, kj::Own<kj::PromiseFulfiller<std::string>>> storeWaiters;
@@ -128,7 +130,10 @@ public:
     }
     if (state_.log.enabled())
       for (const Instruction &inst : batch) state_.log.write(id_, "recv", inst);
+    auto t0 = std::chrono::steady_clock::now();
     dispatch(batch);
+    state_.dispatchMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    state_.instructions += batch.size();
     state_.log.flush();
     return kj::READY_NOW;
   }
@@ -191,6 +196,8 @@ public:
     t.values["regions_marked_hot"] = double(state_.regionsMarkedHot);
     t.values["dispatcher_upload_bytes"] = double(state_.uploadBytes);
     t.values["dispatcher_fetch_bytes"] = double(state_.fetchBytes);
+    t.values["dispatcher_instructions"] = double(state_.instructions);
+    t.values["dispatcher_dispatch_ms"] = state_.dispatchMs;
     auto promises = kj::heapArrayBuilder<kj::Promise<void>>(state_.workers.size());
     for (size_t i = 0; i < state_.workers.size(); ++i) {
       if (!state_.workers[i].alive) continue;
@@ -414,7 +421,20 @@ private:
   /// gt-split-by-worker; each @workerN function becomes worker N's program. Every tensor the
   /// client names gets one global id, the same on each worker holding a piece of it; values
   /// the passes add (collective results, received blocks) are freed at the end of the program.
-  void dispatchSharded(const std::vector<Instruction> &batch) {
+  void dispatchSharded(const std::vector<Instruction> &received) {
+    // Frees of tensors poisoned at the dispatcher (they live nowhere) are done here.
+    std::vector<Instruction> batch;
+    batch.reserve(received.size());
+    for (const Instruction &inst : received) {
+      if (inst.op == OpCode::Free) {
+        auto it = tensors_.find(inst.operands.at(0));
+        if (it == tensors_.end() || !it->second.error.empty()) {
+          if (it != tensors_.end()) tensors_.erase(it);
+          continue;
+        }
+      }
+      batch.push_back(inst);
+    }
     for (const Instruction &inst : batch) {
       if (inst.op == OpCode::Free) continue;
       for (uint64_t id : inst.operands)

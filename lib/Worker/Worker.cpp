@@ -209,7 +209,8 @@ void serve(const Options &options) {
   } catch (const std::exception &e) {
     std::cerr << "gt-worker: no collectives on this worker: " << e.what() << std::endl;
   }
-  std::cerr << "gt-worker: registered as worker " << index << " (" << device->describe() << ")" << std::endl;
+  std::cerr << "gt-worker: registered as worker " << index << " (" << device->describe()
+            << "), collectives on " << address << std::endl;
   // Serve until the dispatcher goes away: a cheap call every second notices.
   auto &timer = client.getIoProvider().getTimer();
   while (true) {

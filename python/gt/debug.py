@@ -30,6 +30,14 @@ def stats():
       region kernels only.
     - ``instructions``, ``live_tensors``, ``live_bytes``, ``peak_bytes`` (worker memory).
     - ``notes``: list of strings, one per region that fell back to eager, saying why.
+    - ``collective_ops`` (all_reduce, all_gather, reduce_scatter, all_to_all), ``p2p_ops``
+      (send, recv), ``collective_bytes`` (bytes a worker put into collectives),
+      ``p2p_bytes_sent`` / ``p2p_bytes_received``, ``comm_groups`` (worker groups connected).
+    - ``dispatcher_upload_bytes`` / ``dispatcher_fetch_bytes``: tensor bytes that passed
+      through the dispatcher (client uploads and fetches; collectives never do);
+      ``dispatcher_instructions`` and ``dispatcher_dispatch_ms``: instructions received and the
+      milliseconds spent turning them into worker programs.
+    - ``by_worker``: ``{worker index: {counter: value}}``, each live worker's own counters.
 
     Counters are cumulative since the daemons started and cover every session they served.
     Raises ConnectionError if the dispatcher is gone.
