@@ -31,6 +31,7 @@ test-python:
 bench: build
 	$(PYTHON) benchmarks/overhead.py
 	$(PYTHON) benchmarks/jit.py
+	$(PYTHON) benchmarks/scaling.py
 
 clean:
 	rm -rf $(BUILD) python/gt/_C*.so python/gt/bin
