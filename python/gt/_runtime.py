@@ -113,7 +113,7 @@ def connect(address, timeout=5.0):
     if not host or not port.isdigit():
         raise ValueError(f"gt.connect expects 'host:port', got {address!r}")
     _client = _C.Client(host, int(port), os.environ.get("GT_TOKEN", ""), timeout)
-    _load_pending_config()
+    _on_session_open()
     return _client
 
 
@@ -143,7 +143,7 @@ def client():
         if any(p.poll() is not None for p in _processes):
             raise RuntimeError(f"a gt daemon exited during start-up{_last_log_line()} (logs: {_log_dir})")
         time.sleep(0.01)
-    _load_pending_config()
+    _on_session_open()
     return _client
 
 
@@ -159,7 +159,12 @@ def load_config(path):
     client().load_config(text, str(path))
 
 
-def _load_pending_config():
+def _on_session_open():
+    """Applies what was set before the session existed: the active signal and $GT_CONFIG."""
+    from . import signal
+    name, _ = signal.current()
+    if name:  # a signal entered before the session opened
+        _client.set_signal(name, False)
     path = os.environ.get("GT_CONFIG")
     if path:
         with open(path) as f:

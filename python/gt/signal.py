@@ -24,10 +24,10 @@ def current():
 
 def _apply():
     from . import _runtime
-    if _runtime._client is None and not _stack:
-        return
+    if _runtime._client is None:
+        return  # the session applies the active signal when it opens
     name, _ = current()
-    _runtime.client().set_signal(name or "", False)
+    _runtime._client.set_signal(name or "", False)
 
 
 def enter(name, backward=None):
