@@ -5,6 +5,7 @@
 
 #include <capnp/ez-rpc.h>
 #include <kj/async-io.h>
+#include <kj/time.h>
 
 namespace gt::client {
 
@@ -31,7 +32,10 @@ Client::Client(const std::string &host, int port, const std::string &token, doub
     auto req = rpc_->dispatcher.openSessionRequest();
     req.setToken(token);
     auto timeout = int64_t(timeoutSeconds * 1000) * kj::MILLISECONDS;
-    auto response = rpc_->timer().timeoutAfter(timeout, req.send()).wait(rpc_->ws());
+    // The deadline from the real clock: the thread's kj timer only advances while its event
+    // loop runs, so after an idle stretch timeoutAfter() would count from a stale "now".
+    auto deadline = kj::systemPreciseMonotonicClock().now() + timeout;
+    auto response = rpc_->timer().timeoutAt(deadline, req.send()).wait(rpc_->ws());
     rpc_->session = response.getSession();
   } catch (const kj::Exception &e) {
     throw ConnectionError("cannot connect to the GT dispatcher at " + where + ": " + e.getDescription().cStr());

@@ -37,11 +37,15 @@ public:
   }
   bool enabled() const { return out_.is_open(); }
   void write(uint32_t session, const char *event, const Instruction &inst, int64_t worker = -1) {
+    write(session, event, inst.op, inst.result, inst.location, worker);
+  }
+  void write(uint32_t session, const char *event, OpCode op, uint64_t id, const std::string &location,
+             int64_t worker = -1) {
     auto us = std::chrono::duration_cast<std::chrono::microseconds>(
                   std::chrono::system_clock::now().time_since_epoch()).count();
-    out_ << us << " session=" << session << ' ' << event << ' ' << opInfo(inst.op).mnemonic << " id=" << inst.result;
+    out_ << us << " session=" << session << ' ' << event << ' ' << opInfo(op).mnemonic << " id=" << id;
     if (worker >= 0) out_ << " worker=" << worker;
-    if (!inst.location.empty()) out_ << " at=" << inst.location;
+    if (!location.empty()) out_ << " at=" << location;
     out_ << '\n';
   }
   void flush() { if (enabled()) out_.flush(); }
@@ -86,10 +90,7 @@ struct State {
 };
 
 void setError(wire::Fetched::Builder out, const std::string &message) { out.setError(message); }
-using gt::combineParts;
-void combine(DType dtype, ReduceKind reduce, void *acc, const void *part, size_t count) {
-  combineParts(dtype, reduce, acc, part, count);
-}
+
 
 /// A region of one worker's program, ready for the wire (ids are global).
 struct wireRegion {
@@ -131,7 +132,7 @@ public:
     if (state_.log.enabled())
       for (const Instruction &inst : batch) state_.log.write(id_, "recv", inst);
     auto t0 = std::chrono::steady_clock::now();
-    dispatch(batch);
+    dispatch(std::move(batch));
     state_.dispatchMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     state_.instructions += batch.size();
     state_.log.flush();
@@ -287,8 +288,8 @@ private:
     }
   }
 
-  void dispatch(const std::vector<Instruction> &batch) {
-    if (sharded_) return dispatchSharded(batch);
+  void dispatch(std::vector<Instruction> batch) {
+    if (sharded_) return dispatchSharded(std::move(batch));
     int64_t home = homeWorker();
     if (home < 0) return poison(batch, "no live worker is registered with the dispatcher");
     mlir::OwningOpRef<mlir::ModuleOp> module;
@@ -421,11 +422,11 @@ private:
   /// gt-split-by-worker; each @workerN function becomes worker N's program. Every tensor the
   /// client names gets one global id, the same on each worker holding a piece of it; values
   /// the passes add (collective results, received blocks) are freed at the end of the program.
-  void dispatchSharded(const std::vector<Instruction> &received) {
+  void dispatchSharded(std::vector<Instruction> received) {
     // Frees of tensors poisoned at the dispatcher (they live nowhere) are done here.
     std::vector<Instruction> batch;
     batch.reserve(received.size());
-    for (const Instruction &inst : received) {
+    for (Instruction &inst : received) {
       if (inst.op == OpCode::Free) {
         auto it = tensors_.find(inst.operands.at(0));
         if (it == tensors_.end() || !it->second.error.empty()) {
@@ -433,7 +434,7 @@ private:
           continue;
         }
       }
-      batch.push_back(inst);
+      batch.push_back(std::move(inst));
     }
     for (const Instruction &inst : batch) {
       if (inst.op == OpCode::Free) continue;
@@ -531,7 +532,10 @@ private:
           auto layout = op.getAttrOfType<mlir::gt::ShardingAttr>("gt.sharding");
           inst.data = layout ? blockOf(upload, layout.toCore(), w) : upload.data;
         }
-        if (state_.log.enabled()) state_.log.write(id_, "dispatch", inst, w);
+        if (state_.log.enabled()) { // session ids, as the unsharded path logs them (0: a value the passes added)
+          auto sid = op.getAttrOfType<mlir::IntegerAttr>("gt.id");
+          state_.log.write(id_, "dispatch", inst.op, sid ? uint64_t(sid.getInt()) : 0, inst.location, w);
+        }
         program.push_back(std::move(inst));
       }
       for (uint64_t id : temporaries) {
@@ -640,7 +644,7 @@ private:
     for (const std::string &p : pieces)
       if (p.size() != total) throw std::runtime_error("a fetched part has the wrong size");
     std::string out = pieces[0];
-    for (size_t r = 1; r < pieces.size(); ++r) combine(type.dtype, layout.reduce, out.data(), pieces[r].data(), total / elem);
+    for (size_t r = 1; r < pieces.size(); ++r) combineParts(type.dtype, layout.reduce, out.data(), pieces[r].data(), total / elem);
     return out;
   }
 

@@ -1,5 +1,6 @@
 """Several clients at once against one dispatcher; sessions cannot see each other's tensors."""
 import subprocess
+import time
 import sys
 import textwrap
 
@@ -77,3 +78,12 @@ def test_instruction_log_and_ir_dump(tmp_path):
     assert all(l.split()[0].isdigit() for l in lines)  # timestamp first
     placed = sorted(dump.glob("*-placed.mlir"))
     assert placed and "gt.exp" in placed[0].read_text() and "gt.worker = 0" in placed[0].read_text()
+
+
+def test_connecting_after_an_idle_stretch(daemons):
+    # This thread's kj event loop last ran at the fetch; a connect 1 s later with a 0.5 s
+    # timeout must count from now, not from the fetch.
+    gt.tensor([1.0]).numpy()
+    time.sleep(1.0)
+    c = gt._C.Client("127.0.0.1", daemons.port, "", 0.5)
+    assert c.num_workers() == 1
