@@ -11,6 +11,18 @@ final LayerNorm and an output head tied to the token embedding; AdamW with a cos
 It prints the loss of every step, the validation loss every --eval-every steps beside the
 unigram entropy of the corpus (the loss of a model that knows character frequencies only), and
 a sample of generated text at the end.
+
+The script names signals (see gt.signal) and a sharding config decides what they mean, so the
+same script runs data-, tensor- or pipeline-parallel:
+
+    python examples/char_gpt.py --workers 4 --config examples/configs/data_parallel.yaml
+    python examples/char_gpt.py --workers 4 --config examples/configs/char_gpt_tensor_parallel.yaml
+    python examples/char_gpt.py --workers 2 --config examples/configs/char_gpt_pipeline.yaml
+
+Signals nest and the innermost one the config names applies: 'params' (the model and the
+optimizer) and 'data' (the batch and the compute on it) hold everything; inside them 'embed',
+'block0', 'block1', ... and 'head' name the model's stages, and 'mlp_up' / 'mlp_down' the two
+weights of each block's MLP.
 """
 import argparse
 import gzip
@@ -81,13 +93,33 @@ class CausalSelfAttention(nn.Module):
         return self.proj(y)
 
 
+class MLP(nn.Module):
+    """Linear(embd, 4 embd), GELU, Linear(4 embd, embd), dropout. The two weights carry the
+    signals 'mlp_up' and 'mlp_down' so a config can split them Megatron-style (Shoeybi et al.
+    2019): `up` by output features (column-parallel), `down` by input features (row-parallel,
+    one all_reduce). `down`'s bias is a separate parameter under the enclosing signal, since a
+    row-parallel layer adds it once, after the all_reduce."""
+
+    def __init__(self, embd, dropout):
+        super().__init__()
+        with gt.signal.context("mlp_up"):
+            self.up = nn.Linear(embd, 4 * embd)
+        with gt.signal.context("mlp_down"):
+            self.down = nn.Linear(4 * embd, embd, bias=False)
+        self.down_bias = nn.Parameter(gt.zeros(embd))
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x):  # (B, T, C) -> (B, T, C)
+        return self.drop(self.down(F.gelu(self.up(x))) + self.down_bias)
+
+
 class Block(nn.Module):
     def __init__(self, embd, heads, block_size, dropout):
         super().__init__()
         self.ln1 = nn.LayerNorm(embd)
         self.attn = CausalSelfAttention(embd, heads, block_size)
         self.ln2 = nn.LayerNorm(embd)
-        self.mlp = nn.Sequential(nn.Linear(embd, 4 * embd), nn.GELU(), nn.Linear(4 * embd, embd), nn.Dropout(dropout))
+        self.mlp = MLP(embd, dropout)
 
     def forward(self, x):
         x = x + self.attn(self.ln1(x))
@@ -98,36 +130,47 @@ class GPT(nn.Module):
     def __init__(self, vocab_size, block_size, layers, heads, embd, dropout=0.0):
         super().__init__()
         self.block_size = block_size
-        self.tok = nn.Embedding(vocab_size, embd)
-        self.pos = nn.Embedding(block_size, embd)
-        self.blocks = nn.ModuleList(Block(embd, heads, block_size, dropout) for _ in range(layers))
-        self.ln_f = nn.LayerNorm(embd)
+        with gt.signal.context("embed"):
+            self.tok = nn.Embedding(vocab_size, embd)
+            self.pos = nn.Embedding(block_size, embd)
+        self.blocks = nn.ModuleList()
+        for i in range(layers):
+            with gt.signal.context(f"block{i}"):
+                self.blocks.append(Block(embd, heads, block_size, dropout))
+        with gt.signal.context("head"):
+            self.ln_f = nn.LayerNorm(embd)
         for name, p in self.named_parameters():  # GPT-2's initialisation
             if name.endswith("weight") and p.ndim == 2:
                 nn.init.normal_(p, 0.0, 0.02)
-            if name.endswith("proj.weight") or name.endswith("mlp.2.weight"):
+            if name.endswith("proj.weight") or name.endswith("mlp.down.weight"):
                 nn.init.normal_(p, 0.0, 0.02 / math.sqrt(2 * layers))
             if name.endswith("bias") and "ln" not in name:
                 nn.init.zeros_(p)
 
     def forward(self, idx):  # (B, T) int64 -> logits (B, T, V)
         B, T = idx.shape
-        x = self.tok(idx) + self.pos.weight[:T]
-        for block in self.blocks:
-            x = block(x)
-        return self.ln_f(x) @ self.tok.weight.T  # tied output head
+        with gt.signal.context("embed"):
+            x = self.tok(idx) + self.pos.weight[:T]
+        for i, block in enumerate(self.blocks):
+            with gt.signal.context(f"block{i}"):
+                x = block(x)
+        with gt.signal.context("head"):
+            return self.ln_f(x) @ self.tok.weight.T  # tied output head
 
 
 def batch(data, rng, batch_size, block_size):
     starts = rng.integers(0, len(data) - block_size - 1, batch_size)
     x = np.stack([data[s:s + block_size] for s in starts])
     y = np.stack([data[s + 1:s + block_size + 1] for s in starts])
-    return gt.tensor(x), gt.tensor(y)
+    with gt.signal.context("data"):
+        return gt.tensor(x), gt.tensor(y)
 
 
 def loss_of(model, x, y):
-    logits = model(x)
-    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+    with gt.signal.context("data"):
+        logits = model(x)
+        with gt.signal.context("head"):
+            return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
 
 def evaluate(model, data, rng, batch_size, block_size, batches=8):
@@ -169,7 +212,8 @@ def train(args):
 
     gt.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
-    model = GPT(len(vocab), args.block_size, args.layers, args.heads, args.embd, args.dropout)
+    with gt.signal.context("params"):
+        model = GPT(len(vocab), args.block_size, args.layers, args.heads, args.embd, args.dropout)
     print(f"GPT: {sum(p.numel() for p in model.parameters()):,} parameters, {args.layers} layers, "
           f"{args.heads} heads, embd {args.embd}, block {args.block_size}")
     decay = [p for n_, p in model.named_parameters() if p.ndim >= 2]
@@ -188,7 +232,8 @@ def train(args):
         opt.zero_grad()
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
+        with gt.signal.context("params"):
+            opt.step()
         sched.step()
         value = loss.item()
         history.append(value)
@@ -221,12 +266,23 @@ def parse(argv=None):
     p.add_argument("--sample", type=int, default=300, help="characters to generate at the end (0: none)")
     p.add_argument("--corpus", default=CORPUS)
     p.add_argument("--connect", default="", help="HOST:PORT of a running dispatcher")
+    p.add_argument("--workers", type=int, default=1, help="local workers to start")
+    p.add_argument("--config", default="", help="sharding config (YAML), e.g. examples/configs/char_gpt_pipeline.yaml")
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args(argv)
 
 
-if __name__ == "__main__":
-    args = parse()
+def start(args):
+    """Connects or starts the local workers, and loads the sharding config if one is given."""
     if args.connect:
         gt.connect(args.connect)
+    else:
+        gt.gpu_workers(args.workers)
+    if args.config:
+        gt.load_config(args.config)
+
+
+if __name__ == "__main__":
+    args = parse()
+    start(args)
     train(args)

@@ -176,18 +176,22 @@ Stats Client::stats() {
   }
 }
 
-void Client::loadConfig(const std::string &yaml, const std::string &path) {
+std::vector<std::string> Client::loadConfig(const std::string &yaml, const std::string &path) {
   flush(); // instructions issued before the config keep the old one
   std::string error;
+  std::vector<std::string> signals;
   try {
     auto req = rpc_->session.loadConfigRequest();
     req.setYaml(yaml);
     req.setPath(path);
-    error = req.send().wait(rpc_->ws()).getError().cStr();
+    auto result = req.send().wait(rpc_->ws());
+    error = result.getError().cStr();
+    for (auto name : result.getSignals()) signals.emplace_back(name.cStr());
   } catch (const kj::Exception &e) {
     throw ConnectionError(std::string("lost the GT dispatcher: ") + e.getDescription().cStr());
   }
   if (!error.empty()) throw std::invalid_argument(error);
+  return signals;
 }
 
 uint32_t Client::numWorkers() {

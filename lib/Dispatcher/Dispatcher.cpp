@@ -247,6 +247,9 @@ public:
     try {
       auto config = std::make_unique<ShardingConfig>(ShardingConfig::parse(params.getYaml(), params.getPath()));
       config->checkWorkers(int64_t(state_.workers.size()));
+      auto names = context.getResults().initSignals(unsigned(config->signals.size()));
+      unsigned i = 0;
+      for (auto &[name, entry] : config->signals) names.set(i++, name);
       config_ = std::move(config);
       sharded_ = true; // from now on every batch goes through the sharding pipeline
     } catch (const std::exception &e) {

@@ -83,8 +83,9 @@ interface Session {
   # Counters of the dispatcher and all workers (summed), and notes such as region fallbacks.
   stats @3 () -> (stats :List(Stat), notes :List(Text), byWorker :List(WorkerStats));
   # Loads a sharding config (the YAML text; `path` names it in errors). Returns "" or the
-  # error naming the line; the session keeps its previous config on error.
-  loadConfig @4 (yaml :Text, path :Text) -> (error :Text, workers :UInt32);
+  # error naming the line; the session keeps its previous config on error. `signals`: the
+  # names the config defines (the client resolves nested signals against them).
+  loadConfig @4 (yaml :Text, path :Text) -> (error :Text, workers :UInt32, signals :List(Text));
 }
 
 interface Worker {

@@ -154,9 +154,10 @@ def load_config(path):
 
     Raises FileNotFoundError if `path` cannot be read and ValueError naming the file and line
     of an invalid entry (unknown key, a worker that does not exist, missing axis, ...)."""
+    from . import signal
     with open(path) as f:
         text = f.read()
-    client().load_config(text, str(path))
+    signal._set_configured(client().load_config(text, str(path)))
 
 
 def _on_session_open():
@@ -168,7 +169,7 @@ def _on_session_open():
     path = os.environ.get("GT_CONFIG")
     if path:
         with open(path) as f:
-            _client.load_config(f.read(), path)
+            signal._set_configured(_client.load_config(f.read(), path))
 
 
 def _last_log_line():

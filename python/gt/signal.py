@@ -9,17 +9,58 @@ layout, so the same script runs on one worker or many without code changes.
     with gt.signal.context('stage1', backward='stage1_bwd'):
         ...                                    # gradients of these ops use 'stage1_bwd'
 
-A signal the config does not name (or no config at all) changes nothing: every op still runs,
-unsharded, on the session's worker. Signals nest; the innermost one applies.
+Signals nest, and the innermost active signal that the loaded config names applies; signals
+the config does not name are passed over. So a script can name coarse and fine signals at
+once and each config picks its granularity:
+
+    with gt.signal.context('params'):              # a data-parallel config names only 'params'
+        with gt.signal.context('mlp_up'):          # a tensor-parallel one also names 'mlp_up'
+            up = nn.Linear(128, 512)
+
+With no active signal the config names (or no config at all) nothing changes: every op
+runs, unsharded, on the session's worker.
 """
 import contextlib
 
 _stack = []  # (name, backward) of the active signals, innermost last
+_configured = None  # the signal names the session's config defines (None: no config loaded)
 
 
 def current():
-    """The innermost active signal as (name, backward name or None), or (None, None)."""
-    return _stack[-1] if _stack else (None, None)
+    """The signal that applies now, as (name, backward name or None): the innermost active
+    signal the loaded config names (without a config: the innermost active signal), or
+    (None, None)."""
+    for name, backward in reversed(_stack):
+        if _configured is None or name in _configured:
+            return name, backward
+    return None, None
+
+
+def _snapshot():
+    """The active signals (a tuple), for `_restored`."""
+    return tuple(_stack)
+
+
+@contextlib.contextmanager
+def _restored(stack):
+    """Runs a block under the signals of an earlier `_snapshot()` (gt.nn.init fills a
+    parameter under the signals it was made under, so it keeps its layout)."""
+    global _stack
+    saved = _stack
+    _stack = list(stack)
+    _apply()
+    try:
+        yield
+    finally:
+        _stack = saved
+        _apply()
+
+
+def _set_configured(names):
+    """Called by gt.load_config with the names the new config defines."""
+    global _configured
+    _configured = frozenset(names)
+    _apply()
 
 
 def _apply():

@@ -187,7 +187,8 @@ PYBIND11_MODULE(_C, m) {
         return d;
       })
       .def("load_config", &client::Client::loadConfig, py::arg("yaml"), py::arg("path"),
-           "Loads a sharding config (YAML text) into the session; ValueError names the bad line.")
+           "Loads a sharding config (YAML text) into the session and returns the signal names it "
+           "defines; ValueError names the bad line.")
       .def("set_signal", &client::Client::setSignal, py::arg("signal"), py::arg("backward") = false,
            "The signal attached to every instruction from now on ('' = none).")
       .def("signal", [](client::Client &c) { return py::make_tuple(c.signal(), c.signalIsBackward()); });

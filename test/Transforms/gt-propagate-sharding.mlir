@@ -68,6 +68,39 @@ func.func @layout(%x: tensor<13x6xf32> {gt.sharding = #gt.sharding<split(0) over
 
 // -----
 
+// Merging the split axis with the dims after it, or splitting it, keeps the split when every
+// worker's rows stay its block of the new dim (the group's size divides the split axis).
+// CHECK-LABEL: func.func @merge_split
+func.func @merge_split(%x: tensor<8x4x5xf32> {gt.sharding = #gt.sharding<split(0) over [0, 1, 2, 3]>},
+                       %y: tensor<32x5xf32> {gt.sharding = #gt.sharding<split(0) over [0, 1, 2, 3]>},
+                       %z: tensor<6x5xf32> {gt.sharding = #gt.sharding<split(0) over [0, 1, 2, 3]>}) {
+  // CHECK: gt.reshape %{{.*}} {gt.sharding = #gt.sharding<split(0) over [0, 1, 2, 3]>} : tensor<8x4x5xf32> -> tensor<32x5xf32>
+  %m = gt.reshape %x : tensor<8x4x5xf32> -> tensor<32x5xf32>
+  // CHECK: gt.reshape %{{.*}} {gt.sharding = #gt.sharding<split(0) over [0, 1, 2, 3]>} : tensor<32x5xf32> -> tensor<8x4x5xf32>
+  %s = gt.reshape %y : tensor<32x5xf32> -> tensor<8x4x5xf32>
+  // 6 rows over 4 workers are 2, 2, 1, 1; merged to 30 they would be 8, 8, 7, 7: gathered.
+  // CHECK: gt.reshape {{.*}}gt.operand_shardings = [#gt.sharding<replicated over [0, 1, 2, 3]>]
+  %u = gt.reshape %z : tensor<6x5xf32> -> tensor<30xf32>
+  return
+}
+
+// -----
+
+// Batched matmul (attention's q @ k^T) with the batch split: both operands keep the split;
+// an operand that broadcasts over the batch (rank 2 here) is used whole.
+// CHECK-LABEL: func.func @batched
+func.func @batched(%q: tensor<8x4x16x8xf32> {gt.sharding = #gt.sharding<split(0) over [0, 1]>},
+                   %k: tensor<8x4x8x16xf32> {gt.sharding = #gt.sharding<split(0) over [0, 1]>},
+                   %w: tensor<8x3xf32>) {
+  // CHECK: gt.matmul %{{.*}} {gt.sharding = #gt.sharding<split(0) over [0, 1]>} : tensor<8x4x16x8xf32>, tensor<8x4x8x16xf32>
+  %s = gt.matmul %q, %k : tensor<8x4x16x8xf32>, tensor<8x4x8x16xf32> -> tensor<8x4x16x16xf32>
+  // CHECK: gt.matmul {{.*}}gt.operand_shardings = [#gt.sharding<split(0) over [0, 1]>, #gt.sharding<replicated over [0, 1]>], gt.sharding = #gt.sharding<split(0) over [0, 1]>
+  %p = gt.matmul %q, %w : tensor<8x4x16x8xf32>, tensor<8x3xf32> -> tensor<8x4x16x3xf32>
+  return
+}
+
+// -----
+
 // Without signals or shardings every op stays on its worker.
 // CHECK-LABEL: func.func @unsharded
 func.func @unsharded(%x: tensor<3xf32> {gt.worker = 1 : i64}) {

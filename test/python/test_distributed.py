@@ -350,3 +350,49 @@ def test_across_network_namespaces(tmp_path):
             proc.kill()
             proc.wait()
         nets.remove()
+
+
+CHAR_GPT = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import char_gpt, gt
+args = char_gpt.parse(["--steps", "3", "--batch-size", "8", "--block-size", "16", "--layers", "2", "--embd", "32",
+                       "--sample", "0", "--eval-every", "3", "--workers", sys.argv[2]] + sys.argv[3:])
+char_gpt.start(args)
+result = char_gpt.train(args)
+result["workers"] = {str(k): v for k, v in gt.debug.stats()["by_worker"].items()}
+print(json.dumps(result))
+"""
+
+
+def run_char_gpt(workers, config=None):
+    extra = ["--config", os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples", "configs", config)] if config else []
+    p = subprocess.run([sys.executable, "-c", CHAR_GPT, os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples"),
+                        str(workers)] + extra, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/share/doc/jargon-text/jargon.txt.gz"), reason="jargon-text not installed")
+@pytest.mark.parametrize("config,workers", [("data_parallel.yaml", 4), ("char_gpt_tensor_parallel.yaml", 2),
+                                            ("char_gpt_pipeline.yaml", 2)])
+def test_char_gpt_configs_match_one_worker(config, workers):
+    # The GPT example names signals ('params', 'data', 'embed', 'block0', 'block1', 'head',
+    # 'mlp_up', 'mlp_down'); each config in examples/configs gives the one-worker losses.
+    if "char_gpt" not in _baselines:
+        _baselines["char_gpt"] = run_char_gpt(1)
+    ref, run = _baselines["char_gpt"], run_char_gpt(workers, config)
+    # AdamW divides by sqrt(v): float32 sums in another order differ by a little more than ulps.
+    np.testing.assert_allclose(run["history"], ref["history"], atol=1e-4, rtol=1e-4)
+    np.testing.assert_allclose(run["val"], ref["val"], atol=1e-4, rtol=1e-4)
+    stats = run["workers"]
+    assert sorted(stats) == [str(w) for w in range(workers)]
+    if config == "char_gpt_pipeline.yaml":
+        # Two stages: each worker ran its own blocks; activations and gradients moved worker to worker.
+        assert all(s["eager_ops"] > 100 for s in stats.values()), stats
+        assert stats["0"]["p2p_bytes_sent"] > 0 and stats["1"]["p2p_bytes_sent"] > 0
+        assert all(s["collective_ops"] == 0 for s in stats.values())
+    else:
+        ops = [s["eager_ops"] for s in stats.values()]
+        assert min(ops) >= 0.9 * max(ops), ops
+        assert all(s["collective_ops"] > 0 and s["collective_bytes"] > 0 for s in stats.values()), stats

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <unordered_map>
+#include <vector>
 
 namespace gt::client {
 
@@ -75,7 +76,8 @@ public:
   /// Loads a sharding config into this session (flushing first): `yaml` is the file's text,
   /// `path` names it in errors. Throws std::invalid_argument with the dispatcher's message
   /// ("cfg.yaml:3: unknown key ...") if it is invalid; the session keeps its old config then.
-  void loadConfig(const std::string &yaml, const std::string &path);
+  /// Returns the signal names the config defines.
+  std::vector<std::string> loadConfig(const std::string &yaml, const std::string &path);
   /// The signal attached to every instruction emitted from now on ("" = none); `backward`
   /// marks gradient ops of that signal (its config's `backward:` entry applies to them).
   void setSignal(std::string signal, bool backward) {

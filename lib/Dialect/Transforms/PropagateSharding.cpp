@@ -8,6 +8,7 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <numeric>
+#include <optional>
 
 namespace mlir::gt {
 #define GEN_PASS_DEF_GTPROPAGATESHARDING
@@ -124,7 +125,22 @@ private:
       if (ra < 2 || rb < 2) return replicatedPlan();
       const Sharding &a = in[0], &b = in[1];
       int64_t ak = ra - 1, bk = rb - 2, bn = rb - 1;
-      if (a.isSplit() && a.axis != ak) // rows or batch of a: b must be whole
+      ArrayRef<int64_t> shapeOut = shapeOf(op->getResult(0));
+      // A split batch axis (batch dims broadcast from the right, as numpy.matmul): the other
+      // operand is split on the same output axis, or whole where it broadcasts (size 1 / absent).
+      auto batchPlan = [&](const Sharding &s, int64_t rs, Value other, int64_t ro, bool sIsA) -> std::optional<Plan> {
+        int64_t out = s.axis + rank - rs;
+        if (shapeOf(sIsA ? op->getOperand(0) : op->getOperand(1))[s.axis] != shapeOut[out]) return std::nullopt;
+        int64_t o = out - (rank - ro);
+        Sharding need = (o >= 0 && shapeOf(other)[o] != 1) ? split(o) : repl;
+        if (sIsA) return Plan{{s, need}, split(out)};
+        return Plan{{need, s}, split(out)};
+      };
+      if (a.isSplit() && a.axis < ra - 2)
+        if (auto plan = batchPlan(a, ra, op->getOperand(1), rb, true)) return *plan;
+      if (b.isSplit() && b.axis < rb - 2)
+        if (auto plan = batchPlan(b, rb, op->getOperand(0), ra, false)) return *plan;
+      if (a.isSplit() && a.axis == ra - 2) // rows of a: b must be whole
         return {{a, repl}, split(a.axis + rank - ra)};
       if (a.isSplit() && a.axis == ak) // contraction split: b's k rows locally, partial sums
         return {{a, split(bk)}, partial(core::ReduceKind::Sum)};
@@ -172,9 +188,35 @@ private:
         int64_t before = 1;
         for (int64_t i = 0; i < x.axis; ++i) before *= inShape[i];
         int64_t acc = 1;
-        for (int64_t j = 0; j < rank; ++j) {
-          if (acc == before && outShape[j] == inShape[x.axis]) return {{x}, split(j)};
-          acc *= outShape[j];
+        // The output dim starting where the split axis starts: the same dim, the split axis
+        // merged with the dims after it ((B, T, V) -> (B*T, V)), or split into several
+        // ((B*T, V) -> (B, T, V)). Merges and splits keep each worker's rows contiguous; they
+        // keep the split only if every worker's block is the block it would hold of the new
+        // dim (true when the group's size divides the split axis).
+        int64_t j = 0;
+        for (; j < rank && acc < before; ++j) acc *= outShape[j];
+        if (acc != before || j >= rank) return replicatedPlan();
+        int64_t inDim = inShape[x.axis], outDim = outShape[j];
+        if (inDim == outDim) return {{x}, split(j)};
+        auto count = int64_t(x.workers.size());
+        auto aligned = [&](int64_t whole, int64_t part) { // blocks of `part` scale to blocks of `whole`
+          if (part <= 0 || whole % part != 0) return false;
+          for (int64_t r = 0; r < count; ++r) {
+            auto [b0, e0] = core::splitRange(part, count, r);
+            auto [b1, e1] = core::splitRange(whole, count, r);
+            if (b0 * (whole / part) != b1 || e0 * (whole / part) != e1) return false;
+          }
+          return true;
+        };
+        if (outDim > inDim && aligned(outDim, inDim)) { // merged with the following dims
+          int64_t merged = 1;
+          for (int64_t i = x.axis; i < int64_t(inShape.size()) && merged < outDim; ++i) merged *= inShape[i];
+          if (merged == outDim) return {{x}, split(j)};
+        }
+        if (outDim < inDim && aligned(inDim, outDim)) { // split into (outDim, ...)
+          int64_t produced = 1;
+          for (int64_t k = j; k < rank && produced < inDim; ++k) produced *= outShape[k];
+          if (produced == inDim) return {{x}, split(j)};
         }
         return replicatedPlan();
       }

@@ -3,15 +3,20 @@
 Fan-in/fan-out of a (out, in, *k) weight are in * prod(k) and out * prod(k). Gains follow
 PyTorch's calculate_gain. Sources: Glorot & Bengio 2010 (xavier), He et al. 2015 (kaiming).
 """
+import contextlib
 import math
 
 from .. import _tensor as T
+from .. import signal as _signal
 from ..autograd import no_grad
 
 
-def _fill(tensor, new):
-    with no_grad():
-        new = T.cast(new, tensor.dtype)
+def _fill(tensor, make):
+    """Rebinds `tensor` to `make()` (cast to its dtype), made under the signals the parameter
+    was made under, so a sharded parameter stays sharded the same way."""
+    signals = getattr(tensor, "_signals", None)
+    with no_grad(), (_signal._restored(signals) if signals is not None else contextlib.nullcontext()):
+        new = T.cast(make(), tensor.dtype)
         tensor._h = new._h
     return tensor
 
@@ -39,15 +44,15 @@ def calculate_gain(nonlinearity, param=None):
 
 
 def uniform_(tensor, a=0.0, b=1.0):
-    return _fill(tensor, T.rand(tensor.shape, dtype=tensor.dtype) * (b - a) + a)
+    return _fill(tensor, lambda: T.rand(tensor.shape, dtype=tensor.dtype) * (b - a) + a)
 
 
 def normal_(tensor, mean=0.0, std=1.0):
-    return _fill(tensor, T.randn(tensor.shape, dtype=tensor.dtype) * std + mean)
+    return _fill(tensor, lambda: T.randn(tensor.shape, dtype=tensor.dtype) * std + mean)
 
 
 def constant_(tensor, val):
-    return _fill(tensor, T.full(tensor.shape, val, dtype=tensor.dtype))
+    return _fill(tensor, lambda: T.full(tensor.shape, val, dtype=tensor.dtype))
 
 
 def zeros_(tensor):
@@ -87,4 +92,4 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
     """Normal(mean, std) samples clamped to [a, b]. PyTorch redraws samples outside [a, b];
     clamping instead puts that (small, for the default +-2 std) mass on the bounds."""
-    return _fill(tensor, T.clamp(T.randn(tensor.shape, dtype=tensor.dtype) * std + mean, a, b))
+    return _fill(tensor, lambda: T.clamp(T.randn(tensor.shape, dtype=tensor.dtype) * std + mean, a, b))

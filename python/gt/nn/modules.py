@@ -6,18 +6,21 @@ import numpy as np
 
 from .. import _tensor as T
 from .. import dtypes as _dt
+from .. import signal as _signal
 from . import functional as F
 from . import init
 
 
 class Parameter(T.Tensor):
-    """A tensor that a Module registers as trainable (requires_grad=True)."""
-    __slots__ = ()
+    """A tensor that a Module registers as trainable (requires_grad=True). It remembers the
+    signals active when it was made (gt.signal), so gt.nn.init refills it with the same layout."""
+    __slots__ = ("_signals",)
 
     def __init__(self, data=None, requires_grad=True):
         if data is None:
             data = T.zeros(0)
         super().__init__(data._h, data.shape, data.dtype, requires_grad)
+        self._signals = _signal._snapshot()
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
