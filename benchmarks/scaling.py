@@ -1,9 +1,12 @@
 """Step time and bytes moved per worker of a sharded MLP step, for 1, 2 and 4 CPU workers and
-each strategy, and the dispatcher's cost per instruction (sharded vs unsharded pipeline).
+each strategy, and the dispatcher's cost per instruction with and without its plan cache.
 
-The model: x (512, 256) -> Linear(256, 1024) -> ReLU -> Linear(1024, 256) -> MSE, plain SGD.
-Each configuration runs in its own process with its own dispatcher and workers (configs in
-test/python/sharding/); 1 worker runs without a config. Run:
+Table 1, the model: x (512, 256) -> Linear(256, 1024) -> ReLU -> Linear(1024, 256) -> MSE,
+plain SGD (configs in test/python/sharding/). Table 2: examples/char_gpt.py (2 layers, embd
+64, batch 16 x 32 characters, about 1100 instructions per step) with the configs in
+examples/configs/. Each run has its own process, dispatcher and workers; 1 worker runs without
+a config. The dispatcher's cost is its time turning the measured steps' instructions into
+worker programs, divided by their number (GT_PLAN_CACHE=0 turns the plan cache off). Run:
 
     python benchmarks/scaling.py [--steps 10] [--warmup 3]
 
@@ -90,28 +93,98 @@ def child(strategy, workers, steps, warmup):
                       "dispatch_us": 1000 * dispatch_ms / max(instructions, 1)}))
 
 
+def child_gpt(config, workers, steps, warmup):
+    """One char_gpt run: the same numbers as `child`, measured over the steps after `warmup`."""
+    import gt
+    sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+    import char_gpt
+    argv = ["--steps", str(warmup + steps), "--batch-size", "16", "--block-size", "32", "--layers", "2",
+            "--embd", "64", "--sample", "0", "--eval-every", str(10 ** 9), "--workers", str(workers)]
+    if config:
+        argv += ["--config", os.path.join(HERE, "..", "examples", "configs", config)]
+    args = char_gpt.parse(argv)
+    char_gpt.start(args)
+    marks = {}
+    real_print = print
+
+    def spy(*a, **k):  # char_gpt prints one line per step: take the stats after the warm-up
+        line = " ".join(map(str, a))
+        if line.startswith(f"step {warmup:4d}"):
+            marks["before"], marks["start"] = gt.debug.stats(), time.perf_counter()
+        if line.startswith(f"step {warmup + steps:4d}"):
+            marks["elapsed"], marks["after"] = time.perf_counter() - marks["start"], gt.debug.stats()
+
+    char_gpt.print = spy
+    char_gpt.train(args)
+    char_gpt.print = real_print
+    before, after = marks["before"], marks["after"]
+    per_worker = {}
+    for w, s in after["by_worker"].items():
+        b = before["by_worker"].get(w, {})
+        moved = sum(s.get(k, 0) - b.get(k, 0) for k in ("collective_bytes", "p2p_bytes_sent"))
+        per_worker[w] = {"bytes": moved / steps, "ops": (s["eager_ops"] - b.get("eager_ops", 0)) / steps}
+    instructions = after["dispatcher_instructions"] - before["dispatcher_instructions"]
+    dispatch_ms = after["dispatcher_dispatch_ms"] - before["dispatcher_dispatch_ms"]
+    print(json.dumps({"step_ms": 1000 * marks["elapsed"] / steps, "workers": per_worker,
+                      "instructions": instructions / steps,
+                      "dispatch_us": 1000 * dispatch_ms / max(instructions, 1)}))
+
+
+def run_child(argv, cache=True):
+    env = dict(os.environ, GT_PLAN_CACHE="1" if cache else "0")
+    out = subprocess.run([sys.executable, __file__] + argv, capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        return None, out.stderr.strip().splitlines()[-1]
+    return json.loads(out.stdout.strip().splitlines()[-1]), None
+
+
+def row(name, workers, r, r_nocache):
+    ws = sorted(r["workers"], key=int)
+    bytes_ = ", ".join(f"{r['workers'][w]['bytes'] / 1024:.0f} KiB" for w in ws)
+    ops = ", ".join(f"{r['workers'][w]['ops']:.0f}" for w in ws)
+    nocache = f"{r_nocache['dispatch_us']:.1f}" if r_nocache else "-"
+    return f"| {name} | {workers} | {r['step_ms']:.1f} | {bytes_} | {ops} | {r['dispatch_us']:.1f} | {nocache} |"
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--child", nargs=2)
+    p.add_argument("--child-gpt", nargs=2)
     args = p.parse_args()
     if args.child:
         return child(args.child[0], int(args.child[1]), args.steps, args.warmup)
-    print(f"| strategy | workers | step (ms) | bytes sent per worker per step | ops per worker per step | dispatcher µs / instruction |")
-    print("|---|---|---|---|---|---|")
+    if args.child_gpt:
+        config = "" if args.child_gpt[0] == "-" else args.child_gpt[0]
+        return child_gpt(config, int(args.child_gpt[1]), args.steps, args.warmup)
+    header = ("| {} | workers | step (ms) | bytes sent per worker per step | ops per worker per step "
+              "| dispatcher µs / instruction | without plan cache |")
+    print(header.format("strategy (MLP)"))
+    print("|---|---|---|---|---|---|---|")
     for strategy in STRATEGIES:
         for workers in (1, 2, 4):
-            out = subprocess.run([sys.executable, __file__, "--child", strategy, str(workers), "--steps",
-                                  str(args.steps), "--warmup", str(args.warmup)], capture_output=True, text=True)
-            if out.returncode != 0:
-                print(f"| {strategy} | {workers} | failed: {out.stderr.strip().splitlines()[-1]} | | | |")
+            argv = ["--child", strategy, str(workers), "--steps", str(args.steps), "--warmup", str(args.warmup)]
+            r, error = run_child(argv)
+            if error:
+                print(f"| {strategy} | {workers} | failed: {error} | | | | |")
                 continue
-            r = json.loads(out.stdout.strip().splitlines()[-1])
-            ws = sorted(r["workers"], key=int)
-            bytes_ = ", ".join(f"{r['workers'][w]['bytes'] / 1024:.0f} KiB" for w in ws)
-            ops = ", ".join(f"{r['workers'][w]['ops']:.0f}" for w in ws)
-            print(f"| {strategy} | {workers} | {r['step_ms']:.1f} | {bytes_} | {ops} | {r['dispatch_us']:.1f} |")
+            r_nocache = run_child(argv, cache=False)[0] if workers > 1 else None
+            print(row(strategy, workers, r, r_nocache))
+            sys.stdout.flush()
+    print()
+    print(header.format("char_gpt config"))
+    print("|---|---|---|---|---|---|---|")
+    for config, counts in (("", (1,)), ("data_parallel.yaml", (2, 4)), ("char_gpt_tensor_parallel.yaml", (2, 4)),
+                           ("char_gpt_pipeline.yaml", (2,))):
+        for workers in counts:
+            argv = ["--child-gpt", config or "-", str(workers), "--steps", str(args.steps), "--warmup", str(args.warmup)]
+            r, error = run_child(argv)
+            if error:
+                print(f"| {config or 'none'} | {workers} | failed: {error} | | | | |")
+                continue
+            r_nocache = run_child(argv, cache=False)[0] if config else None
+            print(row(config or "none", workers, r, r_nocache))
             sys.stdout.flush()
 
 

@@ -74,6 +74,7 @@ struct State {
   uint64_t uploadBytes = 0, fetchBytes = 0; ///< tensor bytes that passed through the dispatcher
   uint64_t instructions = 0;                ///< instructions received from clients
   double dispatchMs = 0;                    ///< time spent turning them into worker programs
+  uint64_t planHits = 0, planMisses = 0;    ///< sharded batches replayed from / added to a plan cache
   // The rendezvous store of worker groups (Gloo): key -> value, and the gets still waiting.
   std::map<std::string, std::string> store;
   std::multimap<std::string, kj::Own<kj::PromiseFulfiller<std::string>>> storeWaiters;
@@ -98,6 +99,45 @@ struct wireRegion {
   bool hot;
   uint32_t start, count;
   std::vector<uint64_t> outputs;
+};
+
+/// The plan cache's key of a sharded batch: its structure with session ids renamed (externals,
+/// tensors of earlier batches, by first use; locals, made by this batch, by definition), the
+/// types and layouts of the externals, every attribute but fill values and seeds (taken from
+/// each new batch), signals and source lines. Two batches with the same text get the same
+/// programs from the sharding passes, up to ids, fill values, seeds and upload bytes.
+struct BatchKey {
+  std::string text;
+  std::vector<uint64_t> externals; ///< session ids, in first-use order
+  std::vector<uint64_t> locals;    ///< session ids of the results, in batch order
+  std::unordered_map<uint64_t, uint32_t> externalIndex, localIndex;
+  bool cacheable = true; ///< false if an id is reused or unknown (the passes then decide)
+};
+
+/// A sharded batch after the passes, with ids symbolic: each worker's program as steps whose
+/// operands and results are references, replayed for every batch with the same BatchKey.
+struct ShardedPlan {
+  struct Ref {
+    enum Kind : uint8_t { External, Local, Temp } kind;
+    uint32_t index;
+  };
+  struct Step {
+    Instruction inst;               ///< op, attrs, location; ids are filled in per batch
+    std::vector<Ref> operands;
+    std::optional<Ref> result;
+    int32_t source = -1;            ///< a copy of batch[source]: takes its fill value and seed
+    int32_t upload = -1;            ///< an upload of batch[upload]'s bytes (its block if split)
+    std::optional<Sharding> uploadLayout;
+  };
+  struct Made { ///< a tensor the batch makes: where its pieces live
+    TensorType type;
+    std::vector<int64_t> holders;
+    std::optional<Sharding> layout;
+  };
+  std::map<int64_t, std::vector<Step>> programs; ///< by worker
+  uint32_t temps = 0;                            ///< values the passes added (freed at the end)
+  std::map<uint32_t, Made> made;                 ///< by local index
+  std::vector<Ref> freed;                        ///< session tensors the batch frees
 };
 
 class SessionImpl final : public wire::Session::Server {
@@ -132,9 +172,9 @@ public:
     if (state_.log.enabled())
       for (const Instruction &inst : batch) state_.log.write(id_, "recv", inst);
     auto t0 = std::chrono::steady_clock::now();
+    state_.instructions += batch.size();
     dispatch(std::move(batch));
     state_.dispatchMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    state_.instructions += batch.size();
     state_.log.flush();
     return kj::READY_NOW;
   }
@@ -199,6 +239,8 @@ public:
     t.values["dispatcher_fetch_bytes"] = double(state_.fetchBytes);
     t.values["dispatcher_instructions"] = double(state_.instructions);
     t.values["dispatcher_dispatch_ms"] = state_.dispatchMs;
+    t.values["dispatcher_plan_cache_hits"] = double(state_.planHits);
+    t.values["dispatcher_plan_cache_misses"] = double(state_.planMisses);
     auto promises = kj::heapArrayBuilder<kj::Promise<void>>(state_.workers.size());
     for (size_t i = 0; i < state_.workers.size(); ++i) {
       if (!state_.workers[i].alive) continue;
@@ -251,6 +293,7 @@ public:
       unsigned i = 0;
       for (auto &[name, entry] : config->signals) names.set(i++, name);
       config_ = std::move(config);
+      plans_.clear(); // plans follow the config
       sharded_ = true; // from now on every batch goes through the sharding pipeline
     } catch (const std::exception &e) {
       context.getResults().setError(e.what());
@@ -425,6 +468,8 @@ private:
   /// gt-split-by-worker; each @workerN function becomes worker N's program. Every tensor the
   /// client names gets one global id, the same on each worker holding a piece of it; values
   /// the passes add (collective results, received blocks) are freed at the end of the program.
+  /// The result of the passes is kept as a plan (see BatchKey): a batch with the same
+  /// structure as an earlier one (a training step that repeats) skips capture and the passes.
   void dispatchSharded(std::vector<Instruction> received) {
     // Frees of tensors poisoned at the dispatcher (they live nowhere) are done here.
     std::vector<Instruction> batch;
@@ -447,117 +492,258 @@ private:
     }
     int64_t home = homeWorker();
     if (home < 0) return poisonSharded(batch, "no live worker is registered with the dispatcher");
-    static const ShardingConfig noConfig;
-    mlir::OwningOpRef<mlir::ModuleOp> module;
-    std::unordered_map<uint64_t, TensorType> globalTypes;
-    try {
-      module = captureBatch(state_.ctx, batch, [&](uint64_t id) -> std::optional<External> {
-        auto it = tensors_.find(id);
-        if (it == tensors_.end()) return std::nullopt;
-        return External{it->second.type, it->second.worker, it->second.layout};
-      });
-      module->walk([&](mlir::Operation *op) {
-        if (auto sid = op->getAttrOfType<mlir::IntegerAttr>("gt.id"); sid && op->getNumResults() == 1)
-          globalTypes[uint64_t(sid.getInt())] = *mlir::gt::fromTensorType(op->getResult(0).getType());
-      });
-      dumpIR(*module, "captured");
-      mlir::gt::DispatcherPipelineOptions options;
-      options.defaultWorker = home;
-      options.regions = false;
-      options.config = config_ ? config_.get() : &noConfig;
-      options.numWorkers = int64_t(state_.workers.size());
-      runDispatcherPipeline(*module, options);
-      dumpIR(*module, "sharded");
-    } catch (const std::exception &e) {
-      return poisonSharded(batch, e.what());
+    BatchKey key;
+    if (std::string error = keyOf(batch, home, key); !error.empty()) return poisonSharded(batch, error);
+
+    std::shared_ptr<const ShardedPlan> plan;
+    if (key.cacheable && state_.options.planCache)
+      if (auto it = plans_.find(key.text); it != plans_.end()) plan = it->second;
+    if (plan) {
+      state_.planHits++;
+    } else {
+      static const ShardingConfig noConfig;
+      mlir::OwningOpRef<mlir::ModuleOp> module;
+      std::unordered_map<uint64_t, TensorType> globalTypes;
+      try {
+        module = captureBatch(state_.ctx, batch, [&](uint64_t id) -> std::optional<External> {
+          auto it = tensors_.find(id);
+          if (it == tensors_.end()) return std::nullopt;
+          return External{it->second.type, it->second.worker, it->second.layout};
+        });
+        module->walk([&](mlir::Operation *op) {
+          if (auto sid = op->getAttrOfType<mlir::IntegerAttr>("gt.id"); sid && op->getNumResults() == 1)
+            globalTypes[uint64_t(sid.getInt())] = *mlir::gt::fromTensorType(op->getResult(0).getType());
+        });
+        dumpIR(*module, "captured");
+        mlir::gt::DispatcherPipelineOptions options;
+        options.defaultWorker = home;
+        options.regions = false;
+        options.config = config_ ? config_.get() : &noConfig;
+        options.numWorkers = int64_t(state_.workers.size());
+        runDispatcherPipeline(*module, options);
+        dumpIR(*module, "sharded");
+        plan = planOf(*module, batch, key, globalTypes);
+      } catch (const std::exception &e) {
+        return poisonSharded(batch, e.what());
+      }
+      state_.planMisses++;
+      if (key.cacheable && state_.options.planCache) {
+        if (plans_.size() >= kMaxPlans) plans_.clear(); // a session whose batches never repeat
+        plans_.emplace(std::move(key.text), plan);
+      }
     }
     batchCount_++;
     state_.batches++;
+    runPlan(*plan, batch, key);
+  }
 
-    struct Made {
-      std::vector<int64_t> holders;
-      std::optional<Sharding> layout;
+  static constexpr size_t kMaxPlans = 256;
+
+  /// Fills `key` for `batch` (see BatchKey); returns an error for an upload whose bytes do not
+  /// match its shape and dtype.
+  std::string keyOf(const std::vector<Instruction> &batch, int64_t home, BatchKey &key) {
+    std::string &k = key.text;
+    k.reserve(batch.size() * 48);
+    auto put = [&](int64_t v) { k.append(reinterpret_cast<const char *>(&v), sizeof v); };
+    auto putList = [&](const std::vector<int64_t> &v) {
+      put(int64_t(v.size()));
+      for (int64_t x : v) put(x);
     };
-    std::map<int64_t, std::vector<Instruction>> programs;
-    std::unordered_map<uint64_t, uint64_t> globalOf; // session id -> its new global id
-    std::map<uint64_t, Made> made;
-    std::set<uint64_t> freed;
-    for (auto func : module->getOps<mlir::func::FuncOp>()) {
+    auto putText = [&](const std::string &t) {
+      put(int64_t(t.size()));
+      k += t;
+    };
+    auto putLayout = [&](const Sharding &l) {
+      put(int64_t(l.kind));
+      put(l.axis);
+      put(int64_t(l.reduce));
+      putList(l.workers);
+    };
+    put(home);
+    put(int64_t(state_.workers.size()));
+    for (const Instruction &inst : batch) {
+      if (inst.op == OpCode::Upload &&
+          inst.data.size() != size_t(numElements(inst.attrs.shape)) * dtypeSize(inst.attrs.dtype))
+        return std::string("upload") + (inst.location.empty() ? "" : " at " + inst.location) + ": " +
+               std::to_string(inst.data.size()) + " bytes do not hold a tensor of shape " + shapeStr(inst.attrs.shape) +
+               " and dtype " + dtypeName(inst.attrs.dtype);
+      put(int64_t(inst.op));
+      const OpAttrs &a = inst.attrs; // not value or seed: each batch brings its own
+      putList(a.shape);
+      putList(a.axes);
+      putList(a.starts);
+      putList(a.steps);
+      put(int64_t(a.keepdims) | int64_t(inst.backward) << 1 | int64_t(a.dtype) << 8 | int64_t(a.reduce) << 16);
+      put(a.count);
+      putList(a.workers);
+      putList(a.sources);
+      putText(inst.signal);
+      putText(inst.location);
+      for (uint64_t id : inst.operands) {
+        if (auto it = key.localIndex.find(id); it != key.localIndex.end()) {
+          put(int64_t(it->second) << 2 | 1);
+        } else if (auto ext = key.externalIndex.find(id); ext != key.externalIndex.end()) {
+          put(int64_t(ext->second) << 2 | 2);
+        } else {
+          auto t = tensors_.find(id);
+          if (t == tensors_.end()) { // capture names the op and the line
+            key.cacheable = false;
+            continue;
+          }
+          key.externalIndex[id] = uint32_t(key.externals.size());
+          key.externals.push_back(id);
+          put(3);
+          put(int64_t(t->second.type.dtype));
+          putList(t->second.type.shape);
+          putLayout(t->second.layout);
+        }
+      }
+      if (inst.op != OpCode::Free) {
+        auto [it, fresh] = key.localIndex.try_emplace(inst.result, uint32_t(key.locals.size()));
+        if (!fresh || tensors_.count(inst.result) || key.externalIndex.count(inst.result))
+          key.cacheable = false; // a reused id: the passes see it, the plan cache does not
+        it->second = uint32_t(key.locals.size());
+        key.locals.push_back(inst.result);
+      }
+    }
+    return "";
+  }
+
+  static std::string shapeStr(const Shape &shape) {
+    std::string out = "[";
+    for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+    return out + "]";
+  }
+
+  /// The plan of a module after gt-split-by-worker (one func per worker, see dispatchSharded).
+  std::shared_ptr<ShardedPlan> planOf(mlir::ModuleOp module, const std::vector<Instruction> &batch,
+                                      const BatchKey &key, const std::unordered_map<uint64_t, TensorType> &globalTypes) {
+    using Ref = ShardedPlan::Ref;
+    auto plan = std::make_shared<ShardedPlan>();
+    auto sessionRef = [&](uint64_t sid) -> Ref {
+      if (auto it = key.localIndex.find(sid); it != key.localIndex.end()) return {Ref::Local, it->second};
+      return {Ref::External, key.externalIndex.at(sid)};
+    };
+    for (auto func : module.getOps<mlir::func::FuncOp>()) {
       auto workerAttr = func->getAttrOfType<mlir::IntegerAttr>("gt.worker");
       if (!workerAttr) continue;
       int64_t w = workerAttr.getInt();
+      llvm::DenseMap<mlir::Value, Ref> refs;
+      for (mlir::BlockArgument arg : func.getArguments())
+        refs.try_emplace(arg, sessionRef(uint64_t(func.getArgAttrOfType<mlir::IntegerAttr>(arg.getArgNumber(), "gt.id").getInt())));
+      std::vector<ShardedPlan::Step> &steps = plan->programs[w];
+      std::vector<uint32_t> temporaries;
+      for (mlir::Operation &op : func.getBody().front()) {
+        const OpInfo *info = mlir::gt::opInfoOf(&op);
+        if (!info) continue; // func.return
+        ShardedPlan::Step step;
+        step.inst.op = info->code;
+        step.inst.attrs = mlir::gt::attrsOf(&op);
+        step.inst.location = locationString(op.getLoc());
+        for (mlir::Value v : op.getOperands()) step.operands.push_back(refs.at(v));
+        if (step.inst.op == OpCode::Send) { // the receiver's block: what a failed sender still sends
+          TensorType t = *mlir::gt::fromTensorType(op.getOperand(0).getType());
+          step.inst.attrs.shape = t.shape;
+          step.inst.attrs.dtype = t.dtype;
+        }
+        if (auto src = op.getAttrOfType<mlir::IntegerAttr>("gt.inst");
+            src && size_t(src.getInt()) < batch.size() && batch[size_t(src.getInt())].op == step.inst.op)
+          step.source = int32_t(src.getInt());
+        if (step.inst.op == OpCode::Free) {
+          if (step.operands[0].kind != Ref::Temp) plan->freed.push_back(step.operands[0]);
+        } else if (op.getNumResults() == 1) {
+          Ref result{Ref::Temp, 0};
+          if (auto sid = op.getAttrOfType<mlir::IntegerAttr>("gt.id")) {
+            result = sessionRef(uint64_t(sid.getInt())); // always a local: the batch made it
+            ShardedPlan::Made &m = plan->made[result.index];
+            m.type = globalTypes.at(uint64_t(sid.getInt()));
+            m.holders.push_back(w);
+            if (auto layout = op.getAttrOfType<mlir::gt::ShardingAttr>("gt.sharding")) m.layout = layout.toCore();
+          } else {
+            result.index = plan->temps++;
+            temporaries.push_back(result.index);
+          }
+          step.result = result;
+          refs[op.getResult(0)] = result;
+        }
+        if (step.inst.op == OpCode::Upload) {
+          step.upload = int32_t(op.getAttrOfType<mlir::IntegerAttr>("blob").getInt());
+          if (auto layout = op.getAttrOfType<mlir::gt::ShardingAttr>("gt.sharding")) step.uploadLayout = layout.toCore();
+        }
+        steps.push_back(std::move(step));
+      }
+      for (uint32_t t : temporaries) {
+        ShardedPlan::Step free;
+        free.inst.op = OpCode::Free;
+        free.operands = {{Ref::Temp, t}};
+        steps.push_back(std::move(free));
+      }
+    }
+    return plan;
+  }
+
+  /// Sends each worker its program of `plan` for `batch`: fresh global ids for the tensors the
+  /// batch makes and the values the passes added, the batch's fill values, seeds and upload
+  /// bytes; then records where the new tensors live and forgets the freed ones.
+  void runPlan(const ShardedPlan &plan, const std::vector<Instruction> &batch, const BatchKey &key) {
+    using Ref = ShardedPlan::Ref;
+    for (auto &[w, steps] : plan.programs) {
       if (w < 0 || size_t(w) >= state_.workers.size() || !state_.workers[w].alive) {
         std::string why = w >= 0 && size_t(w) < state_.workers.size() ? state_.workers[w].deathReason : "";
         return poisonSharded(batch, "worker " + std::to_string(w) + " is needed by this step but died" +
                                         (why.empty() ? "" : ": " + why));
       }
-      llvm::DenseMap<mlir::Value, uint64_t> ids, sessionIds;
-      for (mlir::BlockArgument arg : func.getArguments()) {
-        uint64_t sid = uint64_t(func.getArgAttrOfType<mlir::IntegerAttr>(arg.getArgNumber(), "gt.id").getInt());
-        ids[arg] = tensors_.at(sid).globalId;
-        sessionIds[arg] = sid;
+    }
+    std::vector<uint64_t> localGlobal(key.locals.size(), 0), tempGlobal(plan.temps, 0);
+    auto idOf = [&](const Ref &r) -> uint64_t {
+      switch (r.kind) {
+      case Ref::External: return tensors_.at(key.externals[r.index]).globalId;
+      case Ref::Local: return localGlobal[r.index] ? localGlobal[r.index] : (localGlobal[r.index] = state_.nextGlobalId++);
+      case Ref::Temp: return tempGlobal[r.index] ? tempGlobal[r.index] : (tempGlobal[r.index] = state_.nextGlobalId++);
       }
+      return 0;
+    };
+    std::map<int64_t, std::vector<Instruction>> programs;
+    for (auto &[w, steps] : plan.programs) {
       std::vector<Instruction> &program = programs[w];
-      std::vector<uint64_t> temporaries;
-      for (mlir::Operation &op : func.getBody().front()) {
-        const OpInfo *info = mlir::gt::opInfoOf(&op);
-        if (!info) continue; // func.return
+      program.reserve(steps.size());
+      for (const ShardedPlan::Step &step : steps) {
         Instruction inst;
-        inst.op = info->code;
-        inst.attrs = mlir::gt::attrsOf(&op);
-        inst.location = locationString(op.getLoc());
-        for (mlir::Value v : op.getOperands()) inst.operands.push_back(ids.at(v));
-        if (inst.op == OpCode::Send) { // the receiver's block: what a failed sender still sends
-          TensorType t = *mlir::gt::fromTensorType(op.getOperand(0).getType());
-          inst.attrs.shape = t.shape;
-          inst.attrs.dtype = t.dtype;
+        inst.op = step.inst.op;
+        inst.attrs = step.inst.attrs;
+        inst.location = step.inst.location;
+        inst.operands.reserve(step.operands.size());
+        for (const Ref &r : step.operands) inst.operands.push_back(idOf(r));
+        if (step.result) inst.result = idOf(*step.result);
+        if (step.source >= 0) {
+          inst.attrs.value = batch[size_t(step.source)].attrs.value;
+          inst.attrs.seed = batch[size_t(step.source)].attrs.seed;
         }
-        if (inst.op == OpCode::Free) {
-          if (auto it = sessionIds.find(op.getOperand(0)); it != sessionIds.end()) freed.insert(it->second);
-        } else if (op.getNumResults() == 1) {
-          mlir::Value result = op.getResult(0);
-          if (auto sid = op.getAttrOfType<mlir::IntegerAttr>("gt.id")) {
-            auto [it, fresh] = globalOf.try_emplace(uint64_t(sid.getInt()), 0);
-            if (fresh) it->second = state_.nextGlobalId++;
-            inst.result = it->second;
-            sessionIds[result] = uint64_t(sid.getInt());
-            Made &m = made[uint64_t(sid.getInt())];
-            m.holders.push_back(w);
-            if (auto layout = op.getAttrOfType<mlir::gt::ShardingAttr>("gt.sharding")) m.layout = layout.toCore();
-          } else {
-            inst.result = state_.nextGlobalId++;
-            temporaries.push_back(inst.result);
-          }
-          ids[result] = inst.result;
-        }
-        if (inst.op == OpCode::Upload) {
-          const Instruction &upload = batch.at(size_t(op.getAttrOfType<mlir::IntegerAttr>("blob").getInt()));
-          auto layout = op.getAttrOfType<mlir::gt::ShardingAttr>("gt.sharding");
-          inst.data = layout ? blockOf(upload, layout.toCore(), w) : upload.data;
+        if (step.upload >= 0) {
+          const Instruction &upload = batch[size_t(step.upload)];
+          inst.data = step.uploadLayout ? blockOf(upload, *step.uploadLayout, w) : upload.data;
         }
         if (state_.log.enabled()) { // session ids, as the unsharded path logs them (0: a value the passes added)
-          auto sid = op.getAttrOfType<mlir::IntegerAttr>("gt.id");
-          state_.log.write(id_, "dispatch", inst.op, sid ? uint64_t(sid.getInt()) : 0, inst.location, w);
+          uint64_t sid = step.result && step.result->kind == Ref::Local ? key.locals[step.result->index] : 0;
+          state_.log.write(id_, "dispatch", inst.op, sid, inst.location, w);
         }
         program.push_back(std::move(inst));
       }
-      for (uint64_t id : temporaries) {
-        Instruction free;
-        free.op = OpCode::Free;
-        free.operands = {id};
-        program.push_back(std::move(free));
-      }
     }
+    std::set<uint64_t> freed;
+    for (const Ref &r : plan.freed) freed.insert(r.kind == Ref::Local ? key.locals[r.index] : key.externals[r.index]);
     for (uint64_t sid : freed) tensors_.erase(sid);
-    for (auto &[sid, m] : made) {
+    for (auto &[index, m] : plan.made) {
+      uint64_t sid = key.locals[index];
       if (freed.count(sid)) continue;
       if (auto old = tensors_.find(sid); old != tensors_.end()) freeEverywhere(sid); // a reused id
       Entry e;
-      e.type = globalTypes.at(sid);
-      std::sort(m.holders.begin(), m.holders.end());
-      e.layout = m.layout ? *m.layout : Sharding::replicated(m.holders);
+      e.type = m.type;
+      std::vector<int64_t> holders = m.holders;
+      std::sort(holders.begin(), holders.end());
+      e.layout = m.layout ? *m.layout : Sharding::replicated(holders);
       e.worker = e.layout.workers.front();
-      e.globalId = globalOf.at(sid);
+      e.globalId = idOf({Ref::Local, index});
       tensors_[sid] = std::move(e);
     }
     for (auto &[w, program] : programs) send(w, program);
@@ -691,6 +877,7 @@ private:
   std::unique_ptr<ShardingConfig> config_; ///< gt.load_config; null: unsharded
   bool sharded_ = false;                   ///< a config was loaded: batches use the sharding pipeline
   std::unordered_map<uint64_t, Entry> tensors_;
+  std::unordered_map<std::string, std::shared_ptr<const ShardedPlan>> plans_; ///< by BatchKey::text
 };
 
 class DispatcherImpl final : public wire::Dispatcher::Server {

@@ -177,6 +177,46 @@ def test_axis_out_of_range_is_reported_at_the_users_line(tmp_path):
     assert lines[1] == "[2.0, 2.0, 2.0]"
 
 
+PLAN_SCRIPT = """
+import gt, json, sys
+import numpy as np
+workers = int(sys.argv[1])
+gt.gpu_workers(workers)
+if workers > 1:
+    gt.load_config(sys.argv[2])
+gt.manual_seed(0)
+with gt.signal.context("params"):
+    w = gt.tensor(np.arange(12, dtype=np.float32).reshape(4, 3) / 10)
+out = []
+for step in range(4):            # the same structure each time; new seeds, scalars and bytes
+    with gt.signal.context("data"):
+        x = gt.randn(13, 4) + gt.tensor(np.full((13, 4), step, dtype=np.float32))
+        y = (x @ w) * (0.5 + step)
+    out.append(y.numpy().tolist())
+stats = gt.debug.stats()
+print(json.dumps({"out": out, "hits": stats["dispatcher_plan_cache_hits"],
+                  "misses": stats["dispatcher_plan_cache_misses"]}))
+"""
+
+
+def test_the_plan_cache_replays_a_repeated_step_with_its_new_values(tmp_path):
+    # Every loop iteration is one batch (the fetch ends it). The first also makes w, the second
+    # also frees the first's x and y; from the third on the batches have the same structure and
+    # the dispatcher replays the second's plan with each batch's seeds, fill values and bytes.
+    script = tmp_path / "plan.py"
+    script.write_text(PLAN_SCRIPT)
+    runs = {}
+    for workers in (1, 2):
+        p = subprocess.run([sys.executable, str(script), str(workers), os.path.join(DIST, "data_parallel.yaml")],
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr[-3000:]
+        runs[workers] = json.loads(p.stdout.strip().splitlines()[-1])
+    np.testing.assert_allclose(runs[2]["out"], runs[1]["out"], atol=ATOL, rtol=RTOL)
+    outs = np.array(runs[2]["out"])
+    assert not np.allclose(outs[0], outs[1])  # the steps differ (seed, fill value, upload)
+    assert runs[2]["hits"] == 2 and runs[2]["misses"] == 2, runs[2]
+
+
 def test_signal_api_without_config():
     # Without a config every signal is ignored: same values, same gradients.
     x = gt.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)

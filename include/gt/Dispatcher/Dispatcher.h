@@ -13,6 +13,7 @@ struct Options {
   std::string dumpIR;             ///< GT_DUMP_IR: directory for each batch's IR before/after the passes
   bool jit = true;                ///< GT_JIT=0: no gt.region, every op runs eagerly
   int64_t hotAfter = 2;           ///< GT_HOT_AFTER: sightings of a region before workers compile it
+  bool planCache = true;          ///< GT_PLAN_CACHE=0: run the sharding passes on every batch
 };
 
 /// Serves until the process is killed. Prints "gt-dispatcher listening on HOST:PORT" on stdout
