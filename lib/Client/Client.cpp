@@ -176,7 +176,7 @@ Stats Client::stats() {
   }
 }
 
-std::vector<std::string> Client::loadConfig(const std::string &yaml, const std::string &path) {
+std::vector<std::string> Client::loadConfig(const std::string &yaml, const std::string &path, uint64_t autoShardBytes) {
   flush(); // instructions issued before the config keep the old one
   std::string error;
   std::vector<std::string> signals;
@@ -184,6 +184,7 @@ std::vector<std::string> Client::loadConfig(const std::string &yaml, const std::
     auto req = rpc_->session.loadConfigRequest();
     req.setYaml(yaml);
     req.setPath(path);
+    req.setAutoShardBytes(autoShardBytes);
     auto result = req.send().wait(rpc_->ws());
     error = result.getError().cStr();
     for (auto name : result.getSignals()) signals.emplace_back(name.cStr());

@@ -289,6 +289,7 @@ public:
     try {
       auto config = std::make_unique<ShardingConfig>(ShardingConfig::parse(params.getYaml(), params.getPath()));
       config->checkWorkers(int64_t(state_.workers.size()));
+      config->autoShardBytes = int64_t(std::min<uint64_t>(params.getAutoShardBytes(), uint64_t(INT64_MAX)));
       auto names = context.getResults().initSignals(unsigned(config->signals.size()));
       unsigned i = 0;
       for (auto &[name, entry] : config->signals) names.set(i++, name);

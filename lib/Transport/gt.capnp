@@ -85,7 +85,10 @@ interface Session {
   # Loads a sharding config (the YAML text; `path` names it in errors). Returns "" or the
   # error naming the line; the session keeps its previous config on error. `signals`: the
   # names the config defines (the client resolves nested signals against them).
-  loadConfig @4 (yaml :Text, path :Text) -> (error :Text, workers :UInt32, signals :List(Text));
+  # autoShardBytes > 0 (GT_AUTO_SHARD): tensors made outside the config's signals are split
+  # along axis 0 over all workers from that size on, replicated over all workers below it.
+  loadConfig @4 (yaml :Text, path :Text, autoShardBytes :UInt64)
+      -> (error :Text, workers :UInt32, signals :List(Text));
 }
 
 interface Worker {

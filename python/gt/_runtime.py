@@ -157,19 +157,40 @@ def load_config(path):
     from . import signal
     with open(path) as f:
         text = f.read()
-    signal._set_configured(client().load_config(text, str(path)))
+    c = client()
+    signal._set_configured(c.load_config(text, str(path), _auto_shard_bytes(c)))
+
+
+def _auto_shard_bytes(c):
+    """$GT_AUTO_SHARD=1: tensors made outside any configured signal are split along axis 0 over
+    all workers when they hold at least $GT_AUTO_SHARD_BYTES bytes (default 1 MiB), and
+    replicated over all workers otherwise. Returns that size, or 0 when off (or one worker).
+    Raises ValueError for a value that is not 0/1 or a positive byte count."""
+    flag = os.environ.get("GT_AUTO_SHARD", "")
+    if flag in ("", "0"):
+        return 0
+    if flag != "1":
+        raise ValueError(f"GT_AUTO_SHARD must be 0 or 1, got {flag!r}")
+    size = os.environ.get("GT_AUTO_SHARD_BYTES", str(1 << 20))
+    if not size.isdigit() or int(size) <= 0:
+        raise ValueError(f"GT_AUTO_SHARD_BYTES must be a positive number of bytes, got {size!r}")
+    return int(size) if c.num_workers() > 1 else 0
 
 
 def _on_session_open():
-    """Applies what was set before the session existed: the active signal and $GT_CONFIG."""
+    """Applies what was set before the session existed: the active signal, $GT_CONFIG and
+    $GT_AUTO_SHARD."""
     from . import signal
     name, _ = signal.current()
     if name:  # a signal entered before the session opened
         _client.set_signal(name, False)
     path = os.environ.get("GT_CONFIG")
+    auto = _auto_shard_bytes(_client)
     if path:
         with open(path) as f:
-            signal._set_configured(_client.load_config(f.read(), path))
+            signal._set_configured(_client.load_config(f.read(), path, auto))
+    elif auto:
+        signal._set_configured(_client.load_config("", "GT_AUTO_SHARD", auto))
 
 
 def _last_log_line():

@@ -186,7 +186,7 @@ PYBIND11_MODULE(_C, m) {
         d["by_worker"] = byWorker;
         return d;
       })
-      .def("load_config", &client::Client::loadConfig, py::arg("yaml"), py::arg("path"),
+      .def("load_config", &client::Client::loadConfig, py::arg("yaml"), py::arg("path"), py::arg("auto_shard_bytes") = 0,
            "Loads a sharding config (YAML text) into the session and returns the signal names it "
            "defines; ValueError names the bad line.")
       .def("set_signal", &client::Client::setSignal, py::arg("signal"), py::arg("backward") = false,

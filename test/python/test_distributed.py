@@ -117,6 +117,27 @@ def test_signals_mixed_in_one_step(workers):
     assert all(s["collective_ops"] > 0 for s in run["workers"].values())
 
 
+@pytest.mark.parametrize("workers", [2, 4])
+def test_auto_shard_makes_a_plain_script_data_parallel(workers):
+    # No signals, no config: GT_AUTO_SHARD=1 splits the tensors of at least
+    # GT_AUTO_SHARD_BYTES (x: 13x6, targets: 13x4 float32) along axis 0 over all workers and
+    # replicates the smaller ones (the weights): the step runs data parallel.
+    run = run_job("plain", workers, env={"GT_AUTO_SHARD": "1", "GT_AUTO_SHARD_BYTES": "200"})
+    assert_same_results(run, baseline("plain"))
+    stats = run["workers"]
+    ops = [stats[str(w)]["eager_ops"] for w in range(workers)]
+    assert min(ops) >= 0.9 * max(ops), ops
+    for w in range(workers):
+        assert stats[str(w)]["collective_ops"] == 12, stats[str(w)]  # the weight gradients
+    assert_dispatcher_moved_no_collective_bytes(run)
+
+
+def test_auto_shard_rejects_a_bad_value():
+    p = subprocess.run([sys.executable, os.path.join(DIST, "job.py"), "plain", "2"], capture_output=True, text=True,
+                       timeout=120, env=dict(os.environ, GT_AUTO_SHARD="yes"))
+    assert p.returncode != 0 and "GT_AUTO_SHARD must be 0 or 1, got 'yes'" in p.stderr
+
+
 def test_the_sharded_step_shows_its_collectives_in_gt_opt(tmp_path):
     # GT_DUMP_IR records each batch; gt-opt replays the sharding passes on the captured one.
     dump = tmp_path / "ir"

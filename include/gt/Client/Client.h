@@ -76,8 +76,10 @@ public:
   /// Loads a sharding config into this session (flushing first): `yaml` is the file's text,
   /// `path` names it in errors. Throws std::invalid_argument with the dispatcher's message
   /// ("cfg.yaml:3: unknown key ...") if it is invalid; the session keeps its old config then.
-  /// Returns the signal names the config defines.
-  std::vector<std::string> loadConfig(const std::string &yaml, const std::string &path);
+  /// Returns the signal names the config defines. `autoShardBytes` > 0 (GT_AUTO_SHARD) also
+  /// places tensors made outside the config's signals: split along axis 0 over all workers
+  /// from that many bytes on, replicated over all workers below.
+  std::vector<std::string> loadConfig(const std::string &yaml, const std::string &path, uint64_t autoShardBytes = 0);
   /// The signal attached to every instruction emitted from now on ("" = none); `backward`
   /// marks gradient ops of that signal (its config's `backward:` entry applies to them).
   void setSignal(std::string signal, bool backward) {

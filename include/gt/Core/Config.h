@@ -55,9 +55,13 @@ public:
   /// "config.yaml:7"
   std::string where(int line) const { return source + ":" + std::to_string(line); }
 
-  bool empty() const { return signals.empty(); }
+  bool empty() const { return signals.empty() && autoShardBytes == 0; }
   std::string source;
   std::map<std::string, SignalConfig, std::less<>> signals;
+  /// GT_AUTO_SHARD: tensors made outside any configured signal are split along axis 0 over
+  /// all workers when they hold at least this many bytes (and axis 0 has at least one row per
+  /// worker), and replicated over all workers otherwise. 0: off (they stay on one worker).
+  int64_t autoShardBytes = 0;
 };
 
 } // namespace gt

@@ -31,7 +31,9 @@ def GTApplySignals : Pass<"gt-apply-signals", "::mlir::ModuleOp"> {
        there and moves their operands in.
     3. `compile: true` marks the op `gt.compile`.
     An unknown signal changes nothing. An axis outside the tensor's rank is an error naming the
-    YAML line. Before / after (config `data: {shard: {axis: 0}}`, two workers):
+    YAML line. With `auto-shard-bytes=N` (GT_AUTO_SHARD), a tensor created without a known
+    signal is split along axis 0 over all workers if it has at least N bytes and axis 0 has a
+    row per worker, and replicated over all workers otherwise. Before / after (config `data: {shard: {axis: 0}}`, two workers):
     ```mlir
     %0 = gt.upload {blob = 0 : i64, gt.signal = "data"} : tensor<8x4xf32>
     %0 = gt.upload {blob = 0 : i64, gt.sharding = #gt.sharding<split(0) over [0, 1]>, gt.signal = "data"} : tensor<8x4xf32>
@@ -39,7 +41,9 @@ def GTApplySignals : Pass<"gt-apply-signals", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"configPath", "config", "std::string", "\"\"", "the sharding config (YAML) to apply">,
-    Option<"numWorkers", "num-workers", "int64_t", "1", "how many workers exist (workers omitted = all)">
+    Option<"numWorkers", "num-workers", "int64_t", "1", "how many workers exist (workers omitted = all)">,
+    Option<"autoShardBytes", "auto-shard-bytes", "int64_t", "0",
+           "split axis 0 of unsignaled tensors of at least this many bytes over all workers (0: off)">
   ];
 }
 

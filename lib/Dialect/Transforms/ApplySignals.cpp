@@ -42,19 +42,33 @@ struct GTApplySignalsPass : impl::GTApplySignalsBase<GTApplySignalsPass> {
     return success();
   }
 
+  /// GT_AUTO_SHARD's layout for a tensor created without a known signal.
+  static core::Sharding autoLayout(RankedTensorType type, int64_t minBytes, const std::vector<int64_t> &all) {
+    int64_t bytes = (int64_t(type.getElementTypeBitWidth()) + 7) / 8;
+    for (int64_t d : type.getShape()) bytes *= d;
+    if (type.getRank() > 0 && bytes >= minBytes && type.getDimSize(0) >= int64_t(all.size()))
+      return core::Sharding::split(0, all);
+    return core::Sharding::replicated(all);
+  }
+
   void runOnOperation() override {
     const core::ShardingConfig &config = external ? *external : loaded;
-    if (config.empty()) return;
+    int64_t autoBytes = external ? external->autoShardBytes : autoShardBytes;
+    if (config.empty() && autoBytes <= 0) return;
     Builder b(&getContext());
     std::vector<int64_t> all;
     for (int64_t w = 0; w < numWorkers; ++w) all.push_back(w);
     WalkResult result = getOperation().walk([&](Operation *op) -> WalkResult {
       auto signal = op->getAttrOfType<StringAttr>(kSignalAttr);
       const core::OpInfo *info = opInfoOf(op);
-      if (!signal || !info || info->code == core::OpCode::Free) return WalkResult::advance();
-      const core::SignalConfig *entry = config.find(signal.getValue());
+      if (!info || info->code == core::OpCode::Free) return WalkResult::advance();
+      const core::SignalConfig *entry = signal ? config.find(signal.getValue()) : nullptr;
       if (entry && op->hasAttr(kBackwardAttr) && !entry->backward.empty()) entry = config.find(entry->backward);
-      if (!entry) return WalkResult::advance(); // an unknown signal changes nothing
+      if (!entry) { // an unknown signal changes nothing, unless GT_AUTO_SHARD places the tensors made
+        if (autoBytes > 0 && takesLayout(info->code) && info->code != core::OpCode::Shard)
+          setSharding(op, autoLayout(cast<RankedTensorType>(op->getResult(0).getType()), autoBytes, all));
+        return WalkResult::advance();
+      }
       if (entry->compile) op->setAttr(kCompileAttr, b.getUnitAttr());
       if (!entry->shard && !entry->replicated) return WalkResult::advance();
       std::vector<int64_t> workers = entry->workers.empty() ? all : entry->workers;

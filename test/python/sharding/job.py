@@ -37,6 +37,7 @@ def main():
         "pipeline": dict(w1="stage1_params", b1="stage1_params", w2="stage2_params", b2="stage2_params",
                          x="stage1", s1="stage1", s2="stage2"),
         "mixed": dict(w1="params", b1="params", w2="rows", b2="params", x="data", s1="data", s2=None),
+        "plain": dict(w1=None, b1=None, w2=None, b2=None, x=None, s1=None, s2=None),  # GT_AUTO_SHARD
     }[strategy]
 
     def make(name, value):
