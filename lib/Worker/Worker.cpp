@@ -202,15 +202,28 @@ void serve(const Options &options) {
                              std::to_string(options.port) + ": " + e.getDescription().cStr());
   }
   std::string address = options.address.empty() ? localAddressTowards(options.host, options.port) : options.address;
-  try {
-    executor.setCommunicator(
-        createGlooCommunicator(index, address, std::make_shared<DispatcherStore>(options.host, options.port, options.token)),
-        index);
-  } catch (const std::exception &e) {
-    std::cerr << "gt-worker: no collectives on this worker: " << e.what() << std::endl;
+  // CUDA workers exchange device memory over NCCL; CPU workers (and CUDA workers without
+  // NCCL) host memory over Gloo.
+  auto store = std::make_shared<DispatcherStore>(options.host, options.port, options.token);
+  std::string plane = "Gloo on " + address;
+  if (device->nativeStream()) {
+    try {
+      executor.setCommunicator(createNCCLCommunicator(index, store, *device), index);
+      plane = "NCCL";
+    } catch (const std::exception &e) {
+      std::cerr << "gt-worker: no NCCL (" << e.what() << "), collectives go through host memory and Gloo" << std::endl;
+    }
   }
-  std::cerr << "gt-worker: registered as worker " << index << " (" << device->describe()
-            << "), collectives on " << address << std::endl;
+  if (!executor.communicator()) {
+    try {
+      executor.setCommunicator(createGlooCommunicator(index, address, store), index);
+    } catch (const std::exception &e) {
+      std::cerr << "gt-worker: no collectives on this worker: " << e.what() << std::endl;
+      plane = "none";
+    }
+  }
+  std::cerr << "gt-worker: registered as worker " << index << " (" << device->describe() << "), collectives: " << plane
+            << std::endl;
   // Serve until the dispatcher goes away: a cheap call every second notices.
   auto &timer = client.getIoProvider().getTimer();
   while (true) {

@@ -405,7 +405,7 @@ def test_across_network_namespaces(tmp_path):
         assert all(s["collective_ops"] == 12 for s in run["workers"].values())
         text = "".join((tmp_path / f"worker{i}.log").read_text() for i in range(2))
         # Gloo listened on the namespaces' own addresses, not on loopback.
-        assert f"collectives on {nets.net}.2" in text and f"collectives on {nets.net}.3" in text, text
+        assert f"collectives: Gloo on {nets.net}.2" in text and f"collectives: Gloo on {nets.net}.3" in text, text
     finally:
         for proc in procs:
             proc.kill()

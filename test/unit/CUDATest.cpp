@@ -2,6 +2,7 @@
 // the CUDA target compiles is PTX that ptxas accepts for sm_90. With a GPU (the device
 // machine): the CUDA device computes what the CPU device computes.
 #include "gt/Worker/CachingAllocator.h"
+#include "gt/Worker/Communicator.h"
 #include "gt/Worker/Device.h"
 #include "gt/Worker/Executor.h"
 
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 using namespace gt;
@@ -322,4 +324,59 @@ TEST(CUDADevice, ReportsAMissingGPUClearly) {
   }
   EXPECT_THROW(createDevice("cuda:x"), std::invalid_argument);
   EXPECT_THROW(createDevice("metal"), std::invalid_argument);
+}
+
+namespace {
+/// The rendezvous store, in memory (one process).
+struct MemoryStore : KeyValueStore {
+  std::map<std::string, std::string> values;
+  void set(const std::string &key, const std::string &value) override { values[key] = value; }
+  std::string get(const std::string &key) override {
+    auto it = values.find(key);
+    if (it == values.end()) throw std::runtime_error("no key " + key);
+    return it->second;
+  }
+};
+} // namespace
+
+TEST(NCCL, RefusesAHostDevice) {
+  auto cpu = createDevice("cpu");
+  try {
+    createNCCLCommunicator(0, std::make_shared<MemoryStore>(), *cpu);
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error &e) { // "NCCL needs a CUDA device", or NCCL is not installed
+    EXPECT_NE(std::string(e.what()).find("NCCL"), std::string::npos) << e.what();
+  }
+}
+
+// One GPU holds one rank of a communicator, so a lent one-GPU machine can run a one-member
+// group only: the NCCL plumbing (rendezvous, device buffers, the failure flag), not the
+// traffic between GPUs.
+TEST(NCCL, OneMemberGroupOnTheGPU) {
+  std::string why;
+  if (!cudaAvailable(&why)) GTEST_SKIP() << "no GPU: " << why;
+  std::shared_ptr<Device> device = createDevice("cuda:0");
+  auto store = std::make_shared<MemoryStore>();
+  std::unique_ptr<Communicator> comm;
+  try {
+    comm = createNCCLCommunicator(0, store, *device);
+  } catch (const std::runtime_error &e) {
+    GTEST_SKIP() << e.what();
+  }
+  Executor gpu(ExecutorOptions{"", true, false, device});
+  gpu.setCommunicator(std::move(comm), 0);
+  std::vector<float> x = {1, 2, 3, 4, 5, 6};
+  gpu.run(upload(1, x, {3, 2}));
+  OpAttrs reduce;
+  reduce.workers = {0};
+  gpu.run(op(OpCode::AllReduce, 2, {1}, reduce));
+  OpAttrs gather = reduce;
+  gather.axes = {1};
+  gpu.run(op(OpCode::AllGather, 3, {2}, gather));
+  for (uint64_t id : {2, 3}) {
+    Fetched f = gpu.fetch(id);
+    ASSERT_EQ(f.error, "");
+    EXPECT_EQ(floats(f), x) << "tensor " << id;
+  }
+  EXPECT_EQ(store->values.count("nccl/0"), 1u); // rank 0 published the unique id
 }

@@ -22,15 +22,26 @@ public:
   virtual std::string get(const std::string &key) = 0;
 };
 
+class Device;
+
 /// Collectives over a group of workers, named by their dispatcher indices in rank order.
 /// Every member calls the same operations on the same group in the same order (the dispatcher
 /// sends every worker its program in one global order), so no call needs a tag. A group's
-/// connections are made on its first operation. Buffers are host memory. Failures (a peer
-/// died, a timeout) throw std::runtime_error; the group is unusable afterwards and later
-/// operations on it throw the same error at once.
+/// connections are made on its first operation. Buffers are host memory, or device memory
+/// when deviceBuffers() (NCCL). Failures (a peer died, a timeout) throw std::runtime_error;
+/// the group is unusable afterwards and later operations on it throw the same error at once.
 class Communicator {
 public:
   virtual ~Communicator() = default;
+  /// Whether the buffers passed in are device memory (NCCL) rather than host memory (Gloo).
+  virtual bool deviceBuffers() const { return false; }
+  /// One byte to / from `peer` (send/recv first say whether the sender's input failed).
+  virtual void sendFlag(uint8_t flag, int64_t peer) { send(&flag, 1, peer); }
+  virtual uint8_t recvFlag(int64_t peer) {
+    uint8_t flag = 0;
+    recv(&flag, 1, peer);
+    return flag;
+  }
   /// data[i] = reduce over the group of data[i], `count` elements of `dtype`.
   virtual void allReduce(void *data, size_t count, DType dtype, ReduceKind reduce,
                          const std::vector<int64_t> &group) = 0;
@@ -50,5 +61,10 @@ public:
 /// from this build.
 std::unique_ptr<Communicator> createGlooCommunicator(int64_t self, const std::string &address,
                                                      std::shared_ptr<KeyValueStore> store);
+
+/// NCCL on the device memory of CUDA device `device` (libnccl.so.2 loaded at run time;
+/// collectives queued on the device's compute stream). Throws std::runtime_error if NCCL is
+/// missing from this build or machine, or `device` is not a CUDA device.
+std::unique_ptr<Communicator> createNCCLCommunicator(int64_t self, std::shared_ptr<KeyValueStore> store, Device &device);
 
 } // namespace gt::worker

@@ -38,6 +38,10 @@ public:
   /// Copies device bytes to the host after all queued work; throws the error of any queued
   /// work that failed (for CUDA: a kernel fault, with the driver's name for it).
   virtual void download(void *dst, const void *src, size_t bytes) = 0;
+  /// Queues a copy of `bytes` device bytes from `src` to `dst` (device memory both).
+  virtual void copy(void *dst, const void *src, size_t bytes) = 0;
+  /// The CUDA stream the device queues its work on (a CUstream), or nullptr for the CPU.
+  virtual void *nativeStream() const { return nullptr; }
   /// Queues writing the 8 bytes `bits` (an f64 fill value or an i64 seed) at `dst`.
   virtual void setScalar(void *dst, uint64_t bits) = 0;
   /// C = A @ B with NumPy's matmul semantics (1-D promotion, broadcast batch dimensions);

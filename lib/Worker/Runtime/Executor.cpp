@@ -514,25 +514,33 @@ void Executor::exchange(const Instruction &inst, const Tensor *in, const std::st
   bool failed = !inputError.empty();
   auto peerFailed = [&] { return std::string(opInfo(inst.op).mnemonic) + ": " + kPeerFailed; };
 
+  bool onDevice = comm_->deviceBuffers(); // NCCL: device pointers; Gloo: host bytes
   if (inst.op == OpCode::Send || inst.op == OpCode::Recv) {
     stats_.p2pOps++;
     int64_t peer = group.at(0);
-    uint8_t flag = failed;
     if (inst.op == OpCode::Send) { // a flag, then the block unless this worker's input failed
-      comm_->send(&flag, 1, peer);
-      if (!failed) {
+      comm_->sendFlag(failed, peer);
+      if (failed) return;
+      if (onDevice) {
+        comm_->send(in->buffer.data.get(), size_t(numElements(in->type.shape)) * dtypeSize(in->type.dtype), peer);
+      } else {
         std::string bytes = hostBytes(*in);
         comm_->send(bytes.data(), bytes.size(), peer);
       }
       return;
     }
     out.type = TensorType{inst.attrs.dtype, inst.attrs.shape};
-    comm_->recv(&flag, 1, peer);
-    if (flag) {
+    if (comm_->recvFlag(peer)) {
       out.error = "recv from worker " + std::to_string(peer) + ": " + kPeerFailed;
       return;
     }
-    std::string bytes(size_t(numElements(out.type.shape)) * dtypeSize(out.type.dtype), '\0');
+    size_t size = size_t(numElements(out.type.shape)) * dtypeSize(out.type.dtype);
+    if (onDevice) {
+      out.buffer = allocate(size);
+      comm_->recv(out.buffer.data.get(), size, peer);
+      return;
+    }
+    std::string bytes(size, '\0');
     comm_->recv(bytes.data(), bytes.size(), peer);
     out.buffer = deviceBytes(bytes);
     return;
@@ -550,8 +558,9 @@ void Executor::exchange(const Instruction &inst, const Tensor *in, const std::st
   std::vector<TensorType> types{in->type};
   out.type = inferType(inst.op, types, inst.attrs);
   size_t elem = dtypeSize(out.type.dtype);
-  std::string bytes = hostBytes(*in);
   auto reduceKind = ReduceKind(inst.attrs.reduce);
+  if (onDevice) return exchangeOnDevice(inst, *in, out, rank, n);
+  std::string bytes = hostBytes(*in);
 
   // all_gather along `axis` of blocks whose global shape is `whole`.
   auto gather = [&](const std::string &mine, const Shape &whole, int64_t axis) {
@@ -596,6 +605,69 @@ void Executor::exchange(const Instruction &inst, const Tensor *in, const std::st
     std::string all = gather(bytes, whole, concatAxis);
     auto [b, e] = splitRange(whole[size_t(splitAxis)], n, rank);
     out.buffer = deviceBytes(takeBlock(all, whole, elem, splitAxis, b, e));
+    return;
+  }
+  default: throw std::logic_error("not an exchange op");
+  }
+}
+
+void Executor::exchangeOnDevice(const Instruction &inst, const Tensor &in, Tensor &out, int64_t rank, int64_t n) {
+  const std::vector<int64_t> &group = inst.attrs.workers;
+  size_t elem = dtypeSize(in.type.dtype), inBytes = size_t(numElements(in.type.shape)) * elem;
+  auto reduceKind = ReduceKind(inst.attrs.reduce);
+  // The members' blocks of `whole` along `axis`, gathered into one device buffer; for an axis
+  // other than 0 the blocks are interleaved through the host (correct, not fast).
+  auto gather = [&](const Tensor &mine, const Shape &whole, int64_t axis) {
+    std::vector<size_t> sizes;
+    Shape block = whole;
+    for (int64_t r = 0; r < n; ++r) {
+      auto [b, e] = splitRange(whole[size_t(axis)], n, r);
+      block[size_t(axis)] = e - b;
+      sizes.push_back(size_t(numElements(block)) * elem);
+    }
+    if (sizes[size_t(rank)] != size_t(numElements(mine.type.shape)) * elem)
+      throw std::runtime_error("all_gather: this worker's block has the wrong size");
+    Buffer flat = allocate(size_t(numElements(whole)) * elem);
+    comm_->allGather(mine.buffer.data.get(), flat.data.get(), sizes, group);
+    if (axis == 0) return flat;
+    std::string host(flat.bytes, '\0');
+    device_->download(host.data(), flat.data.get(), host.size());
+    std::vector<std::string_view> blocks;
+    size_t offset = 0;
+    for (size_t s : sizes) {
+      blocks.emplace_back(host.data() + offset, s);
+      offset += s;
+    }
+    return deviceBytes(concatBlocks(blocks, whole, elem, axis));
+  };
+  // This worker's block along `axis` of a device tensor of `shape` (through the host).
+  auto keepBlock = [&](const Buffer &whole, const Shape &shape, int64_t axis) {
+    std::string host(size_t(numElements(shape)) * elem, '\0');
+    device_->download(host.data(), whole.data.get(), host.size());
+    auto [b, e] = splitRange(shape[size_t(axis)], n, rank);
+    return deviceBytes(takeBlock(host, shape, elem, axis, b, e));
+  };
+  switch (inst.op) {
+  case OpCode::AllReduce:
+    out.buffer = allocate(inBytes);
+    device_->copy(out.buffer.data.get(), in.buffer.data.get(), inBytes);
+    comm_->allReduce(out.buffer.data.get(), inBytes / elem, in.type.dtype, reduceKind, group);
+    return;
+  case OpCode::AllGather:
+    out.buffer = gather(in, out.type.shape, inst.attrs.axes.at(0));
+    return;
+  case OpCode::ReduceScatter: { // all_reduce, then keep this worker's block (as the Gloo path)
+    Buffer sum = allocate(inBytes);
+    device_->copy(sum.data.get(), in.buffer.data.get(), inBytes);
+    comm_->allReduce(sum.data.get(), inBytes / elem, in.type.dtype, reduceKind, group);
+    out.buffer = keepBlock(sum, in.type.shape, inst.attrs.axes.at(0));
+    return;
+  }
+  case OpCode::AllToAll: {
+    int64_t splitAxis = inst.attrs.axes.at(0), concatAxis = inst.attrs.axes.at(1);
+    Shape whole = in.type.shape;
+    whole[size_t(concatAxis)] = out.type.shape[size_t(concatAxis)];
+    out.buffer = keepBlock(gather(in, whole, concatAxis), whole, splitAxis);
     return;
   }
   default: throw std::logic_error("not an exchange op");

@@ -43,6 +43,7 @@ public:
   }
   void upload(void *dst, const void *src, size_t bytes) override { std::memcpy(dst, src, bytes); }
   void download(void *dst, const void *src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void copy(void *dst, const void *src, size_t bytes) override { std::memcpy(dst, src, bytes); }
   void setScalar(void *dst, uint64_t bits) override { std::memcpy(dst, &bits, 8); }
   void matmul(const TensorType &ta, const void *a, const TensorType &tb, const void *b, const TensorType &tc,
               void *c) override {

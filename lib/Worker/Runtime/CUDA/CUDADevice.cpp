@@ -36,7 +36,7 @@ namespace {
   X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName)              \
   X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuStreamCreate)           \
   X(cuStreamSynchronize) X(cuMemAlloc) X(cuMemFree) X(cuMemHostAlloc) X(cuMemFreeHost)               \
-  X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemsetD32Async) X(cuModuleLoadDataEx)                \
+  X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuMemsetD32Async) X(cuModuleLoadDataEx)                \
   X(cuModuleGetFunction) X(cuLaunchKernel) X(cuEventCreate) X(cuEventRecord) X(cuEventQuery)         \
   X(cuGetErrorName) X(cuGetErrorString) X(cuMemGetInfo)
 
@@ -206,6 +206,14 @@ public:
     d_.check(d_.cuStreamSynchronize(compute_), "running queued kernels");
     std::memcpy(dst, s.host, bytes);
   }
+
+  void copy(void *dst, const void *src, size_t bytes) override {
+    if (bytes == 0) return;
+    d_.check(d_.cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), bytes, compute_),
+             "device copy");
+  }
+
+  void *nativeStream() const override { return compute_; }
 
   void setScalar(void *dst, uint64_t bits) override {
     // Two 32-bit memsets on the stream: ordered, and no host memory to keep alive.

@@ -1,0 +1,229 @@
+// Collectives between CUDA workers: NCCL on device memory, queued on the device's compute
+// stream (so they are ordered with the kernels around them and nothing is copied through the
+// host). libnccl.so.2 is loaded at run time, like cuBLAS: a worker built here starts on
+// machines without NCCL and falls back to Gloo over host memory there.
+//
+// Groups: one ncclComm_t per worker group (rank order = the group's order), made on its first
+// collective: rank 0 draws an ncclUniqueId and publishes it in the dispatcher's key-value
+// store, the others read it (ncclCommInitRank). A send/recv pair uses the two-member group of
+// its workers (ranks in ascending worker order).
+//
+// NCCL has no allgatherv: blocks of unequal size (uneven splits) are gathered as one
+// ncclBroadcast per member inside an ncclGroupStart/End, each into its place of the output.
+//
+// Not run yet: the machines lent to this project have one GPU, and NCCL does not place two
+// ranks of one communicator on the same GPU. See docs/sharding.md.
+#include "gt/Worker/Communicator.h"
+#include "gt/Worker/Device.h"
+
+#include <nccl.h>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+namespace gt::worker {
+namespace {
+
+/// The NCCL functions GT uses, resolved from libnccl.so.2.
+struct Nccl {
+  decltype(&::ncclGetUniqueId) getUniqueId = nullptr;
+  decltype(&::ncclCommInitRank) commInitRank = nullptr;
+  decltype(&::ncclCommAbort) commAbort = nullptr;
+  decltype(&::ncclAllReduce) allReduce = nullptr;
+  decltype(&::ncclBroadcast) broadcast = nullptr;
+  decltype(&::ncclSend) send = nullptr;
+  decltype(&::ncclRecv) recv = nullptr;
+  decltype(&::ncclGroupStart) groupStart = nullptr;
+  decltype(&::ncclGroupEnd) groupEnd = nullptr;
+  decltype(&::ncclGetErrorString) errorString = nullptr;
+  std::string error; ///< why NCCL is unusable ("" = usable)
+
+  Nccl() {
+    void *lib = nullptr;
+    for (const char *name : {"libnccl.so.2", "libnccl.so"})
+      if ((lib = dlopen(name, RTLD_NOW | RTLD_GLOBAL))) break;
+    if (!lib) {
+      error = std::string("NCCL is not installed (dlopen libnccl.so.2: ") + dlerror() + ")";
+      return;
+    }
+    auto load = [&](auto &fn, const char *name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
+      if (!fn && error.empty()) error = std::string("NCCL is too old: it lacks ") + name;
+    };
+    load(getUniqueId, "ncclGetUniqueId");
+    load(commInitRank, "ncclCommInitRank");
+    load(commAbort, "ncclCommAbort");
+    load(allReduce, "ncclAllReduce");
+    load(broadcast, "ncclBroadcast");
+    load(send, "ncclSend");
+    load(recv, "ncclRecv");
+    load(groupStart, "ncclGroupStart");
+    load(groupEnd, "ncclGroupEnd");
+    load(errorString, "ncclGetErrorString");
+  }
+
+  void check(ncclResult_t r, const std::string &what) const {
+    if (r != ncclSuccess) throw std::runtime_error(what + ": " + (errorString ? errorString(r) : "NCCL error " + std::to_string(int(r))));
+  }
+
+  static Nccl &get() {
+    static Nccl nccl;
+    return nccl;
+  }
+};
+
+ncclDataType_t ncclType(DType dtype) {
+  switch (dtype) {
+  case DType::Float32: return ncclFloat32;
+  case DType::Float64: return ncclFloat64;
+  case DType::Int32: return ncclInt32;
+  case DType::Int64: return ncclInt64;
+  case DType::Bool: return ncclUint8;
+  case DType::Float16: return ncclFloat16;
+  case DType::BFloat16: return ncclBfloat16;
+  }
+  throw std::invalid_argument("NCCL: unsupported dtype");
+}
+
+ncclRedOp_t ncclOp(ReduceKind reduce) {
+  switch (reduce) {
+  case ReduceKind::Sum: return ncclSum;
+  case ReduceKind::Max: return ncclMax;
+  case ReduceKind::Min: return ncclMin;
+  }
+  return ncclSum;
+}
+
+class NCCLCommunicator final : public Communicator {
+public:
+  NCCLCommunicator(int64_t self, std::shared_ptr<KeyValueStore> store, Device &device)
+      : nccl_(Nccl::get()), self_(self), store_(std::move(store)), device_(device),
+        stream_(static_cast<cudaStream_t>(device.nativeStream())) {
+    if (!nccl_.error.empty()) throw std::runtime_error(nccl_.error);
+    if (!stream_) throw std::runtime_error("NCCL needs a CUDA device (this worker runs on " + device.describe() + ")");
+    flag_ = device_.allocate(sizeof(int32_t));
+  }
+
+  ~NCCLCommunicator() override {
+    for (auto &[group, comm] : comms_) nccl_.commAbort(comm); // never blocks on a dead peer
+  }
+
+  bool deviceBuffers() const override { return true; }
+
+  void allReduce(void *data, size_t count, DType dtype, ReduceKind reduce, const std::vector<int64_t> &group) override {
+    ncclComm_t comm = commFor(group);
+    nccl_.check(nccl_.allReduce(data, data, count, ncclType(dtype), ncclOp(reduce), comm, stream_), "ncclAllReduce");
+    collectiveBytes_ += count * dtypeSize(dtype);
+  }
+
+  void allGather(const void *in, void *out, const std::vector<size_t> &bytes, const std::vector<int64_t> &group) override {
+    ncclComm_t comm = commFor(group);
+    int rank = rankIn(group);
+    nccl_.check(nccl_.groupStart(), "ncclGroupStart");
+    size_t offset = 0;
+    for (size_t r = 0; r < bytes.size(); ++r) { // one broadcast per member: blocks may differ in size
+      char *place = static_cast<char *>(out) + offset;
+      nccl_.check(nccl_.broadcast(int(r) == rank ? in : place, place, bytes[r], ncclUint8, int(r), comm, stream_),
+                  "ncclBroadcast");
+      offset += bytes[r];
+    }
+    nccl_.check(nccl_.groupEnd(), "ncclGroupEnd");
+    collectiveBytes_ += bytes[size_t(rank)];
+  }
+
+  void send(const void *data, size_t bytes, int64_t peer) override {
+    auto [comm, rank] = pairComm(peer);
+    nccl_.check(nccl_.send(data, bytes, ncclUint8, 1 - rank, comm, stream_), "ncclSend");
+    sent_ += bytes;
+  }
+
+  void recv(void *data, size_t bytes, int64_t peer) override {
+    auto [comm, rank] = pairComm(peer);
+    nccl_.check(nccl_.recv(data, bytes, ncclUint8, 1 - rank, comm, stream_), "ncclRecv");
+    received_ += bytes;
+  }
+
+  void sendFlag(uint8_t flag, int64_t peer) override {
+    int32_t value = flag;
+    device_.upload(flag_.data.get(), &value, sizeof value);
+    send(flag_.data.get(), sizeof value, peer);
+  }
+
+  uint8_t recvFlag(int64_t peer) override {
+    recv(flag_.data.get(), sizeof(int32_t), peer);
+    int32_t value = 0;
+    device_.download(&value, flag_.data.get(), sizeof value); // waits for the recv
+    return uint8_t(value != 0);
+  }
+
+  bool any(bool flag, const std::vector<int64_t> &group) override {
+    int32_t value = flag;
+    device_.upload(flag_.data.get(), &value, sizeof value);
+    nccl_.check(nccl_.allReduce(flag_.data.get(), flag_.data.get(), 1, ncclInt32, ncclMax, commFor(group), stream_),
+                "ncclAllReduce (failure flag)");
+    device_.download(&value, flag_.data.get(), sizeof value);
+    return value != 0;
+  }
+
+  std::vector<std::pair<std::string, double>> counters() const override {
+    return {{"comm_groups", double(comms_.size())},
+            {"collective_bytes", double(collectiveBytes_)},
+            {"p2p_bytes_sent", double(sent_)},
+            {"p2p_bytes_received", double(received_)}};
+  }
+
+private:
+  int rankIn(const std::vector<int64_t> &group) const {
+    auto it = std::find(group.begin(), group.end(), self_);
+    if (it == group.end()) throw std::runtime_error("NCCL: this worker is not in the collective's group");
+    return int(it - group.begin());
+  }
+
+  ncclComm_t commFor(const std::vector<int64_t> &group) {
+    if (auto it = comms_.find(group); it != comms_.end()) return it->second;
+    int rank = rankIn(group);
+    std::string key = "nccl";
+    for (int64_t w : group) key += "/" + std::to_string(w);
+    ncclUniqueId id;
+    if (rank == 0) {
+      nccl_.check(nccl_.getUniqueId(&id), "ncclGetUniqueId");
+      store_->set(key, std::string(reinterpret_cast<const char *>(&id), sizeof id));
+    } else {
+      std::string value = store_->get(key);
+      if (value.size() != sizeof id) throw std::runtime_error("NCCL: a malformed unique id in the rendezvous store");
+      std::memcpy(&id, value.data(), sizeof id);
+    }
+    ncclComm_t comm = nullptr;
+    nccl_.check(nccl_.commInitRank(&comm, int(group.size()), id, rank), "ncclCommInitRank");
+    comms_.emplace(group, comm);
+    return comm;
+  }
+
+  std::pair<ncclComm_t, int> pairComm(int64_t peer) {
+    std::vector<int64_t> pair{std::min(self_, peer), std::max(self_, peer)};
+    return {commFor(pair), self_ < peer ? 0 : 1};
+  }
+
+  Nccl &nccl_;
+  int64_t self_;
+  std::shared_ptr<KeyValueStore> store_;
+  Device &device_;
+  cudaStream_t stream_;
+  Buffer flag_; ///< 4 device bytes for failure flags
+  std::map<std::vector<int64_t>, ncclComm_t> comms_;
+  size_t collectiveBytes_ = 0, sent_ = 0, received_ = 0;
+};
+
+} // namespace
+
+std::unique_ptr<Communicator> createNCCLCommunicator(int64_t self, std::shared_ptr<KeyValueStore> store, Device &device) {
+  return std::make_unique<NCCLCommunicator>(self, std::move(store), device);
+}
+
+} // namespace gt::worker
