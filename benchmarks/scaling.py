@@ -81,7 +81,12 @@ def child(strategy, workers, steps, warmup):
     for _ in range(steps):
         step()
     elapsed = time.perf_counter() - start
-    after = gt.debug.stats()
+    print(json.dumps(measured(before, gt.debug.stats(), elapsed, steps)))
+
+
+def measured(before, after, elapsed, steps):
+    """Per step, between two gt.debug.stats(): step time, each worker's bytes sent (collectives
+    and point to point) and ops, instructions; and the dispatcher's µs per instruction."""
     per_worker = {}
     for w, s in after["by_worker"].items():
         b = before["by_worker"].get(w, {})
@@ -89,8 +94,8 @@ def child(strategy, workers, steps, warmup):
         per_worker[w] = {"bytes": moved / steps, "ops": (s["eager_ops"] - b.get("eager_ops", 0)) / steps}
     instructions = after["dispatcher_instructions"] - before["dispatcher_instructions"]
     dispatch_ms = after["dispatcher_dispatch_ms"] - before["dispatcher_dispatch_ms"]
-    print(json.dumps({"step_ms": 1000 * elapsed / steps, "workers": per_worker,
-                      "dispatch_us": 1000 * dispatch_ms / max(instructions, 1)}))
+    return {"step_ms": 1000 * elapsed / steps, "workers": per_worker, "instructions": instructions / steps,
+            "dispatch_us": 1000 * dispatch_ms / max(instructions, 1)}
 
 
 def child_gpt(config, workers, steps, warmup):
@@ -117,17 +122,7 @@ def child_gpt(config, workers, steps, warmup):
     char_gpt.print = spy
     char_gpt.train(args)
     char_gpt.print = real_print
-    before, after = marks["before"], marks["after"]
-    per_worker = {}
-    for w, s in after["by_worker"].items():
-        b = before["by_worker"].get(w, {})
-        moved = sum(s.get(k, 0) - b.get(k, 0) for k in ("collective_bytes", "p2p_bytes_sent"))
-        per_worker[w] = {"bytes": moved / steps, "ops": (s["eager_ops"] - b.get("eager_ops", 0)) / steps}
-    instructions = after["dispatcher_instructions"] - before["dispatcher_instructions"]
-    dispatch_ms = after["dispatcher_dispatch_ms"] - before["dispatcher_dispatch_ms"]
-    print(json.dumps({"step_ms": 1000 * marks["elapsed"] / steps, "workers": per_worker,
-                      "instructions": instructions / steps,
-                      "dispatch_us": 1000 * dispatch_ms / max(instructions, 1)}))
+    print(json.dumps(measured(marks["before"], marks["after"], marks["elapsed"], steps)))
 
 
 def run_child(argv, cache=True):

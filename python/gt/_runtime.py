@@ -153,7 +153,8 @@ def load_config(path):
     gt.gpu_workers(n) first. $GT_CONFIG names a config loaded when the session opens.
 
     Raises FileNotFoundError if `path` cannot be read and ValueError naming the file and line
-    of an invalid entry (unknown key, a worker that does not exist, missing axis, ...)."""
+    of an invalid entry (unknown key, a worker that does not exist, missing axis, ...), or a
+    bad $GT_AUTO_SHARD / $GT_AUTO_SHARD_BYTES (applied together with the config)."""
     from . import signal
     with open(path) as f:
         text = f.read()

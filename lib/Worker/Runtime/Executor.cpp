@@ -25,6 +25,31 @@ bool exchanges(OpCode op) {
          op == OpCode::AllToAll || op == OpCode::Send || op == OpCode::Recv;
 }
 
+/// The byte size of each of `n` members' blocks of `whole` along `axis` (numpy.array_split).
+std::vector<size_t> blockBytes(const Shape &whole, int64_t axis, int64_t n, size_t elem) {
+  std::vector<size_t> sizes;
+  Shape block = whole;
+  for (int64_t r = 0; r < n; ++r) {
+    auto [b, e] = splitRange(whole[size_t(axis)], n, r);
+    block[size_t(axis)] = e - b;
+    sizes.push_back(size_t(numElements(block)) * elem);
+  }
+  return sizes;
+}
+
+/// `whole` from its members' blocks along `axis`, laid end to end in `flat` (an all_gather's
+/// output) in rank order.
+std::string interleaveBlocks(const std::string &flat, const std::vector<size_t> &sizes, const Shape &whole,
+                             size_t elem, int64_t axis) {
+  std::vector<std::string_view> blocks;
+  size_t offset = 0;
+  for (size_t s : sizes) {
+    blocks.emplace_back(flat.data() + offset, s);
+    offset += s;
+  }
+  return concatBlocks(blocks, whole, elem, axis);
+}
+
 /// A ranked memref descriptor {allocated, aligned, offset, sizes[r], strides[r]} (row-major).
 struct Descriptor {
   std::vector<int64_t> words;
@@ -564,23 +589,11 @@ void Executor::exchange(const Instruction &inst, const Tensor *in, const std::st
 
   // all_gather along `axis` of blocks whose global shape is `whole`.
   auto gather = [&](const std::string &mine, const Shape &whole, int64_t axis) {
-    std::vector<size_t> sizes;
-    Shape block = whole;
-    for (int64_t r = 0; r < n; ++r) {
-      auto [b, e] = splitRange(whole[size_t(axis)], n, r);
-      block[size_t(axis)] = e - b;
-      sizes.push_back(size_t(numElements(block)) * elem);
-    }
+    std::vector<size_t> sizes = blockBytes(whole, axis, n, elem);
     if (sizes[size_t(rank)] != mine.size()) throw std::runtime_error("all_gather: this worker's block has the wrong size");
     std::string flat(size_t(numElements(whole)) * elem, '\0');
     comm_->allGather(mine.data(), flat.data(), sizes, group);
-    std::vector<std::string_view> blocks;
-    size_t offset = 0;
-    for (size_t s : sizes) {
-      blocks.emplace_back(flat.data() + offset, s);
-      offset += s;
-    }
-    return axis == 0 ? flat : concatBlocks(blocks, whole, elem, axis);
+    return axis == 0 ? flat : interleaveBlocks(flat, sizes, whole, elem, axis);
   };
 
   switch (inst.op) {
@@ -618,13 +631,7 @@ void Executor::exchangeOnDevice(const Instruction &inst, const Tensor &in, Tenso
   // The members' blocks of `whole` along `axis`, gathered into one device buffer; for an axis
   // other than 0 the blocks are interleaved through the host (correct, not fast).
   auto gather = [&](const Tensor &mine, const Shape &whole, int64_t axis) {
-    std::vector<size_t> sizes;
-    Shape block = whole;
-    for (int64_t r = 0; r < n; ++r) {
-      auto [b, e] = splitRange(whole[size_t(axis)], n, r);
-      block[size_t(axis)] = e - b;
-      sizes.push_back(size_t(numElements(block)) * elem);
-    }
+    std::vector<size_t> sizes = blockBytes(whole, axis, n, elem);
     if (sizes[size_t(rank)] != size_t(numElements(mine.type.shape)) * elem)
       throw std::runtime_error("all_gather: this worker's block has the wrong size");
     Buffer flat = allocate(size_t(numElements(whole)) * elem);
@@ -632,13 +639,7 @@ void Executor::exchangeOnDevice(const Instruction &inst, const Tensor &in, Tenso
     if (axis == 0) return flat;
     std::string host(flat.bytes, '\0');
     device_->download(host.data(), flat.data.get(), host.size());
-    std::vector<std::string_view> blocks;
-    size_t offset = 0;
-    for (size_t s : sizes) {
-      blocks.emplace_back(host.data() + offset, s);
-      offset += s;
-    }
-    return deviceBytes(concatBlocks(blocks, whole, elem, axis));
+    return deviceBytes(interleaveBlocks(host, sizes, whole, elem, axis));
   };
   // This worker's block along `axis` of a device tensor of `shape` (through the host).
   auto keepBlock = [&](const Buffer &whole, const Shape &shape, int64_t axis) {
