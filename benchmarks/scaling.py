@@ -91,7 +91,7 @@ def measured(before, after, elapsed, steps):
     for w, s in after["by_worker"].items():
         b = before["by_worker"].get(w, {})
         moved = sum(s.get(k, 0) - b.get(k, 0) for k in ("collective_bytes", "p2p_bytes_sent"))
-        per_worker[w] = {"bytes": moved / steps, "ops": (s["eager_ops"] - b.get("eager_ops", 0)) / steps}
+        per_worker[w] = {"bytes": moved / steps, "ops": (s["eager_ops"] + s["fused_ops"] - b.get("eager_ops", 0) - b.get("fused_ops", 0)) / steps}
     instructions = after["dispatcher_instructions"] - before["dispatcher_instructions"]
     dispatch_ms = after["dispatcher_dispatch_ms"] - before["dispatcher_dispatch_ms"]
     return {"step_ms": 1000 * elapsed / steps, "workers": per_worker, "instructions": instructions / steps,

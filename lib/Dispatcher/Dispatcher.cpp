@@ -21,6 +21,7 @@
 #include <cstring>
 #include <set>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -134,8 +135,15 @@ struct ShardedPlan {
     std::vector<int64_t> holders;
     std::optional<Sharding> layout;
   };
-  std::map<int64_t, std::vector<Step>> programs; ///< by worker
-  uint32_t temps = 0;                            ///< values the passes added (freed at the end)
+  struct Region { ///< a gt.region of one worker's program: steps [start, start+count)
+    uint64_t key;
+    bool forced; ///< every op carries `gt.compile` (a `compile: true` signal): hot at once
+    uint32_t start, count;
+    std::vector<Ref> outputs;
+  };
+  std::map<int64_t, std::vector<Step>> programs;     ///< by worker
+  std::map<int64_t, std::vector<Region>> regions;    ///< by worker, in program order
+  uint32_t temps = 0;                                ///< values the passes added
   std::map<uint32_t, Made> made;                 ///< by local index
   std::vector<Ref> freed;                        ///< session tensors the batch frees
 };
@@ -518,7 +526,8 @@ private:
         dumpIR(*module, "captured");
         mlir::gt::DispatcherPipelineOptions options;
         options.defaultWorker = home;
-        options.regions = false;
+        options.regions = state_.options.jit;
+        options.hotAfter = state_.options.hotAfter;
         options.config = config_ ? config_.get() : &noConfig;
         options.numWorkers = int64_t(state_.workers.size());
         runDispatcherPipeline(*module, options);
@@ -633,10 +642,36 @@ private:
       for (mlir::BlockArgument arg : func.getArguments())
         refs.try_emplace(arg, sessionRef(uint64_t(func.getArgAttrOfType<mlir::IntegerAttr>(arg.getArgNumber(), "gt.id").getInt())));
       std::vector<ShardedPlan::Step> &steps = plan->programs[w];
-      std::vector<uint32_t> temporaries;
-      for (mlir::Operation &op : func.getBody().front()) {
+      std::set<uint32_t> temporaries; // not freed yet
+      std::function<void(mlir::Operation &)> addStep = [&](mlir::Operation &op) {
+        if (auto region = mlir::dyn_cast<mlir::gt::RegionOp>(op)) {
+          // Its ops become consecutive steps; block arguments stand for the operands and the
+          // region's results for the yielded values.
+          mlir::Block &body = region.getBody().front();
+          // (Copies: inserting may grow `refs` and move the Ref a reference would point at.)
+          for (auto [arg, operand] : llvm::zip(body.getArguments(), region->getOperands())) {
+            Ref input = refs.at(operand);
+            refs.try_emplace(arg, input);
+          }
+          ShardedPlan::Region r{std::strtoull(region.getKey().str().c_str(), nullptr, 16), true, uint32_t(steps.size()), 0, {}};
+          for (mlir::Operation &inner : body) {
+            if (auto yield = mlir::dyn_cast<mlir::gt::YieldOp>(inner)) {
+              for (auto [result, yielded] : llvm::zip(region->getResults(), yield->getOperands())) {
+                Ref output = refs.at(yielded);
+                refs.try_emplace(result, output);
+                r.outputs.push_back(output);
+              }
+              continue;
+            }
+            if (!mlir::isa<mlir::gt::FreeOp>(inner) && !inner.hasAttr("gt.compile")) r.forced = false;
+            addStep(inner);
+          }
+          r.count = uint32_t(steps.size()) - r.start;
+          plan->regions[w].push_back(std::move(r));
+          return;
+        }
         const OpInfo *info = mlir::gt::opInfoOf(&op);
-        if (!info) continue; // func.return
+        if (!info) return; // func.return
         ShardedPlan::Step step;
         step.inst.op = info->code;
         step.inst.attrs = mlir::gt::attrsOf(&op);
@@ -652,6 +687,7 @@ private:
           step.source = int32_t(src.getInt());
         if (step.inst.op == OpCode::Free) {
           if (step.operands[0].kind != Ref::Temp) plan->freed.push_back(step.operands[0]);
+          else temporaries.erase(step.operands[0].index);
         } else if (op.getNumResults() == 1) {
           Ref result{Ref::Temp, 0};
           if (auto sid = op.getAttrOfType<mlir::IntegerAttr>("gt.id")) {
@@ -662,7 +698,7 @@ private:
             if (auto layout = op.getAttrOfType<mlir::gt::ShardingAttr>("gt.sharding")) m.layout = layout.toCore();
           } else {
             result.index = plan->temps++;
-            temporaries.push_back(result.index);
+            temporaries.insert(result.index);
           }
           step.result = result;
           refs[op.getResult(0)] = result;
@@ -672,8 +708,9 @@ private:
           if (auto layout = op.getAttrOfType<mlir::gt::ShardingAttr>("gt.sharding")) step.uploadLayout = layout.toCore();
         }
         steps.push_back(std::move(step));
-      }
-      for (uint32_t t : temporaries) {
+      };
+      for (mlir::Operation &op : func.getBody().front()) addStep(op);
+      for (uint32_t t : temporaries) { // gt-split-by-worker frees them; this is a safety net
         ShardedPlan::Step free;
         free.inst.op = OpCode::Free;
         free.operands = {{Ref::Temp, t}};
@@ -705,6 +742,17 @@ private:
       return 0;
     };
     std::map<int64_t, std::vector<Instruction>> programs;
+    std::map<int64_t, std::vector<wireRegion>> regions;
+    for (auto &[w, planned] : plan.regions)
+      for (const ShardedPlan::Region &r : planned) {
+        // Hot once its key has been seen hotAfter times (any session, any worker) or forced.
+        bool hot = ++state_.regionCounts.seen[r.key] >= state_.options.hotAfter || r.forced;
+        state_.regionsFormed++;
+        state_.regionsMarkedHot += hot;
+        wireRegion out{r.key, hot, r.start, r.count, {}};
+        for (const Ref &o : r.outputs) out.outputs.push_back(idOf(o));
+        regions[w].push_back(std::move(out));
+      }
     for (auto &[w, steps] : plan.programs) {
       std::vector<Instruction> &program = programs[w];
       program.reserve(steps.size());
@@ -747,7 +795,7 @@ private:
       e.globalId = idOf({Ref::Local, index});
       tensors_[sid] = std::move(e);
     }
-    for (auto &[w, program] : programs) send(w, program);
+    for (auto &[w, program] : programs) send(w, program, regions[w]);
   }
 
   /// Worker `w`'s block of an upload laid out as `layout` (the whole tensor unless split).

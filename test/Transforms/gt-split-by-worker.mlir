@@ -2,16 +2,22 @@
 
 // Data parallel over 4 workers with 13 rows (4, 3, 3, 3): each worker runs the matmul on its
 // rows; the mean over the split rows is each worker's mean times its share, then all-reduced;
-// a split randn is drawn whole and sliced, so its values match the unsharded tensor.
+// a split randn is drawn whole and sliced, so its values match the unsharded tensor. Values
+// the passes added (no gt.id) are freed right after their last use.
 // CHECK-LABEL: func.func @worker0
 // CHECK-SAME: %arg0: tensor<4x4xf32> {gt.id = 1 : i64
 // CHECK: gt.matmul %arg0, %arg1 {{.*}} -> tensor<4x3xf32>
 // CHECK: %[[M:.*]] = gt.mean
 // CHECK: %[[S:.*]] = gt.full {value = 0.30769230769230771 : f64} : tensor<f32>
 // CHECK: %[[L:.*]] = gt.mul %[[M]], %[[S]] {gt.id = 4 : i64, gt.sharding = #gt.sharding<partial(sum) over [0, 1, 2, 3]>}
-// CHECK: gt.all_reduce %[[L]] {{.*}}workers = array<i64: 0, 1, 2, 3>} : tensor<f32> -> tensor<f32>
+// CHECK-DAG: gt.free %[[S]] : tensor<f32>
+// CHECK-DAG: gt.free %[[M]] : tensor<f32>
+// CHECK: %[[A:.*]] = gt.all_reduce %[[L]] {{.*}}workers = array<i64: 0, 1, 2, 3>} : tensor<f32> -> tensor<f32>
+// CHECK-NEXT: gt.exp %[[A]] {gt.id = 5
+// CHECK-NEXT: gt.free %[[A]] : tensor<f32>
 // CHECK: %[[R:.*]] = gt.randn {seed = 3 : i64} : tensor<13x4xf32>
-// CHECK: gt.all_slice %[[R]] {axis = 0 : i64, gt.id = 6 : i64, {{.*}} : tensor<13x4xf32> -> tensor<4x4xf32>
+// CHECK-NEXT: gt.all_slice %[[R]] {axis = 0 : i64, gt.id = 6 : i64, {{.*}} : tensor<13x4xf32> -> tensor<4x4xf32>
+// CHECK-NEXT: gt.free %[[R]] : tensor<13x4xf32>
 // CHECK: gt.free %{{.*}} : tensor<4x3xf32>
 // CHECK-LABEL: func.func @worker1
 // CHECK-SAME: %arg0: tensor<3x4xf32>

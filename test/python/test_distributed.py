@@ -25,6 +25,12 @@ DIST = os.path.join(HERE, "sharding")
 ATOL, RTOL = 1e-5, 1e-5
 
 
+def compute_ops(worker_stats):
+    """Compute instructions a worker ran: op by op or inside a fused region kernel (which of
+    the two depends on when its background compilation finished)."""
+    return worker_stats["eager_ops"] + worker_stats["fused_ops"]
+
+
 def run_job(strategy, workers, config=None, env=None, timeout=180):
     cmd = [sys.executable, os.path.join(DIST, "job.py"), strategy, str(workers)]
     if config:
@@ -67,7 +73,7 @@ def test_data_parallel(workers):
     assert_same_results(run, baseline("data_parallel"))
     stats = run["workers"]
     assert sorted(stats) == [str(w) for w in range(workers)]
-    ops = [stats[str(w)]["eager_ops"] for w in range(workers)]
+    ops = [compute_ops(stats[str(w)]) for w in range(workers)]
     # Every worker ran the whole step on its rows: about the same number of ops each.
     assert min(ops) >= 0.9 * max(ops), ops
     for w in range(workers):
@@ -78,6 +84,30 @@ def test_data_parallel(workers):
 
 
 @pytest.mark.parametrize("workers", [2, 4])
+def test_sharded_steps_run_fused_regions(workers):
+    # gt-mark-hot-regions runs on each worker's program: regions that repeat (steps 2 and 3)
+    # are compiled (GT_JIT_SYNC: before their first run) and replayed as fused kernels.
+    run = run_job("data_parallel", workers, "data_parallel.yaml", env={"GT_JIT_SYNC": "1"})
+    assert_same_results(run, baseline("data_parallel"))
+    for w, s in run["workers"].items():
+        assert s["region_replays"] > 0 and s["fused_ops"] > 0, (w, s)
+        assert s["region_fallbacks"] == 0, (w, s)
+
+
+def test_compile_true_compiles_regions_at_first_sight():
+    # With GT_HOT_AFTER too high to reach in 3 steps, only `compile: true` makes regions hot.
+    env = {"GT_JIT_SYNC": "1", "GT_HOT_AFTER": "1000"}
+    plain = run_job("data_parallel", 2, "data_parallel.yaml", env=env)
+    compiled = run_job("data_parallel", 2, "data_parallel_compiled.yaml", env=env)
+    assert_same_results(compiled, baseline("data_parallel"))
+    for w in ("0", "1"):
+        assert plain["workers"][w]["regions_seen"] > 0
+        assert plain["workers"][w]["regions_hot"] == 0, plain["workers"][w]
+        assert compiled["workers"][w]["regions_hot"] > 0, compiled["workers"][w]
+        assert compiled["workers"][w]["region_replays"] > 0, compiled["workers"][w]
+
+
+@pytest.mark.parametrize("workers", [2, 4])
 def test_tensor_parallel(workers):
     run = run_job("tensor_parallel", workers, "tensor_parallel.yaml")
     assert_same_results(run, baseline("tensor_parallel"))
@@ -85,7 +115,7 @@ def test_tensor_parallel(workers):
     for w in range(workers):
         # Column- then row-parallel: exactly one all_reduce per step, forward and backward.
         assert stats[str(w)]["collective_ops"] == 3, stats[str(w)]
-        assert stats[str(w)]["eager_ops"] > 50
+        assert compute_ops(stats[str(w)]) > 50
     assert_dispatcher_moved_no_collective_bytes(run)
 
 
@@ -96,7 +126,7 @@ def test_pipeline_two_stages():
     # Activations move forward, gradients back: point-to-point only.
     assert s0["p2p_bytes_sent"] > 13 * 8 * 4 and s1["p2p_bytes_sent"] > 13 * 8 * 4
     assert s0["collective_ops"] == 0 and s1["collective_ops"] == 0
-    assert s0["eager_ops"] > 20 and s1["eager_ops"] > 20
+    assert compute_ops(s0) > 20 and compute_ops(s1) > 20
     assert_dispatcher_moved_no_collective_bytes(run)
 
 
@@ -105,7 +135,7 @@ def test_pipeline_four_workers_with_backward_signal():
     assert_same_results(run, baseline("pipeline"))
     stats = run["workers"]
     # Stage 1's gradients run on workers 2 and 3 (its `backward:` entry), so they do most work.
-    assert stats["2"]["eager_ops"] > 2 * stats["0"]["eager_ops"]
+    assert compute_ops(stats["2"]) > 2 * compute_ops(stats["0"])
     assert stats["0"]["p2p_bytes_sent"] > 0 and stats["2"]["p2p_bytes_received"] > 0
     assert_dispatcher_moved_no_collective_bytes(run)
 
@@ -125,7 +155,7 @@ def test_auto_shard_makes_a_plain_script_data_parallel(workers):
     run = run_job("plain", workers, env={"GT_AUTO_SHARD": "1", "GT_AUTO_SHARD_BYTES": "200"})
     assert_same_results(run, baseline("plain"))
     stats = run["workers"]
-    ops = [stats[str(w)]["eager_ops"] for w in range(workers)]
+    ops = [compute_ops(stats[str(w)]) for w in range(workers)]
     assert min(ops) >= 0.9 * max(ops), ops
     for w in range(workers):
         assert stats[str(w)]["collective_ops"] == 12, stats[str(w)]  # the weight gradients
@@ -450,10 +480,10 @@ def test_char_gpt_configs_match_one_worker(config, workers):
     assert sorted(stats) == [str(w) for w in range(workers)]
     if config == "char_gpt_pipeline.yaml":
         # Two stages: each worker ran its own blocks; activations and gradients moved worker to worker.
-        assert all(s["eager_ops"] > 100 for s in stats.values()), stats
+        assert all(compute_ops(s) > 100 for s in stats.values()), stats
         assert stats["0"]["p2p_bytes_sent"] > 0 and stats["1"]["p2p_bytes_sent"] > 0
         assert all(s["collective_ops"] == 0 for s in stats.values())
     else:
-        ops = [s["eager_ops"] for s in stats.values()]
+        ops = [compute_ops(s) for s in stats.values()]
         assert min(ops) >= 0.9 * max(ops), ops
         assert all(s["collective_ops"] > 0 and s["collective_bytes"] > 0 for s in stats.values()), stats

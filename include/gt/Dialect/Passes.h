@@ -40,7 +40,8 @@ struct DispatcherPipelineOptions {
   HotRegionCounter *counter = nullptr;  ///< shared counts (null: per pipeline run)
   /// A session's sharding config: with one, the pipeline is gt-verify, gt-apply-signals,
   /// gt-propagate-sharding, gt-insert-collectives, gt-split-by-worker (one @workerN function
-  /// per worker; no fused regions yet). Null: verify, place, mark-hot-regions.
+  /// per worker), gt-mark-hot-regions (within each function; `counter` is not used: the
+  /// dispatcher counts each replay of a plan). Null: verify, place, mark-hot-regions.
   const ::gt::ShardingConfig *config = nullptr;
   int64_t numWorkers = 1;               ///< workers the config may name (0..numWorkers-1)
 };

@@ -103,7 +103,9 @@ def GTSplitByWorker : Pass<"gt-split-by-worker", "::mlir::ModuleOp"> {
       by the all_reduce of the partial value);
     - gt.move: rank r of `to` receives rank r (mod |from|) of `from` by `gt.send`/`gt.recv`
       (nothing when source and destination are the same worker);
-    - gt.free runs on every worker holding the value.
+    - gt.free runs on every worker holding the value;
+    - values the passes added (no `gt.id`: collective results, received blocks) are freed
+      right after their last use on each worker.
     Ops keep `gt.id` and their global `gt.sharding`, so the dispatcher maps results back to
     the client's tensors.
     ```mlir

@@ -15,6 +15,13 @@ void buildDispatcherPipeline(OpPassManager &pm, const DispatcherPipelineOptions 
     pm.addPass(createGTPropagateSharding(GTPropagateShardingOptions{options.defaultWorker}));
     pm.addPass(createGTInsertCollectives());
     pm.addPass(createGTSplitByWorker(GTSplitByWorkerOptions{options.defaultWorker}));
+    // Fusion inside each @workerN function. The dispatcher replays the result as a plan and
+    // decides per run which regions are hot, so this pass counts for itself only.
+    if (options.regions) {
+      GTMarkHotRegionsOptions regions;
+      regions.hotAfter = options.hotAfter;
+      pm.addPass(createGTMarkHotRegions(regions));
+    }
     return;
   }
   // 2. Placement: each op gets the worker it runs on (sharding passes will come before this).

@@ -185,8 +185,11 @@ struct GTMarkHotRegionsPass : impl::GTMarkHotRegionsBase<GTMarkHotRegionsPass> {
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)key);
     region.setKey(hex);
-    region->setAttr("gt.worker", run.front()->getAttr("gt.worker") ? run.front()->getAttr("gt.worker")
-                                                                   : b.getI64IntegerAttr(0));
+    // The worker: its ops' (gt-place), else the @workerN function's (gt-split-by-worker), else 0.
+    Attribute worker = run.front()->getAttr("gt.worker");
+    if (!worker)
+      if (auto func = region->getParentOfType<func::FuncOp>()) worker = func->getAttr("gt.worker");
+    region->setAttr("gt.worker", worker ? worker : b.getI64IntegerAttr(0));
     bool forced = llvm::all_of(run, [](Operation *op) { return op->hasAttr("gt.compile"); });
     if (++seen.seen[key] >= hotAfter || forced) region.setHot(true);
     return region;

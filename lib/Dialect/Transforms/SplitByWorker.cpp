@@ -168,7 +168,8 @@ private:
   Value emit(OpBuilder &b, Location loc, OpCode code, ValueRange operands, const core::OpAttrs &attrs, Type type,
              Operation *cause) {
     Operation *op = createOp(b, loc, code, operands, attrs, type);
-    if (auto s = cause->getAttr(kSignalAttr)) op->setAttr(kSignalAttr, s);
+    for (const char *name : {kSignalAttr, kCompileAttr})
+      if (Attribute a = cause->getAttr(name)) op->setAttr(name, a);
     return op->getNumResults() ? op->getResult(0) : Value();
   }
 
@@ -178,8 +179,28 @@ private:
       f.setFunctionType(FunctionType::get(f.getContext(), body.getArgumentTypes(), {}));
       for (unsigned i = 0; i < argAttrs_[w].size(); ++i)
         if (argAttrs_[w][i]) f.setArgAttrs(i, argAttrs_[w][i]);
+      freeTemporaries(body);
     }
     func_.erase();
+  }
+
+  /// Values the sharding passes added (no `gt.id`: the client never names them, e.g. collective
+  /// results, received blocks, a whole random tensor before its slice) are freed right after
+  /// their last use on each worker: they do not pile up until the end of the step, and
+  /// gt-mark-hot-regions can keep them inside a fused region.
+  static void freeTemporaries(Block &body) {
+    SmallVector<Operation *> ops = llvm::map_to_vector(body.without_terminator(), [](Operation &op) { return &op; });
+    for (Operation *op : ops) {
+      if (op->getNumResults() != 1 || op->hasAttr("gt.id")) continue;
+      Value v = op->getResult(0);
+      if (llvm::any_of(v.getUsers(), [](Operation *user) { return isa<FreeOp>(user); })) continue;
+      Operation *last = op;
+      for (Operation *user : v.getUsers())
+        if (last->isBeforeInBlock(user)) last = user;
+      OpBuilder b(last->getContext());
+      b.setInsertionPointAfter(last);
+      b.create<FreeOp>(op->getLoc(), v);
+    }
   }
 
   func::FuncOp func_;
