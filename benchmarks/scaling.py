@@ -86,15 +86,20 @@ def child(strategy, workers, steps, warmup):
 
 def measured(before, after, elapsed, steps):
     """Per step, between two gt.debug.stats(): step time, each worker's bytes sent (collectives
-    and point to point) and ops, instructions; and the dispatcher's µs per instruction."""
+    and point to point), ops (compute instructions) and kernels (one per eager op, one per fused
+    region replay); instructions and plan-cache misses; and the dispatcher's µs per instruction."""
     per_worker = {}
     for w, s in after["by_worker"].items():
         b = before["by_worker"].get(w, {})
         moved = sum(s.get(k, 0) - b.get(k, 0) for k in ("collective_bytes", "p2p_bytes_sent"))
-        per_worker[w] = {"bytes": moved / steps, "ops": (s["eager_ops"] + s["fused_ops"] - b.get("eager_ops", 0) - b.get("fused_ops", 0)) / steps}
+        delta = {k: s.get(k, 0) - b.get(k, 0) for k in ("eager_ops", "fused_ops", "region_replays")}
+        per_worker[w] = {"bytes": moved / steps,
+                         "ops": (delta["eager_ops"] + delta["fused_ops"]) / steps,  # compute instructions
+                         "kernels": (delta["eager_ops"] + delta["region_replays"]) / steps}  # launched
     instructions = after["dispatcher_instructions"] - before["dispatcher_instructions"]
     dispatch_ms = after["dispatcher_dispatch_ms"] - before["dispatcher_dispatch_ms"]
     return {"step_ms": 1000 * elapsed / steps, "workers": per_worker, "instructions": instructions / steps,
+            "misses": after["dispatcher_plan_cache_misses"] - before["dispatcher_plan_cache_misses"],
             "dispatch_us": 1000 * dispatch_ms / max(instructions, 1)}
 
 
@@ -136,7 +141,7 @@ def run_child(argv, cache=True):
 def row(name, workers, r, r_nocache):
     ws = sorted(r["workers"], key=int)
     bytes_ = ", ".join(f"{r['workers'][w]['bytes'] / 1024:.0f} KiB" for w in ws)
-    ops = ", ".join(f"{r['workers'][w]['ops']:.0f}" for w in ws)
+    ops = ", ".join(f"{r['workers'][w]['kernels']:.0f} ({r['workers'][w]['ops']:.0f})" for w in ws)
     nocache = f"{r_nocache['dispatch_us']:.1f}" if r_nocache else "-"
     return f"| {name} | {workers} | {r['step_ms']:.1f} | {bytes_} | {ops} | {r['dispatch_us']:.1f} | {nocache} |"
 
@@ -153,7 +158,7 @@ def main():
     if args.child_gpt:
         config = "" if args.child_gpt[0] == "-" else args.child_gpt[0]
         return child_gpt(config, int(args.child_gpt[1]), args.steps, args.warmup)
-    header = ("| {} | workers | step (ms) | bytes sent per worker per step | ops per worker per step "
+    header = ("| {} | workers | step (ms) | bytes sent per worker per step | kernels (ops) per worker per step "
               "| dispatcher µs / instruction | without plan cache |")
     print(header.format("strategy (MLP)"))
     print("|---|---|---|---|---|---|---|")
