@@ -75,7 +75,7 @@ struct State {
   uint64_t uploadBytes = 0, fetchBytes = 0; ///< tensor bytes that passed through the dispatcher
   uint64_t instructions = 0;                ///< instructions received from clients
   double dispatchMs = 0;                    ///< time spent turning them into worker programs
-  uint64_t planHits = 0, planMisses = 0;    ///< sharded batches replayed from / added to a plan cache
+  uint64_t planHits = 0, planMisses = 0;    ///< batches replayed from / added to a plan cache
   // The rendezvous store of worker groups (Gloo): key -> value, and the gets still waiting.
   std::map<std::string, std::string> store;
   std::multimap<std::string, kj::Own<kj::PromiseFulfiller<std::string>>> storeWaiters;
@@ -347,28 +347,59 @@ private:
     if (sharded_) return dispatchSharded(std::move(batch));
     int64_t home = homeWorker();
     if (home < 0) return poison(batch, "no live worker is registered with the dispatcher");
-    mlir::OwningOpRef<mlir::ModuleOp> module;
-    try {
-      module = captureBatch(state_.ctx, batch, [&](uint64_t id) -> std::optional<External> {
-        auto it = tensors_.find(id);
-        if (it == tensors_.end() || !it->second.error.empty()) {
-          if (it != tensors_.end()) return External{it->second.type, home}; // poisoned: still typed
-          return std::nullopt;
+    // The plan cache (see BatchKey): a batch with the structure of an earlier one is placed
+    // and cut into regions the same way, so it skips capture and the passes. Batches that
+    // read a poisoned tensor (placed on the home worker whatever its key says) are not cached.
+    BatchKey key;
+    bool cacheable = state_.options.planCache && keyOf(batch, home, key).empty() && key.cacheable;
+    for (size_t i = 0; cacheable && i < key.externals.size(); ++i)
+      cacheable = tensors_.at(key.externals[i]).error.empty();
+    PlacedBatch placed;
+    if (auto it = cacheable ? placedPlans_.find(key.text) : placedPlans_.end(); it != placedPlans_.end()) {
+      state_.planHits++;
+      placed = it->second.placed; // region outputs are local indexes: this batch's ids
+      for (PlacedRegion &r : placed.regions) {
+        for (uint64_t &out : r.outputs) out = key.locals[size_t(out)];
+        r.hot = ++state_.regionCounts.seen[r.key] >= state_.options.hotAfter; // as gt-mark-hot-regions counts
+      }
+    } else {
+      mlir::OwningOpRef<mlir::ModuleOp> module;
+      try {
+        module = captureBatch(state_.ctx, batch, [&](uint64_t id) -> std::optional<External> {
+          auto it = tensors_.find(id);
+          if (it == tensors_.end() || !it->second.error.empty()) {
+            if (it != tensors_.end()) return External{it->second.type, home}; // poisoned: still typed
+            return std::nullopt;
+          }
+          return External{it->second.type, it->second.worker, std::nullopt};
+        });
+        dumpIR(*module, "captured");
+        runDispatcherPipeline(*module, {home, state_.options.jit, state_.options.hotAfter, &state_.regionCounts});
+        dumpIR(*module, "placed");
+      } catch (const std::exception &e) {
+        return poison(batch, e.what());
+      }
+      placed = placedInstructions(*module);
+      if (cacheable) {
+        state_.planMisses++;
+        PlacedPlan plan{placed};
+        for (PlacedRegion &r : plan.placed.regions)
+          for (uint64_t &out : r.outputs) {
+            auto local = key.localIndex.find(out);
+            if (local == key.localIndex.end()) cacheable = false; // never expected
+            else out = local->second;
+          }
+        if (cacheable) {
+          if (placedPlans_.size() >= kMaxPlans) placedPlans_.clear();
+          placedPlans_.emplace(std::move(key.text), std::move(plan));
         }
-        return External{it->second.type, it->second.worker, std::nullopt};
-      });
-      dumpIR(*module, "captured");
-      runDispatcherPipeline(*module, {home, state_.options.jit, state_.options.hotAfter, &state_.regionCounts});
-      dumpIR(*module, "placed");
-    } catch (const std::exception &e) {
-      return poison(batch, e.what());
+      }
     }
     batchCount_++;
 
     // Map session ids to worker (global) ids and group the program per worker.
     std::unordered_map<int64_t, std::vector<Instruction>> programs;
     std::unordered_map<int64_t, std::vector<wireRegion>> regions;
-    PlacedBatch placed = placedInstructions(*module);
     state_.batches++;
     for (const PlacedRegion &r : placed.regions) {
       state_.regionsFormed++;
@@ -927,6 +958,11 @@ private:
   bool sharded_ = false;                   ///< a config was loaded: batches use the sharding pipeline
   std::unordered_map<uint64_t, Entry> tensors_;
   std::unordered_map<std::string, std::shared_ptr<const ShardedPlan>> plans_; ///< by BatchKey::text
+  /// An unsharded batch's placement and regions, region outputs as BatchKey::locals indexes.
+  struct PlacedPlan {
+    PlacedBatch placed;
+  };
+  std::unordered_map<std::string, PlacedPlan> placedPlans_; ///< unsharded sessions, by BatchKey::text
 };
 
 class DispatcherImpl final : public wire::Dispatcher::Server {

@@ -254,18 +254,22 @@ def test_the_plan_cache_replays_a_repeated_step_with_its_new_values(tmp_path):
     # Every loop iteration is one batch (the fetch ends it). The first also makes w, the second
     # also frees the first's x and y; from the third on the batches have the same structure and
     # the dispatcher replays the second's plan with each batch's seeds, fill values and bytes.
+    # One worker without a config (the unsharded path) has a plan cache too.
     script = tmp_path / "plan.py"
     script.write_text(PLAN_SCRIPT)
     runs = {}
-    for workers in (1, 2):
+    for workers, cache in ((1, "0"), (1, "1"), (2, "1")):
         p = subprocess.run([sys.executable, str(script), str(workers), os.path.join(DIST, "data_parallel.yaml")],
-                           capture_output=True, text=True, timeout=120)
+                           capture_output=True, text=True, timeout=120, env=dict(os.environ, GT_PLAN_CACHE=cache))
         assert p.returncode == 0, p.stderr[-3000:]
-        runs[workers] = json.loads(p.stdout.strip().splitlines()[-1])
-    np.testing.assert_allclose(runs[2]["out"], runs[1]["out"], atol=ATOL, rtol=RTOL)
-    outs = np.array(runs[2]["out"])
+        runs[workers, cache] = json.loads(p.stdout.strip().splitlines()[-1])
+    reference = runs[1, "0"]
+    assert reference["hits"] == 0 and reference["misses"] == 0, reference
+    outs = np.array(reference["out"])
     assert not np.allclose(outs[0], outs[1])  # the steps differ (seed, fill value, upload)
-    assert runs[2]["hits"] == 2 and runs[2]["misses"] == 2, runs[2]
+    for run in (runs[1, "1"], runs[2, "1"]):
+        np.testing.assert_allclose(run["out"], reference["out"], atol=ATOL, rtol=RTOL)
+        assert run["hits"] == 2 and run["misses"] == 2, run
 
 
 def test_signal_api_without_config():
