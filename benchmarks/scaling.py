@@ -169,7 +169,7 @@ def main():
             if error:
                 print(f"| {strategy} | {workers} | failed: {error} | | | | |")
                 continue
-            r_nocache = run_child(argv, cache=False)[0] if workers > 1 else None
+            r_nocache = run_child(argv, cache=False)[0]
             print(row(strategy, workers, r, r_nocache))
             sys.stdout.flush()
     print()
@@ -183,7 +183,7 @@ def main():
             if error:
                 print(f"| {config or 'none'} | {workers} | failed: {error} | | | | |")
                 continue
-            r_nocache = run_child(argv, cache=False)[0] if config else None
+            r_nocache = run_child(argv, cache=False)[0]
             print(row(config or "none", workers, r, r_nocache))
             sys.stdout.flush()
 
