@@ -102,11 +102,12 @@ struct wireRegion {
   std::vector<uint64_t> outputs;
 };
 
-/// The plan cache's key of a sharded batch: its structure with session ids renamed (externals,
-/// tensors of earlier batches, by first use; locals, made by this batch, by definition), the
-/// types and layouts of the externals, every attribute but fill values and seeds (taken from
-/// each new batch), signals and source lines. Two batches with the same text get the same
-/// programs from the sharding passes, up to ids, fill values, seeds and upload bytes.
+/// The plan cache's key of a batch (sharded or not): its structure with session ids renamed
+/// (externals, tensors of earlier batches, by first use; locals, made by this batch, by
+/// definition), the home worker, the types and layouts of the externals, every attribute but
+/// fill values and seeds (taken from each new batch), signals and source lines. Two batches
+/// with the same text get the same programs and regions from the passes, up to ids, fill
+/// values, seeds and upload bytes.
 struct BatchKey {
   std::string text;
   std::vector<uint64_t> externals; ///< session ids, in first-use order
@@ -357,7 +358,7 @@ private:
     PlacedBatch placed;
     if (auto it = cacheable ? placedPlans_.find(key.text) : placedPlans_.end(); it != placedPlans_.end()) {
       state_.planHits++;
-      placed = it->second.placed; // region outputs are local indexes: this batch's ids
+      placed = it->second; // region outputs are local indexes: this batch's ids
       for (PlacedRegion &r : placed.regions) {
         for (uint64_t &out : r.outputs) out = key.locals[size_t(out)];
         r.hot = ++state_.regionCounts.seen[r.key] >= state_.options.hotAfter; // as gt-mark-hot-regions counts
@@ -382,8 +383,8 @@ private:
       placed = placedInstructions(*module);
       if (cacheable) {
         state_.planMisses++;
-        PlacedPlan plan{placed};
-        for (PlacedRegion &r : plan.placed.regions)
+        PlacedBatch plan = placed;
+        for (PlacedRegion &r : plan.regions)
           for (uint64_t &out : r.outputs) {
             auto local = key.localIndex.find(out);
             if (local == key.localIndex.end()) cacheable = false; // never expected
@@ -958,11 +959,9 @@ private:
   bool sharded_ = false;                   ///< a config was loaded: batches use the sharding pipeline
   std::unordered_map<uint64_t, Entry> tensors_;
   std::unordered_map<std::string, std::shared_ptr<const ShardedPlan>> plans_; ///< by BatchKey::text
-  /// An unsharded batch's placement and regions, region outputs as BatchKey::locals indexes.
-  struct PlacedPlan {
-    PlacedBatch placed;
-  };
-  std::unordered_map<std::string, PlacedPlan> placedPlans_; ///< unsharded sessions, by BatchKey::text
+  /// Unsharded sessions' plans: a batch's placement and regions, the regions' outputs as
+  /// BatchKey::locals indexes; by BatchKey::text.
+  std::unordered_map<std::string, PlacedBatch> placedPlans_;
 };
 
 class DispatcherImpl final : public wire::Dispatcher::Server {
