@@ -355,11 +355,14 @@ private:
     bool cacheable = state_.options.planCache && keyOf(batch, home, key).empty() && key.cacheable;
     for (size_t i = 0; cacheable && i < key.externals.size(); ++i)
       cacheable = tensors_.at(key.externals[i]).error.empty();
-    PlacedBatch placed;
+    PlacedBatch fresh; // the passes' result on a miss
+    const std::vector<Placed> *instructions = &fresh.instructions; // a hit reads the plan's in place
+    std::vector<PlacedRegion> regionList;
     if (auto it = cacheable ? placedPlans_.find(key.text) : placedPlans_.end(); it != placedPlans_.end()) {
       state_.planHits++;
-      placed = it->second; // region outputs are local indexes: this batch's ids
-      for (PlacedRegion &r : placed.regions) {
+      instructions = &it->second.instructions;
+      regionList = it->second.regions; // region outputs are local indexes: this batch's ids
+      for (PlacedRegion &r : regionList) {
         for (uint64_t &out : r.outputs) out = key.locals[size_t(out)];
         r.hot = ++state_.regionCounts.seen[r.key] >= state_.options.hotAfter; // as gt-mark-hot-regions counts
       }
@@ -380,10 +383,11 @@ private:
       } catch (const std::exception &e) {
         return poison(batch, e.what());
       }
-      placed = placedInstructions(*module);
+      fresh = placedInstructions(*module);
+      regionList = fresh.regions;
       if (cacheable) {
         state_.planMisses++;
-        PlacedBatch plan = placed;
+        PlacedBatch plan = fresh;
         for (PlacedRegion &r : plan.regions)
           for (uint64_t &out : r.outputs) {
             auto local = key.localIndex.find(out);
@@ -402,7 +406,7 @@ private:
     std::unordered_map<int64_t, std::vector<Instruction>> programs;
     std::unordered_map<int64_t, std::vector<wireRegion>> regions;
     state_.batches++;
-    for (const PlacedRegion &r : placed.regions) {
+    for (const PlacedRegion &r : regionList) {
       state_.regionsFormed++;
       state_.regionsMarkedHot += r.hot;
     }
@@ -413,7 +417,7 @@ private:
     auto closeRegion = [&] {
       if (open < 0) return;
       std::vector<Instruction> &program = programs[openWorker];
-      const PlacedRegion &r = placed.regions[size_t(open)];
+      const PlacedRegion &r = regionList[size_t(open)];
       if (openIntact && program.size() - openStart == openMembers) {
         wireRegion w{r.key, r.hot, uint32_t(openStart), uint32_t(openMembers), {}};
         bool known = true;
@@ -426,7 +430,7 @@ private:
       }
       open = -1;
     };
-    for (const Placed &p : placed.instructions) {
+    for (const Placed &p : *instructions) {
       if (p.region != open) {
         closeRegion();
         if (p.region >= 0) {
@@ -505,10 +509,11 @@ private:
     }
   }
 
-  /// The batch through gt-apply-signals, gt-propagate-sharding, gt-insert-collectives and
-  /// gt-split-by-worker; each @workerN function becomes worker N's program. Every tensor the
-  /// client names gets one global id, the same on each worker holding a piece of it; values
-  /// the passes add (collective results, received blocks) are freed at the end of the program.
+  /// The batch through gt-apply-signals, gt-propagate-sharding, gt-insert-collectives,
+  /// gt-split-by-worker and gt-mark-hot-regions; each @workerN function becomes worker N's
+  /// program. Every tensor the client names gets one global id, the same on each worker holding
+  /// a piece of it; values the passes add (collective results, received blocks) are freed
+  /// after their last use.
   /// The result of the passes is kept as a plan (see BatchKey): a batch with the same
   /// structure as an earlier one (a training step that repeats) skips capture and the passes.
   void dispatchSharded(std::vector<Instruction> received) {
@@ -674,7 +679,6 @@ private:
       for (mlir::BlockArgument arg : func.getArguments())
         refs.try_emplace(arg, sessionRef(uint64_t(func.getArgAttrOfType<mlir::IntegerAttr>(arg.getArgNumber(), "gt.id").getInt())));
       std::vector<ShardedPlan::Step> &steps = plan->programs[w];
-      std::set<uint32_t> temporaries; // not freed yet
       std::function<void(mlir::Operation &)> addStep = [&](mlir::Operation &op) {
         if (auto region = mlir::dyn_cast<mlir::gt::RegionOp>(op)) {
           // Its ops become consecutive steps; block arguments stand for the operands and the
@@ -719,7 +723,6 @@ private:
           step.source = int32_t(src.getInt());
         if (step.inst.op == OpCode::Free) {
           if (step.operands[0].kind != Ref::Temp) plan->freed.push_back(step.operands[0]);
-          else temporaries.erase(step.operands[0].index);
         } else if (op.getNumResults() == 1) {
           Ref result{Ref::Temp, 0};
           if (auto sid = op.getAttrOfType<mlir::IntegerAttr>("gt.id")) {
@@ -730,7 +733,6 @@ private:
             if (auto layout = op.getAttrOfType<mlir::gt::ShardingAttr>("gt.sharding")) m.layout = layout.toCore();
           } else {
             result.index = plan->temps++;
-            temporaries.insert(result.index);
           }
           step.result = result;
           refs[op.getResult(0)] = result;
@@ -741,13 +743,9 @@ private:
         }
         steps.push_back(std::move(step));
       };
+      // Values the passes added (Temp) are freed in the program: gt-split-by-worker frees each
+      // after its last use.
       for (mlir::Operation &op : func.getBody().front()) addStep(op);
-      for (uint32_t t : temporaries) { // gt-split-by-worker frees them; this is a safety net
-        ShardedPlan::Step free;
-        free.inst.op = OpCode::Free;
-        free.operands = {{Ref::Temp, t}};
-        steps.push_back(std::move(free));
-      }
     }
     return plan;
   }
