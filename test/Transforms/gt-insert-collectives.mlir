@@ -20,7 +20,7 @@ func.func @data_parallel(%x: tensor<8x4xf32> {gt.sharding = #gt.sharding<split(0
 
 // -----
 
-// Every layout change: split -> replicated (all_gather), split(0) -> split(1) (all_to_all),
+// Every layout change: split -> replicated (all_gather), split(1) -> split(0) (all_to_all),
 // replicated -> split (all_slice, local), partial -> split (reduce_scatter).
 // CHECK-LABEL: func.func @conversions
 func.func @conversions(%x: tensor<13x8xf32> {gt.sharding = #gt.sharding<split(0) over [0, 1, 2, 3]>},
@@ -28,7 +28,7 @@ func.func @conversions(%x: tensor<13x8xf32> {gt.sharding = #gt.sharding<split(0)
                        %c: tensor<13x8xf32> {gt.sharding = #gt.sharding<split(1) over [0, 1, 2, 3]>}) {
   // CHECK: gt.all_gather %arg0 {axis = 0 : i64, gt.sharding = #gt.sharding<replicated over [0, 1, 2, 3]>, workers = array<i64: 0, 1, 2, 3>}
   %i = gt.argmax %x {axes = array<i64: 0>, keepdims = false} : tensor<13x8xf32> -> tensor<8xi64>
-  // CHECK: gt.all_to_all %arg2 {concat_axis = 0 : i64, gt.sharding = #gt.sharding<split(0) over [0, 1, 2, 3]>, split_axis = 1 : i64, workers = array<i64: 0, 1, 2, 3>}
+  // CHECK: gt.all_to_all %arg2 {concat_axis = 1 : i64, gt.sharding = #gt.sharding<split(0) over [0, 1, 2, 3]>, split_axis = 0 : i64, workers = array<i64: 0, 1, 2, 3>}
   %s = gt.add %x, %c : tensor<13x8xf32>, tensor<13x8xf32> -> tensor<13x8xf32>
   // x split along k: r is sliced locally along its rows, the product is a partial sum
   // CHECK: %[[RS:.*]] = gt.all_slice %arg1 {axis = 0 : i64, gt.sharding = #gt.sharding<split(0) over [0, 1, 2, 3]>, workers = array<i64: 0, 1, 2, 3>}

@@ -147,6 +147,31 @@ def test_signals_mixed_in_one_step(workers):
     assert all(s["collective_ops"] > 0 for s in run["workers"].values())
 
 
+def run_ops(*args):
+    p = subprocess.run([sys.executable, os.path.join(DIST, "ops.py"), *map(str, args)], capture_output=True,
+                       text=True, timeout=180)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("workers,signal", [(3, "rows"), (3, "cols"), (4, "last")])
+def test_ops_on_split_tensors_match_one_worker(workers, signal):
+    # Reductions, softmax, layer norm, layout ops, matmuls and gradients on a 13x7 tensor split
+    # unevenly along rows, columns or the last axis: the passes insert all_gather, all_reduce,
+    # all_to_all (a column-split operand of a matmul) and reduce_scatter as each op needs.
+    ref = run_ops(1)
+    run = run_ops(workers, signal, os.path.join(DIST, "split_axes.yaml"))
+    assert not [k for k, v in ref.items() if isinstance(v, str)], ref
+    for name, want in ref.items():
+        if name == "collective_ops":
+            continue
+        got = run[name]
+        assert not isinstance(got, str), f"{name}: {got}"
+        np.testing.assert_allclose(np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64),
+                                   atol=1e-5, rtol=1e-5, err_msg=name)
+    assert len(run["collective_ops"]) == workers and min(run["collective_ops"]) > 0
+
+
 @pytest.mark.parametrize("workers", [2, 4])
 def test_auto_shard_makes_a_plain_script_data_parallel(workers):
     # No signals, no config: GT_AUTO_SHARD=1 splits the tensors of at least

@@ -399,7 +399,13 @@ def GT_ReduceScatterOp : GT_Op<"reduce_scatter"> {
 }
 
 def GT_AllToAllOp : GT_Op<"all_to_all"> {
-  let summary = "split(split_axis) -> split(concat_axis): each rank exchanges blocks with every other";
+  let summary = "split(concat_axis) -> split(split_axis): each rank exchanges blocks with every other";
+  let description = [{
+    As the mesh dialect's `mesh.all_to_all`: each rank cuts its block along `split_axis` into
+    one piece per rank and sends piece r to rank r; the pieces a rank receives are
+    concatenated along `concat_axis`. So the input is split along `concat_axis` and the
+    result along `split_axis`.
+  }];
   let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$workers, I64Attr:$split_axis,
                        I64Attr:$concat_axis);
   let results = (outs AnyRankedTensor:$result);

@@ -94,7 +94,7 @@ private:
       }
     } else if (from.isSplit()) {
       if (to.isSplit()) {
-        attrs.axes = {from.axis, to.axis};
+        attrs.axes = {to.axis, from.axis}; // the mesh dialect's split_axis, concat_axis
         out = emit(user, OpCode::AllToAll, out, attrs, to, cause);
       } else {
         attrs.axes = {from.axis};
