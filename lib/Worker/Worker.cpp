@@ -179,7 +179,7 @@ private:
 void serve(const Options &options) {
   std::shared_ptr<Device> device;
   try {
-    device = createDevice(options.device, options.allowTF32);
+    device = createDevice(options.device, options.allowTF32, options.threads);
   } catch (const std::exception &e) {
     throw std::runtime_error("cannot use device '" + options.device + "': " + e.what());
   }

@@ -47,9 +47,27 @@ def worker_device(index):
     return f"cuda:{index}" if device == "cuda" else device
 
 
+def worker_threads(num_workers):
+    """BLAS threads of each auto-started CPU worker: $GT_WORKER_THREADS, else None (the BLAS
+    library's default) when $OPENBLAS_NUM_THREADS is set or there is one worker, else the
+    cores this process may use divided among the workers (at least 1). OpenBLAS threads spin
+    while they wait, so workers sharing a machine must not each take every core (torchrun
+    sets OMP_NUM_THREADS=1 for the same reason)."""
+    if os.environ.get("GT_WORKER_THREADS"):
+        value = os.environ["GT_WORKER_THREADS"]
+        if not value.isdigit() or int(value) < 1:
+            raise ValueError(f"GT_WORKER_THREADS must be a positive integer, got {value!r}")
+        return int(value)
+    if num_workers == 1 or os.environ.get("OPENBLAS_NUM_THREADS"):
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, cores // num_workers)
+
+
 def start_local(num_workers=1, verbose=False):
     """Starts a dispatcher on an ephemeral loopback port and `num_workers` workers on the
-    devices $GT_DEVICE names (see worker_device).
+    devices $GT_DEVICE names (see worker_device); CPU workers split the cores (see
+    worker_threads).
 
     Returns the port. Daemon output goes to a log folder in the temp directory (or to the
     terminal when GT_VERBOSE=1). Raises RuntimeError if they do not come up within 60 s.
@@ -65,11 +83,13 @@ def start_local(num_workers=1, verbose=False):
     if "listening on" not in line:
         raise RuntimeError(f"gt-dispatcher did not start (see {_log_dir}/dispatcher.log)")
     port = int(line.rsplit(":", 1)[1])
+    threads = worker_threads(num_workers)
     for i in range(num_workers):
         wout = None if verbose else open(os.path.join(_log_dir, f"worker{i}.log"), "w")
-        w = subprocess.Popen([os.path.join(bin_dir(), "gt-worker"), "--host", "127.0.0.1", "-p", str(port),
-                              "--device", worker_device(i)],
-                             stdout=wout, stderr=wout, preexec_fn=_die_with_parent)
+        argv = [os.path.join(bin_dir(), "gt-worker"), "--host", "127.0.0.1", "-p", str(port), "--device", worker_device(i)]
+        if threads and worker_device(i) == "cpu":
+            argv += ["--threads", str(threads)]
+        w = subprocess.Popen(argv, stdout=wout, stderr=wout, preexec_fn=_die_with_parent)
         _processes.append(w)
     return port
 

@@ -297,6 +297,45 @@ def test_the_plan_cache_replays_a_repeated_step_with_its_new_values(tmp_path):
         assert run["hits"] == 2 and run["misses"] == 2, run
 
 
+THREADS_SCRIPT = """
+import gt, json, sys
+gt.gpu_workers(int(sys.argv[1]))
+(gt.ones(2) + 1).numpy()
+print(json.dumps([w.get("blas_threads") for w in gt.debug.stats()["by_worker"].values()]))
+"""
+
+
+def test_local_cpu_workers_split_the_cores(tmp_path, monkeypatch):
+    # OpenBLAS threads spin while they wait: n workers on one machine get cores / n each.
+    from gt import _runtime
+    monkeypatch.delenv("GT_WORKER_THREADS", raising=False)
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    cores = len(os.sched_getaffinity(0))
+    assert _runtime.worker_threads(1) is None  # one worker: the library's default
+    assert _runtime.worker_threads(2) == max(1, cores // 2)
+    assert _runtime.worker_threads(4 * cores) == 1
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
+    assert _runtime.worker_threads(2) is None  # the user's OpenBLAS setting stands
+    monkeypatch.setenv("GT_WORKER_THREADS", "2")
+    assert _runtime.worker_threads(4) == 2
+    monkeypatch.setenv("GT_WORKER_THREADS", "two")
+    with pytest.raises(ValueError, match="GT_WORKER_THREADS must be a positive integer, got 'two'"):
+        _runtime.worker_threads(2)
+    # The workers really run with it (each reports its BLAS threads).
+    script = tmp_path / "threads.py"
+    script.write_text(THREADS_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k not in ("GT_WORKER_THREADS", "OPENBLAS_NUM_THREADS")}
+    for workers, want in ((2, max(1, cores // 2)), (3, max(1, cores // 3))):
+        p = subprocess.run([sys.executable, str(script), str(workers)], capture_output=True, text=True, timeout=120,
+                           env=env)
+        assert p.returncode == 0, p.stderr[-2000:]
+        assert json.loads(p.stdout.strip().splitlines()[-1]) == [want] * workers
+    p = subprocess.run([sys.executable, str(script), "1"], capture_output=True, text=True, timeout=120,
+                       env=dict(env, GT_WORKER_THREADS="1"))
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert json.loads(p.stdout.strip().splitlines()[-1]) == [1]
+
+
 def test_signal_api_without_config():
     # Without a config every signal is ignored: same values, same gradients.
     x = gt.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)

@@ -15,6 +15,10 @@ int main(int argc, char **argv) {
   app.add_option("--address", options.address,
                  "address other workers use to reach this one for collectives (default: the local "
                  "address of the route to the dispatcher)");
+  app.add_option("--threads", options.threads,
+                 "cpu: BLAS threads (default: the BLAS library's, one per core); workers sharing a "
+                 "machine should split its cores")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--allow-tf32", options.allowTF32, "CUDA: float32 matmul may use TF32 tensor cores");
   app.add_flag("--sync-compile", options.syncCompile,
                "compile a hot region before its first run instead of in the background");

@@ -55,7 +55,7 @@ public:
 };
 
 /// The host: aligned host memory, cblas GEMM, kernels JIT-compiled for the host CPU.
-std::unique_ptr<Device> createCPUDevice();
+std::unique_ptr<Device> createCPUDevice(int threads = 0);
 
 struct CUDAOptions {
   int ordinal = 0;         ///< which GPU (cuda:N)
@@ -74,8 +74,9 @@ bool cudaAvailable(std::string *why = nullptr);
 /// kernels compile (tests check their PTX with ptxas); running them needs createCUDADevice.
 CompilerTarget cudaCompileOnlyTarget(const std::string &chip = "sm_90");
 
-/// A device from its name: "cpu" or "cuda:N" (also "cuda" = "cuda:0"). Throws
-/// std::invalid_argument for any other name.
-std::unique_ptr<Device> createDevice(const std::string &name, bool allowTF32 = false);
+/// A device from its name: "cpu" or "cuda:N" (also "cuda" = "cuda:0"). `cpuThreads` > 0 sets
+/// how many threads the CPU device's BLAS (OpenBLAS) uses; 0 keeps the library's default (one
+/// per core, or $OPENBLAS_NUM_THREADS). Throws std::invalid_argument for any other name.
+std::unique_ptr<Device> createDevice(const std::string &name, bool allowTF32 = false, int cpuThreads = 0);
 
 } // namespace gt::worker

@@ -16,6 +16,7 @@ struct Options {
   std::string address;            ///< where other workers reach this one (collectives); "" = the
                                   ///< local address of the route to the dispatcher
   bool allowTF32 = false;         ///< CUDA: float32 GEMM may use TF32 tensor cores (--allow-tf32, GT_ALLOW_TF32=1)
+  int threads = 0;                ///< CPU: BLAS threads (--threads); 0 = the BLAS default (all cores)
 };
 
 /// Serves until the dispatcher goes away (then returns). Throws std::runtime_error if the

@@ -4,6 +4,7 @@
 #include "../MatmulShape.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -31,9 +32,30 @@ void matmulBlas(const TensorType &ta, const void *a, const TensorType &tb, const
   }
 }
 
+/// OpenBLAS's thread count, looked up at run time (another BLAS has no such call: nullptr).
+using GetThreads = int (*)();
+using SetThreads = void (*)(int);
+GetThreads blasGetThreads() { return reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads")); }
+SetThreads blasSetThreads() { return reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")); }
+
 class CPUDevice final : public Device {
 public:
-  std::string describe() const override { return "cpu"; }
+  /// `threads` > 0: BLAS threads. Several workers on one machine should split its cores: each
+  /// OpenBLAS thread spins while it waits for work, so more threads than cores slow every
+  /// process down (gt.gpu_workers(n) gives each of its n workers cores / n).
+  explicit CPUDevice(int threads) {
+    if (threads <= 0) return;
+    if (SetThreads set = blasSetThreads()) set(threads);
+  }
+  std::string describe() const override {
+    GetThreads get = blasGetThreads();
+    return get ? "cpu, " + std::to_string(get()) + " BLAS threads" : "cpu";
+  }
+  std::vector<std::pair<std::string, double>> counters() const override {
+    GetThreads get = blasGetThreads();
+    if (!get) return {};
+    return {{"blas_threads", double(get())}};
+  }
   CompilerTarget target() const override { return {}; }
   Buffer allocate(size_t bytes) override {
     size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
@@ -70,10 +92,10 @@ public:
 
 } // namespace
 
-std::unique_ptr<Device> createCPUDevice() { return std::make_unique<CPUDevice>(); }
+std::unique_ptr<Device> createCPUDevice(int threads) { return std::make_unique<CPUDevice>(threads); }
 
-std::unique_ptr<Device> createDevice(const std::string &name, bool allowTF32) {
-  if (name == "cpu") return createCPUDevice();
+std::unique_ptr<Device> createDevice(const std::string &name, bool allowTF32, int cpuThreads) {
+  if (name == "cpu") return createCPUDevice(cpuThreads);
   if (name == "cuda" || name.rfind("cuda:", 0) == 0) {
     CUDAOptions options;
     options.allowTF32 = allowTF32;
