@@ -3,18 +3,18 @@
 // RUN: not gt-opt %s --gt-apply-signals="config=%S/Inputs/bad-worker.yaml num-workers=4" 2>&1 | FileCheck %s --check-prefix=WORKER
 // RUN: not gt-opt %s --gt-apply-signals="config=%S/Inputs/bad-key.yaml num-workers=4" 2>&1 | FileCheck %s --check-prefix=KEY
 
-// Creation ops get the signal's layout; compute ops get its workers; unknown signals and ops
-// without a signal are left alone.
+// Creation ops get the signal's layout; compute ops get its workers (and a shard: signal's axis);
+// unknown signals and ops without a signal are left alone.
 // CHECK-LABEL: func.func @signals
 func.func @signals(%w: tensor<4x3xf32>) {
   // CHECK: gt.upload {{{.*}}gt.sharding = #gt.sharding<split(0) over [0, 1, 2, 3]>, gt.signal = "data"}
   %x = gt.upload {blob = 0 : i64, gt.signal = "data"} : tensor<8x4xf32>
   // CHECK: gt.randn {gt.sharding = #gt.sharding<replicated over [0, 1, 2, 3]>, gt.signal = "params"
   %p = gt.randn {seed = 1 : i64, gt.signal = "params"} : tensor<4x3xf32>
-  // CHECK: gt.matmul {{.*}}gt.signal = "stage1", gt.workers = array<i64: 0, 1>
+  // CHECK: gt.matmul {{.*}}gt.signal = "stage1", gt.signal_axis = 0 : i64, gt.workers = array<i64: 0, 1>
   %y = gt.matmul %x, %p {gt.signal = "stage1"} : tensor<8x4xf32>, tensor<4x3xf32> -> tensor<8x3xf32>
   // A gradient op uses the entry its signal's `backward:` names.
-  // CHECK: gt.neg {{.*}}gt.backward, gt.signal = "stage1", gt.workers = array<i64: 2, 3>
+  // CHECK: gt.neg {{.*}}gt.backward, gt.signal = "stage1", gt.signal_axis = 0 : i64, gt.workers = array<i64: 2, 3>
   %g = gt.neg %y {gt.signal = "stage1", gt.backward} : tensor<8x3xf32> -> tensor<8x3xf32>
   // A negative axis counts from the end.
   // CHECK: gt.shard {{.*}}gt.sharding = #gt.sharding<split(1) over [1, 3]>, gt.signal = "columns"

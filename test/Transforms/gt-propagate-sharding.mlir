@@ -108,3 +108,23 @@ func.func @unsharded(%x: tensor<3xf32> {gt.worker = 1 : i64}) {
   %y = gt.neg %x : tensor<3xf32> -> tensor<3xf32>
   return
 }
+
+// -----
+
+// A shard: signal shards the compute too: an operand entering the signal's workers from outside
+// (an activation from a one-worker pipeline stage) is split along the signal's axis when no
+// operand is split yet; the weight, already on those workers, stays replicated. A split
+// operand already there wins, and an operand too short to give each worker a row stays whole.
+// CHECK-LABEL: func.func @signal_splits_entering_operands
+func.func @signal_splits_entering_operands(%h: tensor<8x4xf32> {gt.sharding = #gt.sharding<replicated over [0]>},
+                                           %w: tensor<4x3xf32> {gt.sharding = #gt.sharding<replicated over [1, 2, 3]>},
+                                           %x: tensor<8x4xf32> {gt.sharding = #gt.sharding<split(0) over [1, 2]>},
+                                           %s: tensor<1x4xf32> {gt.sharding = #gt.sharding<replicated over [0]>}) {
+  // CHECK: gt.matmul {{.*}}gt.operand_shardings = [#gt.sharding<split(0) over [1, 2]>, #gt.sharding<replicated over [1, 2]>], gt.sharding = #gt.sharding<split(0) over [1, 2]>
+  %y = gt.matmul %h, %w {gt.signal_axis = 0 : i64, gt.workers = array<i64: 1, 2>} : tensor<8x4xf32>, tensor<4x3xf32> -> tensor<8x3xf32>
+  // CHECK: gt.add {{.*}}gt.operand_shardings = [#gt.sharding<split(0) over [1, 2]>, #gt.sharding<split(0) over [1, 2]>], gt.sharding = #gt.sharding<split(0) over [1, 2]>
+  %z = gt.add %x, %h {gt.signal_axis = 0 : i64, gt.workers = array<i64: 1, 2>} : tensor<8x4xf32>, tensor<8x4xf32> -> tensor<8x4xf32>
+  // CHECK: gt.neg {{.*}}gt.operand_shardings = [#gt.sharding<replicated over [1, 2]>], gt.sharding = #gt.sharding<replicated over [1, 2]>
+  %n = gt.neg %s {gt.signal_axis = 0 : i64, gt.workers = array<i64: 1, 2>} : tensor<1x4xf32> -> tensor<1x4xf32>
+  return
+}

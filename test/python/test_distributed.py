@@ -83,6 +83,21 @@ def test_data_parallel(workers):
     assert_dispatcher_moved_no_collective_bytes(run)
 
 
+def test_a_batch_made_outside_the_signal_is_split_by_it():
+    # x and the targets live on one worker; `with gt.signal.context("data")` (shard axis 0)
+    # splits x where the step first uses it, so the step runs data parallel as if x were made
+    # under "data" (before, every worker ran the whole step on the whole batch).
+    run = run_job("data_made_outside", 4, "data_parallel.yaml")
+    assert_same_results(run, baseline("data_made_outside"))
+    stats = run["workers"]
+    ops = [compute_ops(stats[str(w)]) for w in range(4)]
+    assert min(ops) >= 0.9 * max(ops), ops
+    # Each worker all-reduces the 92 float32 parameter gradients of its rows, each of 3 steps
+    # (a replicated x would give whole gradients on every worker and no all_reduce of them).
+    assert all(s["collective_bytes"] == 3 * 92 * 4 for s in stats.values()), stats
+    assert_dispatcher_moved_no_collective_bytes(run)
+
+
 @pytest.mark.parametrize("workers", [2, 4])
 def test_sharded_steps_run_fused_regions(workers):
     # gt-mark-hot-regions runs on each worker's program: regions that repeat (steps 2 and 3)

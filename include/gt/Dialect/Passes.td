@@ -28,7 +28,7 @@ def GTApplySignals : Pass<"gt-apply-signals", "::mlir::ModuleOp"> {
        `gt.sharding`: `shard: {axis, workers}` -> split(axis) over workers (all workers when
        omitted), `replicated` -> replicated.
     2. Other ops get the entry's workers as `gt.workers`: `gt-propagate-sharding` runs them
-       there and moves their operands in.
+       there and moves their operands in; under `shard:` also its axis as `gt.signal_axis`.
     3. `compile: true` marks the op `gt.compile`.
     An unknown signal changes nothing. An axis outside the tensor's rank is an error naming the
     YAML line. With `auto-shard-bytes=N` (GT_AUTO_SHARD), a tensor created without a known
@@ -51,7 +51,11 @@ def GTPropagateSharding : Pass<"gt-propagate-sharding", "::mlir::ModuleOp"> {
   let summary = "gives every op's result a layout and says which operand layouts it needs";
   let description = [{
     Walks ops in order. An op runs on its `gt.workers` (from a signal), else on the largest
-    worker group among its operands, else on `default-worker`. Per-op rules (MLIR mesh
+    worker group among its operands, else on `default-worker`. An op under a `shard:` signal
+    (`gt.signal_axis`) none of whose operands is split or partial splits the first operand that
+    enters its workers from outside (an activation from another pipeline stage, a batch made
+    outside the signal) along the signal's axis, so the signal shards the compute and not only
+    the tensors made under it. Per-op rules (MLIR mesh
     vocabulary; anything not listed falls back to replicated operands, always correct):
     - elementwise: a split operand keeps its axis; operands that broadcast along it must be
       replicated; two partial(sum) operands of add/sub stay partial; other partials are resolved;

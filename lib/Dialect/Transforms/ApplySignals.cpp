@@ -74,6 +74,7 @@ struct GTApplySignalsPass : impl::GTApplySignalsBase<GTApplySignalsPass> {
       std::vector<int64_t> workers = entry->workers.empty() ? all : entry->workers;
       if (!takesLayout(info->code)) {
         op->setAttr(kWorkersAttr, b.getDenseI64ArrayAttr(workers));
+        if (entry->shard && workers.size() > 1) op->setAttr(kSignalAxisAttr, b.getI64IntegerAttr(entry->axis));
         return WalkResult::advance();
       }
       auto type = cast<RankedTensorType>(op->getResult(0).getType());

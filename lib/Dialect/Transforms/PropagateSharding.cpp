@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <algorithm>
 #include <numeric>
 #include <optional>
 
@@ -45,6 +46,7 @@ public:
     std::vector<Sharding> in;
     for (Value v : op->getOperands()) in.push_back(current(v));
     std::vector<int64_t> group = groupOf(op, in);
+    splitEntering(op, in, group);
     // Operands from another group keep their kind here; insert-collectives moves them.
     for (Sharding &s : in) s.workers = group;
     Plan plan = rule(op, *info, in, group);
@@ -62,6 +64,26 @@ public:
   }
 
 private:
+  /// Under a `shard:` signal (gt.signal_axis), when no operand is split or partial: the first
+  /// operand that comes from outside the op's workers and has at least one row per worker
+  /// along the signal's axis is moved in split along it.
+  void splitEntering(Operation *op, std::vector<Sharding> &in, const std::vector<int64_t> &group) {
+    auto axisAttr = op->getAttrOfType<IntegerAttr>(kSignalAxisAttr);
+    if (!axisAttr || group.size() < 2) return;
+    for (const Sharding &s : in)
+      if (!s.isReplicated()) return;
+    for (size_t i = 0; i < in.size(); ++i) {
+      bool inside = std::all_of(group.begin(), group.end(), [&](int64_t w) {
+        return std::find(in[i].workers.begin(), in[i].workers.end(), w) != in[i].workers.end();
+      });
+      if (inside) continue;
+      int64_t r = rankOf(op->getOperand(unsigned(i))), axis = axisAttr.getInt() < 0 ? axisAttr.getInt() + r : axisAttr.getInt();
+      if (axis < 0 || axis >= r || shapeOf(op->getOperand(unsigned(i)))[axis] < int64_t(group.size())) continue;
+      in[i] = Sharding::split(axis, in[i].workers);
+      return;
+    }
+  }
+
   std::vector<int64_t> groupOf(Operation *op, const std::vector<Sharding> &in) {
     if (auto w = op->getAttrOfType<DenseI64ArrayAttr>(kWorkersAttr))
       return std::vector<int64_t>(w.asArrayRef().begin(), w.asArrayRef().end());

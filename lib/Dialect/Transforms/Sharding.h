@@ -17,6 +17,9 @@ inline constexpr const char *kShardingAttr = "gt.sharding";
 inline constexpr const char *kOperandShardingsAttr = "gt.operand_shardings";
 /// On an op: the workers its signal asks it to run on (array<i64>).
 inline constexpr const char *kWorkersAttr = "gt.workers";
+/// On a compute op under a `shard:` signal: the signal's axis (i64, may be negative). An
+/// operand that enters the op's workers from outside takes it (see gt-propagate-sharding).
+inline constexpr const char *kSignalAxisAttr = "gt.signal_axis";
 inline constexpr const char *kSignalAttr = "gt.signal";
 inline constexpr const char *kBackwardAttr = "gt.backward";
 inline constexpr const char *kCompileAttr = "gt.compile";

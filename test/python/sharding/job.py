@@ -36,6 +36,10 @@ def main():
         "tensor_parallel": dict(w1="columns", b1="column_bias", w2="rows", b2="params", x="params", s1=None, s2=None),
         "pipeline": dict(w1="stage1_params", b1="stage1_params", w2="stage2_params", b2="stage2_params",
                          x="stage1", s1="stage1", s2="stage2"),
+        # the batch and targets made outside any signal: the data signal splits the batch as it
+        # enters the compute
+        "data_made_outside": dict(w1="params", b1="params", w2="params", b2="params", x=None, t=None, s1="data",
+                                  s2="data"),
         "mixed": dict(w1="params", b1="params", w2="rows", b2="params", x="data", s1="data", s2=None),
         "plain": dict(w1=None, b1=None, w2=None, b2=None, x=None, s1=None, s2=None),  # GT_AUTO_SHARD
     }[strategy]
@@ -46,7 +50,8 @@ def main():
 
     w1, b1, w2, b2 = make("w1", w1_np), make("b1", b1_np), make("w2", w2_np), make("b2", b2_np)
     x = make("x", x_np)
-    with gt.signal.context(sig["s1"]) if sig["s1"] else _nothing():
+    t_signal = sig.get("t", sig["s1"])  # the targets: made under stage 1's signal unless named
+    with gt.signal.context(t_signal) if t_signal else _nothing():
         t = gt.tensor(t_np)
     losses = []
     for _ in range(STEPS):
