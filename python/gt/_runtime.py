@@ -73,6 +73,7 @@ def start_local(num_workers=1, verbose=False):
     terminal when GT_VERBOSE=1). Raises RuntimeError if they do not come up within 60 s.
     """
     global _log_dir
+    threads = worker_threads(num_workers)  # a bad GT_WORKER_THREADS fails before anything starts
     verbose = verbose or os.environ.get("GT_VERBOSE") == "1"
     _log_dir = _log_dir or tempfile.mkdtemp(prefix="gt-")
     out = None if verbose else open(os.path.join(_log_dir, "dispatcher.log"), "w")
@@ -83,7 +84,6 @@ def start_local(num_workers=1, verbose=False):
     if "listening on" not in line:
         raise RuntimeError(f"gt-dispatcher did not start (see {_log_dir}/dispatcher.log)")
     port = int(line.rsplit(":", 1)[1])
-    threads = worker_threads(num_workers)
     for i in range(num_workers):
         wout = None if verbose else open(os.path.join(_log_dir, f"worker{i}.log"), "w")
         argv = [os.path.join(bin_dir(), "gt-worker"), "--host", "127.0.0.1", "-p", str(port), "--device", worker_device(i)]
