@@ -3,7 +3,7 @@ each strategy, and the dispatcher's cost per instruction with and without its pl
 
 Table 1, the model: x (512, 256) -> Linear(256, 1024) -> ReLU -> Linear(1024, 256) -> MSE,
 plain SGD (configs in test/python/sharding/). Table 2: examples/char_gpt.py (2 layers, embd
-64, batch 16 x 32 characters, about 1100 instructions per step) with the configs in
+64, batch 16 x 32 characters, about 1000 ops and as many frees per step) with the configs in
 examples/configs/. Each run has its own process, dispatcher and workers; 1 worker runs without
 a config. The dispatcher's cost is its time turning the measured steps' instructions into
 worker programs, divided by their number (GT_PLAN_CACHE=0 turns the plan cache off). Run:
