@@ -169,7 +169,7 @@ def run_ops(*args):
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("workers,signal", [(3, "rows"), (3, "cols"), (4, "last")])
+@pytest.mark.parametrize("workers,signal", [(3, "rows"), (4, "rows"), (3, "cols"), (4, "last")])
 def test_ops_on_split_tensors_match_one_worker(workers, signal):
     # Reductions, softmax, layer norm, layout ops, matmuls and gradients on a 13x7 tensor split
     # unevenly along rows, columns or the last axis: the passes insert all_gather, all_reduce,

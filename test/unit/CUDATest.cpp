@@ -373,7 +373,12 @@ TEST(NCCL, OneMemberGroupOnTheGPU) {
   OpAttrs gather = reduce;
   gather.axes = {1};
   gpu.run(op(OpCode::AllGather, 3, {2}, gather));
-  for (uint64_t id : {2, 3}) {
+  OpAttrs scatter = gather; // a one-member reduce_scatter keeps the whole (packed through the host: axis 1)
+  gpu.run(op(OpCode::ReduceScatter, 4, {3}, scatter));
+  OpAttrs toAll = reduce;
+  toAll.axes = {0, 1}; // split_axis, concat_axis
+  gpu.run(op(OpCode::AllToAll, 5, {4}, toAll));
+  for (uint64_t id : {2, 3, 4, 5}) {
     Fetched f = gpu.fetch(id);
     ASSERT_EQ(f.error, "");
     EXPECT_EQ(floats(f), x) << "tensor " << id;

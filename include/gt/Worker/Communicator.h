@@ -48,6 +48,18 @@ public:
   /// out = the members' `in` buffers concatenated in rank order (rank r sent bytes[r] bytes).
   virtual void allGather(const void *in, void *out, const std::vector<size_t> &bytes,
                          const std::vector<int64_t> &group) = 0;
+  /// Every member's `data` holds blocks of counts[r] elements of `dtype`, end to end in rank
+  /// order; out (counts[rank] elements) = the reduction over the group of block `rank`. `data`
+  /// is scratch (clobbered). Each member sends about (n-1)/n of `data`, not an all_reduce's
+  /// 2(n-1)/n (the ring algorithm: Patarasuk & Yuan, "Bandwidth optimal all-reduce
+  /// algorithms for clusters of workstations", JPDC 2009, its first half).
+  virtual void reduceScatter(void *data, void *out, const std::vector<size_t> &counts, DType dtype,
+                             ReduceKind reduce, const std::vector<int64_t> &group) = 0;
+  /// Personalized exchange: block r of `in` (inBytes[r] bytes, end to end in rank order) goes to
+  /// member r; `out` receives member r's block for this one (outBytes[r] bytes) at its place in
+  /// rank order.
+  virtual void allToAll(const void *in, const std::vector<size_t> &inBytes, void *out,
+                        const std::vector<size_t> &outBytes, const std::vector<int64_t> &group) = 0;
   virtual void send(const void *data, size_t bytes, int64_t peer) = 0;
   virtual void recv(void *data, size_t bytes, int64_t peer) = 0;
   /// Whether any member passed true (a failed input anywhere in the group).

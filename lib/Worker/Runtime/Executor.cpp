@@ -37,6 +37,34 @@ std::vector<size_t> blockBytes(const Shape &whole, int64_t axis, int64_t n, size
   return sizes;
 }
 
+/// The n blocks of `data` (a row-major tensor of `shape`) along `axis`, end to end in rank order:
+/// what a collective over contiguous blocks takes (the data itself when axis is 0).
+std::string packBlocks(const std::string &data, const Shape &shape, size_t elem, int64_t axis, int64_t n) {
+  if (axis == 0) return data;
+  std::string packed;
+  packed.reserve(data.size());
+  for (int64_t r = 0; r < n; ++r) {
+    auto [b, e] = splitRange(shape[size_t(axis)], n, r);
+    packed += takeBlock(data, shape, elem, axis, b, e);
+  }
+  return packed;
+}
+
+/// An all_to_all's byte counts for member `rank` of n: give[r] = block r along `splitAxis` of
+/// its input `in`; take[r] = member r's block for it (the part of `out` along `concatAxis` that
+/// member r held).
+std::pair<std::vector<size_t>, std::vector<size_t>> allToAllBytes(const Shape &in, const Shape &out, int64_t splitAxis,
+                                                                  int64_t concatAxis, int64_t n, int64_t rank,
+                                                                  size_t elem) {
+  auto share = [&](int64_t size) {
+    auto [b, e] = splitRange(size, n, rank);
+    return e - b;
+  };
+  if (out[size_t(splitAxis)] != share(in[size_t(splitAxis)]) || in[size_t(concatAxis)] != share(out[size_t(concatAxis)]))
+    throw std::runtime_error("all_to_all: this worker's block has the wrong size");
+  return {blockBytes(in, splitAxis, n, elem), blockBytes(out, concatAxis, n, elem)};
+}
+
 /// `whole` from its members' blocks along `axis`, laid end to end in `flat` (an all_gather's
 /// output) in rank order.
 std::string interleaveBlocks(const std::string &flat, const std::vector<size_t> &sizes, const Shape &whole,
@@ -604,20 +632,22 @@ void Executor::exchange(const Instruction &inst, const Tensor *in, const std::st
   case OpCode::AllGather:
     out.buffer = deviceBytes(gather(bytes, out.type.shape, inst.attrs.axes.at(0)));
     return;
-  case OpCode::ReduceScatter: { // all_reduce, then keep this worker's block (simple, not byte-optimal)
+  case OpCode::ReduceScatter: { // each member's blocks end to end in rank order; keep the reduced own block
     int64_t axis = inst.attrs.axes.at(0);
-    comm_->allReduce(bytes.data(), bytes.size() / elem, out.type.dtype, reduceKind, group);
-    auto [b, e] = splitRange(in->type.shape[size_t(axis)], n, rank);
-    out.buffer = deviceBytes(takeBlock(bytes, in->type.shape, elem, axis, b, e));
+    std::vector<size_t> counts = blockBytes(in->type.shape, axis, n, 1);
+    std::string blocks = packBlocks(bytes, in->type.shape, elem, axis, n);
+    std::string mine(counts[size_t(rank)] * elem, '\0');
+    comm_->reduceScatter(blocks.data(), mine.data(), counts, out.type.dtype, reduceKind, group);
+    out.buffer = deviceBytes(mine);
     return;
   }
-  case OpCode::AllToAll: { // gather the concat axis, keep this worker's block of the split axis
+  case OpCode::AllToAll: { // block r of the split axis to member r; theirs concatenated along the concat axis
     int64_t splitAxis = inst.attrs.axes.at(0), concatAxis = inst.attrs.axes.at(1);
-    Shape whole = in->type.shape;
-    whole[size_t(concatAxis)] = out.type.shape[size_t(concatAxis)];
-    std::string all = gather(bytes, whole, concatAxis);
-    auto [b, e] = splitRange(whole[size_t(splitAxis)], n, rank);
-    out.buffer = deviceBytes(takeBlock(all, whole, elem, splitAxis, b, e));
+    auto [give, take] = allToAllBytes(in->type.shape, out.type.shape, splitAxis, concatAxis, n, rank, elem);
+    std::string blocks = packBlocks(bytes, in->type.shape, elem, splitAxis, n);
+    std::string theirs(size_t(numElements(out.type.shape)) * elem, '\0');
+    comm_->allToAll(blocks.data(), give, theirs.data(), take, group);
+    out.buffer = deviceBytes(concatAxis == 0 ? theirs : interleaveBlocks(theirs, take, out.type.shape, elem, concatAxis));
     return;
   }
   default: throw std::logic_error("not an exchange op");
@@ -641,12 +671,11 @@ void Executor::exchangeOnDevice(const Instruction &inst, const Tensor &in, Tenso
     device_->download(host.data(), flat.data.get(), host.size());
     return deviceBytes(interleaveBlocks(host, sizes, whole, elem, axis));
   };
-  // This worker's block along `axis` of a device tensor of `shape` (through the host).
-  auto keepBlock = [&](const Buffer &whole, const Shape &shape, int64_t axis) {
-    std::string host(size_t(numElements(shape)) * elem, '\0');
-    device_->download(host.data(), whole.data.get(), host.size());
-    auto [b, e] = splitRange(shape[size_t(axis)], n, rank);
-    return deviceBytes(takeBlock(host, shape, elem, axis, b, e));
+  // The blocks along `axis` end to end in rank order (the tensor itself when axis is 0; else
+  // rearranged through the host: correct, not fast).
+  auto pack = [&](const Tensor &t, int64_t axis) {
+    if (axis == 0) return t.buffer;
+    return deviceBytes(packBlocks(hostBytes(t), t.type.shape, elem, axis, n));
   };
   switch (inst.op) {
   case OpCode::AllReduce:
@@ -657,18 +686,25 @@ void Executor::exchangeOnDevice(const Instruction &inst, const Tensor &in, Tenso
   case OpCode::AllGather:
     out.buffer = gather(in, out.type.shape, inst.attrs.axes.at(0));
     return;
-  case OpCode::ReduceScatter: { // all_reduce, then keep this worker's block (as the Gloo path)
-    Buffer sum = allocate(inBytes);
-    device_->copy(sum.data.get(), in.buffer.data.get(), inBytes);
-    comm_->allReduce(sum.data.get(), inBytes / elem, in.type.dtype, reduceKind, group);
-    out.buffer = keepBlock(sum, in.type.shape, inst.attrs.axes.at(0));
+  case OpCode::ReduceScatter: {
+    int64_t axis = inst.attrs.axes.at(0);
+    std::vector<size_t> counts = blockBytes(in.type.shape, axis, n, 1);
+    Buffer scratch = pack(in, axis); // the communicator may clobber it: never the input itself
+    if (axis == 0) {
+      scratch = allocate(inBytes);
+      device_->copy(scratch.data.get(), in.buffer.data.get(), inBytes);
+    }
+    out.buffer = allocate(counts[size_t(rank)] * elem);
+    comm_->reduceScatter(scratch.data.get(), out.buffer.data.get(), counts, in.type.dtype, reduceKind, group);
     return;
   }
   case OpCode::AllToAll: {
     int64_t splitAxis = inst.attrs.axes.at(0), concatAxis = inst.attrs.axes.at(1);
-    Shape whole = in.type.shape;
-    whole[size_t(concatAxis)] = out.type.shape[size_t(concatAxis)];
-    out.buffer = keepBlock(gather(in, whole, concatAxis), whole, splitAxis);
+    auto [give, take] = allToAllBytes(in.type.shape, out.type.shape, splitAxis, concatAxis, n, rank, elem);
+    Buffer blocks = pack(in, splitAxis);
+    out.buffer = allocate(size_t(numElements(out.type.shape)) * elem);
+    comm_->allToAll(blocks.data.get(), give, out.buffer.data.get(), take, group);
+    if (concatAxis != 0) out.buffer = deviceBytes(interleaveBlocks(hostBytes(out), take, out.type.shape, elem, concatAxis));
     return;
   }
   default: throw std::logic_error("not an exchange op");

@@ -33,6 +33,7 @@ def main():
     rng = np.random.default_rng(0)
     A = rng.standard_normal((13, 7)).astype(np.float32)
     B = rng.standard_normal((7, 5)).astype(np.float32)
+    S = rng.standard_normal((7, 7)).astype(np.float32)
     C = rng.standard_normal((13, 7, 3)).astype(np.float32)
     # Made outside the signal (1-D: a column split would not fit them).
     index = gt.tensor(np.array([3, 0, 12, 5, 5]))
@@ -41,6 +42,7 @@ def main():
         a = gt.tensor(A, requires_grad=True)
         b = gt.tensor(B, requires_grad=True)
         c = gt.tensor(C)
+        s = gt.tensor(S)
     out = {}
 
     def record(name, f):
@@ -85,6 +87,9 @@ def main():
     record("matmul", lambda: a @ b)
     record("gram", lambda: a.T @ a)
     record("outer", lambda: a @ a.T)
+    # Under `rows` a.T @ a sums over the split rows (partial) and s is split by rows: the partial
+    # sums meet s as a reduce_scatter.
+    record("gram_plus_split", lambda: (a.T @ a) + s)
     record("bmm", lambda: c.permute(0, 2, 1) @ c)
     record("index", lambda: a[index] * 1)
     record("where", lambda: gt.where(a > 0, a, a * 0.1))

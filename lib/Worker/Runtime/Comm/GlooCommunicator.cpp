@@ -4,6 +4,7 @@
 
 #include <gloo/allgatherv.h>
 #include <gloo/allreduce.h>
+#include <gloo/alltoallv.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
@@ -94,6 +95,57 @@ public:
       opts.setTimeout(timeout_);
       gloo::allgatherv(opts);
       bytes_ += double(mine);
+    });
+  }
+
+  // A ring: at step s member r sends its running block (r - s - 1) to member r + 1 and folds
+  // block (r - s - 2), received from member r - 1, into its own; after n - 1 steps block r is
+  // the reduction of every member's block r (Patarasuk & Yuan 2009).
+  void reduceScatter(void *data, void *out, const std::vector<size_t> &counts, DType dtype, ReduceKind reduce,
+                     const std::vector<int64_t> &group) override {
+    Group &g = connect(group);
+    guard(g, [&] {
+      size_t elem = dtypeSize(dtype), n = counts.size();
+      if (n != group.size()) throw std::logic_error("reduce_scatter: one block per member");
+      std::vector<size_t> offset(n + 1, 0);
+      for (size_t r = 0; r < n; ++r) offset[r + 1] = offset[r] + counts[r] * elem;
+      char *bytes = static_cast<char *>(data);
+      size_t rank = size_t(g.context->rank), next = (rank + 1) % n, prev = (rank + n - 1) % n;
+      std::vector<char> incoming(std::max<size_t>(1, *std::max_element(counts.begin(), counts.end()) * elem));
+      auto inbox = g.context->createUnboundBuffer(incoming.data(), incoming.size());
+      for (size_t step = 0; step + 1 < n; ++step) {
+        // What this member gives at a step is what the next one takes: both skip empty blocks.
+        size_t give = (rank + 2 * n - step - 1) % n, take = (rank + 2 * n - step - 2) % n;
+        uint64_t slot = g.nextTag++;
+        std::unique_ptr<gloo::transport::UnboundBuffer> outbox;
+        if (counts[give]) {
+          outbox = g.context->createUnboundBuffer(bytes + offset[give], counts[give] * elem);
+          outbox->send(int(next), slot);
+        }
+        if (counts[take]) {
+          inbox->recv(int(prev), slot, 0, counts[take] * elem);
+          inbox->waitRecv(timeout_);
+          combineParts(dtype, reduce, bytes + offset[take], incoming.data(), counts[take]);
+        }
+        if (outbox) outbox->waitSend(timeout_);
+      }
+      std::memcpy(out, bytes + offset[rank], counts[rank] * elem);
+      bytes_ += double(offset[n]);
+    });
+  }
+
+  void allToAll(const void *in, const std::vector<size_t> &inBytes, void *out, const std::vector<size_t> &outBytes,
+                const std::vector<int64_t> &group) override {
+    Group &g = connect(group);
+    guard(g, [&] {
+      gloo::AlltoallvOptions opts(g.context);
+      std::vector<int64_t> sent(inBytes.begin(), inBytes.end()), received(outBytes.begin(), outBytes.end());
+      opts.setInput(const_cast<uint8_t *>(static_cast<const uint8_t *>(in)), sent);
+      opts.setOutput(static_cast<uint8_t *>(out), received);
+      opts.setTag(g.nextTag++);
+      opts.setTimeout(timeout_);
+      gloo::alltoallv(opts);
+      for (size_t b : inBytes) bytes_ += double(b);
     });
   }
 

@@ -9,7 +9,9 @@
 // its workers (ranks in ascending worker order).
 //
 // NCCL has no allgatherv: blocks of unequal size (uneven splits) are gathered as one
-// ncclBroadcast per member inside an ncclGroupStart/End, each into its place of the output.
+// ncclBroadcast per member inside an ncclGroupStart/End, each into its place of the output;
+// likewise a reduce_scatter of unequal blocks is one ncclReduce per member (rooted at the
+// block's owner), and an all_to_all one ncclSend/ncclRecv pair per peer.
 //
 // Not run yet: the machines lent to this project have one GPU, and NCCL does not place two
 // ranks of one communicator on the same GPU. See docs/sharding.md.
@@ -37,6 +39,8 @@ struct Nccl {
   decltype(&::ncclCommAbort) commAbort = nullptr;
   decltype(&::ncclAllReduce) allReduce = nullptr;
   decltype(&::ncclBroadcast) broadcast = nullptr;
+  decltype(&::ncclReduce) reduce = nullptr;
+  decltype(&::ncclReduceScatter) reduceScatter = nullptr;
   decltype(&::ncclSend) send = nullptr;
   decltype(&::ncclRecv) recv = nullptr;
   decltype(&::ncclGroupStart) groupStart = nullptr;
@@ -61,6 +65,8 @@ struct Nccl {
     load(commAbort, "ncclCommAbort");
     load(allReduce, "ncclAllReduce");
     load(broadcast, "ncclBroadcast");
+    load(reduce, "ncclReduce");
+    load(reduceScatter, "ncclReduceScatter");
     load(send, "ncclSend");
     load(recv, "ncclRecv");
     load(groupStart, "ncclGroupStart");
@@ -135,6 +141,52 @@ public:
     }
     nccl_.check(nccl_.groupEnd(), "ncclGroupEnd");
     collectiveBytes_ += bytes[size_t(rank)];
+  }
+
+  void reduceScatter(void *data, void *out, const std::vector<size_t> &counts, DType dtype, ReduceKind reduce,
+                     const std::vector<int64_t> &group) override {
+    ncclComm_t comm = commFor(group);
+    int rank = rankIn(group);
+    size_t elem = dtypeSize(dtype), total = 0;
+    for (size_t c : counts) total += c;
+    if (std::all_of(counts.begin(), counts.end(), [&](size_t c) { return c == counts[0]; })) {
+      nccl_.check(nccl_.reduceScatter(data, out, counts[0], ncclType(dtype), ncclOp(reduce), comm, stream_),
+                  "ncclReduceScatter");
+    } else { // blocks of unequal size: one ncclReduce per member, rooted at the block's owner
+      nccl_.check(nccl_.groupStart(), "ncclGroupStart");
+      size_t offset = 0;
+      for (size_t r = 0; r < counts.size(); ++r) {
+        char *block = static_cast<char *>(data) + offset;
+        nccl_.check(nccl_.reduce(block, int(r) == rank ? out : block, counts[r], ncclType(dtype), ncclOp(reduce),
+                                 int(r), comm, stream_),
+                    "ncclReduce");
+        offset += counts[r] * elem;
+      }
+      nccl_.check(nccl_.groupEnd(), "ncclGroupEnd");
+    }
+    collectiveBytes_ += total * elem;
+  }
+
+  void allToAll(const void *in, const std::vector<size_t> &inBytes, void *out, const std::vector<size_t> &outBytes,
+                const std::vector<int64_t> &group) override {
+    ncclComm_t comm = commFor(group);
+    int rank = rankIn(group);
+    nccl_.check(nccl_.groupStart(), "ncclGroupStart");
+    size_t inOffset = 0, outOffset = 0;
+    for (size_t r = 0; r < inBytes.size(); ++r) {
+      const char *give = static_cast<const char *>(in) + inOffset;
+      char *take = static_cast<char *>(out) + outOffset;
+      if (int(r) == rank) {
+        if (inBytes[r]) device_.copy(take, give, inBytes[r]);
+      } else {
+        if (inBytes[r]) nccl_.check(nccl_.send(give, inBytes[r], ncclUint8, int(r), comm, stream_), "ncclSend");
+        if (outBytes[r]) nccl_.check(nccl_.recv(take, outBytes[r], ncclUint8, int(r), comm, stream_), "ncclRecv");
+      }
+      inOffset += inBytes[r];
+      outOffset += outBytes[r];
+      collectiveBytes_ += inBytes[r];
+    }
+    nccl_.check(nccl_.groupEnd(), "ncclGroupEnd");
   }
 
   void send(const void *data, size_t bytes, int64_t peer) override {

@@ -1,0 +1,147 @@
+// The Gloo data plane on its own: several communicators in one process, one thread each, over
+// loopback, with blocks of unequal size (empty ones too) as uneven splits give.
+#include "gt/Worker/Communicator.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <thread>
+
+using namespace gt;
+using namespace gt::worker;
+
+namespace {
+/// The rendezvous store in memory: get waits for the key, as the dispatcher's does.
+struct WaitingStore : KeyValueStore {
+  std::mutex mu;
+  std::condition_variable changed;
+  std::map<std::string, std::string> values;
+  void set(const std::string &key, const std::string &value) override {
+    std::lock_guard lock(mu);
+    values[key] = value;
+    changed.notify_all();
+  }
+  std::string get(const std::string &key) override {
+    std::unique_lock lock(mu);
+    if (!changed.wait_for(lock, std::chrono::seconds(30), [&] { return values.count(key) > 0; }))
+      throw std::runtime_error("no key " + key);
+    return values[key];
+  }
+};
+
+/// Runs body(rank, communicator) for ranks 0..n-1 at once; the first error each rank raised.
+std::vector<std::string> runGroup(int n, const std::function<void(int, Communicator &)> &body) {
+  auto store = std::make_shared<WaitingStore>();
+  std::vector<std::unique_ptr<Communicator>> comms;
+  for (int r = 0; r < n; ++r) {
+    try {
+      comms.push_back(createGlooCommunicator(r, "127.0.0.1", store));
+    } catch (const std::runtime_error &e) {
+      return {std::string("SKIP ") + e.what()}; // a build without Gloo
+    }
+  }
+  std::vector<std::string> errors(static_cast<size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        body(r, *comms[size_t(r)]);
+      } catch (const std::exception &e) {
+        errors[size_t(r)] = e.what();
+      }
+    });
+  for (std::thread &t : threads) t.join();
+  return errors;
+}
+
+#define RUN_GROUP(n, ...)                                                                                              \
+  do {                                                                                                                 \
+    std::vector<std::string> errors = runGroup(n, __VA_ARGS__);                                                        \
+    if (errors.size() == 1 && errors[0].rfind("SKIP ", 0) == 0) GTEST_SKIP() << errors[0];                             \
+    for (size_t r = 0; r < errors.size(); ++r) EXPECT_EQ(errors[r], "") << "rank " << r;                               \
+  } while (0)
+} // namespace
+
+TEST(Gloo, ReduceScatterOfUnevenBlocks) {
+  // Blocks of 3, 0, 2 and 1 elements; member r's element i is 100 * r + i.
+  const std::vector<size_t> counts = {3, 0, 2, 1};
+  const int n = 4;
+  std::vector<std::vector<float>> got(n);
+  RUN_GROUP(n, [&](int r, Communicator &comm) {
+    std::vector<float> data(6);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = float(100 * r + int(i));
+    got[size_t(r)].resize(counts[size_t(r)]);
+    comm.reduceScatter(data.data(), got[size_t(r)].data(), counts, DType::Float32, ReduceKind::Sum, {0, 1, 2, 3});
+  });
+  // sum over r of (100 r + i) = 600 + 4 i, for the elements i of each member's own block
+  EXPECT_EQ(got[0], (std::vector<float>{600, 604, 608}));
+  EXPECT_TRUE(got[1].empty());
+  EXPECT_EQ(got[2], (std::vector<float>{612, 616}));
+  EXPECT_EQ(got[3], (std::vector<float>{620}));
+}
+
+TEST(Gloo, ReduceScatterMaxOverAGroupOfWorkerIds) {
+  // Members are named by worker ids (5, 2, 7: rank order is the group's order, not the ids').
+  const std::vector<int64_t> group = {5, 2, 7};
+  const std::vector<size_t> counts = {1, 2, 1};
+  std::map<int, std::vector<int64_t>> got;
+  std::mutex mu;
+  auto store = std::make_shared<WaitingStore>();
+  std::vector<std::unique_ptr<Communicator>> comms;
+  try {
+    for (int64_t w : group) comms.push_back(createGlooCommunicator(w, "127.0.0.1", store));
+  } catch (const std::runtime_error &e) {
+    GTEST_SKIP() << e.what();
+  }
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 3; ++r)
+    threads.emplace_back([&, r] {
+      std::vector<int64_t> data = {r, -r, 10 * r, r == 1 ? 99 : 0}, mine(counts[size_t(r)]);
+      comms[size_t(r)]->reduceScatter(data.data(), mine.data(), counts, DType::Int64, ReduceKind::Max, group);
+      std::lock_guard lock(mu);
+      got[r] = mine;
+    });
+  for (std::thread &t : threads) t.join();
+  EXPECT_EQ(got[0], (std::vector<int64_t>{2}));
+  EXPECT_EQ(got[1], (std::vector<int64_t>{0, 20}));
+  EXPECT_EQ(got[2], (std::vector<int64_t>{99}));
+}
+
+TEST(Gloo, AllToAllOfUnevenBlocks) {
+  // Member r gives member q (r + q) % 3 bytes, each the byte 16 r + q: empty blocks included.
+  const int n = 3;
+  auto size = [](int r, int q) { return size_t((r + q) % 3); };
+  std::vector<std::string> got(n);
+  RUN_GROUP(n, [&](int r, Communicator &comm) {
+    std::vector<size_t> give, take;
+    std::string in;
+    for (int q = 0; q < n; ++q) {
+      give.push_back(size(r, q));
+      take.push_back(size(q, r));
+      in += std::string(size(r, q), char(16 * r + q));
+    }
+    std::string out(size(0, r) + size(1, r) + size(2, r), '\0');
+    comm.allToAll(in.data(), give, out.data(), take, {0, 1, 2});
+    got[size_t(r)] = out;
+  });
+  for (int r = 0; r < n; ++r) {
+    std::string want;
+    for (int q = 0; q < n; ++q) want += std::string(size(q, r), char(16 * q + r));
+    EXPECT_EQ(got[size_t(r)], want) << "member " << r;
+  }
+}
+
+TEST(Gloo, OneMemberGroups) {
+  RUN_GROUP(1, [](int, Communicator &comm) {
+    std::vector<float> data = {1, 2, 3}, out(3);
+    comm.reduceScatter(data.data(), out.data(), {3}, DType::Float32, ReduceKind::Sum, {0});
+    EXPECT_EQ(out, (std::vector<float>{1, 2, 3}));
+    std::string in = "abc", got(3, '\0');
+    comm.allToAll(in.data(), {3}, got.data(), {3}, {0});
+    EXPECT_EQ(got, "abc");
+  });
+}
