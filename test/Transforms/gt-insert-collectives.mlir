@@ -53,3 +53,16 @@ func.func @pipeline(%x: tensor<8x4xf32> {gt.sharding = #gt.sharding<split(0) ove
   %z = gt.tanh %p {gt.workers = array<i64: 2, 3>, gt.signal = "stage2"} : tensor<4x4xf32> -> tensor<4x4xf32>
   return
 }
+
+// -----
+
+// A replicated value entering a split group moves straight to the split layout (a scatter:
+// each worker receives its block), not whole and then sliced.
+// CHECK-LABEL: func.func @scatter
+// CHECK: %[[M:.*]] = gt.move %arg0 {from = array<i64: 0>, gt.sharding = #gt.sharding<split(0) over [1, 2, 3]>, gt.signal = "data", to = array<i64: 1, 2, 3>}
+// CHECK-NOT: gt.all_slice
+// CHECK: gt.relu %[[M]]
+func.func @scatter(%x: tensor<13x4xf32> {gt.sharding = #gt.sharding<replicated over [0]>}) {
+  %s = gt.relu %x {gt.workers = array<i64: 1, 2, 3>, gt.signal = "data", gt.signal_axis = 0 : i64} : tensor<13x4xf32> -> tensor<13x4xf32>
+  return
+}

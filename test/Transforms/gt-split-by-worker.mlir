@@ -73,3 +73,24 @@ func.func @tensor_parallel(%x: tensor<5x4xf32> {gt.sharding = #gt.sharding<repli
   %t = gt.tanh %y : tensor<5x4xf32> -> tensor<5x4xf32>
   return
 }
+
+// -----
+
+// A tensor made on worker 0 outside the `data` signal is scattered to the signal's workers:
+// each gets only its rows (5, 4, 4), cut by the sender; worker 0 keeps its own block.
+// CHECK-LABEL: func.func @worker0
+// CHECK: gt.all_slice %arg0 {axis = 0 : i64, gt.signal = "data", workers = array<i64: 0, 1, 2>} : tensor<13x4xf32> -> tensor<5x4xf32>
+// CHECK: %[[B1:.*]] = gt.slice %arg0 {gt.signal = "data", starts = array<i64: 5, 0>, steps = array<i64: 1, 1>} : tensor<13x4xf32> -> tensor<4x4xf32>
+// CHECK: gt.send %[[B1]] {gt.signal = "data", peer = 1 : i64} : tensor<4x4xf32>
+// CHECK: %[[B2:.*]] = gt.slice %arg0 {gt.signal = "data", starts = array<i64: 9, 0>, steps = array<i64: 1, 1>} : tensor<13x4xf32> -> tensor<4x4xf32>
+// CHECK: gt.send %[[B2]] {gt.signal = "data", peer = 2 : i64} : tensor<4x4xf32>
+// CHECK-NOT: gt.send
+// CHECK-LABEL: func.func @worker1
+// CHECK: %[[IN:.*]] = gt.recv {gt.signal = "data", peer = 0 : i64} : tensor<4x4xf32>
+// CHECK: gt.relu %[[IN]] {{.*}} : tensor<4x4xf32> -> tensor<4x4xf32>
+// CHECK-LABEL: func.func @worker2
+// CHECK: gt.recv {gt.signal = "data", peer = 0 : i64} : tensor<4x4xf32>
+func.func @scatter(%x: tensor<13x4xf32> {gt.id = 0 : i64, gt.sharding = #gt.sharding<replicated over [0]>}) {
+  %s = gt.relu %x {gt.id = 1 : i64, gt.workers = array<i64: 0, 1, 2>, gt.signal = "data", gt.signal_axis = 0 : i64} : tensor<13x4xf32> -> tensor<13x4xf32>
+  return
+}

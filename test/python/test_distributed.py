@@ -91,10 +91,15 @@ def test_a_batch_made_outside_the_signal_is_split_by_it():
     assert_same_results(run, baseline("data_made_outside"))
     stats = run["workers"]
     ops = [compute_ops(stats[str(w)]) for w in range(4)]
-    assert min(ops) >= 0.9 * max(ops), ops
+    # Worker 0 also cuts the blocks it sends (3 slices of x and of t per step): ~20% more ops.
+    assert min(ops) >= 0.75 * max(ops), ops
     # Each worker all-reduces the 92 float32 parameter gradients of its rows, each of 3 steps
     # (a replicated x would give whole gradients on every worker and no all_reduce of them).
     assert all(s["collective_bytes"] == 3 * 92 * 4 for s in stats.values()), stats
+    # x and t (13 rows of 6 + 4 float32) are scattered: workers 1-3 receive their 3 rows each
+    # step (plus a scalar and one-byte flags), not all 13.
+    for w in (1, 2, 3):
+        assert 3 * 3 * 10 * 4 <= stats[str(w)]["p2p_bytes_received"] < 3 * 4 * 10 * 4, stats[str(w)]
     assert_dispatcher_moved_no_collective_bytes(run)
 
 

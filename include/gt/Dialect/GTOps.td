@@ -423,7 +423,9 @@ def GT_MoveOp : GT_Op<"move"> {
   let summary = "the same layout on another group of workers (pipeline stages)";
   let description = [{
     Rank r of `to` receives what rank r of `from` holds (replicated values: rank r mod
-    |from|). `gt-split-by-worker` turns it into `gt.send` / `gt.recv` pairs.
+    |from|). A replicated value whose move result is split (its `gt.sharding`) is scattered:
+    rank r of `to` receives only its block. `gt-split-by-worker` turns it into `gt.send` /
+    `gt.recv` pairs (after a `gt.slice` of the block, for a scatter).
     ```mlir
     %1 = gt.move %0 {from = array<i64: 0, 1>, to = array<i64: 2, 3>} : tensor<8x4xf32> -> tensor<8x4xf32>
     ```

@@ -77,6 +77,11 @@ private:
       attrs = {};
       attrs.sources = from.workers;
       attrs.workers = to.workers;
+      if (!from.isSplit() && to.isSplit()) { // a scatter: each worker of `to` gets only its block
+        out = emit(user, OpCode::Move, out, attrs, to, cause);
+        cache_[key] = out;
+        return out;
+      }
       from.workers = to.workers;
       out = emit(user, OpCode::Move, out, attrs, from, cause);
     }

@@ -128,18 +128,37 @@ private:
   }
 
   /// gt.move: rank r of `to` gets rank r (mod |from|) of `from`'s value: a send/recv pair, or
-  /// nothing when it is the same worker.
+  /// nothing when it is the same worker. A replicated value moving to a split layout is a
+  /// scatter: the sender cuts rank r's block first (gt.slice), a worker already holding the
+  /// value keeps its block (gt.all_slice).
   LogicalResult splitMove(Operation *op, const Sharding &out) {
     auto move = cast<MoveOp>(op);
     ArrayRef<int64_t> from = move.getFrom(), to = move.getTo();
     Sharding in = layout(op->getOperand(0));
+    bool scatter = !in.isSplit() && out.isSplit();
+    auto whole = cast<RankedTensorType>(op->getOperand(0).getType());
     for (size_t r = 0; r < to.size(); ++r) {
       int64_t dst = to[r], src = from[r % from.size()];
       if (!in.isSplit() && llvm::is_contained(from, dst)) src = dst; // it already holds the value
       Type local = localType(op->getResult(0), out, dst);
       Value srcValue = map_[src].lookup(op->getOperand(0));
-      if (localType(op->getOperand(0), in, src) != local)
+      if (scatter) {
+        OpBuilder sb = builderFor(src);
+        core::OpAttrs block;
+        if (src == dst) {
+          block.workers = out.workers;
+          block.axes = {out.axis};
+          map_[dst].map(op->getResult(0), emit(sb, op->getLoc(), OpCode::AllSlice, srcValue, block, local, op));
+          continue;
+        }
+        block.shape = core::Shape(cast<RankedTensorType>(local).getShape());
+        block.starts.assign(block.shape.size(), 0);
+        block.steps.assign(block.shape.size(), 1);
+        block.starts[size_t(out.axis)] = core::splitRange(whole.getDimSize(out.axis), int64_t(to.size()), int64_t(r)).first;
+        srcValue = emit(sb, op->getLoc(), OpCode::Slice, srcValue, block, local, op);
+      } else if (localType(op->getOperand(0), in, src) != local) {
         return op->emitError("gt-split-by-worker: a move between groups must keep each block's shape");
+      }
       if (src == dst) {
         map_[dst].map(op->getResult(0), srcValue);
         continue;
