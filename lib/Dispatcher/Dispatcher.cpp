@@ -567,6 +567,7 @@ private:
         options.hotAfter = state_.options.hotAfter;
         options.config = config_ ? config_.get() : &noConfig;
         options.numWorkers = int64_t(state_.workers.size());
+        options.bucketBytes = state_.options.bucketBytes;
         runDispatcherPipeline(*module, options);
         dumpIR(*module, "sharded");
         plan = planOf(*module, batch, key, globalTypes);

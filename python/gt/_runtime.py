@@ -82,7 +82,15 @@ def start_local(num_workers=1, verbose=False):
     _processes.append(d)
     line = d.stdout.readline()
     if "listening on" not in line:
-        raise RuntimeError(f"gt-dispatcher did not start (see {_log_dir}/dispatcher.log)")
+        why = ""
+        if out is not None:  # it exited: its last words (e.g. a bad GT_BUCKET_BYTES) say why
+            try:
+                d.wait(timeout=5)
+                with open(out.name) as log:
+                    why = ": " + log.read().strip().splitlines()[-1]
+            except (subprocess.TimeoutExpired, IndexError):
+                pass
+        raise RuntimeError(f"gt-dispatcher did not start{why} (see {_log_dir}/dispatcher.log)")
     port = int(line.rsplit(":", 1)[1])
     for i in range(num_workers):
         wout = None if verbose else open(os.path.join(_log_dir, f"worker{i}.log"), "w")

@@ -77,10 +77,28 @@ def test_data_parallel(workers):
     # Every worker ran the whole step on its rows: about the same number of ops each.
     assert min(ops) >= 0.9 * max(ops), ops
     for w in range(workers):
-        # One gradient all_reduce per parameter per step (4 x 3), plus nothing else.
-        assert stats[str(w)]["collective_ops"] == 12, stats[str(w)]
-        assert stats[str(w)]["collective_bytes"] > 0
+        # One all_reduce per step: the 4 parameter gradients (92 float32) in one bucket.
+        assert stats[str(w)]["collective_ops"] == 3, stats[str(w)]
+        assert stats[str(w)]["collective_bytes"] == 3 * 92 * 4, stats[str(w)]
     assert_dispatcher_moved_no_collective_bytes(run)
+
+
+@pytest.mark.parametrize("bucket_bytes,all_reduces", [("0", 12), ("200", 6)])
+def test_gradient_all_reduces_are_bucketed(bucket_bytes, all_reduces):
+    # The gradients of w1, b1, w2 and b2 (192, 32, 128, 16 bytes) are all-reduced in buckets of
+    # at most GT_BUCKET_BYTES: 0 turns bucketing off (4 per step), 200 gives w1 alone and the
+    # other three together (2 per step), the default (64 MiB) one per step. Same results.
+    run = run_job("data_parallel", 2, "data_parallel.yaml", env={"GT_BUCKET_BYTES": bucket_bytes})
+    assert_same_results(run, baseline("data_parallel"))
+    for s in run["workers"].values():
+        assert s["collective_ops"] == all_reduces and s["collective_bytes"] == 3 * 92 * 4, s
+
+
+def test_a_bad_bucket_size_is_an_error():
+    p = subprocess.run([sys.executable, os.path.join(DIST, "job.py"), "data_parallel", "2"], capture_output=True,
+                       text=True, timeout=120, env=dict(os.environ, GT_BUCKET_BYTES="64MB"))
+    assert p.returncode != 0
+    assert "GT_BUCKET_BYTES must be a number of bytes >= 0, got '64MB'" in p.stderr, p.stderr[-2000:]
 
 
 def test_a_batch_made_outside_the_signal_is_split_by_it():
@@ -203,7 +221,7 @@ def test_auto_shard_makes_a_plain_script_data_parallel(workers):
     ops = [compute_ops(stats[str(w)]) for w in range(workers)]
     assert min(ops) >= 0.9 * max(ops), ops
     for w in range(workers):
-        assert stats[str(w)]["collective_ops"] == 12, stats[str(w)]  # the weight gradients
+        assert stats[str(w)]["collective_ops"] == 3, stats[str(w)]  # the weight gradients, one bucket a step
     assert_dispatcher_moved_no_collective_bytes(run)
 
 
@@ -520,7 +538,7 @@ def test_across_network_namespaces(tmp_path):
         assert p.returncode == 0, p.stderr[-3000:]
         run = json.loads(p.stdout.strip().splitlines()[-1])
         assert_same_results(run, baseline("data_parallel"))
-        assert all(s["collective_ops"] == 12 for s in run["workers"].values())
+        assert all(s["collective_ops"] == 3 for s in run["workers"].values())  # a gradient bucket per step
         text = "".join((tmp_path / f"worker{i}.log").read_text() for i in range(2))
         # Gloo listened on the namespaces' own addresses, not on loopback.
         assert f"collectives: Gloo on {nets.net}.2" in text and f"collectives: Gloo on {nets.net}.3" in text, text

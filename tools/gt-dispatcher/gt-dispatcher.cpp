@@ -20,6 +20,15 @@ int main(int argc, char **argv) {
   options.jit = env("GT_JIT") != "0";
   options.planCache = env("GT_PLAN_CACHE") != "0";
   if (std::string n = env("GT_HOT_AFTER"); !n.empty()) options.hotAfter = std::max(1L, std::atol(n.c_str()));
+  if (std::string n = env("GT_BUCKET_BYTES"); !n.empty()) {
+    char *end = nullptr;
+    long long bytes = std::strtoll(n.c_str(), &end, 10);
+    if (*end || bytes < 0) {
+      std::cerr << "gt-dispatcher: GT_BUCKET_BYTES must be a number of bytes >= 0, got '" << n << "'" << std::endl;
+      return 1;
+    }
+    options.bucketBytes = bytes;
+  }
   try {
     gt::dispatcher::serve(options);
   } catch (const std::exception &e) {

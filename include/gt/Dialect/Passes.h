@@ -39,11 +39,13 @@ struct DispatcherPipelineOptions {
   int64_t hotAfter = 2;                 ///< see gt-mark-hot-regions
   HotRegionCounter *counter = nullptr;  ///< shared counts (null: per pipeline run)
   /// A session's sharding config: with one, the pipeline is gt-verify, gt-apply-signals,
-  /// gt-propagate-sharding, gt-insert-collectives, gt-split-by-worker (one @workerN function
-  /// per worker), gt-mark-hot-regions (within each function; `counter` is not used: the
-  /// dispatcher counts each replay of a plan). Null: verify, place, mark-hot-regions.
+  /// gt-propagate-sharding, gt-insert-collectives, gt-bucket-all-reduces, gt-split-by-worker
+  /// (one @workerN function per worker), gt-mark-hot-regions (within each function; `counter`
+  /// is not used: the dispatcher counts each replay of a plan). Null: verify, place,
+  /// mark-hot-regions.
   const ::gt::ShardingConfig *config = nullptr;
   int64_t numWorkers = 1;               ///< workers the config may name (0..numWorkers-1)
+  int64_t bucketBytes = 64 << 20;       ///< gt-bucket-all-reduces' bucket size (0: off)
 };
 
 /// The dispatcher's pass pipeline, in order. gt-opt exposes it as --gt-dispatcher-pipeline.

@@ -95,6 +95,41 @@ def GTInsertCollectives : Pass<"gt-insert-collectives", "::mlir::ModuleOp"> {
   }];
 }
 
+def GTBucketAllReduces : Pass<"gt-bucket-all-reduces", "::mlir::ModuleOp"> {
+  let summary = "combines the all_reduces of one step (a data-parallel step's gradients) into buckets";
+  let description = [{
+    A data-parallel step all-reduces every parameter's gradient: one collective (and one
+    round trip) per parameter. This pass combines all_reduces over the same workers, with the
+    same reduction, element type and `gt.signal`, into one all_reduce of their operands
+    flattened and concatenated (`gt.reshape`, `gt.concat`), followed by a `gt.slice` and
+    `gt.reshape` per original result: gradient bucketing as in PyTorch DDP (Li et al.,
+    "PyTorch Distributed: Experiences on Accelerating Data Parallel Training", VLDB 2020) and
+    XLA's all-reduce combiner.
+
+    Walking each block in order, an all_reduce joins the open bucket of its kind when its
+    operand is defined before the bucket's first all_reduce (the bucket runs there) and the
+    bucket stays within `bucket-bytes`; otherwise it starts a new bucket. A bucket of one is
+    left as it was. Every worker's program keeps one global order of collectives, so
+    moving an all_reduce earlier cannot make the workers wait on each other.
+    ```mlir
+    %a = gt.all_reduce %ga {workers = array<i64: 0, 1>, ...} : tensor<4x3xf32> -> tensor<4x3xf32>
+    ...
+    %b = gt.all_reduce %gb {workers = array<i64: 0, 1>, ...} : tensor<3xf32> -> tensor<3xf32>
+    // =>
+    %fa = gt.reshape %ga {shape = array<i64: 12>} ...
+    %c = gt.concat %fa, %gb {axis = 0 : i64} : ... -> tensor<15xf32>
+    %r = gt.all_reduce %c ... : tensor<15xf32> -> tensor<15xf32>
+    %sa = gt.slice %r {starts = array<i64: 0>, ...} : tensor<15xf32> -> tensor<12xf32>
+    %a = gt.reshape %sa {shape = array<i64: 4, 3>} ...
+    %b = gt.slice %r {starts = array<i64: 12>, ...} : tensor<15xf32> -> tensor<3xf32>
+    ```
+  }];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t", "64 << 20",
+           "the most bytes one combined all_reduce carries (0: combine nothing)">
+  ];
+}
+
 def GTSplitByWorker : Pass<"gt-split-by-worker", "::mlir::ModuleOp"> {
   let summary = "the global view -> one function per worker (@workerN) with local shapes";
   let description = [{

@@ -14,6 +14,7 @@ struct Options {
   bool jit = true;                ///< GT_JIT=0: no gt.region, every op runs eagerly
   int64_t hotAfter = 2;           ///< GT_HOT_AFTER: sightings of a region before workers compile it
   bool planCache = true;          ///< GT_PLAN_CACHE=0: run the sharding passes on every batch
+  int64_t bucketBytes = 64 << 20; ///< GT_BUCKET_BYTES: the most bytes one combined all_reduce carries (0: off)
 };
 
 /// Serves until the process is killed. Prints "gt-dispatcher listening on HOST:PORT" on stdout

@@ -10,10 +10,11 @@ void buildDispatcherPipeline(OpPassManager &pm, const DispatcherPipelineOptions 
   // 1. Lifetimes: no use after free (op verifiers already ran on the built module).
   pm.addPass(createGTVerify());
   if (options.config) {
-    // Sharded: signals -> layouts -> collectives -> one function per worker.
+    // Sharded: signals -> layouts -> collectives (all_reduces bucketed) -> one function per worker.
     pm.addPass(createGTApplySignals(options.config, options.numWorkers));
     pm.addPass(createGTPropagateSharding(GTPropagateShardingOptions{options.defaultWorker}));
     pm.addPass(createGTInsertCollectives());
+    pm.addPass(createGTBucketAllReduces(GTBucketAllReducesOptions{options.bucketBytes}));
     pm.addPass(createGTSplitByWorker(GTSplitByWorkerOptions{options.defaultWorker}));
     // Fusion inside each @workerN function. The dispatcher replays the result as a plan and
     // decides per run which regions are hot, so this pass counts for itself only.
