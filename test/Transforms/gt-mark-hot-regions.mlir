@@ -1,6 +1,7 @@
 // RUN: gt-opt %s --gt-mark-hot-regions | FileCheck %s
 // RUN: gt-opt %s --gt-mark-hot-regions=hot-after=1 | FileCheck %s --check-prefix=EAGER
 // RUN: gt-opt %s --gt-mark-hot-regions=min-ops=3 | FileCheck %s --check-prefix=MIN3
+// RUN: gt-opt %s --gt-mark-hot-regions=max-args=4 | FileCheck %s --check-prefix=MAX4
 // Moving frees must never create a use after free:
 // RUN: gt-opt %s --gt-mark-hot-regions --gt-verify > /dev/null
 
@@ -117,5 +118,29 @@ func.func @interleaved_chains(%x: tensor<4xf32>, %w: tensor<4xf32>) {
   gt.free %x {gt.worker = 0 : i64} : tensor<4xf32>
   %2 = gt.neg %1 {gt.worker = 0 : i64} : tensor<4xf32> -> tensor<4xf32>
   %3 = gt.tanh %0 {gt.worker = 0 : i64} : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// A chain reading six inputs takes 7 kernel arguments as one region. With at most 4 it is cut
+// in order: (x + a) + b, then (. + c) + d; the last add alone is below min-ops and stays eager.
+// CHECK-LABEL: func.func @too_many_args
+// CHECK: gt.region(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5)
+// CHECK-NOT: gt.region
+// MIN3-LABEL: func.func @too_many_args
+// MAX4-LABEL: func.func @too_many_args
+// MAX4: %[[R1:.*]] = gt.region(%arg0, %arg1, %arg2)
+// MAX4: %[[R2:.*]] = gt.region(%[[R1]], %arg3, %arg4)
+// MAX4: gt.add %[[R2]], %arg5
+func.func @too_many_args(%x: tensor<4xf32>, %a: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<4xf32>,
+                         %d: tensor<4xf32>, %e: tensor<4xf32>) {
+  %0 = gt.add %x, %a {gt.worker = 0 : i64} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %1 = gt.add %0, %b {gt.worker = 0 : i64} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  gt.free %0 {gt.worker = 0 : i64} : tensor<4xf32>
+  %2 = gt.add %1, %c {gt.worker = 0 : i64} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  gt.free %1 {gt.worker = 0 : i64} : tensor<4xf32>
+  %3 = gt.add %2, %d {gt.worker = 0 : i64} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  gt.free %2 {gt.worker = 0 : i64} : tensor<4xf32>
+  %4 = gt.add %3, %e {gt.worker = 0 : i64} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  gt.free %3 {gt.worker = 0 : i64} : tensor<4xf32>
   return
 }

@@ -128,8 +128,10 @@ def test_background_compile_swaps_in(tmp_path):
     assert s["regions_marked_hot"] < s["regions_formed"], "the first sightings are not hot"
 
 
-def test_uncompilable_region_falls_back_once_with_reason(tmp_path):
-    # 70 distinct inputs: more kernel arguments than a fused kernel takes.
+def test_a_chain_with_more_inputs_than_a_kernel_takes_is_cut_into_regions(tmp_path):
+    # 70 distinct inputs: more kernel arguments than a fused kernel takes (64). gt-mark-hot-regions
+    # cuts the chain into regions that fit, which compile and replay (before, the one region
+    # fell back to eager ops; the fallback itself is tested in ExecutorTest.cpp).
     source = """
     import gt, numpy as np, json
     xs = [gt.tensor(np.full(4, float(i), np.float32)) for i in range(70)]
@@ -144,6 +146,5 @@ def test_uncompilable_region_falls_back_once_with_reason(tmp_path):
     out = run_script(source, [], tmp_path)
     assert out["results"] == [4.0 * sum(range(70))] * 3
     s = out["stats"]
-    assert s["region_fallbacks"] >= 1 and s["region_replays"] == 0, s
-    assert len(s["notes"]) == s["region_fallbacks"], "one note per region, not per occurrence"
-    assert "at most 64 are supported" in s["notes"][0], s["notes"]
+    assert s["region_fallbacks"] == 0 and not s["notes"], s
+    assert s["regions_compiled"] >= 2 and s["region_replays"] >= 2, s

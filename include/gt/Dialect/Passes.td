@@ -202,8 +202,10 @@ def GTMarkHotRegions : Pass<"gt-mark-hot-regions", "::mlir::ModuleOp"> {
   let description = [{
     A run is a maximal sequence of fusible ops (elementwise, where, cast, full, broadcast_to,
     transpose, reshape, sum/mean/max, one_hot) on one worker, possibly interleaved with
-    gt.free; matmul, upload, randn and anything else end it. A run of at least `min-ops`
-    ops becomes a `gt.region`: values used only inside it stay inside (their gt.free moves
+    gt.free; matmul, upload, randn and anything else end it. Each connected part of a run is
+    cut, in order, into pieces whose kernels take at most `max-args` arguments (the workers'
+    limit), and a piece of at least `min-ops` ops becomes a `gt.region`: values used only
+    inside it stay inside (their gt.free moves
     to the end of the body), everything else is yielded; frees of its inputs move after it.
     The region's `key` hashes its structure (ops, attributes except fill values, wiring,
     dtypes, shapes, yielded values). A key seen `hot-after` times (counting this one; in the
@@ -228,7 +230,9 @@ def GTMarkHotRegions : Pass<"gt-mark-hot-regions", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"hotAfter", "hot-after", "int64_t", "2", "occurrences of a key before it is hot">,
-    Option<"minOps", "min-ops", "int64_t", "2", "fewest compute ops worth a region">
+    Option<"minOps", "min-ops", "int64_t", "2", "fewest compute ops worth a region">,
+    Option<"maxArgs", "max-args", "int64_t", "64",
+           "most kernel arguments (inputs, fill values, outputs) of a region, as workers compile them">
   ];
 }
 

@@ -21,6 +21,7 @@ namespace gt::worker {
 /// A compiled kernel. `invoke` takes one pointer per argument (operands, then results); each
 /// points at a ranked memref descriptor {allocated, aligned, offset, sizes[r], strides[r]}.
 struct Kernel {
+  /// The most arguments a kernel takes (gt-mark-hot-regions' max-args cuts regions to fit).
   static constexpr int kMaxArgs = 64;
   void *entry = nullptr;
   int numArgs = 0;

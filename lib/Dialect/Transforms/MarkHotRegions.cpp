@@ -77,9 +77,10 @@ struct GTMarkHotRegionsPass : impl::GTMarkHotRegionsBase<GTMarkHotRegionsPass> {
       // become separate regions: each repeats on its own, whatever its neighbours do.
       Operation *after = nullptr;
       for (ArrayRef<Operation *> component : components(run))
-        if (int64_t(component.size()) >= minOps)
-          if (Operation *region = buildRegion(component, seen))
-            if (!after || after->isBeforeInBlock(region)) after = region; // the one placed last
+        for (ArrayRef<Operation *> chunk : chunks(component))
+          if (int64_t(chunk.size()) >= minOps)
+            if (Operation *region = buildRegion(chunk, seen))
+              if (!after || after->isBeforeInBlock(region)) after = region; // the one placed last
       // Frees of values read inside the run follow its last region (never a use after free).
       if (after)
         for (Operation *free : frees)
@@ -128,6 +129,44 @@ struct GTMarkHotRegionsPass : impl::GTMarkHotRegionsBase<GTMarkHotRegionsPass> {
     SmallVector<SmallVector<Operation *>> out;
     for (auto &[root, ops] : groups) out.push_back(std::move(ops));
     return out;
+  }
+
+  /// `component` cut in order into pieces whose regions take at most `maxArgs` kernel
+  /// arguments each (a piece's region is placed at its last op, after every op of the pieces
+  /// before it, so the cut keeps every use after its definition).
+  SmallVector<SmallVector<Operation *>> chunks(ArrayRef<Operation *> component) const {
+    SmallVector<SmallVector<Operation *>> out(1);
+    for (Operation *op : component) {
+      out.back().push_back(op);
+      if (out.back().size() > 1 && kernelArgs(out.back()) > maxArgs) {
+        out.back().pop_back();
+        out.emplace_back().push_back(op);
+      }
+    }
+    return out;
+  }
+
+  /// The kernel arguments of a region made of `ops` (as the worker counts them, see
+  /// RegionSpec::numArgs): its inputs, one fill value per gt.full, and its outputs (results
+  /// used outside it or never freed; see buildRegion).
+  static int64_t kernelArgs(ArrayRef<Operation *> ops) {
+    llvm::SmallPtrSet<Operation *, 16> in(ops.begin(), ops.end());
+    llvm::SmallPtrSet<Value, 16> inputs;
+    int64_t fills = 0, outputs = 0;
+    for (Operation *op : ops) {
+      fills += isa<FullOp>(op);
+      for (Value v : op->getOperands())
+        if (!v.getDefiningOp() || !in.contains(v.getDefiningOp())) inputs.insert(v);
+      for (Value r : op->getResults()) {
+        bool freed = false, escapes = false;
+        for (Operation *user : r.getUsers()) {
+          if (isa<FreeOp>(user)) freed = true;
+          else if (!in.contains(user)) escapes = true;
+        }
+        outputs += escapes || !freed;
+      }
+    }
+    return int64_t(inputs.size()) + fills + outputs;
   }
 
   /// Wraps `run` (ops in order, connected) in a gt.region; returns it, or null if nothing
