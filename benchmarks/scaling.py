@@ -8,7 +8,10 @@ examples/configs/. Each run has its own process, dispatcher and workers; 1 worke
 a config. The dispatcher's cost is its time turning the measured steps' instructions into
 worker programs, divided by their number (GT_PLAN_CACHE=0 turns the plan cache off). Run:
 
-    python benchmarks/scaling.py [--steps 10] [--warmup 3]
+    python benchmarks/scaling.py [--steps 10] [--warmup 3] [--tables mlp,gpt,buckets]
+
+Table 3 runs data parallel (the MLP and char_gpt) with the gradient all_reduces bucketed (the
+default) and with GT_BUCKET_BYTES=0 (one all_reduce per gradient), side by side.
 
 On a 2-core machine 4 workers share 2 cores: the table shows where the work and the bytes go,
 not a speed-up.
@@ -96,8 +99,8 @@ def measured(before, after, elapsed, steps):
     for w, s in after["by_worker"].items():
         b = before["by_worker"].get(w, {})
         moved = sum(s.get(k, 0) - b.get(k, 0) for k in ("collective_bytes", "p2p_bytes_sent"))
-        delta = {k: s.get(k, 0) - b.get(k, 0) for k in ("eager_ops", "fused_ops", "region_replays")}
-        per_worker[w] = {"bytes": moved / steps,
+        delta = {k: s.get(k, 0) - b.get(k, 0) for k in ("eager_ops", "fused_ops", "region_replays", "collective_ops")}
+        per_worker[w] = {"bytes": moved / steps, "collectives": delta["collective_ops"] / steps,
                          "ops": (delta["eager_ops"] + delta["fused_ops"]) / steps,  # compute instructions
                          "kernels": (delta["eager_ops"] + delta["region_replays"]) / steps}  # launched
     instructions = after["dispatcher_instructions"] - before["dispatcher_instructions"]
@@ -136,8 +139,8 @@ def child_gpt(config, workers, steps, warmup):
     print(json.dumps(measured(marks["before"], marks["after"], marks["elapsed"], steps)))
 
 
-def run_child(argv, cache=True):
-    env = dict(os.environ, GT_PLAN_CACHE="1" if cache else "0")
+def run_child(argv, cache=True, env=None):
+    env = dict(os.environ, GT_PLAN_CACHE="1" if cache else "0", **(env or {}))
     out = subprocess.run([sys.executable, __file__] + argv, capture_output=True, text=True, env=env)
     if out.returncode != 0:
         return None, out.stderr.strip().splitlines()[-1]
@@ -158,14 +161,47 @@ def main():
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--child", nargs=2)
     p.add_argument("--child-gpt", nargs=2)
+    p.add_argument("--tables", default="mlp,gpt,buckets", help="which tables to print (comma-separated)")
     args = p.parse_args()
     if args.child:
         return child(args.child[0], int(args.child[1]), args.steps, args.warmup)
     if args.child_gpt:
         config = "" if args.child_gpt[0] == "-" else args.child_gpt[0]
         return child_gpt(config, int(args.child_gpt[1]), args.steps, args.warmup)
+    tables = args.tables.split(",")
     header = ("| {} | workers | step (ms) | bytes sent per worker per step | kernels (ops) per worker per step "
               "| dispatcher µs / instruction | without plan cache |")
+    if "mlp" in tables:
+        mlp_table(args, header)
+    if "gpt" in tables:
+        gpt_table(args, header)
+    if "buckets" in tables:
+        bucket_table(args)
+
+
+def bucket_table(args):
+    """Data parallel with the gradient all_reduces bucketed (the default) and one per gradient
+    (GT_BUCKET_BYTES=0), side by side."""
+    print()
+    print("| data parallel | workers | step (ms), bucketed | all_reduces per worker per step "
+          "| step (ms), GT_BUCKET_BYTES=0 | all_reduces per worker per step |")
+    print("|---|---|---|---|---|---|")
+    for name, flag, config in (("MLP", "--child", "data_parallel"), ("char_gpt", "--child-gpt", "data_parallel.yaml")):
+        for workers in (2, 4):
+            argv = [flag, config, str(workers), "--steps", str(args.steps), "--warmup", str(args.warmup)]
+            cells = []
+            for env in ({}, {"GT_BUCKET_BYTES": "0"}):
+                r, error = run_child(argv, env=env)
+                if error:
+                    cells += [f"failed: {error}", ""]
+                    continue
+                collectives = max(w["collectives"] for w in r["workers"].values())
+                cells += [f"{r['step_ms']:.1f}", f"{collectives:.0f}"]
+            print(f"| {name} | {workers} | " + " | ".join(cells) + " |")
+            sys.stdout.flush()
+
+
+def mlp_table(args, header):
     print(header.format("strategy (MLP)"))
     print("|---|---|---|---|---|---|---|")
     for strategy in STRATEGIES:
@@ -178,6 +214,9 @@ def main():
             r_nocache = run_child(argv, cache=False)[0]
             print(row(strategy, workers, r, r_nocache))
             sys.stdout.flush()
+
+
+def gpt_table(args, header):
     print()
     print(header.format("char_gpt config"))
     print("|---|---|---|---|---|---|---|")
