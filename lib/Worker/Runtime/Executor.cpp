@@ -689,10 +689,12 @@ void Executor::exchangeOnDevice(const Instruction &inst, const Tensor &in, Tenso
   case OpCode::ReduceScatter: {
     int64_t axis = inst.attrs.axes.at(0);
     std::vector<size_t> counts = blockBytes(in.type.shape, axis, n, 1);
-    Buffer scratch = pack(in, axis); // the communicator may clobber it: never the input itself
+    Buffer scratch; // the communicator may clobber it: never the input itself
     if (axis == 0) {
       scratch = allocate(inBytes);
       device_->copy(scratch.data.get(), in.buffer.data.get(), inBytes);
+    } else {
+      scratch = pack(in, axis);
     }
     out.buffer = allocate(counts[size_t(rank)] * elem);
     comm_->reduceScatter(scratch.data.get(), out.buffer.data.get(), counts, in.type.dtype, reduceKind, group);
