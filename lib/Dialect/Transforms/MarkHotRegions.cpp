@@ -136,38 +136,53 @@ struct GTMarkHotRegionsPass : impl::GTMarkHotRegionsBase<GTMarkHotRegionsPass> {
   /// before it, so the cut keeps every use after its definition).
   SmallVector<SmallVector<Operation *>> chunks(ArrayRef<Operation *> component) const {
     SmallVector<SmallVector<Operation *>> out(1);
+    KernelArgs args;
     for (Operation *op : component) {
-      out.back().push_back(op);
-      if (out.back().size() > 1 && kernelArgs(out.back()) > maxArgs) {
-        out.back().pop_back();
-        out.emplace_back().push_back(op);
+      args.add(op);
+      if (!out.back().empty() && args.count() > maxArgs) { // op starts the next piece
+        out.emplace_back();
+        args = KernelArgs();
+        args.add(op);
       }
+      out.back().push_back(op);
     }
     return out;
   }
 
-  /// The kernel arguments of a region made of `ops` (as the worker counts them, see
-  /// RegionSpec::numArgs): its inputs, one fill value per gt.full, and its outputs (results
-  /// used outside it or never freed; see buildRegion).
-  static int64_t kernelArgs(ArrayRef<Operation *> ops) {
-    llvm::SmallPtrSet<Operation *, 16> in(ops.begin(), ops.end());
+  /// The kernel arguments of a region made of the ops added so far, in order (as the worker
+  /// counts them, see RegionSpec::numArgs): its inputs, one fill value per gt.full, and its
+  /// outputs (results used outside it or never freed; see buildRegion). Kept up to date op by
+  /// op: adding an op only changes the status of the values it reads and its own results.
+  struct KernelArgs {
+    llvm::SmallPtrSet<Operation *, 16> ops;
     llvm::SmallPtrSet<Value, 16> inputs;
+    llvm::DenseMap<Value, bool> isOutput;
     int64_t fills = 0, outputs = 0;
-    for (Operation *op : ops) {
+
+    int64_t count() const { return int64_t(inputs.size()) + fills + outputs; }
+
+    void add(Operation *op) {
+      ops.insert(op);
       fills += isa<FullOp>(op);
-      for (Value v : op->getOperands())
-        if (!v.getDefiningOp() || !in.contains(v.getDefiningOp())) inputs.insert(v);
-      for (Value r : op->getResults()) {
-        bool freed = false, escapes = false;
-        for (Operation *user : r.getUsers()) {
-          if (isa<FreeOp>(user)) freed = true;
-          else if (!in.contains(user)) escapes = true;
-        }
-        outputs += escapes || !freed;
+      for (Value v : op->getOperands()) {
+        Operation *def = v.getDefiningOp();
+        if (!def || !ops.contains(def)) inputs.insert(v);
+        else update(v); // one of ours: `op` may have been its last outside use
       }
+      for (Value r : op->getResults()) update(r);
     }
-    return int64_t(inputs.size()) + fills + outputs;
-  }
+
+    void update(Value r) {
+      bool freed = false, escapes = false;
+      for (Operation *user : r.getUsers()) {
+        if (isa<FreeOp>(user)) freed = true;
+        else if (!ops.contains(user)) escapes = true;
+      }
+      bool now = escapes || !freed, &was = isOutput[r];
+      outputs += int64_t(now) - int64_t(was);
+      was = now;
+    }
+  };
 
   /// Wraps `run` (ops in order, connected) in a gt.region; returns it, or null if nothing
   /// it computes is used afterwards.

@@ -38,8 +38,8 @@ std::vector<size_t> blockBytes(const Shape &whole, int64_t axis, int64_t n, size
 }
 
 /// The n blocks of `data` (a row-major tensor of `shape`) along `axis`, end to end in rank order:
-/// what a collective over contiguous blocks takes (the data itself when axis is 0).
-std::string packBlocks(const std::string &data, const Shape &shape, size_t elem, int64_t axis, int64_t n) {
+/// what a collective over contiguous blocks takes (`data` itself, not copied, when axis is 0).
+std::string packBlocks(std::string data, const Shape &shape, size_t elem, int64_t axis, int64_t n) {
   if (axis == 0) return data;
   std::string packed;
   packed.reserve(data.size());
@@ -635,7 +635,7 @@ void Executor::exchange(const Instruction &inst, const Tensor *in, const std::st
   case OpCode::ReduceScatter: { // each member's blocks end to end in rank order; keep the reduced own block
     int64_t axis = inst.attrs.axes.at(0);
     std::vector<size_t> counts = blockBytes(in->type.shape, axis, n, 1);
-    std::string blocks = packBlocks(bytes, in->type.shape, elem, axis, n);
+    std::string blocks = packBlocks(std::move(bytes), in->type.shape, elem, axis, n);
     std::string mine(counts[size_t(rank)] * elem, '\0');
     comm_->reduceScatter(blocks.data(), mine.data(), counts, out.type.dtype, reduceKind, group);
     out.buffer = deviceBytes(mine);
@@ -644,7 +644,7 @@ void Executor::exchange(const Instruction &inst, const Tensor *in, const std::st
   case OpCode::AllToAll: { // block r of the split axis to member r; theirs concatenated along the concat axis
     int64_t splitAxis = inst.attrs.axes.at(0), concatAxis = inst.attrs.axes.at(1);
     auto [give, take] = allToAllBytes(in->type.shape, out.type.shape, splitAxis, concatAxis, n, rank, elem);
-    std::string blocks = packBlocks(bytes, in->type.shape, elem, splitAxis, n);
+    std::string blocks = packBlocks(std::move(bytes), in->type.shape, elem, splitAxis, n);
     std::string theirs(size_t(numElements(out.type.shape)) * elem, '\0');
     comm_->allToAll(blocks.data(), give, theirs.data(), take, group);
     out.buffer = deviceBytes(concatAxis == 0 ? theirs : interleaveBlocks(theirs, take, out.type.shape, elem, concatAxis));
