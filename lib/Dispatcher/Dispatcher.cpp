@@ -26,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace gt::dispatcher {
 namespace {
@@ -344,6 +345,23 @@ private:
     }
   }
 
+  static size_t resultCount(const std::vector<Instruction> &batch) {
+    return size_t(std::count_if(batch.begin(), batch.end(),
+                                [](const Instruction &inst) { return inst.op != OpCode::Free; }));
+  }
+
+  /// A batch the passes reject (an invalid instruction, a config that does not fit a tensor) is
+  /// dispatched again one instruction at a time: only the instruction at fault is poisoned,
+  /// with the passes' error, and so is whatever reads it; the rest of the batch runs as it
+  /// would have. Costs a pass run per instruction, on this error path only.
+  void dispatchEach(std::vector<Instruction> batch) {
+    for (Instruction &inst : batch) {
+      std::vector<Instruction> one;
+      one.push_back(std::move(inst));
+      dispatch(std::move(one));
+    }
+  }
+
   void dispatch(std::vector<Instruction> batch) {
     if (sharded_) return dispatchSharded(std::move(batch));
     int64_t home = homeWorker();
@@ -381,6 +399,7 @@ private:
         runDispatcherPipeline(*module, {home, state_.options.jit, state_.options.hotAfter, &state_.regionCounts});
         dumpIR(*module, "placed");
       } catch (const std::exception &e) {
+        if (resultCount(batch) > 1) return dispatchEach(std::move(batch));
         return poison(batch, e.what());
       }
       fresh = placedInstructions(*module);
@@ -530,16 +549,44 @@ private:
       }
       batch.push_back(std::move(inst));
     }
-    for (const Instruction &inst : batch) {
-      if (inst.op == OpCode::Free) continue;
-      for (uint64_t id : inst.operands)
-        if (auto it = tensors_.find(id); it != tensors_.end() && !it->second.error.empty())
-          return poisonSharded(batch, it->second.error);
+    // An instruction that reads a poisoned tensor, directly or through this batch, is poisoned
+    // with its error and dropped; the rest of the batch runs (an unrelated parameter update in
+    // the same step is not lost).
+    {
+      std::unordered_set<uint64_t> madeHere; // results of the instructions kept so far
+      std::vector<Instruction> kept;
+      kept.reserve(batch.size());
+      for (Instruction &inst : batch) {
+        const std::string *error = nullptr;
+        for (uint64_t id : inst.operands)
+          if (!madeHere.count(id))
+            if (auto it = tensors_.find(id); it != tensors_.end() && !it->second.error.empty())
+              error = &it->second.error;
+        if (inst.op == OpCode::Free) {
+          if (error) tensors_.erase(inst.operands.at(0));
+          else kept.push_back(std::move(inst));
+          continue;
+        }
+        if (error) {
+          std::string why = *error; // tensors_ may rehash below
+          freeEverywhere(inst.result);
+          madeHere.erase(inst.result);
+          tensors_[inst.result].error = std::move(why);
+          continue;
+        }
+        madeHere.insert(inst.result);
+        kept.push_back(std::move(inst));
+      }
+      batch = std::move(kept);
     }
+    if (batch.empty()) return;
     int64_t home = homeWorker();
     if (home < 0) return poisonSharded(batch, "no live worker is registered with the dispatcher");
     BatchKey key;
-    if (std::string error = keyOf(batch, home, key); !error.empty()) return poisonSharded(batch, error);
+    if (std::string error = keyOf(batch, home, key); !error.empty()) { // an upload's bytes do not fit
+      if (resultCount(batch) > 1) return dispatchEach(std::move(batch));
+      return poisonSharded(batch, error);
+    }
 
     std::shared_ptr<const ShardedPlan> plan;
     if (key.cacheable && state_.options.planCache)
@@ -572,6 +619,7 @@ private:
         dumpIR(*module, "sharded");
         plan = planOf(*module, batch, key, globalTypes);
       } catch (const std::exception &e) {
+        if (resultCount(batch) > 1) return dispatchEach(std::move(batch));
         return poisonSharded(batch, e.what());
       }
       state_.planMisses++;

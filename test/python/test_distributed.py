@@ -291,6 +291,58 @@ def test_axis_out_of_range_is_reported_at_the_users_line(tmp_path):
     assert lines[1] == "[2.0, 2.0, 2.0]"
 
 
+ONE_BAD_OP_SCRIPT = """
+import gt, sys
+gt.gpu_workers(2)
+gt.load_config(sys.argv[1])
+with gt.signal.context('params'):
+    w = gt.ones(3)
+with gt.signal.context('rows'):
+    x = gt.ones(4)
+z = x * 2            # reads the bad tensor: poisoned with its error
+w2 = w * 3 + 1       # the same batch, unrelated to x: still runs
+print(w2.numpy().tolist())
+try:
+    z.numpy()
+except RuntimeError as e:
+    print(e)
+"""
+
+
+def test_a_bad_op_poisons_only_what_reads_it(tmp_path):
+    # The config's axis does not fit x, so the passes reject the batch; the dispatcher runs it
+    # again one op at a time and poisons only x and z (before, w2 was lost with them).
+    cfg = tmp_path / "axis.yaml"
+    cfg.write_text("rows:\n  shard:\n    axis: 1\nparams:\n  replicated: true\n")
+    script = tmp_path / "one_bad_op.py"
+    script.write_text(ONE_BAD_OP_SCRIPT)
+    p = subprocess.run([sys.executable, str(script), str(cfg)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.strip().splitlines()
+    assert lines[0] == "[4.0, 4.0, 4.0]"
+    assert "axis.yaml:3: signal 'rows' splits axis 1, but the tensor has rank 1" in lines[1]
+    assert "one_bad_op.py:8" in lines[1]
+
+
+def test_a_bad_upload_in_a_sharded_batch_poisons_only_what_reads_it(tmp_path):
+    d = Daemons(workers=2)
+    try:
+        c = d.client()
+        c.load_config("data:\n  shard: {axis: 0}\n", "dp.yaml")
+        c.set_signal("data")
+        # 8 bytes for a 4-element float32 tensor: the dispatcher refuses this upload.
+        bad, _, _ = c.upload(np.zeros(2, dtype=np.float32), [4], 0)
+        bad_exp, _, _ = c.emit(gt._C.op_code("exp"), [bad])
+        good, _, _ = c.upload(np.arange(4, dtype=np.float32), [4], 0)
+        good_exp, _, _ = c.emit(gt._C.op_code("exp"), [good])
+        data, _, _ = c.fetch(good_exp)  # one batch with the bad upload, which is not lost
+        np.testing.assert_allclose(np.frombuffer(data, np.float32), np.exp(np.arange(4)), rtol=1e-6)
+        with pytest.raises(gt.RemoteError, match=r"8 bytes do not hold a tensor of shape \[4\]"):
+            c.fetch(bad_exp)
+    finally:
+        d.stop()
+
+
 PLAN_SCRIPT = """
 import gt, json, sys
 import numpy as np
