@@ -1,6 +1,10 @@
-// The Gloo data plane on its own: several communicators in one process, one thread each, over
-// loopback, with blocks of unequal size (empty ones too) as uneven splits give.
+// The Gloo data plane: several communicators in one process, one thread each, over loopback,
+// with blocks of unequal size (empty ones too) as uneven splits give; then the executor's
+// exchange ops over it, a failed input among them.
 #include "gt/Worker/Communicator.h"
+#include "gt/Worker/Executor.h"
+
+#include "Programs.h"
 
 #include <gtest/gtest.h>
 
@@ -144,4 +148,72 @@ TEST(Gloo, OneMemberGroups) {
     comm.allToAll(in.data(), {3}, got.data(), {3}, {0});
     EXPECT_EQ(got, "abc");
   });
+}
+
+// The executor's exchange ops over Gloo: a member whose input failed still takes part, every
+// member's result is poisoned (its own error on that member, "an input of this collective
+// failed on another worker" on the others), and the group keeps working afterwards.
+TEST(Exchange, AFailedInputPoisonsEveryMembersResult) {
+  const int n = 3;
+  std::vector<std::map<uint64_t, Fetched>> got(n);
+  RUN_GROUP(n, [&](int r, Communicator &comm) {
+    Executor ex("");
+    ex.setCommunicator(std::shared_ptr<Communicator>(&comm, [](Communicator *) {}), r);
+    std::vector<float> mine(6);
+    for (int i = 0; i < 6; ++i) mine[size_t(i)] = float(10 * r + i);
+    // Each member holds 2 of the 6 rows of a (6, 3) tensor. Member 1's first input is 3 floats
+    // for its 6 elements: poisoned on that worker only.
+    ex.run(r == 1 ? test::upload(1, {1, 2, 3}, {2, 3}) : test::upload(1, mine, {2, 3}));
+    ex.run(test::upload(2, mine, {2, 3}));
+    auto group = [](Shape shape, std::vector<int64_t> axes = {}) {
+      OpAttrs a;
+      a.workers = {0, 1, 2};
+      a.shape = std::move(shape);
+      a.axes = std::move(axes);
+      a.reduce = uint8_t(ReduceKind::Sum);
+      return a;
+    };
+    auto p2p = [](int64_t peer) {
+      OpAttrs a;
+      a.workers = {peer};
+      a.shape = {2, 3};
+      a.dtype = DType::Float32;
+      return a;
+    };
+    for (uint64_t input : {1, 2}) { // the failed input, then a sound one on the same group
+      uint64_t base = 10 * input;
+      ex.run(test::op(OpCode::AllReduce, base, {input}, group({2, 3})));
+      ex.run(test::op(OpCode::AllGather, base + 1, {input}, group({6, 3}, {0})));
+      ex.run(test::op(OpCode::ReduceScatter, base + 2, {input}, group({2, 1}, {1}))); // column r
+      ex.run(test::op(OpCode::AllToAll, base + 3, {input}, group({6, 1}, {1, 0})));   // rows -> columns
+      if (r == 1) ex.run(test::op(OpCode::Send, base + 4, {input}, p2p(0)));
+      if (r == 0) ex.run(test::op(OpCode::Recv, base + 4, {}, p2p(1)));
+      for (uint64_t id = base; id <= base + 4; ++id) got[size_t(r)][id] = ex.fetch(id);
+    }
+  });
+  std::string peerFailed = std::string(": ") + kPeerFailed;
+  for (int r = 0; r < n; ++r) {
+    const auto &f = got[size_t(r)];
+    for (uint64_t id = 10; id <= 13; ++id) {
+      const std::string &error = f.at(id).error;
+      if (r == 1) EXPECT_NE(error.find("upload"), std::string::npos) << id << ": " << error;
+      else EXPECT_NE(error.find(peerFailed), std::string::npos) << "member " << r << ", " << id << ": " << error;
+    }
+    if (r == 0) EXPECT_EQ(f.at(14).error, "recv from worker 1" + peerFailed);
+    // The sound input: element i sums to 30 + 3i; member r's column of that sum; everyone's
+    // rows; column r of every row (row 2q + k of the whole is 10q + 3k + column); a copy.
+    for (uint64_t id = 20; id <= 23; ++id) EXPECT_EQ(f.at(id).error, "") << "member " << r << ", " << id;
+    std::vector<float> sum, gathered, scattered, exchanged;
+    for (int i = 0; i < 6; ++i) sum.push_back(float(30 + 3 * i));
+    for (int q = 0; q < n; ++q)
+      for (int i = 0; i < 6; ++i) gathered.push_back(float(10 * q + i));
+    scattered = {sum[size_t(r)], sum[size_t(3 + r)]};
+    for (int q = 0; q < n; ++q)
+      for (int k = 0; k < 2; ++k) exchanged.push_back(float(10 * q + 3 * k + r));
+    EXPECT_EQ(test::floats(f.at(20)), sum) << "member " << r;
+    EXPECT_EQ(test::floats(f.at(21)), gathered) << "member " << r;
+    EXPECT_EQ(test::floats(f.at(22)), scattered) << "member " << r;
+    EXPECT_EQ(test::floats(f.at(23)), exchanged) << "member " << r;
+    if (r == 0) EXPECT_EQ(test::floats(f.at(24)), (std::vector<float>{10, 11, 12, 13, 14, 15}));
+  }
 }
