@@ -54,8 +54,8 @@ void buildDispatcherPipeline(OpPassManager &pm, const DispatcherPipelineOptions 
 /// gt ops -> linalg on tensors with elementwise producers fused into their consumers
 /// (reductions included): gt-lower-to-linalg, canonicalize, linalg-fuse-elementwise-ops,
 /// canonicalize. Workers run it on every fused region; gt-opt exposes it as
-/// --gt-fuse-pipeline.
-void buildFusionPipeline(OpPassManager &pm);
+/// --gt-fuse-pipeline. `scatterLoops`: gt-lower-to-linalg's scatter-loops option (CPU workers).
+void buildFusionPipeline(OpPassManager &pm, bool scatterLoops = false);
 
 /// What a CUDA worker compiles for.
 struct GPUPipelineOptions {

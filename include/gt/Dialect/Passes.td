@@ -194,7 +194,14 @@ def GTLowerToLinalg : Pass<"gt-lower-to-linalg", "::mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
-                           "::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
+                           "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect"];
+  let options = [
+    Option<"scatterLoops", "scatter-loops", "bool", "false",
+           "index_add/scatter_add as scf.for loops over the source, result[clamp(idx)] += src "
+           "(source size adds; for the CPU) instead of a dense linalg.generic over the result "
+           "and the indices (result size x indices, no atomics: for the GPU)">
+  ];
 }
 
 def GTMarkHotRegions : Pass<"gt-mark-hot-regions", "::mlir::ModuleOp"> {

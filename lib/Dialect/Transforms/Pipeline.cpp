@@ -15,8 +15,10 @@
 
 namespace mlir::gt {
 
-void buildFusionPipeline(OpPassManager &pm) {
-  pm.addPass(createGTLowerToLinalg());
+void buildFusionPipeline(OpPassManager &pm, bool scatterLoops) {
+  GTLowerToLinalgOptions lowering;
+  lowering.scatterLoops = scatterLoops;
+  pm.addPass(createGTLowerToLinalg(lowering));
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
   // Drops producers that fusion left dead. No CSE: it merges identical tensor.empty ops, and

@@ -32,6 +32,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
@@ -72,7 +73,7 @@ namespace gt::worker {
 
 /// Bump when the kernel ABI or any lowering pass changes (the disk key hashes the gt-level
 /// source, not the pipeline): old disk-cache entries then stop matching.
-static constexpr const char *kCompilerVersion = "gt-kernels-7 llvm-" LLVM_VERSION_STRING;
+static constexpr const char *kCompilerVersion = "gt-kernels-8 llvm-" LLVM_VERSION_STRING;
 
 namespace {
 /// Calls `entry` with `N` pointer arguments taken from `d`.
@@ -133,6 +134,7 @@ struct KernelCompiler::Impl {
     arith::registerBufferizableOpInterfaceExternalModels(registry);
     linalg::registerBufferizableOpInterfaceExternalModels(registry);
     tensor::registerBufferizableOpInterfaceExternalModels(registry);
+    scf::registerBufferizableOpInterfaceExternalModels(registry); // index_add's loops (CPU)
     registerBuiltinDialectTranslation(registry);
     registerLLVMDialectTranslation(registry);
     if (cuda()) mlir::gt::registerGTGPUDialects(registry);
@@ -271,10 +273,13 @@ struct KernelCompiler::Impl {
 
   void lowerToLLVMDialect(ModuleOp module, bool fuse) {
     PassManager pm(&ctx);
+    bool scatterLoops = !cuda(); // sequential loops on the CPU; the dense form on the GPU
     if (fuse) {
-      mlir::gt::buildFusionPipeline(pm);
+      mlir::gt::buildFusionPipeline(pm, scatterLoops);
     } else {
-      pm.addPass(mlir::gt::createGTLowerToLinalg());
+      mlir::gt::GTLowerToLinalgOptions lowering;
+      lowering.scatterLoops = scatterLoops;
+      pm.addPass(mlir::gt::createGTLowerToLinalg(lowering));
       pm.addPass(createCanonicalizerPass());
     }
     pm.addPass(bufferization::createEmptyTensorEliminationPass());
