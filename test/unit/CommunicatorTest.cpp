@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -156,8 +157,14 @@ TEST(Gloo, OneMemberGroups) {
 TEST(Exchange, AFailedInputPoisonsEveryMembersResult) {
   const int n = 3;
   std::vector<std::map<uint64_t, Fetched>> got(n);
+  std::mutex made; // one executor at a time: LLVM's target registration is not thread-safe
   RUN_GROUP(n, [&](int r, Communicator &comm) {
-    Executor ex("");
+    std::unique_ptr<Executor> owner;
+    {
+      std::lock_guard lock(made);
+      owner = std::make_unique<Executor>("");
+    }
+    Executor &ex = *owner;
     ex.setCommunicator(std::shared_ptr<Communicator>(&comm, [](Communicator *) {}), r);
     std::vector<float> mine(6);
     for (int i = 0; i < 6; ++i) mine[size_t(i)] = float(10 * r + i);
