@@ -528,6 +528,44 @@ private:
     }
   }
 
+  /// Whether an instruction of `batch` reads a tensor poisoned at the dispatcher.
+  bool readsPoisoned(const std::vector<Instruction> &batch) const {
+    for (const Instruction &inst : batch)
+      for (uint64_t id : inst.operands)
+        if (auto it = tensors_.find(id); it != tensors_.end() && !it->second.error.empty()) return true;
+    return false;
+  }
+
+  /// Drops from `batch` every instruction that reads a poisoned tensor, directly or through
+  /// this batch, and poisons its result with that tensor's error; the rest of the batch runs
+  /// (an unrelated parameter update in the same step is not lost).
+  void dropPoisonedReaders(std::vector<Instruction> &batch) {
+    std::unordered_set<uint64_t> madeHere; // results of the instructions kept so far
+    std::vector<Instruction> kept;
+    kept.reserve(batch.size());
+    for (Instruction &inst : batch) {
+      const std::string *error = nullptr;
+      for (uint64_t id : inst.operands)
+        if (!madeHere.count(id))
+          if (auto it = tensors_.find(id); it != tensors_.end() && !it->second.error.empty()) error = &it->second.error;
+      if (inst.op == OpCode::Free) {
+        if (error) tensors_.erase(inst.operands.at(0));
+        else kept.push_back(std::move(inst));
+        continue;
+      }
+      if (error) {
+        std::string why = *error; // tensors_ may rehash below
+        freeEverywhere(inst.result);
+        madeHere.erase(inst.result);
+        tensors_[inst.result].error = std::move(why);
+        continue;
+      }
+      madeHere.insert(inst.result);
+      kept.push_back(std::move(inst));
+    }
+    batch = std::move(kept);
+  }
+
   /// The batch through gt-apply-signals, gt-propagate-sharding, gt-insert-collectives,
   /// gt-split-by-worker and gt-mark-hot-regions; each @workerN function becomes worker N's
   /// program. Every tensor the client names gets one global id, the same on each worker holding
@@ -549,36 +587,7 @@ private:
       }
       batch.push_back(std::move(inst));
     }
-    // An instruction that reads a poisoned tensor, directly or through this batch, is poisoned
-    // with its error and dropped; the rest of the batch runs (an unrelated parameter update in
-    // the same step is not lost).
-    {
-      std::unordered_set<uint64_t> madeHere; // results of the instructions kept so far
-      std::vector<Instruction> kept;
-      kept.reserve(batch.size());
-      for (Instruction &inst : batch) {
-        const std::string *error = nullptr;
-        for (uint64_t id : inst.operands)
-          if (!madeHere.count(id))
-            if (auto it = tensors_.find(id); it != tensors_.end() && !it->second.error.empty())
-              error = &it->second.error;
-        if (inst.op == OpCode::Free) {
-          if (error) tensors_.erase(inst.operands.at(0));
-          else kept.push_back(std::move(inst));
-          continue;
-        }
-        if (error) {
-          std::string why = *error; // tensors_ may rehash below
-          freeEverywhere(inst.result);
-          madeHere.erase(inst.result);
-          tensors_[inst.result].error = std::move(why);
-          continue;
-        }
-        madeHere.insert(inst.result);
-        kept.push_back(std::move(inst));
-      }
-      batch = std::move(kept);
-    }
+    if (readsPoisoned(batch)) dropPoisonedReaders(batch);
     if (batch.empty()) return;
     int64_t home = homeWorker();
     if (home < 0) return poisonSharded(batch, "no live worker is registered with the dispatcher");

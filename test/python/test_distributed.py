@@ -278,14 +278,20 @@ print(y.numpy().tolist())
 """
 
 
-def test_axis_out_of_range_is_reported_at_the_users_line(tmp_path):
+def run_script_with_config(tmp_path, name, script, config):
+    """Runs `script` saved as tmp_path/name with a config file holding `config` (as axis.yaml);
+    its stdout lines."""
     cfg = tmp_path / "axis.yaml"
-    cfg.write_text("rows:\n  shard:\n    axis: 1\n")
-    script = tmp_path / "axis.py"
-    script.write_text(AXIS_SCRIPT)
-    p = subprocess.run([sys.executable, str(script), str(cfg)], capture_output=True, text=True, timeout=120)
+    cfg.write_text(config)
+    path = tmp_path / name
+    path.write_text(script)
+    p = subprocess.run([sys.executable, str(path), str(cfg)], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
-    lines = p.stdout.strip().splitlines()
+    return p.stdout.strip().splitlines()
+
+
+def test_axis_out_of_range_is_reported_at_the_users_line(tmp_path):
+    lines = run_script_with_config(tmp_path, "axis.py", AXIS_SCRIPT, "rows:\n  shard:\n    axis: 1\n")
     assert "axis.yaml:3: signal 'rows' splits axis 1, but the tensor has rank 1" in lines[0]
     assert "axis.py:6" in lines[0]
     assert lines[1] == "[2.0, 2.0, 2.0]"
@@ -312,13 +318,8 @@ except RuntimeError as e:
 def test_a_bad_op_poisons_only_what_reads_it(tmp_path):
     # The config's axis does not fit x, so the passes reject the batch; the dispatcher runs it
     # again one op at a time and poisons only x and z (before, w2 was lost with them).
-    cfg = tmp_path / "axis.yaml"
-    cfg.write_text("rows:\n  shard:\n    axis: 1\nparams:\n  replicated: true\n")
-    script = tmp_path / "one_bad_op.py"
-    script.write_text(ONE_BAD_OP_SCRIPT)
-    p = subprocess.run([sys.executable, str(script), str(cfg)], capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-    lines = p.stdout.strip().splitlines()
+    lines = run_script_with_config(tmp_path, "one_bad_op.py", ONE_BAD_OP_SCRIPT,
+                                   "rows:\n  shard:\n    axis: 1\nparams:\n  replicated: true\n")
     assert lines[0] == "[4.0, 4.0, 4.0]"
     assert "axis.yaml:3: signal 'rows' splits axis 1, but the tensor has rank 1" in lines[1]
     assert "one_bad_op.py:8" in lines[1]
