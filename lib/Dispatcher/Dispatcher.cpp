@@ -574,14 +574,17 @@ private:
   /// The result of the passes is kept as a plan (see BatchKey): a batch with the same
   /// structure as an earlier one (a training step that repeats) skips capture and the passes.
   void dispatchSharded(std::vector<Instruction> received) {
-    // Frees of tensors poisoned at the dispatcher (they live nowhere) are done here.
+    // Frees of tensors poisoned at the dispatcher (they live nowhere) are done here. A free of
+    // a tensor this dispatcher does not know yet goes on: it is usually made earlier in this
+    // very batch (a step's intermediates die within it); a free of an id that never existed
+    // is dropped by capture, as in an unsharded session.
     std::vector<Instruction> batch;
     batch.reserve(received.size());
     for (Instruction &inst : received) {
       if (inst.op == OpCode::Free) {
         auto it = tensors_.find(inst.operands.at(0));
-        if (it == tensors_.end() || !it->second.error.empty()) {
-          if (it != tensors_.end()) tensors_.erase(it);
+        if (it != tensors_.end() && !it->second.error.empty()) {
+          tensors_.erase(it);
           continue;
         }
       }

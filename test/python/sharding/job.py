@@ -1,6 +1,8 @@
 """One training run of a small MLP under a sharding strategy; prints a JSON report.
 
-    python job.py STRATEGY WORKERS [--config FILE]
+    python job.py STRATEGY WORKERS [--config FILE] [--live]
+
+--live adds each worker's live tensor count after every step to the report ("live").
 
 Run by test_distributed.py: every strategy on 2 and 4 workers must match its run on one
 worker (no config). The model, data and steps are the same for every run.
@@ -53,7 +55,7 @@ def main():
     t_signal = sig.get("t", sig["s1"])  # the targets: made under stage 1's signal unless named
     with gt.signal.context(t_signal) if t_signal else _nothing():
         t = gt.tensor(t_np)
-    losses = []
+    losses, live = [], []
     for _ in range(STEPS):
         with gt.signal.context(sig["s1"]) if sig["s1"] else _nothing():
             h = gt.relu(x @ w1 + b1)
@@ -67,10 +69,13 @@ def main():
                     p -= LR * p.grad
                 p.grad = None
         losses.append(loss.item())
+        if "--live" in sys.argv:
+            live.append({str(w): s["live_tensors"] for w, s in gt.debug.stats()["by_worker"].items()})
     report = {
         "losses": losses,
         "y": y.numpy().tolist(),
         "params": {n: p.numpy().tolist() for n, p in (("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2))},
+        "live": live,
     }
     stats = gt.debug.stats()
     report.update({
