@@ -128,3 +128,36 @@ func.func @signal_splits_entering_operands(%h: tensor<8x4xf32> {gt.sharding = #g
   %n = gt.neg %s {gt.signal_axis = 0 : i64, gt.workers = array<i64: 1, 2>} : tensor<1x4xf32> -> tensor<1x4xf32>
   return
 }
+
+// -----
+
+// No signal: an op runs on the largest worker group among its operands, scalars aside, and
+// between groups of one size on the one that needs the fewest bytes moved in. An optimizer's
+// scalar (made on the session's worker 0) goes to the parameter on worker 1, not the
+// parameter to the scalar, whichever operand comes first.
+// CHECK-LABEL: func.func @a_scalar_goes_to_the_data
+func.func @a_scalar_goes_to_the_data(%s: tensor<f32> {gt.sharding = #gt.sharding<replicated over [0]>},
+                                     %p: tensor<64xf32> {gt.sharding = #gt.sharding<replicated over [1]>},
+                                     %q: tensor<64xf32> {gt.sharding = #gt.sharding<replicated over [0, 1]>},
+                                     %r: tensor<64xf32> {gt.sharding = #gt.sharding<replicated over [2]>},
+                                     %v: tensor<2x64xf32> {gt.sharding = #gt.sharding<replicated over [1]>},
+                                     %t: tensor<f32> {gt.sharding = #gt.sharding<replicated over [0, 1, 2]>}) {
+  // CHECK: gt.mul {{.*}}gt.operand_shardings = [#gt.sharding<replicated over [1]>, #gt.sharding<replicated over [1]>], gt.sharding = #gt.sharding<replicated over [1]>
+  %a = gt.mul %s, %p : tensor<f32>, tensor<64xf32> -> tensor<64xf32>
+  // A scalar on every worker does not pull the tensor to all of them either.
+  // CHECK: gt.mul {{.*}}gt.sharding = #gt.sharding<replicated over [1]>
+  %b = gt.mul %t, %p : tensor<f32>, tensor<64xf32> -> tensor<64xf32>
+  // Only scalars: the largest group.
+  // CHECK: gt.add {{.*}}gt.sharding = #gt.sharding<replicated over [0, 1, 2]>
+  %c = gt.add %s, %t : tensor<f32>, tensor<f32> -> tensor<f32>
+  // The larger group wins over bytes: %p goes to worker 0 as well.
+  // CHECK: gt.sub {{.*}}gt.sharding = #gt.sharding<replicated over [0, 1]>
+  %d = gt.sub %p, %q : tensor<64xf32>, tensor<64xf32> -> tensor<64xf32>
+  // One worker each: moving %r (256 bytes) beats moving %v (512).
+  // CHECK: gt.add {{.*}}gt.sharding = #gt.sharding<replicated over [1]>
+  %e = gt.add %r, %v : tensor<64xf32>, tensor<2x64xf32> -> tensor<2x64xf32>
+  // A tie: the earlier operand's.
+  // CHECK: gt.div {{.*}}gt.sharding = #gt.sharding<replicated over [2]>
+  %f = gt.div %r, %p : tensor<64xf32>, tensor<64xf32> -> tensor<64xf32>
+  return
+}

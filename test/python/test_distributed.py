@@ -342,6 +342,31 @@ def test_a_bad_op_poisons_only_what_reads_it(tmp_path):
     assert "one_bad_op.py:8" in lines[1]
 
 
+UNKNOWN_FREE_SCRIPT = """
+import gt, sys
+gt.gpu_workers(2)
+gt.load_config(sys.argv[1])
+with gt.signal.context('params'):
+    w = gt.ones(3)
+    a = w * 2
+    gt._tensor._client().release(10 ** 9)  # a client bug: an id this session never had
+    b = a + 1
+    del a                                   # freed in the same batch that made it
+print(b.numpy().tolist())
+print(sorted(s['live_tensors'] for s in gt.debug.stats()['by_worker'].values()))
+"""
+
+
+def test_a_free_of_an_unknown_id_does_not_cost_the_batch(tmp_path):
+    # The free of an id the session never had is dropped; the rest of its batch runs, and the
+    # free of `a`, made earlier in that batch, still reaches both workers: w, b and the two
+    # scalars (2 and 1, which gt caches) live there, not a.
+    lines = run_script_with_config(tmp_path, "unknown_free.py", UNKNOWN_FREE_SCRIPT,
+                                   "params:\n  replicated: true\n")
+    assert lines[0] == "[3.0, 3.0, 3.0]"
+    assert lines[1] == "[4, 4]"
+
+
 def test_a_bad_upload_in_a_sharded_batch_poisons_only_what_reads_it(tmp_path):
     d = Daemons(workers=2)
     try:

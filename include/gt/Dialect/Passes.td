@@ -51,11 +51,14 @@ def GTPropagateSharding : Pass<"gt-propagate-sharding", "::mlir::ModuleOp"> {
   let summary = "gives every op's result a layout and says which operand layouts it needs";
   let description = [{
     Walks ops in order. An op runs on its `gt.workers` (from a signal), else on the largest
-    worker group among its operands, else on `default-worker`. An op under a `shard:` signal
-    (`gt.signal_axis`) none of whose operands is split or partial splits the first operand that
-    enters its workers from outside (an activation from another pipeline stage, a batch made
-    outside the signal) along the signal's axis, so the signal shards the compute and not only
-    the tensors made under it. Per-op rules (MLIR mesh
+    worker group among its non-scalar operands (all operands when every one is 0-d), so a
+    scalar moves to a tensor and not the tensor to the scalar; between groups of one size on
+    the one that needs the fewest bytes moved in (each operand's bytes times the group's
+    workers that lack it), then the earlier operand's; with no operands on `default-worker`.
+    An op under a `shard:` signal (`gt.signal_axis`) none of whose operands is split or
+    partial splits the first operand that enters its workers from outside (an activation from
+    another pipeline stage, a batch made outside the signal) along the signal's axis, so the
+    signal shards the compute and not only the tensors made under it. Per-op rules (MLIR mesh
     vocabulary; anything not listed falls back to replicated operands, always correct):
     - elementwise: a split operand keeps its axis; operands that broadcast along it must be
       replicated; two partial(sum) operands of add/sub stay partial; other partials are resolved;

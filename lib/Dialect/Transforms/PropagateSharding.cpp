@@ -6,6 +6,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
 #include <numeric>
@@ -22,6 +23,10 @@ using core::Sharding;
 
 int64_t rankOf(Value v) { return cast<RankedTensorType>(v.getType()).getRank(); }
 ArrayRef<int64_t> shapeOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
+int64_t bytesOf(Value v) {
+  auto t = cast<RankedTensorType>(v.getType());
+  return t.getNumElements() * std::max<int64_t>(1, int64_t(t.getElementTypeBitWidth()) / 8);
+}
 
 /// What an op needs and makes: required operand layouts and the result layout (all on the
 /// op's worker group).
@@ -84,13 +89,43 @@ private:
     }
   }
 
+  /// About how many bytes running `op` on `group` moves in: each operand's bytes times the
+  /// workers of `group` that lack it (all of them for a split or partial operand of another
+  /// group: a rough count that charges it as if whole).
+  static int64_t movedBytes(Operation *op, const std::vector<Sharding> &in, const std::vector<int64_t> &group) {
+    int64_t cost = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      int64_t missing = 0;
+      if (in[i].isReplicated())
+        for (int64_t w : group) missing += !llvm::is_contained(in[i].workers, w);
+      else if (in[i].workers != group)
+        missing = int64_t(group.size());
+      cost += missing * bytesOf(op->getOperand(unsigned(i)));
+    }
+    return cost;
+  }
+
   std::vector<int64_t> groupOf(Operation *op, const std::vector<Sharding> &in) {
     if (auto w = op->getAttrOfType<DenseI64ArrayAttr>(kWorkersAttr))
       return std::vector<int64_t>(w.asArrayRef().begin(), w.asArrayRef().end());
     if (auto s = op->getAttrOfType<ShardingAttr>(kShardingAttr)) return s.toCore().workers; // from a signal
+    // No signal: the largest worker group among the operands, scalars (0-d: a Python number)
+    // aside unless every operand is one, so a scalar goes to the data and not the data to the
+    // scalar. Between groups of one size, the one that needs the fewest bytes moved in; then
+    // the earlier operand's.
+    bool allScalars = llvm::all_of(op->getOperands(), [](Value v) { return rankOf(v) == 0; });
     const Sharding *best = nullptr;
-    for (const Sharding &s : in)
-      if (!best || s.workers.size() > best->workers.size()) best = &s;
+    int64_t bestCost = 0;
+    for (size_t j = 0; j < in.size(); ++j) {
+      const Sharding &candidate = in[j];
+      if (!allScalars && rankOf(op->getOperand(unsigned(j))) == 0) continue;
+      if (best && candidate.workers.size() < best->workers.size()) continue;
+      int64_t cost = movedBytes(op, in, candidate.workers);
+      if (!best || candidate.workers.size() > best->workers.size() || cost < bestCost) {
+        best = &candidate;
+        bestCost = cost;
+      }
+    }
     if (best) return best->workers;
     if (auto w = op->getAttrOfType<IntegerAttr>("gt.worker")) return {w.getInt()};
     return {defaultWorker_};
