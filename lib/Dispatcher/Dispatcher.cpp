@@ -148,6 +148,7 @@ struct ShardedPlan {
   uint32_t temps = 0;                                ///< values the passes added
   std::map<uint32_t, Made> made;                 ///< by local index
   std::vector<Ref> freed;                        ///< session tensors the batch frees
+  std::vector<std::pair<Ref, int64_t>> replicas; ///< client tensors copied whole to a worker, kept there
 };
 
 class SessionImpl final : public wire::Session::Server {
@@ -784,6 +785,12 @@ private:
           step.source = int32_t(src.getInt());
         if (step.inst.op == OpCode::Free) {
           if (step.operands[0].kind != Ref::Temp) plan->freed.push_back(step.operands[0]);
+        } else if (auto of = op.getAttrOfType<mlir::IntegerAttr>("gt.replica_of")) {
+          // A copy of a client's tensor that `w` keeps: it takes that tensor's global id.
+          Ref result = sessionRef(uint64_t(of.getInt()));
+          plan->replicas.push_back({result, w});
+          step.result = result;
+          refs[op.getResult(0)] = result;
         } else if (op.getNumResults() == 1) {
           Ref result{Ref::Temp, 0};
           if (auto sid = op.getAttrOfType<mlir::IntegerAttr>("gt.id")) {
@@ -885,6 +892,14 @@ private:
       e.worker = e.layout.workers.front();
       e.globalId = idOf({Ref::Local, index});
       tensors_[sid] = std::move(e);
+    }
+    for (auto &[r, w] : plan.replicas) { // w now holds a copy too: later batches need not move it
+      auto it = tensors_.find(r.kind == Ref::Local ? key.locals[r.index] : key.externals[r.index]);
+      if (it == tensors_.end() || !it->second.layout.isReplicated()) continue; // freed by this batch
+      std::vector<int64_t> &holders = it->second.layout.workers;
+      if (std::find(holders.begin(), holders.end(), w) != holders.end()) continue;
+      holders.insert(std::upper_bound(holders.begin(), holders.end(), w), w);
+      it->second.worker = holders.front();
     }
     for (auto &[w, program] : programs) send(w, program, regions[w]);
   }

@@ -94,3 +94,42 @@ func.func @scatter(%x: tensor<13x4xf32> {gt.id = 0 : i64, gt.sharding = #gt.shar
   %s = gt.relu %x {gt.id = 1 : i64, gt.workers = array<i64: 0, 1, 2>, gt.signal = "data", gt.signal_axis = 0 : i64} : tensor<13x4xf32> -> tensor<13x4xf32>
   return
 }
+
+// -----
+
+// A whole client tensor (%s, id 7, an argument on worker 0) moved to worker 1 stays there as
+// a replica (gt.replica_of = 7), freed with %s rather than after its last use; a later move
+// of it to workers 1 and 2 reuses that copy and sends only to worker 2. A tensor this batch
+// made (%u, id 11) is kept the same way (freed by a later batch). A value the passes made
+// (%v, no id) is received as a temporary and freed after its last use.
+// CHECK-LABEL: func.func @worker0
+// CHECK: gt.send %arg0 {gt.signal = "stage2", peer = 1 : i64} : tensor<f32>
+// CHECK: gt.send %arg0 {peer = 2 : i64} : tensor<f32>
+// CHECK-NOT: gt.send %arg0
+// CHECK: gt.free %arg0
+// CHECK-LABEL: func.func @worker1
+// CHECK: %[[S:.*]] = gt.recv {gt.replica_of = 7 : i64, gt.signal = "stage2", peer = 0 : i64} : tensor<f32>
+// CHECK: gt.mul %[[S]], %arg0
+// CHECK: %[[U:.*]] = gt.recv {gt.replica_of = 11 : i64, gt.signal = "stage2", peer = 0 : i64} : tensor<4xf32>
+// CHECK: %[[V:.*]] = gt.recv {gt.signal = "stage2", peer = 0 : i64} : tensor<4xf32>
+// CHECK: gt.add %[[U]], %[[V]]
+// CHECK: gt.free %[[V]]
+// CHECK-NOT: gt.recv
+// CHECK: gt.exp %[[S]]
+// CHECK: gt.free %[[S]]
+// CHECK-NOT: gt.free
+// CHECK-LABEL: func.func @worker2
+// CHECK: %[[S2:.*]] = gt.recv {gt.replica_of = 7 : i64, peer = 0 : i64} : tensor<f32>
+// CHECK: gt.exp %[[S2]]
+// CHECK: gt.free %[[S2]]
+func.func @replica(%s: tensor<f32> {gt.id = 7 : i64, gt.sharding = #gt.sharding<replicated over [0]>},
+                   %p: tensor<4xf32> {gt.id = 8 : i64, gt.sharding = #gt.sharding<replicated over [1]>}) {
+  %t = gt.neg %s {gt.id = 9 : i64, gt.workers = array<i64: 0>} : tensor<f32> -> tensor<f32>
+  %a = gt.mul %s, %p {gt.id = 10 : i64, gt.workers = array<i64: 1>, gt.signal = "stage2"} : tensor<f32>, tensor<4xf32> -> tensor<4xf32>
+  %u = gt.broadcast_to %t {gt.id = 11 : i64, gt.workers = array<i64: 0>, shape = array<i64: 4>} : tensor<f32> -> tensor<4xf32>
+  %v = gt.exp %u {gt.workers = array<i64: 0>} : tensor<4xf32> -> tensor<4xf32>
+  %b = gt.add %u, %v {gt.id = 12 : i64, gt.workers = array<i64: 1>, gt.signal = "stage2"} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %c = gt.exp %s {gt.id = 13 : i64, gt.workers = array<i64: 1, 2>} : tensor<f32> -> tensor<f32>
+  gt.free %s : tensor<f32>
+  return
+}

@@ -430,6 +430,39 @@ def test_the_plan_cache_replays_a_repeated_step_with_its_new_values(tmp_path):
         assert run["hits"] == 2 and run["misses"] == 2, run
 
 
+REPLICA_SCRIPT = """
+import gt, json, sys
+import numpy as np
+gt.gpu_workers(2)
+gt.load_config(sys.argv[1])
+s = gt.tensor(np.full(4, 3.0, np.float32))  # outside any signal: on worker 0
+with gt.signal.context('far'):
+    p = gt.ones(4)                           # on worker 1
+sent, values = [], []
+for step in range(3):
+    with gt.signal.context('far'):
+        p = p * s                            # needs s on worker 1
+    values.append(p.numpy().tolist())
+    sent.append(gt.debug.stats()['by_worker'][0].get('p2p_bytes_sent', 0))
+live = [gt.debug.stats()['by_worker'][w]['live_tensors'] for w in (0, 1)]
+del s
+gt.debug.stats()
+print(json.dumps({'values': values, 'sent': sent, 'live': live,
+                  'after': [gt.debug.stats()['by_worker'][w]['live_tensors'] for w in (0, 1)]}))
+"""
+
+
+def test_a_tensor_moved_to_a_worker_is_kept_there(tmp_path):
+    # Tensors never change, so the copy of s that worker 1 receives in the first step stays
+    # there: the next steps use it without moving s again, and freeing s frees both copies.
+    lines = run_script_with_config(tmp_path, "replica.py", REPLICA_SCRIPT, "far:\n  replicated: {workers: [1]}\n")
+    run = json.loads(lines[-1])
+    assert run["values"] == [[3.0] * 4, [9.0] * 4, [27.0] * 4]
+    first, second, third = run["sent"]
+    assert first >= 16 and second == first and third == first, run["sent"]
+    assert [before - after for before, after in zip(run["live"], run["after"])] == [1, 1], run
+
+
 THREADS_SCRIPT = """
 import gt, json, sys
 gt.gpu_workers(int(sys.argv[1]))

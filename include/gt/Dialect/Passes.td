@@ -146,8 +146,12 @@ def GTSplitByWorker : Pass<"gt-split-by-worker", "::mlir::ModuleOp"> {
     - gt.move: rank r of `to` receives rank r (mod |from|) of `from` by `gt.send`/`gt.recv`
       (nothing when source and destination are the same worker);
     - gt.free runs on every worker holding the value;
-    - values the passes added (no `gt.id`: collective results, received blocks) are freed
-      right after their last use on each worker.
+    - a whole client tensor (one with a `gt.id`: an argument or an op's result) received by
+      a worker is kept there as another replica (`gt.replica_of` = its id) and freed with the
+      tensor: a later move of it in the batch reuses the copy, and the dispatcher records the
+      new holder, so later batches do not move it again (tensors never change);
+    - other values the passes added (no `gt.id`: collective results, received blocks) are
+      freed right after their last use on each worker.
     Ops keep `gt.id` and their global `gt.sharding`, so the dispatcher maps results back to
     the client's tensors.
     ```mlir

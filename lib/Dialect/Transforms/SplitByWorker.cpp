@@ -18,6 +18,7 @@ namespace {
 namespace core = ::gt;
 using core::OpCode;
 using core::Sharding;
+constexpr const char *kReplicaOfAttr = "gt.replica_of";
 
 class Splitter {
 public:
@@ -85,6 +86,13 @@ private:
     if (info->code == OpCode::Free || info->code == OpCode::Send) {
       Sharding s = layout(op->getOperand(0));
       for (int64_t w : s.workers) cloneFor(op, w, Type());
+      if (info->code == OpCode::Free)
+        for (auto [w, copy] : replicas_.lookup(op->getOperand(0))) { // copies this batch made
+          OpBuilder b = builderFor(w);
+          IRMapping m;
+          m.map(op->getOperand(0), copy);
+          b.clone(*op, m);
+        }
       return success();
     }
     Value result = op->getResult(0);
@@ -163,15 +171,45 @@ private:
         map_[dst].map(op->getResult(0), srcValue);
         continue;
       }
+      if (Value copy = out.isSplit() ? Value() : replicaOn(op->getOperand(0), dst)) { // an earlier move brought it
+        map_[dst].map(op->getResult(0), copy);
+        continue;
+      }
       OpBuilder sb = builderFor(src);
       core::OpAttrs peer;
       peer.workers = {dst};
       emit(sb, op->getLoc(), OpCode::Send, srcValue, peer, Type(), op);
       OpBuilder rb = builderFor(dst);
       peer.workers = {src};
-      map_[dst].map(op->getResult(0), emit(rb, op->getLoc(), OpCode::Recv, {}, peer, local, op));
+      Value copy = emit(rb, op->getLoc(), OpCode::Recv, {}, peer, local, op);
+      map_[dst].map(op->getResult(0), copy);
+      keepAsReplica(op->getOperand(0), in, out, dst, copy);
     }
     return success();
+  }
+
+  /// The copy of `moved` that an earlier move of this batch left on `worker` (null if none).
+  Value replicaOn(Value moved, int64_t worker) {
+    for (auto [w, copy] : replicas_.lookup(moved))
+      if (w == worker) return copy;
+    return Value();
+  }
+
+  /// A whole copy of a client's tensor (one with a `gt.id`: a function argument, a tensor of an
+  /// earlier batch, or made by this one) received by `dst` is kept there as another replica of
+  /// it (`gt.replica_of` = its id): tensors never change, so later uses, in this batch or
+  /// later ones, need not move it again. It is freed with the tensor (see split), not after
+  /// its last use here.
+  void keepAsReplica(Value moved, const Sharding &in, const Sharding &out, int64_t dst, Value copy) {
+    if (!in.isReplicated() || out.isSplit()) return;
+    IntegerAttr id;
+    if (auto arg = dyn_cast<BlockArgument>(moved))
+      id = func_.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), "gt.id");
+    else
+      id = moved.getDefiningOp()->getAttrOfType<IntegerAttr>("gt.id");
+    if (!id) return;
+    copy.getDefiningOp()->setAttr(kReplicaOfAttr, id);
+    replicas_[moved].push_back({dst, copy});
   }
 
   /// The client's id and the global layout name `to`'s result from now on, not `from`'s.
@@ -210,7 +248,7 @@ private:
   static void freeTemporaries(Block &body) {
     SmallVector<Operation *> ops = llvm::map_to_vector(body.without_terminator(), [](Operation &op) { return &op; });
     for (Operation *op : ops) {
-      if (op->getNumResults() != 1 || op->hasAttr("gt.id")) continue;
+      if (op->getNumResults() != 1 || op->hasAttr("gt.id") || op->hasAttr(kReplicaOfAttr)) continue;
       Value v = op->getResult(0);
       if (llvm::any_of(v.getUsers(), [](Operation *user) { return isa<FreeOp>(user); })) continue;
       Operation *last = op;
@@ -227,6 +265,7 @@ private:
   std::map<int64_t, func::FuncOp> funcs_;
   std::map<int64_t, IRMapping> map_;
   std::map<int64_t, std::vector<DictionaryAttr>> argAttrs_;
+  llvm::DenseMap<Value, SmallVector<std::pair<int64_t, Value>>> replicas_; ///< argument -> (worker, its copy)
 };
 
 struct GTSplitByWorkerPass : impl::GTSplitByWorkerBase<GTSplitByWorkerPass> {
