@@ -265,7 +265,7 @@ private:
   std::map<int64_t, func::FuncOp> funcs_;
   std::map<int64_t, IRMapping> map_;
   std::map<int64_t, std::vector<DictionaryAttr>> argAttrs_;
-  llvm::DenseMap<Value, SmallVector<std::pair<int64_t, Value>>> replicas_; ///< argument -> (worker, its copy)
+  llvm::DenseMap<Value, SmallVector<std::pair<int64_t, Value>>> replicas_; ///< client tensor -> (worker, copy kept there)
 };
 
 struct GTSplitByWorkerPass : impl::GTSplitByWorkerBase<GTSplitByWorkerPass> {
