@@ -78,8 +78,20 @@ uint16_t floatToBFloat16(float value) {
 
 int64_t numElements(const Shape &shape) {
   int64_t n = 1;
-  for (int64_t s : shape) n *= s;
+  for (int64_t s : shape) {
+    if (s < 0) throw ShapeError("negative size in shape " + shapeString(shape));
+    if (__builtin_mul_overflow(n, s, &n))
+      throw ShapeError("shape " + shapeString(shape) + " has more elements than fit in 64 bits");
+  }
   return n;
+}
+
+int64_t numBytes(const TensorType &type) {
+  int64_t bytes;
+  if (__builtin_mul_overflow(numElements(type.shape), int64_t(dtypeSize(type.dtype)), &bytes))
+    throw ShapeError("a " + std::string(dtypeName(type.dtype)) + " tensor of shape " + shapeString(type.shape) +
+                     " has more bytes than fit in 64 bits");
+  return bytes;
 }
 
 std::string shapeString(const Shape &shape) {

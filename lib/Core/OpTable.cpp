@@ -179,9 +179,7 @@ TensorType inferIndex(OpCode code, const OpInfo &op, std::span<const TensorType>
   }
 }
 
-} // namespace
-
-TensorType inferType(OpCode code, std::span<const TensorType> in, const OpAttrs &attrs) {
+TensorType inferUnchecked(OpCode code, std::span<const TensorType> in, const OpAttrs &attrs) {
   const OpInfo &op = opInfo(code);
   if (op.arity >= 0 && int(in.size()) != op.arity)
     throw std::invalid_argument(std::string(op.mnemonic) + ": expects " +
@@ -261,6 +259,9 @@ TensorType inferType(OpCode code, std::span<const TensorType> in, const OpAttrs 
       return x;
     }
     if (code == OpCode::Concat) {
+      if (in.size() > size_t(kMaxConcatOperands))
+        throw ShapeError("concat: joins at most " + std::to_string(kMaxConcatOperands) + " tensors at once, got " +
+                         std::to_string(in.size()) + " (gt.cat joins longer lists in steps)");
       int64_t axis = theAxis(op, attrs, int64_t(x.shape.size()));
       Shape out = x.shape;
       out[axis] = 0;
@@ -336,6 +337,20 @@ TensorType inferType(OpCode code, std::span<const TensorType> in, const OpAttrs 
   }
   }
   throw std::logic_error("inferType: unhandled op");
+}
+
+} // namespace
+
+TensorType inferType(OpCode code, std::span<const TensorType> in, const OpAttrs &attrs) {
+  if (size_t(code) >= size_t(OpCode::NumOps)) throw std::invalid_argument("unknown op code " + std::to_string(int(code)));
+  if (int(attrs.dtype) >= kNumDTypes) throw DTypeError("unknown dtype code " + std::to_string(int(attrs.dtype)));
+  TensorType result = inferUnchecked(code, in, attrs);
+  try {
+    numBytes(result); // every size that reaches an allocator fits in 64 bits
+  } catch (const ShapeError &e) {
+    throw ShapeError(std::string(opInfo(code).mnemonic) + ": " + e.what());
+  }
+  return result;
 }
 
 } // namespace gt

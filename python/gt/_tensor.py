@@ -870,7 +870,14 @@ def cat(tensors, dim=0):
         return tensors[0]
     tensors = _promote_all(tensors)
     d = _dim(dim, tensors[0].ndim)
+    while len(tensors) > _MAX_CAT:  # one concat op joins at most _MAX_CAT: join in steps
+        tensors = [tensors[i] if i + 1 == len(tensors) else
+                   _emit_attrs("concat", tensors[i:i + _MAX_CAT], axes=[d], backward=_ag.concat_backward, saved=d)
+                   for i in range(0, len(tensors), _MAX_CAT)]
     return _emit_attrs("concat", tensors, axes=[d], backward=_ag.concat_backward, saved=d)
+
+
+_MAX_CAT = _C.max_concat_operands
 
 
 concat = concatenate = cat

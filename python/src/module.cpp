@@ -78,6 +78,7 @@ PYBIND11_MODULE(_C, m) {
     }
   });
 
+  m.attr("max_concat_operands") = kMaxConcatOperands;
   m.def("set_package_dir", [](std::string dir) { packageDir = std::move(dir); },
         "Frames under this directory are skipped when naming the user's line.");
   m.def("user_location", &userLocation, "The user's current 'file.py:line'.");

@@ -61,8 +61,12 @@ uint16_t floatToHalf(float value);
 float bfloat16ToFloat(uint16_t bits);
 uint16_t floatToBFloat16(float value);
 
-/// Number of elements of a shape (1 for a 0-d tensor).
+/// Number of elements of a shape (1 for a 0-d tensor). Throws ShapeError for a negative size
+/// or a count that does not fit in int64 (a shape such as [2**32, 2**32]).
 int64_t numElements(const Shape &shape);
+/// Bytes of a tensor of type `type`: numElements * dtypeSize. Throws ShapeError when that does
+/// not fit in int64, so every size that reaches an allocator has been checked for overflow.
+int64_t numBytes(const TensorType &type);
 /// "[2, 3]"
 std::string shapeString(const Shape &shape);
 /// NumPy broadcasting of two shapes; throws ShapeError naming both shapes when they do not broadcast.

@@ -46,6 +46,11 @@ struct OpInfo {
   int arity;            ///< operand count, -1 when optional operands exist (full, randn)
 };
 
+/// The most tensors one concat op joins (its kernel takes each as an argument; gt.cat joins
+/// longer lists in steps).
+inline constexpr int kMaxConcatOperands = 32;
+
+/// Throws std::out_of_range for a code that is not an op.
 const OpInfo &opInfo(OpCode code);
 /// Whether `code` may sit in a fused region (gt.region): fills, elementwise, where, layout,
 /// reductions and one_hot. Not upload/randn (data), matmul (BLAS/cuBLAS) or free.
@@ -75,7 +80,8 @@ const OpInfo *lookupOp(std::string_view mnemonic);
 /// where needs a bool condition; argmax/argmin give int64; indices must be int32 or int64.
 ///
 /// Throws ShapeError (Python ValueError) or DTypeError (Python TypeError) naming the op and the
-/// offending shapes or dtypes; std::invalid_argument for a wrong operand count.
+/// offending shapes or dtypes; ShapeError also when the result's size in bytes does not fit in
+/// 64 bits; std::invalid_argument for a wrong operand count or an unknown op code.
 TensorType inferType(OpCode code, std::span<const TensorType> operands, const OpAttrs &attrs);
 
 /// Normalizes reduction axes for rank `rank`: negative axes count from the end, an empty list

@@ -402,6 +402,10 @@ static std::string memoryKey(OpCode code, std::span<const TensorType> operands, 
 
 const Kernel &KernelCompiler::get(OpCode code, std::span<const TensorType> operands,
                                   const OpAttrs &attrs, const TensorType &result) {
+  if (operands.size() + 1 > size_t(Kernel::kMaxArgs)) // refused before any compiling
+    throw std::runtime_error(std::string(opInfo(code).mnemonic) + ": a kernel takes at most " +
+                             std::to_string(Kernel::kMaxArgs) + " arguments, this one needs " +
+                             std::to_string(operands.size() + 1));
   std::lock_guard lock(impl->mu);
   std::string key = memoryKey(code, operands, attrs, result);
   if (auto it = impl->kernels.find(key); it != impl->kernels.end()) {
