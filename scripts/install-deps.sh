@@ -6,7 +6,7 @@ set -euo pipefail
 APT_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools libzstd-dev zlib1g-dev
-  capnproto libcapnp-dev
+  capnproto libcapnp-dev libssl-dev openssl
   libyaml-cpp-dev
   pybind11-dev python3-pybind11
   libgloo-dev

@@ -3,32 +3,61 @@
 
 #include "gt/Transport/Wire.h"
 
-#include <capnp/ez-rpc.h>
+#include "gt/Transport/Connection.h"
+
 #include <kj/async-io.h>
 #include <kj/time.h>
+
+#include <algorithm>
+#include <cstdio>
 
 namespace gt::client {
 
 struct Client::Rpc {
-  capnp::EzRpcClient ez;
+  transport::Connection connection;
   wire::Dispatcher::Client dispatcher;
   wire::Session::Client session;
-  Rpc(const std::string &host, int port)
-      : ez(host.c_str(), port), dispatcher(ez.getMain<wire::Dispatcher>()),
-        session(capnp::Capability::Client(nullptr).castAs<wire::Session>()) {}
-  kj::WaitScope &ws() { return ez.getWaitScope(); }
-  kj::Timer &timer() { return ez.getIoProvider().getTimer(); }
+  wire::Liveness::Client alive;
+  kj::Maybe<kj::Promise<void>> submitted; ///< the last submit: resolves when more may be sent
+  Rpc(const std::string &host, int port, double timeoutSeconds, const std::string &caFile)
+      : connection(host, port, transport::TlsOptions{"", "", caFile}, timeoutSeconds),
+        dispatcher(connection.main<wire::Dispatcher>()),
+        session(capnp::Capability::Client(nullptr).castAs<wire::Session>()),
+        alive(capnp::Capability::Client(nullptr).castAs<wire::Liveness>()) {}
+  kj::WaitScope &ws() { return connection.waitScope(); }
+  kj::Timer &timer() { return connection.timer(); }
 };
 
-Client::Client(const std::string &host, int port, const std::string &token, double timeoutSeconds) {
-  std::string where = host + ":" + std::to_string(port);
+namespace {
+Limits limitsOf(wire::Limits::Reader r) {
+  return {r.getMaxBatchInstructions(), r.getMaxMessageBytes(), r.getSessionMemoryBytes(), r.getWorkers()};
+}
+
+std::string gib(double bytes) {
+  char text[32];
+  if (bytes >= double(uint64_t(1) << 40)) std::snprintf(text, sizeof text, "%.2f TiB", bytes / double(uint64_t(1) << 40));
+  else if (bytes >= double(1 << 30)) std::snprintf(text, sizeof text, "%.2f GiB", bytes / double(1 << 30));
+  else std::snprintf(text, sizeof text, "%.1f MiB", bytes / double(1 << 20));
+  return text;
+}
+} // namespace
+
+Client::Client(const std::string &host, int port, const std::string &token, double timeoutSeconds,
+               const std::string &tlsCaFile) {
+  where_ = host + ":" + std::to_string(port);
   if (const char *n = std::getenv("GT_WORKER_BATCH_SIZE"); n && *n) {
     long v = std::strtol(n, nullptr, 10);
     if (v < 1) throw std::invalid_argument(std::string("GT_WORKER_BATCH_SIZE must be a positive integer, got '") + n + "'");
     flushInstructions_ = size_t(v);
   }
+  if (const char *t = std::getenv("GT_TIMEOUT"); t && *t) {
+    char *end = nullptr;
+    timeout_ = std::strtod(t, &end);
+    if (*end || timeout_ <= 0)
+      throw std::invalid_argument(std::string("GT_TIMEOUT must be a positive number of seconds, got '") + t + "'");
+  }
   try {
-    rpc_ = std::make_unique<Rpc>(host, port);
+    rpc_ = std::make_unique<Rpc>(host, port, timeoutSeconds, tlsCaFile);
     auto req = rpc_->dispatcher.openSessionRequest();
     req.setToken(token);
     auto timeout = int64_t(timeoutSeconds * 1000) * kj::MILLISECONDS;
@@ -37,8 +66,48 @@ Client::Client(const std::string &host, int port, const std::string &token, doub
     auto deadline = kj::systemPreciseMonotonicClock().now() + timeout;
     auto response = rpc_->timer().timeoutAt(deadline, req.send()).wait(rpc_->ws());
     rpc_->session = response.getSession();
+    rpc_->alive = response.getAlive();
+    setLimits(limitsOf(response.getLimits()));
   } catch (const kj::Exception &e) {
-    throw ConnectionError("cannot connect to the GT dispatcher at " + where + ": " + e.getDescription().cStr());
+    std::string why = e.getDescription().cStr();
+    if (tlsCaFile.empty() && why.find("GT_TOKEN") == std::string::npos)
+      why += " (if the dispatcher speaks TLS, set GT_TLS_CA to the certificate to trust)";
+    throw ConnectionError("cannot connect to the GT dispatcher at " + where_ + ": " + why);
+  } catch (const std::runtime_error &e) { // the connection itself (refused, TLS, timed out)
+    throw ConnectionError("cannot connect to the GT dispatcher at " + where_ + ": " + e.what());
+  }
+}
+
+void Client::setLimits(const Limits &limits) { limits_ = limits; }
+
+size_t Client::flushBytes() const {
+  return limits_.maxMessageBytes ? std::min<size_t>(kFlushBytes, limits_.maxMessageBytes / 4) : kFlushBytes;
+}
+
+size_t Client::uploadChunk() const {
+  return limits_.maxMessageBytes ? std::min<size_t>(kUploadChunk, limits_.maxMessageBytes / 4) : kUploadChunk;
+}
+
+kj::Promise<void> Client::heartbeat() {
+  return rpc_->timer().afterDelay(1 * kj::SECONDS).then([this] {
+    auto deadline = kj::systemPreciseMonotonicClock().now() + int64_t(timeout_ * 1000) * kj::MILLISECONDS;
+    return rpc_->timer().timeoutAt(deadline, rpc_->alive.pingRequest().send().ignoreResult()).then([this] {
+      return heartbeat();
+    });
+  });
+}
+
+template <typename T> T Client::waitAlive(kj::Promise<T> promise, const char *what) {
+  try {
+    auto watchdog = heartbeat().then([]() -> kj::Promise<T> { return kj::NEVER_DONE; });
+    return promise.exclusiveJoin(kj::mv(watchdog)).wait(rpc_->ws());
+  } catch (const kj::Exception &e) {
+    std::string why = e.getDescription().cStr();
+    if (why.find("timed out") != std::string::npos)
+      throw ConnectionError(std::string(what) + ": the GT dispatcher at " + where_ + " answered no ping for " +
+                            std::to_string(int(timeout_)) + " s (stopped or wedged?); GT_TIMEOUT sets how long to wait");
+    throw ConnectionError(std::string(what) + ": lost the GT dispatcher at " + where_ + ": " + why +
+                          (streamError_.empty() ? "" : " (" + streamError_ + ")"));
   }
 }
 
@@ -61,6 +130,15 @@ std::pair<uint64_t, TensorType> Client::emit(OpCode op, const std::vector<uint64
   types.reserve(operands.size());
   for (uint64_t id : operands) types.push_back(typeOf(id));
   TensorType result = inferType(op, types, attrs); // throws before anything is recorded
+  if (limits_.sessionMemoryBytes) {
+    double bytes = double(numBytes(result)), most = double(limits_.sessionMemoryBytes) * std::max(1u, limits_.workers);
+    if (bytes > most)
+      throw OutOfMemoryError(std::string(opInfo(op).mnemonic) + ": a " + dtypeName(result.dtype) + shapeString(result.shape) +
+                             " tensor needs " + gib(bytes) + ", more than this session may hold (" +
+                             gib(double(limits_.sessionMemoryBytes)) + " on each of " +
+                             std::to_string(std::max(1u, limits_.workers)) + " worker(s))");
+  }
+  if (op == OpCode::Upload && data.size() > uploadChunk()) return emitLargeUpload(std::move(attrs), std::move(data), std::move(location));
   drainReleased();
   Instruction inst;
   inst.op = op;
@@ -76,8 +154,44 @@ std::pair<uint64_t, TensorType> Client::emit(OpCode op, const std::vector<uint64
   record(inst, result);
   uint64_t id = inst.result;
   buffer_.push_back(std::move(inst));
-  if (buffer_.size() >= flushInstructions_ || bufferedBytes_ >= kFlushBytes) flush();
+  size_t most = limits_.maxBatchInstructions ? std::min(flushInstructions_, limits_.maxBatchInstructions) : flushInstructions_;
+  if (buffer_.size() >= most || bufferedBytes_ >= flushBytes()) flush();
   return {id, result};
+}
+
+std::pair<uint64_t, TensorType> Client::emitLargeUpload(OpAttrs attrs, std::string data, std::string location) {
+  // x = reshape(concat(piece_0, ..., piece_k)), each piece a 1-D upload of at most uploadChunk()
+  // bytes; concat joins kMaxConcatOperands at a time.
+  size_t elem = dtypeSize(attrs.dtype), chunk = uploadChunk() / elem * elem;
+  std::vector<uint64_t> pieces;
+  for (size_t offset = 0; offset < data.size(); offset += chunk) {
+    size_t n = std::min(chunk, data.size() - offset);
+    OpAttrs piece;
+    piece.dtype = attrs.dtype;
+    piece.shape = {int64_t(n / elem)};
+    pieces.push_back(emit(OpCode::Upload, {}, piece, data.substr(offset, n), location).first);
+  }
+  data.clear();
+  OpAttrs join;
+  join.axes = {0};
+  while (pieces.size() > 1) {
+    std::vector<uint64_t> joined;
+    for (size_t i = 0; i < pieces.size(); i += kMaxConcatOperands) {
+      std::vector<uint64_t> group(pieces.begin() + long(i), pieces.begin() + long(std::min(pieces.size(), i + kMaxConcatOperands)));
+      if (group.size() == 1) {
+        joined.push_back(group[0]);
+        continue;
+      }
+      joined.push_back(emit(OpCode::Concat, group, join, {}, location).first);
+      for (uint64_t id : group) release(id);
+    }
+    pieces = std::move(joined);
+  }
+  OpAttrs reshape;
+  reshape.shape = attrs.shape;
+  auto result = emit(OpCode::Reshape, {pieces[0]}, reshape, {}, location);
+  release(pieces[0]);
+  return result;
 }
 
 void Client::drainReleased() {
@@ -120,87 +234,78 @@ void Client::release(uint64_t id) {
 void Client::flush() {
   drainReleased();
   if (buffer_.empty()) return;
+  // Flow control: a submit resolves when more may be sent (the dispatcher holds it while this
+  // session has too much queued on the workers); wait for the previous one first.
+  KJ_IF_MAYBE(previous, rpc_->submitted) {
+    kj::Promise<void> p = kj::mv(*previous);
+    rpc_->submitted = nullptr;
+    try {
+      waitAlive(kj::mv(p), "sending instructions");
+    } catch (const ConnectionError &e) {
+      if (streamError_.empty()) streamError_ = e.what();
+    }
+  }
   auto req = rpc_->session.submitRequest();
   auto list = req.initBatch().initInstructions(unsigned(buffer_.size()));
   for (unsigned i = 0; i < buffer_.size(); ++i) wire::toWire(buffer_[i], list[i]);
   buffer_.clear();
   bufferedBytes_ = 0;
-  req.send().detach([this](kj::Exception &&e) {
+  rpc_->submitted = req.send().catch_([this](kj::Exception &&e) {
     if (streamError_.empty()) streamError_ = e.getDescription().cStr();
-  });
+  }).eagerlyEvaluate(nullptr);
   rpc_->ws().poll(); // push the bytes out without waiting for anything
 }
 
 FetchedTensor Client::fetch(uint64_t id) {
   flush();
-  try {
-    auto req = rpc_->session.fetchRequest();
-    req.setId(id);
-    auto response = req.send().wait(rpc_->ws());
-    auto r = response.getResult();
-    if (r.hasError() && r.getError().size() > 0) throw RemoteError(r.getError().cStr());
-    FetchedTensor out;
-    out.type.dtype = DType(r.getDtype());
-    for (int64_t s : r.getShape()) out.type.shape.push_back(s);
-    out.bytes.assign(reinterpret_cast<const char *>(r.getData().begin()), r.getData().size());
-    return out;
-  } catch (const kj::Exception &e) {
-    throw ConnectionError(std::string("lost the GT dispatcher: ") + e.getDescription().cStr() +
-                          (streamError_.empty() ? "" : " (" + streamError_ + ")"));
-  }
+  auto req = rpc_->session.fetchRequest();
+  req.setId(id);
+  auto response = waitAlive(req.send(), "fetching a tensor");
+  auto r = response.getResult();
+  if (r.hasError() && r.getError().size() > 0) throw RemoteError(r.getError().cStr());
+  FetchedTensor out;
+  out.type.dtype = DType(r.getDtype());
+  for (int64_t s : r.getShape()) out.type.shape.push_back(s);
+  out.bytes.assign(reinterpret_cast<const char *>(r.getData().begin()), r.getData().size());
+  return out;
 }
 
 void Client::sync() {
   flush();
-  try {
-    rpc_->session.syncRequest().send().wait(rpc_->ws());
-  } catch (const kj::Exception &e) {
-    throw ConnectionError(std::string("lost the GT dispatcher: ") + e.getDescription().cStr());
-  }
+  waitAlive(rpc_->session.syncRequest().send().ignoreResult(), "synchronizing");
 }
 
 Stats Client::stats() {
   sync(); // counters then include everything this client sent
-  try {
-    auto r = rpc_->session.statsRequest().send().wait(rpc_->ws());
-    Stats out;
-    for (auto s : r.getStats()) out.values[s.getName().cStr()] = s.getValue();
-    for (auto n : r.getNotes()) out.notes.push_back(n.cStr());
-    for (auto w : r.getByWorker()) {
-      auto &values = out.byWorker[w.getIndex()];
-      for (auto s : w.getStats()) values[s.getName().cStr()] = s.getValue();
-    }
-    return out;
-  } catch (const kj::Exception &e) {
-    throw ConnectionError(std::string("lost the GT dispatcher: ") + e.getDescription().cStr());
+  auto r = waitAlive(rpc_->session.statsRequest().send(), "reading stats");
+  Stats out;
+  for (auto s : r.getStats()) out.values[s.getName().cStr()] = s.getValue();
+  for (auto n : r.getNotes()) out.notes.push_back(n.cStr());
+  for (auto w : r.getByWorker()) {
+    auto &values = out.byWorker[w.getIndex()];
+    for (auto s : w.getStats()) values[s.getName().cStr()] = s.getValue();
   }
+  return out;
 }
 
 std::vector<std::string> Client::loadConfig(const std::string &yaml, const std::string &path, uint64_t autoShardBytes) {
   flush(); // instructions issued before the config keep the old one
-  std::string error;
+  auto req = rpc_->session.loadConfigRequest();
+  req.setYaml(yaml);
+  req.setPath(path);
+  req.setAutoShardBytes(autoShardBytes);
+  auto result = waitAlive(req.send(), "loading a config");
+  std::string error = result.getError().cStr();
   std::vector<std::string> signals;
-  try {
-    auto req = rpc_->session.loadConfigRequest();
-    req.setYaml(yaml);
-    req.setPath(path);
-    req.setAutoShardBytes(autoShardBytes);
-    auto result = req.send().wait(rpc_->ws());
-    error = result.getError().cStr();
-    for (auto name : result.getSignals()) signals.emplace_back(name.cStr());
-  } catch (const kj::Exception &e) {
-    throw ConnectionError(std::string("lost the GT dispatcher: ") + e.getDescription().cStr());
-  }
+  for (auto name : result.getSignals()) signals.emplace_back(name.cStr());
   if (!error.empty()) throw std::invalid_argument(error);
   return signals;
 }
 
 uint32_t Client::numWorkers() {
-  try {
-    return rpc_->dispatcher.infoRequest().send().wait(rpc_->ws()).getWorkers();
-  } catch (const kj::Exception &e) {
-    throw ConnectionError(std::string("lost the GT dispatcher: ") + e.getDescription().cStr());
-  }
+  auto r = waitAlive(rpc_->session.infoRequest().send(), "asking for the workers");
+  setLimits(limitsOf(r.getLimits()));
+  return r.getWorkers();
 }
 
 } // namespace gt::client

@@ -11,13 +11,17 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 
-#include <capnp/ez-rpc.h>
+#include <capnp/rpc-twoparty.h>
 #include <kj/async-io.h>
 #include <kj/debug.h>
+
+#include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cerrno>
 #include <cstring>
 #include <set>
 #include <fstream>
@@ -59,8 +63,38 @@ private:
 struct WorkerRef {
   wire::Worker::Client client;
   std::string device;
+  uint64_t connection = 0;        ///< the Listener's id of its connection
+  uint64_t memoryBytes = 0;       ///< what its device may hold (0: not said)
+  uint64_t sessionMemoryBytes = 0; ///< each session's quota there (0: not said)
   bool alive = true;
   std::string deathReason;
+  std::chrono::steady_clock::time_point lastPong = std::chrono::steady_clock::now();
+};
+
+/// The rendezvous store of worker groups (Gloo addresses, NCCL ids): bounded in keys, value
+/// size and waiting gets; entries expire after kStoreTtl (a group's rendezvous takes seconds).
+struct RendezvousStore {
+  static constexpr auto kStoreTtl = std::chrono::minutes(10);
+  struct Entry {
+    std::string value;
+    std::chrono::steady_clock::time_point set;
+  };
+  std::map<std::string, Entry> entries;
+  std::multimap<std::string, kj::Own<kj::PromiseFulfiller<std::string>>> waiters;
+  size_t bytes = 0;
+
+  void expire() {
+    auto now = std::chrono::steady_clock::now();
+    for (auto it = entries.begin(); it != entries.end();)
+      if (now - it->second.set > kStoreTtl) {
+        bytes -= it->first.size() + it->second.value.size();
+        it = entries.erase(it);
+      } else {
+        ++it;
+      }
+    for (auto it = waiters.begin(); it != waiters.end();) // gets whose caller went away
+      it = it->second->isWaiting() ? std::next(it) : waiters.erase(it);
+  }
 };
 
 struct State {
@@ -77,18 +111,38 @@ struct State {
   uint64_t instructions = 0;                ///< instructions received from clients
   double dispatchMs = 0;                    ///< time spent turning them into worker programs
   uint64_t planHits = 0, planMisses = 0;    ///< batches replayed from / added to a plan cache
-  // The rendezvous store of worker groups (Gloo): key -> value, and the gets still waiting.
-  std::map<std::string, std::string> store;
-  std::multimap<std::string, kj::Own<kj::PromiseFulfiller<std::string>>> storeWaiters;
+  uint64_t refusedInstructions = 0;         ///< client instructions refused (see ClientBatch.h)
+  uint64_t handshakeFailures = 0;           ///< wrong or missing credentials
+  RendezvousStore store;
   kj::Timer *timer = nullptr;
+  transport::Listener *listener = nullptr;
   explicit State(Options o) : options(std::move(o)), log(options.instructionLog) {
     mlir::DialectRegistry registry;
     mlir::gt::registerGTDialects(registry);
     ctx.appendDialectRegistry(registry);
     ctx.loadAllAvailableDialects();
   }
-  void checkToken(capnp::Text::Reader token) {
-    KJ_REQUIRE(options.token.empty() || token == options.token.c_str(), "wrong or missing GT_TOKEN");
+  /// Worker `worker` is lost (a failed call, no answer to pings): its tensors fail with `why`.
+  void markDead(int64_t worker, const std::string &why) {
+    WorkerRef &w = workers[size_t(worker)];
+    if (w.alive) std::cerr << "gt-dispatcher: worker " << worker << " lost: " << why << std::endl;
+    w.alive = false;
+    if (w.deathReason.empty()) w.deathReason = why;
+    if (listener) listener->close(w.connection); // pending calls on it fail now
+  }
+  /// The limits a session works under (the smallest quota of a live worker).
+  void fillLimits(wire::Limits::Builder out) const {
+    uint64_t quota = 0;
+    uint32_t live = 0;
+    for (const WorkerRef &w : workers) {
+      if (!w.alive) continue;
+      live++;
+      if (w.sessionMemoryBytes && (!quota || w.sessionMemoryBytes < quota)) quota = w.sessionMemoryBytes;
+    }
+    out.setMaxBatchInstructions(uint32_t(options.batch.maxInstructions));
+    out.setMaxMessageBytes(options.listener.maxMessageBytes);
+    out.setSessionMemoryBytes(quota);
+    out.setWorkers(live);
   }
 };
 
@@ -156,38 +210,59 @@ public:
   SessionImpl(State &state) : state_(state), id_(state.nextSession++) { state_.liveSessions++; }
 
   ~SessionImpl() noexcept(false) {
-    // The client went away: free everything it still holds, worker by worker.
-    std::unordered_map<int64_t, std::vector<uint64_t>> byWorker;
-    for (auto &[id, t] : tensors_)
-      if (t.error.empty())
-        for (int64_t w : t.layout.workers) byWorker[w].push_back(t.globalId);
-    for (auto &[worker, ids] : byWorker) {
-      std::vector<Instruction> program;
-      for (uint64_t g : ids) {
-        Instruction free;
-        free.op = OpCode::Free;
-        free.operands = {g};
-        program.push_back(std::move(free));
-      }
-      send(worker, program);
+    // The client went away: every worker drops what the session still has queued and frees
+    // what it holds.
+    for (WorkerRef &w : state_.workers) {
+      if (!w.alive) continue;
+      auto req = w.client.endSessionRequest();
+      req.setSession(id_);
+      req.send().detach([](kj::Exception &&) {});
     }
     state_.liveSessions--;
   }
 
   kj::Promise<void> submit(SubmitContext context) override {
+    // A batch over the size limit is refused whole; an instruction a client may not send (or
+    // one that cannot be read) is refused alone: its result is poisoned with the reason, and
+    // so is whatever reads it, while the rest of the batch runs.
+    auto instructions = context.getParams().getBatch().getInstructions();
     std::vector<Instruction> batch;
-    for (auto inst : context.getParams().getBatch().getInstructions()) {
-      batch.push_back(wire::fromWire(inst));
-      state_.uploadBytes += batch.back().data.size();
+    std::string wholeBatch = checkBatchSize(instructions.size(), state_.options.batch);
+    batch.reserve(wholeBatch.empty() ? instructions.size() : 0);
+    for (auto inst : instructions) {
+      std::string why = wholeBatch;
+      Instruction in;
+      if (why.empty()) {
+        try {
+          in = wire::fromWire(inst);
+          why = checkClientInstruction(in, state_.options.batch);
+        } catch (const std::exception &e) { // an unknown op or dtype code
+          why = std::string("instruction ") + std::to_string(batch.size()) + ": " + e.what();
+        }
+      }
+      if (why.empty()) {
+        state_.uploadBytes += in.data.size();
+        batch.push_back(std::move(in));
+        continue;
+      }
+      state_.refusedInstructions++;
+      if (inst.getOp() == uint16_t(OpCode::Free)) continue;
+      freeEverywhere(inst.getResult()); // a reused id
+      tensors_[inst.getResult()].error = "the dispatcher refused " + why;
     }
     if (state_.log.enabled())
       for (const Instruction &inst : batch) state_.log.write(id_, "recv", inst);
     auto t0 = std::chrono::steady_clock::now();
     state_.instructions += batch.size();
-    dispatch(std::move(batch));
+    if (!batch.empty()) dispatch(std::move(batch));
     state_.dispatchMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     state_.log.flush();
-    return kj::READY_NOW;
+    // Backpressure: while the session has too much queued on the workers, its next submit (and
+    // every later call of this session) waits; the client's own flow control holds it there.
+    if (backlog_->queued <= state_.options.maxQueued) return kj::READY_NOW;
+    auto paf = kj::newPromiseAndFulfiller<void>();
+    backlog_->room = kj::mv(paf.fulfiller);
+    return kj::mv(paf.promise);
   }
 
   kj::Promise<void> fetch(FetchContext context) override {
@@ -203,34 +278,39 @@ public:
       return kj::READY_NOW;
     }
     if (t.layout.workers.size() > 1) return fetchSharded(context, t);
-    WorkerRef &w = state_.workers[t.worker];
-    if (!w.alive) {
-      setError(context.getResults().initResult(), "worker " + std::to_string(t.worker) + " died: " + w.deathReason);
+    int64_t worker = t.worker;
+    if (!state_.workers[worker].alive) {
+      setError(context.getResults().initResult(),
+               "worker " + std::to_string(worker) + " died: " + state_.workers[worker].deathReason);
       return kj::READY_NOW;
     }
-    auto req = w.client.fetchRequest();
-    req.setId(t.globalId);
-    int64_t worker = t.worker;
-    return req.send().then(
-        [this, context](capnp::Response<wire::Worker::FetchResults> &&r) mutable {
-          state_.fetchBytes += r.getResult().getData().size();
-          context.getResults().setResult(r.getResult());
-        },
-        [this, context, worker](kj::Exception &&e) mutable {
-          markDead(worker, e.getDescription().cStr());
-          setError(context.getResults().initResult(),
-                   "worker " + std::to_string(worker) + " died: " + state_.workers[worker].deathReason);
-        });
+    return fetchFrom(worker, t.globalId, false).then([this, context](Piece &&piece) mutable {
+      auto out = context.getResults().initResult();
+      if (!piece.error.empty()) return setError(out, piece.error);
+      state_.fetchBytes += piece.bytes.size();
+      setPiece(out, piece.type, piece.bytes);
+    });
   }
 
   kj::Promise<void> sync(SyncContext) override {
-    // A plain call after the streamed programs returns once the worker has run them.
+    // Each worker answers once it has run everything this session queued there.
     auto promises = kj::heapArrayBuilder<kj::Promise<void>>(state_.workers.size());
     for (size_t i = 0; i < state_.workers.size(); ++i) {
       if (!state_.workers[i].alive) continue;
-      promises.add(state_.workers[i].client.statsRequest().send().ignoreResult().catch_([](kj::Exception &&) {}));
+      auto req = state_.workers[i].client.syncRequest();
+      req.setSession(id_);
+      promises.add(req.send().ignoreResult().catch_([](kj::Exception &&) {}));
     }
     return kj::joinPromises(promises.finish());
+  }
+
+  kj::Promise<void> info(InfoContext context) override {
+    uint32_t alive = 0;
+    for (auto &w : state_.workers) alive += w.alive;
+    context.getResults().setWorkers(alive);
+    context.getResults().setSessions(state_.liveSessions);
+    state_.fillLimits(context.getResults().initLimits());
+    return kj::READY_NOW;
   }
 
   kj::Promise<void> stats(StatsContext context) override {
@@ -252,11 +332,28 @@ public:
     t.values["dispatcher_dispatch_ms"] = state_.dispatchMs;
     t.values["dispatcher_plan_cache_hits"] = double(state_.planHits);
     t.values["dispatcher_plan_cache_misses"] = double(state_.planMisses);
+    t.values["dispatcher_refused_instructions"] = double(state_.refusedInstructions);
+    t.values["dispatcher_handshake_failures"] = double(state_.handshakeFailures);
+    t.values["dispatcher_sessions"] = double(state_.liveSessions);
+    t.values["dispatcher_store_keys"] = double(state_.store.entries.size());
+    t.values["dispatcher_store_bytes"] = double(state_.store.bytes);
+    if (state_.listener) {
+      transport::Listener::Counters c = state_.listener->counters();
+      t.values["dispatcher_connections"] = double(c.open);
+      t.values["dispatcher_connections_pending"] = double(c.pending);
+      t.values["dispatcher_connections_refused"] = double(c.refused);
+      t.values["dispatcher_connections_evicted"] = double(c.evicted);
+      t.values["dispatcher_connections_timed_out"] = double(c.timedOut);
+      t.values["dispatcher_accept_errors"] = double(c.acceptErrors);
+    }
+    t.values["session_queued_instructions"] = double(backlog_->queued);
     auto promises = kj::heapArrayBuilder<kj::Promise<void>>(state_.workers.size());
     for (size_t i = 0; i < state_.workers.size(); ++i) {
       if (!state_.workers[i].alive) continue;
       t.values["workers"] += 1;
-      promises.add(state_.workers[i].client.statsRequest().send().then(
+      auto req = state_.workers[i].client.statsRequest();
+      req.setSession(id_);
+      promises.add(req.send().then(
           [totals, i](capnp::Response<wire::Worker::StatsResults> &&r) {
             Totals &t = *totals;
             for (auto s : r.getStats()) {
@@ -322,12 +419,7 @@ private:
     std::string error; ///< poisoned at the dispatcher (invalid stream, dead worker)
   };
 
-  void markDead(int64_t worker, const std::string &why) {
-    WorkerRef &w = state_.workers[worker];
-    if (w.alive) std::cerr << "gt-dispatcher: worker " << worker << " lost: " << why << std::endl;
-    w.alive = false;
-    if (w.deathReason.empty()) w.deathReason = why;
-  }
+  void markDead(int64_t worker, const std::string &why) { state_.markDead(worker, why); }
 
   int64_t homeWorker() {
     size_t n = state_.workers.size();
@@ -365,6 +457,8 @@ private:
 
   void dispatch(std::vector<Instruction> batch) {
     if (sharded_) return dispatchSharded(std::move(batch));
+    if (readsPoisoned(batch)) dropPoisonedReaders(batch);
+    if (batch.empty()) return;
     int64_t home = homeWorker();
     if (home < 0) return poison(batch, "no live worker is registered with the dispatcher");
     // The plan cache (see BatchKey): a batch with the structure of an earlier one is placed
@@ -923,35 +1017,18 @@ private:
   /// part of a partial one combined (sum, max or min). The bytes pass through the dispatcher
   /// only because the client asked for them.
   kj::Promise<void> fetchSharded(FetchContext context, const Entry &t) {
-    struct Parts {
-      std::vector<std::string> bytes, errors;
-    };
-    auto parts = std::make_shared<Parts>();
     size_t n = t.layout.workers.size();
-    parts->bytes.resize(n);
-    parts->errors.resize(n);
+    auto parts = std::make_shared<std::vector<Piece>>(n);
     auto promises = kj::heapArrayBuilder<kj::Promise<void>>(n);
     for (size_t r = 0; r < n; ++r) {
       int64_t w = t.layout.workers[r];
       WorkerRef &ref = state_.workers[size_t(w)];
       if (!ref.alive) {
-        parts->errors[r] = "worker " + std::to_string(w) + " died: " + ref.deathReason;
+        (*parts)[r].error = "worker " + std::to_string(w) + " died: " + ref.deathReason;
         continue;
       }
-      auto req = ref.client.fetchRequest();
-      req.setId(t.globalId);
-      req.setErrorOnly(t.layout.isReplicated() && r > 0);
-      promises.add(req.send().then(
-          [parts, r](capnp::Response<wire::Worker::FetchResults> &&response) {
-            auto result = response.getResult();
-            parts->errors[r] = result.getError().cStr();
-            auto data = result.getData();
-            parts->bytes[r].assign(reinterpret_cast<const char *>(data.begin()), data.size());
-          },
-          [this, parts, r, w](kj::Exception &&e) {
-            markDead(w, e.getDescription().cStr());
-            parts->errors[r] = "worker " + std::to_string(w) + " died: " + state_.workers[size_t(w)].deathReason;
-          }));
+      bool errorOnly = t.layout.isReplicated() && r > 0;
+      promises.add(fetchFrom(w, t.globalId, errorOnly).then([parts, r](Piece &&piece) { (*parts)[r] = std::move(piece); }));
     }
     TensorType type = t.type;
     Sharding layout = t.layout;
@@ -959,20 +1036,79 @@ private:
       auto out = context.getResults().initResult();
       // The first error that is not another worker's echo names the failing op.
       std::string error;
-      for (const std::string &e : parts->errors)
-        if (!e.empty() && (error.empty() || error.find(kPeerFailed) != std::string::npos)) error = e;
+      for (const Piece &p : *parts)
+        if (!p.error.empty() && (error.empty() || error.find(kPeerFailed) != std::string::npos)) error = p.error;
       if (!error.empty()) return setError(out, error);
       std::string bytes;
       try {
-        bytes = assemble(type, layout, parts->bytes);
+        std::vector<std::string> pieces;
+        for (Piece &p : *parts) pieces.push_back(std::move(p.bytes));
+        bytes = assemble(type, layout, pieces);
       } catch (const std::exception &e) {
         return setError(out, e.what());
       }
-      out.setDtype(uint8_t(type.dtype));
-      auto shape = out.initShape(unsigned(type.shape.size()));
-      for (unsigned i = 0; i < type.shape.size(); ++i) shape.set(i, type.shape[i]);
-      out.setData(kj::arrayPtr(reinterpret_cast<const kj::byte *>(bytes.data()), bytes.size()));
+      setPiece(out, type, bytes);
       state_.fetchBytes += bytes.size();
+    });
+  }
+
+  /// A tensor (or a worker's piece of one) as fetched from a worker.
+  struct Piece {
+    TensorType type;
+    std::string bytes;
+    std::string error;
+  };
+
+  /// Bytes travel from a worker in pieces of this size, so that no message nears the
+  /// dispatcher's message limit.
+  static constexpr uint64_t kFetchChunk = uint64_t(64) << 20;
+
+  static void setPiece(wire::Fetched::Builder out, const TensorType &type, const std::string &bytes) {
+    out.setDtype(uint8_t(type.dtype));
+    auto shape = out.initShape(unsigned(type.shape.size()));
+    for (unsigned i = 0; i < type.shape.size(); ++i) shape.set(i, type.shape[i]);
+    out.setData(kj::arrayPtr(reinterpret_cast<const kj::byte *>(bytes.data()), bytes.size()));
+  }
+
+  /// Tensor `globalId` from worker `w`, whole (chunk after chunk), or only its type and error.
+  /// A failed call marks the worker dead and comes back as the piece's error.
+  kj::Promise<Piece> fetchFrom(int64_t w, uint64_t globalId, bool errorOnly) {
+    auto piece = std::make_shared<Piece>();
+    return fetchChunk(w, globalId, errorOnly, piece).then([piece]() { return std::move(*piece); },
+                                                         [this, w, piece](kj::Exception &&e) {
+                                                           markDead(w, e.getDescription().cStr());
+                                                           piece->error = "worker " + std::to_string(w) + " died: " +
+                                                                          state_.workers[size_t(w)].deathReason;
+                                                           return std::move(*piece);
+                                                         });
+  }
+
+  kj::Promise<void> fetchChunk(int64_t w, uint64_t globalId, bool errorOnly, std::shared_ptr<Piece> piece) {
+    auto req = state_.workers[size_t(w)].client.fetchRequest();
+    req.setSession(id_);
+    req.setId(globalId);
+    req.setErrorOnly(errorOnly);
+    req.setOffset(piece->bytes.size());
+    req.setLength(kFetchChunk);
+    return req.send().then([this, w, globalId, errorOnly, piece](capnp::Response<wire::Worker::FetchResults> &&r)
+                               -> kj::Promise<void> {
+      auto result = r.getResult();
+      piece->error = result.getError().cStr();
+      piece->type.dtype = DType(result.getDtype() < kNumDTypes ? result.getDtype() : 0);
+      piece->type.shape.clear();
+      for (int64_t d : result.getShape()) piece->type.shape.push_back(d);
+      if (!piece->error.empty() || errorOnly) return kj::READY_NOW;
+      auto data = result.getData();
+      piece->bytes.append(reinterpret_cast<const char *>(data.begin()), data.size());
+      uint64_t total = 0;
+      try {
+        total = uint64_t(numBytes(piece->type));
+      } catch (const std::exception &e) {
+        piece->error = e.what();
+        return kj::READY_NOW;
+      }
+      if (piece->bytes.size() < total && data.size() > 0) return fetchChunk(w, globalId, false, piece);
+      return kj::READY_NOW;
     });
   }
 
@@ -1008,13 +1144,26 @@ private:
       auto outs = rlist[i].initOutputs(unsigned(regions[i].outputs.size()));
       for (unsigned j = 0; j < regions[i].outputs.size(); ++j) outs.set(j, regions[i].outputs[j]);
     }
+    req.getProgram().setSession(id_);
+    req.getProgram().setWeight(weight_);
+    // The session's backlog counts the program until the worker has run it (or is lost).
+    size_t n = program.size();
+    backlog_->queued += n;
     State *state = &state_;
-    req.send().detach([state, worker](kj::Exception &&e) {
-      WorkerRef &w = state->workers[worker];
-      if (w.alive) std::cerr << "gt-dispatcher: worker " << worker << " lost: " << e.getDescription().cStr() << std::endl;
-      w.alive = false;
-      if (w.deathReason.empty()) w.deathReason = e.getDescription().cStr();
-    });
+    std::shared_ptr<Backlog> backlog = backlog_;
+    size_t limit = state_.options.maxQueued;
+    auto ran = [backlog, n, limit] {
+      backlog->queued -= n;
+      if (backlog->queued <= limit)
+        KJ_IF_MAYBE(room, backlog->room) {
+          (*room)->fulfill();
+          backlog->room = nullptr;
+        }
+    };
+    req.send().then([ran](auto &&) { ran(); }, [state, worker, ran](kj::Exception &&e) {
+      ran();
+      state->markDead(worker, e.getDescription().cStr());
+    }).detach([](kj::Exception &&) {});
   }
 
   void dumpIR(mlir::ModuleOp module, const char *stage) {
@@ -1026,8 +1175,16 @@ private:
     if (!ec) module.print(os, mlir::OpPrintingFlags().enableDebugInfo(true, /*prettyForm=*/false)); // replayable with gt-opt
   }
 
+  /// A session's instructions sent to workers and not yet run, and its waiting submit.
+  struct Backlog {
+    size_t queued = 0;
+    kj::Maybe<kj::Own<kj::PromiseFulfiller<void>>> room;
+  };
+
   State &state_;
   uint32_t id_;
+  double weight_ = 1;
+  std::shared_ptr<Backlog> backlog_ = std::make_shared<Backlog>();
   uint64_t batchCount_ = 0;
   std::unique_ptr<ShardingConfig> config_; ///< gt.load_config; null: unsharded
   bool sharded_ = false;                   ///< a config was loaded: batches use the sharding pipeline
@@ -1038,81 +1195,180 @@ private:
   std::unordered_map<std::string, PlacedBatch> placedPlans_;
 };
 
-class DispatcherImpl final : public wire::Dispatcher::Server {
+class LivenessImpl final : public wire::Liveness::Server {
 public:
-  explicit DispatcherImpl(State &state) : state_(state) {}
+  kj::Promise<void> ping(PingContext) override { return kj::READY_NOW; }
+};
 
-  kj::Promise<void> openSession(OpenSessionContext context) override {
-    state_.checkToken(context.getParams().getToken());
-    context.getResults().setSession(kj::heap<SessionImpl>(state_));
-    return kj::READY_NOW;
-  }
+/// The rendezvous store as registered workers see it (see RendezvousStore).
+class RendezvousImpl final : public wire::Rendezvous::Server {
+public:
+  explicit RendezvousImpl(State &state) : state_(state) {}
 
-  kj::Promise<void> registerWorker(RegisterWorkerContext context) override {
+  kj::Promise<void> set(SetContext context) override {
+    RendezvousStore &store = state_.store;
     auto params = context.getParams();
-    state_.checkToken(params.getToken());
-    state_.workers.push_back({params.getWorker(), params.getDevice().cStr()});
-    uint32_t index = uint32_t(state_.workers.size() - 1);
-    std::cerr << "gt-dispatcher: worker " << index << " registered (" << params.getDevice().cStr() << ")" << std::endl;
-    context.getResults().setIndex(index);
-    return kj::READY_NOW;
-  }
-
-  kj::Promise<void> storeSet(StoreSetContext context) override {
-    auto params = context.getParams();
-    state_.checkToken(params.getToken());
     std::string key = params.getKey().cStr();
     auto data = params.getValue();
+    KJ_REQUIRE(key.size() + data.size() <= state_.options.storeMaxValueBytes, "rendezvous value too large");
+    store.expire();
+    auto it = store.entries.find(key);
+    if (it == store.entries.end())
+      KJ_REQUIRE(store.entries.size() < state_.options.storeMaxKeys, "the rendezvous store is full");
+    else
+      store.bytes -= it->first.size() + it->second.value.size();
     std::string value(reinterpret_cast<const char *>(data.begin()), data.size());
-    state_.store[key] = value;
-    auto [begin, end] = state_.storeWaiters.equal_range(key);
-    for (auto it = begin; it != end; ++it) it->second->fulfill(std::string(value));
-    state_.storeWaiters.erase(begin, end);
+    store.bytes += key.size() + value.size();
+    store.entries[key] = {value, std::chrono::steady_clock::now()};
+    auto [begin, end] = store.waiters.equal_range(key);
+    for (auto w = begin; w != end; ++w) w->second->fulfill(std::string(value));
+    store.waiters.erase(begin, end);
     return kj::READY_NOW;
   }
 
-  kj::Promise<void> storeGet(StoreGetContext context) override {
-    auto params = context.getParams();
-    state_.checkToken(params.getToken());
-    std::string key = params.getKey().cStr();
+  kj::Promise<void> get(GetContext context) override {
+    RendezvousStore &store = state_.store;
+    std::string key = context.getParams().getKey().cStr();
     auto put = [context](std::string value) mutable {
       context.getResults().setValue(kj::arrayPtr(reinterpret_cast<const kj::byte *>(value.data()), value.size()));
     };
-    if (auto it = state_.store.find(key); it != state_.store.end()) {
-      put(it->second);
+    if (auto it = store.entries.find(key); it != store.entries.end()) {
+      put(it->second.value);
       return kj::READY_NOW;
     }
+    store.expire();
+    KJ_REQUIRE(store.waiters.size() < state_.options.storeMaxWaiters, "too many rendezvous gets are waiting");
     auto paf = kj::newPromiseAndFulfiller<std::string>();
-    state_.storeWaiters.emplace(key, kj::mv(paf.fulfiller));
+    store.waiters.emplace(key, kj::mv(paf.fulfiller));
     return state_.timer->timeoutAfter(60 * kj::SECONDS, kj::mv(paf.promise)).then(kj::mv(put));
-  }
-
-  kj::Promise<void> info(InfoContext context) override {
-    uint32_t alive = 0;
-    for (auto &w : state_.workers) alive += w.alive;
-    context.getResults().setWorkers(alive);
-    context.getResults().setSessions(state_.liveSessions);
-    return kj::READY_NOW;
   }
 
 private:
   State &state_;
 };
 
+/// The front door of one connection: the handshake, and nothing else. A client presents
+/// GT_TOKEN, a worker GT_WORKER_TOKEN; a wrong one closes the connection.
+class FrontDoorImpl final : public wire::Dispatcher::Server {
+public:
+  FrontDoorImpl(State &state, uint64_t connection) : state_(state), connection_(connection) {}
+
+  kj::Promise<void> openSession(OpenSessionContext context) override {
+    if (!admit(state_.options.token, context.getParams().getToken()))
+      return KJ_EXCEPTION(FAILED, "wrong or missing GT_TOKEN: this dispatcher admits only clients that present its token");
+    context.getResults().setSession(kj::heap<SessionImpl>(state_));
+    context.getResults().setAlive(kj::heap<LivenessImpl>());
+    state_.fillLimits(context.getResults().initLimits());
+    return kj::READY_NOW;
+  }
+
+  kj::Promise<void> registerWorker(RegisterWorkerContext context) override {
+    auto params = context.getParams();
+    if (!admit(state_.options.workerToken, params.getToken()))
+      return KJ_EXCEPTION(FAILED, "wrong or missing GT_WORKER_TOKEN: only workers holding the dispatcher's worker token may register");
+    WorkerRef ref{params.getWorker(), params.getDevice().cStr()};
+    ref.connection = connection_;
+    ref.memoryBytes = params.getMemoryBytes();
+    ref.sessionMemoryBytes = params.getSessionMemoryBytes();
+    state_.workers.push_back(std::move(ref));
+    uint32_t index = uint32_t(state_.workers.size() - 1);
+    std::cerr << "gt-dispatcher: worker " << index << " registered (" << params.getDevice().cStr() << ")" << std::endl;
+    context.getResults().setIndex(index);
+    context.getResults().setRendezvous(kj::heap<RendezvousImpl>(state_));
+    return kj::READY_NOW;
+  }
+
+private:
+  /// Whether `given` matches `secret` (an empty secret admits anyone); marks the connection
+  /// authenticated, or has it closed.
+  bool admit(const std::string &secret, capnp::Text::Reader given) {
+    if (secret.empty() || transport::sameSecret(secret, given.cStr())) {
+      state_.listener->authenticated(connection_);
+      return true;
+    }
+    state_.handshakeFailures++;
+    // Closed once the error has gone out (a later turn of the event loop).
+    uint64_t id = connection_;
+    transport::Listener *listener = state_.listener;
+    state_.timer->afterDelay(100 * kj::MILLISECONDS).then([listener, id] { listener->close(id); }).detach([](kj::Exception &&) {});
+    return false;
+  }
+
+  State &state_;
+  uint64_t connection_;
+};
+
+/// Pings every live worker each heartbeat; one that has answered none for
+/// workerTimeoutSeconds is lost (a stopped or wedged process keeps its connection open).
+kj::Promise<void> watchWorkers(State &state) {
+  double every = std::min(state.options.heartbeatSeconds, state.options.workerTimeoutSeconds / 4);
+  return state.timer->afterDelay(int64_t(every * 1000) * kj::MILLISECONDS).then([&state] {
+    auto now = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < state.workers.size(); ++i) {
+      WorkerRef &w = state.workers[i];
+      if (!w.alive) continue;
+      double silent = std::chrono::duration<double>(now - w.lastPong).count();
+      if (silent > state.options.workerTimeoutSeconds) {
+        state.markDead(int64_t(i), "it answered no ping for " + std::to_string(int(silent)) + " s");
+        continue;
+      }
+      State *s = &state;
+      w.client.pingRequest().send().then([s, i](auto &&) { s->workers[i].lastPong = std::chrono::steady_clock::now(); },
+                                         [s, i](kj::Exception &&e) { s->markDead(int64_t(i), e.getDescription().cStr()); })
+          .detach([](kj::Exception &&) {});
+    }
+    return watchWorkers(state);
+  });
+}
+
+/// Lets the process hold as many sockets as the hard limit allows (the connection bound, not
+/// the file descriptor limit, should be what refuses clients).
+void raiseFileLimit() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &r);
+  }
+}
+
+/// Writes `token` to `path` readable by this user only (its folder made 0700 if missing).
+void writeSecret(const std::string &path, const std::string &token) {
+  auto dir = path.substr(0, path.rfind('/'));
+  if (!dir.empty()) mkdir(dir.c_str(), 0700);
+  std::string tmp = path + ".tmp";
+  FILE *f = std::fopen(tmp.c_str(), "w");
+  if (!f) throw std::runtime_error("cannot write the worker token to " + path + ": " + std::strerror(errno));
+  chmod(tmp.c_str(), 0600);
+  std::fputs(token.c_str(), f);
+  std::fclose(f);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw std::runtime_error("cannot write the worker token to " + path + ": " + std::strerror(errno));
+}
+
 } // namespace
 
-void serve(const Options &options) {
+void serve(const Options &given) {
+  Options options = given;
+  options.listener.host = options.host;
+  options.listener.port = options.port;
+  raiseFileLimit();
+  auto io = kj::setupAsyncIo();
   State state(options);
-  capnp::ReaderOptions reader;
-  reader.traversalLimitInWords = uint64_t(1) << 33; // uploads can be large
-  reader.nestingLimit = 64;
-  capnp::EzRpcServer server(kj::heap<DispatcherImpl>(state), options.host.c_str(), options.port, reader);
-  auto &waitScope = server.getWaitScope();
-  state.timer = &server.getIoProvider().getTimer();
-  unsigned port = server.getPort().wait(waitScope);
+  state.timer = &io.provider->getTimer();
+  transport::Listener listener(io, options.listener, [&state](uint64_t id) -> capnp::Capability::Client {
+    return kj::heap<FrontDoorImpl>(state, id);
+  });
+  state.listener = &listener;
+  unsigned port = listener.port();
+  if (state.options.workerToken.empty()) {
+    std::string path = options.workerTokenFile.empty() ? transport::defaultWorkerTokenFile(int(port)) : options.workerTokenFile;
+    state.options.workerToken = transport::randomToken();
+    writeSecret(path, state.options.workerToken);
+    std::cerr << "gt-dispatcher: workers join with the token in " << path << " (or set GT_WORKER_TOKEN)" << std::endl;
+  }
   std::printf("gt-dispatcher listening on %s:%u\n", options.host.c_str(), port);
   std::fflush(stdout);
-  kj::NEVER_DONE.wait(waitScope);
+  watchWorkers(state).wait(io.waitScope);
 }
 
 } // namespace gt::dispatcher

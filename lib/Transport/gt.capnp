@@ -39,6 +39,16 @@ struct Region {
 struct Batch {
   instructions @0 :List(Instruction);
   regions @1 :List(Region);     # dispatcher -> worker only; sorted by start, disjoint
+  session @2 :UInt32;           # dispatcher -> worker: whose program (queues, quotas, fairness)
+  weight @3 :Float64;           # dispatcher -> worker: the session's share of the worker (0 = 1)
+}
+
+# What a session may send and hold; the client checks it to raise at the user's line.
+struct Limits {
+  maxBatchInstructions @0 :UInt32;  # instructions in one submit
+  maxMessageBytes @1 :UInt64;       # one message to the dispatcher (uploads are sent in pieces)
+  sessionMemoryBytes @2 :UInt64;    # the smallest per-session quota of a live worker (0: no worker yet)
+  workers @3 :UInt32;               # live workers
 }
 
 # A named counter (gt.debug.stats()).
@@ -60,22 +70,34 @@ struct Fetched {
   error @3 :Text;               # non-empty: the tensor is poisoned; names the op and user line
 }
 
-# The dispatcher's front door (the bootstrap capability).
+# The dispatcher's front door (the bootstrap capability of every connection). Nothing else
+# is answered before one of these succeeds; a wrong credential, or none within a few seconds,
+# closes the connection. Clients and workers hold different tokens (GT_TOKEN, GT_WORKER_TOKEN).
 interface Dispatcher {
-  # A client's session: its own tensor namespace, freed when the client goes away.
-  openSession @0 (token :Text) -> (session :Session);
-  # A worker joins; the dispatcher drives it through `worker`.
-  registerWorker @1 (token :Text, worker :Worker, device :Text) -> (index :UInt32);
-  # Number of live workers (auto-start waits for them).
-  info @2 () -> (workers :UInt32, sessions :UInt32);
-  # Rendezvous of worker groups (Gloo): a key-value store; get waits until the key is set
-  # (or fails after 60 s). Only workers call these.
-  storeSet @3 (token :Text, key :Text, value :Data) -> ();
-  storeGet @4 (token :Text, key :Text) -> (value :Data);
+  # A client's session: its own tensor namespace, freed when the client goes away. `alive`
+  # answers pings even while the session's submits wait for room (the client's heartbeat).
+  openSession @0 (token :Text) -> (session :Session, alive :Liveness, limits :Limits);
+  # A worker joins; the dispatcher drives it through `worker`. `memoryBytes`: what its device
+  # may hold; `sessionMemoryBytes`: each session's quota there. `rendezvous`: the key-value
+  # store of worker groups (Gloo, NCCL ids), for workers only.
+  registerWorker @1 (token :Text, worker :Worker, device :Text, memoryBytes :UInt64, sessionMemoryBytes :UInt64)
+      -> (index :UInt32, rendezvous :Rendezvous, alive :Liveness);
+}
+
+interface Liveness {
+  ping @0 () -> ();
+}
+
+# Rendezvous of worker groups: get waits until the key is set (or fails after 60 s). Bounded in
+# keys, bytes and waiting gets; entries expire after 10 minutes.
+interface Rendezvous {
+  set @0 (key :Text, value :Data) -> ();
+  get @1 (key :Text) -> (value :Data);
 }
 
 interface Session {
-  # Streaming: no per-batch reply; errors surface at the next fetch.
+  # Streaming: no per-batch reply; errors surface at the next fetch. Returns (and so lets the
+  # client send more) once the session's work queued on the workers is below a bound.
   submit @0 (batch :Batch) -> stream;
   fetch @1 (id :UInt64) -> (result :Fetched);
   # Waits until everything submitted so far has run (gt.synchronize).
@@ -89,12 +111,25 @@ interface Session {
   # along axis 0 over all workers from that size on, replicated over all workers below it.
   loadConfig @4 (yaml :Text, path :Text, autoShardBytes :UInt64)
       -> (error :Text, workers :UInt32, signals :List(Text));
+  # Live workers and sessions, and this session's limits (auto-start waits for the workers).
+  info @5 () -> (workers :UInt32, sessions :UInt32, limits :Limits);
 }
 
 interface Worker {
-  run @0 (program :Batch) -> stream;
+  # Queues `program` in its session's queue; returns once it has run (the dispatcher counts a
+  # session's queued work by it).
+  run @0 (program :Batch) -> ();
   # errorOnly: return the tensor's dtype, shape and error, not its bytes (a replicated
-  # tensor's other copies are checked this way when one copy is fetched).
-  fetch @1 (id :UInt64, errorOnly :Bool) -> (result :Fetched);
-  stats @2 () -> (stats :List(Stat), notes :List(Text));
+  # tensor's other copies are checked this way when one copy is fetched). Bytes [offset,
+  # offset + length) of the tensor (length 0: to the end): large tensors come in pieces.
+  fetch @1 (session :UInt32, id :UInt64, errorOnly :Bool, offset :UInt64, length :UInt64) -> (result :Fetched);
+  # Counters; runs after everything `session` queued before it.
+  stats @2 (session :UInt32) -> (stats :List(Stat), notes :List(Text));
+  # Returns once everything `session` queued before it has run.
+  sync @3 (session :UInt32) -> ();
+  # Answered at once, whatever the worker is running (liveness).
+  ping @4 () -> ();
+  # The session is gone: its queued work is dropped (exchanges still run, failed, so groups
+  # stay in step) and its tensors freed.
+  endSession @5 (session :UInt32) -> ();
 }

@@ -1,10 +1,13 @@
-// gt-worker's RPC side: programs from the dispatcher run in order on the Executor.
+// gt-worker's RPC side. The event loop of the main thread answers the dispatcher (programs are
+// queued, pings answered at once); the Scheduler's thread runs the programs, each session in
+// its own queue, and hands fetches, syncs and stats back through cross-thread promises.
 #include "gt/Worker/Worker.h"
 
+#include "gt/Transport/Connection.h"
 #include "gt/Transport/Wire.h"
 #include "gt/Worker/Executor.h"
+#include "gt/Worker/Scheduler.h"
 
-#include <capnp/ez-rpc.h>
 #include <kj/async-io.h>
 #include <kj/debug.h>
 
@@ -13,64 +16,53 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <exception>
+#include <fstream>
 #include <iostream>
-#include <thread>
+#include <sstream>
 
 namespace gt::worker {
 namespace {
 
-/// The dispatcher's rendezvous store, reached over a connection of its own on a short-lived
-/// thread (the worker's event loop is busy running the collective that asked).
+/// The dispatcher's rendezvous store, called from the scheduler's thread (a collective's first
+/// use of its group) through the event loop of the main thread, which owns the connection.
 class DispatcherStore final : public KeyValueStore {
 public:
-  DispatcherStore(std::string host, int port, std::string token)
-      : host_(std::move(host)), port_(port), token_(std::move(token)) {}
+  DispatcherStore(wire::Rendezvous::Client rendezvous, const kj::Executor &loop)
+      : rendezvous_(std::make_unique<wire::Rendezvous::Client>(std::move(rendezvous))), loop_(loop) {}
 
   void set(const std::string &key, const std::string &value) override {
-    call([&](wire::Dispatcher::Client &d, kj::WaitScope &ws) {
-      auto req = d.storeSetRequest();
-      req.setToken(token_);
+    call([&] {
+      auto req = rendezvous_->setRequest();
       req.setKey(key);
       req.setValue(kj::arrayPtr(reinterpret_cast<const kj::byte *>(value.data()), value.size()));
-      req.send().wait(ws);
+      return req.send().ignoreResult();
     });
   }
 
   std::string get(const std::string &key) override {
     std::string value;
-    call([&](wire::Dispatcher::Client &d, kj::WaitScope &ws) {
-      auto req = d.storeGetRequest();
-      req.setToken(token_);
+    call([&] {
+      auto req = rendezvous_->getRequest();
       req.setKey(key);
-      auto data = req.send().wait(ws).getValue();
-      value.assign(reinterpret_cast<const char *>(data.begin()), data.size());
+      return req.send().then([&value](capnp::Response<wire::Rendezvous::GetResults> &&r) {
+        auto data = r.getValue();
+        value.assign(reinterpret_cast<const char *>(data.begin()), data.size());
+      });
     });
     return value;
   }
 
 private:
   template <typename F> void call(F f) {
-    std::exception_ptr error;
-    std::thread thread([&] {
-      try {
-        capnp::EzRpcClient client(host_.c_str(), port_);
-        auto dispatcher = client.getMain<wire::Dispatcher>();
-        f(dispatcher, client.getWaitScope());
-      } catch (const kj::Exception &e) {
-        error = std::make_exception_ptr(std::runtime_error(std::string("rendezvous through the dispatcher: ") +
-                                                           e.getDescription().cStr()));
-      } catch (...) {
-        error = std::current_exception();
-      }
-    });
-    thread.join();
-    if (error) std::rethrow_exception(error);
+    try {
+      loop_.executeSync(f);
+    } catch (const kj::Exception &e) {
+      throw std::runtime_error(std::string("rendezvous through the dispatcher: ") + e.getDescription().cStr());
+    }
   }
 
-  std::string host_;
-  int port_;
-  std::string token_;
+  std::unique_ptr<wire::Rendezvous::Client> rendezvous_; // (its destructor may throw: not a plain member)
+  const kj::Executor &loop_;
 };
 
 /// The local address of the route to `host` (what other machines see this worker as).
@@ -94,47 +86,115 @@ std::string localAddressTowards(const std::string &host, int port) {
   return out;
 }
 
+/// A promise on the main thread and the means to keep it from the scheduler's thread.
+template <typename T> struct Handoff {
+  kj::Promise<T> promise;
+  std::shared_ptr<kj::Own<kj::CrossThreadPromiseFulfiller<T>>> fulfiller;
+};
+template <typename T> Handoff<T> handoff() {
+  auto paf = kj::newPromiseAndCrossThreadFulfiller<T>();
+  return {kj::mv(paf.promise), std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<T>>>(kj::mv(paf.fulfiller))};
+}
+
 class WorkerImpl final : public wire::Worker::Server {
 public:
-  explicit WorkerImpl(Executor &executor) : executor_(executor) {}
+  WorkerImpl(Executor &executor, Scheduler &scheduler) : executor_(executor), scheduler_(scheduler) {}
 
-  // Programs run synchronously, in arrival order; a fetch arriving after a program sees its
-  // results because Cap'n Proto delivers calls on one capability in order.
+  // Queued in the session's queue; the reply goes once the program has run.
   kj::Promise<void> run(RunContext context) override {
     auto batch = context.getParams().getProgram();
-    std::vector<Instruction> program;
-    program.reserve(batch.getInstructions().size());
-    for (auto inst : batch.getInstructions()) program.push_back(wire::fromWire(inst));
-    std::vector<RegionCall> regions;
+    ProgramRun program;
+    program.instructions.reserve(batch.getInstructions().size());
+    for (auto inst : batch.getInstructions()) program.instructions.push_back(wire::fromWire(inst));
     for (auto r : batch.getRegions()) {
       RegionCall call{r.getKey(), r.getHot(), r.getStart(), r.getCount(), {}};
       for (uint64_t id : r.getOutputs()) call.outputs.push_back(id);
-      regions.push_back(std::move(call));
+      program.regions.push_back(std::move(call));
     }
-    executor_.runProgram(program, regions);
-    return kj::READY_NOW;
+    auto ran = handoff<void>();
+    scheduler_.submit(batch.getSession(), batch.getWeight(), std::move(program),
+                      [f = ran.fulfiller] { (*f)->fulfill(); });
+    return kj::mv(ran.promise);
   }
 
   kj::Promise<void> fetch(FetchContext context) override {
-    Fetched f = executor_.fetch(context.getParams().getId());
-    if (context.getParams().getErrorOnly()) f.bytes.clear();
-    auto out = context.getResults().initResult();
-    out.setDtype(uint8_t(f.type.dtype));
-    auto shape = out.initShape(unsigned(f.type.shape.size()));
-    for (unsigned i = 0; i < f.type.shape.size(); ++i) shape.set(i, f.type.shape[i]);
-    if (!f.error.empty()) out.setError(f.error);
-    else out.setData(kj::arrayPtr(reinterpret_cast<const kj::byte *>(f.bytes.data()), f.bytes.size()));
-    return kj::READY_NOW;
+    auto params = context.getParams();
+    uint32_t session = params.getSession();
+    uint64_t id = params.getId(), offset = params.getOffset(), length = params.getLength();
+    bool errorOnly = params.getErrorOnly();
+    auto got = handoff<Fetched>();
+    scheduler_.fence(session, [this, f = got.fulfiller, session, id, offset, length, errorOnly] {
+      Fetched result;
+      if (!executor_.ownedBy(id, session)) result.error = "tensor " + std::to_string(id) + " does not exist on this worker";
+      else result = executor_.fetch(id, offset, errorOnly ? 1 : length);
+      if (errorOnly) result.bytes.clear();
+      (*f)->fulfill(std::move(result));
+    });
+    return got.promise.then([context](Fetched &&f) mutable {
+      auto out = context.getResults().initResult();
+      out.setDtype(uint8_t(f.type.dtype));
+      auto shape = out.initShape(unsigned(f.type.shape.size()));
+      for (unsigned i = 0; i < f.type.shape.size(); ++i) shape.set(i, f.type.shape[i]);
+      if (!f.error.empty()) out.setError(f.error);
+      else out.setData(kj::arrayPtr(reinterpret_cast<const kj::byte *>(f.bytes.data()), f.bytes.size()));
+    });
+  }
+
+  kj::Promise<void> sync(SyncContext context) override {
+    auto ran = handoff<void>();
+    scheduler_.fence(context.getParams().getSession(), [f = ran.fulfiller] { (*f)->fulfill(); });
+    return kj::mv(ran.promise);
+  }
+
+  kj::Promise<void> ping(PingContext) override { return kj::READY_NOW; }
+
+  kj::Promise<void> endSession(EndSessionContext context) override {
+    auto ended = handoff<void>();
+    scheduler_.endSession(context.getParams().getSession(), [f = ended.fulfiller] { (*f)->fulfill(); });
+    return kj::mv(ended.promise);
   }
 
   kj::Promise<void> stats(StatsContext context) override {
+    using Values = std::vector<std::pair<std::string, double>>;
+    struct Result {
+      Values values;
+      std::vector<std::string> notes;
+    };
+    auto got = handoff<Result>();
+    uint32_t session = context.getParams().getSession();
+    scheduler_.fence(session, [this, f = got.fulfiller, session] {
+      Result r{collect(session), executor_.stats().notes};
+      (*f)->fulfill(std::move(r));
+    });
+    return got.promise.then([context](Result &&r) mutable {
+      auto results = context.getResults();
+      auto list = results.initStats(unsigned(r.values.size()));
+      for (unsigned i = 0; i < r.values.size(); ++i) {
+        list[i].setName(r.values[i].first);
+        list[i].setValue(r.values[i].second);
+      }
+      auto notes = results.initNotes(unsigned(r.notes.size()));
+      for (unsigned i = 0; i < r.notes.size(); ++i) notes.set(i, r.notes[i]);
+    });
+  }
+
+private:
+  /// The worker's counters (on the scheduler's thread).
+  std::vector<std::pair<std::string, double>> collect(uint32_t session) {
     ExecutorStats s = executor_.stats();
     CompilerStats c = executor_.compilerStats();
-    std::vector<std::pair<const char *, double>> values = {
+    Scheduler::Counters q = scheduler_.counters();
+    std::vector<std::pair<std::string, double>> values = {
         {"instructions", double(s.instructions)},
         {"live_tensors", double(s.liveTensors)},
         {"live_bytes", double(s.liveBytes)},
         {"peak_bytes", double(s.peakBytes)},
+        {"session_bytes", double(executor_.sessionBytes(session))},
+        {"session_busy_ms", scheduler_.busyMs(session)},
+        {"scheduler_sessions", double(q.sessions)},
+        {"scheduler_queued", double(q.queued)},
+        {"scheduler_units", double(q.units)},
+        {"scheduler_busy_ms", q.busyMs},
         {"eager_ops", double(s.eagerOps)},
         {"fused_ops", double(s.fusedOps)},
         {"regions_seen", double(s.regionsSeen)},
@@ -152,27 +212,25 @@ public:
         {"region_compile_ms", s.regionCompileMs},
         {"region_load_ms", s.regionLoadMs},
         {"region_disk_hits", double(s.regionDiskHits)},
+        {"collective_ops", double(s.collectiveOps)},
+        {"p2p_ops", double(s.p2pOps)},
     };
-    values.emplace_back("collective_ops", double(s.collectiveOps));
-    values.emplace_back("p2p_ops", double(s.p2pOps));
-    std::vector<std::pair<std::string, double>> device = executor_.device().counters();
+    for (auto &c : executor_.device().counters()) values.push_back(c);
     if (executor_.communicator())
-      for (auto &c : executor_.communicator()->counters()) device.push_back(c);
-    for (auto &[name, value] : device) values.emplace_back(name.c_str(), value);
-    auto r = context.getResults();
-    auto list = r.initStats(unsigned(values.size()));
-    for (unsigned i = 0; i < values.size(); ++i) {
-      list[i].setName(values[i].first);
-      list[i].setValue(values[i].second);
-    }
-    auto notes = r.initNotes(unsigned(s.notes.size()));
-    for (unsigned i = 0; i < s.notes.size(); ++i) notes.set(i, s.notes[i]);
-    return kj::READY_NOW;
+      for (auto &c : executor_.communicator()->counters()) values.push_back(c);
+    return values;
   }
 
-private:
   Executor &executor_;
+  Scheduler &scheduler_;
 };
+
+std::string readToken(const std::string &path) {
+  std::ifstream in(path);
+  std::string token;
+  std::getline(in, token);
+  return token;
+}
 
 } // namespace
 
@@ -183,28 +241,49 @@ void serve(const Options &options) {
   } catch (const std::exception &e) {
     throw std::runtime_error("cannot use device '" + options.device + "': " + e.what());
   }
+  std::string workerToken = options.workerToken;
+  if (workerToken.empty() && !options.workerTokenFile.empty()) workerToken = readToken(options.workerTokenFile);
+  // Memory: what the device has now (less a fifth for the compiler, the runtime and other
+  // processes), unless told; a session gets `sessionMemory` of it.
+  uint64_t memory = options.memoryBytes ? options.memoryBytes : device->capacity() / 5 * 4;
+  uint64_t sessionMemory = options.sessionMemoryFraction > 0 ? uint64_t(double(memory) * options.sessionMemoryFraction) : 0;
+  if (options.sessionMemoryBytes) sessionMemory = options.sessionMemoryBytes;
   Executor executor(ExecutorOptions{options.cacheDir.empty() ? KernelCompiler::defaultCacheDir() : options.cacheDir,
-                                    !options.syncCompile, options.verifyRegions, device});
-  capnp::ReaderOptions reader;
-  reader.traversalLimitInWords = uint64_t(1) << 33;
-  capnp::EzRpcClient client(options.host.c_str(), options.port, reader);
-  auto &waitScope = client.getWaitScope();
-  auto dispatcher = client.getMain<wire::Dispatcher>();
-  auto req = dispatcher.registerWorkerRequest();
-  req.setToken(options.token);
-  req.setDevice(options.device);
-  req.setWorker(kj::heap<WorkerImpl>(executor));
-  uint32_t index;
+                                    !options.syncCompile, options.verifyRegions, device, memory, sessionMemory});
+  std::unique_ptr<transport::Connection> connection;
   try {
-    index = req.send().wait(waitScope).getIndex();
+    connection = std::make_unique<transport::Connection>(options.host, options.port, options.tls, 30.0);
+  } catch (const std::exception &e) {
+    throw std::runtime_error("cannot reach the dispatcher at " + options.host + ":" + std::to_string(options.port) +
+                             ": " + e.what());
+  }
+  auto &waitScope = connection->waitScope();
+  auto dispatcher = connection->main<wire::Dispatcher>();
+  Scheduler scheduler(executor);
+  auto req = dispatcher.registerWorkerRequest();
+  req.setToken(workerToken);
+  req.setDevice(options.device);
+  req.setMemoryBytes(memory);
+  req.setSessionMemoryBytes(sessionMemory ? sessionMemory : memory);
+  req.setWorker(kj::heap<WorkerImpl>(executor, scheduler));
+  uint32_t index;
+  wire::Rendezvous::Client rendezvous = nullptr;
+  try {
+    auto response = req.send().wait(waitScope);
+    index = response.getIndex();
+    rendezvous = response.getRendezvous();
   } catch (const kj::Exception &e) {
+    std::string why = e.getDescription().cStr();
+    if (workerToken.empty() && why.find("GT_WORKER_TOKEN") != std::string::npos)
+      why += " (no token: set GT_WORKER_TOKEN, or run on the dispatcher's machine, where it wrote " +
+             options.workerTokenFile + ")";
     throw std::runtime_error("cannot register with the dispatcher at " + options.host + ":" +
-                             std::to_string(options.port) + ": " + e.getDescription().cStr());
+                             std::to_string(options.port) + ": " + why);
   }
   std::string address = options.address.empty() ? localAddressTowards(options.host, options.port) : options.address;
   // CUDA workers exchange device memory over NCCL; CPU workers (and CUDA workers without
-  // NCCL) host memory over Gloo.
-  auto store = std::make_shared<DispatcherStore>(options.host, options.port, options.token);
+  // NCCL) host memory over Gloo. Groups connect on first use, from the scheduler's thread.
+  auto store = std::make_shared<DispatcherStore>(rendezvous, kj::getCurrentThreadExecutor());
   std::string plane = "Gloo on " + address;
   if (device->nativeStream()) {
     try {
@@ -222,19 +301,14 @@ void serve(const Options &options) {
       plane = "none";
     }
   }
+  scheduler.start();
   std::cerr << "gt-worker: registered as worker " << index << " (" << device->describe() << "), collectives: " << plane
+            << ", memory " << memory / (1 << 20) << " MiB, " << sessionMemory / (1 << 20) << " MiB per session"
             << std::endl;
-  // Serve until the dispatcher goes away: a cheap call every second notices.
-  auto &timer = client.getIoProvider().getTimer();
-  while (true) {
-    timer.afterDelay(1 * kj::SECONDS).wait(waitScope);
-    try {
-      dispatcher.infoRequest().send().wait(waitScope);
-    } catch (const kj::Exception &) {
-      std::cerr << "gt-worker: dispatcher went away, exiting" << std::endl;
-      return;
-    }
-  }
+  // Serve until the dispatcher goes away.
+  connection->onDisconnect().wait(waitScope);
+  std::cerr << "gt-worker: dispatcher went away, exiting" << std::endl;
+  std::_Exit(0); // the scheduler may be inside a collective with a peer that is gone too
 }
 
 } // namespace gt::worker

@@ -26,6 +26,7 @@ from . import nn, optim, debug, signal
 from .serialization import save, load
 
 RemoteError = _C.RemoteError
+OutOfMemoryError = _C.OutOfMemoryError
 ShapeError, AxisError, DTypeError = _C.ShapeError, _C.AxisError, _C.DTypeError
 
 

@@ -2,6 +2,7 @@
 import atexit
 import ctypes
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -16,6 +17,8 @@ _client = None        # the session's _C.Client
 _processes = []       # daemons this process started
 _num_workers = int(os.environ.get("GT_WORKERS", "1"))
 _log_dir = None
+_token = None         # the auto-started dispatcher's client token (made per run)
+_port = None          # the auto-started dispatcher's port
 
 
 def bin_dir():
@@ -64,21 +67,40 @@ def worker_threads(num_workers):
     return max(1, cores // num_workers)
 
 
+def worker_memory(num_workers):
+    """--memory of each auto-started CPU worker when several share this machine: 4/5 of the
+    memory available now, divided among them (None for one worker: it measures for itself)."""
+    if num_workers == 1:
+        return None
+    try:
+        with open("/proc/meminfo") as f:
+            available = next(int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:"))
+    except (OSError, StopIteration):
+        return None
+    return available * 4 // 5 // num_workers
+
+
 def start_local(num_workers=1, verbose=False):
     """Starts a dispatcher on an ephemeral loopback port and `num_workers` workers on the
     devices $GT_DEVICE names (see worker_device); CPU workers split the cores (see
-    worker_threads).
+    worker_threads) and the memory (see worker_memory). The daemons get random client and
+    worker tokens made for this run (no other process can join them), and one session may use
+    all of each worker's memory (the session is this process's alone).
 
     Returns the port. Daemon output goes to a log folder in the temp directory (or to the
     terminal when GT_VERBOSE=1). Raises RuntimeError if they do not come up within 60 s.
     """
-    global _log_dir
+    global _log_dir, _token, _port
     threads = worker_threads(num_workers)  # a bad GT_WORKER_THREADS fails before anything starts
     verbose = verbose or os.environ.get("GT_VERBOSE") == "1"
     _log_dir = _log_dir or tempfile.mkdtemp(prefix="gt-")
+    _token = secrets.token_hex(32)
+    env = dict(os.environ, GT_TOKEN=_token, GT_WORKER_TOKEN=secrets.token_hex(32))
+    for name in ("GT_TLS_CERT", "GT_TLS_KEY", "GT_TLS_CA"):  # loopback daemons of our own: no TLS
+        env.pop(name, None)
     out = None if verbose else open(os.path.join(_log_dir, "dispatcher.log"), "w")
     d = subprocess.Popen([os.path.join(bin_dir(), "gt-dispatcher"), "-p", "0"], stdout=subprocess.PIPE,
-                         stderr=out, preexec_fn=_die_with_parent, text=True)
+                         stderr=out, preexec_fn=_die_with_parent, text=True, env=env)
     _processes.append(d)
     line = d.stdout.readline()
     if "listening on" not in line:
@@ -91,13 +113,17 @@ def start_local(num_workers=1, verbose=False):
             except (subprocess.TimeoutExpired, IndexError):
                 pass
         raise RuntimeError(f"gt-dispatcher did not start{why} (see {_log_dir}/dispatcher.log)")
-    port = int(line.rsplit(":", 1)[1])
+    port = _port = int(line.rsplit(":", 1)[1])
+    memory = worker_memory(num_workers)
     for i in range(num_workers):
         wout = None if verbose else open(os.path.join(_log_dir, f"worker{i}.log"), "w")
-        argv = [os.path.join(bin_dir(), "gt-worker"), "--host", "127.0.0.1", "-p", str(port), "--device", worker_device(i)]
+        argv = [os.path.join(bin_dir(), "gt-worker"), "--host", "127.0.0.1", "-p", str(port), "--device", worker_device(i),
+                "--session-memory", "100%"]
         if threads and worker_device(i) == "cpu":
             argv += ["--threads", str(threads)]
-        w = subprocess.Popen(argv, stdout=wout, stderr=wout, preexec_fn=_die_with_parent)
+        if memory and worker_device(i) == "cpu":
+            argv += ["--memory", str(memory)]
+        w = subprocess.Popen(argv, stdout=wout, stderr=wout, preexec_fn=_die_with_parent, env=env)
         _processes.append(w)
     return port
 
@@ -129,10 +155,12 @@ atexit.register(_shutdown)
 
 
 def connect(address, timeout=5.0):
-    """Connects this process to a running dispatcher at "host:port".
+    """Connects this process to a running dispatcher at "host:port", presenting $GT_TOKEN;
+    over TLS when $GT_TLS_CA names the certificate(s) to trust (use the host name the
+    dispatcher's certificate names).
 
-    Raises ConnectionError (within `timeout` seconds) if nothing answers there, and
-    RuntimeError if this process already has a session.
+    Raises ConnectionError (within `timeout` seconds) if nothing answers there or the token or
+    certificate is refused, and RuntimeError if this process already has a session.
     """
     global _client
     if _client is not None:
@@ -140,7 +168,7 @@ def connect(address, timeout=5.0):
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit():
         raise ValueError(f"gt.connect expects 'host:port', got {address!r}")
-    _client = _C.Client(host, int(port), os.environ.get("GT_TOKEN", ""), timeout)
+    _client = _C.Client(host, int(port), os.environ.get("GT_TOKEN", ""), timeout, os.environ.get("GT_TLS_CA", ""))
     _on_session_open()
     return _client
 
@@ -163,7 +191,7 @@ def client():
     if os.environ.get("GT_SERVER"):
         return connect(os.environ["GT_SERVER"])
     port = start_local(_num_workers)
-    _client = _C.Client("127.0.0.1", port, os.environ.get("GT_TOKEN", ""), 10.0)
+    _client = _C.Client("127.0.0.1", port, _token, 10.0)
     deadline = time.time() + 60
     while _client.num_workers() < _num_workers:
         if time.time() > deadline:

@@ -42,6 +42,8 @@ py::tuple typeTuple(uint64_t id, const TensorType &t) {
 
 } // namespace
 
+void bindRaw(py::module_ &m); // raw.cpp
+
 PYBIND11_MODULE(_C, m) {
   m.doc() = "GT's C++ core: the client session and the op table";
 
@@ -62,6 +64,9 @@ PYBIND11_MODULE(_C, m) {
                                         "A dim is out of range (an IndexError, as PyTorch, and a ShapeError).");
   static PyObject *dtypeError = newError("DTypeError", {PyExc_RuntimeError, PyExc_TypeError},
                                          "An op does not accept a dtype (a RuntimeError, as PyTorch, and a TypeError).");
+  static PyObject *outOfMemory = newError("OutOfMemoryError", {PyExc_RuntimeError},
+                                          "A tensor is larger than the session may hold on the workers "
+                                          "(a RuntimeError, as torch.OutOfMemoryError).");
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -71,6 +76,8 @@ PYBIND11_MODULE(_C, m) {
       PyErr_SetString(shapeError, e.what());
     } catch (const DTypeError &e) {
       PyErr_SetString(dtypeError, e.what());
+    } catch (const client::OutOfMemoryError &e) {
+      PyErr_SetString(outOfMemory, e.what());
     } catch (const client::ConnectionError &e) {
       PyErr_SetString(PyExc_ConnectionError, e.what());
     } catch (const client::RemoteError &e) {
@@ -79,6 +86,7 @@ PYBIND11_MODULE(_C, m) {
   });
 
   m.attr("max_concat_operands") = kMaxConcatOperands;
+  bindRaw(m);
   m.def("set_package_dir", [](std::string dir) { packageDir = std::move(dir); },
         "Frames under this directory are skipped when naming the user's line.");
   m.def("user_location", &userLocation, "The user's current 'file.py:line'.");
@@ -100,8 +108,8 @@ PYBIND11_MODULE(_C, m) {
   m.def("broadcast_shapes", [](Shape a, Shape b) { return broadcastShapes(a, b); });
 
   py::class_<client::Client>(m, "Client")
-      .def(py::init<const std::string &, int, const std::string &, double>(), py::arg("host"),
-           py::arg("port"), py::arg("token") = "", py::arg("timeout") = 5.0,
+      .def(py::init<const std::string &, int, const std::string &, double, const std::string &>(), py::arg("host"),
+           py::arg("port"), py::arg("token") = "", py::arg("timeout") = 5.0, py::arg("tls_ca") = "",
            py::call_guard<py::gil_scoped_release>())
       // emit(op, operands) -> (id, shape, dtype) for ops without attributes.
       .def("emit", [](client::Client &c, int op, const std::vector<uint64_t> &operands) {
@@ -138,7 +146,7 @@ PYBIND11_MODULE(_C, m) {
         return typeTuple(id, t);
       }, "Uploads a C-contiguous buffer as a tensor of `shape` and dtype code `dtype`.")
       .def("release", &client::Client::release)
-      .def("flush", &client::Client::flush)
+      .def("flush", &client::Client::flush, py::call_guard<py::gil_scoped_release>())
       .def("fetch", [](client::Client &c, uint64_t id) {
         client::FetchedTensor t;
         {
@@ -165,6 +173,15 @@ PYBIND11_MODULE(_C, m) {
         return out;
       }, "The session's last instructions (at most 10000), oldest first, as dicts.")
       .def("num_workers", &client::Client::numWorkers, py::call_guard<py::gil_scoped_release>())
+      .def("limits", [](client::Client &c) {
+        const client::Limits &l = c.limits();
+        py::dict d;
+        d["max_batch_instructions"] = l.maxBatchInstructions;
+        d["max_message_bytes"] = l.maxMessageBytes;
+        d["session_memory_bytes"] = l.sessionMemoryBytes;
+        d["workers"] = l.workers;
+        return d;
+      }, "What the dispatcher lets this session send and hold (refreshed by num_workers()).")
       .def("stats", [](client::Client &c) {
         client::Stats s;
         {

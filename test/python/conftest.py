@@ -27,20 +27,24 @@ def check(actual, expected, atol=1e-5, rtol=1e-4, label="value"):
 
 
 class Daemons:
-    """A dispatcher and workers of our own (not the auto-started ones)."""
+    """A dispatcher and workers of our own (not the auto-started ones). `env` reaches both (and
+    the clients' token: GT_TOKEN); `dispatcher_args` / `worker_args` are extra flags."""
 
-    def __init__(self, workers=1, env=None):
+    def __init__(self, workers=1, env=None, dispatcher_args=(), worker_args=(), host="127.0.0.1", tls_ca=""):
         bindir = _runtime.bin_dir()
         self.env = dict(os.environ, **(env or {}))
-        self.dispatcher = subprocess.Popen([os.path.join(bindir, "gt-dispatcher"), "-p", "0"], stdout=subprocess.PIPE,
-                                           stderr=subprocess.PIPE, text=True, env=self.env)
+        self.host, self.tls_ca = host, tls_ca
+        self.token = self.env.get("GT_TOKEN", "")
+        self.dispatcher = subprocess.Popen([os.path.join(bindir, "gt-dispatcher"), "-p", "0", *dispatcher_args],
+                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env)
         line = self.dispatcher.stdout.readline()
-        assert "listening on" in line, line
+        assert "listening on" in line, line + self.dispatcher.stderr.read()
         self.port = int(line.rsplit(":", 1)[1])
-        self.workers = [subprocess.Popen([os.path.join(bindir, "gt-worker"), "-p", str(self.port)],
+        self.workers = [subprocess.Popen([os.path.join(bindir, "gt-worker"), "--host", host, "-p", str(self.port),
+                                          *worker_args],
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env)
                         for _ in range(workers)]
-        probe = gt._C.Client("127.0.0.1", self.port)
+        probe = self.client()
         import time
         deadline = time.time() + 30
         while probe.num_workers() < workers:
@@ -48,8 +52,13 @@ class Daemons:
             time.sleep(0.01)
         del probe
 
-    def client(self):
-        return gt._C.Client("127.0.0.1", self.port)
+    def client(self, timeout=5.0):
+        return gt._C.Client(self.host, self.port, self.token, timeout, self.tls_ca)
+
+    def dispatcher_rss(self):
+        """The dispatcher's resident memory, bytes."""
+        with open(f"/proc/{self.dispatcher.pid}/status") as f:
+            return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
 
     def stop(self):
         for p in self.workers + [self.dispatcher]:

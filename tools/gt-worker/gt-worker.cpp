@@ -6,8 +6,24 @@
 #include <cstdlib>
 #include <iostream>
 
+namespace {
+
+/// "8589934592", "8GiB", "512M", "2G" (powers of 1024) -> bytes; 0 for anything else.
+uint64_t parseBytes(const std::string &text) {
+  char *end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  std::string unit = end;
+  if (!unit.empty() && unit.back() == 'B') unit.pop_back();
+  if (!unit.empty() && unit.back() == 'i') unit.pop_back();
+  double scale = unit.empty() ? 1 : unit == "K" ? 1024.0 : unit == "M" ? 1048576.0 : unit == "G" ? 1073741824.0 : 0;
+  return v > 0 && scale > 0 ? uint64_t(v * scale) : 0;
+}
+
+} // namespace
+
 int main(int argc, char **argv) {
   gt::worker::Options options;
+  std::string memory, sessionMemory;
   CLI::App app{"GT worker: compiles and runs GT programs on one device"};
   app.add_option("--host", options.host, "dispatcher address")->capture_default_str();
   app.add_option("-p,--port", options.port, "dispatcher port")->required();
@@ -19,11 +35,38 @@ int main(int argc, char **argv) {
                  "cpu: BLAS threads (default: the BLAS library's, one per core); workers sharing a "
                  "machine should split its cores")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--memory", memory,
+                 "what tensors may take on the device, e.g. 8GiB (default: 4/5 of what it has free at start)");
+  app.add_option("--session-memory", sessionMemory,
+                 "one session's quota: bytes (e.g. 2GiB) or a share of --memory (e.g. 50%, the default)");
+  app.add_option("--worker-token-file", options.workerTokenFile,
+                 "read the worker token here when GT_WORKER_TOKEN is unset (default: the file a dispatcher on "
+                 "this machine writes, ~/.gt/worker-token-PORT)");
   app.add_flag("--allow-tf32", options.allowTF32, "CUDA: float32 matmul may use TF32 tensor cores");
   app.add_flag("--sync-compile", options.syncCompile,
                "compile a hot region before its first run instead of in the background");
   CLI11_PARSE(app, argc, argv);
-  if (const char *token = std::getenv("GT_TOKEN")) options.token = token;
+  if (!memory.empty() && !(options.memoryBytes = parseBytes(memory))) {
+    std::cerr << "gt-worker: --memory must be a size such as 8GiB or 512MiB, got '" << memory << "'" << std::endl;
+    return 1;
+  }
+  if (!sessionMemory.empty()) {
+    if (sessionMemory.back() == '%') {
+      double percent = std::strtod(sessionMemory.c_str(), nullptr);
+      if (percent <= 0 || percent > 100) {
+        std::cerr << "gt-worker: --session-memory must be a share in (0%, 100%], got '" << sessionMemory << "'" << std::endl;
+        return 1;
+      }
+      options.sessionMemoryFraction = percent / 100;
+    } else if (!(options.sessionMemoryBytes = parseBytes(sessionMemory))) {
+      std::cerr << "gt-worker: --session-memory must be a size (2GiB) or a share (50%), got '" << sessionMemory << "'"
+                << std::endl;
+      return 1;
+    }
+  }
+  if (options.workerTokenFile.empty()) options.workerTokenFile = gt::transport::defaultWorkerTokenFile(options.port);
+  if (const char *token = std::getenv("GT_WORKER_TOKEN")) options.workerToken = token;
+  options.tls = gt::transport::tlsFromEnv();
   if (const char *sync = std::getenv("GT_JIT_SYNC"); sync && std::string(sync) == "1") options.syncCompile = true;
   if (const char *check = std::getenv("GT_JIT_VERIFY"); check && std::string(check) == "1") options.verifyRegions = true;
   if (const char *tf32 = std::getenv("GT_ALLOW_TF32"); tf32 && std::string(tf32) == "1") options.allowTF32 = true;

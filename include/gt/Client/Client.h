@@ -3,6 +3,8 @@
 
 #include "gt/Core/Instruction.h"
 
+#include <kj/async.h>
+
 #include <chrono>
 #include <deque>
 #include <map>
@@ -21,6 +23,19 @@ struct ConnectionError : std::runtime_error {
 /// A tensor's computation failed on a worker (or its worker died). Python: RuntimeError.
 struct RemoteError : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+/// A tensor is larger than this session may hold on the dispatcher's workers (known before
+/// anything is sent). Python: gt.OutOfMemoryError, a RuntimeError (as torch.OutOfMemoryError).
+struct OutOfMemoryError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// What the dispatcher lets this session send and hold (gt.capnp's Limits).
+struct Limits {
+  size_t maxBatchInstructions = 0; ///< 0: not known yet
+  uint64_t maxMessageBytes = 0;
+  uint64_t sessionMemoryBytes = 0; ///< a session's quota on each worker (0: no worker yet)
+  uint32_t workers = 0;
 };
 
 /// One recorded instruction of this session (gt.debug.get_tape()).
@@ -52,13 +67,19 @@ struct Stats {
 class Client {
 public:
   /// Connects to `host:port` and opens a session; throws ConnectionError within
-  /// `timeoutSeconds` if that fails.
-  Client(const std::string &host, int port, const std::string &token, double timeoutSeconds = 5.0);
+  /// `timeoutSeconds` if that fails (or the token is refused). TLS when `tlsCaFile` names the
+  /// certificates to trust (PEM; the dispatcher's must be among them or signed by them). While a call waits on the dispatcher, the client pings it every
+  /// second; if no ping is answered for $GT_TIMEOUT seconds (default 30) the call raises
+  /// ConnectionError instead of waiting forever on a stopped or wedged dispatcher.
+  Client(const std::string &host, int port, const std::string &token, double timeoutSeconds = 5.0,
+         const std::string &tlsCaFile = "");
   ~Client();
 
   /// Records `result = op(operands)` and returns the result's id and type, inferred by the op
-  /// table. Throws ShapeError / DTypeError (nothing is recorded then) and std::invalid_argument
-  /// for an id this client does not hold.
+  /// table. Throws ShapeError / DTypeError (nothing is recorded then), OutOfMemoryError for a
+  /// result larger than the session's quota on all workers together, and std::invalid_argument
+  /// for an id this client does not hold. An upload larger than kUploadChunk is sent in pieces
+  /// and joined on the worker (the id returned is the joined tensor's).
   std::pair<uint64_t, TensorType> emit(OpCode op, const std::vector<uint64_t> &operands,
                                        OpAttrs attrs, std::string data, std::string location);
   /// The tensor is no longer referenced: a `free` is queued. Any thread.
@@ -88,8 +109,9 @@ public:
   }
   const std::string &signal() const { return signal_; }
   bool signalIsBackward() const { return backward_; }
-  /// Live workers behind the dispatcher.
+  /// Live workers behind the dispatcher (and refreshes limits()).
   uint32_t numWorkers();
+  const Limits &limits() const { return limits_; }
   /// Type of a tensor this client holds.
   const TensorType &typeOf(uint64_t id) const;
 
@@ -103,8 +125,19 @@ public:
   static constexpr size_t kFlushInstructions = 2048;
   static constexpr size_t kTapeLength = 10000;
   static constexpr size_t kFlushBytes = 32u << 20;
+  static constexpr size_t kUploadChunk = 64u << 20;
 
 private:
+  /// Waits for `promise`, pinging the dispatcher meanwhile; throws ConnectionError (`what`
+  /// names the call) if the connection breaks or no ping is answered for the timeout.
+  template <typename T> T waitAlive(kj::Promise<T> promise, const char *what);
+  /// Pings every second; rejects when a ping goes unanswered for timeout_ seconds.
+  kj::Promise<void> heartbeat();
+  /// Sends an upload of more than kUploadChunk bytes as 1-D pieces joined and reshaped.
+  std::pair<uint64_t, TensorType> emitLargeUpload(OpAttrs attrs, std::string data, std::string location);
+  void setLimits(const Limits &limits);
+  size_t flushBytes() const;
+  size_t uploadChunk() const;
   /// Queues a `free` for every id released since the last call.
   void drainReleased();
   /// Appends to the tape (the dispatcher writes GT_INSTRUCTION_LOG).
@@ -124,6 +157,9 @@ private:
   size_t flushInstructions_ = kFlushInstructions;
   std::deque<TapeEntry> tape_;
   std::chrono::steady_clock::time_point opened_ = std::chrono::steady_clock::now();
+  Limits limits_;
+  std::string where_;     ///< "host:port", for messages
+  double timeout_ = 30;   ///< $GT_TIMEOUT: seconds without an answered ping before giving up
 };
 
 } // namespace gt::client

@@ -1,6 +1,9 @@
 // gt-dispatcher: sessions, capture to MLIR, the pass pipeline, and forwarding to workers.
 #pragma once
 
+#include "gt/Dispatcher/ClientBatch.h"
+#include "gt/Transport/Connection.h"
+
 #include <string>
 
 namespace gt::dispatcher {
@@ -8,17 +11,30 @@ namespace gt::dispatcher {
 struct Options {
   std::string host = "127.0.0.1"; ///< address to bind (loopback unless told otherwise)
   int port = 0;                   ///< 0: pick a free port
-  std::string token;              ///< if set, clients and workers must present it (GT_TOKEN)
+  std::string token;              ///< GT_TOKEN: clients must present it (empty: any client may connect)
+  std::string workerToken;        ///< GT_WORKER_TOKEN: workers must present it; empty: a random one,
+                                  ///< written to workerTokenFile
+  std::string workerTokenFile;    ///< where a generated worker token goes ("": transport::defaultWorkerTokenFile(port))
   std::string instructionLog;     ///< GT_INSTRUCTION_LOG: one timestamped line per instruction event
   std::string dumpIR;             ///< GT_DUMP_IR: directory for each batch's IR before/after the passes
   bool jit = true;                ///< GT_JIT=0: no gt.region, every op runs eagerly
   int64_t hotAfter = 2;           ///< GT_HOT_AFTER: sightings of a region before workers compile it
   bool planCache = true;          ///< GT_PLAN_CACHE=0: run the sharding passes on every batch
   int64_t bucketBytes = 64 << 20; ///< GT_BUCKET_BYTES: the most bytes one combined all_reduce carries (0: off)
+  transport::ListenerOptions listener; ///< connection bounds, message size, TLS (host/port are copied in)
+  BatchLimits batch;              ///< what one client batch may hold
+  size_t maxQueued = 1 << 16;     ///< a session's instructions sent to workers and not yet run; its
+                                  ///< next submit waits below this (GT_MAX_QUEUED)
+  double heartbeatSeconds = 2;    ///< how often workers are pinged
+  double workerTimeoutSeconds = 30; ///< a worker that answers no ping for this long is lost (GT_WORKER_TIMEOUT)
+  size_t storeMaxKeys = 4096;     ///< rendezvous store: keys, bytes of one value, waiting gets
+  size_t storeMaxValueBytes = 1 << 20;
+  size_t storeMaxWaiters = 1024;
 };
 
 /// Serves until the process is killed. Prints "gt-dispatcher listening on HOST:PORT" on stdout
-/// once bound. Throws std::runtime_error if the address cannot be bound.
+/// once bound. Throws std::runtime_error if the address cannot be bound, the TLS files cannot be
+/// read, or the worker token file cannot be written.
 void serve(const Options &options);
 
 } // namespace gt::dispatcher

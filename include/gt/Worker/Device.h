@@ -50,6 +50,12 @@ public:
                       const TensorType &tc, void *c) = 0;
   /// Throws the first error a kernel launch recorded since the last call (none for the CPU).
   virtual void checkLaunches() {}
+  /// Makes the calling thread able to use the device (CUDA: makes its context current). The
+  /// thread that runs programs calls it once before its first.
+  virtual void bindThread() {}
+  /// Bytes tensors could take on this device now (host: the memory the kernel says is
+  /// available, within the process's cgroup limit; CUDA: the GPU's free memory); 0: unknown.
+  virtual uint64_t capacity() const { return 0; }
   /// Device counters for gt.debug.stats() (allocator bytes, cache hits, ...).
   virtual std::vector<std::pair<std::string, double>> counters() const { return {}; }
 };

@@ -61,6 +61,23 @@ struct ExecutorOptions {
   bool backgroundCompile = true; ///< false: a hot region compiles before its first run (GT_JIT_SYNC=1)
   bool verifyRegions = false;    ///< rerun every replayed region eagerly and report differences (GT_JIT_VERIFY=1)
   std::shared_ptr<Device> device; ///< where tensors live and kernels run (null: the CPU)
+  uint64_t memoryBytes = 0;        ///< what all tensors together may hold, bytes (0: no bound)
+  uint64_t sessionMemoryBytes = 0; ///< what one session's tensors may hold, bytes (0: memoryBytes)
+};
+
+/// A program run one unit at a time (an instruction, or a whole region), so that a scheduler
+/// can interleave the programs of several sessions.
+struct ProgramRun {
+  std::vector<Instruction> instructions;
+  std::vector<RegionCall> regions; ///< sorted by start, disjoint; a malformed one runs eagerly
+  size_t next = 0;                 ///< the next instruction to run
+  size_t region = 0;               ///< the next region that may start at or after `next`
+  bool done() const { return next >= instructions.size(); }
+};
+
+/// A session is over its memory quota, or the worker's memory is full. Names the sizes.
+struct OutOfMemory : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 /// Executes instructions on a Device: GEMM through the device's BLAS, reshape as an alias,
@@ -74,6 +91,23 @@ public:
   ~Executor();
 
   void run(const Instruction &inst);
+  /// The session whose work runs from now on: what it allocates counts against its quota, and
+  /// the tensors it makes are its own (endSession frees them).
+  void setSession(uint32_t session) { session_ = session; }
+  /// Whether `op` exchanges data with other workers (a collective, send or recv).
+  static bool isExchange(OpCode op);
+  /// Whether the next unit of `program` is an exchange op.
+  static bool nextIsExchange(const ProgramRun &program);
+  /// Runs the next unit of `program`: one instruction, or one region (fused when hot and
+  /// compiled). With `dropped` (the session is gone) only frees and exchanges run, the
+  /// exchanges as failed, so that the other members of their group stay in step.
+  void runNext(ProgramRun &program, bool dropped = false);
+  /// Frees every tensor of `session` and forgets its memory account.
+  void endSession(uint32_t session);
+  /// Bytes `session` holds on this device.
+  uint64_t sessionBytes(uint32_t session) const;
+  /// Whether tensor `id` exists and belongs to `session`.
+  bool ownedBy(uint64_t id, uint32_t session) const;
   /// Runs `program` in order. A hot region whose fused kernel is ready runs as that kernel;
   /// the first time a hot region is seen its kernel is queued for compilation (on a background
   /// thread) while the region runs op by op. A region that fails to compile stays eager and its
@@ -88,8 +122,9 @@ public:
     self_ = self;
   }
   Communicator *communicator() const { return comm_.get(); }
-  /// The tensor `id`, or an error if it is poisoned or does not exist.
-  Fetched fetch(uint64_t id) const;
+  /// The tensor `id`, or an error if it is poisoned or does not exist: its bytes
+  /// [offset, offset + length) (length 0: to the end).
+  Fetched fetch(uint64_t id, uint64_t offset = 0, uint64_t length = 0) const;
 
   ExecutorStats stats() const;
   KernelCompiler &compiler() { return compiler_; }
@@ -102,7 +137,11 @@ private:
     TensorType type;
     Buffer buffer;
     std::string error;
+    uint32_t session = 0; ///< whose it is
   };
+  /// Bytes held per session and in all; shared with every buffer's deleter, which gives its
+  /// bytes back when the last alias of the buffer goes.
+  struct Accounts;
   void execute(const Instruction &inst, const std::vector<const Tensor *> &in, Tensor &out);
   /// The distribution ops that talk to other workers (all_reduce, all_gather, reduce_scatter,
   /// all_to_all, send, recv). They run even when their input failed, so the group stays in
@@ -112,15 +151,22 @@ private:
   void exchangeOnDevice(const Instruction &inst, const Tensor &in, Tensor &out, int64_t rank, int64_t n);
   std::string hostBytes(const Tensor &t);
   Buffer deviceBytes(const std::string &bytes);
+  /// `bytes` of device memory for the current session; throws OutOfMemory when that would
+  /// take the session over its quota or the worker over its memory.
   Buffer allocate(size_t bytes);
   Buffer scalar(uint64_t bits); ///< an 8-byte device buffer holding `bits` (fill values, seeds)
-  void release(const Tensor &t);
+  /// Stores `t` as tensor `id` of the current session (replacing an older one).
+  void store(uint64_t id, Tensor t);
+  /// A unit of a dropped session's program (see runNext).
+  void runDropped(const Instruction &inst);
 
   void runRegion(std::span<const Instruction> insts, const RegionCall &region);
   void verifyReplay(std::span<const Instruction> insts, const RegionCall &region);
   bool replay(std::span<const Instruction> insts, const RegionCall &region, const RegionKernel &compiled);
 
   ExecutorOptions options_;
+  uint32_t session_ = 0;
+  std::shared_ptr<Accounts> accounts_;
   std::shared_ptr<Communicator> comm_;
   int64_t self_ = -1;
   std::shared_ptr<Device> device_;

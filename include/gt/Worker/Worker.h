@@ -1,6 +1,9 @@
 // gt-worker: connects to a dispatcher, registers, and executes the programs it is sent.
 #pragma once
 
+#include "gt/Transport/Connection.h"
+
+#include <cstdint>
 #include <string>
 
 namespace gt::worker {
@@ -9,7 +12,14 @@ struct Options {
   std::string host = "127.0.0.1"; ///< the dispatcher's address
   int port = 0;                   ///< the dispatcher's port
   std::string device = "cpu";     ///< "cpu" or "cuda:N"
-  std::string token;              ///< GT_TOKEN
+  std::string workerToken;        ///< GT_WORKER_TOKEN: the dispatcher's worker credential
+  std::string workerTokenFile;    ///< read when workerToken is empty (the file a dispatcher on this
+                                  ///< machine wrote: ~/.gt/worker-token-PORT)
+  transport::TlsOptions tls;      ///< caFile set: TLS, trusting only those certificates (GT_TLS_CA)
+  uint64_t memoryBytes = 0;       ///< what tensors may take on the device (--memory); 0: 4/5 of what
+                                  ///< it has free at start
+  uint64_t sessionMemoryBytes = 0; ///< one session's quota (--session-memory N); 0: see the fraction
+  double sessionMemoryFraction = 0.5; ///< one session's quota as a share of memoryBytes (--session-memory N%)
   std::string cacheDir;           ///< kernel disk cache; KernelCompiler::defaultCacheDir() if empty
   bool syncCompile = false;       ///< compile hot regions before their first run (GT_JIT_SYNC=1)
   bool verifyRegions = false;     ///< check every fused replay against eager execution (GT_JIT_VERIFY=1)

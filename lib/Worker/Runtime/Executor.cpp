@@ -271,8 +271,31 @@ struct Executor::RegionJit {
   }
 };
 
+/// Bytes held per session and in all (see Executor::allocate).
+struct Executor::Accounts {
+  std::mutex mu;
+  std::unordered_map<uint32_t, uint64_t> bySession;
+  uint64_t total = 0, peak = 0;
+  void give(uint32_t session, uint64_t bytes) {
+    std::lock_guard lock(mu);
+    total -= bytes;
+    auto it = bySession.find(session);
+    if (it != bySession.end() && (it->second -= bytes) == 0) bySession.erase(it);
+  }
+};
+
+namespace {
+std::string gib(uint64_t bytes) {
+  char text[32];
+  if (bytes >= (uint64_t(1) << 30)) std::snprintf(text, sizeof text, "%.2f GiB", double(bytes) / double(1 << 30));
+  else std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / double(1 << 20));
+  return text;
+}
+} // namespace
+
 Executor::Executor(ExecutorOptions options)
-    : options_(options), device_(options.device ? options.device : std::shared_ptr<Device>(createCPUDevice())),
+    : options_(options), accounts_(std::make_shared<Accounts>()),
+      device_(options.device ? options.device : std::shared_ptr<Device>(createCPUDevice())),
       compiler_(options.cacheDir, device_->target()), jit_(std::make_unique<RegionJit>(options, device_->target())),
       profile_(std::getenv("GT_JIT_PROFILE") != nullptr) {}
 Executor::~Executor() = default;
@@ -290,14 +313,74 @@ CompilerStats Executor::compilerStats() const {
 }
 
 void Executor::runProgram(std::span<const Instruction> program, std::span<const RegionCall> regions) {
-  size_t next = 0;
-  for (const RegionCall &region : regions) {
-    if (region.start < next || size_t(region.start) + region.count > program.size()) continue; // malformed: eager
-    for (; next < region.start; ++next) run(program[next]);
-    runRegion(program.subspan(region.start, region.count), region);
-    next = size_t(region.start) + region.count;
+  ProgramRun run{{program.begin(), program.end()}, {regions.begin(), regions.end()}};
+  while (!run.done()) runNext(run);
+}
+
+bool Executor::isExchange(OpCode op) { return exchanges(op); }
+
+bool Executor::nextIsExchange(const ProgramRun &p) {
+  if (p.done()) return false;
+  for (size_t r = p.region; r < p.regions.size(); ++r) {
+    const RegionCall &region = p.regions[r];
+    if (region.start < p.next || size_t(region.start) + region.count > p.instructions.size()) continue;
+    if (region.start == p.next && region.count > 0) return false; // regions hold no exchanges
+    break;
   }
-  for (; next < program.size(); ++next) run(program[next]);
+  return exchanges(p.instructions[p.next].op);
+}
+
+void Executor::runNext(ProgramRun &p, bool dropped) {
+  if (p.done()) return;
+  while (p.region < p.regions.size()) { // skip malformed regions (they run eagerly) and passed ones
+    const RegionCall &r = p.regions[p.region];
+    if (r.start < p.next || size_t(r.start) + r.count > p.instructions.size() || r.count == 0) p.region++;
+    else break;
+  }
+  if (p.region < p.regions.size() && p.regions[p.region].start == p.next) {
+    const RegionCall &region = p.regions[p.region++];
+    auto insts = std::span<const Instruction>(p.instructions).subspan(region.start, region.count);
+    p.next = size_t(region.start) + region.count;
+    if (!dropped) return runRegion(insts, region);
+    for (const Instruction &inst : insts) runDropped(inst);
+    return;
+  }
+  const Instruction &inst = p.instructions[p.next++];
+  if (dropped) runDropped(inst);
+  else run(inst);
+}
+
+void Executor::runDropped(const Instruction &inst) {
+  if (inst.op == OpCode::Free) return run(inst);
+  if (!exchanges(inst.op)) return;
+  Tensor out;
+  try {
+    exchange(inst, nullptr, "the session ended", out);
+  } catch (const std::exception &) {
+  }
+  if (inst.op != OpCode::Send) store(inst.result, std::move(out));
+}
+
+void Executor::store(uint64_t id, Tensor t) {
+  t.session = session_;
+  if (auto it = tensors_.find(id); it != tensors_.end()) it->second = std::move(t);
+  else tensors_.emplace(id, std::move(t));
+}
+
+void Executor::endSession(uint32_t session) {
+  for (auto it = tensors_.begin(); it != tensors_.end();)
+    it = it->second.session == session ? tensors_.erase(it) : std::next(it);
+}
+
+uint64_t Executor::sessionBytes(uint32_t session) const {
+  std::lock_guard lock(accounts_->mu);
+  auto it = accounts_->bySession.find(session);
+  return it == accounts_->bySession.end() ? 0 : it->second;
+}
+
+bool Executor::ownedBy(uint64_t id, uint32_t session) const {
+  auto it = tensors_.find(id);
+  return it != tensors_.end() && it->second.session == session;
 }
 
 void Executor::runRegion(std::span<const Instruction> insts, const RegionCall &region) {
@@ -399,13 +482,7 @@ bool Executor::replay(std::span<const Instruction> insts, const RegionCall &regi
   for (Descriptor &d : descriptors) args.push_back(d.words.data());
   entry.kernel->invoke(args.data());
   device_->checkLaunches();
-  for (size_t i = 0; i < outs.size(); ++i) {
-    if (auto it = tensors_.find(region.outputs[i]); it != tensors_.end()) {
-      release(it->second);
-      tensors_.erase(it);
-    }
-    tensors_.emplace(region.outputs[i], std::move(outs[i]));
-  }
+  for (size_t i = 0; i < outs.size(); ++i) store(region.outputs[i], std::move(outs[i]));
   stats_.instructions += insts.size();
   stats_.regionReplays++;
   for (const Instruction &inst : insts) stats_.fusedOps += inst.op != OpCode::Free;
@@ -414,10 +491,37 @@ bool Executor::replay(std::span<const Instruction> insts, const RegionCall &regi
 
 
 Buffer Executor::allocate(size_t bytes) {
-  Buffer buffer = device_->allocate(bytes);
-  stats_.liveBytes += bytes;
-  stats_.peakBytes = std::max(stats_.peakBytes, stats_.liveBytes);
-  return buffer;
+  Accounts &a = *accounts_;
+  uint32_t session = session_;
+  {
+    std::lock_guard lock(a.mu);
+    uint64_t held = a.bySession.count(session) ? a.bySession[session] : 0;
+    uint64_t quota = options_.sessionMemoryBytes ? options_.sessionMemoryBytes : options_.memoryBytes;
+    if (quota && held + bytes > quota)
+      throw OutOfMemory("out of memory: " + gib(bytes) + " more would take this session over its quota on this worker (it holds " +
+                        gib(held) + " of " + gib(quota) + ")");
+    if (options_.memoryBytes && a.total + bytes > options_.memoryBytes)
+      throw OutOfMemory("out of memory: the worker's " + gib(options_.memoryBytes) + " are in use (" + gib(a.total) +
+                        "; this session holds " + gib(held) + ") and " + gib(bytes) + " more do not fit");
+    a.total += bytes;
+    a.bySession[session] += bytes;
+    a.peak = std::max(a.peak, a.total);
+  }
+  Buffer raw;
+  try {
+    raw = device_->allocate(bytes);
+  } catch (...) {
+    a.give(session, bytes);
+    throw;
+  }
+  // The account gets the bytes back when the last alias (reshape) of the buffer goes.
+  std::shared_ptr<Accounts> accounts = accounts_;
+  std::byte *data = raw.data.get();
+  return {std::shared_ptr<std::byte>(data, [accounts, session, bytes, keep = std::move(raw.data)](std::byte *) mutable {
+            keep.reset();
+            accounts->give(session, bytes);
+          }),
+          bytes};
 }
 
 Buffer Executor::scalar(uint64_t bits) {
@@ -426,19 +530,10 @@ Buffer Executor::scalar(uint64_t bits) {
   return buffer;
 }
 
-void Executor::release(const Tensor &t) {
-  // Aliases (reshape) share a buffer; the bytes count once, when the last one goes.
-  if (t.buffer.data && t.buffer.data.use_count() == 1) stats_.liveBytes -= t.buffer.bytes;
-}
-
 void Executor::run(const Instruction &inst) {
   stats_.instructions++;
   if (inst.op == OpCode::Free) {
-    for (uint64_t id : inst.operands)
-      if (auto it = tensors_.find(id); it != tensors_.end()) {
-        release(it->second);
-        tensors_.erase(it);
-      }
+    for (uint64_t id : inst.operands) tensors_.erase(id);
     return;
   }
   Tensor out;
@@ -472,18 +567,15 @@ void Executor::run(const Instruction &inst) {
       out.error = where + ": " + e.what();
     }
   }
-  if (auto it = tensors_.find(inst.result); it != tensors_.end()) {
-    release(it->second);
-    tensors_.erase(it);
-  }
-  tensors_.emplace(inst.result, std::move(out));
+  tensors_.erase(inst.result); // a reused id: the old tensor's memory goes first
+  store(inst.result, std::move(out));
 }
 
 void Executor::execute(const Instruction &inst, const std::vector<const Tensor *> &in, Tensor &out) {
   std::vector<TensorType> types;
   for (const Tensor *t : in) types.push_back(t->type);
   out.type = inferType(inst.op, types, inst.attrs);
-  size_t bytes = size_t(numElements(out.type.shape)) * dtypeSize(out.type.dtype);
+  size_t bytes = size_t(numBytes(out.type));
 
   switch (inst.op) {
   case OpCode::Upload:
@@ -713,7 +805,7 @@ void Executor::exchangeOnDevice(const Instruction &inst, const Tensor &in, Tenso
   }
 }
 
-Fetched Executor::fetch(uint64_t id) const {
+Fetched Executor::fetch(uint64_t id, uint64_t offset, uint64_t length) const {
   Fetched f;
   auto it = tensors_.find(id);
   if (it == tensors_.end()) {
@@ -723,9 +815,12 @@ Fetched Executor::fetch(uint64_t id) const {
   f.type = it->second.type;
   f.error = it->second.error;
   if (f.error.empty()) {
-    f.bytes.resize(it->second.buffer.bytes);
+    size_t size = it->second.buffer.bytes;
+    offset = std::min<uint64_t>(offset, size);
+    size_t n = length ? size_t(std::min<uint64_t>(length, size - offset)) : size - offset;
+    f.bytes.resize(n);
     try {
-      device_->download(f.bytes.data(), it->second.buffer.data.get(), it->second.buffer.bytes);
+      if (n) device_->download(f.bytes.data(), it->second.buffer.data.get() + offset, n);
     } catch (const std::exception &e) {
       f.bytes.clear();
       f.error = std::string("fetching tensor ") + std::to_string(id) + ": " + e.what();
@@ -737,6 +832,11 @@ Fetched Executor::fetch(uint64_t id) const {
 ExecutorStats Executor::stats() const {
   ExecutorStats s = stats_;
   s.liveTensors = tensors_.size();
+  {
+    std::lock_guard lock(accounts_->mu);
+    s.liveBytes = accounts_->total;
+    s.peakBytes = accounts_->peak;
+  }
   std::lock_guard lock(jit_->mu);
   for (auto &[key, e] : jit_->entries) {
     s.regionsCompiled += e.state == RegionJit::Entry::Ready;

@@ -6,8 +6,11 @@
 #include <cblas.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <vector>
 
@@ -38,6 +41,30 @@ using SetThreads = void (*)(int);
 GetThreads blasGetThreads() { return reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads")); }
 SetThreads blasSetThreads() { return reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")); }
 
+/// The first number on the line of `path` that starts with `key` ("MemAvailable:"), or on its
+/// first line when `key` is empty; 0 if there is none ("max" in a cgroup file).
+uint64_t readNumber(const char *path, const std::string &key) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!key.empty() && line.rfind(key, 0) != 0) continue;
+    std::istringstream fields(line.substr(key.size()));
+    uint64_t value = 0;
+    fields >> value;
+    return value;
+  }
+  return 0;
+}
+
+/// MemAvailable (the kernel's estimate of what can be allocated without swapping), within the
+/// cgroup (v2) memory limit of this process, bytes.
+uint64_t hostMemoryAvailable() {
+  uint64_t available = readNumber("/proc/meminfo", "MemAvailable:") * 1024;
+  uint64_t limit = readNumber("/sys/fs/cgroup/memory.max", ""), used = readNumber("/sys/fs/cgroup/memory.current", "");
+  if (limit > 0 && limit > used) available = available ? std::min(available, limit - used) : limit - used;
+  return available;
+}
+
 class CPUDevice final : public Device {
 public:
   /// `threads` > 0: BLAS threads. Several workers on one machine should split its cores: each
@@ -57,6 +84,7 @@ public:
     return {{"blas_threads", double(get())}};
   }
   CompilerTarget target() const override { return {}; }
+  uint64_t capacity() const override { return hostMemoryAvailable(); }
   Buffer allocate(size_t bytes) override {
     size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
     void *p = std::aligned_alloc(64, rounded);

@@ -179,6 +179,14 @@ public:
 
   std::string describe() const override { return description_; }
 
+  void bindThread() override { d_.check(d_.cuCtxSetCurrent(context_), "cuCtxSetCurrent"); }
+
+  uint64_t capacity() const override {
+    size_t free = 0, total = 0;
+    if (d_.cuCtxSetCurrent(context_) != CUDA_SUCCESS || d_.cuMemGetInfo(&free, &total) != CUDA_SUCCESS) return 0;
+    return free;
+  }
+
   CompilerTarget target() const override;
 
   Buffer allocate(size_t bytes) override {

@@ -1,0 +1,79 @@
+// The worker's fair scheduler (DESIGN.md §7): a queue per session, interleaved one unit (an
+// instruction or a fused region) at a time by deficit round robin over measured execution time
+// (Shreedhar & Varghese, "Efficient Fair Queuing using Deficit Round Robin", SIGCOMM 1995), so
+// no session waits behind another's whole batch.
+//
+// Exchanges (collectives, send, recv) are the exception to interleaving: every worker runs them
+// in the order they arrived from the dispatcher, which sends all programs over one ordered
+// connection per worker in one global order. So the members of any group meet each exchange in
+// the same order, whichever sessions they belong to, and two sharded sessions sharing workers
+// cannot deadlock each other (the gang order of Pathways, Barham et al., MLSys 2022). A
+// session whose next unit is an exchange that is not yet due waits; the others run meanwhile.
+#pragma once
+
+#include "gt/Worker/Executor.h"
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+namespace gt::worker {
+
+struct SchedulerOptions {
+  double quantumMs = 2; ///< execution time a session of weight 1 gets per turn
+};
+
+class Scheduler {
+public:
+  /// The scheduler of `executor`; work queued before start() waits for it.
+  explicit Scheduler(Executor &executor, SchedulerOptions options = {});
+  /// Starts the scheduler's thread, the only one that touches the executor from now on.
+  void start();
+  /// Finishes the unit that is running; what is still queued is dropped without running.
+  ~Scheduler();
+
+  /// Queues `program` for `session`; `weight` (> 0, 1 by default) is its share relative to the
+  /// other sessions with work queued. `done` runs on the scheduler's thread once it has run.
+  void submit(uint32_t session, double weight, ProgramRun program, std::function<void()> done);
+  /// Runs `fn` on the scheduler's thread once everything `session` queued before it has run
+  /// (fetches, syncs, stats: they see the session's results).
+  void fence(uint32_t session, std::function<void()> fn);
+  /// `session` is gone: what it still has queued runs dropped (see Executor::runNext), then its
+  /// tensors are freed and `done` runs.
+  void endSession(uint32_t session, std::function<void()> done);
+
+  struct Counters {
+    uint64_t sessions = 0;  ///< sessions with work queued now
+    uint64_t queued = 0;    ///< programs, fences and session ends queued now
+    uint64_t units = 0;     ///< units run (instructions and regions)
+    double busyMs = 0;      ///< time spent running them
+  };
+  Counters counters() const;
+  /// Execution time used by `session` so far, milliseconds (0 for a session it never saw).
+  double busyMs(uint32_t session) const;
+
+private:
+  struct Item;
+  struct Queue;
+  void loop();
+
+  Executor &executor_;
+  SchedulerOptions options_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::unordered_map<uint32_t, Queue> queues_;
+  std::deque<uint32_t> round_;         ///< sessions with work, in round-robin order
+  std::deque<uint64_t> exchangeOrder_; ///< tickets of queued exchanges, in arrival order
+  uint64_t nextTicket_ = 0;
+  uint64_t units_ = 0;
+  double busyMs_ = 0;
+  std::map<uint32_t, double> busyBySession_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+} // namespace gt::worker
