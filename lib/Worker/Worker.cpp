@@ -191,6 +191,7 @@ private:
         {"peak_bytes", double(s.peakBytes)},
         {"session_bytes", double(executor_.sessionBytes(session))},
         {"session_busy_ms", scheduler_.busyMs(session)},
+        {"session_weight", scheduler_.weight(session)},
         {"scheduler_sessions", double(q.sessions)},
         {"scheduler_queued", double(q.queued)},
         {"scheduler_units", double(q.units)},

@@ -6,6 +6,7 @@
 #include "gt/Worker/Device.h"
 #include "gt/Worker/KernelCompiler.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -98,6 +99,11 @@ public:
   static bool isExchange(OpCode op);
   /// Whether the next unit of `program` is an exchange op.
   static bool nextIsExchange(const ProgramRun &program);
+  /// Whether the next unit of `program` can run without compiling an eager kernel. If not, the
+  /// kernels it needs are queued for a compile thread (with backgroundCompile) and the caller
+  /// runs something else meanwhile; onCompiled's function is called after each compile.
+  bool prepareNext(const ProgramRun &program);
+  void onCompiled(std::function<void()> notify);
   /// Runs the next unit of `program`: one instruction, or one region (fused when hot and
   /// compiled). With `dropped` (the session is gone) only frees and exchanges run, the
   /// exchanges as failed, so that the other members of their group stay in step.
@@ -175,6 +181,10 @@ private:
   ExecutorStats stats_;
   struct RegionJit;
   std::unique_ptr<RegionJit> jit_;
+  struct EagerCompiles;
+  std::unique_ptr<EagerCompiles> eager_; ///< null without backgroundCompile
+  /// The instructions of the next unit of `p` that run op by op (none for a compiled hot region).
+  std::span<const Instruction> nextUnit(const ProgramRun &p) const;
   bool profile_ = false; ///< GT_JIT_PROFILE: time every replay per region (reported as notes)
   std::map<uint64_t, std::pair<double, uint64_t>> profileByKey_;
   std::map<uint64_t, std::string> profileNames_;

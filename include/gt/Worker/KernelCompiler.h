@@ -78,6 +78,10 @@ public:
   /// code generation fails.
   const Kernel &get(OpCode op, std::span<const TensorType> operands, const OpAttrs &attrs,
                     const TensorType &result);
+  /// Whether get() with these arguments would return (or throw) without compiling: the kernel
+  /// is in memory, or failed before. Thread-safe; never waits for a compile in progress, so the
+  /// thread that runs programs can ask a compile thread for what is missing (Executor).
+  bool ready(OpCode op, std::span<const TensorType> operands, const OpAttrs &attrs, const TensorType &result);
 
   /// One kernel for a whole region: gt ops -> linalg -> elementwise fusion (producers fused
   /// into their consumers, reductions included) -> LLVM. Throws std::runtime_error saying why
@@ -91,6 +95,7 @@ public:
   static std::string defaultCacheDir();
 
 private:
+  const Kernel &compileRegion(const std::string &key, const RegionSpec &region);
   struct Impl;
   std::unique_ptr<Impl> impl;
 };

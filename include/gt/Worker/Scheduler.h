@@ -55,6 +55,8 @@ public:
   Counters counters() const;
   /// Execution time used by `session` so far, milliseconds (0 for a session it never saw).
   double busyMs(uint32_t session) const;
+  /// The weight `session` last submitted with (1 for a session it never saw).
+  double weight(uint32_t session) const;
 
 private:
   struct Item;

@@ -114,10 +114,38 @@ struct KernelCompiler::Impl {
   std::unique_ptr<llvm::TargetMachine> tm;
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::string targetKey; ///< triple, CPU and features: part of every disk-cache key
-  std::unordered_map<std::string, std::unique_ptr<Kernel>> kernels;
+  std::unordered_map<std::string, std::unique_ptr<Kernel>> kernels; ///< by memory key; guarded by kernelsMu
+  std::unordered_map<std::string, std::string> failures;            ///< keys that failed to compile, and why
   CompilerStats stats;
-  std::mutex mu;      ///< held while compiling
-  std::mutex statsMu; ///< guards `stats` only, so stats() never waits for a compile
+  std::mutex compileMu; ///< held while compiling (the MLIR context and the JIT are one thread's at a time)
+  std::mutex kernelsMu; ///< guards `kernels` and `failures` only, so a lookup never waits for a compile
+  std::mutex statsMu;   ///< guards `stats` only, so stats() never waits for a compile
+
+  /// The compiled kernel of `key`, or nullptr; rethrows a recorded failure.
+  const Kernel *lookup(const std::string &key) {
+    std::lock_guard lock(kernelsMu);
+    if (auto it = kernels.find(key); it != kernels.end()) {
+      count([](CompilerStats &st) { st.memoryHits++; });
+      return it->second.get();
+    }
+    if (auto it = failures.find(key); it != failures.end()) throw std::runtime_error(it->second);
+    return nullptr;
+  }
+
+  /// The kernel of `key`: looked up, else built by `build` and compiled (one compile at a time;
+  /// a failure is remembered, so the same kernel is never tried twice).
+  template <class Build> const Kernel &getOrCompile(const std::string &key, Build build) {
+    if (const Kernel *k = lookup(key)) return *k;
+    std::lock_guard compiling(compileMu);
+    if (const Kernel *k = lookup(key)) return *k; // compiled meanwhile
+    try {
+      return build();
+    } catch (const std::exception &e) {
+      std::lock_guard lock(kernelsMu);
+      if (failures.size() < 4096) failures.emplace(key, e.what());
+      throw;
+    }
+  }
 
   template <class F> void count(F update) {
     std::lock_guard lock(statsMu);
@@ -268,6 +296,7 @@ struct KernelCompiler::Impl {
       double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
       count([ms](CompilerStats &st) { st.diskLoadMs += ms; });
     }
+    std::lock_guard lock(kernelsMu);
     return *(kernels[memoryKey] = std::move(kernel));
   }
 
@@ -406,21 +435,26 @@ const Kernel &KernelCompiler::get(OpCode code, std::span<const TensorType> opera
     throw std::runtime_error(std::string(opInfo(code).mnemonic) + ": a kernel takes at most " +
                              std::to_string(Kernel::kMaxArgs) + " arguments, this one needs " +
                              std::to_string(operands.size() + 1));
-  std::lock_guard lock(impl->mu);
   std::string key = memoryKey(code, operands, attrs, result);
-  if (auto it = impl->kernels.find(key); it != impl->kernels.end()) {
-    impl->count([](CompilerStats &st) { st.memoryHits++; });
-    return *it->second;
-  }
-  try {
-    TensorType results[] = {result};
-    auto module = impl->buildModule(operands, results, [&](OpBuilder &b, Location loc, ValueRange in) {
-      return SmallVector<Value>{impl->createOp(b, loc, code, in, attrs, result)->getResult(0)};
-    }, opInfo(code).mnemonic);
-    return impl->compile(key, std::move(module), int(operands.size()) + 1, /*fuse=*/false);
-  } catch (const std::exception &e) {
-    throw std::runtime_error(std::string("compiling ") + opInfo(code).mnemonic + ": " + e.what());
-  }
+  return impl->getOrCompile(key, [&]() -> const Kernel & {
+    try {
+      TensorType results[] = {result};
+      auto module = impl->buildModule(operands, results, [&](OpBuilder &b, Location loc, ValueRange in) {
+        return SmallVector<Value>{impl->createOp(b, loc, code, in, attrs, result)->getResult(0)};
+      }, opInfo(code).mnemonic);
+      return impl->compile(key, std::move(module), int(operands.size()) + 1, /*fuse=*/false);
+    } catch (const std::exception &e) {
+      throw std::runtime_error(std::string("compiling ") + opInfo(code).mnemonic + ": " + e.what());
+    }
+  });
+}
+
+bool KernelCompiler::ready(OpCode code, std::span<const TensorType> operands, const OpAttrs &attrs,
+                           const TensorType &result) {
+  if (operands.size() + 1 > size_t(Kernel::kMaxArgs)) return true; // get() fails at once
+  std::string key = memoryKey(code, operands, attrs, result);
+  std::lock_guard lock(impl->kernelsMu);
+  return impl->kernels.count(key) || impl->failures.count(key);
 }
 
 /// A textual key of the region's structure (ops, attributes that shape code, wiring, types).
@@ -441,12 +475,11 @@ const Kernel &KernelCompiler::getRegion(const RegionSpec &r) {
   if (r.numArgs() > Kernel::kMaxArgs)
     throw std::runtime_error("region needs " + std::to_string(r.numArgs()) + " kernel arguments, at most " +
                              std::to_string(Kernel::kMaxArgs) + " are supported");
-  std::lock_guard lock(impl->mu);
   std::string key = regionMemoryKey(r);
-  if (auto it = impl->kernels.find(key); it != impl->kernels.end()) {
-    impl->count([](CompilerStats &st) { st.memoryHits++; });
-    return *it->second;
-  }
+  return impl->getOrCompile(key, [&]() -> const Kernel & { return compileRegion(key, r); });
+}
+
+const Kernel &KernelCompiler::compileRegion(const std::string &key, const RegionSpec &r) {
   std::vector<TensorType> args = r.inputs, outs;
   for (int i = 0; i < r.numFills(); ++i) args.push_back(TensorType{DType::Float64, {}});
   for (int v : r.outputs) outs.push_back(r.ops.at(size_t(v) - r.inputs.size()).type);

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <unordered_set>
 
@@ -23,6 +24,25 @@ namespace {
 bool exchanges(OpCode op) {
   return op == OpCode::AllReduce || op == OpCode::AllGather || op == OpCode::ReduceScatter ||
          op == OpCode::AllToAll || op == OpCode::Send || op == OpCode::Recv;
+}
+
+/// Ops the executor runs without a compiled kernel (BLAS, aliases, copies, exchanges).
+bool runsWithoutKernel(OpCode op) {
+  switch (op) {
+  case OpCode::Upload: case OpCode::Reshape: case OpCode::Shard: case OpCode::AllSlice: case OpCode::Move:
+  case OpCode::Matmul: case OpCode::Free:
+    return true;
+  default: return exchanges(op);
+  }
+}
+
+/// The operand types of the compiled kernel of `op` on operands of `types`: a fill value
+/// (f64) or seed (i64) is the one 0-d run-time operand of full/randn/rand, so one kernel
+/// serves every value.
+std::vector<TensorType> kernelOperands(OpCode op, std::vector<TensorType> types) {
+  if (op == OpCode::Full) return {TensorType{DType::Float64, {}}};
+  if (op == OpCode::Randn || op == OpCode::Rand) return {TensorType{DType::Int64, {}}};
+  return types;
 }
 
 /// The byte size of each of `n` members' blocks of `whole` along `axis` (numpy.array_split).
@@ -271,6 +291,74 @@ struct Executor::RegionJit {
   }
 };
 
+/// Eager kernels compiled ahead on a thread of their own (see Executor::prepareNext): the
+/// thread that runs programs never waits for a compile while other sessions have work.
+struct Executor::EagerCompiles {
+  struct Request {
+    OpCode op;
+    std::vector<TensorType> operands;
+    OpAttrs attrs;
+    TensorType result;
+  };
+  KernelCompiler &compiler;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Request> queue;
+  std::set<std::string> queued; ///< keys of the requests in `queue` or compiling
+  std::function<void()> compiled; ///< called after each compile (the scheduler wakes up)
+  bool stop = false;
+  std::thread thread;
+
+  explicit EagerCompiles(KernelCompiler &c) : compiler(c), thread([this] { loop(); }) {}
+  ~EagerCompiles() {
+    {
+      std::lock_guard lock(mu);
+      stop = true;
+    }
+    cv.notify_all();
+    thread.join();
+  }
+
+  static std::string keyOf(const Request &r) {
+    std::string key = std::to_string(int(r.op));
+    for (const TensorType &t : r.operands) key += "|" + std::to_string(int(t.dtype)) + shapeString(t.shape);
+    return key + ">" + std::to_string(int(r.result.dtype)) + shapeString(r.result.shape) + attrsKey(r.attrs);
+  }
+
+  void request(Request r) {
+    std::string key = keyOf(r);
+    {
+      std::lock_guard lock(mu);
+      if (!queued.insert(key).second) return;
+      queue.push_back(std::move(r));
+    }
+    cv.notify_one();
+  }
+
+  void loop() {
+    std::unique_lock lock(mu);
+    while (true) {
+      cv.wait(lock, [&] { return stop || !queue.empty(); });
+      if (stop) return;
+      Request r = std::move(queue.front());
+      queue.pop_front();
+      lock.unlock();
+      try {
+        compiler.get(r.op, r.operands, r.attrs, r.result);
+      } catch (const std::exception &) { // remembered by the compiler; the op reports it when it runs
+      }
+      lock.lock();
+      queued.erase(keyOf(r));
+      if (compiled) {
+        auto notify = compiled;
+        lock.unlock();
+        notify();
+        lock.lock();
+      }
+    }
+  }
+};
+
 /// Bytes held per session and in all (see Executor::allocate).
 struct Executor::Accounts {
   std::mutex mu;
@@ -297,8 +385,64 @@ Executor::Executor(ExecutorOptions options)
     : options_(options), accounts_(std::make_shared<Accounts>()),
       device_(options.device ? options.device : std::shared_ptr<Device>(createCPUDevice())),
       compiler_(options.cacheDir, device_->target()), jit_(std::make_unique<RegionJit>(options, device_->target())),
-      profile_(std::getenv("GT_JIT_PROFILE") != nullptr) {}
+      profile_(std::getenv("GT_JIT_PROFILE") != nullptr) {
+  if (options_.backgroundCompile) eager_ = std::make_unique<EagerCompiles>(compiler_);
+}
 Executor::~Executor() = default;
+
+void Executor::onCompiled(std::function<void()> notify) {
+  if (!eager_) return;
+  std::lock_guard lock(eager_->mu);
+  eager_->compiled = std::move(notify);
+}
+
+std::span<const Instruction> Executor::nextUnit(const ProgramRun &p) const {
+  if (p.done()) return {};
+  for (size_t r = p.region; r < p.regions.size(); ++r) { // as runNext picks it
+    const RegionCall &region = p.regions[r];
+    if (region.start < p.next || size_t(region.start) + region.count > p.instructions.size() || region.count == 0) continue;
+    if (region.start != p.next) break;
+    if (region.hot) // a compiled hot region replays as its fused kernel: no eager kernels
+      if (auto entry = jit_->find(region.key); entry && entry->state == RegionJit::Entry::Ready) return {};
+    return std::span<const Instruction>(p.instructions).subspan(region.start, region.count);
+  }
+  return std::span<const Instruction>(p.instructions).subspan(p.next, 1);
+}
+
+bool Executor::prepareNext(const ProgramRun &p) {
+  if (!eager_) return true;
+  std::unordered_map<uint64_t, TensorType> made; // results of the unit's earlier instructions
+  bool ready = true;
+  for (const Instruction &inst : nextUnit(p)) {
+    if (inst.op == OpCode::Free) continue;
+    std::vector<TensorType> types;
+    bool known = true;
+    for (uint64_t id : inst.operands) {
+      if (auto m = made.find(id); m != made.end()) {
+        types.push_back(m->second);
+      } else if (auto t = tensors_.find(id); t != tensors_.end() && t->second.error.empty()) {
+        types.push_back(t->second.type);
+      } else {
+        known = false; // a missing or failed operand: the op fails without a kernel
+        break;
+      }
+    }
+    if (!known) continue;
+    TensorType out;
+    try {
+      out = inferType(inst.op, types, inst.attrs);
+    } catch (const std::exception &) {
+      continue; // it fails when it runs, without a kernel
+    }
+    made[inst.result] = out;
+    if (runsWithoutKernel(inst.op)) continue;
+    std::vector<TensorType> operands = kernelOperands(inst.op, types);
+    if (compiler_.ready(inst.op, operands, inst.attrs, out)) continue;
+    eager_->request({inst.op, std::move(operands), inst.attrs, out});
+    ready = false;
+  }
+  return ready;
+}
 
 void Executor::waitForCompiles() { jit_->wait(); }
 
@@ -613,18 +757,13 @@ void Executor::execute(const Instruction &inst, const std::vector<const Tensor *
 
   // Everything else is a compiled kernel. Fill values and seeds are 0-d run-time operands,
   // so one kernel serves every value.
-  std::vector<TensorType> kernelTypes = types;
+  std::vector<TensorType> kernelTypes = kernelOperands(inst.op, types);
   std::vector<Descriptor> descriptors;
   Buffer operand; // the fill value or seed, in device memory
   if (inst.op == OpCode::Full || inst.op == OpCode::Randn || inst.op == OpCode::Rand) {
     uint64_t bits;
-    if (inst.op == OpCode::Full) {
-      kernelTypes = {TensorType{DType::Float64, {}}};
-      std::memcpy(&bits, &inst.attrs.value, 8);
-    } else {
-      kernelTypes = {TensorType{DType::Int64, {}}};
-      std::memcpy(&bits, &inst.attrs.seed, 8);
-    }
+    if (inst.op == OpCode::Full) std::memcpy(&bits, &inst.attrs.value, 8);
+    else std::memcpy(&bits, &inst.attrs.seed, 8);
     operand = scalar(bits);
     descriptors.emplace_back(operand.data.get(), Shape{});
   } else {

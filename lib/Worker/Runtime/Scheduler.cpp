@@ -24,6 +24,10 @@ struct Scheduler::Queue {
 Scheduler::Scheduler(Executor &executor, SchedulerOptions options) : executor_(executor), options_(options) {}
 
 void Scheduler::start() {
+  executor_.onCompiled([this] {
+    { std::lock_guard lock(mu_); }
+    cv_.notify_all();
+  });
   thread_ = std::thread([this] {
     executor_.device().bindThread();
     loop();
@@ -106,6 +110,12 @@ double Scheduler::busyMs(uint32_t session) const {
   return it == busyBySession_.end() ? 0 : it->second;
 }
 
+double Scheduler::weight(uint32_t session) const {
+  std::lock_guard lock(mu_);
+  auto it = queues_.find(session);
+  return it == queues_.end() ? 1 : it->second.weight;
+}
+
 void Scheduler::loop() {
   using Clock = std::chrono::steady_clock;
   std::unique_lock lock(mu_);
@@ -137,6 +147,8 @@ void Scheduler::loop() {
                        exchangeOrder_.front() != item.tickets[item.nextTicket]))
         break; // not yet its turn in the exchange order: the others run first
       bool dropped = q.ending;
+      if (!dropped && !executor_.prepareNext(item.program))
+        break; // its kernels compile on the compile thread; the others run meanwhile
       lock.unlock();
       auto t0 = Clock::now();
       executor_.setSession(id);

@@ -1,0 +1,178 @@
+// The worker's fair scheduler and the executor's per-session accounting: sessions interleave,
+// exchanges keep their arrival order, a departed session's tensors go, quotas hold, and eager
+// kernels compile on their own thread.
+#include "gt/Worker/Scheduler.h"
+
+#include "Programs.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <condition_variable>
+#include <mutex>
+
+using namespace gt;
+using namespace gt::worker;
+using namespace gt::test;
+
+namespace {
+
+/// Counts down to zero; wait() blocks until it gets there (or 60 s pass).
+struct Latch {
+  std::mutex mu;
+  std::condition_variable cv;
+  int left;
+  explicit Latch(int n) : left(n) {}
+  void done() {
+    std::lock_guard lock(mu);
+    if (--left == 0) cv.notify_all();
+  }
+  bool wait() {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(60), [&] { return left == 0; });
+  }
+};
+
+ProgramRun program(std::vector<Instruction> instructions) { return ProgramRun{std::move(instructions), {}}; }
+
+/// A one-member group's collectives, recorded in the order they run.
+struct RecordingCommunicator : Communicator {
+  std::mutex mu;
+  std::vector<size_t> allReduces; ///< element counts, in order
+  void allReduce(void *, size_t count, DType, ReduceKind, const std::vector<int64_t> &) override {
+    std::lock_guard lock(mu);
+    allReduces.push_back(count);
+  }
+  void allGather(const void *, void *, const std::vector<size_t> &, const std::vector<int64_t> &) override {}
+  void reduceScatter(void *, void *, const std::vector<size_t> &, DType, ReduceKind, const std::vector<int64_t> &) override {}
+  void allToAll(const void *, const std::vector<size_t> &, void *, const std::vector<size_t> &,
+                const std::vector<int64_t> &) override {}
+  void send(const void *, size_t, int64_t) override {}
+  void recv(void *, size_t, int64_t) override {}
+  bool any(bool flag, const std::vector<int64_t> &) override { return flag; }
+  std::vector<std::pair<std::string, double>> counters() const override { return {}; }
+};
+
+Instruction allReduce(uint64_t id, uint64_t operand, Shape shape) {
+  OpAttrs a;
+  a.shape = std::move(shape);
+  a.workers = {0};
+  return op(OpCode::AllReduce, id, {operand}, a);
+}
+
+} // namespace
+
+TEST(Scheduler, ALightSessionDoesNotWaitForAHeavyOnesProgram) {
+  Executor ex(ExecutorOptions{"", false});
+  Scheduler scheduler(ex);
+  std::vector<float> big(256 * 256, 0.001f);
+  std::vector<Instruction> heavy = {upload(1, big, {256, 256})};
+  for (uint64_t i = 2; i < 200; ++i) heavy.push_back(op(OpCode::Matmul, i, {i - 1, 1}));
+  std::mutex mu;
+  std::vector<int> finished;
+  Latch both(2);
+  scheduler.submit(1, 1, program(heavy), [&] {
+    std::lock_guard lock(mu);
+    finished.push_back(1);
+    both.done();
+  });
+  scheduler.submit(2, 1, program({upload(1001, {1, 2}, {2}), op(OpCode::Exp, 1002, {1001})}), [&] {
+    std::lock_guard lock(mu);
+    finished.push_back(2);
+    both.done();
+  });
+  scheduler.start();
+  ASSERT_TRUE(both.wait());
+  EXPECT_EQ(finished, (std::vector<int>{2, 1})); // session 2 came second and finished first
+  EXPECT_GT(scheduler.busyMs(1), scheduler.busyMs(2));
+}
+
+TEST(Scheduler, ExchangesRunInTheOrderTheyArrived) {
+  Executor ex(ExecutorOptions{"", false});
+  auto comm = std::make_shared<RecordingCommunicator>();
+  ex.setCommunicator(comm, 0);
+  Scheduler scheduler(ex);
+  // Session 1's all_reduce arrives first, behind a long program; session 2's arrives second
+  // with nothing before it. Session 2 may not overtake: every member must meet them in order.
+  // (Tensor ids are the dispatcher's global ids: unique across sessions.)
+  std::vector<Instruction> first = {upload(1, std::vector<float>(64 * 64, 0.01f), {64, 64})};
+  for (uint64_t i = 2; i < 100; ++i) first.push_back(op(OpCode::Matmul, i, {i - 1, 1}));
+  first.push_back(allReduce(100, 99, {64, 64}));
+  Latch both(2);
+  scheduler.submit(1, 1, program(first), [&] { both.done(); });
+  scheduler.submit(2, 1, program({upload(1001, {1, 2, 3}, {3}), allReduce(1002, 1001, {3})}), [&] { both.done(); });
+  scheduler.start();
+  ASSERT_TRUE(both.wait());
+  EXPECT_EQ(comm->allReduces, (std::vector<size_t>{64 * 64, 3}));
+}
+
+TEST(Scheduler, AnEndedSessionsTensorsAreFreed) {
+  Executor ex(ExecutorOptions{"", false});
+  Scheduler scheduler(ex);
+  scheduler.start();
+  Latch ended(1);
+  scheduler.submit(7, 1, program({upload(1, {1, 2, 3}, {3}), op(OpCode::Exp, 2, {1})}), [] {});
+  scheduler.submit(8, 1, program({upload(3, {4}, {1})}), [] {});
+  scheduler.endSession(7, [&] { ended.done(); });
+  ASSERT_TRUE(ended.wait());
+  Latch fenced(1);
+  uint64_t live = 0, bytes7 = 1;
+  scheduler.fence(8, [&] {
+    live = ex.stats().liveTensors;
+    bytes7 = ex.sessionBytes(7);
+    fenced.done();
+  });
+  ASSERT_TRUE(fenced.wait());
+  EXPECT_EQ(live, 1u); // session 8's tensor only
+  EXPECT_EQ(bytes7, 0u);
+}
+
+TEST(Executor, SessionQuotasAndTheWorkersMemoryHold) {
+  ExecutorOptions o{"", false};
+  o.memoryBytes = 1 << 20;
+  o.sessionMemoryBytes = 512 << 10;
+  Executor ex(o);
+  std::vector<float> chunk(75 * 1024, 1.0f); // 300 KiB
+  ex.setSession(1);
+  ex.run(upload(1, chunk, {75 * 1024}));
+  ex.run(upload(2, chunk, {75 * 1024}));
+  EXPECT_TRUE(ex.fetch(1).error.empty());
+  EXPECT_NE(ex.fetch(2).error.find("over its quota"), std::string::npos) << ex.fetch(2).error;
+  ex.setSession(2);
+  ex.run(upload(3, chunk, {75 * 1024}));
+  EXPECT_TRUE(ex.fetch(3).error.empty()); // session 1 cost session 2 nothing
+  ex.setSession(3);
+  ex.run(upload(4, chunk, {75 * 1024}));
+  ex.setSession(4); // 1200 KiB in all would not fit the worker's 1 MiB
+  ex.run(upload(5, chunk, {75 * 1024}));
+  EXPECT_NE(ex.fetch(5).error.find("the worker's 1.0 MiB are in use"), std::string::npos) << ex.fetch(5).error;
+  ex.endSession(1);
+  EXPECT_EQ(ex.sessionBytes(1), 0u);
+  ex.run(upload(5, chunk, {75 * 1024})); // room again
+  EXPECT_TRUE(ex.fetch(5).error.empty());
+}
+
+TEST(Executor, EagerKernelsCompileOnTheirOwnThread) {
+  Executor ex(ExecutorOptions{"", true}); // background compiles, no disk cache
+  std::mutex mu;
+  std::condition_variable cv;
+  int compiles = 0;
+  ex.onCompiled([&] {
+    std::lock_guard lock(mu);
+    compiles++;
+    cv.notify_all();
+  });
+  ex.run(upload(1, {1, 2, 3}, {3}));
+  ProgramRun p = program({op(OpCode::Tanh, 2, {1}), op(OpCode::Sin, 3, {2})});
+  EXPECT_FALSE(ex.prepareNext(p)); // tanh on float32[3] is not compiled yet: it is queued
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return compiles >= 1; }));
+  }
+  ASSERT_TRUE(ex.prepareNext(p));
+  uint64_t before = ex.compilerStats().compiled;
+  ex.runNext(p); // tanh runs without compiling anything on this thread
+  EXPECT_EQ(ex.compilerStats().compiled, before);
+  EXPECT_NEAR(floats(ex.fetch(2))[2], std::tanh(3.0f), 1e-6);
+  EXPECT_FALSE(ex.prepareNext(p)); // then sin, whose operand type is known now
+}
