@@ -207,7 +207,11 @@ struct ShardedPlan {
 
 class SessionImpl final : public wire::Session::Server {
 public:
-  SessionImpl(State &state) : state_(state), id_(state.nextSession++) { state_.liveSessions++; }
+  /// A session of client `name` ("" for GT_TOKEN's), with `weight` (its share of each worker).
+  SessionImpl(State &state, std::string name, double weight)
+      : state_(state), id_(state.nextSession++), client_(std::move(name)), weight_(weight) {
+    state_.liveSessions++;
+  }
 
   ~SessionImpl() noexcept(false) {
     // The client went away: every worker drops what the session still has queued and frees
@@ -1183,6 +1187,7 @@ private:
 
   State &state_;
   uint32_t id_;
+  std::string client_; ///< the clients file's name for it ("": GT_TOKEN or an open dispatcher)
   double weight_ = 1;
   std::shared_ptr<Backlog> backlog_ = std::make_shared<Backlog>();
   uint64_t batchCount_ = 0;
@@ -1254,9 +1259,24 @@ public:
   FrontDoorImpl(State &state, uint64_t connection) : state_(state), connection_(connection) {}
 
   kj::Promise<void> openSession(OpenSessionContext context) override {
-    if (!admit(state_.options.token, context.getParams().getToken()))
+    // GT_TOKEN (weight 1), or a token of the clients file (its name and weight); a dispatcher
+    // with neither admits anyone.
+    std::string given = context.getParams().getToken().cStr(), name;
+    double weight = 1;
+    const Options &o = state_.options;
+    bool known = (o.token.empty() && o.clients.empty()) || (!o.token.empty() && transport::sameSecret(o.token, given));
+    for (const ClientEntry &c : o.clients)
+      if (transport::sameSecret(c.token, given)) {
+        known = true;
+        name = c.name;
+        weight = c.weight;
+      }
+    if (!known) {
+      refuse();
       return KJ_EXCEPTION(FAILED, "wrong or missing GT_TOKEN: this dispatcher admits only clients that present its token");
-    context.getResults().setSession(kj::heap<SessionImpl>(state_));
+    }
+    state_.listener->authenticated(connection_);
+    context.getResults().setSession(kj::heap<SessionImpl>(state_, name, weight));
     context.getResults().setAlive(kj::heap<LivenessImpl>());
     state_.fillLimits(context.getResults().initLimits());
     return kj::READY_NOW;
@@ -1286,12 +1306,17 @@ private:
       state_.listener->authenticated(connection_);
       return true;
     }
+    refuse();
+    return false;
+  }
+
+  /// A wrong credential: the connection is closed once the error has gone out.
+  void refuse() {
     state_.handshakeFailures++;
     // Closed once the error has gone out (a later turn of the event loop).
     uint64_t id = connection_;
     transport::Listener *listener = state_.listener;
     state_.timer->afterDelay(100 * kj::MILLISECONDS).then([listener, id] { listener->close(id); }).detach([](kj::Exception &&) {});
-    return false;
   }
 
   State &state_;

@@ -30,11 +30,11 @@ class Daemons:
     """A dispatcher and workers of our own (not the auto-started ones). `env` reaches both (and
     the clients' token: GT_TOKEN); `dispatcher_args` / `worker_args` are extra flags."""
 
-    def __init__(self, workers=1, env=None, dispatcher_args=(), worker_args=(), host="127.0.0.1", tls_ca=""):
+    def __init__(self, workers=1, env=None, dispatcher_args=(), worker_args=(), host="127.0.0.1", tls_ca="", token=None):
         bindir = _runtime.bin_dir()
         self.env = dict(os.environ, **(env or {}))
         self.host, self.tls_ca = host, tls_ca
-        self.token = self.env.get("GT_TOKEN", "")
+        self.token = self.env.get("GT_TOKEN", "") if token is None else token
         self.dispatcher = subprocess.Popen([os.path.join(bindir, "gt-dispatcher"), "-p", "0", *dispatcher_args],
                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env)
         line = self.dispatcher.stdout.readline()

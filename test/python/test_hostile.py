@@ -366,6 +366,34 @@ def test_tls_carries_every_link_and_checks_the_certificate(tmp_path):
         d.stop()
 
 
+def test_named_clients_have_tokens_and_weights_of_their_own(tmp_path):
+    alice, bob = "alice-token-" + "a" * 20, "bob-token-" + "b" * 20
+    clients = tmp_path / "clients.yaml"
+    clients.write_text(f"alice:\n  token: {alice}\n  weight: 3\nbob:\n  token: {bob}\n")
+    d = Daemons(env={"GT_WORKER_TOKEN": WORKER_TOKEN, "GT_TOKEN": ""}, dispatcher_args=["--clients", str(clients)],
+                token=bob)
+    try:
+        for token, weight in ((alice, 3), (bob, 1)):
+            c = gt._C.Client("127.0.0.1", d.port, token, 5.0)
+            x, _, _ = c.upload(np.ones(2, np.float32), [2], 0)
+            c.fetch(x)
+            assert c.stats()["session_weight"] == weight
+        for token in ("", "stranger-token-" + "c" * 20):  # a clients file closes the open door
+            with pytest.raises(ConnectionError, match="wrong or missing GT_TOKEN"):
+                gt._C.Client("127.0.0.1", d.port, token, 5.0)
+    finally:
+        d.stop()
+
+
+def test_a_bad_clients_file_stops_the_dispatcher_naming_the_line(tmp_path):
+    clients = tmp_path / "clients.yaml"
+    clients.write_text("alice:\n  token: " + "a" * 20 + "\n  weight: -1\n")
+    p = subprocess.run([os.path.join(gt._runtime.bin_dir(), "gt-dispatcher"), "-p", "0", "--clients", str(clients)],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 1
+    assert f"{clients}:3: client 'alice': weight must be a positive number" in p.stderr
+
+
 # ---------------------------------------------------------------- unfair
 
 HEAVY = textwrap.dedent("""

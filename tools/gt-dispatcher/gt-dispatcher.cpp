@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 namespace {
 
@@ -41,11 +43,26 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   app.add_option("--tls-cert", options.listener.tls.certFile, "PEM certificate chain: speak TLS only (GT_TLS_CERT)");
   app.add_option("--tls-key", options.listener.tls.keyFile, "PEM private key of --tls-cert (GT_TLS_KEY)");
+  std::string clientsFile;
+  app.add_option("--clients", clientsFile,
+                 "YAML file of named clients, each with a token and a weight (docs/security.md)");
   app.add_option("--worker-token-file", options.workerTokenFile,
                  "where to write the generated worker token when GT_WORKER_TOKEN is unset "
                  "(default ~/.gt/worker-token-PORT)");
   CLI11_PARSE(app, argc, argv);
   options.token = env("GT_TOKEN");
+  if (!clientsFile.empty()) {
+    std::ifstream in(clientsFile);
+    std::stringstream text;
+    text << in.rdbuf();
+    try {
+      if (!in) throw std::runtime_error("cannot read the clients file '" + clientsFile + "'");
+      options.clients = gt::parseClients(text.str(), clientsFile);
+    } catch (const std::exception &e) {
+      std::cerr << "gt-dispatcher: " << e.what() << std::endl;
+      return 1;
+    }
+  }
   options.workerToken = env("GT_WORKER_TOKEN");
   options.instructionLog = env("GT_INSTRUCTION_LOG");
   options.dumpIR = env("GT_DUMP_IR");
@@ -58,8 +75,10 @@ int main(int argc, char **argv) {
   envNumber("GT_MAX_QUEUED", options.maxQueued, 1, "instructions");
   envNumber("GT_WORKER_TIMEOUT", options.workerTimeoutSeconds, 1, "seconds");
   envNumber("GT_HANDSHAKE_TIMEOUT", options.listener.handshakeSeconds, 0.1, "seconds");
-  if (!options.token.empty() && options.token == options.workerToken) {
-    std::cerr << "gt-dispatcher: GT_TOKEN and GT_WORKER_TOKEN must differ (a client could register as a worker)"
+  bool sameAsWorkers = !options.token.empty() && options.token == options.workerToken;
+  for (const gt::ClientEntry &c : options.clients) sameAsWorkers |= c.token == options.workerToken;
+  if (sameAsWorkers) {
+    std::cerr << "gt-dispatcher: a client token equals GT_WORKER_TOKEN (a client could register as a worker)"
               << std::endl;
     return 1;
   }

@@ -1,6 +1,7 @@
 // gt-dispatcher: sessions, capture to MLIR, the pass pipeline, and forwarding to workers.
 #pragma once
 
+#include "gt/Core/Clients.h"
 #include "gt/Dispatcher/ClientBatch.h"
 #include "gt/Transport/Connection.h"
 
@@ -11,7 +12,9 @@ namespace gt::dispatcher {
 struct Options {
   std::string host = "127.0.0.1"; ///< address to bind (loopback unless told otherwise)
   int port = 0;                   ///< 0: pick a free port
-  std::string token;              ///< GT_TOKEN: clients must present it (empty: any client may connect)
+  std::string token;              ///< GT_TOKEN: clients may present it (weight 1); empty and no `clients`:
+                                  ///< any client may connect
+  std::vector<ClientEntry> clients; ///< --clients FILE: named clients, a token and a weight each
   std::string workerToken;        ///< GT_WORKER_TOKEN: workers must present it; empty: a random one,
                                   ///< written to workerTokenFile
   std::string workerTokenFile;    ///< where a generated worker token goes ("": transport::defaultWorkerTokenFile(port))
