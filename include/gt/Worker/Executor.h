@@ -11,6 +11,7 @@
 #include <memory>
 #include <span>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace gt::worker {
 
@@ -185,6 +186,7 @@ private:
   std::unique_ptr<EagerCompiles> eager_; ///< null without backgroundCompile
   /// The instructions of the next unit of `p` that run op by op (none for a compiled hot region).
   std::span<const Instruction> nextUnit(const ProgramRun &p) const;
+  std::unordered_set<uint64_t> replayFailuresLogged_; ///< region keys whose failed replay was logged
   bool profile_ = false; ///< GT_JIT_PROFILE: time every replay per region (reported as notes)
   std::map<uint64_t, std::pair<double, uint64_t>> profileByKey_;
   std::map<uint64_t, std::string> profileNames_;

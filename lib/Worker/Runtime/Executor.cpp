@@ -231,7 +231,7 @@ struct Executor::RegionJit {
       std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)key);
       std::string line = "hot region " + std::string(hex) + " " + describeQueued[key] + " stays eager: " + error;
       std::cerr << "gt-worker: " << line << std::endl; // once: the key is never queued again
-      failures.push_back(line);
+      if (failures.size() < 64) failures.push_back(line); // (stats() reports the first 16)
     }
     describeQueued.erase(key);
     entries[key] = std::move(done);
@@ -556,8 +556,10 @@ void Executor::runRegion(std::span<const Instruction> insts, const RegionCall &r
     if (entry && entry->state == RegionJit::Entry::Ready) {
       try {
         replayed = replay(insts, region, entry->compiled);
+      } catch (const OutOfMemory &) { // op by op, the op that does not fit fails with the reason
       } catch (const std::exception &e) { // a launch failed: this occurrence runs op by op
-        std::cerr << "gt-worker: replaying region " << describe(insts) << " failed: " << e.what() << std::endl;
+        if (replayFailuresLogged_.insert(region.key).second) // once per region: a log cannot be flooded
+          std::cerr << "gt-worker: replaying region " << describe(insts) << " failed: " << e.what() << std::endl;
       }
     }
     if (replayed) {
