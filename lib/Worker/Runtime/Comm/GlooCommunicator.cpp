@@ -194,8 +194,12 @@ private:
     std::string key = groupKey(group);
     auto it = groups_.find(key);
     if (it != groups_.end()) {
-      if (!it->second.broken.empty()) throw std::runtime_error(it->second.broken);
-      return it->second;
+      if (it->second.broken.empty()) return it->second;
+      // A collective of this group failed (timed out, a peer went away): only that op and what
+      // depends on it are lost. The members that saw it fail meet again in a new generation
+      // of the group, under rendezvous keys of its own.
+      groups_.erase(it);
+      generations_[key]++;
     }
     auto rank = std::find(group.begin(), group.end(), self_);
     if (rank == group.end())
@@ -204,7 +208,7 @@ private:
     g.context = std::make_shared<gloo::rendezvous::Context>(int(rank - group.begin()), int(group.size()));
     g.context->setTimeout(timeout_);
     try {
-      PrefixedStore store(store_, "gloo/[" + key + "]/");
+      PrefixedStore store(store_, "gloo/[" + key + "]/" + std::to_string(generations_[key]) + "/");
       g.context->connectFullMesh(store, device_);
     } catch (const std::exception &e) {
       throw std::runtime_error("connecting the workers [" + key + "] failed: " + e.what());
@@ -232,6 +236,7 @@ private:
   std::shared_ptr<gloo::transport::Device> device_;
   std::chrono::milliseconds timeout_;
   std::map<std::string, Group> groups_;
+  std::map<std::string, int> generations_; ///< groups reconnected after a failure, and how often
   double bytes_ = 0, p2pSent_ = 0, p2pReceived_ = 0;
 };
 
