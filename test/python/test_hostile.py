@@ -217,6 +217,25 @@ def test_a_connection_flood_neither_stops_the_dispatcher_nor_its_sessions():
         d.stop()
 
 
+def test_sessions_count_against_the_connection_bound_too():
+    d = Daemons(env=SECURED, dispatcher_args=["--max-connections", "40"])
+    try:
+        clients, refused = [], 0
+        for _ in range(60):  # the worker's connection and these share the 40
+            try:
+                clients.append(d.client(timeout=3.0))
+            except ConnectionError:
+                refused += 1
+        assert 36 <= len(clients) <= 39 and refused == 60 - len(clients)
+        x, _, _ = clients[0].upload(np.ones(2, np.float32), [2], 0)  # the admitted ones work
+        assert np.frombuffer(clients[0].fetch(x)[0], np.float32).tolist() == [1, 1]
+        del clients, x
+        time.sleep(0.5)
+        assert_serves(d)  # room again once they have gone
+    finally:
+        d.stop()
+
+
 def test_a_silent_connection_is_closed_after_the_handshake_deadline():
     d = Daemons(env=dict(SECURED, GT_HANDSHAKE_TIMEOUT="1"))
     try:
@@ -518,6 +537,48 @@ def test_a_stopped_worker_is_lost_and_its_tensors_fail():
         assert d.dispatcher.poll() is None
         d.workers[0].send_signal(signal.SIGCONT)
     finally:
+        d.stop()
+
+
+STUCK = textwrap.dedent("""
+    import sys, numpy as np, gt
+    gt.connect(sys.argv[1])
+    gt.load_config(sys.argv[2])
+    with gt.signal.context("data"):
+        x = gt.tensor(np.ones((8, 4), np.float32))  # split over the two workers
+    def step():
+        with gt.signal.context("data"):
+            return x.sum().sqrt()  # the partial sums meet in an all_reduce
+    for line in sys.stdin:
+        try:
+            print(round(step().item(), 4), flush=True)
+        except gt.RemoteError as e:
+            print("failed:", str(e)[:300], flush=True)
+""")
+
+
+def test_a_stuck_collective_times_out_and_costs_only_what_reads_it(tmp_path):
+    config = tmp_path / "data.yaml"
+    config.write_text("data:\n  shard: {axis: 0}\n")
+    d = Daemons(workers=2, env=dict(SECURED, GT_COLLECTIVE_TIMEOUT="2", GT_WORKER_TIMEOUT="120"))
+    p = subprocess.Popen([sys.executable, "-c", STUCK, f"127.0.0.1:{d.port}", str(config)], env=dict(os.environ, GT_TOKEN=TOKEN),
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        def step():
+            p.stdin.write("step\n")
+            p.stdin.flush()
+            return p.stdout.readline().strip()
+        assert step() == str(round(32 ** 0.5, 4))
+        d.workers[1].send_signal(signal.SIGSTOP)  # its peer waits in the all_reduce, then gives up
+        p.stdin.write("step\n")
+        p.stdin.flush()
+        time.sleep(4)
+        d.workers[1].send_signal(signal.SIGCONT)  # the late member times out too
+        assert "failed:" in p.stdout.readline()
+        assert step() == str(round(32 ** 0.5, 4))  # the group connected anew: only that step was lost
+        assert_serves(d)
+    finally:
+        p.kill()
         d.stop()
 
 
