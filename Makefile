@@ -2,7 +2,7 @@
 PYTHON ?= python3
 BUILD  := build
 
-.PHONY: deps build demo test test-cpp test-lit test-python bench clean
+.PHONY: deps build demo test test-cpp test-lit test-python test-fuzz bench clean
 
 deps:
 	bash scripts/install-deps.sh
@@ -17,7 +17,7 @@ demo: build
 	$(PYTHON) examples/fashion_mnist.py
 
 test: build
-	$(MAKE) --no-print-directory test-cpp test-lit test-python
+	$(MAKE) --no-print-directory test-cpp test-lit test-python test-fuzz
 
 test-cpp:
 	cd $(BUILD) && ctest --output-on-failure -E '^lit$$'
@@ -28,10 +28,14 @@ test-lit:
 test-python:
 	$(PYTHON) -m pytest -q test/python
 
+# libFuzzer harnesses (test/fuzz), built with clang in build-fuzz, GT_FUZZ_SECONDS (60) each.
+test-fuzz:
+	bash test/fuzz/run.sh
+
 bench: build
 	$(PYTHON) benchmarks/overhead.py
 	$(PYTHON) benchmarks/jit.py
 	$(PYTHON) benchmarks/scaling.py
 
 clean:
-	rm -rf $(BUILD) python/gt/_C*.so python/gt/bin
+	rm -rf $(BUILD) build-fuzz python/gt/_C*.so python/gt/bin

@@ -12,6 +12,7 @@ APT_PACKAGES=(
   libgloo-dev
   libopenblas-dev
   libgtest-dev libgmock-dev
+  clang-19 libclang-rt-19-dev
   libcli11-dev
   dataset-fashion-mnist jargon-text
   iproute2

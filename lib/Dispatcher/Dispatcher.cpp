@@ -6,6 +6,7 @@
 #include "gt/Dialect/GTOps.h"
 #include "gt/Dialect/Passes.h"
 #include "gt/Dispatcher/Capture.h"
+#include "gt/Dispatcher/Record.h"
 #include "gt/Transport/Wire.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -150,12 +151,7 @@ void setError(wire::Fetched::Builder out, const std::string &message) { out.setE
 
 
 /// A region of one worker's program, ready for the wire (ids are global).
-struct wireRegion {
-  uint64_t key;
-  bool hot;
-  uint32_t start, count;
-  std::vector<uint64_t> outputs;
-};
+using wireRegion = ProgramRegion;
 
 /// The plan cache's key of a batch (sharded or not): its structure with session ids renamed
 /// (externals, tensors of earlier batches, by first use; locals, made by this batch, by
@@ -256,6 +252,13 @@ public:
     }
     if (state_.log.enabled())
       for (const Instruction &inst : batch) state_.log.write(id_, "recv", inst);
+    if (!state_.options.record.empty())
+      recordBatch(state_.options.record + "/client-s" + std::to_string(id_) + "-" + std::to_string(recorded_++) + ".bin",
+                  batch, {}, [this](uint64_t id) -> std::optional<TensorType> {
+                    auto it = tensors_.find(id);
+                    if (it == tensors_.end() || !it->second.error.empty()) return std::nullopt;
+                    return it->second.type;
+                  });
     auto t0 = std::chrono::steady_clock::now();
     state_.instructions += batch.size();
     if (!batch.empty()) dispatch(std::move(batch));
@@ -1132,10 +1135,31 @@ private:
     return out;
   }
 
+  /// GT_RECORD: worker `worker`'s `program`, its inputs from earlier programs defined first
+  /// with their types on that worker (a split tensor's block).
+  void recordProgram(int64_t worker, const std::vector<Instruction> &program, const std::vector<wireRegion> &regions) {
+    std::string path = state_.options.record + "/worker" + std::to_string(worker) + "-s" + std::to_string(id_) + "-" +
+                       std::to_string(recorded_++) + ".bin";
+    recordBatch(path, program, regions, [&](uint64_t globalId) -> std::optional<TensorType> {
+      for (auto &[sid, e] : tensors_) {
+        if (e.globalId != globalId || !e.error.empty()) continue;
+        TensorType local = e.type;
+        if (e.layout.isSplit()) {
+          auto [begin, end] = splitRange(e.type.shape[size_t(e.layout.axis)], int64_t(e.layout.workers.size()),
+                                         e.layout.rankOf(worker));
+          local.shape[size_t(e.layout.axis)] = end - begin;
+        }
+        return local;
+      }
+      return std::nullopt;
+    });
+  }
+
   void send(int64_t worker, const std::vector<Instruction> &program, const std::vector<wireRegion> &regions = {}) {
     if (program.empty() || worker < 0 || size_t(worker) >= state_.workers.size()) return;
     WorkerRef &w = state_.workers[worker];
     if (!w.alive) return;
+    if (!state_.options.record.empty()) recordProgram(worker, program, regions);
     auto req = w.client.runRequest();
     auto list = req.initProgram().initInstructions(unsigned(program.size()));
     for (unsigned i = 0; i < program.size(); ++i) wire::toWire(program[i], list[i]);
@@ -1191,6 +1215,7 @@ private:
   double weight_ = 1;
   std::shared_ptr<Backlog> backlog_ = std::make_shared<Backlog>();
   uint64_t batchCount_ = 0;
+  uint64_t recorded_ = 0; ///< GT_RECORD: programs written
   std::unique_ptr<ShardingConfig> config_; ///< gt.load_config; null: unsharded
   bool sharded_ = false;                   ///< a config was loaded: batches use the sharding pipeline
   std::unordered_map<uint64_t, Entry> tensors_;

@@ -66,6 +66,7 @@ int main(int argc, char **argv) {
   options.workerToken = env("GT_WORKER_TOKEN");
   options.instructionLog = env("GT_INSTRUCTION_LOG");
   options.dumpIR = env("GT_DUMP_IR");
+  options.record = env("GT_RECORD");
   options.jit = env("GT_JIT") != "0";
   options.planCache = env("GT_PLAN_CACHE") != "0";
   if (std::string n = env("GT_HOT_AFTER"); !n.empty()) options.hotAfter = std::max(1L, std::atol(n.c_str()));

@@ -20,6 +20,8 @@ struct Options {
   std::string workerTokenFile;    ///< where a generated worker token goes ("": transport::defaultWorkerTokenFile(port))
   std::string instructionLog;     ///< GT_INSTRUCTION_LOG: one timestamped line per instruction event
   std::string dumpIR;             ///< GT_DUMP_IR: directory for each batch's IR before/after the passes
+  std::string record;             ///< GT_RECORD: directory for every client batch and worker program
+                                  ///< as a Cap'n Proto message (see Record.h; the fuzzers' seeds)
   bool jit = true;                ///< GT_JIT=0: no gt.region, every op runs eagerly
   int64_t hotAfter = 2;           ///< GT_HOT_AFTER: sightings of a region before workers compile it
   bool planCache = true;          ///< GT_PLAN_CACHE=0: run the sharding passes on every batch
