@@ -111,8 +111,13 @@ void checkWindow(const OpInfo &op, const Shape &base, const Shape &window, const
                      shapeString(attrs.starts) + " and steps " + shapeString(attrs.steps) +
                      " does not fit the rank of " + shapeString(base));
   for (size_t d = 0; d < rank; ++d) {
-    int64_t start = attrs.starts[d], step = attrs.steps[d], n = window[d];
-    bool ok = step >= 1 && start >= 0 && n >= 0 && (n == 0 ? start <= base[d] : start + (n - 1) * step < base[d]);
+    int64_t start = attrs.starts[d], step = attrs.steps[d], n = window[d], last = 0;
+    // The last index read, start + (n - 1) * step, overflow-checked (a huge step must not wrap
+    // around into range: the kernel would read outside the tensor).
+    bool ok = step >= 1 && start >= 0 && n >= 0 &&
+              (n == 0 ? start <= base[d]
+                      : !__builtin_mul_overflow(n - 1, step, &last) && !__builtin_add_overflow(start, last, &last) &&
+                            last < base[d]);
     if (!ok)
       throw ShapeError(std::string(op.mnemonic) + ": " + std::to_string(n) + " elements from " + std::to_string(start) +
                        " by " + std::to_string(step) + " do not fit axis " + std::to_string(d) + " of " +
@@ -271,7 +276,8 @@ TensorType inferUnchecked(OpCode code, std::span<const TensorType> in, const OpA
         for (size_t d = 0; ok && d < x.shape.size(); ++d) ok = int64_t(d) == axis || t.shape[d] == x.shape[d];
         if (!ok)
           throw ShapeError("concat: sizes must match except along axis " + std::to_string(axis) + ", got " + typeList(in));
-        out[axis] += t.shape[axis];
+        if (__builtin_add_overflow(out[axis], t.shape[axis], &out[axis]))
+          throw ShapeError("concat: the joined size along axis " + std::to_string(axis) + " does not fit in 64 bits");
       }
       return {x.dtype, out};
     }

@@ -80,12 +80,26 @@ TEST(OpTable, SliceConcatAndIndexRules) {
   window.starts = {0, 0};
   window.steps = {0, 1};
   EXPECT_THROW(inferType(OpCode::Slice, std::vector{f32({5, 3})}, window), ShapeError);
+  // A step so large that start + (n - 1) * step wraps around into range (found by fuzzing the
+  // worker: the slice kernel then read far outside the tensor).
+  OpAttrs wrap;
+  wrap.shape = {32};
+  wrap.starts = {0};
+  wrap.steps = {7782220156096217089};
+  EXPECT_THROW(inferType(OpCode::Slice, std::vector{f32({32})}, wrap), ShapeError);
+  wrap.steps = {int64_t(1) << 62};
+  wrap.shape = {5};
+  EXPECT_THROW(inferType(OpCode::Slice, std::vector{f32({32})}, wrap), ShapeError);
 
   OpAttrs axis1;
   axis1.axes = {1};
   EXPECT_EQ(inferType(OpCode::Concat, std::vector{f32({2, 3}), f32({2, 4})}, axis1), f32({2, 7}));
   EXPECT_THROW(inferType(OpCode::Concat, std::vector{f32({2, 3}), f32({3, 3})}, axis1), ShapeError);
   EXPECT_THROW(inferType(OpCode::Concat, std::vector{f32({2, 3}), TensorType{DType::Int64, {2, 3}}}, axis1), DTypeError);
+  int64_t huge = int64_t(1) << 62;
+  EXPECT_THROW(inferType(OpCode::Concat, std::vector{TensorType{DType::Bool, {1, huge}}, TensorType{DType::Bool, {1, huge}}},
+                         axis1),
+               ShapeError); // the joined size does not fit in 64 bits
 
   TensorType idx{DType::Int64, {4, 1}};
   EXPECT_EQ(inferType(OpCode::Gather, std::vector{f32({4, 10}), idx}, axis1), f32({4, 1}));
