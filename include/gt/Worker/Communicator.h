@@ -29,9 +29,8 @@ class Device;
 /// sends every worker its program in one global order), so no call needs a tag. A group's
 /// connections are made on its first operation. Buffers are host memory, or device memory
 /// when deviceBuffers() (NCCL). Failures (a peer died, a timeout: GT_COLLECTIVE_TIMEOUT)
-/// throw std::runtime_error. Gloo: the next operation of the group connects it anew (every
-/// member that saw the failure does the same), so only the failed operation is lost; NCCL: the
-/// group is unusable afterwards and later operations on it throw the same error at once.
+/// throw std::runtime_error, and the next operation of the group connects it anew (every
+/// member that saw the failure does the same), so only the failed operation is lost.
 class Communicator {
 public:
   virtual ~Communicator() = default;

@@ -50,6 +50,9 @@ public:
                       const TensorType &tc, void *c) = 0;
   /// Throws the first error a kernel launch recorded since the last call (none for the CPU).
   virtual void checkLaunches() {}
+  /// Waits until everything queued so far has run, at most `seconds`; false if it had not by
+  /// then (a collective waiting for a peer that is gone). Throws the error of failed work.
+  virtual bool waitIdle(double seconds) { return true; }
   /// Makes the calling thread able to use the device (CUDA: makes its context current). The
   /// thread that runs programs calls it once before its first.
   virtual void bindThread() {}

@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -21,6 +22,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -181,6 +183,19 @@ public:
 
   void bindThread() override { d_.check(d_.cuCtxSetCurrent(context_), "cuCtxSetCurrent"); }
 
+  bool waitIdle(double seconds) override {
+    if (!idle_) d_.check(d_.cuEventCreate(&idle_, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+    d_.check(d_.cuEventRecord(idle_, compute_), "cuEventRecord");
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    for (int polls = 0;; ++polls) {
+      CUresult r = d_.cuEventQuery(idle_);
+      if (r == CUDA_SUCCESS) return true;
+      if (r != CUDA_ERROR_NOT_READY) d_.check(r, "waiting for queued work");
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      if (polls > 100) std::this_thread::sleep_for(std::chrono::microseconds(200)); // spin briefly, then nap
+    }
+  }
+
   uint64_t capacity() const override {
     size_t free = 0, total = 0;
     if (d_.cuCtxSetCurrent(context_) != CUDA_SUCCESS || d_.cuMemGetInfo(&free, &total) != CUDA_SUCCESS) return 0;
@@ -332,6 +347,7 @@ private:
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
   CUstream compute_ = nullptr, comm_ = nullptr; ///< kernels and copies; collectives (issue 5)
+  CUevent idle_ = nullptr;                      ///< waitIdle's marker on the compute stream
   std::string chip_, description_;
   std::unique_ptr<CachingAllocator> allocator_;
   std::deque<Staging> staging_;

@@ -13,6 +13,12 @@
 // likewise a reduce_scatter of unequal blocks is one ncclReduce per member (rooted at the
 // block's owner), and an all_to_all one ncclSend/ncclRecv pair per peer.
 //
+// A watchdog: each operation waits for the stream at most GT_COLLECTIVE_TIMEOUT seconds
+// (default 300); past that the group's communicator is aborted (ncclCommAbort, which never
+// waits for a dead peer), the operation fails, and the group's next operation makes a new
+// communicator under rendezvous keys of a new generation, so only the failed operation and
+// what reads it are lost (as with Gloo).
+//
 // Not run yet: the machines lent to this project have one GPU, and NCCL does not place two
 // ranks of one communicator on the same GPU. See docs/sharding.md.
 #include "gt/Worker/Communicator.h"
@@ -24,6 +30,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -106,6 +113,13 @@ ncclRedOp_t ncclOp(ReduceKind reduce) {
   return ncclSum;
 }
 
+/// GT_COLLECTIVE_TIMEOUT, seconds (default 300).
+double collectiveTimeout() {
+  const char *s = std::getenv("GT_COLLECTIVE_TIMEOUT");
+  long seconds = s && *s ? std::strtol(s, nullptr, 10) : 300;
+  return double(std::max(1L, seconds));
+}
+
 class NCCLCommunicator final : public Communicator {
 public:
   NCCLCommunicator(int64_t self, std::shared_ptr<KeyValueStore> store, Device &device)
@@ -125,6 +139,7 @@ public:
   void allReduce(void *data, size_t count, DType dtype, ReduceKind reduce, const std::vector<int64_t> &group) override {
     ncclComm_t comm = commFor(group);
     nccl_.check(nccl_.allReduce(data, data, count, ncclType(dtype), ncclOp(reduce), comm, stream_), "ncclAllReduce");
+    finish(group, "ncclAllReduce");
     collectiveBytes_ += count * dtypeSize(dtype);
   }
 
@@ -140,6 +155,7 @@ public:
       offset += bytes[r];
     }
     nccl_.check(nccl_.groupEnd(), "ncclGroupEnd");
+    finish(group, "all_gather");
     collectiveBytes_ += bytes[size_t(rank)];
   }
 
@@ -164,6 +180,7 @@ public:
       }
       nccl_.check(nccl_.groupEnd(), "ncclGroupEnd");
     }
+    finish(group, "reduce_scatter");
     collectiveBytes_ += total * elem;
   }
 
@@ -187,17 +204,20 @@ public:
       collectiveBytes_ += inBytes[r];
     }
     nccl_.check(nccl_.groupEnd(), "ncclGroupEnd");
+    finish(group, "all_to_all");
   }
 
   void send(const void *data, size_t bytes, int64_t peer) override {
     auto [comm, rank] = pairComm(peer);
     nccl_.check(nccl_.send(data, bytes, ncclUint8, 1 - rank, comm, stream_), "ncclSend");
+    finish(pairOf(peer), "ncclSend");
     sent_ += bytes;
   }
 
   void recv(void *data, size_t bytes, int64_t peer) override {
     auto [comm, rank] = pairComm(peer);
     nccl_.check(nccl_.recv(data, bytes, ncclUint8, 1 - rank, comm, stream_), "ncclRecv");
+    finish(pairOf(peer), "ncclRecv");
     received_ += bytes;
   }
 
@@ -219,6 +239,7 @@ public:
     device_.upload(flag_.data.get(), &value, sizeof value);
     nccl_.check(nccl_.allReduce(flag_.data.get(), flag_.data.get(), 1, ncclInt32, ncclMax, commFor(group), stream_),
                 "ncclAllReduce (failure flag)");
+    finish(group, "ncclAllReduce (failure flag)");
     device_.download(&value, flag_.data.get(), sizeof value);
     return value != 0;
   }
@@ -231,6 +252,21 @@ public:
   }
 
 private:
+  /// Waits for `group`'s operation `what` to finish on the stream, at most the timeout; past it
+  /// aborts the group's communicator (the next operation makes a new one) and throws.
+  void finish(const std::vector<int64_t> &group, const char *what) {
+    if (device_.waitIdle(timeout_)) return;
+    if (auto it = comms_.find(group); it != comms_.end()) {
+      nccl_.commAbort(it->second);
+      comms_.erase(it);
+    }
+    generations_[group]++;
+    throw std::runtime_error(std::string(what) + " did not finish within " + std::to_string(int(timeout_)) +
+                             " s (GT_COLLECTIVE_TIMEOUT): a peer is gone or stalled");
+  }
+
+  std::vector<int64_t> pairOf(int64_t peer) const { return {std::min(self_, peer), std::max(self_, peer)}; }
+
   int rankIn(const std::vector<int64_t> &group) const {
     auto it = std::find(group.begin(), group.end(), self_);
     if (it == group.end()) throw std::runtime_error("NCCL: this worker is not in the collective's group");
@@ -240,7 +276,7 @@ private:
   ncclComm_t commFor(const std::vector<int64_t> &group) {
     if (auto it = comms_.find(group); it != comms_.end()) return it->second;
     int rank = rankIn(group);
-    std::string key = "nccl";
+    std::string key = "nccl/" + std::to_string(generations_[group]); // a new generation after an abort
     for (int64_t w : group) key += "/" + std::to_string(w);
     ncclUniqueId id;
     if (rank == 0) {
@@ -257,10 +293,7 @@ private:
     return comm;
   }
 
-  std::pair<ncclComm_t, int> pairComm(int64_t peer) {
-    std::vector<int64_t> pair{std::min(self_, peer), std::max(self_, peer)};
-    return {commFor(pair), self_ < peer ? 0 : 1};
-  }
+  std::pair<ncclComm_t, int> pairComm(int64_t peer) { return {commFor(pairOf(peer)), self_ < peer ? 0 : 1}; }
 
   Nccl &nccl_;
   int64_t self_;
@@ -269,6 +302,8 @@ private:
   cudaStream_t stream_;
   Buffer flag_; ///< 4 device bytes for failure flags
   std::map<std::vector<int64_t>, ncclComm_t> comms_;
+  std::map<std::vector<int64_t>, int> generations_; ///< groups aborted by the watchdog, and how often
+  double timeout_ = collectiveTimeout();
   size_t collectiveBytes_ = 0, sent_ = 0, received_ = 0;
 };
 
