@@ -228,17 +228,33 @@ public:
     auto instructions = context.getParams().getBatch().getInstructions();
     std::vector<Instruction> batch;
     std::string wholeBatch = checkBatchSize(instructions.size(), state_.options.batch);
-    batch.reserve(wholeBatch.empty() ? instructions.size() : 0);
-    for (auto inst : instructions) {
-      std::string why = wholeBatch;
-      Instruction in;
-      if (why.empty()) {
-        try {
-          in = wire::fromWire(inst);
-          why = checkClientInstruction(in, state_.options.batch);
-        } catch (const std::exception &e) { // an unknown op or dtype code
-          why = std::string("instruction ") + std::to_string(batch.size()) + ": " + e.what();
+    if (wholeBatch.empty() && tensors_.size() >= state_.options.maxTensors)
+      wholeBatch = "a batch: this session holds " + std::to_string(tensors_.size()) +
+                   " tensors, the most a session may (GT_MAX_TENSORS); free some first";
+    if (!wholeBatch.empty()) {
+      // Refused whole, without an entry per result (a huge batch must not cost memory); its
+      // frees still happen, so a session over its tensor bound can get back under it.
+      state_.refusedInstructions += instructions.size();
+      refusedBatch_ = "the dispatcher refused " + wholeBatch;
+      for (auto inst : instructions)
+        if (inst.getOp() == uint16_t(OpCode::Free) && inst.getOperands().size() == 1 &&
+            tensors_.count(inst.getOperands()[0])) {
+          Instruction free;
+          free.operands = {inst.getOperands()[0]};
+          batch.push_back(std::move(free));
         }
+      if (!batch.empty()) dispatch(std::move(batch));
+      return kj::READY_NOW;
+    }
+    batch.reserve(instructions.size());
+    for (auto inst : instructions) {
+      std::string why;
+      Instruction in;
+      try {
+        in = wire::fromWire(inst);
+        why = checkClientInstruction(in, state_.options.batch);
+      } catch (const std::exception &e) { // an unknown op or dtype code
+        why = std::string("instruction ") + std::to_string(batch.size()) + ": " + e.what();
       }
       if (why.empty()) {
         state_.uploadBytes += in.data.size();
@@ -276,7 +292,8 @@ public:
     uint64_t id = context.getParams().getId();
     auto it = tensors_.find(id);
     if (it == tensors_.end()) {
-      setError(context.getResults().initResult(), "tensor " + std::to_string(id) + " does not exist in this session");
+      setError(context.getResults().initResult(), "tensor " + std::to_string(id) + " does not exist in this session" +
+                                                      (refusedBatch_.empty() ? "" : " (" + refusedBatch_ + ")"));
       return kj::READY_NOW;
     }
     const Entry &t = it->second;
@@ -409,7 +426,7 @@ public:
       unsigned i = 0;
       for (auto &[name, entry] : config->signals) names.set(i++, name);
       config_ = std::move(config);
-      plans_.clear(); // plans follow the config
+      clearPlans(); // plans follow the config
       sharded_ = true; // from now on every batch goes through the sharding pipeline
     } catch (const std::exception &e) {
       context.getResults().setError(e.what());
@@ -516,7 +533,8 @@ private:
             else out = local->second;
           }
         if (cacheable) {
-          if (placedPlans_.size() >= kMaxPlans) placedPlans_.clear();
+          if (placedPlans_.size() >= kMaxPlans || planInstructions_ >= kMaxPlanInstructions) clearPlans();
+          planInstructions_ += batch.size();
           placedPlans_.emplace(std::move(key.text), std::move(plan));
         }
       }
@@ -738,7 +756,8 @@ private:
       }
       state_.planMisses++;
       if (key.cacheable && state_.options.planCache) {
-        if (plans_.size() >= kMaxPlans) plans_.clear(); // a session whose batches never repeat
+        if (plans_.size() >= kMaxPlans || planInstructions_ >= kMaxPlanInstructions) clearPlans(); // batches that never repeat
+        planInstructions_ += batch.size();
         plans_.emplace(std::move(key.text), plan);
       }
     }
@@ -747,7 +766,15 @@ private:
     runPlan(*plan, batch, key);
   }
 
-  static constexpr size_t kMaxPlans = 256;
+  /// A session's plan caches hold at most this many plans, or plans of this many instructions
+  /// in all (a client whose batches never repeat cannot fill the dispatcher's memory).
+  static constexpr size_t kMaxPlans = 256, kMaxPlanInstructions = size_t(1) << 18;
+
+  void clearPlans() {
+    plans_.clear();
+    placedPlans_.clear();
+    planInstructions_ = 0;
+  }
 
   /// Fills `key` for `batch` (see BatchKey); returns an error for an upload whose bytes do not
   /// match its shape and dtype.
@@ -1216,6 +1243,8 @@ private:
   std::shared_ptr<Backlog> backlog_ = std::make_shared<Backlog>();
   uint64_t batchCount_ = 0;
   uint64_t recorded_ = 0; ///< GT_RECORD: programs written
+  size_t planInstructions_ = 0; ///< instructions of the batches behind plans_ and placedPlans_
+  std::string refusedBatch_;    ///< why the session's last batch refused whole was (fetch names it)
   std::unique_ptr<ShardingConfig> config_; ///< gt.load_config; null: unsharded
   bool sharded_ = false;                   ///< a config was loaded: batches use the sharding pipeline
   std::unordered_map<uint64_t, Entry> tensors_;

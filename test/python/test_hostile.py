@@ -274,6 +274,22 @@ def test_a_huge_batch_is_refused_and_does_not_stall_other_clients(secured):
     assert np.frombuffer(c.fetch(total)[0], np.float32)[0] == 20_001
 
 
+def test_a_session_holds_a_bounded_number_of_tensors():
+    d = Daemons(env=dict(SECURED, GT_MAX_TENSORS="100"))
+    try:
+        r = raw_session(d)
+        r.submit([{"op": "full", "result": i, "shape": [1], "value": 1.0} for i in range(1, 151)])
+        r.submit([{"op": "full", "result": 200, "shape": [1], "value": 2.0}])  # 150 held: refused
+        with pytest.raises(RuntimeError, match=r"holds 150 tensors, the most a session may \(GT_MAX_TENSORS\)"):
+            r.fetch(200)
+        r.submit([{"op": "free", "operands": [i]} for i in range(1, 121)])  # refused too, but its frees happen
+        r.submit([{"op": "full", "result": 201, "shape": [1], "value": 3.0}])
+        assert np.frombuffer(r.fetch(201)[0], np.float32).tolist() == [3.0]
+        assert_serves(d)  # other sessions have bounds of their own
+    finally:
+        d.stop()
+
+
 def test_the_rendezvous_store_is_for_workers_and_bounded(secured):
     # Clients cannot reach it: the front door has no store calls, and a client token does not
     # register a worker.

@@ -74,6 +74,7 @@ int main(int argc, char **argv) {
   envNumber("GT_MAX_BATCH", options.batch.maxInstructions, 1, "instructions");
   envNumber("GT_MAX_MESSAGE_BYTES", options.listener.maxMessageBytes, 1 << 20, "bytes");
   envNumber("GT_MAX_QUEUED", options.maxQueued, 1, "instructions");
+  envNumber("GT_MAX_TENSORS", options.maxTensors, 1, "tensors");
   envNumber("GT_WORKER_TIMEOUT", options.workerTimeoutSeconds, 1, "seconds");
   envNumber("GT_HANDSHAKE_TIMEOUT", options.listener.handshakeSeconds, 0.1, "seconds");
   bool sameAsWorkers = !options.token.empty() && options.token == options.workerToken;

@@ -30,6 +30,8 @@ struct Options {
   BatchLimits batch;              ///< what one client batch may hold
   size_t maxQueued = 1 << 16;     ///< a session's instructions sent to workers and not yet run; its
                                   ///< next submit waits below this (GT_MAX_QUEUED)
+  size_t maxTensors = 1 << 20;    ///< tensors one session may hold; beyond, its batches are refused
+                                  ///< but for their frees (GT_MAX_TENSORS)
   double heartbeatSeconds = 2;    ///< how often workers are pinged
   double workerTimeoutSeconds = 30; ///< a worker that answers no ping for this long is lost (GT_WORKER_TIMEOUT)
   size_t storeMaxKeys = 4096;     ///< rendezvous store: keys, bytes of one value, waiting gets
