@@ -77,13 +77,17 @@ uint16_t floatToBFloat16(float value) {
 }
 
 int64_t numElements(const Shape &shape) {
+  // The product of the sizes that are not 0 must fit too: kernels compute strides and offsets
+  // from them even when a 0 leaves nothing to visit (found by fuzzing the worker).
   int64_t n = 1;
+  bool empty = false;
   for (int64_t s : shape) {
     if (s < 0) throw ShapeError("negative size in shape " + shapeString(shape));
-    if (__builtin_mul_overflow(n, s, &n))
+    if (s == 0) empty = true;
+    else if (__builtin_mul_overflow(n, s, &n))
       throw ShapeError("shape " + shapeString(shape) + " has more elements than fit in 64 bits");
   }
-  return n;
+  return empty ? 0 : n;
 }
 
 int64_t numBytes(const TensorType &type) {

@@ -67,6 +67,18 @@ TEST(OpTable, ArityAndLookup) {
   EXPECT_FALSE(parseDType("float7").has_value());
 }
 
+TEST(OpTable, SizesAreOverflowChecked) {
+  EXPECT_EQ(numElements({2, 0, 3}), 0);
+  EXPECT_EQ(numBytes(TensorType{DType::Float64, {1 << 20, 1 << 20}}), int64_t(8) << 40);
+  EXPECT_THROW(numElements({int64_t(1) << 32, int64_t(1) << 32}), ShapeError);
+  // Empty, but its strides would still overflow (found by fuzzing the worker).
+  EXPECT_THROW(numElements({0, int64_t(1) << 40, int64_t(1) << 40}), ShapeError);
+  EXPECT_THROW(numBytes(TensorType{DType::Float32, {int64_t(1) << 62}}), ShapeError);
+  OpAttrs huge;
+  huge.shape = {int64_t(1) << 32, int64_t(1) << 32};
+  EXPECT_THROW(inferType(OpCode::Full, {}, huge), ShapeError);
+}
+
 TEST(OpTable, SliceConcatAndIndexRules) {
   OpAttrs window;
   window.shape = {2, 3};

@@ -62,7 +62,8 @@ float bfloat16ToFloat(uint16_t bits);
 uint16_t floatToBFloat16(float value);
 
 /// Number of elements of a shape (1 for a 0-d tensor). Throws ShapeError for a negative size
-/// or a count that does not fit in int64 (a shape such as [2**32, 2**32]).
+/// or a count that does not fit in int64 (a shape such as [2**32, 2**32]; [0, 2**32, 2**32]
+/// too: strides are computed from the sizes even when a 0 leaves the tensor empty).
 int64_t numElements(const Shape &shape);
 /// Bytes of a tensor of type `type`: numElements * dtypeSize. Throws ShapeError when that does
 /// not fit in int64, so every size that reaches an allocator has been checked for overflow.
