@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Builds the device bundle: a self-contained folder (and .tar.xz) to run GT's GPU tests and
-# benchmarks on a machine that has a GPU and its driver but no LLVM, Cap'n Proto or BLAS:
+# Builds the device bundle: a self-contained folder (and .tar.xz) to run GT's GPU tests, Python
+# scripts and benchmarks on a machine that has a GPU, its driver, a C++ compiler and a Python
+# with NumPy, but no LLVM, Cap'n Proto or BLAS:
 #   bin/gt-worker, bin/gt-dispatcher  (LLVM/MLIR linked statically; -DGT_STATIC_LLVM=ON)
 #   bin/gt-unit-tests                 (GoogleTest: the CUDADevice.* tests run where a GPU is)
 #   lib/                              (the other shared libraries they need, from this machine)
 #   cuda/nvvm/libdevice/libdevice.10.bc (the GPU kernel compiler links it; the worker finds it here)
-#   python/, test/, benchmarks/       (sources, for reference and for building the extension there)
-#   run.sh                            (sets LD_LIBRARY_PATH and runs a command from bin/)
+#   client/                           (to build gt._C there: GT's client core as static libraries,
+#                                      their headers and Cap'n Proto's, the pybind11 sources of
+#                                      gt._C, and pybind11's headers for a Python without pybind11)
+#   pydeps/                           (pytest and what it needs: pure Python, any Python 3)
+#   python/, test/, benchmarks/, examples/, scripts/  (the package and what runs on it)
+#   run.sh, build-extension.sh        (scripts/bundle/: run a program, or Python with the bundle's
+#                                      gt package, building gt._C for that Python on first use)
 # The GPU's own libcuda.so.1 and libcublas come from the target machine at run time.
 # Usage: scripts/device-bundle.sh [out-dir]   (default dist/gt-device-bundle); see docs/gpu.md.
 set -euo pipefail
@@ -15,7 +21,7 @@ out=${1:-dist/gt-device-bundle}
 build=build-static
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGT_STATIC_LLVM=ON >/dev/null
-ninja -C "$build" gt-worker gt-dispatcher gt-unit-tests
+ninja -C "$build" gt-worker gt-dispatcher gt-unit-tests GTClient GTTransport GTCore
 
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/cuda/nvvm/libdevice"
@@ -32,16 +38,28 @@ done | sort -u | while read -r lib; do
     *) cp -L "$lib" "$out/lib/" ;;
   esac
 done
-cp -r python test benchmarks "$out/"
-cat > "$out/run.sh" <<'RUN'
-#!/usr/bin/env bash
-# ./run.sh gt-unit-tests --gtest_filter='CUDA*'   or   ./run.sh gt-worker --device cuda:0 -p PORT
-here="$(cd "$(dirname "$0")" && pwd)"
-export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-cmd=$1; shift
-exec "$here/bin/$cmd" "$@"
-RUN
-chmod +x "$out/run.sh"
+cp -r python test benchmarks examples "$out/"
+mkdir -p "$out/scripts" && cp scripts/gpu-proof.sh "$out/scripts/"
+rm -f "$out"/python/gt/_C*.so "$out"/python/gt/bin
+# gt._C, built on the target for its Python: GT's client core, headers, sources.
+mkdir -p "$out/client/lib" "$out/client/include/gt/Transport" "$out/client/src" "$out/client/pybind11"
+cp "$build/lib/Client/libGTClient.a" "$build/lib/Transport/libGTTransport.a" "$build/lib/Core/libGTCore.a" \
+   "$out/client/lib/"
+cp -r include/gt/Client include/gt/Core "$out/client/include/gt/"
+cp include/gt/Transport/*.h "$build/include/gt/Transport/gt.capnp.h" "$out/client/include/gt/Transport/"
+cp -r /usr/include/capnp /usr/include/kj "$out/client/include/"
+cp python/src/*.cpp "$out/client/src/"
+cp -r "$(python3 -c 'import pybind11; print(pybind11.get_include())')/pybind11" "$out/client/pybind11/"
+for lib in capnp-rpc capnp kj-tls kj-async kj; do # gt._C links them as shared libraries from lib/
+  cp -L "$(ls /usr/lib/x86_64-linux-gnu/lib$lib-[0-9]*.so | head -n 1)" "$out/lib/"
+done
+# pytest for a Python without it (pure Python packages).
+mkdir -p "$out/pydeps"
+for package in pytest _pytest pluggy iniconfig packaging; do
+  cp -r "$(python3 -c "import $package, os; print(os.path.dirname($package.__file__))")" "$out/pydeps/"
+done
+cp scripts/bundle/run.sh scripts/bundle/build-extension.sh "$out/"
+find "$out" -name __pycache__ -prune -exec rm -rf {} +
 tar -C "$(dirname "$out")" -cJf "$out.tar.xz" "$(basename "$out")"
 du -sh "$out" "$out.tar.xz"
 echo "bundle: $out (upload $out.tar.xz; must stay under 64 MiB)"

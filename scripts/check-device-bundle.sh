@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Proves the device bundle's Python path without a GPU machine: unpacks the bundle into an empty
+# folder and, in a mount namespace where this machine's Cap'n Proto (headers and libraries), LLVM,
+# pybind11 and installed GT are hidden, builds gt._C from the bundle alone (build-extension.sh)
+# and runs test/python/test_api.py with the bundle's package and binaries (CPU workers).
+#   scripts/check-device-bundle.sh [dist/gt-device-bundle.tar.xz]      (needs root: unshare)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bundle=$(realpath "${1:-dist/gt-device-bundle.tar.xz}")
+work=$(mktemp -d)
+tar -C "$work" -xJf "$bundle"
+export work
+export site=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+unshare --mount --fork bash -euo pipefail -c '
+  empty=$(mktemp -d)
+  pybind11=$(python3 -c "import pybind11, os; print(os.path.dirname(pybind11.__file__))")
+  for dir in /usr/include/capnp /usr/include/kj /usr/lib/llvm-19 /usr/include/pybind11 "$pybind11" "$site/gt"; do
+    if [ -e "$dir" ]; then mount --bind "$empty" "$dir"; fi
+  done
+  for file in /usr/lib/x86_64-linux-gnu/libcapnp*.so* /usr/lib/x86_64-linux-gnu/libkj*.so* "$site"/_editable_*gt*; do
+    if [ -f "$file" ]; then mount --bind /dev/null "$file"; fi
+  done
+  cd "$work/gt-device-bundle"
+  ./run.sh python -c "import gt; assert gt.__file__.startswith(\"$work\"), gt.__file__; print(\"gt from\", gt.__file__, gt.ones(3).sum().item())"
+  ./run.sh python -m pytest -q -p no:cacheprovider test/python/test_api.py
+'
+rm -rf "$work"
