@@ -2,7 +2,7 @@
 PYTHON ?= python3
 BUILD  := build
 
-.PHONY: deps build demo test test-cpp test-lit test-python test-fuzz bench clean
+.PHONY: deps build demo test test-cpp test-lit test-python test-fuzz test-gpu-proof test-bundle bench clean
 
 deps:
 	bash scripts/install-deps.sh
@@ -17,7 +17,7 @@ demo: build
 	$(PYTHON) examples/fashion_mnist.py
 
 test: build
-	$(MAKE) --no-print-directory test-cpp test-lit test-python test-fuzz
+	$(MAKE) --no-print-directory test-cpp test-lit test-python test-fuzz test-gpu-proof test-bundle
 
 test-cpp:
 	cd $(BUILD) && ctest --output-on-failure -E '^lit$$'
@@ -32,10 +32,19 @@ test-python:
 test-fuzz:
 	bash test/fuzz/run.sh
 
+# The GPU proof's dry run (CPU workers), so that scripts/gpu-proof.sh cannot rot.
+test-gpu-proof:
+	bash scripts/gpu-proof.sh --dry-run $(BUILD)/gpu-proof
+
+# The device bundle (build-static, dist/) and its Python path built from the bundle alone.
+test-bundle:
+	bash scripts/device-bundle.sh
+	bash scripts/check-device-bundle.sh
+
 bench: build
 	$(PYTHON) benchmarks/overhead.py
 	$(PYTHON) benchmarks/jit.py
 	$(PYTHON) benchmarks/scaling.py
 
 clean:
-	rm -rf $(BUILD) build-fuzz python/gt/_C*.so python/gt/bin
+	rm -rf $(BUILD) build-fuzz build-static dist python/gt/_C*.so python/gt/bin
