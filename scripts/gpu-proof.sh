@@ -75,8 +75,9 @@ else
 fi
 # Without a GPU the CUDA device tests skip themselves (with the reason); the PTX checks run.
 step cuda-gtests 150 "${gtests[@]}" --gtest_filter='CUDADevice.*:CUDAKernels.*:CachingAllocator.*:NCCL.*'
+# (test_cuda.py's own run of these files on the GPU would repeat them: -k leaves it out.)
 step python-cuda 240 "${python[@]}" -m pytest -q -x -p no:cacheprovider test/python/test_api.py \
-  test/python/test_nn.py test/python/test_char_gpt.py test/python/test_cuda.py
+  test/python/test_nn.py test/python/test_char_gpt.py test/python/test_cuda.py -k "not api_harness"
 # GT_DEVICE=cuda:0 puts every auto-started worker of each job on the one GPU.
 if [ $dry = 1 ] && [ -x "$root/run.sh" ]; then
   skip nccl "the bundle's workers have no Gloo, so CPU workers there have no collectives"
