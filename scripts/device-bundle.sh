@@ -46,6 +46,7 @@ mkdir -p "$out/client/lib" "$out/client/include/gt/Transport" "$out/client/src" 
 cp "$build/lib/Client/libGTClient.a" "$build/lib/Transport/libGTTransport.a" "$build/lib/Core/libGTCore.a" \
    "$out/client/lib/"
 cp -r include/gt/Client include/gt/Core "$out/client/include/gt/"
+cp "$build"/include/gt/Core/*.inc "$out/client/include/gt/Core/" # the generated op table (ops/*.yaml)
 cp include/gt/Transport/*.h "$build/include/gt/Transport/gt.capnp.h" "$out/client/include/gt/Transport/"
 cp -r /usr/include/capnp /usr/include/kj "$out/client/include/"
 cp python/src/*.cpp "$out/client/src/"

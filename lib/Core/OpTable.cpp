@@ -1,18 +1,21 @@
-// The op table: arity, dtype rule and shape rule of every GT op (see OpTable.h).
+// The op table: arity, dtype rule and shape rule of every GT op (see OpTable.h). The table
+// itself (OpSpecs.inc) is generated from ops/*.yaml; the shape rules are the functions below.
 #include "gt/Core/OpTable.h"
+#include "gt/Core/Sharding.h"
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 
 namespace gt {
 
-static constexpr std::array<OpInfo, size_t(OpCode::NumOps)> kOps = {{
-#define GT_OP(name, mnemonic, kind, arity) {OpCode::name, mnemonic, OpKind::kind, arity},
-#include "gt/Core/Ops.def"
-#undef GT_OP
-}};
+#include "gt/Core/OpSpecs.inc"
+static_assert(std::size(kOps) == size_t(OpCode::NumOps), "OpSpecs.inc and OpCodes.inc disagree");
 
-const OpInfo &opInfo(OpCode code) { return kOps.at(size_t(code)); }
+const OpInfo &opInfo(OpCode code) {
+  if (size_t(code) >= std::size(kOps)) throw std::out_of_range("unknown op code " + std::to_string(int(code)));
+  return kOps[size_t(code)];
+}
 
 const OpInfo *lookupOp(std::string_view mnemonic) {
   for (const OpInfo &info : kOps)
@@ -20,19 +23,139 @@ const OpInfo *lookupOp(std::string_view mnemonic) {
   return nullptr;
 }
 
-bool isFusible(OpCode code) {
-  switch (opInfo(code).kind) {
-  case OpKind::Unary: case OpKind::Binary: case OpKind::Compare: case OpKind::Select:
-  case OpKind::Layout: case OpKind::Reduction: case OpKind::Index:
-    return true;
-  case OpKind::Creation: return code == OpCode::Full;
-  default: return false;
+bool isFusible(OpCode code) { return opInfo(code).fusible; }
+
+const AttrSpec *findAttr(OpCode code, std::string_view name) {
+  for (const AttrSpec &a : opInfo(code).attrs)
+    if (name == a.name) return &a;
+  return nullptr;
+}
+
+namespace {
+
+std::vector<int64_t> *listSlot(OpAttrs &a, AttrSlot slot) {
+  switch (slot) {
+  case AttrSlot::Shape: return &a.shape;
+  case AttrSlot::Axes: return &a.axes;
+  case AttrSlot::Starts: return &a.starts;
+  case AttrSlot::Steps: return &a.steps;
+  case AttrSlot::Workers: return &a.workers;
+  case AttrSlot::Sources: return &a.sources;
+  default: return nullptr;
   }
 }
 
-std::string attrsKey(const OpAttrs &a) {
-  return shapeString(a.axes) + (a.keepdims ? "k" : "") + "," + std::to_string(a.count) + "s" +
-         shapeString(a.starts) + shapeString(a.steps);
+} // namespace
+
+int64_t getInt(const OpAttrs &attrs, const AttrSpec &spec) {
+  auto &a = const_cast<OpAttrs &>(attrs);
+  if (std::vector<int64_t> *list = listSlot(a, spec.slot)) return list->at(size_t(std::max<int8_t>(spec.index, 0)));
+  switch (spec.slot) {
+  case AttrSlot::Keepdims: return attrs.keepdims;
+  case AttrSlot::Seed: return attrs.seed;
+  case AttrSlot::Count: return attrs.count;
+  case AttrSlot::DType: return int64_t(attrs.dtype);
+  case AttrSlot::Reduce: return attrs.reduce;
+  case AttrSlot::Value: return int64_t(attrs.value);
+  default: throw std::logic_error(std::string("attribute ") + spec.name + " has no integer storage");
+  }
+}
+
+std::vector<int64_t> getInts(const OpAttrs &attrs, const AttrSpec &spec) {
+  std::vector<int64_t> *list = listSlot(const_cast<OpAttrs &>(attrs), spec.slot);
+  if (!list || spec.index >= 0) throw std::logic_error(std::string("attribute ") + spec.name + " is not a list");
+  return *list;
+}
+
+void setInt(OpAttrs &attrs, const AttrSpec &spec, int64_t value) {
+  if (std::vector<int64_t> *list = listSlot(attrs, spec.slot)) {
+    size_t i = size_t(std::max<int8_t>(spec.index, 0));
+    if (list->size() <= i) list->resize(i + 1);
+    (*list)[i] = value;
+    return;
+  }
+  switch (spec.slot) {
+  case AttrSlot::Keepdims: attrs.keepdims = value != 0; break;
+  case AttrSlot::Seed: attrs.seed = value; break;
+  case AttrSlot::Count: attrs.count = value; break;
+  case AttrSlot::DType:
+    if (value < 0 || value >= kNumDTypes) throw DTypeError("unknown dtype code " + std::to_string(value));
+    attrs.dtype = DType(value);
+    break;
+  case AttrSlot::Reduce:
+    if (value < 0 || value > 2) throw std::invalid_argument("unknown reduction kind " + std::to_string(value));
+    attrs.reduce = uint8_t(value);
+    break;
+  case AttrSlot::Value: attrs.value = double(value); break;
+  default: throw std::logic_error(std::string("attribute ") + spec.name + " has no integer storage");
+  }
+}
+
+void setInts(OpAttrs &attrs, const AttrSpec &spec, std::vector<int64_t> values) {
+  std::vector<int64_t> *list = listSlot(attrs, spec.slot);
+  if (!list || spec.index >= 0) throw std::logic_error(std::string("attribute ") + spec.name + " is not a list");
+  *list = std::move(values);
+}
+
+std::string attrsKey(OpCode code, const OpAttrs &a) {
+  std::string key;
+  for (const AttrSpec &spec : opInfo(code).attrs) {
+    if (spec.runtime || spec.place != AttrPlace::Attribute) continue;
+    key += spec.name;
+    key += '=';
+    if (spec.type == AttrType::I64Array) key += shapeString(getInts(a, spec));
+    else if (spec.type == AttrType::F64) key += std::to_string(a.value);
+    else key += std::to_string(getInt(a, spec));
+    key += ';';
+  }
+  return key;
+}
+
+void appendAttrsKey(OpCode code, const OpAttrs &a, std::string &key) {
+  auto put = [&](int64_t v) { key.append(reinterpret_cast<const char *>(&v), sizeof v); };
+  for (const AttrSpec &spec : opInfo(code).attrs) {
+    if (spec.runtime || spec.place == AttrPlace::MlirOnly) continue;
+    if (spec.type == AttrType::I64Array || spec.type == AttrType::Shape) {
+      std::vector<int64_t> v = getInts(a, spec);
+      put(int64_t(v.size()));
+      for (int64_t x : v) put(x);
+    } else if (spec.type == AttrType::F64) {
+      int64_t bits;
+      std::memcpy(&bits, &a.value, sizeof bits);
+      put(bits);
+    } else {
+      // An element of a list slot that the list lacks (a malformed batch) keys as a marker the
+      // capture then rejects; it must not throw here.
+      std::vector<int64_t> *list = listSlot(const_cast<OpAttrs &>(a), spec.slot);
+      if (list && size_t(std::max<int8_t>(spec.index, 0)) >= list->size()) put(INT64_MIN);
+      else put(getInt(a, spec));
+    }
+  }
+}
+
+void clearUndeclared(OpCode code, OpAttrs &attrs) {
+  bool keep[16] = {};
+  size_t listLength[16] = {};
+  for (const AttrSpec &spec : opInfo(code).attrs) {
+    keep[size_t(spec.slot)] = true;
+    if (spec.index >= 0) listLength[size_t(spec.slot)] = std::max(listLength[size_t(spec.slot)], size_t(spec.index) + 1);
+    else listLength[size_t(spec.slot)] = SIZE_MAX;
+  }
+  OpAttrs clean;
+  for (AttrSlot slot : {AttrSlot::Shape, AttrSlot::Axes, AttrSlot::Starts, AttrSlot::Steps, AttrSlot::Workers,
+                        AttrSlot::Sources}) {
+    if (!keep[size_t(slot)]) continue;
+    std::vector<int64_t> &from = *listSlot(attrs, slot), &to = *listSlot(clean, slot);
+    to = std::move(from);
+    if (to.size() > listLength[size_t(slot)]) to.resize(listLength[size_t(slot)]); // axis: just {axis}
+  }
+  if (keep[size_t(AttrSlot::Keepdims)]) clean.keepdims = attrs.keepdims;
+  if (keep[size_t(AttrSlot::Value)]) clean.value = attrs.value;
+  if (keep[size_t(AttrSlot::Seed)]) clean.seed = attrs.seed;
+  if (keep[size_t(AttrSlot::Count)]) clean.count = attrs.count;
+  if (keep[size_t(AttrSlot::DType)]) clean.dtype = attrs.dtype;
+  if (keep[size_t(AttrSlot::Reduce)]) clean.reduce = attrs.reduce;
+  attrs = std::move(clean);
 }
 
 std::vector<int64_t> normalizeAxes(std::span<const int64_t> axes, int64_t rank) {
@@ -197,31 +320,35 @@ TensorType inferUnchecked(OpCode code, std::span<const TensorType> in, const OpA
   case OpKind::Creation:
     if (in.size() > 1)
       throw std::invalid_argument(std::string(op.mnemonic) + ": takes at most one scalar operand");
-    if ((code == OpCode::Randn || code == OpCode::Rand) && !isFloating(attrs.dtype))
+    if (op.dtypeRule == DTypeRule::FloatAttr && !isFloating(attrs.dtype))
       dtypeError(op, std::string("needs a floating-point dtype, got ") + dtypeName(attrs.dtype));
     return {attrs.dtype, attrs.shape};
 
   case OpKind::Unary: {
     const TensorType &x = in[0];
-    if (code == OpCode::Cast) return {attrs.dtype, x.shape};
-    if (code == OpCode::Neg && x.dtype == DType::Bool)
-      dtypeError(op, "negation of a bool tensor is not supported; use logical_not");
-    if (code == OpCode::Abs && x.dtype == DType::Bool)
-      dtypeError(op, "abs of a bool tensor is not supported");
-    if (code == OpCode::Neg || code == OpCode::Relu || code == OpCode::Abs || code == OpCode::Floor) return x;
-    if (!isFloating(x.dtype))
-      dtypeError(op, std::string("expects a floating-point tensor, got ") + dtypeName(x.dtype));
-    return x;
+    switch (op.dtypeRule) {
+    case DTypeRule::Attr: return {attrs.dtype, x.shape};
+    case DTypeRule::Any: return x;
+    case DTypeRule::Numeric:
+      if (x.dtype == DType::Bool)
+        dtypeError(op, code == OpCode::Neg ? "negation of a bool tensor is not supported; use logical_not"
+                                           : "is not supported for bool tensors");
+      return x;
+    default:
+      if (!isFloating(x.dtype))
+        dtypeError(op, std::string("expects a floating-point tensor, got ") + dtypeName(x.dtype));
+      return x;
+    }
   }
 
   case OpKind::Binary: case OpKind::Compare: {
     Shape shape = broadcastShapes(in[0].shape, in[1].shape);
-    if (op.kind == OpKind::Compare) return {DType::Bool, shape};
+    if (op.dtypeRule == DTypeRule::Bool) return {DType::Bool, shape};
     DType dt = promoteTypes(in[0].dtype, in[1].dtype);
-    if ((code == OpCode::Div || code == OpCode::Pow) && !isFloating(dt))
+    if (op.dtypeRule == DTypeRule::PromoteFloat && !isFloating(dt))
       dtypeError(op, "expects floating-point operands, got " + typeList(in) +
                          " (cast with .float() first)");
-    if (dt == DType::Bool && code != OpCode::Maximum && code != OpCode::Minimum)
+    if (dt == DType::Bool && op.dtypeRule != DTypeRule::PromoteOrBool)
       dtypeError(op, "arithmetic on bool tensors is not supported, got " + typeList(in));
     return {dt, shape};
   }

@@ -253,6 +253,7 @@ public:
       try {
         in = wire::fromWire(inst);
         why = checkClientInstruction(in, state_.options.batch);
+        if (why.empty()) clearUndeclared(in.op, in.attrs); // what an op ignores cannot reach a plan key
       } catch (const std::exception &e) { // an unknown op or dtype code
         why = std::string("instruction ") + std::to_string(batch.size()) + ": " + e.what();
       }
@@ -804,16 +805,8 @@ private:
         return std::string("upload") + (inst.location.empty() ? "" : " at " + inst.location) + ": " +
                std::to_string(inst.data.size()) + " bytes do not hold a tensor of shape " + shapeStr(inst.attrs.shape) +
                " and dtype " + dtypeName(inst.attrs.dtype);
-      put(int64_t(inst.op));
-      const OpAttrs &a = inst.attrs; // not value or seed: each batch brings its own
-      putList(a.shape);
-      putList(a.axes);
-      putList(a.starts);
-      putList(a.steps);
-      put(int64_t(a.keepdims) | int64_t(inst.backward) << 1 | int64_t(a.dtype) << 8 | int64_t(a.reduce) << 16);
-      put(a.count);
-      putList(a.workers);
-      putList(a.sources);
+      put(int64_t(inst.op) | int64_t(inst.backward) << 16);
+      appendAttrsKey(inst.op, inst.attrs, k); // every declared attribute but value and seed (each batch brings its own)
       putText(inst.signal);
       putText(inst.location);
       for (uint64_t id : inst.operands) {

@@ -177,7 +177,7 @@ def setitem(x, key, value):
         y, _, (starts, steps, sizes) = _basic(x, nkey)
         v = T.broadcast_to(v, y.shape) if v.shape != y.shape else v
         v = T.reshape(v, tuple(sizes))
-        new = T._emit_attrs("slice_scatter", (x, v), starts=starts, steps=steps)
+        new = T._op("slice_scatter", x, v, starts=starts, steps=steps)
         x._h = new._h
         return
     # a single bool mask over the leading axes: where(mask, value, x)

@@ -14,15 +14,6 @@ from . import dtypes as _dt
 from . import autograd as _ag
 from . import signal as _signal
 
-_OP = {name: _C.op_code(name) for name in (
-    "upload", "full", "randn", "rand", "neg", "exp", "log", "sqrt", "relu", "sigmoid", "tanh", "cast",
-    "abs", "log1p", "sin", "cos", "rsqrt", "erf", "gelu", "floor",
-    "add", "sub", "mul", "div", "pow", "maximum", "minimum", "floor_divide", "remainder",
-    "gt", "lt", "ge", "le", "eq", "ne", "where", "matmul", "transpose", "reshape", "broadcast_to",
-    "slice", "slice_scatter", "concat", "sum", "mean", "max", "min", "argmax", "argmin",
-    "one_hot", "index_select", "index_add", "gather", "scatter_add", "shard")}
-
-
 class _Handle:
     """Owns one tensor id; when the last Tensor using it goes away, the worker frees it."""
     __slots__ = ("id", "client")
@@ -53,7 +44,7 @@ class Tensor:
         self.dtype = dtype
         self.requires_grad = requires_grad
         self.grad = None
-        self._node = None  # (backward fn, inputs, saved) when made by a recorded op
+        self._node = None  # an autograd.Node when made by a recorded op that needs a gradient
 
     # ------------------------------------------------------------ identity
     @property
@@ -164,12 +155,12 @@ class Tensor:
     def __rmatmul__(self, o): return matmul(o, self)
     def __neg__(self): return neg(self)
     def __pos__(self): return self
-    def __gt__(self, o): return _compare("gt", self, o)
-    def __lt__(self, o): return _compare("lt", self, o)
-    def __ge__(self, o): return _compare("ge", self, o)
-    def __le__(self, o): return _compare("le", self, o)
-    def __eq__(self, o): return _compare("eq", self, o)
-    def __ne__(self, o): return _compare("ne", self, o)
+    def __gt__(self, o): return _op("gt", self, o)
+    def __lt__(self, o): return _op("lt", self, o)
+    def __ge__(self, o): return _op("ge", self, o)
+    def __le__(self, o): return _op("le", self, o)
+    def __eq__(self, o): return _op("eq", self, o)
+    def __ne__(self, o): return _op("ne", self, o)
     __hash__ = object.__hash__
 
     # In-place forms compute a new tensor and rebind this one to it: the old values are freed
@@ -197,18 +188,7 @@ class Tensor:
             return self._assign(zeros(self.shape, dtype=self.dtype))
 
     # ------------------------------------------------------------ methods
-    def exp(self): return exp(self)
-    def log(self): return log(self)
-    def log1p(self): return log1p(self)
-    def sqrt(self): return sqrt(self)
-    def rsqrt(self): return rsqrt(self)
-    def sin(self): return sin(self)
-    def cos(self): return cos(self)
-    def abs(self): return abs(self)
-    def relu(self): return relu(self)
-    def sigmoid(self): return sigmoid(self)
-    def tanh(self): return tanh(self)
-    def floor(self): return floor(self)
+    # (the generated ops' methods, exp() and the like, are attached at the end of this file)
     def clamp(self, min=None, max=None): return clamp(self, min, max)
     clip = clamp
     def pow(self, e): return pow(self, e)
@@ -282,27 +262,47 @@ def _client():
     return _runtime.client()
 
 
-def _make(result, inputs, backward=None, saved=None):
-    """Wraps an emitted (id, shape, dtype) and records it on the tape if it needs a gradient."""
+def _make(result, inputs, backward=None, attrs=None):
+    """Wraps an emitted (id, shape, dtype) and records it on the tape if it needs a gradient
+    (a floating-point result of an op with a backward function and an input that requires grad)."""
     client = _client()
     id, shape, code = result
     t = Tensor(_Handle(id, client), shape, _dt.from_code(code))
-    if backward is not None and _ag.is_grad_enabled() and any(i.requires_grad for i in inputs):
+    if backward is not None and t.dtype.is_floating_point and _ag.is_grad_enabled() and \
+            any(i.requires_grad for i in inputs):
         t.requires_grad = True
-        sig = _signal.current()
-        t._node = (backward, inputs, saved, sig) if sig[0] else (backward, inputs, saved)
+        t._node = _ag.Node(backward, inputs, attrs, _signal.current())
     return t
 
 
-def _emit(op, *inputs, backward=None, saved=None):
-    return _make(_client().emit(_OP[op], [t._h.id for t in inputs]), inputs, backward, saved)
+def _op(name, *operands, backward=None, **attrs):
+    """Records op `name` (ops/*.yaml) on `operands` with attributes by their spec names, and
+    returns the new Tensor. Numbers among the operands become 0-d tensors like the first tensor
+    operand. The op's derivative (its spec's `grad:` formulas) is its backward unless `backward`
+    is given. Raises TypeError without a tensor operand, and what the op table raises for bad
+    shapes or dtypes (gt.ShapeError, gt.DTypeError) at the user's line."""
+    if not builtins.all(isinstance(o, Tensor) for o in operands):
+        ref = next((o for o in operands if isinstance(o, Tensor)), None)
+        if ref is None and operands:
+            if len(operands) == 1:
+                raise TypeError(f"{name}: expected a gt.Tensor, got {type(operands[0]).__name__}")
+            raise TypeError(f"{name}: at least one operand must be a gt.Tensor")
+        operands = tuple(o if isinstance(o, Tensor) else _scalar(o, ref) for o in operands)
+    for k, v in attrs.items():
+        if isinstance(v, _dt.dtype):
+            attrs[k] = v.code
+    r = _client().emit(_ops.CODES[name], [t._h.id for t in operands], attrs)
+    return _make(r, operands, backward or _ops.BACKWARD.get(name), attrs)
 
 
-def _emit_attrs(op, inputs=(), shape=(), axes=(), keepdims=False, value=0.0, seed=0, count=0,
-                dtype=_dt.float32, starts=(), steps=(), backward=None, saved=None):
-    r = _client().emit_attrs(_OP[op], [t._h.id for t in inputs], list(shape), list(axes), keepdims,
-                             value, seed, count, dtype.code, list(starts), list(steps))
-    return _make(r, inputs, backward, saved)
+def _method(*names):
+    """Decorator: the function is also a Tensor method (under its own name, or `names`), as
+    torch.exp is Tensor.exp; `x.f(*args)` calls f(x, *args)."""
+    def register(fn):
+        for n in names or (fn.__name__,):
+            setattr(Tensor, n, fn)
+        return fn
+    return register
 
 
 _scalars = {}
@@ -330,7 +330,7 @@ def _scalar(value, like):
         if len(_scalars) > 512:
             _scalars.clear()
         with _ag.no_grad():
-            t = _emit_attrs("full", value=builtins.float(value), dtype=d)
+            t = _op("full", value=builtins.float(value), dtype=d, shape=())
         _scalars[key] = t
     return t
 
@@ -421,8 +421,8 @@ def _default_dtype(value, dtype):
 def full(shape, value, dtype=None, requires_grad=False):
     """A tensor of `shape` filled with `value` (dtype from the value: float32, int64 or bool)."""
     d = _default_dtype(value, dtype)
-    t = _emit_attrs("full", shape=_shape_args((shape,) if isinstance(shape, builtins.int) else shape),
-                    value=builtins.float(value), dtype=d)
+    t = _op("full", shape=_shape_args((shape,) if isinstance(shape, builtins.int) else shape),
+            value=builtins.float(value), dtype=d)
     return _leaf(t, requires_grad)
 
 
@@ -461,7 +461,7 @@ def _random(op, shape, dtype, requires_grad):
     d = _dt.resolve(dtype or _dt.float32)
     if not d.is_floating_point:
         raise TypeError(f"{op} needs a floating-point dtype, got {d}")
-    t = _emit_attrs(op, shape=_shape_args(shape), seed=_next_seed(), dtype=d)
+    t = _op(op, shape=_shape_args(shape), seed=_next_seed(), dtype=d)
     return _leaf(t, requires_grad)
 
 
@@ -517,29 +517,19 @@ def eye(n, m=None, dtype=None):
 
 # ---------------------------------------------------------------- elementwise
 
-def _binary(op, a, b, backward=None):
-    a, b = _pair(a, b)
-    return _emit(op, a, b, backward=backward)
-
-
 def add(a, b, *, alpha=1):
     """a + alpha * b with broadcasting and type promotion; raises gt.ShapeError if the shapes
     do not broadcast and gt.DTypeError for bool + bool."""
     if alpha != 1:
         b = mul(b, alpha)
-    return _binary("add", a, b, _ag.add_backward)
+    return _op("add", a, b)
 
 
 def sub(a, b, *, alpha=1):
     """a - alpha * b (rules of add)."""
     if alpha != 1:
         b = mul(b, alpha)
-    return _binary("sub", a, b, _ag.sub_backward)
-
-
-def mul(a, b):
-    """a * b (rules of add)."""
-    return _binary("mul", a, b, _ag.mul_backward)
+    return _op("sub", a, b)
 
 
 def div(a, b, *, rounding_mode=None):
@@ -551,11 +541,11 @@ def div(a, b, *, rounding_mode=None):
     a, b = _pair(a, b)
     if not a.dtype.is_floating_point and not b.dtype.is_floating_point:
         a = cast(a, _dt.float32)
-    return _emit("div", a, b, backward=_ag.div_backward)
+    return _op("div", a, b)
 
 
 true_divide = divide = div
-multiply, subtract = mul, sub
+subtract = sub
 
 
 def pow(a, b):
@@ -570,40 +560,11 @@ def pow(a, b):
     a, b = _pair(a, b)
     if not a.dtype.is_floating_point and not b.dtype.is_floating_point:
         a = cast(a, _dt.float32)
-    return _emit("pow", a, b, backward=_ag.pow_backward)
+    return _op("pow", a, b)
 
 
-def maximum(a, b):
-    """Elementwise max with broadcasting (bool: or); ties split the gradient evenly."""
-    return _binary("maximum", a, b, _ag.maximum_backward)
-
-
-def minimum(a, b):
-    """Elementwise min with broadcasting (bool: and); ties split the gradient evenly."""
-    return _binary("minimum", a, b, _ag.minimum_backward)
-
-
-def floor_divide(a, b):
-    """floor(a / b) (Python's //). Integer division by zero gives 0 (PyTorch raises)."""
-    return _binary("floor_divide", a, b)
-
-
-def remainder(a, b):
-    """a - floor(a / b) * b (Python's %: the result has b's sign). Integer % 0 gives 0."""
-    return _binary("remainder", a, b, _ag.remainder_backward)
-
-
-
-def _compare(op, a, b):
-    return _binary(op, a, b)
-
-
-def eq(a, b): return _compare("eq", a, b)
-def ne(a, b): return _compare("ne", a, b)
-def lt(a, b): return _compare("lt", a, b)
-def le(a, b): return _compare("le", a, b)
-def gt(a, b): return _compare("gt", a, b)
-def ge(a, b): return _compare("ge", a, b)
+# mul, maximum, minimum, floor_divide, remainder and the comparisons eq, ne, lt, le, gt, ge are
+# generated from their spec (python/gt/_ops.py, imported at the end of this file).
 
 
 def _as_bool(x):
@@ -617,12 +578,12 @@ def logical_not(x):
 def logical_and(a, b):
     """Elementwise and of truth values (nonzero is True); bool result, broadcasting."""
     a, b = _pair(a, b)
-    return _emit("minimum", _as_bool(a), _as_bool(b))
+    return _op("minimum", _as_bool(a), _as_bool(b))
 
 
 def logical_or(a, b):
     a, b = _pair(a, b)
-    return _emit("maximum", _as_bool(a), _as_bool(b))
+    return _op("maximum", _as_bool(a), _as_bool(b))
 
 
 def logical_xor(a, b):
@@ -636,7 +597,7 @@ def where(condition, a, b):
     a, b = _scalar(a, ref), _scalar(b, ref)
     if not isinstance(condition, Tensor):
         condition = tensor(condition)
-    return _emit("where", condition, a, b, backward=_ag.where_backward)
+    return _op("where", condition, a, b)
 
 
 def masked_fill(x, mask, value):
@@ -644,31 +605,8 @@ def masked_fill(x, mask, value):
     return where(mask, _scalar(value, x) if not isinstance(value, Tensor) else value.to(x.dtype), x)
 
 
-def _unary(op, doc):
-    def f(x):
-        if not isinstance(x, Tensor):
-            raise TypeError(f"{op}: expected a gt.Tensor, got {type(x).__name__}")
-        return _emit(op, x, backward=_ag.UNARY_BACKWARD.get(op))
-    f.__name__ = op
-    f.__doc__ = doc + "; same shape and dtype as the input (floats only unless noted)."
-    return f
-
-
-neg = _unary("neg", "-x (not bool)")
-negative = neg
-exp = _unary("exp", "e^x")
-log = _unary("log", "natural logarithm")
-log1p = _unary("log1p", "log(1 + x), accurate for small x")
-sqrt = _unary("sqrt", "square root")
-rsqrt = _unary("rsqrt", "1 / sqrt(x)")
-sin = _unary("sin", "sine (radians)")
-cos = _unary("cos", "cosine (radians)")
-erf = _unary("erf", "the error function")
-relu = _unary("relu", "max(x, 0) (ints too)")
-sigmoid = _unary("sigmoid", "1 / (1 + e^-x)")
-tanh = _unary("tanh", "hyperbolic tangent")
-abs = _unary("abs", "|x| (ints too)")
-floor = _unary("floor", "the largest integer <= x (ints unchanged)")
+# neg, exp, log, log1p, sqrt, rsqrt, sin, cos, erf, relu, sigmoid, tanh, abs and floor are
+# generated from their spec (python/gt/_ops.py, imported at the end of this file).
 
 
 def gelu(x, approximate="none"):
@@ -678,7 +616,7 @@ def gelu(x, approximate="none"):
         return 0.5 * x * (1.0 + tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
     if approximate != "none":
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return _emit("gelu", x, backward=_ag.UNARY_BACKWARD["gelu"])
+    return _op("gelu", x)
 
 
 def silu(x):
@@ -707,7 +645,7 @@ def cast(x, dtype):
     d = _dt.resolve(dtype)
     if d is x.dtype:
         return x
-    return _emit_attrs("cast", (x,), dtype=d, backward=_ag.cast_backward if d.is_floating_point else None)
+    return _op("cast", x, dtype=d)
 
 
 def clone(x):
@@ -715,7 +653,7 @@ def clone(x):
     t = Tensor(x._h, x.shape, x.dtype)
     if x.requires_grad and _ag.is_grad_enabled():
         t.requires_grad = True
-        t._node = (_ag.identity_backward, (x,), None)
+        t._node = _ag.Node(_ag.identity_backward, (x,), None, _signal.current())
     return t
 
 
@@ -733,7 +671,7 @@ def matmul(a, b):
         return reshape(matmul(reshape(a, 1, -1), b), b.shape[:-2] + b.shape[-1:])
     if b.ndim == 1:
         return reshape(matmul(a, reshape(b, -1, 1)), a.shape[:-1])
-    return _emit("matmul", a, b, backward=_ag.matmul_backward)
+    return _op("matmul", a, b)
 
 
 mm = bmm = matmul
@@ -750,7 +688,7 @@ def permute(x, *dims):
     perm = [d + x.ndim if d < 0 else d for d in dims]
     if perm == list(range(x.ndim)):
         return x
-    return _emit_attrs("transpose", (x,), axes=perm, backward=_ag.transpose_backward, saved=perm)
+    return _op("transpose", x, perm=perm)
 
 
 def transpose(x, dim0=-2, dim1=-1):
@@ -781,7 +719,7 @@ def reshape(x, *shape):
         return x
     if math.prod(shape) != x.numel():
         raise _C.ShapeError(f"reshape: cannot reshape {list(x.shape)} ({x.numel()} elements) into {wanted}")
-    return _emit_attrs("reshape", (x,), shape=shape, backward=_ag.reshape_backward)
+    return _op("reshape", x, shape=shape)
 
 
 view = reshape
@@ -815,7 +753,7 @@ def broadcast_to(x, shape):
     shape = tuple(shape)
     if shape == x.shape:
         return x
-    return _emit_attrs("broadcast_to", (x,), shape=shape, backward=_ag.broadcast_backward)
+    return _op("broadcast_to", x, shape=shape)
 
 
 def expand(x, *shape):
@@ -841,8 +779,7 @@ def _slice(x, starts, steps, shape):
     starts, steps, shape = tuple(starts), tuple(steps), tuple(shape)
     if shape == x.shape and not builtins.any(starts):
         return x
-    return _emit_attrs("slice", (x,), shape=shape, starts=starts, steps=steps,
-                       backward=_ag.slice_backward, saved=(starts, steps))
+    return _op("slice", x, shape=shape, starts=starts, steps=steps)
 
 
 def narrow(x, dim, start, length):
@@ -872,9 +809,9 @@ def cat(tensors, dim=0):
     d = _dim(dim, tensors[0].ndim)
     while len(tensors) > _MAX_CAT:  # one concat op joins at most _MAX_CAT: join in steps
         tensors = [tensors[i] if i + 1 == len(tensors) else
-                   _emit_attrs("concat", tensors[i:i + _MAX_CAT], axes=[d], backward=_ag.concat_backward, saved=d)
+                   _op("concat", *tensors[i:i + _MAX_CAT], axis=d)
                    for i in range(0, len(tensors), _MAX_CAT)]
-    return _emit_attrs("concat", tensors, axes=[d], backward=_ag.concat_backward, saved=d)
+    return _op("concat", *tensors, axis=d)
 
 
 _MAX_CAT = _C.max_concat_operands
@@ -958,7 +895,7 @@ def index_select(x, dim, index):
     idx = _indices(index, x.shape[d], "index_select")
     if idx.ndim != 1:
         raise IndexError(f"index_select: index must be 1-D, got shape {idx.shape}")
-    return _emit_attrs("index_select", (x, idx), axes=[d], backward=_ag.index_select_backward, saved=d)
+    return _op("index_select", x, idx, axis=d)
 
 
 def gather(x, dim, index):
@@ -966,7 +903,7 @@ def gather(x, dim, index):
     has x's sizes on every other axis."""
     d = _dim(dim, x.ndim)
     idx = _indices(index, x.shape[d], "gather")
-    return _emit_attrs("gather", (x, idx), axes=[d], backward=_ag.gather_backward, saved=d)
+    return _op("gather", x, idx, axis=d)
 
 
 def take_along_dim(x, indices, dim):
@@ -975,13 +912,11 @@ def take_along_dim(x, indices, dim):
 
 def index_add_zeros(shape, dim, index, source):
     """Zeros of `shape` with source's slices added at `index` along `dim` (repeats add up)."""
-    return _emit_attrs("index_add", (index, source), shape=shape, axes=[dim],
-                       backward=_ag.index_add_backward, saved=dim)
+    return _op("index_add", index, source, shape=shape, axis=dim)
 
 
 def scatter_add_zeros(shape, dim, index, source):
-    return _emit_attrs("scatter_add", (index, source), shape=shape, axes=[dim],
-                       backward=_ag.scatter_add_backward, saved=dim)
+    return _op("scatter_add", index, source, shape=shape, axis=dim)
 
 
 def one_hot(indices, num_classes=-1, dtype=None):
@@ -989,7 +924,7 @@ def one_hot(indices, num_classes=-1, dtype=None):
     pass dtype=gt.float32 to get floats directly. num_classes=-1 needs the values (a fetch)."""
     if num_classes < 0:
         num_classes = builtins.int(indices.numpy().max()) + 1
-    return _emit_attrs("one_hot", (indices,), count=num_classes, dtype=_dt.resolve(dtype or _dt.int64))
+    return _op("one_hot", indices, num_classes=num_classes, dtype=_dt.resolve(dtype or _dt.int64))
 
 
 def embedding(indices, weight):
@@ -1012,31 +947,31 @@ def _axes(x, dim, axis):
     return _C.normalize_axes(list(dim), x.ndim)
 
 
-def _reduce(op, x, dim, keepdim, axis, keepdims, backward):
+def _reduce(op, x, dim, keepdim, axis, keepdims):
     keep = keepdims if keepdims is not None else keepdim
     axes = _axes(x, dim, axis)
-    return _emit_attrs(op, (x,), axes=axes, keepdims=builtins.bool(keep), backward=backward, saved=(axes, keep))
+    return _op(op, x, axes=axes, keepdims=builtins.bool(keep))
 
 
 def sum(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
     """Sum over `dim` (int, tuple, negative allowed; None = all). bool/int32 sum to int64."""
     if dtype is not None:
         x = cast(x, dtype)
-    return _reduce("sum", x, dim, keepdim, axis, keepdims, _ag.sum_backward)
+    return _reduce("sum", x, dim, keepdim, axis, keepdims)
 
 
 def mean(x, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """Mean over `dim` (floats only, as PyTorch)."""
-    return _reduce("mean", x, dim, keepdim, axis, keepdims, _ag.mean_backward)
+    return _reduce("mean", x, dim, keepdim, axis, keepdims)
 
 
 def amax(x, dim=None, keepdim=False):
     """Maximum over `dim` (int or tuple); the gradient is split evenly between ties."""
-    return _reduce("max", x, dim, keepdim, None, None, _ag.extremum_backward)
+    return _reduce("max", x, dim, keepdim, None, None)
 
 
 def amin(x, dim=None, keepdim=False):
-    return _reduce("min", x, dim, keepdim, None, None, _ag.extremum_backward)
+    return _reduce("min", x, dim, keepdim, None, None)
 
 
 class MaxMin(tuple):
@@ -1082,9 +1017,9 @@ def min(x, dim=None, keepdim=False, *, axis=None, keepdims=None):
 
 def _arg(op, x, dim, keepdim):
     if dim is None:
-        r = _emit_attrs(op, (reshape(x, -1),), axes=[0])
+        r = _op(op, reshape(x, -1), axes=[0])
         return reshape(r, (1,) * x.ndim) if keepdim else r
-    return _emit_attrs(op, (x,), axes=[_dim(dim, x.ndim)], keepdims=builtins.bool(keepdim))
+    return _op(op, x, axes=[_dim(dim, x.ndim)], keepdims=builtins.bool(keepdim))
 
 
 def argmax(x, dim=None, keepdim=False):
@@ -1139,3 +1074,15 @@ def norm(x, p=2, dim=None, keepdim=False):
 
 def allclose(a, b, rtol=1e-5, atol=1e-8):
     return builtins.bool(np.allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol))
+
+
+# ---------------------------------------------------------------- generated from the op spec
+
+from ._ops import *  # noqa: E402,F401,F403 (the functions whose spec says `python: generated`)
+from . import _ops  # noqa: E402
+
+for _name in _ops.METHODS:
+    setattr(Tensor, _name, getattr(_ops, _name))
+
+multiply = mul
+negative = neg

@@ -109,11 +109,10 @@ def tensor(x, name):
     """A copy of `x` resharded as signal `name`'s config entry says (`gt.shard`); gradients
     flow through unchanged. Without a config entry for `name` it is a plain copy."""
     from . import _tensor as T
-    from . import autograd as ag
     if not isinstance(x, T.Tensor):
         raise TypeError(f"gt.signal.tensor expects a gt.Tensor, got {type(x).__name__}")
     with context(name):
-        return T._emit_attrs("shard", (x,), shape=x.shape, dtype=x.dtype, backward=ag.identity_backward)
+        return T._op("shard", x, shape=x.shape)
 
 
 @contextlib.contextmanager

@@ -36,6 +36,38 @@ std::string userLocation() {
   return "";
 }
 
+/// OpAttrs from Python keyword values, through the op's declared attributes (the spec's names
+/// and types: i64 -> int, i64[] and shape -> sequence of ints, f64 -> float, bool, dtype -> a
+/// dtype code, reduce -> "sum" | "max" | "min").
+OpAttrs attrsFromPython(OpCode code, const py::dict &values) {
+  OpAttrs a;
+  const OpInfo &info = opInfo(code);
+  for (auto [key, value] : values) {
+    std::string name = py::str(key);
+    const AttrSpec *spec = findAttr(code, name);
+    if (!spec || spec->place == AttrPlace::MlirOnly) {
+      std::string known;
+      for (const AttrSpec &s : info.attrs)
+        if (s.place != AttrPlace::MlirOnly) known += std::string(known.empty() ? "" : ", ") + s.name;
+      throw py::value_error(std::string(info.mnemonic) + " has no attribute '" + name + "' (it takes: " +
+                            (known.empty() ? "none" : known) + ")");
+    }
+    switch (spec->type) {
+    case AttrType::I64Array: case AttrType::Shape: setInts(a, *spec, value.cast<std::vector<int64_t>>()); break;
+    case AttrType::F64: a.value = value.cast<double>(); break;
+    case AttrType::Bool: setInt(a, *spec, value.cast<bool>()); break;
+    case AttrType::Reduce: {
+      std::string r = value.cast<std::string>();
+      if (r != "sum" && r != "max" && r != "min") throw py::value_error("reduce must be 'sum', 'max' or 'min', got '" + r + "'");
+      setInt(a, *spec, r == "sum" ? 0 : r == "max" ? 1 : 2);
+      break;
+    }
+    case AttrType::I64: case AttrType::DType: setInt(a, *spec, value.cast<int64_t>()); break;
+    }
+  }
+  return a;
+}
+
 py::tuple typeTuple(uint64_t id, const TensorType &t) {
   return py::make_tuple(id, py::tuple(py::cast(t.shape)), int(t.dtype));
 }
@@ -90,6 +122,14 @@ PYBIND11_MODULE(_C, m) {
   m.def("set_package_dir", [](std::string dir) { packageDir = std::move(dir); },
         "Frames under this directory are skipped when naming the user's line.");
   m.def("user_location", &userLocation, "The user's current 'file.py:line'.");
+  m.def("op_attrs", [](const std::string &name) {
+    const OpInfo *info = lookupOp(name);
+    if (!info) throw std::invalid_argument("unknown op '" + name + "'");
+    py::list out;
+    for (const AttrSpec &s : info->attrs)
+      if (s.place != AttrPlace::MlirOnly) out.append(s.name);
+    return out;
+  }, "The attribute names op `name` takes (its spec's, in order).");
   m.def("op_code", [](const std::string &name) {
     const OpInfo *info = lookupOp(name);
     if (!info) throw std::invalid_argument("unknown op '" + name + "'");
@@ -111,31 +151,16 @@ PYBIND11_MODULE(_C, m) {
       .def(py::init<const std::string &, int, const std::string &, double, const std::string &>(), py::arg("host"),
            py::arg("port"), py::arg("token") = "", py::arg("timeout") = 5.0, py::arg("tls_ca") = "",
            py::call_guard<py::gil_scoped_release>())
-      // emit(op, operands) -> (id, shape, dtype) for ops without attributes.
-      .def("emit", [](client::Client &c, int op, const std::vector<uint64_t> &operands) {
-        auto [id, t] = c.emit(OpCode(op), operands, {}, {}, userLocation());
-        return typeTuple(id, t);
-      })
-      .def("emit_attrs",
-           [](client::Client &c, int op, const std::vector<uint64_t> &operands, Shape shape,
-              std::vector<int64_t> axes, bool keepdims, double value, int64_t seed, int64_t count, int dtype,
-              std::vector<int64_t> starts, std::vector<int64_t> steps) {
-             OpAttrs a;
-             a.starts = std::move(starts);
-             a.steps = std::move(steps);
-             a.shape = std::move(shape);
-             a.axes = std::move(axes);
-             a.keepdims = keepdims;
-             a.value = value;
-             a.seed = seed;
-             a.count = count;
-             if (dtype < 0 || dtype >= kNumDTypes) throw DTypeError("unknown dtype code " + std::to_string(dtype));
-             a.dtype = DType(dtype);
+      .def("emit",
+           [](client::Client &c, int op, const std::vector<uint64_t> &operands, const py::dict &attrs) {
+             if (op < 0 || op >= int(OpCode::NumOps)) throw std::invalid_argument("unknown op code " + std::to_string(op));
+             OpAttrs a = attrsFromPython(OpCode(op), attrs);
              auto [id, t] = c.emit(OpCode(op), operands, std::move(a), {}, userLocation());
              return typeTuple(id, t);
-           }, py::arg("op"), py::arg("operands"), py::arg("shape"), py::arg("axes"), py::arg("keepdims"),
-           py::arg("value"), py::arg("seed"), py::arg("count"), py::arg("dtype"),
-           py::arg("starts") = std::vector<int64_t>{}, py::arg("steps") = std::vector<int64_t>{})
+           },
+           py::arg("op"), py::arg("operands"), py::arg("attrs") = py::dict(),
+           "Records op(operands) with `attrs` (the names the op's spec declares: ops/*.yaml) and returns "
+           "(id, shape, dtype code). Raises ValueError for an attribute the op does not declare.")
       .def("upload", [](client::Client &c, py::buffer data, Shape shape, int dtype) {
         py::buffer_info info = data.request();
         OpAttrs a;

@@ -572,7 +572,7 @@ def test_worker_killed_during_a_collective(tmp_path):
         # The dispatcher keeps serving: a new session on the surviving worker.
         c = d.client()
         ida, _, _ = c.upload(np.arange(3, dtype=np.float32), [3], 0)
-        idb, _, _ = c.emit(gt._tensor._OP["exp"], [ida])
+        idb, _, _ = c.emit(gt._C.op_code("exp"), [ida])
         data, shape, code = c.fetch(idb)
         np.testing.assert_allclose(np.frombuffer(data, np.float32), np.exp(np.arange(3)), rtol=1e-6)
     finally:

@@ -68,7 +68,7 @@ F32 = 0
 def test_an_overflowing_shape_is_an_error_at_the_users_line(secured):
     c = secured.client()
     with pytest.raises(gt.ShapeError, match=r"more elements than fit in 64 bits") as info:
-        c.emit_attrs(_C.op_code("full"), [], [2**32, 2**32], [], False, 0.0, 0, 0, F32)
+        c.emit(_C.op_code("full"), [], {"shape": [2**32, 2**32], "value": 0.0, "dtype": F32})
     assert info.traceback[-1].path  # raised in this process, before anything was sent
     # A client that skips the checks: the dispatcher refuses the instruction, nothing crashes.
     r = raw_session(secured)
@@ -86,7 +86,7 @@ def test_a_tensor_larger_than_the_quota_is_an_error_at_the_users_line(secured):
     quota = c.limits()["session_memory_bytes"]
     assert quota > 0
     with pytest.raises(gt.OutOfMemoryError, match="more than this session may hold"):
-        c.emit_attrs(_C.op_code("full"), [], [quota // 2], [], False, 1.0, 0, 0, F32)  # 2x the quota in float32
+        c.emit(_C.op_code("full"), [], {"shape": [quota // 2], "value": 1.0, "dtype": F32})  # 2x the quota in float32
     assert_serves(secured)
 
 
@@ -102,8 +102,8 @@ def test_a_session_over_its_memory_quota_fails_alone():
         with pytest.raises(RuntimeError, match=r"full at hog.py:7: out of memory: .* over its quota .* of 32.0 MiB"):
             hog.fetch(3)
         other = d.client()
-        x, _, _ = other.emit_attrs(_C.op_code("full"), [], [n], [], False, 2.0, 0, 0, F32)
-        s, _, _ = other.emit_attrs(_C.op_code("sum"), [x], [], [0], False, 0.0, 0, 0, F32)
+        x, _, _ = other.emit(_C.op_code("full"), [], {"shape": [n], "value": 2.0, "dtype": F32})
+        s, _, _ = other.emit(_C.op_code("sum"), [x], {"axes": [0], "keepdims": False})
         assert np.frombuffer(other.fetch(s)[0], np.float32)[0] == 2.0 * n
         assert_serves(d)
     finally:
@@ -267,7 +267,7 @@ def test_a_huge_batch_is_refused_and_does_not_stall_other_clients(secured):
         c = secured.client()
     finally:
         del os.environ["GT_WORKER_BATCH_SIZE"]
-    one, _, _ = c.emit_attrs(_C.op_code("full"), [], [1], [], False, 1.0, 0, 0, F32)
+    one, _, _ = c.emit(_C.op_code("full"), [], {"shape": [1], "value": 1.0, "dtype": F32})
     total = one
     for _ in range(20_000):
         total, _, _ = c.emit(_C.op_code("add"), [total, one])

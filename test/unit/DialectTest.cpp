@@ -1,4 +1,4 @@
-// The dialect defines exactly the ops of the op table (include/gt/Core/Ops.def), plus
+// The dialect defines exactly the ops of the op table (the spec, ops/*.yaml), plus
 // gt.region / gt.yield.
 #include "gt/Dialect/GTOps.h"
 #include "gt/Dialect/Passes.h"

@@ -1,8 +1,9 @@
-// The op table: one definition of every GT op's arity, attributes, dtype rule and shape rule.
+// The op table: every GT op's arity, typed attributes, dtype rule and shape rule.
 //
-// The Python client (to raise errors at the user's line and to know `.shape` without a round
-// trip), the `gt` dialect's verifiers and the worker all call `inferType`; nothing else decides
-// what an op produces.
+// The table is generated from the op spec (ops/*.yaml, by ops/generate.py at build time);
+// this header declares its types and the functions over it. The Python client (to raise errors
+// at the user's line and to know `.shape` without a round trip), the `gt` dialect's verifiers and
+// the worker all call `inferType`; nothing else decides what an op produces.
 #pragma once
 
 #include "gt/Core/DType.h"
@@ -12,16 +13,18 @@
 
 namespace gt {
 
+/// The ops in spec order (ops/*.yaml); the number is the op's code on the wire.
 enum class OpCode : uint16_t {
-#define GT_OP(name, mnemonic, kind, arity) name,
-#include "gt/Core/Ops.def"
-#undef GT_OP
+#include "gt/Core/OpCodes.inc"
   NumOps
 };
 
 enum class OpKind : uint8_t { Creation, Unary, Binary, Compare, Select, Matmul, Layout, Reduction, Index, Lifetime, Distribution };
 
-/// Attributes an instruction may carry. Which ones an op reads is documented per op below.
+/// The storage of an instruction's attributes: the fields that the wire (gt.capnp) carries. Each
+/// op declares which of them it uses, under which name and type (OpInfo::attrs, from the spec);
+/// the generic code below (findAttr, getInt, appendAttrsKey, clearUndeclared) reads them through
+/// those declarations, so a field an op does not declare never reaches a kernel or a plan key.
 struct OpAttrs {
   Shape shape;               ///< upload/full/rand(n)/reshape/broadcast_to/slice/index_add/scatter_add: the result shape
   std::vector<int64_t> axes; ///< reductions: reduced axes (normalized, sorted; argmax/argmin: exactly one);
@@ -39,11 +42,40 @@ struct OpAttrs {
   uint8_t reduce = 0;           ///< all_reduce/reduce_scatter: a gt::ReduceKind (sum, max, min)
 };
 
+/// The type of an op attribute (ops/README.md): i64, i64[], f64, bool, a dtype, a shape, or a
+/// reduction kind ("sum", "max", "min").
+enum class AttrType : uint8_t { I64, I64Array, F64, Bool, DType, Shape, Reduce };
+/// Where an attribute lives in OpAttrs.
+enum class AttrSlot : uint8_t { None, Shape, Axes, Starts, Steps, Keepdims, Value, Seed, Count, DType, Workers, Sources, Reduce };
+/// Where an attribute lives in MLIR: an attribute of the op, the result type (shape, dtype), or
+/// only in MLIR (upload's blob index, not in OpAttrs).
+enum class AttrPlace : uint8_t { Attribute, Result, MlirOnly };
+
+/// One declared attribute of an op.
+struct AttrSpec {
+  const char *name;   ///< its name in MLIR, Python and error messages ("axes", "perm")
+  AttrType type;
+  AttrSlot slot;
+  int8_t index;       ///< -1: the whole slot; k: element k of a list slot (one axis of `axes`)
+  AttrPlace place;
+  bool runtime;       ///< a value kernels take at run time (fill values, seeds): not in any key
+  const char *defaultValue; ///< "" when the attribute has no default
+};
+
+/// How the generic shape functions decide the result dtype (the spec's `dtype:`).
+enum class DTypeRule : uint8_t { None, Float, Numeric, Any, Attr, FloatAttr, Promote, PromoteFloat, PromoteOrBool, Bool };
+
 struct OpInfo {
   OpCode code;
   const char *mnemonic; ///< "add"; the dialect op is "gt.add"
   OpKind kind;
-  int arity;            ///< operand count, -1 when optional operands exist (full, randn)
+  int arity;            ///< operand count, -1 when variadic or optional operands exist (concat, full)
+  int results;          ///< 0 (free, send) or 1
+  DTypeRule dtypeRule;
+  bool fusible;         ///< may sit in a fused region (gt.region)
+  bool differentiable;  ///< has derivative formulas (gt/Core/Derivatives.h)
+  std::span<const AttrSpec> attrs;
+  const char *summary;  ///< one line, from the spec
 };
 
 /// The most tensors one concat op joins (its kernel takes each as an argument; gt.cat joins
@@ -53,13 +85,30 @@ inline constexpr int kMaxConcatOperands = 32;
 /// Throws std::out_of_range for a code that is not an op.
 const OpInfo &opInfo(OpCode code);
 /// Whether `code` may sit in a fused region (gt.region): fills, elementwise, where, layout,
-/// reductions and one_hot. Not upload/randn (data), matmul (BLAS/cuBLAS) or free.
+/// reductions, indexing. Not upload/randn (data), matmul (BLAS/cuBLAS) or free.
 bool isFusible(OpCode code);
-/// A text form of the attributes that shape an op's code (axes, keepdims, count, starts,
-/// steps; not fill values or seeds, which kernels take at run time): part of kernel keys.
-std::string attrsKey(const OpAttrs &attrs);
+/// A text form of the declared attributes that shape an op's code (not fill values or seeds,
+/// which kernels take at run time, nor the result shape and dtype, which keys carry anyway):
+/// part of kernel keys.
+std::string attrsKey(OpCode code, const OpAttrs &attrs);
+/// Appends every declared attribute of `code` but the runtime ones (the result shape and dtype
+/// included) to `key` as bytes: the dispatcher's plan key. Two instructions of one op whose
+/// non-runtime attributes differ never give the same bytes.
+void appendAttrsKey(OpCode code, const OpAttrs &attrs, std::string &key);
+/// Resets the fields of `attrs` that `code` does not declare, so that nothing an op ignores can
+/// make two equal instructions look different (or two different ones look equal).
+void clearUndeclared(OpCode code, OpAttrs &attrs);
 /// Looks an op up by its mnemonic ("add"); nullptr if there is none.
 const OpInfo *lookupOp(std::string_view mnemonic);
+/// The declared attribute `name` of `code`, or nullptr.
+const AttrSpec *findAttr(OpCode code, std::string_view name);
+
+/// Typed access to a declared attribute's storage (std::out_of_range for an element of a list
+/// slot that the list does not have).
+int64_t getInt(const OpAttrs &attrs, const AttrSpec &spec);                    ///< I64 (and Reduce, as a code)
+std::vector<int64_t> getInts(const OpAttrs &attrs, const AttrSpec &spec);      ///< I64Array, Shape
+void setInt(OpAttrs &attrs, const AttrSpec &spec, int64_t value);
+void setInts(OpAttrs &attrs, const AttrSpec &spec, std::vector<int64_t> values);
 
 /// The result type of `code` applied to operands of types `operands` with `attrs`.
 ///

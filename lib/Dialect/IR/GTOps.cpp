@@ -56,66 +56,60 @@ core::OpAttrs mlir::gt::attrsOf(Operation *op) {
       attrs.shape = t->shape;
       attrs.dtype = t->dtype;
     }
-  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>("axes")) attrs.axes.assign(a.asArrayRef().begin(), a.asArrayRef().end());
-  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>("perm")) attrs.axes.assign(a.asArrayRef().begin(), a.asArrayRef().end());
-  if (auto a = op->getAttrOfType<IntegerAttr>("axis")) attrs.axes = {a.getInt()};
-  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>("starts")) attrs.starts.assign(a.asArrayRef().begin(), a.asArrayRef().end());
-  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>("steps")) attrs.steps.assign(a.asArrayRef().begin(), a.asArrayRef().end());
-  if (auto a = op->getAttrOfType<BoolAttr>("keepdims")) attrs.keepdims = a.getValue();
-  if (auto a = op->getAttrOfType<FloatAttr>("value")) attrs.value = a.getValueAsDouble();
-  if (auto a = op->getAttrOfType<IntegerAttr>("seed")) attrs.seed = a.getInt();
-  if (auto a = op->getAttrOfType<IntegerAttr>("num_classes")) attrs.count = a.getInt();
-  auto ints = [](DenseI64ArrayAttr a) { return std::vector<int64_t>(a.asArrayRef().begin(), a.asArrayRef().end()); };
-  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>("workers")) attrs.workers = ints(a);
-  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>("to")) attrs.workers = ints(a);
-  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>("from")) attrs.sources = ints(a);
-  if (auto a = op->getAttrOfType<IntegerAttr>("peer")) attrs.workers = {a.getInt()};
-  if (auto a = op->getAttrOfType<StringAttr>("reduce"))
-    attrs.reduce = uint8_t(a.getValue() == "max" ? core::ReduceKind::Max
-                           : a.getValue() == "min" ? core::ReduceKind::Min : core::ReduceKind::Sum);
-  if (auto s = op->getAttrOfType<IntegerAttr>("split_axis"))
-    if (auto c = op->getAttrOfType<IntegerAttr>("concat_axis")) attrs.axes = {s.getInt(), c.getInt()};
+  const core::OpInfo *info = opInfoOf(op);
+  if (!info) return attrs;
+  // Every attribute the op's spec declares, by name and type (ops/*.yaml).
+  for (const core::AttrSpec &spec : info->attrs) {
+    if (spec.place != core::AttrPlace::Attribute) continue;
+    Attribute a = op->getAttr(spec.name);
+    if (!a) continue;
+    switch (spec.type) {
+    case core::AttrType::I64Array:
+      if (auto v = dyn_cast<DenseI64ArrayAttr>(a)) core::setInts(attrs, spec, {v.asArrayRef().begin(), v.asArrayRef().end()});
+      break;
+    case core::AttrType::I64:
+      if (auto v = dyn_cast<IntegerAttr>(a)) core::setInt(attrs, spec, v.getInt());
+      break;
+    case core::AttrType::Bool:
+      if (auto v = dyn_cast<BoolAttr>(a)) core::setInt(attrs, spec, v.getValue());
+      break;
+    case core::AttrType::F64:
+      if (auto v = dyn_cast<FloatAttr>(a)) attrs.value = v.getValueAsDouble();
+      break;
+    case core::AttrType::Reduce:
+      if (auto v = dyn_cast<StringAttr>(a))
+        core::setInt(attrs, spec, int64_t(v.getValue() == "max"   ? core::ReduceKind::Max
+                                          : v.getValue() == "min" ? core::ReduceKind::Min
+                                                                  : core::ReduceKind::Sum));
+      break;
+    case core::AttrType::DType: case core::AttrType::Shape: break; // in the result type
+    }
+  }
   return attrs;
 }
 
-void mlir::gt::appendAttrs(Builder &b, core::OpCode code, const core::OpAttrs &attrs,
-                           NamedAttrList &out) {
-  using core::OpCode;
-  switch (code) {
-  case OpCode::Full: out.append("value", b.getF64FloatAttr(attrs.value)); break;
-  case OpCode::Randn: case OpCode::Rand: out.append("seed", b.getI64IntegerAttr(attrs.seed)); break;
-  case OpCode::Transpose: out.append("perm", b.getDenseI64ArrayAttr(attrs.axes)); break;
-  case OpCode::Slice: case OpCode::SliceScatter:
-    out.append("starts", b.getDenseI64ArrayAttr(attrs.starts));
-    out.append("steps", b.getDenseI64ArrayAttr(attrs.steps));
-    break;
-  case OpCode::Concat: case OpCode::IndexSelect: case OpCode::IndexAdd: case OpCode::Gather: case OpCode::ScatterAdd:
-    out.append("axis", b.getI64IntegerAttr(attrs.axes.empty() ? 0 : attrs.axes[0]));
-    break;
-  case OpCode::Sum: case OpCode::Mean: case OpCode::Max: case OpCode::Min: case OpCode::Argmax: case OpCode::Argmin:
-    out.append("axes", b.getDenseI64ArrayAttr(attrs.axes));
-    out.append("keepdims", b.getBoolAttr(attrs.keepdims));
-    break;
-  case OpCode::OneHot: out.append("num_classes", b.getI64IntegerAttr(attrs.count)); break;
-  case OpCode::AllReduce: case OpCode::AllGather: case OpCode::ReduceScatter: case OpCode::AllToAll:
-  case OpCode::AllSlice: {
-    out.append("workers", b.getDenseI64ArrayAttr(attrs.workers));
-    if (code == OpCode::AllToAll) {
-      out.append("split_axis", b.getI64IntegerAttr(attrs.axes.at(0)));
-      out.append("concat_axis", b.getI64IntegerAttr(attrs.axes.at(1)));
-    } else if (code != OpCode::AllReduce) {
-      out.append("axis", b.getI64IntegerAttr(attrs.axes.at(0)));
+void mlir::gt::appendAttrs(Builder &b, core::OpCode code, const core::OpAttrs &attrs, NamedAttrList &out) {
+  for (const core::AttrSpec &spec : core::opInfo(code).attrs) {
+    if (spec.place != core::AttrPlace::Attribute) continue;
+    switch (spec.type) {
+    case core::AttrType::I64Array: out.append(spec.name, b.getDenseI64ArrayAttr(core::getInts(attrs, spec))); break;
+    case core::AttrType::I64: {
+      // A missing list element (a malformed instruction) becomes 0; the verifier then names the problem.
+      int64_t v = 0;
+      try {
+        v = core::getInt(attrs, spec);
+      } catch (const std::out_of_range &) {
+      }
+      out.append(spec.name, b.getI64IntegerAttr(v));
+      break;
     }
-    if (code == OpCode::AllReduce || code == OpCode::ReduceScatter)
-      out.append("reduce", b.getStringAttr(core::reduceName(core::ReduceKind(attrs.reduce))));
-    break;
-  }
-  case OpCode::Move:
-    out.append("from", b.getDenseI64ArrayAttr(attrs.sources));
-    out.append("to", b.getDenseI64ArrayAttr(attrs.workers));
-    break;
-  case OpCode::Send: case OpCode::Recv: out.append("peer", b.getI64IntegerAttr(attrs.workers.at(0))); break;
-  default: break;
+    case core::AttrType::Bool: out.append(spec.name, b.getBoolAttr(core::getInt(attrs, spec) != 0)); break;
+    case core::AttrType::F64: out.append(spec.name, b.getF64FloatAttr(attrs.value)); break;
+    case core::AttrType::Reduce:
+      out.append(spec.name, b.getStringAttr(core::reduceName(core::ReduceKind(attrs.reduce))));
+      break;
+    case core::AttrType::DType: case core::AttrType::Shape: break;
+    }
   }
 }
 

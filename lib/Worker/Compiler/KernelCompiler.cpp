@@ -425,7 +425,7 @@ static std::string memoryKey(OpCode code, std::span<const TensorType> operands, 
   std::ostringstream key;
   key << int(code);
   for (const TensorType &t : operands) key << '|' << int(t.dtype) << shapeString(t.shape);
-  key << "->" << int(result.dtype) << shapeString(result.shape) << attrsKey(attrs);
+  key << "->" << int(result.dtype) << shapeString(result.shape) << attrsKey(code, attrs);
   return key.str();
 }
 
@@ -465,7 +465,7 @@ static std::string regionMemoryKey(const RegionSpec &r) {
   for (const RegionSpec::Op &op : r.ops) {
     key << ';' << int(op.code) << '(';
     for (int v : op.operands) key << v << ',';
-    key << ')' << int(op.type.dtype) << shapeString(op.type.shape) << attrsKey(op.attrs);
+    key << ')' << int(op.type.dtype) << shapeString(op.type.shape) << attrsKey(op.code, op.attrs);
   }
   key << "->" << shapeString(std::vector<int64_t>(r.outputs.begin(), r.outputs.end()));
   return key.str();

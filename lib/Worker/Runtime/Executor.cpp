@@ -322,7 +322,7 @@ struct Executor::EagerCompiles {
   static std::string keyOf(const Request &r) {
     std::string key = std::to_string(int(r.op));
     for (const TensorType &t : r.operands) key += "|" + std::to_string(int(t.dtype)) + shapeString(t.shape);
-    return key + ">" + std::to_string(int(r.result.dtype)) + shapeString(r.result.shape) + attrsKey(r.attrs);
+    return key + ">" + std::to_string(int(r.result.dtype)) + shapeString(r.result.shape) + attrsKey(r.op, r.attrs);
   }
 
   void request(Request r) {

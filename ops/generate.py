@@ -1,0 +1,514 @@
+#!/usr/bin/env python3
+"""Generates GT's op definitions from the spec files in ops/ (see ops/README.md).
+
+    python3 ops/generate.py --out-include DIR --out-python FILE ops/creation.yaml ...
+
+Writes, from one definition per op:
+  DIR/gt/Core/OpCodes.inc      the OpCode enumerators, in spec order (the wire's op numbers)
+  DIR/gt/Core/OpSpecs.inc      the op table: kind, operands, dtype rule, typed attributes
+  DIR/gt/Dialect/GTOpsGen.td   the ODS definition of every op, with its summary and description
+  DIR/gt/Core/Derivatives.inc  every derivative formula as data (steps the C++ client can run)
+  FILE (python/gt/_ops.py)     op codes, attribute names, the generated Python functions and
+                               Tensor methods with docstrings, and the backward functions
+
+Exits with status 1 and a message naming the op when the spec is inconsistent: an unknown
+field, kind, dtype rule or attribute type; a differentiable op without a formula for one of
+its operands; a formula that calls something that is neither an op nor a helper, or passes an
+attribute the called op does not declare.
+"""
+import argparse
+import ast
+import os
+import sys
+
+import yaml
+
+KINDS = {
+    "creation": "Creation", "unary": "Unary", "binary": "Binary", "compare": "Compare", "select": "Select",
+    "matmul": "Matmul", "layout": "Layout", "reduction": "Reduction", "index": "Index",
+    "lifetime": "Lifetime", "distribution": "Distribution",
+}
+# Dtype rules of the generic shape/dtype functions in lib/Core/OpTable.cpp.
+DTYPE_RULES = {
+    "none": "None",              # the op's own shape function decides
+    "float": "Float",            # floating-point operands only; the result keeps the dtype
+    "numeric": "Numeric",        # any dtype but bool; kept
+    "any": "Any",                # any dtype; kept
+    "attr": "Attr",              # the result dtype is the `dtype` attribute
+    "float_attr": "FloatAttr",   # the `dtype` attribute, which must be floating-point
+    "promote": "Promote",        # operands promote; bool arithmetic is refused
+    "promote_float": "PromoteFloat",  # operands promote to a floating-point dtype
+    "promote_or_bool": "PromoteOrBool",  # operands promote; bool allowed (or / and)
+    "bool": "Bool",              # the result is a bool mask
+}
+ATTR_TYPES = {  # spec type -> (C++ AttrType, ODS attribute)
+    "i64": ("I64", "I64Attr"), "i64[]": ("I64Array", "DenseI64ArrayAttr"), "f64": ("F64", "F64Attr"),
+    "bool": ("Bool", "BoolAttr"), "dtype": ("DType", None), "shape": ("Shape", None),
+    "reduce": ("Reduce", "StrAttr"),
+}
+SLOTS = {"shape": "Shape", "axes": "Axes", "starts": "Starts", "steps": "Steps", "keepdims": "Keepdims",
+         "value": "Value", "seed": "Seed", "count": "Count", "dtype": "DType", "workers": "Workers",
+         "sources": "Sources", "reduce": "Reduce"}
+OP_FIELDS = {"name", "kind", "summary", "description", "doc", "operands", "results", "attrs", "dtype",
+             "fusible", "pure", "python", "method", "differentiable", "nondifferentiable", "grad"}
+ATTR_FIELDS = {"name", "type", "storage", "in", "runtime", "default", "doc"}
+# Functions a derivative formula may call besides ops: implemented in python/gt/autograd.py
+# (and, when the tape moves to C++, in the client core). name -> (arguments, what it returns).
+HELPERS = {
+    "unbroadcast": ("g, x", "g summed over the axes broadcasting added, to x's shape"),
+    "cast_like": ("a, b", "a converted to b's dtype"),
+    "sign": ("x", "-1, 0 or 1 by the sign of x, in x's dtype"),
+    "zeros_like": ("x", "zeros of x's shape and dtype"),
+    "mT": ("x", "x with its last two axes swapped"),
+    "inverse_perm": ("perm", "the inverse of a permutation (a list of ints)"),
+    "expand_reduced": ("g, x, axes, keepdims", "a reduction's gradient broadcast back to x's shape"),
+    "reduced_count": ("x, axes", "the number of elements a reduction over axes combines (a number)"),
+    "extremum_grad": ("g, result, x, axes, keepdims", "amax/amin's gradient, shared evenly between ties"),
+    "split_as": ("g, tensors, axis", "g cut along axis into pieces the sizes of tensors"),
+}
+
+
+class SpecError(Exception):
+    pass
+
+
+def fail(op, why):
+    raise SpecError(f"{op}: {why}")
+
+
+# ---------------------------------------------------------------- reading the spec
+
+def load(paths):
+    ops = []
+    for path in paths:
+        with open(path) as f:
+            doc = yaml.safe_load(f) or {}
+        defaults = doc.get("defaults", {})
+        for raw in doc.get("ops", []):
+            name = raw.get("name") or fail(path, "an op without a name")
+            kind = raw.get("kind")
+            if kind not in KINDS:
+                fail(name, f"unknown kind {kind!r} (one of {', '.join(KINDS)})")
+            op = dict(defaults.get(kind, {}))
+            op.update(raw)
+            unknown = set(op) - OP_FIELDS
+            if unknown:
+                fail(name, f"unknown field(s) {sorted(unknown)} (see ops/README.md)")
+            op["file"] = os.path.basename(path)
+            ops.append(normalize(op))
+    names = [o["name"] for o in ops]
+    if len(set(names)) != len(names):
+        fail("spec", f"an op is defined twice: {sorted(n for n in names if names.count(n) > 1)}")
+    return ops
+
+
+def normalize(op):
+    name = op["name"]
+    op.setdefault("operands", [])
+    op.setdefault("results", 1)
+    op.setdefault("attrs", [])
+    op.setdefault("dtype", "none")
+    op.setdefault("fusible", False)
+    op.setdefault("pure", op["kind"] not in ("creation", "lifetime", "distribution"))
+    op.setdefault("python", "custom")
+    op.setdefault("method", False)
+    op.setdefault("differentiable", op["kind"] not in ("creation", "lifetime", "distribution"))
+    op.setdefault("nondifferentiable", [])
+    op.setdefault("grad", {})
+    op.setdefault("doc", op.get("summary", ""))
+    if "summary" not in op:
+        fail(name, "needs a summary (one line, with shapes)")
+    op["description"] = op.get("description", "").replace("{name}", name).rstrip()
+    if op["dtype"] not in DTYPE_RULES:
+        fail(name, f"unknown dtype rule {op['dtype']!r} (one of {', '.join(DTYPE_RULES)})")
+    if op["python"] not in ("generated", "custom", "none"):
+        fail(name, "python must be generated, custom or none")
+    operands = []
+    for o in op["operands"]:
+        variadic, optional = o.endswith("*"), o.endswith("?")
+        operands.append({"name": o.rstrip("*?"), "variadic": variadic, "optional": optional})
+    op["operands"] = operands
+    if any(o["variadic"] or o["optional"] for o in operands):
+        op["arity"] = -1
+    else:
+        op["arity"] = len(operands)
+    attrs = []
+    for a in op["attrs"]:
+        unknown = set(a) - ATTR_FIELDS
+        if unknown:
+            fail(name, f"attribute {a.get('name')}: unknown field(s) {sorted(unknown)}")
+        a = dict(a)
+        if a.get("type") not in ATTR_TYPES:
+            fail(name, f"attribute {a.get('name')}: unknown type {a.get('type')!r} (one of {', '.join(ATTR_TYPES)})")
+        a.setdefault("in", "attribute")  # attribute | result (the MLIR result type) | mlir (MLIR only)
+        a.setdefault("runtime", False)
+        a.setdefault("doc", "")
+        storage = a.get("storage")
+        if a["in"] == "mlir":
+            a["slot"], a["index"] = "None", -1
+        else:
+            if storage is None:
+                fail(name, f"attribute {a['name']} needs a storage slot (one of {', '.join(SLOTS)})")
+            field, _, index = storage.partition("[")
+            if field not in SLOTS:
+                fail(name, f"attribute {a['name']}: unknown storage {storage!r}")
+            a["slot"], a["index"] = SLOTS[field], int(index.rstrip("]")) if index else -1
+        attrs.append(a)
+    op["attrs"] = attrs
+    return op
+
+
+# ---------------------------------------------------------------- derivative formulas
+
+def check_formulas(ops):
+    by_name = {o["name"]: o for o in ops}
+    for op in ops:
+        operand_names = [o["name"] for o in op["operands"]]
+        if not op["differentiable"]:
+            if op["grad"]:
+                fail(op["name"], "is marked differentiable: false but has grad formulas")
+            continue
+        for o in operand_names:
+            if o not in op["grad"] and o not in op["nondifferentiable"]:
+                fail(op["name"], f"is differentiable but has no derivative formula for operand `{o}` "
+                                 f"(add grad: {{{o}: ...}} to {op['file']}, or list it in nondifferentiable)")
+        for o, formula in op["grad"].items():
+            if o not in operand_names:
+                fail(op["name"], f"grad names `{o}`, which is not an operand ({', '.join(operand_names)})")
+            tree = parse_formula(op, o, str(formula))
+            known = set(operand_names) | {a["name"] for a in op["attrs"]} | {"g", "result"}
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call):
+                    if not isinstance(node.func, ast.Name):
+                        fail(op["name"], f"grad of {o}: only plain calls are allowed: {formula}")
+                    f = node.func.id
+                    if f in HELPERS:
+                        continue
+                    callee = by_name.get(f) or fail(op["name"], f"grad of {o} calls {f}, which is neither an op nor a "
+                                                                 f"helper ({', '.join(sorted(HELPERS))})")
+                    declared = {a["name"] for a in callee["attrs"]}
+                    for k in node.keywords:
+                        if k.arg not in declared:
+                            fail(op["name"], f"grad of {o}: {f} has no attribute {k.arg!r}")
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Name) and node.id not in known and node.id not in HELPERS \
+                        and node.id not in by_name:
+                    fail(op["name"], f"grad of {o} uses an unknown name `{node.id}` in {formula}")
+                if isinstance(node, ast.Attribute) and node.attr != "shape":
+                    fail(op["name"], f"grad of {o}: only `.shape` may be read from a tensor, got .{node.attr}")
+            op.setdefault("trees", {})[o] = tree
+
+
+def parse_formula(op, operand, formula):
+    try:
+        tree = ast.parse(formula, mode="eval").body
+    except SyntaxError as e:
+        fail(op["name"], f"grad of {operand} is not an expression: {formula} ({e.msg})")
+    allowed = (ast.BinOp, ast.UnaryOp, ast.Compare, ast.Call, ast.Name, ast.Constant, ast.Attribute, ast.keyword,
+               ast.Load, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.USub, ast.Gt, ast.Lt, ast.GtE, ast.LtE, ast.Eq,
+               ast.NotEq)
+    for node in ast.walk(tree):
+        if not isinstance(node, allowed):
+            fail(op["name"], f"grad of {operand}: {type(node).__name__} is not allowed in a formula: {formula}")
+        if isinstance(node, ast.Compare) and len(node.ops) != 1:
+            fail(op["name"], f"grad of {operand}: chained comparisons are not allowed: {formula}")
+    return tree
+
+
+BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
+CMPOPS = {ast.Gt: "gt", ast.Lt: "lt", ast.GtE: "ge", ast.LtE: "le", ast.Eq: "eq", ast.NotEq: "ne"}
+
+
+def formula_steps(op, tree):
+    """Flattens a formula into steps: (kind, name, args, keywords). Args refer to earlier steps
+    by index. Kinds: input (an operand, a name), grad, result, attr (a name), const (a number),
+    shape (of a step), op (a gt op), helper."""
+    steps = []
+
+    def emit(kind, name="", args=(), keywords=()):
+        steps.append((kind, name, tuple(args), tuple(keywords)))
+        return len(steps) - 1
+
+    operand_names = [o["name"] for o in op["operands"]]
+
+    def walk(n):
+        if isinstance(n, ast.Constant):
+            return emit("const", repr(float(n.value)))
+        if isinstance(n, ast.Name):
+            if n.id == "g":
+                return emit("grad")
+            if n.id == "result":
+                return emit("result")
+            if n.id in operand_names:
+                return emit("input", n.id, [operand_names.index(n.id)])
+            return emit("attr", n.id)
+        if isinstance(n, ast.Attribute):
+            return emit("shape", "", [walk(n.value)])
+        if isinstance(n, ast.UnaryOp):
+            return emit("op", "neg", [walk(n.operand)])
+        if isinstance(n, ast.BinOp):
+            return emit("op", BINOPS[type(n.op)], [walk(n.left), walk(n.right)])
+        if isinstance(n, ast.Compare):
+            return emit("op", CMPOPS[type(n.ops[0])], [walk(n.left), walk(n.comparators[0])])
+        if isinstance(n, ast.Call):
+            args = [walk(a) for a in n.args]
+            keywords = [(k.arg, walk(k.value)) for k in n.keywords]
+            return emit("helper" if n.func.id in HELPERS else "op", n.func.id, args, keywords)
+        raise AssertionError(ast.dump(n))
+
+    walk(tree)
+    return steps
+
+
+# ---------------------------------------------------------------- C++
+
+def camel(name):
+    return "".join(p[:1].upper() + p[1:] for p in name.split("_"))
+
+
+def cstr(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def gen_opcodes(ops):
+    lines = ["// Generated by ops/generate.py from ops/*.yaml: the OpCode enumerators. Do not edit."]
+    lines += [f"{camel(o['name'])}," for o in ops]
+    return "\n".join(lines) + "\n"
+
+
+def gen_opspecs(ops):
+    out = ["// Generated by ops/generate.py from ops/*.yaml: the op table. Do not edit.", ""]
+    for op in ops:
+        if not op["attrs"]:
+            continue
+        out.append(f"static constexpr AttrSpec k{camel(op['name'])}Attrs[] = {{")
+        for a in op["attrs"]:
+            place = {"attribute": "Attribute", "result": "Result", "mlir": "MlirOnly"}[a["in"]]
+            default = a.get("default")
+            default = "" if default is None else str(default).lower() if isinstance(default, bool) else str(default)
+            out.append(f"    {{{cstr(a['name'])}, AttrType::{ATTR_TYPES[a['type']][0]}, AttrSlot::{a['slot']}, "
+                       f"{a['index']}, AttrPlace::{place}, {str(a['runtime']).lower()}, {cstr(default)}}},")
+        out.append("};")
+    out += ["", "static constexpr OpInfo kOps[] = {"]
+    for op in ops:
+        attrs = f"k{camel(op['name'])}Attrs" if op["attrs"] else "{}"
+        out.append(f"    {{OpCode::{camel(op['name'])}, {cstr(op['name'])}, OpKind::{KINDS[op['kind']]}, {op['arity']}, "
+                   f"{op['results']}, DTypeRule::{DTYPE_RULES[op['dtype']]}, {str(op['fusible']).lower()}, "
+                   f"{str(op['differentiable']).lower()}, {attrs}, {cstr(op['summary'])}}},")
+    out.append("};")
+    return "\n".join(out) + "\n"
+
+
+def gen_derivatives(ops):
+    out = ["// Generated by ops/generate.py from the `grad:` formulas in ops/*.yaml. Do not edit.",
+           "// One DerivativeStep list per (op, operand); the last step of a list is the gradient.", ""]
+    entries = []
+    for op in ops:
+        for o, tree in op.get("trees", {}).items():
+            steps = formula_steps(op, tree)
+            var = f"k{camel(op['name'])}{camel(o)}Grad"
+            out.append(f"// d {op['name']} / d {o} = {op['grad'][o]}")
+            out.append(f"static constexpr DerivativeStep {var}[] = {{")
+            for kind, name, args, keywords in steps:
+                if len(args) > 6 or len(keywords) > 4:
+                    fail(op["name"], f"grad of {o}: a call with more than 6 arguments or 4 keywords")
+                a = ", ".join(str(x) for x in args)
+                kw = ", ".join(f"{{{cstr(k)}, {v}}}" for k, v in keywords)
+                out.append(f"    {{StepKind::{camel(kind)}, {cstr(name)}, {len(args)}, {{{a}}}, {len(keywords)}, {{{kw}}}}},")
+            out.append("};")
+            index = [x["name"] for x in op["operands"]].index(o)
+            entries.append(f"    {{OpCode::{camel(op['name'])}, {index}, {cstr(str(op['grad'][o]))}, {var}}},")
+    out += ["", "static constexpr Derivative kDerivatives[] = {"] + entries + ["};", ""]
+    out += ["static constexpr DerivativeHelper kHelpers[] = {"]
+    out += [f"    {{{cstr(n)}, {cstr(a)}, {cstr(r)}}}," for n, (a, r) in HELPERS.items()]
+    out += ["};"]
+    return "\n".join(out) + "\n"
+
+
+def gen_ods(ops):
+    out = ["// Generated by ops/generate.py from ops/*.yaml: one ODS op per spec entry. Do not edit;",
+           "// included by include/gt/Dialect/GTOps.td.", ""]
+    for op in ops:
+        operands = op["operands"]
+        args = []
+        for o in operands:
+            t = "Variadic<AnyRankedTensor>" if o["variadic"] else \
+                "Optional<AnyRankedTensor>" if o["optional"] else "AnyRankedTensor"
+            args.append(f"{t}:${o['name']}")
+        for a in op["attrs"]:
+            if a["in"] == "result":
+                continue
+            ods = ATTR_TYPES[a["type"]][1]
+            if a["type"] == "reduce":
+                ods = f'DefaultValuedStrAttr<StrAttr, "{a.get("default", "sum")}">'
+            elif a["type"] == "bool" and "default" in a:
+                ods = f'DefaultValuedAttr<BoolAttr, "{str(a["default"]).lower()}">'
+            elif a["runtime"]:
+                ods = f"OptionalAttr<{ods}>"
+            args.append(f"{ods}:${a['name']}")
+        traits = "[Pure]" if op["pure"] else ""
+        out.append(f"def GT_{camel(op['name'])}Op : GT_Op<\"{op['name']}\"{', ' + traits if traits else ''}> {{")
+        out.append(f"  let summary = {cstr(op['summary'])};")
+        if op["description"]:
+            out.append("  let description = [{")
+            out += ["    " + line if line else "" for line in op["description"].splitlines()]
+            out.append("  }];")
+        out.append(f"  let arguments = (ins {', '.join(args)});")
+        if op["results"]:
+            out.append("  let results = (outs AnyRankedTensor:$result);")
+        out.append(f"  let assemblyFormat = {cstr(assembly(op))};")
+        out.append("}")
+        out.append("")
+    return "\n".join(out)
+
+
+def assembly(op):
+    operands = op["operands"]
+    result = " `->` type($result)" if op["results"] else ""
+    if len(operands) == 1 and operands[0]["optional"]:
+        n = operands[0]["name"]
+        return f"(`(` ${n}^ `:` type(${n}) `)`)? attr-dict `:` type($result)"
+    if not operands:
+        return "attr-dict `:` type($result)"
+    values = " `,` ".join(f"${o['name']}" for o in operands)
+    types = " `,` ".join(f"type(${o['name']})" for o in operands)
+    return f"{values} attr-dict `:` {types}{result}"
+
+
+# ---------------------------------------------------------------- Python
+
+def py_name(n):
+    return n + "_" if n in ("from", "input", "lambda") else n
+
+
+def gen_python(ops):
+    by_name = {o["name"]: o for o in ops}
+    out = ['"""Generated by ops/generate.py from ops/*.yaml. Do not edit.',
+           "",
+           "CODES: op name -> op code. ATTRS: op name -> its attribute names. The public functions",
+           "and Tensor methods of ops whose spec says `python: generated`, and BACKWARD: op name ->",
+           'its derivative function (g, result, inputs, attrs) -> one gradient (or None) per input."""',
+           "from . import _tensor as _T",
+           "from . import autograd as _h",
+           "",
+           "CODES = {" + ", ".join(f"{o['name']!r}: {i}" for i, o in enumerate(ops)) + "}",
+           "ATTRS = {",
+           ]
+    out += [f"    {o['name']!r}: {tuple(a['name'] for a in o['attrs'] if a['in'] != 'mlir')!r}," for o in ops]
+    out += ["}", "", ""]
+
+    functions, methods = [], []
+    for op in ops:
+        if op["python"] != "generated":
+            continue
+        n = op["name"]
+        doc = op["doc"].rstrip(".")
+        if op["kind"] == "unary":
+            doc += "; same shape and dtype as the input (floats only unless noted)."
+            out += [f"def {n}(x):", f'    """{doc}"""', f"    return _T._op({n!r}, x)", "", ""]
+        else:
+            doc += "." if op["kind"] != "compare" else " (broadcasting; a bool mask)."
+            out += [f"def {n}(a, b):", f'    """{doc}"""', f"    return _T._op({n!r}, a, b)", "", ""]
+        functions.append(n)
+        if op["method"]:
+            methods.append(n)
+    out.append("FUNCTIONS = (" + "".join(f"{f!r}, " for f in functions) + ")")
+    out.append("__all__ = list(FUNCTIONS)")
+    out.append("METHODS = (" + "".join(f"{m!r}, " for m in methods) + ")")
+    out += ["", ""]
+
+    backward = []
+    for op in ops:
+        if not op.get("trees"):
+            continue
+        operand_names = [o["name"] for o in op["operands"]]
+        fn = f"_{op['name']}_backward"
+        out.append(f"def {fn}(g, result, inputs, attrs):")
+        out.append(f'    """d {op["name"]}: ' + "; ".join(f"{o}: {op['grad'][o]}" for o in op["grad"]) + '"""')
+        variadic = op["arity"] == -1 and any(o["variadic"] for o in op["operands"])
+        if variadic:
+            out.append(f"    {py_name(operand_names[0])} = inputs")
+        else:
+            out.append(f"    {', '.join(py_name(o) for o in operand_names)}, = inputs")
+        used_attrs = {n.id for t in op["trees"].values() for n in ast.walk(t) if isinstance(n, ast.Name)}
+        for a in op["attrs"]:
+            if a["name"] in used_attrs:
+                default = a.get("default")
+                out.append(f"    {py_name(a['name'])} = attrs.get({a['name']!r}, {default!r})")
+        grads = []
+        for o in operand_names:
+            if o not in op["trees"]:
+                grads.append("None")
+                continue
+            expr = ast.unparse(to_python(op["trees"][o], by_name))
+            if variadic:
+                grads.append(expr)
+            else:
+                grads.append(f"{expr} if {py_name(o)}.requires_grad else None")
+        if variadic:
+            out.append(f"    return {grads[0]}")
+        else:
+            out.append("    return (" + ", ".join(grads) + ("," if len(grads) == 1 else "") + ")")
+        out += ["", ""]
+        backward.append(f"    {op['name']!r}: {fn},")
+    out += ["BACKWARD = {"] + backward + ["}", ""]
+    return "\n".join(out)
+
+
+def to_python(tree, by_name):
+    """The formula as Python: ops go through _T._op (so they record their own backward, for
+    higher derivatives), helpers come from gt.autograd, reserved names get a trailing _."""
+    class Rewrite(ast.NodeTransformer):
+        def visit_Name(self, node):
+            return ast.copy_location(ast.Name(py_name(node.id), node.ctx), node)
+
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            f = node.func.id
+            if f in HELPERS:
+                node.func = ast.Attribute(ast.Name("_h", ast.Load()), f, ast.Load())
+            else:
+                node.args = [ast.Constant(f)] + node.args
+                node.func = ast.Attribute(ast.Name("_T", ast.Load()), "_op", ast.Load())
+            return node
+    import copy
+    return Rewrite().visit(copy.deepcopy(tree))
+
+
+# ---------------------------------------------------------------- main
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    try:
+        with open(path) as f:
+            if f.read() == text:
+                return  # unchanged: keep the timestamp (no rebuild)
+    except FileNotFoundError:
+        pass
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out-include", required=True, help="directory for the C++ and ODS outputs")
+    p.add_argument("--out-python", required=True, help="the generated Python module")
+    p.add_argument("specs", nargs="+", help="spec files, in op-code order")
+    args = p.parse_args()
+    try:
+        ops = load(args.specs)
+        check_formulas(ops)
+    except SpecError as e:
+        print(f"ops/generate.py: error: {e}", file=sys.stderr)
+        return 1
+    inc = args.out_include
+    write(os.path.join(inc, "gt/Core/OpCodes.inc"), gen_opcodes(ops))
+    write(os.path.join(inc, "gt/Core/OpSpecs.inc"), gen_opspecs(ops))
+    write(os.path.join(inc, "gt/Core/Derivatives.inc"), gen_derivatives(ops))
+    write(os.path.join(inc, "gt/Dialect/GTOpsGen.td"), gen_ods(ops))
+    write(args.out_python, gen_python(ops))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

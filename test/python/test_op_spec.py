@@ -1,0 +1,171 @@
+"""The op spec (ops/*.yaml) against the running system.
+
+Plan-key collisions: for every attribute a client op declares, two batches that differ only in
+that attribute run one after the other (the first twice, so its plan is cached); the second
+must give its own result, not the first's. They run in a sharded session (a config loaded:
+its cached plans hold the per-worker programs with their attributes, so a false hit returns the
+first batch's result) and in a plain one. A new attribute in the spec without a case here
+fails `test_every_declared_attribute_has_a_collision_case`.
+"""
+import numpy as np
+import pytest
+
+import gt
+from gt import _C, _ops
+from gt._tensor import _op
+from conftest import Daemons
+
+F32, F64, I64 = gt.float32, gt.float64, gt.int64
+A = np.arange(6, dtype=np.float32).reshape(2, 3)
+B3 = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+SQ = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
+IDX = np.array([1, 0], dtype=np.int64)
+IDX2 = np.array([[1, 0], [0, 0]], dtype=np.int64)
+
+
+def _index_add(shape, axis, idx, src):
+    out = np.zeros(shape, np.float32)
+    for k, i in enumerate(idx):
+        if axis == 0:
+            out[i] += src[k]
+        else:
+            out[:, i] += src[:, k]
+    return out
+
+
+def _scatter_add(shape, axis, idx, src):
+    out = np.zeros(shape, np.float32)
+    for i in range(idx.shape[0]):
+        for j in range(idx.shape[1]):
+            if axis == 0:
+                out[idx[i, j], j] += src[i, j]
+            else:
+                out[i, idx[i, j]] += src[i, j]
+    return out
+
+
+def _reduce(np_fn):
+    return lambda x, axes, keepdims: np_fn(x, axis=tuple(axes), keepdims=keepdims)
+
+
+def _arg(np_fn):
+    def f(x, axes, keepdims):
+        r = np_fn(x, axis=axes[0])
+        return np.expand_dims(r, axes[0]) if keepdims else r
+    return f
+
+
+# op -> (operands as numpy arrays, base attributes, numpy oracle(*operands, **attrs)),
+# and attribute -> the value that replaces the base one.
+CASES = {
+    "full": ((), dict(shape=[2, 3], dtype=F32, value=1.0),
+             lambda shape, dtype, value: np.full(shape, value, gt.dtypes.numpy_dtype(dtype)),
+             dict(shape=[2, 4], dtype=F64, value=2.0)),
+    "cast": ((A,), dict(dtype=F64), lambda x, dtype: x.astype(gt.dtypes.numpy_dtype(dtype)), dict(dtype=I64)),
+    "transpose": ((B3,), dict(perm=[1, 0, 2]), lambda x, perm: x.transpose(perm), dict(perm=[0, 2, 1])),
+    "reshape": ((A,), dict(shape=[6]), lambda x, shape: x.reshape(shape), dict(shape=[3, 2])),
+    "broadcast_to": ((A[:1],), dict(shape=[2, 3]), lambda x, shape: np.broadcast_to(x, shape), dict(shape=[4, 3])),
+    "slice": ((np.arange(8, dtype=np.float32),), dict(shape=[3], starts=[0], steps=[2]),
+              lambda x, shape, starts, steps: x[starts[0]::steps[0]][:shape[0]],
+              dict(shape=[2], starts=[1], steps=[3])),
+    "slice_scatter": ((np.zeros(8, np.float32), np.ones(2, np.float32)), dict(starts=[0], steps=[2]),
+                      lambda b, s, starts, steps: _put(b, s, starts[0], steps[0]), dict(starts=[1], steps=[3])),
+    "concat": ((SQ, SQ + 10), dict(axis=0), lambda a, b, axis: np.concatenate([a, b], axis), dict(axis=1)),
+    "sum": ((A,), dict(axes=[0], keepdims=False), _reduce(np.sum), dict(axes=[1], keepdims=True)),
+    "mean": ((A,), dict(axes=[0], keepdims=False), _reduce(np.mean), dict(axes=[1], keepdims=True)),
+    "max": ((A,), dict(axes=[0], keepdims=False), _reduce(np.max), dict(axes=[1], keepdims=True)),
+    "min": ((A,), dict(axes=[0], keepdims=False), _reduce(np.min), dict(axes=[1], keepdims=True)),
+    "argmax": ((A,), dict(axes=[0], keepdims=False), _arg(np.argmax), dict(axes=[1], keepdims=True)),
+    "argmin": ((A,), dict(axes=[0], keepdims=False), _arg(np.argmin), dict(axes=[1], keepdims=True)),
+    "one_hot": ((np.array([0, 2], np.int64),), dict(num_classes=3, dtype=I64),
+                lambda x, num_classes, dtype: np.eye(num_classes, dtype=gt.dtypes.numpy_dtype(dtype))[x],
+                dict(num_classes=4, dtype=F32)),
+    "index_select": ((SQ, IDX), dict(axis=0), lambda x, i, axis: np.take(x, i, axis), dict(axis=1)),
+    "index_add": ((IDX, SQ), dict(shape=[2, 2], axis=0), lambda i, s, shape, axis: _index_add(shape, axis, i, s),
+                  dict(shape=[3, 2], axis=1)),
+    "gather": ((SQ, IDX2), dict(axis=0), lambda x, i, axis: np.take_along_axis(x, i, axis), dict(axis=1)),
+    "scatter_add": ((IDX2, SQ), dict(shape=[2, 2], axis=0), lambda i, s, shape, axis: _scatter_add(shape, axis, i, s),
+                    dict(shape=[3, 2], axis=1)),
+}
+# A changed axis of index_add/scatter_add needs a shape that fits it: the pairs to run.
+TOGETHER = {("index_add", "axis"): dict(shape=[2, 2]), ("scatter_add", "axis"): dict(shape=[2, 2])}
+
+
+def _put(base, source, start, step):
+    out = base.copy()
+    out[start::step][:len(source)] = source
+    return out
+
+
+# Ops a client cannot send (the dispatcher's passes make them), and ops whose attributes are
+# data rather than structure (upload's bytes; random streams are checked below).
+NOT_CLIENT = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "all_slice", "move", "send", "recv"}
+
+
+def test_every_declared_attribute_has_a_collision_case():
+    missing = []
+    for name in _ops.CODES:
+        if name in NOT_CLIENT or name in ("upload", "randn", "rand", "shard"):
+            continue
+        for attr in _C.op_attrs(name):
+            if name not in CASES or attr not in CASES[name][3]:
+                missing.append(f"{name}.{attr}")
+    assert not missing, f"attributes without a plan-key collision case: {missing}"
+
+
+@pytest.fixture(scope="module")
+def sessions():
+    """A plain session and a sharded one (a config loaded) on daemons of their own."""
+    d = Daemons()
+    plain, sharded = d.client(), d.client()
+    sharded.load_config("data:\n  shard: {axis: 0}\n", "data.yaml")
+    yield {"plain": plain, "sharded": sharded}
+    del plain, sharded
+    d.stop()
+
+
+def _run(c, name, operands, attrs):
+    """One batch: upload the operands, run the op, fetch its result (raw client calls)."""
+    ids = [c.upload(o, list(o.shape), gt.dtypes.resolve(o.dtype).code)[0] for o in operands]
+    wire = {k: (v.code if isinstance(v, gt.dtype) else v) for k, v in attrs.items()}
+    result = c.emit(_C.op_code(name), ids, wire)[0]
+    data, shape, code = c.fetch(result)
+    for i in ids + [result]:
+        c.release(i)
+    return np.frombuffer(data, gt.dtypes.numpy_dtype(gt.dtypes.from_code(code))).reshape(shape)
+
+
+@pytest.mark.parametrize("session", ["plain", "sharded"])
+@pytest.mark.parametrize("name,attr", [(n, a) for n in CASES for a in CASES[n][3]])
+def test_no_false_plan_cache_hit(sessions, session, name, attr):
+    operands, base, oracle, changes = CASES[name]
+    other = dict(base, **{attr: changes[attr]}, **TOGETHER.get((name, attr), {}))
+    for attrs in (base, base, other):
+        got = _run(sessions[session], name, operands, attrs)
+        want = oracle(*operands, **attrs)
+        assert got.shape == want.shape, (name, attrs)
+        np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=f"{name} {attrs}")
+
+
+def test_random_streams_follow_their_seed_through_the_plan_cache():
+    # The seed is a runtime attribute: not in the plan key, yet every batch draws its own.
+    draws = [_op("randn", shape=[64], seed=s, dtype=F32).numpy() for s in (1, 1, 2)]
+    np.testing.assert_array_equal(draws[0], draws[1])
+    assert not np.array_equal(draws[1], draws[2])
+    assert _op("rand", shape=[3, 2], seed=5, dtype=F64).numpy().shape == (3, 2)
+    assert _op("rand", shape=[3, 2], seed=5, dtype=F32).numpy().dtype == np.float32
+
+
+def test_an_undeclared_attribute_is_refused_at_the_users_line():
+    x = gt.ones(3)
+    with pytest.raises(ValueError, match=r"exp has no attribute 'axes' \(it takes: none\)"):
+        _op("exp", x, axes=[0])
+    with pytest.raises(ValueError, match=r"transpose has no attribute 'axes' \(it takes: perm\)"):
+        _op("transpose", x, axes=[0])
+
+
+def test_spec_docstrings_reach_the_python_api():
+    assert gt.exp.__doc__.startswith("e^x")
+    assert gt.Tensor.exp is gt.exp and gt.Tensor.sigmoid is gt.sigmoid
+    assert "bool mask" in gt.lt.__doc__
+    assert set(_ops.FUNCTIONS) <= set(dir(gt))
