@@ -56,7 +56,6 @@ int64_t getInt(const OpAttrs &attrs, const AttrSpec &spec) {
   case AttrSlot::Count: return attrs.count;
   case AttrSlot::DType: return int64_t(attrs.dtype);
   case AttrSlot::Reduce: return attrs.reduce;
-  case AttrSlot::Value: return int64_t(attrs.value);
   default: throw std::logic_error(std::string("attribute ") + spec.name + " has no integer storage");
   }
 }
@@ -86,7 +85,6 @@ void setInt(OpAttrs &attrs, const AttrSpec &spec, int64_t value) {
     if (value < 0 || value > 2) throw std::invalid_argument("unknown reduction kind " + std::to_string(value));
     attrs.reduce = uint8_t(value);
     break;
-  case AttrSlot::Value: attrs.value = double(value); break;
   default: throw std::logic_error(std::string("attribute ") + spec.name + " has no integer storage");
   }
 }
@@ -116,9 +114,9 @@ void appendAttrsKey(OpCode code, const OpAttrs &a, std::string &key) {
   for (const AttrSpec &spec : opInfo(code).attrs) {
     if (spec.runtime || spec.place == AttrPlace::MlirOnly) continue;
     if (spec.type == AttrType::I64Array || spec.type == AttrType::Shape) {
-      std::vector<int64_t> v = getInts(a, spec);
+      const std::vector<int64_t> &v = *listSlot(const_cast<OpAttrs &>(a), spec.slot); // no copy: per instruction
       put(int64_t(v.size()));
-      for (int64_t x : v) put(x);
+      key.append(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(int64_t));
     } else if (spec.type == AttrType::F64) {
       int64_t bits;
       std::memcpy(&bits, &a.value, sizeof bits);

@@ -105,7 +105,7 @@ const AttrSpec *findAttr(OpCode code, std::string_view name);
 
 /// Typed access to a declared attribute's storage (std::out_of_range for an element of a list
 /// slot that the list does not have).
-int64_t getInt(const OpAttrs &attrs, const AttrSpec &spec);                    ///< I64 (and Reduce, as a code)
+int64_t getInt(const OpAttrs &attrs, const AttrSpec &spec);                    ///< I64, Bool, DType, Reduce (as codes); std::logic_error for F64
 std::vector<int64_t> getInts(const OpAttrs &attrs, const AttrSpec &spec);      ///< I64Array, Shape
 void setInt(OpAttrs &attrs, const AttrSpec &spec, int64_t value);
 void setInts(OpAttrs &attrs, const AttrSpec &spec, std::vector<int64_t> values);
