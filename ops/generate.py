@@ -40,18 +40,41 @@ DTYPE_RULES = {
     "promote_float": "PromoteFloat",  # operands promote to a floating-point dtype
     "promote_or_bool": "PromoteOrBool",  # operands promote; bool allowed (or / and)
     "bool": "Bool",              # the result is a bool mask
+    "accumulate": "Accumulate",  # sums: bool and int32 give int64, the rest is kept
+    "index": "Index",            # an int64 index (argmax); the operand is not bool
 }
 ATTR_TYPES = {  # spec type -> (C++ AttrType, ODS attribute)
     "i64": ("I64", "I64Attr"), "i64[]": ("I64Array", "DenseI64ArrayAttr"), "f64": ("F64", "F64Attr"),
+    # axes of the first operand: checked against its rank, normalized by the Python client
+    "axis": ("I64", "I64Attr"), "axes": ("I64Array", "DenseI64ArrayAttr"),
     "bool": ("Bool", "BoolAttr"), "dtype": ("DType", None), "shape": ("Shape", None),
     "reduce": ("Reduce", "StrAttr"),
 }
 SLOTS = {"shape": "Shape", "axes": "Axes", "starts": "Starts", "steps": "Steps", "keepdims": "Keepdims",
          "value": "Value", "seed": "Seed", "count": "Count", "dtype": "DType", "workers": "Workers",
          "sources": "Sources", "reduce": "Reduce"}
+# Shape rules: a function gt::shape::<name> in lib/Core/ShapeRules.cpp. Kinds with a generic
+# rule default to it; an op of any other kind has a rule of its own name (shape::sliceScatter).
+SHAPE_DEFAULTS = {"creation": "creation", "unary": "unary", "binary": "broadcast", "compare": "broadcast",
+                  "select": "select", "matmul": "matmul", "reduction": "reduction", "lifetime": "same",
+                  "distribution": "redistribute"}
+# Sharding rules of gt-propagate-sharding (lib/Dialect/Transforms/PropagateSharding.cpp).
+SHARDING_RULES = {
+    "replicated": "Replicated",      # every operand whole on the op's workers
+    "creation": "Creation",          # laid out as a `shard:` signal says
+    "elementwise": "Elementwise",    # a split operand's axis splits the result
+    "batch": "Batch",                # elementwise over all but the last two axes (tril, triu)
+    "outside_axes": "OutsideAxes",   # elementwise over the axes no axis/axes attribute names (cumsum)
+    "matmul": "Matmul", "reduction": "Reduction", "layout": "Layout", "index": "Index",
+    "distribution": "Distribution",
+}
+SHARDING_DEFAULTS = {"unary": "elementwise", "binary": "elementwise", "compare": "elementwise",
+                     "select": "elementwise", "lifetime": "replicated"}
+PARTIALS = {"none": -1, "sum": 0, "max": 1, "min": 2}  # gt::ReduceKind
 OP_FIELDS = {"name", "kind", "summary", "description", "doc", "operands", "results", "attrs", "dtype",
-             "fusible", "pure", "python", "method", "differentiable", "nondifferentiable", "grad"}
-ATTR_FIELDS = {"name", "type", "storage", "in", "runtime", "default", "doc"}
+             "fusible", "pure", "python", "method", "differentiable", "nondifferentiable", "grad", "shape",
+             "sharding", "partial"}
+ATTR_FIELDS = {"name", "type", "storage", "in", "runtime", "default", "doc", "python"}
 # Functions a derivative formula may call besides ops: implemented in python/gt/autograd.py
 # (and, when the tape moves to C++, in the client core). name -> (arguments, what it returns).
 HELPERS = {
@@ -116,6 +139,13 @@ def normalize(op):
     op.setdefault("nondifferentiable", [])
     op.setdefault("grad", {})
     op.setdefault("doc", op.get("summary", ""))
+    op.setdefault("shape", SHAPE_DEFAULTS.get(op["kind"], name))
+    op.setdefault("sharding", SHARDING_DEFAULTS.get(op["kind"], op["kind"]))
+    op.setdefault("partial", "none")
+    if op["sharding"] not in SHARDING_RULES:
+        fail(name, f"unknown sharding rule {op['sharding']!r} (one of {', '.join(SHARDING_RULES)})")
+    if op["partial"] not in PARTIALS:
+        fail(name, f"unknown partial {op['partial']!r} (one of {', '.join(PARTIALS)})")
     if "summary" not in op:
         fail(name, "needs a summary (one line, with shapes)")
     op["description"] = op.get("description", "").replace("{name}", name).rstrip()
@@ -205,7 +235,7 @@ def parse_formula(op, operand, formula):
     except SyntaxError as e:
         fail(op["name"], f"grad of {operand} is not an expression: {formula} ({e.msg})")
     allowed = (ast.BinOp, ast.UnaryOp, ast.Compare, ast.Call, ast.Name, ast.Constant, ast.Attribute, ast.keyword,
-               ast.Load, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.USub, ast.Gt, ast.Lt, ast.GtE, ast.LtE, ast.Eq,
+               ast.List, ast.Load, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.USub, ast.Gt, ast.Lt, ast.GtE, ast.LtE, ast.Eq,
                ast.NotEq)
     for node in ast.walk(tree):
         if not isinstance(node, allowed):
@@ -222,7 +252,7 @@ CMPOPS = {ast.Gt: "gt", ast.Lt: "lt", ast.GtE: "ge", ast.LtE: "le", ast.Eq: "eq"
 def formula_steps(op, tree):
     """Flattens a formula into steps: (kind, name, args, keywords). Args refer to earlier steps
     by index. Kinds: input (an operand, a name), grad, result, attr (a name), const (a number),
-    shape (of a step), op (a gt op), helper."""
+    shape (of a step), list (of steps: an axis list such as `[axis]`), op (a gt op), helper."""
     steps = []
 
     def emit(kind, name="", args=(), keywords=()):
@@ -244,6 +274,8 @@ def formula_steps(op, tree):
             return emit("attr", n.id)
         if isinstance(n, ast.Attribute):
             return emit("shape", "", [walk(n.value)])
+        if isinstance(n, ast.List):
+            return emit("list", "", [walk(e) for e in n.elts])
         if isinstance(n, ast.UnaryOp):
             return emit("op", "neg", [walk(n.operand)])
         if isinstance(n, ast.BinOp):
@@ -286,15 +318,20 @@ def gen_opspecs(ops):
             place = {"attribute": "Attribute", "result": "Result", "mlir": "MlirOnly"}[a["in"]]
             default = a.get("default")
             default = "" if default is None else str(default).lower() if isinstance(default, bool) else str(default)
+            names_axes = a["type"] in ("axis", "axes")
             out.append(f"    {{{cstr(a['name'])}, AttrType::{ATTR_TYPES[a['type']][0]}, AttrSlot::{a['slot']}, "
-                       f"{a['index']}, AttrPlace::{place}, {str(a['runtime']).lower()}, {cstr(default)}}},")
+                       f"{a['index']}, AttrPlace::{place}, {str(a['runtime']).lower()}, {cstr(default)}, "
+                       f"{str(names_axes).lower()}}},")
         out.append("};")
     out += ["", "static constexpr OpInfo kOps[] = {"]
     for op in ops:
         attrs = f"k{camel(op['name'])}Attrs" if op["attrs"] else "{}"
+        shape = camel(op["shape"])
+        shape = shape[:1].lower() + shape[1:]
         out.append(f"    {{OpCode::{camel(op['name'])}, {cstr(op['name'])}, OpKind::{KINDS[op['kind']]}, {op['arity']}, "
                    f"{op['results']}, DTypeRule::{DTYPE_RULES[op['dtype']]}, {str(op['fusible']).lower()}, "
-                   f"{str(op['differentiable']).lower()}, {attrs}, {cstr(op['summary'])}}},")
+                   f"{str(op['differentiable']).lower()}, {attrs}, {cstr(op['summary'])}, &shape::{shape}, "
+                   f"ShardingRule::{SHARDING_RULES[op['sharding']]}, {PARTIALS[op['partial']]}}},")
     out.append("};")
     return "\n".join(out) + "\n"
 
@@ -401,17 +438,10 @@ def gen_python(ops):
     for op in ops:
         if op["python"] != "generated":
             continue
-        n = op["name"]
-        doc = op["doc"].rstrip(".")
-        if op["kind"] == "unary":
-            doc += "; same shape and dtype as the input (floats only unless noted)."
-            out += [f"def {n}(x):", f'    """{doc}"""', f"    return _T._op({n!r}, x)", "", ""]
-        else:
-            doc += "." if op["kind"] != "compare" else " (broadcasting; a bool mask)."
-            out += [f"def {n}(a, b):", f'    """{doc}"""', f"    return _T._op({n!r}, a, b)", "", ""]
-        functions.append(n)
+        out += python_function(op)
+        functions.append(op["name"])
         if op["method"]:
-            methods.append(n)
+            methods.append(op["name"])
     out.append("FUNCTIONS = (" + "".join(f"{f!r}, " for f in functions) + ")")
     out.append("__all__ = list(FUNCTIONS)")
     out.append("METHODS = (" + "".join(f"{m!r}, " for m in methods) + ")")
@@ -453,6 +483,40 @@ def gen_python(ops):
         backward.append(f"    {op['name']!r}: {fn},")
     out += ["BACKWARD = {"] + backward + ["}", ""]
     return "\n".join(out)
+
+
+# How a generated function turns a Python argument into an attribute value, by spec type.
+PY_CONVERT = {"axis": "_T._dim({p}, x.ndim)", "axes": "_T._dims({p}, x.ndim)", "bool": "bool({p})",
+              "i64": "int({p})", "f64": "float({p})"}
+
+
+def python_function(op):
+    """A generated public function: the operands (x; or a, b), then one parameter per attribute
+    under its `python:` name, converted by type (axes normalized against x)."""
+    n = op["name"]
+    operands = ["x"] if len(op["operands"]) == 1 else ["a", "b"] if len(op["operands"]) == 2 else None
+    if operands is None or any(o["variadic"] or o["optional"] for o in op["operands"]):
+        fail(n, "python: generated supports ops of one or two plain operands (write it in python/gt/_tensor.py)")
+    params, args, docs = list(operands), [], []
+    for a in op["attrs"]:
+        if a["in"] != "attribute":
+            fail(n, f"python: generated cannot set attribute {a['name']} (in: {a['in']}); write the function by hand")
+        p = a.get("python") or fail(n, f"attribute {a['name']} needs a `python:` parameter name for the generated function")
+        if a["type"] not in PY_CONVERT:
+            fail(n, f"attribute {a['name']}: a generated function cannot take a {a['type']}")
+        params.append(f"{p}={a['default']!r}" if "default" in a else p)
+        args.append(f"{a['name']}={PY_CONVERT[a['type']].format(p=p)}")
+        docs.append(f"{p}: {a['doc']}" if a["doc"] else p)
+    doc = op["doc"].rstrip(".")
+    if op["kind"] == "unary" and not op["attrs"]:
+        doc += "; same shape and dtype as the input (floats only unless noted)"
+    elif op["kind"] == "compare":
+        doc += " (broadcasting; a bool mask)"
+    doc += "."
+    if docs:
+        doc += "\n\n" + "\n".join("    " + d for d in docs) + "\n    "
+    call = ", ".join([repr(n)] + operands + args)
+    return [f"def {n}({', '.join(params)}):", f'    """{doc}"""', f"    return _T._op({call})", "", ""]
 
 
 def to_python(tree, by_name):

@@ -681,6 +681,17 @@ def _dim(d, ndim):
     return _C.normalize_axes([d], builtins.max(ndim, 1))[0]
 
 
+def _dims(dims, ndim):
+    """Axes from None (all of them), an int or a sequence (negative ones count from the end),
+    sorted; raises gt.ShapeError for one out of range or repeated."""
+    if dims is None:
+        return list(range(ndim))
+    if isinstance(dims, (builtins.int, np.integer)):
+        dims = [dims]
+    dims = [builtins.int(d) for d in dims]
+    return _C.normalize_axes(dims, builtins.max(ndim, 1)) if dims else []
+
+
 def permute(x, *dims):
     dims = _shape_args(dims)
     if len(dims) != x.ndim:

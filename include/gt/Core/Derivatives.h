@@ -20,6 +20,7 @@ enum class StepKind : uint8_t {
   Attr,   ///< the forward op's attribute `name`
   Const,  ///< the number `name` (a 0-d tensor of the gradient's dtype where a tensor is needed)
   Shape,  ///< the shape of step args[0] (`x.shape`)
+  List,   ///< a list of the values of steps args (an axis list: `[axis]`)
   Op,     ///< the op `name` applied to steps args, with attributes from the `keywords` steps
   Helper, ///< the helper function `name` (see derivativeHelpers) applied to steps args
 };

@@ -60,10 +60,31 @@ struct AttrSpec {
   AttrPlace place;
   bool runtime;       ///< a value kernels take at run time (fill values, seeds): not in any key
   const char *defaultValue; ///< "" when the attribute has no default
+  bool namesAxes;     ///< spec type axis/axes: axes of the first operand, each in [0, rank)
 };
 
 /// How the generic shape functions decide the result dtype (the spec's `dtype:`).
-enum class DTypeRule : uint8_t { None, Float, Numeric, Any, Attr, FloatAttr, Promote, PromoteFloat, PromoteOrBool, Bool };
+enum class DTypeRule : uint8_t {
+  None, Float, Numeric, Any, Attr, FloatAttr, Promote, PromoteFloat, PromoteOrBool, Bool,
+  Accumulate, ///< sums: bool and int32 give int64, other dtypes are kept
+  Index,      ///< an int64 index (argmax); the operand must not be bool
+};
+
+/// How gt-propagate-sharding lays an op out across workers (the spec's `sharding:`; the rules
+/// are in lib/Dialect/Transforms/PropagateSharding.cpp).
+enum class ShardingRule : uint8_t {
+  Replicated,   ///< every operand whole on the op's workers
+  Creation,     ///< as a `shard:` signal says, else replicated
+  Elementwise,  ///< a split operand's axis splits the result (partial sums pass through add/sub)
+  Batch,        ///< elementwise over all axes but the last two, which stay whole (tril, triu)
+  OutsideAxes,  ///< elementwise over the axes that no axis/axes attribute names (cumsum, flip)
+  Matmul, Reduction, Layout, Index, Distribution, ///< rules of their own per op
+};
+
+struct OpInfo;
+/// A shape rule (gt/Core/ShapeRules.h): the result type of an op from its operand types and
+/// attributes; throws ShapeError / DTypeError naming the op.
+using ShapeFn = TensorType (*)(const OpInfo &, std::span<const TensorType>, const OpAttrs &);
 
 struct OpInfo {
   OpCode code;
@@ -76,6 +97,10 @@ struct OpInfo {
   bool differentiable;  ///< has derivative formulas (gt/Core/Derivatives.h)
   std::span<const AttrSpec> attrs;
   const char *summary;  ///< one line, from the spec
+  ShapeFn shape;        ///< the shape rule (spec `shape:`)
+  ShardingRule sharding;
+  int8_t partial;       ///< reductions: the gt::ReduceKind whose partial results a split reduced
+                        ///< axis gives (sum: sum and mean), -1: none (the input is gathered first)
 };
 
 /// The most tensors one concat op joins (its kernel takes each as an argument; gt.cat joins

@@ -8,6 +8,7 @@
 
 namespace gt {
 class ShardingConfig;
+enum class OpCode : uint16_t;
 }
 
 namespace mlir {
@@ -50,6 +51,12 @@ struct DispatcherPipelineOptions {
 
 /// The dispatcher's pass pipeline, in order. gt-opt exposes it as --gt-dispatcher-pipeline.
 void buildDispatcherPipeline(OpPassManager &pm, const DispatcherPipelineOptions &options);
+
+/// Whether gt-lower-to-linalg converts `code` (every compute op of the spec must), or leaves it
+/// (upload, free and the distribution ops: data, lifetime and movement, run by the executor).
+/// Otherwise the op has no lowering, and the pass fails on it with "failed to legalize".
+enum class LinalgLowering { Converted, Stays, Missing };
+LinalgLowering linalgLoweringOf(::gt::OpCode code);
 
 /// gt ops -> linalg on tensors with elementwise producers fused into their consumers
 /// (reductions included): gt-lower-to-linalg, canonicalize, linalg-fuse-elementwise-ops,

@@ -58,15 +58,18 @@ def GTPropagateSharding : Pass<"gt-propagate-sharding", "::mlir::ModuleOp"> {
     An op under a `shard:` signal (`gt.signal_axis`) none of whose operands is split or
     partial splits the first operand that enters its workers from outside (an activation from
     another pipeline stage, a batch made outside the signal) along the signal's axis, so the
-    signal shards the compute and not only the tensors made under it. Per-op rules (MLIR mesh
-    vocabulary; anything not listed falls back to replicated operands, always correct):
+    signal shards the compute and not only the tensors made under it. Each op's spec names its
+    rule (`sharding:` in ops/*.yaml; MLIR mesh vocabulary; anything not listed falls back to
+    replicated operands, always correct):
     - elementwise: a split operand keeps its axis; operands that broadcast along it must be
       replicated; two partial(sum) operands of add/sub stay partial; other partials are resolved;
+    - batch (tril, triu) and outside_axes (cumsum, flip): a split axis the op does not compute
+      along (not one of the last two; not one its axis attributes name) is kept, others gathered;
     - matmul: split rows/batch x replicated -> split rows (data parallel); replicated x split
       columns -> split columns (column-parallel); split k x split k -> partial(sum)
       (row-parallel); a replicated operand opposite a split k is sliced locally (all_slice);
-    - reductions: over a split axis -> partial(sum) for sum/mean, partial(max|min) for max/min
-      (argmax/argmin gather first); over other axes the split axis is renumbered;
+    - reductions: over a split axis -> the spec's `partial:` (sum for sum/mean, max, min; ops
+      without one, such as argmax, gather first); over other axes the split axis is renumbered;
     - transpose, reshape (when the split axis survives), broadcast_to, slice and concat (off
       the split axis) carry the split; transpose, reshape and slice of a partial stay partial;
     - one_hot, index_select (rows of a replicated table picked by split indices),
@@ -188,6 +191,9 @@ def GTPlace : Pass<"gt-place", "::mlir::ModuleOp"> {
 def GTLowerToLinalg : Pass<"gt-lower-to-linalg", "::mlir::ModuleOp"> {
   let summary = "lowers gt compute ops to linalg/tensor/arith/math on tensors";
   let description = [{
+    A dialect conversion: one pattern per op under a ConversionTarget where the gt dialect is
+    illegal except for upload, free and the distribution ops, so a compute op without a
+    lowering fails with "failed to legalize operation 'gt.<op>'".
     Elementwise ops (with broadcasting as indexing maps), reductions, matmul, one_hot, full
     and randn become `linalg.generic`/`linalg.fill`; transpose becomes `linalg.transpose` and
     reshape `tensor.reshape`. `gt.upload` and `gt.free` are left alone (they are data and

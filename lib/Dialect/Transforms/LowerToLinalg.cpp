@@ -1,5 +1,11 @@
 // gt-lower-to-linalg: gt compute ops -> linalg/tensor/arith/math on tensors.
 //
+// A dialect conversion (MLIR's Toy tutorial, chapter 5): one ConversionPattern per op, whose
+// lowering function is shared by a family (kOpLowerings, kKindLowerings at the end), under a
+// ConversionTarget where the gt dialect is illegal except for data, lifetime and movement ops
+// (upload, free, the distribution ops). A compute op of the spec without a lowering fails the
+// pass with "failed to legalize operation 'gt.<op>'".
+//
 // Every op becomes one structured op (or a short chain of them):
 //   elementwise(a, b)   => linalg.generic, broadcasting written as constant-0 indexing maps
 //   reduce(x, axes)     => linalg.fill(init) + linalg.generic with reduction iterators
@@ -11,6 +17,7 @@
 //   index_select / gather => linalg.generic reading the input with tensor.extract
 //   index_add / scatter_add => a dense linalg.generic reduction over the indices (no atomics;
 //                          the GPU), or with scatter-loops scf.for loops over the source (the CPU)
+#include "gt/Dialect/GTDialect.h"
 #include "gt/Dialect/GTOps.h"
 #include "gt/Dialect/Passes.h"
 
@@ -21,6 +28,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 #include <cmath>
 #include <limits>
@@ -518,133 +526,263 @@ Value lowerScatterAddLoops(OpBuilder &b, Location loc, Value indices, Value sour
   return nest.results.front();
 }
 
-/// Builds the linalg form of one gt op; null if the op is not compute (upload, free).
-/// `scatterLoops`: index_add/scatter_add as loops (lowerScatterAddLoops), not dense.
-Value lowerOp(OpBuilder &b, Operation *op, const core::OpInfo &info, bool scatterLoops) {
-  Location loc = op->getLoc();
-  if (info.code == OpCode::Upload || info.code == OpCode::Free) return {};
-  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
-  Type elem = resultType.getElementType();
-  ValueRange in = op->getOperands();
-  core::OpAttrs attrs = attrsOf(op);
+// ---------------------------------------------------------------- one lowering per op or family
 
-  switch (info.kind) {
-  case core::OpKind::Creation: {
-    if (info.code == OpCode::Full) {
-      Value v = in.empty() ? Value(b.create<arith::ConstantOp>(loc, b.getF64FloatAttr(attrs.value)))
-                           : Value(b.create<tensor::ExtractOp>(loc, in[0], ValueRange{}));
-      // A generic rather than linalg.fill, so that elementwise fusion folds fills into
-      // their consumers inside fused regions.
-      Value scalar = convertScalar(b, loc, v, elem);
-      return buildElementwise(b, loc, resultType, {}, [&](OpBuilder &, Location, ValueRange) { return scalar; });
-    }
-    Value seed = in.empty() ? Value(b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(attrs.seed)))
-                            : Value(b.create<tensor::ExtractOp>(loc, in[0], ValueRange{}));
-    return lowerRandom(b, loc, info.code, seed, resultType);
-  }
-  case core::OpKind::Unary:
-    return buildElementwise(b, loc, resultType, in, [&](OpBuilder &nb, Location nloc, ValueRange a) {
-      if (info.code == OpCode::Cast) return convertScalar(nb, nloc, a[0], elem);
-      Type compute = computeType(elem);
-      Value r = scalarUnary(nb, nloc, info.code, convertScalar(nb, nloc, a[0], compute), compute);
-      return convertScalar(nb, nloc, r, elem);
-    });
-  case core::OpKind::Binary: case core::OpKind::Compare: {
-    Type compute = elem;
-    if (info.kind == core::OpKind::Compare)
-      compute = toElementType(b.getContext(), core::promoteTypes(*toDType(getElementTypeOrSelf(in[0])),
-                                                                 *toDType(getElementTypeOrSelf(in[1]))));
-    compute = computeType(compute);
-    return buildElementwise(b, loc, resultType, in, [&](OpBuilder &nb, Location nloc, ValueRange a) {
-      Value r = scalarBinary(nb, nloc, info.code, convertScalar(nb, nloc, a[0], compute),
-                             convertScalar(nb, nloc, a[1], compute));
-      return convertScalar(nb, nloc, r, elem);
-    });
-  }
-  case core::OpKind::Select:
-    return buildElementwise(b, loc, resultType, in, [&](OpBuilder &nb, Location nloc, ValueRange a) {
-      return nb.create<arith::SelectOp>(nloc, a[0], convertScalar(nb, nloc, a[1], elem),
-                                        convertScalar(nb, nloc, a[2], elem)).getResult();
-    });
-  case core::OpKind::Matmul:
-    return lowerMatmul(b, loc, in[0], in[1], resultType);
-  case core::OpKind::Layout:
-    if (info.code == OpCode::Reshape) return reshapeTo(b, loc, in[0], resultType);
-    if (info.code == OpCode::Slice)
-      return b.create<tensor::ExtractSliceOp>(loc, resultType, in[0], indexAttrs(b, attrs.starts),
-                                              indexAttrs(b, resultType.getShape()), indexAttrs(b, attrs.steps));
-    if (info.code == OpCode::SliceScatter) {
-      auto src = cast<RankedTensorType>(in[1].getType());
-      return b.create<tensor::InsertSliceOp>(loc, in[1], in[0], indexAttrs(b, attrs.starts),
-                                             indexAttrs(b, src.getShape()), indexAttrs(b, attrs.steps));
-    }
-    if (info.code == OpCode::Concat) {
-      Value result = emptyLike(b, loc, resultType);
-      SmallVector<int64_t> offsets(resultType.getRank(), 0), ones(resultType.getRank(), 1);
-      for (Value part : in) {
-        auto t = cast<RankedTensorType>(part.getType());
-        result = b.create<tensor::InsertSliceOp>(loc, part, result, indexAttrs(b, offsets),
-                                                 indexAttrs(b, t.getShape()), indexAttrs(b, ones));
-        offsets[attrs.axes[0]] += t.getDimSize(attrs.axes[0]);
-      }
-      return result;
-    }
-    if (info.code == OpCode::BroadcastTo)
-      return buildElementwise(b, loc, resultType, in, [](OpBuilder &, Location, ValueRange a) { return a[0]; });
-    return b.create<linalg::TransposeOp>(loc, in[0], emptyLike(b, loc, resultType), attrs.axes)->getResult(0);
-  case core::OpKind::Reduction:
-    if (info.code == OpCode::Argmax || info.code == OpCode::Argmin)
-      return lowerArgExtremum(b, loc, info.code, in[0], attrs.axes[0], resultType);
-    return lowerReduction(b, loc, info.code, in[0], attrs.axes, resultType);
-  case core::OpKind::Index: {
-    if (info.code == OpCode::IndexSelect || info.code == OpCode::Gather)
-      return lowerGather(b, loc, in[0], in[1], attrs.axes[0], info.code == OpCode::Gather, resultType);
-    if ((info.code == OpCode::IndexAdd || info.code == OpCode::ScatterAdd) && scatterLoops)
-      return lowerScatterAddLoops(b, loc, in[0], in[1], attrs.axes[0], info.code == OpCode::ScatterAdd, resultType);
-    if (info.code == OpCode::IndexAdd || info.code == OpCode::ScatterAdd)
-      return lowerScatterAdd(b, loc, in[0], in[1], attrs.axes[0], info.code == OpCode::ScatterAdd, resultType);
-    // one_hot: result[..., c] = (input[...] == c)
-    int64_t rank = resultType.getRank();
-    SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank).getMajorSubMap(rank - 1),
-                                   b.getMultiDimIdentityMap(rank)};
-    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
-    auto generic = b.create<linalg::GenericOp>(
-        loc, TypeRange{resultType}, in, ValueRange{emptyLike(b, loc, resultType)}, maps, iters,
-        [&](OpBuilder &nb, Location nloc, ValueRange a) {
-          Value c = nb.create<arith::IndexCastOp>(nloc, nb.getI64Type(), nb.create<linalg::IndexOp>(nloc, rank - 1));
-          Value label = convertScalar(nb, nloc, a[0], nb.getI64Type());
-          Value hit = nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::eq, c, label);
-          nb.create<linalg::YieldOp>(nloc, convertScalar(nb, nloc, hit, elem));
-        });
-    return generic.getResult(0);
-  }
-  case core::OpKind::Lifetime: case core::OpKind::Distribution:
-    return {};
-  }
-  return {};
+/// What a lowering gets: the op, its operands (already converted), its attributes, and the
+/// pass' options. It returns the replacement, or null when it has no form for this op (the
+/// conversion then fails naming the op).
+struct Lowering {
+  Operation *op;
+  const core::OpInfo &info;
+  ValueRange in;
+  core::OpAttrs attrs;
+  RankedTensorType resultType;
+  bool scatterLoops;
+  Location loc() const { return op->getLoc(); }
+  Type elem() const { return resultType.getElementType(); }
+};
+using LowerFn = Value (*)(OpBuilder &, const Lowering &);
+
+/// Whether `body` builds a scalar for arguments of these types, i.e. the scalar switch has a
+/// case for the op (built in a scratch block and erased): a forgotten case fails the
+/// conversion by name instead of leaving a linalg.generic with an empty body.
+bool hasScalarForm(MLIRContext *ctx, Location loc, ArrayRef<Type> args,
+                   function_ref<Value(OpBuilder &, ValueRange)> body) {
+  Block scratch;
+  OpBuilder b(ctx); // a detached block has no region to give a context
+  b.setInsertionPointToStart(&scratch);
+  SmallVector<Value> values;
+  for (Type t : args) values.push_back(scratch.addArgument(t, loc));
+  bool ok = bool(body(b, values));
+  while (!scratch.empty()) scratch.back().erase(); // users (later ops) first
+  return ok;
 }
+
+Value lowerFull(OpBuilder &b, const Lowering &l) {
+  Value v = l.in.empty() ? Value(b.create<arith::ConstantOp>(l.loc(), b.getF64FloatAttr(l.attrs.value)))
+                         : Value(b.create<tensor::ExtractOp>(l.loc(), l.in[0], ValueRange{}));
+  // A generic rather than linalg.fill, so that elementwise fusion folds fills into their
+  // consumers inside fused regions.
+  Value scalar = convertScalar(b, l.loc(), v, l.elem());
+  return buildElementwise(b, l.loc(), l.resultType, {}, [&](OpBuilder &, Location, ValueRange) { return scalar; });
+}
+
+Value lowerRandomOp(OpBuilder &b, const Lowering &l) {
+  Value seed = l.in.empty() ? Value(b.create<arith::ConstantOp>(l.loc(), b.getI64IntegerAttr(l.attrs.seed)))
+                            : Value(b.create<tensor::ExtractOp>(l.loc(), l.in[0], ValueRange{}));
+  return lowerRandom(b, l.loc(), l.info.code, seed, l.resultType);
+}
+
+/// Unary ops: scalarUnary's case for the op, computed in f32 for f16/bf16.
+Value lowerUnary(OpBuilder &b, const Lowering &l) {
+  Type elem = l.elem(), compute = computeType(elem);
+  if (l.info.code != OpCode::Cast &&
+      !hasScalarForm(b.getContext(), l.loc(), {compute}, [&](OpBuilder &pb, ValueRange a) {
+        return scalarUnary(pb, l.loc(), l.info.code, a[0], compute);
+      }))
+    return {};
+  return buildElementwise(b, l.loc(), l.resultType, l.in, [&](OpBuilder &nb, Location nloc, ValueRange a) {
+    if (l.info.code == OpCode::Cast) return convertScalar(nb, nloc, a[0], elem);
+    Value r = scalarUnary(nb, nloc, l.info.code, convertScalar(nb, nloc, a[0], compute), compute);
+    return convertScalar(nb, nloc, r, elem);
+  });
+}
+
+/// Binary ops and comparisons: scalarBinary's case, on the promoted operand type.
+Value lowerBinary(OpBuilder &b, const Lowering &l) {
+  Type compute = l.elem();
+  if (l.info.kind == core::OpKind::Compare)
+    compute = toElementType(b.getContext(), core::promoteTypes(*toDType(getElementTypeOrSelf(l.in[0])),
+                                                               *toDType(getElementTypeOrSelf(l.in[1]))));
+  compute = computeType(compute);
+  if (!hasScalarForm(b.getContext(), l.loc(), {compute, compute}, [&](OpBuilder &pb, ValueRange a) {
+        return scalarBinary(pb, l.loc(), l.info.code, a[0], a[1]);
+      }))
+    return {};
+  return buildElementwise(b, l.loc(), l.resultType, l.in, [&](OpBuilder &nb, Location nloc, ValueRange a) {
+    Value r = scalarBinary(nb, nloc, l.info.code, convertScalar(nb, nloc, a[0], compute),
+                           convertScalar(nb, nloc, a[1], compute));
+    return convertScalar(nb, nloc, r, l.elem());
+  });
+}
+
+Value lowerWhere(OpBuilder &b, const Lowering &l) {
+  return buildElementwise(b, l.loc(), l.resultType, l.in, [&](OpBuilder &nb, Location nloc, ValueRange a) {
+    return nb.create<arith::SelectOp>(nloc, a[0], convertScalar(nb, nloc, a[1], l.elem()),
+                                      convertScalar(nb, nloc, a[2], l.elem())).getResult();
+  });
+}
+
+Value lowerMatmulOp(OpBuilder &b, const Lowering &l) { return lowerMatmul(b, l.loc(), l.in[0], l.in[1], l.resultType); }
+
+Value lowerTranspose(OpBuilder &b, const Lowering &l) {
+  return b.create<linalg::TransposeOp>(l.loc(), l.in[0], emptyLike(b, l.loc(), l.resultType), l.attrs.axes)->getResult(0);
+}
+
+Value lowerReshape(OpBuilder &b, const Lowering &l) { return reshapeTo(b, l.loc(), l.in[0], l.resultType); }
+
+Value lowerBroadcastTo(OpBuilder &b, const Lowering &l) {
+  return buildElementwise(b, l.loc(), l.resultType, l.in, [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+}
+
+Value lowerSlice(OpBuilder &b, const Lowering &l) {
+  return b.create<tensor::ExtractSliceOp>(l.loc(), l.resultType, l.in[0], indexAttrs(b, l.attrs.starts),
+                                          indexAttrs(b, l.resultType.getShape()), indexAttrs(b, l.attrs.steps));
+}
+
+Value lowerSliceScatter(OpBuilder &b, const Lowering &l) {
+  auto src = cast<RankedTensorType>(l.in[1].getType());
+  return b.create<tensor::InsertSliceOp>(l.loc(), l.in[1], l.in[0], indexAttrs(b, l.attrs.starts),
+                                         indexAttrs(b, src.getShape()), indexAttrs(b, l.attrs.steps));
+}
+
+Value lowerConcat(OpBuilder &b, const Lowering &l) {
+  Value result = emptyLike(b, l.loc(), l.resultType);
+  int64_t axis = l.attrs.axes[0];
+  SmallVector<int64_t> offsets(l.resultType.getRank(), 0), ones(l.resultType.getRank(), 1);
+  for (Value part : l.in) {
+    auto t = cast<RankedTensorType>(part.getType());
+    result = b.create<tensor::InsertSliceOp>(l.loc(), part, result, indexAttrs(b, offsets),
+                                             indexAttrs(b, t.getShape()), indexAttrs(b, ones));
+    offsets[axis] += t.getDimSize(axis);
+  }
+  return result;
+}
+
+Value lowerReductionOp(OpBuilder &b, const Lowering &l) {
+  if (l.info.code == OpCode::Argmax || l.info.code == OpCode::Argmin)
+    return lowerArgExtremum(b, l.loc(), l.info.code, l.in[0], l.attrs.axes[0], l.resultType);
+  if (l.info.code != OpCode::Sum && l.info.code != OpCode::Mean && l.info.code != OpCode::Max &&
+      l.info.code != OpCode::Min)
+    return {};
+  return lowerReduction(b, l.loc(), l.info.code, l.in[0], l.attrs.axes, l.resultType);
+}
+
+Value lowerOneHot(OpBuilder &b, const Lowering &l) { // result[..., c] = (input[...] == c)
+  int64_t rank = l.resultType.getRank();
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank).getMajorSubMap(rank - 1), b.getMultiDimIdentityMap(rank)};
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  auto generic = b.create<linalg::GenericOp>(
+      l.loc(), TypeRange{l.resultType}, l.in, ValueRange{emptyLike(b, l.loc(), l.resultType)}, maps, iters,
+      [&](OpBuilder &nb, Location nloc, ValueRange a) {
+        Value c = nb.create<arith::IndexCastOp>(nloc, nb.getI64Type(), nb.create<linalg::IndexOp>(nloc, rank - 1));
+        Value label = convertScalar(nb, nloc, a[0], nb.getI64Type());
+        Value hit = nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::eq, c, label);
+        nb.create<linalg::YieldOp>(nloc, convertScalar(nb, nloc, hit, l.elem()));
+      });
+  return generic.getResult(0);
+}
+
+Value lowerIndexSelect(OpBuilder &b, const Lowering &l) {
+  return lowerGather(b, l.loc(), l.in[0], l.in[1], l.attrs.axes[0], /*perAxis=*/false, l.resultType);
+}
+
+Value lowerGatherOp(OpBuilder &b, const Lowering &l) {
+  return lowerGather(b, l.loc(), l.in[0], l.in[1], l.attrs.axes[0], /*perAxis=*/true, l.resultType);
+}
+
+Value lowerScatter(OpBuilder &b, const Lowering &l) {
+  bool perAxis = l.info.code == OpCode::ScatterAdd;
+  if (l.scatterLoops) return lowerScatterAddLoops(b, l.loc(), l.in[0], l.in[1], l.attrs.axes[0], perAxis, l.resultType);
+  return lowerScatterAdd(b, l.loc(), l.in[0], l.in[1], l.attrs.axes[0], perAxis, l.resultType);
+}
+
+/// The lowering of each op, by op or (when no op entry exists) by kind. An op of the spec with
+/// neither gets no pattern, and the conversion fails on it by name.
+struct OpLowering {
+  OpCode code;
+  LowerFn lower;
+};
+const OpLowering kOpLowerings[] = {
+    {OpCode::Full, lowerFull},
+    {OpCode::Randn, lowerRandomOp},
+    {OpCode::Rand, lowerRandomOp},
+    {OpCode::Where, lowerWhere},
+    {OpCode::Matmul, lowerMatmulOp},
+    {OpCode::Transpose, lowerTranspose},
+    {OpCode::Reshape, lowerReshape},
+    {OpCode::BroadcastTo, lowerBroadcastTo},
+    {OpCode::Slice, lowerSlice},
+    {OpCode::SliceScatter, lowerSliceScatter},
+    {OpCode::Concat, lowerConcat},
+    {OpCode::OneHot, lowerOneHot},
+    {OpCode::IndexSelect, lowerIndexSelect},
+    {OpCode::IndexAdd, lowerScatter},
+    {OpCode::Gather, lowerGatherOp},
+    {OpCode::ScatterAdd, lowerScatter},
+};
+struct KindLowering {
+  core::OpKind kind;
+  LowerFn lower;
+};
+const KindLowering kKindLowerings[] = {
+    {core::OpKind::Unary, lowerUnary},
+    {core::OpKind::Binary, lowerBinary},
+    {core::OpKind::Compare, lowerBinary},
+    {core::OpKind::Reduction, lowerReductionOp},
+};
+
+LowerFn loweringOf(const core::OpInfo &info) {
+  for (const OpLowering &l : kOpLowerings)
+    if (l.code == info.code) return l.lower;
+  for (const KindLowering &l : kKindLowerings)
+    if (l.kind == info.kind) return l.lower;
+  return nullptr;
+}
+
+/// Data, lifetime and movement stay for the executor: upload, free, and the distribution ops.
+bool staysGT(const core::OpInfo &info) {
+  return info.code == OpCode::Upload || info.kind == core::OpKind::Lifetime || info.kind == core::OpKind::Distribution;
+}
+
+/// One gt op -> its linalg form (a conversion pattern per op; the function is shared by a family).
+struct GTOpToLinalg : ConversionPattern {
+  GTOpToLinalg(MLIRContext *ctx, StringRef opName, LowerFn lower, bool scatterLoops)
+      : ConversionPattern(opName, /*benefit=*/1, ctx), lower(lower), scatterLoops(scatterLoops) {}
+
+  LogicalResult matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                                ConversionPatternRewriter &rewriter) const override {
+    const core::OpInfo &info = *opInfoOf(op);
+    Lowering l{op, info, operands, attrsOf(op), cast<RankedTensorType>(op->getResult(0).getType()), scatterLoops};
+    Value lowered = lower(rewriter, l);
+    if (!lowered) return rewriter.notifyMatchFailure(op, "no linalg form for this op");
+    rewriter.replaceOp(op, lowered);
+    return success();
+  }
+
+  LowerFn lower;
+  bool scatterLoops;
+};
 
 struct GTLowerToLinalgPass : impl::GTLowerToLinalgBase<GTLowerToLinalgPass> {
   using GTLowerToLinalgBase::GTLowerToLinalgBase;
   void runOnOperation() override {
-    SmallVector<Operation *> ops;
-    getOperation().walk([&](Operation *op) {
-      if (opInfoOf(op)) ops.push_back(op);
+    MLIRContext *ctx = &getContext();
+    ConversionTarget target(*ctx);
+    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect, math::MathDialect, scf::SCFDialect,
+                           tensor::TensorDialect, func::FuncDialect>();
+    // The gt dialect is illegal but for the ops that stay: a compute op without a lowering is an
+    // error naming it ("failed to legalize operation 'gt.expm1'").
+    target.addDynamicallyLegalDialect<GTDialect>([](Operation *op) {
+      const core::OpInfo *info = opInfoOf(op);
+      return !info || staysGT(*info); // gt.region and gt.yield have no op-table entry
     });
-    IRRewriter rewriter(&getContext());
-    for (Operation *op : ops) {
-      rewriter.setInsertionPoint(op);
-      const core::OpInfo &info = *opInfoOf(op);
-      if (Value lowered = lowerOp(rewriter, op, info, scatterLoops)) {
-        rewriter.replaceOp(op, lowered);
-      } else if (info.code != OpCode::Upload && info.kind != core::OpKind::Lifetime &&
-                 info.kind != core::OpKind::Distribution) { // data, lifetime and movement stay
-        // An op of the spec this lowering forgets fails here, by name, not later in LLVM.
-        op->emitOpError("has no lowering to linalg (lib/Dialect/Transforms/LowerToLinalg.cpp)");
-        return signalPassFailure();
-      }
+    RewritePatternSet patterns(ctx);
+    for (OpCode code = OpCode(0); code < OpCode::NumOps; code = OpCode(int(code) + 1)) {
+      const core::OpInfo &info = core::opInfo(code);
+      if (staysGT(info)) continue;
+      if (LowerFn lower = loweringOf(info))
+        patterns.add<GTOpToLinalg>(ctx, (GTDialect::getDialectNamespace() + "." + info.mnemonic).str(), lower,
+                                   scatterLoops);
     }
+    if (failed(applyPartialConversion(getOperation(), target, std::move(patterns)))) signalPassFailure();
   }
 };
 } // namespace
+
+LinalgLowering linalgLoweringOf(core::OpCode code) {
+  const core::OpInfo &info = core::opInfo(code);
+  if (staysGT(info)) return LinalgLowering::Stays;
+  return loweringOf(info) ? LinalgLowering::Converted : LinalgLowering::Missing;
+}
 } // namespace mlir::gt

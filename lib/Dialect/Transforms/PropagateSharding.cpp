@@ -144,11 +144,29 @@ private:
     int64_t rank = rankOf(op->getResult(0));
     if (group.size() == 1) return replicatedPlan(); // one worker: every layout is "replicated"
 
-    switch (info.kind) {
-    case core::OpKind::Creation:
+    switch (info.sharding) {
+    case core::ShardingRule::Replicated: return replicatedPlan();
+    case core::ShardingRule::Creation:
       if (auto s = op->getAttrOfType<ShardingAttr>(kShardingAttr)) return {{}, s.toCore()};
       return replicatedPlan();
-    case core::OpKind::Distribution: {
+    case core::ShardingRule::Batch: case core::ShardingRule::OutsideAxes: {
+      // One operand, the result of its shape: a split axis the op computes along (the last
+      // two for Batch, the axes its axis attributes name for OutsideAxes) is gathered first.
+      resolvePartials();
+      const Sharding &x = in[0];
+      if (!x.isSplit()) return replicatedPlan();
+      bool along = info.sharding == core::ShardingRule::Batch && x.axis >= rank - 2;
+      core::OpAttrs attrs = attrsOf(op);
+      for (const core::AttrSpec &spec : info.attrs) {
+        if (!spec.namesAxes || info.sharding != core::ShardingRule::OutsideAxes) continue;
+        std::vector<int64_t> axes = spec.type == core::AttrType::I64Array ? core::getInts(attrs, spec)
+                                                                          : std::vector<int64_t>{core::getInt(attrs, spec)};
+        along |= llvm::is_contained(axes, x.axis);
+      }
+      if (along) return replicatedPlan();
+      return {{x}, x};
+    }
+    case core::ShardingRule::Distribution: {
       if (info.code == OpCode::Shard) {
         auto s = op->getAttrOfType<ShardingAttr>(kShardingAttr);
         Sharding target = s ? s.toCore() : in[0];
@@ -156,7 +174,7 @@ private:
       }
       return {in, in.empty() ? repl : in[0]};
     }
-    case core::OpKind::Unary: case core::OpKind::Binary: case core::OpKind::Compare: case core::OpKind::Select: {
+    case core::ShardingRule::Elementwise: {
       bool allPartialSum = (info.code == OpCode::Add || info.code == OpCode::Sub) && in.size() == 2;
       for (const Sharding &s : in) allPartialSum &= s.isPartial() && s.reduce == core::ReduceKind::Sum;
       if (allPartialSum) return {in, partial(core::ReduceKind::Sum)};
@@ -176,7 +194,7 @@ private:
       }
       return p;
     }
-    case core::OpKind::Matmul: {
+    case core::ShardingRule::Matmul: {
       resolvePartials();
       int64_t ra = rankOf(op->getOperand(0)), rb = rankOf(op->getOperand(1));
       if (ra < 2 || rb < 2) return replicatedPlan();
@@ -205,7 +223,7 @@ private:
       if (b.isSplit() && b.axis == bk) return {{split(ak), b}, partial(core::ReduceKind::Sum)}; // row-parallel
       return replicatedPlan();
     }
-    case core::OpKind::Reduction: {
+    case core::ShardingRule::Reduction: {
       resolvePartials();
       const Sharding &x = in[0];
       if (!x.isSplit()) return replicatedPlan();
@@ -216,14 +234,12 @@ private:
         int64_t before = attrs.keepdims ? 0 : std::count_if(axes.begin(), axes.end(), [&](int64_t a) { return a < x.axis; });
         return {{x}, split(x.axis - before)};
       }
-      switch (info.code) {
-      case OpCode::Sum: case OpCode::Mean: return {{x}, partial(core::ReduceKind::Sum)};
-      case OpCode::Max: return {{x}, partial(core::ReduceKind::Max)};
-      case OpCode::Min: return {{x}, partial(core::ReduceKind::Min)};
-      default: return replicatedPlan(); // argmax/argmin: gather first
-      }
+      // A split reduced axis: each worker reduces its block, and the results are partial
+      // (sum, mean: sums; max; min) unless the op has no such kind (argmax): gathered first.
+      if (info.partial < 0) return replicatedPlan();
+      return {{x}, partial(core::ReduceKind(info.partial))};
     }
-    case core::OpKind::Layout: {
+    case core::ShardingRule::Layout: {
       Value x0 = op->getOperand(0);
       ArrayRef<int64_t> inShape = shapeOf(x0), outShape = shapeOf(op->getResult(0));
       bool linear = info.code == OpCode::Transpose || info.code == OpCode::Reshape ||
@@ -301,7 +317,7 @@ private:
       default: return replicatedPlan();
       }
     }
-    case core::OpKind::Index: {
+    case core::ShardingRule::Index: {
       resolvePartials();
       core::OpAttrs attrs = attrsOf(op);
       int64_t c = attrs.axes.empty() ? 0 : attrs.axes[0];
@@ -328,7 +344,6 @@ private:
       default: return replicatedPlan();
       }
     }
-    case core::OpKind::Lifetime: return replicatedPlan();
     }
     return replicatedPlan();
   }
