@@ -73,7 +73,7 @@ SHARDING_DEFAULTS = {"unary": "elementwise", "binary": "elementwise", "compare":
 PARTIALS = {"none": -1, "sum": 0, "max": 1, "min": 2}  # gt::ReduceKind
 OP_FIELDS = {"name", "kind", "summary", "description", "doc", "operands", "results", "attrs", "dtype",
              "fusible", "pure", "python", "method", "differentiable", "nondifferentiable", "grad", "shape",
-             "sharding", "partial"}
+             "sharding", "partial", "min_rank"}
 ATTR_FIELDS = {"name", "type", "storage", "in", "runtime", "default", "doc", "python"}
 # Functions a derivative formula may call besides ops: implemented in python/gt/autograd.py
 # (and, when the tape moves to C++, in the client core). name -> (arguments, what it returns).
@@ -142,6 +142,7 @@ def normalize(op):
     op.setdefault("shape", SHAPE_DEFAULTS.get(op["kind"], name))
     op.setdefault("sharding", SHARDING_DEFAULTS.get(op["kind"], op["kind"]))
     op.setdefault("partial", "none")
+    op.setdefault("min_rank", 0)
     if op["sharding"] not in SHARDING_RULES:
         fail(name, f"unknown sharding rule {op['sharding']!r} (one of {', '.join(SHARDING_RULES)})")
     if op["partial"] not in PARTIALS:
@@ -331,7 +332,7 @@ def gen_opspecs(ops):
         out.append(f"    {{OpCode::{camel(op['name'])}, {cstr(op['name'])}, OpKind::{KINDS[op['kind']]}, {op['arity']}, "
                    f"{op['results']}, DTypeRule::{DTYPE_RULES[op['dtype']]}, {str(op['fusible']).lower()}, "
                    f"{str(op['differentiable']).lower()}, {attrs}, {cstr(op['summary'])}, &shape::{shape}, "
-                   f"ShardingRule::{SHARDING_RULES[op['sharding']]}, {PARTIALS[op['partial']]}}},")
+                   f"ShardingRule::{SHARDING_RULES[op['sharding']]}, {PARTIALS[op['partial']]}, {op['min_rank']}}},")
     out.append("};")
     return "\n".join(out) + "\n"
 

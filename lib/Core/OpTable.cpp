@@ -181,6 +181,9 @@ TensorType inferUnchecked(OpCode code, std::span<const TensorType> in, const OpA
     throw std::invalid_argument(std::string(op.mnemonic) + ": expects at least one tensor");
   for (int64_t s : attrs.shape)
     if (s < 0) throw ShapeError(std::string(op.mnemonic) + ": negative size in shape " + shapeString(attrs.shape));
+  if (op.minRank > 0 && int64_t(in[0].shape.size()) < op.minRank)
+    throw ShapeError(std::string(op.mnemonic) + ": expects a tensor of at least " + std::to_string(op.minRank) +
+                     " dimensions, got shape " + shapeString(in[0].shape));
   for (const AttrSpec &spec : op.attrs) { // axis and axis-list attributes name axes of the first operand
     if (!spec.namesAxes) continue;
     int64_t rank = int64_t(in[0].shape.size());

@@ -26,15 +26,16 @@ enum class OpKind : uint8_t { Creation, Unary, Binary, Compare, Select, Matmul, 
 /// the generic code below (findAttr, getInt, appendAttrsKey, clearUndeclared) reads them through
 /// those declarations, so a field an op does not declare never reaches a kernel or a plan key.
 struct OpAttrs {
-  Shape shape;               ///< upload/full/rand(n)/reshape/broadcast_to/slice/index_add/scatter_add: the result shape
-  std::vector<int64_t> axes; ///< reductions: reduced axes (normalized, sorted; argmax/argmin: exactly one);
-                             ///< transpose: permutation; concat/index_select/index_add/gather/scatter_add: {axis}
+  // What each field holds for an op is in the op's spec (ops/*.yaml: an attribute's `storage`);
+  // the comments give the common uses.
+  Shape shape;               ///< a result shape (upload, full, reshape, slice, index_add, collectives)
+  std::vector<int64_t> axes; ///< axes (reductions: normalized, sorted), a permutation (transpose) or {axis}
   std::vector<int64_t> starts; ///< slice/slice_scatter: first index along every axis (>= 0)
   std::vector<int64_t> steps;  ///< slice/slice_scatter: stride along every axis (>= 1)
   bool keepdims = false;     ///< reductions: keep reduced axes as size 1
   double value = 0.0;        ///< full: the fill value
   int64_t seed = 0;          ///< randn/rand: the random stream (same seed and shape -> same values)
-  int64_t count = 0;         ///< one_hot: number of classes
+  int64_t count = 0;         ///< an integer attribute (one_hot: the number of classes)
   DType dtype = DType::Float32; ///< upload/full/randn/cast/recv: the result dtype
   std::vector<int64_t> workers; ///< collectives: the group in rank order; move: the destinations;
                                 ///< send/recv: {peer worker}
@@ -101,6 +102,7 @@ struct OpInfo {
   ShardingRule sharding;
   int8_t partial;       ///< reductions: the gt::ReduceKind whose partial results a split reduced
                         ///< axis gives (sum: sum and mean), -1: none (the input is gathered first)
+  int8_t minRank;       ///< the first operand needs at least this many axes (tril: 2)
 };
 
 /// The most tensors one concat op joins (its kernel takes each as an argument; gt.cat joins
@@ -135,23 +137,11 @@ std::vector<int64_t> getInts(const OpAttrs &attrs, const AttrSpec &spec);      /
 void setInt(OpAttrs &attrs, const AttrSpec &spec, int64_t value);
 void setInts(OpAttrs &attrs, const AttrSpec &spec, std::vector<int64_t> values);
 
-/// The result type of `code` applied to operands of types `operands` with `attrs`.
-///
-/// Shape rules: unary/cast keep the shape; binary/compare/where broadcast like NumPy; matmul
-/// contracts the last axis of a with the second-to-last of b (1-D operands are promoted as in
-/// NumPy, batch axes broadcast); transpose permutes by attrs.axes; reshape keeps the element
-/// count; reductions drop (or keep as 1) attrs.axes; one_hot appends attrs.count classes;
-/// slice takes attrs.shape elements from attrs.starts by attrs.steps (slice_scatter writes its
-/// second operand there into a copy of the first); concat joins along attrs.axes[0];
-/// index_select(x, idx) picks idx (1-D) along the axis, index_add(idx, src) is its adjoint into
-/// attrs.shape; gather(x, idx) picks idx[...] along the axis (torch.gather; idx has x's sizes on
-/// the other axes), scatter_add(idx, src) is its adjoint into attrs.shape. Distribution ops
-/// (shard, all_reduce, all_gather, reduce_scatter, all_to_all, all_slice, move) keep the dtype
-/// and rank and give attrs.shape (the dispatcher's global view keeps the shape; a worker's
-/// local view changes the split axis); recv gives attrs.dtype/attrs.shape; send gives nothing.
-/// Dtype rules: arithmetic promotes (bool < int32 < int64 < float32 < float64); exp/log/sqrt/
-/// sigmoid/tanh/div and the other transcendental functions need floats; comparisons give bool;
-/// where needs a bool condition; argmax/argmin give int64; indices must be int32 or int64.
+/// The result type of `code` applied to operands of types `operands` with `attrs`: checks the
+/// operand count, the op's minimum rank, that shape attributes have no negative size and that
+/// axis attributes name axes of the first operand, then applies the op's shape rule (its spec's
+/// `shape:`, a function of gt/Core/ShapeRules.h, where each rule is described) and checks that
+/// the result's size in bytes fits in 64 bits.
 ///
 /// Throws ShapeError (Python ValueError) or DTypeError (Python TypeError) naming the op and the
 /// offending shapes or dtypes; ShapeError also when the result's size in bytes does not fit in
