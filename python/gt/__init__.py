@@ -21,6 +21,7 @@ from ._tensor import (
     broadcast_tensors, narrow, cat, concat, concatenate, stack, split, chunk, unbind,
     index_select, gather, take_along_dim, one_hot, embedding,
     sum, mean, max, min, amax, amin, argmax, argmin, var, std, logsumexp, log_softmax, softmax, norm, allclose)
+from ._ops import *  # noqa: E402,F401,F403 (every function generated from ops/*.yaml: `python: generated`)
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
 from . import nn, optim, debug, signal
 from .serialization import save, load
