@@ -776,3 +776,29 @@ def test_half_model_trains_and_saves(tmp_path, d, nd, rtol):
         other = gt.nn.Sequential(gt.nn.Linear(6, 16), gt.nn.GELU(), gt.nn.LayerNorm(16), gt.nn.Linear(16, 3)).to(d)
         other.load_state_dict(loaded)
         assert np.array_equal(other(x).numpy().view(np.uint16), model(x).numpy().view(np.uint16))
+
+
+# ---------------------------------------------------------------- ops added through the spec alone
+# (ops/*.yaml, their lowering, these tests: see docs/architecture.md, "Adding an op")
+
+MATRIX_SHAPES = [(3, 3), (2, 4, 5), (5, 2), (0, 3), (2, 0, 4)]
+EXACT_DTYPES = [pytest.param(d, id=np.dtype(d).name) for d in (np.float32, np.float64, np.float16, np.int32, np.int64,
+                                                                  np.bool_)]
+
+
+@pytest.mark.parametrize("dtype", EXACT_DTYPES)
+@pytest.mark.parametrize("shape", MATRIX_SHAPES, ids=str)
+@pytest.mark.parametrize("diagonal", [0, 1, -1, 7, -7])
+def test_tril_keeps_the_lower_triangle_of_the_last_two_axes(diagonal, shape, dtype):
+    x = data(shape, dtype)
+    out = gt.tril(gt.tensor(x), diagonal)
+    assert out.dtype.numpy == np.dtype(dtype)
+    check(out, np.tril(x, diagonal), atol=0, rtol=0)
+    check(gt.tensor(x).tril(diagonal=diagonal), np.tril(x, diagonal), atol=0, rtol=0)
+
+
+def test_tril_gradient_and_errors():
+    check_grad(lambda t: gt.tril(t, 1), lambda x: np.tril(x, 1), data((2, 3, 4), np.float64))
+    check_grad(lambda t: t.tril(), np.tril, data((4, 4), np.float64))
+    with pytest.raises(gt.ShapeError, match=r"tril: expects a tensor of at least 2 dimensions, got shape \[3\]"):
+        gt.tril(gt.ones(3))

@@ -86,6 +86,7 @@ CASES = {
     "gather": ((SQ, IDX2), dict(axis=0), lambda x, i, axis: np.take_along_axis(x, i, axis), dict(axis=1)),
     "scatter_add": ((IDX2, SQ), dict(shape=[2, 2], axis=0), lambda i, s, shape, axis: _scatter_add(shape, axis, i, s),
                     dict(shape=[3, 2], axis=1)),
+    "tril": ((B3,), dict(diagonal=0), lambda x, diagonal: np.tril(x, diagonal), dict(diagonal=-1)),
 }
 # A changed axis of index_add/scatter_add needs a shape that fits it: the pairs to run.
 TOGETHER = {("index_add", "axis"): dict(shape=[2, 2]), ("scatter_add", "axis"): dict(shape=[2, 2])}

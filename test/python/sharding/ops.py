@@ -84,6 +84,8 @@ def main():
     record("slice_cols", lambda: a[:, 1:4] * 1)
     record("cat0", lambda: gt.cat([a, a], 0) * 1)
     record("cat1", lambda: gt.cat([a, a], 1) * 1)
+    record("tril", lambda: gt.tril(c, -1) * 1)  # split rows stay split; other axes are gathered
+    record("tril_2d", lambda: a.tril(1) * 1)
     record("matmul", lambda: a @ b)
     record("gram", lambda: a.T @ a)
     record("outer", lambda: a @ a.T)
