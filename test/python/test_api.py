@@ -789,16 +789,19 @@ EXACT_DTYPES = [pytest.param(d, id=np.dtype(d).name) for d in (np.float32, np.fl
 @pytest.mark.parametrize("dtype", EXACT_DTYPES)
 @pytest.mark.parametrize("shape", MATRIX_SHAPES, ids=str)
 @pytest.mark.parametrize("diagonal", [0, 1, -1, 7, -7])
-def test_tril_keeps_the_lower_triangle_of_the_last_two_axes(diagonal, shape, dtype):
+@pytest.mark.parametrize("name", ["tril", "triu"])
+def test_tril_triu_keep_a_triangle_of_the_last_two_axes(name, diagonal, shape, dtype):
     x = data(shape, dtype)
-    out = gt.tril(gt.tensor(x), diagonal)
+    out = getattr(gt, name)(gt.tensor(x), diagonal)
     assert out.dtype.numpy == np.dtype(dtype)
-    check(out, np.tril(x, diagonal), atol=0, rtol=0)
-    check(gt.tensor(x).tril(diagonal=diagonal), np.tril(x, diagonal), atol=0, rtol=0)
+    check(out, getattr(np, name)(x, diagonal), atol=0, rtol=0)
+    check(getattr(gt.tensor(x), name)(diagonal=diagonal), getattr(np, name)(x, diagonal), atol=0, rtol=0)
 
 
-def test_tril_gradient_and_errors():
-    check_grad(lambda t: gt.tril(t, 1), lambda x: np.tril(x, 1), data((2, 3, 4), np.float64))
-    check_grad(lambda t: t.tril(), np.tril, data((4, 4), np.float64))
-    with pytest.raises(gt.ShapeError, match=r"tril: expects a tensor of at least 2 dimensions, got shape \[3\]"):
-        gt.tril(gt.ones(3))
+@pytest.mark.parametrize("name", ["tril", "triu"])
+def test_tril_triu_gradients_and_errors(name):
+    f, ref = getattr(gt, name), getattr(np, name)
+    check_grad(lambda t: f(t, 1), lambda x: ref(x, 1), data((2, 3, 4), np.float64))
+    check_grad(lambda t: getattr(t, name)(), ref, data((4, 4), np.float64))
+    with pytest.raises(gt.ShapeError, match=name + r": expects a tensor of at least 2 dimensions, got shape \[3\]"):
+        f(gt.ones(3))

@@ -687,15 +687,17 @@ Value lowerScatter(OpBuilder &b, const Lowering &l) {
   return lowerScatterAdd(b, l.loc(), l.in[0], l.in[1], l.attrs.axes[0], perAxis, l.resultType);
 }
 
-/// tril: result[..., i, j] = j - i <= diagonal ? input[..., i, j] : 0, over the last two axes.
-Value lowerTril(OpBuilder &b, const Lowering &l) {
+/// tril: result[..., i, j] = j - i <= diagonal ? input[..., i, j] : 0, over the last two axes;
+/// triu: j - i >= diagonal.
+Value lowerTriangle(OpBuilder &b, const Lowering &l) {
   int64_t rank = l.resultType.getRank(), diagonal = l.attrs.count;
   return buildElementwise(b, l.loc(), l.resultType, l.in, [&](OpBuilder &nb, Location nloc, ValueRange a) {
     auto index = [&](int64_t d) {
       return nb.create<arith::IndexCastOp>(nloc, nb.getI64Type(), nb.create<linalg::IndexOp>(nloc, d)).getResult();
     };
     Value offset = nb.create<arith::SubIOp>(nloc, index(rank - 1), index(rank - 2)); // j - i
-    Value keep = nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::sle, offset,
+    auto predicate = l.info.code == OpCode::Tril ? arith::CmpIPredicate::sle : arith::CmpIPredicate::sge;
+    Value keep = nb.create<arith::CmpIOp>(nloc, predicate, offset,
                                           nb.create<arith::ConstantOp>(nloc, nb.getI64IntegerAttr(diagonal)));
     return nb.create<arith::SelectOp>(nloc, keep, a[0], constantOf(nb, nloc, l.elem(), 0)).getResult();
   });
@@ -720,7 +722,8 @@ const OpLowering kOpLowerings[] = {
     {OpCode::SliceScatter, lowerSliceScatter},
     {OpCode::Concat, lowerConcat},
     {OpCode::OneHot, lowerOneHot},
-    {OpCode::Tril, lowerTril},
+    {OpCode::Tril, lowerTriangle},
+    {OpCode::Triu, lowerTriangle},
     {OpCode::IndexSelect, lowerIndexSelect},
     {OpCode::IndexAdd, lowerScatter},
     {OpCode::Gather, lowerGatherOp},

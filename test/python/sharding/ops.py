@@ -86,6 +86,8 @@ def main():
     record("cat1", lambda: gt.cat([a, a], 1) * 1)
     record("tril", lambda: gt.tril(c, -1) * 1)  # split rows stay split; other axes are gathered
     record("tril_2d", lambda: a.tril(1) * 1)
+    record("triu", lambda: gt.triu(c, 1) * 1)
+    record("triu_2d", lambda: a.triu(-2) * 1)
     record("matmul", lambda: a @ b)
     record("gram", lambda: a.T @ a)
     record("outer", lambda: a @ a.T)
