@@ -805,3 +805,27 @@ def test_tril_triu_gradients_and_errors(name):
     check_grad(lambda t: getattr(t, name)(), ref, data((4, 4), np.float64))
     with pytest.raises(gt.ShapeError, match=name + r": expects a tensor of at least 2 dimensions, got shape \[3\]"):
         f(gt.ones(3))
+
+
+FLIPS = [((5,), 0), ((5,), -1), ((3, 4), 1), ((3, 4), (0, 1)), ((2, 3, 4), (0, 2)), ((2, 3, 4), [-1, 1]), ((0, 3), 0),
+         ((), ()), ((3, 4), ())]
+
+
+@pytest.mark.parametrize("dtype", EXACT_DTYPES)
+@pytest.mark.parametrize("shape,dims", FLIPS, ids=str)
+def test_flip_reverses_the_given_axes(shape, dims, dtype):
+    x = data(shape, dtype)
+    want = np.flip(x, dims) if dims != () else x
+    out = gt.flip(gt.tensor(x), dims)
+    assert out.dtype.numpy == np.dtype(dtype)
+    check(out, want, atol=0, rtol=0)
+    check(gt.tensor(x).flip(dims), want, atol=0, rtol=0)
+
+
+def test_flip_gradient_and_errors():
+    check_grad(lambda t: gt.flip(t, (0, 2)) * gt.tensor(np.arange(24.0).reshape(2, 3, 4)),
+               lambda x: np.flip(x, (0, 2)) * np.arange(24.0).reshape(2, 3, 4), data((2, 3, 4), np.float64))
+    with pytest.raises(IndexError, match="axis 2 for a tensor of rank 2"):
+        gt.flip(gt.ones(2, 3), 2)
+    with pytest.raises(gt.ShapeError, match="repeated"):
+        gt.flip(gt.ones(2, 3), (1, -1))

@@ -703,6 +703,23 @@ Value lowerTriangle(OpBuilder &b, const Lowering &l) {
   });
 }
 
+/// flip: result[..., i, ...] = input[..., n - 1 - i, ...] along every axis in `dims` (a generic
+/// whose input map reverses those axes).
+Value lowerFlip(OpBuilder &b, const Lowering &l) {
+  int64_t rank = l.resultType.getRank();
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d = 0; d < rank; ++d) {
+    AffineExpr i = b.getAffineDimExpr(d);
+    exprs.push_back(llvm::is_contained(l.attrs.axes, d) ? b.getAffineConstantExpr(l.resultType.getDimSize(d) - 1) - i : i);
+  }
+  SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, exprs, b.getContext()), b.getMultiDimIdentityMap(rank)};
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  auto generic = b.create<linalg::GenericOp>(
+      l.loc(), TypeRange{l.resultType}, l.in, ValueRange{emptyLike(b, l.loc(), l.resultType)}, maps, iters,
+      [&](OpBuilder &nb, Location nloc, ValueRange a) { nb.create<linalg::YieldOp>(nloc, a[0]); });
+  return generic.getResult(0);
+}
+
 /// The lowering of each op, by op or (when no op entry exists) by kind. An op of the spec with
 /// neither gets no pattern, and the conversion fails on it by name.
 struct OpLowering {
@@ -721,6 +738,7 @@ const OpLowering kOpLowerings[] = {
     {OpCode::Slice, lowerSlice},
     {OpCode::SliceScatter, lowerSliceScatter},
     {OpCode::Concat, lowerConcat},
+    {OpCode::Flip, lowerFlip},
     {OpCode::OneHot, lowerOneHot},
     {OpCode::Tril, lowerTriangle},
     {OpCode::Triu, lowerTriangle},

@@ -88,6 +88,8 @@ def main():
     record("tril_2d", lambda: a.tril(1) * 1)
     record("triu", lambda: gt.triu(c, 1) * 1)
     record("triu_2d", lambda: a.triu(-2) * 1)
+    record("flip0", lambda: a.flip(0) * 1)  # along a split axis: gathered first
+    record("flip1", lambda: gt.flip(c, (1, 2)) * 1)
     record("matmul", lambda: a @ b)
     record("gram", lambda: a.T @ a)
     record("outer", lambda: a @ a.T)
