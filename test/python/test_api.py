@@ -829,3 +829,27 @@ def test_flip_gradient_and_errors():
         gt.flip(gt.ones(2, 3), 2)
     with pytest.raises(gt.ShapeError, match="repeated"):
         gt.flip(gt.ones(2, 3), (1, -1))
+
+
+SCAN_DTYPES = [pytest.param(d, id=np.dtype(d).name) for d in (np.float32, np.float64, np.float16, bfloat16, np.int32,
+                                                                 np.int64, np.bool_)]
+
+
+@pytest.mark.parametrize("dtype", SCAN_DTYPES)
+@pytest.mark.parametrize("shape,dim", [((7,), 0), ((3, 5), 1), ((3, 5), 0), ((2, 3, 4), -2), ((0, 3), 0), ((3, 0), 1),
+                                       ((), 0)], ids=str)
+def test_cumsum_sums_prefixes_like_numpy(shape, dim, dtype):
+    x = data(shape, dtype)
+    want = np.cumsum(x.astype(np.float64) if is_float(dtype) else x, axis=dim if shape else None).reshape(shape)
+    want_dtype = np.int64 if dtype in (np.int32, np.bool_) else dtype  # as torch.cumsum
+    out = gt.cumsum(gt.tensor(x), dim)
+    assert out.dtype.numpy == np.dtype(want_dtype)
+    check(out, want.astype(np.float64) if is_float(dtype) else want, **tol(dtype))
+    check(gt.tensor(x).cumsum(dim), out.numpy(), atol=0, rtol=0)
+
+
+def test_cumsum_gradient_and_errors():
+    check_grad(lambda t: gt.cumsum(t, 1), lambda x: np.cumsum(x, 1), data((3, 4, 2), np.float64))
+    check_grad(lambda t: t.cumsum(-1) ** 2, lambda x: np.cumsum(x, -1) ** 2, data((2, 5), np.float64))
+    with pytest.raises(IndexError, match="axis 2 for a tensor of rank 2"):
+        gt.cumsum(gt.ones(2, 3), 2)

@@ -89,6 +89,7 @@ CASES = {
     "tril": ((B3,), dict(diagonal=0), lambda x, diagonal: np.tril(x, diagonal), dict(diagonal=-1)),
     "triu": ((B3,), dict(diagonal=0), lambda x, diagonal: np.triu(x, diagonal), dict(diagonal=2)),
     "flip": ((B3,), dict(dims=[0]), lambda x, dims: np.flip(x, dims), dict(dims=[1, 2])),
+    "cumsum": ((B3,), dict(axis=0), lambda x, axis: np.cumsum(x, axis), dict(axis=2)),
 }
 # A changed axis of index_add/scatter_add needs a shape that fits it: the pairs to run.
 TOGETHER = {("index_add", "axis"): dict(shape=[2, 2]), ("scatter_add", "axis"): dict(shape=[2, 2])}

@@ -90,6 +90,8 @@ def main():
     record("triu_2d", lambda: a.triu(-2) * 1)
     record("flip0", lambda: a.flip(0) * 1)  # along a split axis: gathered first
     record("flip1", lambda: gt.flip(c, (1, 2)) * 1)
+    record("cumsum0", lambda: a.cumsum(0))  # along a split axis: gathered first
+    record("cumsum1", lambda: gt.cumsum(c, 1))
     record("matmul", lambda: a @ b)
     record("gram", lambda: a.T @ a)
     record("outer", lambda: a @ a.T)
