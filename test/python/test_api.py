@@ -853,3 +853,30 @@ def test_cumsum_gradient_and_errors():
     check_grad(lambda t: t.cumsum(-1) ** 2, lambda x: np.cumsum(x, -1) ** 2, data((2, 5), np.float64))
     with pytest.raises(IndexError, match="axis 2 for a tensor of rank 2"):
         gt.cumsum(gt.ones(2, 3), 2)
+
+
+@pytest.mark.parametrize("dtype", SCAN_DTYPES)
+@pytest.mark.parametrize("shape,dim,keepdim", [((5,), None, False), ((3, 4), 1, False), ((3, 4), 0, True),
+                                               ((2, 3, 4), (0, 2), False), ((2, 3, 4), -1, True), ((0, 3), 0, False),
+                                               ((3, 0), None, False), ((), None, False)], ids=str)
+def test_prod_multiplies_like_numpy(shape, dim, keepdim, dtype):
+    x = data(shape, dtype) if dtype == np.bool_ else (data(shape, np.float64) * 0.5 + 1.0).astype(dtype) \
+        if is_float(dtype) else rng.integers(-3, 4, shape).astype(dtype)
+    axis = dim if dim is None or isinstance(dim, int) else tuple(dim)
+    want = np.prod(x.astype(np.float64) if is_float(dtype) else x.astype(np.int64), axis=axis, keepdims=keepdim)
+    want_dtype = np.int64 if dtype in (np.int32, np.bool_) else dtype  # as torch.prod
+    out = gt.prod(gt.tensor(x), dim, keepdim)
+    assert out.dtype.numpy == np.dtype(want_dtype)
+    check(out, want, **tol(dtype))
+    check(gt.tensor(x).prod(dim, keepdim=keepdim), out.numpy(), atol=0, rtol=0)
+
+
+def test_prod_gradient_is_exact_at_zeros():
+    check_grad(lambda t: gt.prod(t, 1), lambda x: np.prod(x, 1), data((3, 4), np.float64, "nonzero"))
+    check_grad(lambda t: t.prod(), np.prod, data((2, 3), np.float64, "nonzero"))
+    # rows with no zero, one zero and two zeros (PyTorch's exact rule; x / result would give nan)
+    x = np.array([[1.5, -2.0, 0.5], [2.0, 0.0, 3.0], [0.0, 4.0, 0.0]])
+    check_grad(lambda t: gt.prod(t, -1, keepdim=True), lambda x: np.prod(x, -1, keepdims=True), x)
+    t = gt.tensor(x, requires_grad=True)
+    t.prod(1).sum().backward()
+    check(t.grad, [[-1.0, 0.75, -3.0], [0.0, 6.0, 0.0], [0.0, 0.0, 0.0]], atol=0, rtol=0)

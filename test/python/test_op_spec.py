@@ -90,6 +90,7 @@ CASES = {
     "triu": ((B3,), dict(diagonal=0), lambda x, diagonal: np.triu(x, diagonal), dict(diagonal=2)),
     "flip": ((B3,), dict(dims=[0]), lambda x, dims: np.flip(x, dims), dict(dims=[1, 2])),
     "cumsum": ((B3,), dict(axis=0), lambda x, axis: np.cumsum(x, axis), dict(axis=2)),
+    "prod": ((A / 4 + 1,), dict(axes=[0], keepdims=False), _reduce(np.prod), dict(axes=[1], keepdims=True)),
 }
 # A changed axis of index_add/scatter_add needs a shape that fits it: the pairs to run.
 TOGETHER = {("index_add", "axis"): dict(shape=[2, 2]), ("scatter_add", "axis"): dict(shape=[2, 2])}

@@ -303,14 +303,17 @@ Value lowerReduction(OpBuilder &b, Location loc, OpCode code, Value input, Array
   auto reducedType = RankedTensorType::get(reducedShape, elem);
   Value init = code == OpCode::Max ? lowestOf(b, loc, elem, true)
                : code == OpCode::Min ? lowestOf(b, loc, elem, false)
-                                     : constantOf(b, loc, elem, 0);
+                                     : constantOf(b, loc, elem, code == OpCode::Prod ? 1 : 0);
   SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(inType.getRank()),
                                  AffineMap::get(inType.getRank(), 0, outExprs, b.getContext())};
   auto generic = b.create<linalg::GenericOp>(
       loc, TypeRange{reducedType}, ValueRange{input}, ValueRange{fill(b, loc, reducedType, init)}, maps, iters,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value x = convertScalar(nb, nloc, args[0], elem);
-        OpCode combine = code == OpCode::Max ? OpCode::Maximum : code == OpCode::Min ? OpCode::Minimum : OpCode::Add;
+        OpCode combine = code == OpCode::Max    ? OpCode::Maximum
+                         : code == OpCode::Min  ? OpCode::Minimum
+                         : code == OpCode::Prod ? OpCode::Mul
+                                                : OpCode::Add;
         Value r = scalarBinary(nb, nloc, combine, x, args[1]);
         nb.create<linalg::YieldOp>(nloc, r);
       });
@@ -653,7 +656,7 @@ Value lowerReductionOp(OpBuilder &b, const Lowering &l) {
   if (l.info.code == OpCode::Argmax || l.info.code == OpCode::Argmin)
     return lowerArgExtremum(b, l.loc(), l.info.code, l.in[0], l.attrs.axes[0], l.resultType);
   if (l.info.code != OpCode::Sum && l.info.code != OpCode::Mean && l.info.code != OpCode::Max &&
-      l.info.code != OpCode::Min)
+      l.info.code != OpCode::Min && l.info.code != OpCode::Prod)
     return {};
   return lowerReduction(b, l.loc(), l.info.code, l.in[0], l.attrs.axes, l.resultType);
 }
