@@ -165,8 +165,8 @@ std::vector<int64_t> normalizeAxes(std::span<const int64_t> axes, int64_t rank) 
   }
   for (int64_t a : axes) out.push_back(normalizeAxis(a, rank));
   std::sort(out.begin(), out.end());
-  if (std::adjacent_find(out.begin(), out.end()) != out.end())
-    throw ShapeError("an axis is repeated in the reduction axes");
+  if (auto twice = std::adjacent_find(out.begin(), out.end()); twice != out.end())
+    throw ShapeError("axis " + std::to_string(*twice) + " is repeated in " + shapeString(std::vector<int64_t>(axes.begin(), axes.end())));
   return out;
 }
 

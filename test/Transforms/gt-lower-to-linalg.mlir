@@ -117,3 +117,15 @@ func.func @untouched(%a: tensor<4xf32>) {
   gt.free %a : tensor<4xf32>
   return
 }
+
+// -----
+
+// The identity permutation (a 0-d tensor's is empty, which linalg.transpose cannot hold: it
+// crashed the verifier, found by gt-fuzz-worker-program) lowers to a copy.
+// CHECK-LABEL: func.func @transpose_0d
+func.func @transpose_0d(%a: tensor<f32>) -> tensor<f32> {
+  // CHECK-NOT: linalg.transpose
+  // CHECK: linalg.generic
+  %0 = gt.transpose %a {perm = array<i64>} : tensor<f32> -> tensor<f32>
+  return %0 : tensor<f32>
+}

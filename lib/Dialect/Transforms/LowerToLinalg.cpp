@@ -619,6 +619,11 @@ Value lowerWhere(OpBuilder &b, const Lowering &l) {
 Value lowerMatmulOp(OpBuilder &b, const Lowering &l) { return lowerMatmul(b, l.loc(), l.in[0], l.in[1], l.resultType); }
 
 Value lowerTranspose(OpBuilder &b, const Lowering &l) {
+  // The identity (0-d tensors: the empty permutation, which linalg.transpose cannot hold) is a copy.
+  bool identity = true;
+  for (size_t i = 0; i < l.attrs.axes.size(); ++i) identity &= l.attrs.axes[i] == int64_t(i);
+  if (identity)
+    return buildElementwise(b, l.loc(), l.resultType, l.in, [](OpBuilder &, Location, ValueRange a) { return a[0]; });
   return b.create<linalg::TransposeOp>(l.loc(), l.in[0], emptyLike(b, l.loc(), l.resultType), l.attrs.axes)->getResult(0);
 }
 
