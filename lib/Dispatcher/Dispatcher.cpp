@@ -427,6 +427,9 @@ public:
       unsigned i = 0;
       for (auto &[name, entry] : config->signals) names.set(i++, name);
       config_ = std::move(config);
+      if (!state_.options.dumpIR.empty()) { // what a dump's replay command reads
+        std::ofstream(configDumpPath()) << params.getYaml().cStr();
+      }
       clearPlans(); // plans follow the config
       sharded_ = true; // from now on every batch goes through the sharding pipeline
     } catch (const std::exception &e) {
@@ -515,7 +518,9 @@ private:
           }
           return External{it->second.type, it->second.worker, std::nullopt};
         });
-        dumpIR(*module, "captured");
+        dumpIR(*module, "captured",
+               "default-worker=" + std::to_string(home) + " hot-after=" + std::to_string(state_.options.hotAfter) +
+                   " regions=" + (state_.options.jit ? "true" : "false"));
         runDispatcherPipeline(*module, {home, state_.options.jit, state_.options.hotAfter, &state_.regionCounts});
         dumpIR(*module, "placed");
       } catch (const std::exception &e) {
@@ -740,7 +745,6 @@ private:
           if (auto sid = op->getAttrOfType<mlir::IntegerAttr>("gt.id"); sid && op->getNumResults() == 1)
             globalTypes[uint64_t(sid.getInt())] = *mlir::gt::fromTensorType(op->getResult(0).getType());
         });
-        dumpIR(*module, "captured");
         mlir::gt::DispatcherPipelineOptions options;
         options.defaultWorker = home;
         options.regions = state_.options.jit;
@@ -748,6 +752,14 @@ private:
         options.config = config_ ? config_.get() : &noConfig;
         options.numWorkers = int64_t(state_.workers.size());
         options.bucketBytes = state_.options.bucketBytes;
+        if (!state_.options.dumpIR.empty()) {
+          std::string flags = "num-workers=" + std::to_string(options.numWorkers) +
+                              " default-worker=" + std::to_string(home) + " hot-after=" + std::to_string(options.hotAfter) +
+                              " bucket-bytes=" + std::to_string(options.bucketBytes) +
+                              " regions=" + (options.regions ? "true" : "false") +
+                              " auto-shard-bytes=" + std::to_string(options.config->autoShardBytes);
+          dumpIR(*module, "captured", (config_ ? "config=" + configDumpPath() + " " : std::string()) + flags);
+        }
         runDispatcherPipeline(*module, options);
         dumpIR(*module, "sharded");
         plan = planOf(*module, batch, key, globalTypes);
@@ -1214,13 +1226,25 @@ private:
     }).detach([](kj::Exception &&) {});
   }
 
-  void dumpIR(mlir::ModuleOp module, const char *stage) {
+  /// GT_DUMP_IR: writes the batch's IR at `stage`; a "captured" dump starts with the gt-opt
+  /// command that runs this session's pipeline on it (`pipelineFlags`), so that
+  /// `sh -c "$(sed -n 's|^// replay: ||p' FILE)"` reproduces the next dump (the sharded one exactly;
+  /// a plain session's hot marks also count earlier batches, which a replay of one batch lacks).
+  void dumpIR(mlir::ModuleOp module, const char *stage, const std::string &pipelineFlags = "") {
     if (state_.options.dumpIR.empty()) return;
     std::string path = state_.options.dumpIR + "/session" + std::to_string(id_) + "-batch" +
                        std::to_string(batchCount_) + "-" + stage + ".mlir";
     std::error_code ec;
     llvm::raw_fd_ostream os(path, ec);
-    if (!ec) module.print(os, mlir::OpPrintingFlags().enableDebugInfo(true, /*prettyForm=*/false)); // replayable with gt-opt
+    if (ec) return;
+    if (!pipelineFlags.empty())
+      os << "// replay: gt-opt " << path << " --gt-dispatcher-pipeline=\"" << pipelineFlags << "\"\n";
+    module.print(os, mlir::OpPrintingFlags().enableDebugInfo(true, /*prettyForm=*/false)); // replayable with gt-opt
+  }
+
+  /// The session's config as loaded, for dumps (GT_DUMP_IR): its path there.
+  std::string configDumpPath() const {
+    return state_.options.dumpIR + "/session" + std::to_string(id_) + "-config.yaml";
   }
 
   /// A session's instructions sent to workers and not yet run, and its waiting submit.

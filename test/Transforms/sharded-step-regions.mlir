@@ -1,5 +1,6 @@
 // RUN: gt-opt %s --gt-apply-signals="config=%S/Inputs/signals.yaml num-workers=4" --gt-propagate-sharding --gt-insert-collectives --gt-split-by-worker --gt-mark-hot-regions | FileCheck %s
 // RUN: gt-opt %s --gt-apply-signals="config=%S/Inputs/signals.yaml num-workers=4" --gt-propagate-sharding --gt-insert-collectives --gt-split-by-worker --gt-mark-hot-regions --gt-verify > /dev/null
+// RUN: gt-opt %s --gt-dispatcher-pipeline="config=%S/Inputs/signals.yaml num-workers=4" | FileCheck %s
 
 // The dispatcher's sharded pipeline: fused regions form inside each worker's function, on the
 // local shapes. Ops under `hot` (`compile: true`) make a region that is hot at first sight;

@@ -6,7 +6,9 @@ dispatcher and workers; the configs are in test/python/sharding/.
 """
 import json
 import os
+import pathlib
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -263,6 +265,41 @@ def test_the_sharded_step_shows_its_collectives_in_gt_opt(tmp_path):
     assert 'gt.all_reduce' in out and 'gt.signal = "params"' in out, out[-2000:]
     sharded = sorted(dump.glob("*-sharded.mlir"), key=lambda p: p.stat().st_size)[-1].read_text()
     assert "func.func @worker0" in sharded and "func.func @worker1" in sharded
+
+
+def _region_marks(ir):
+    """(worker function, region key, hot?) of every gt.region, in order."""
+    marks, func = [], None
+    for line in ir.splitlines():
+        if m := re.search(r"func\.func @(\w+)", line):
+            func = m.group(1)
+        if "gt.region(" in line and (m := re.search(r"\{([^{}]*key = \"[0-9a-f]+\"[^{}]*)\}", line)):
+            attrs = m.group(1)
+            marks.append((func, re.search(r'key = "([0-9a-f]+)"', attrs).group(1), bool(re.search(r"\bhot\b", attrs))))
+    return marks
+
+
+def test_a_sharded_dump_replays_with_the_command_at_its_top(tmp_path):
+    # Each captured batch starts with `// replay: gt-opt FILE --gt-dispatcher-pipeline="config=..."`;
+    # running it gives the dispatcher's sharded IR again: the same worker functions, regions,
+    # region keys and hot marks (ops under `compile: true` are hot at first sight).
+    dump = tmp_path / "ir"
+    dump.mkdir()
+    run_job("data_parallel", 2, "data_parallel_compiled.yaml", env={"GT_DUMP_IR": str(dump)})
+    opt = os.path.join(gt._runtime.bin_dir(), "gt-opt")
+    compared = hot = 0
+    for captured in sorted(dump.glob("*-captured.mlir")):
+        first = captured.read_text().splitlines()[0]
+        assert first.startswith("// replay: gt-opt "), first
+        command = shlex.split(first[len("// replay: "):])
+        assert "config=" in command[-1], command
+        out = subprocess.run([opt] + command[1:], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr[-2000:]
+        want = _region_marks(pathlib.Path(str(captured).replace("-captured", "-sharded")).read_text())
+        assert _region_marks(out.stdout) == want, captured.name
+        compared += bool(want)
+        hot += sum(h for _, _, h in want)
+    assert compared >= 1 and hot >= 1, (compared, hot)
 
 
 def test_config_errors_name_the_line(tmp_path):

@@ -5,13 +5,13 @@
 #include "mlir/Pass/PassRegistry.h"
 
 namespace mlir::gt {
+namespace {
 
-void buildDispatcherPipeline(OpPassManager &pm, const DispatcherPipelineOptions &options) {
-  // 1. Lifetimes: no use after free (op verifiers already ran on the built module).
-  pm.addPass(createGTVerify());
-  if (options.config) {
-    // Sharded: signals -> layouts -> collectives (all_reduces bucketed) -> one function per worker.
-    pm.addPass(createGTApplySignals(options.config, options.numWorkers));
+/// The sharded pipeline after gt-verify: signals (`applySignals`, with the dispatcher's parsed
+/// config or gt-opt's file) -> layouts -> collectives (all_reduces bucketed) -> one function per
+/// worker -> fused regions inside each.
+void addShardedPasses(OpPassManager &pm, std::unique_ptr<Pass> applySignals, const DispatcherPipelineOptions &options) {
+    pm.addPass(std::move(applySignals));
     pm.addPass(createGTPropagateSharding(GTPropagateShardingOptions{options.defaultWorker}));
     pm.addPass(createGTInsertCollectives());
     pm.addPass(createGTBucketAllReduces(GTBucketAllReducesOptions{options.bucketBytes}));
@@ -23,6 +23,29 @@ void buildDispatcherPipeline(OpPassManager &pm, const DispatcherPipelineOptions 
       regions.hotAfter = options.hotAfter;
       pm.addPass(createGTMarkHotRegions(regions));
     }
+}
+
+/// gt-opt's --gt-dispatcher-pipeline options: those of a dispatcher session.
+struct DispatcherPipelineFlags : PassPipelineOptions<DispatcherPipelineFlags> {
+  Option<std::string> config{*this, "config",
+                             llvm::cl::desc("a sharding config (YAML): the sharded pipeline, as for a session that loaded it")};
+  Option<int64_t> numWorkers{*this, "num-workers", llvm::cl::desc("workers the config may name"), llvm::cl::init(1)};
+  Option<int64_t> defaultWorker{*this, "default-worker", llvm::cl::desc("the session's home worker"), llvm::cl::init(0)};
+  Option<int64_t> hotAfter{*this, "hot-after", llvm::cl::desc("see gt-mark-hot-regions"), llvm::cl::init(2)};
+  Option<int64_t> bucketBytes{*this, "bucket-bytes", llvm::cl::desc("gt-bucket-all-reduces' bucket size (0: off)"),
+                              llvm::cl::init(64 << 20)};
+  Option<int64_t> autoShardBytes{*this, "auto-shard-bytes", llvm::cl::desc("GT_AUTO_SHARD (sharded pipeline)"),
+                                 llvm::cl::init(0)};
+  Option<bool> regions{*this, "regions", llvm::cl::desc("run gt-mark-hot-regions (GT_JIT=0: false)"), llvm::cl::init(true)};
+};
+
+} // namespace
+
+void buildDispatcherPipeline(OpPassManager &pm, const DispatcherPipelineOptions &options) {
+  // 1. Lifetimes: no use after free (op verifiers already ran on the built module).
+  pm.addPass(createGTVerify());
+  if (options.config) {
+    addShardedPasses(pm, createGTApplySignals(options.config, options.numWorkers), options);
     return;
   }
   // 2. Placement: each op gets the worker it runs on (sharding passes will come before this).
@@ -38,9 +61,28 @@ void buildDispatcherPipeline(OpPassManager &pm, const DispatcherPipelineOptions 
 
 void registerGTPassesAndPipelines() {
   registerGTPasses();
-  PassPipelineRegistration<>("gt-dispatcher-pipeline",
-                             "the dispatcher's pipeline: gt-verify, gt-place, gt-mark-hot-regions",
-                             [](OpPassManager &pm) { buildDispatcherPipeline(pm, {}); });
+  // One flag for both of the dispatcher's pipelines, so that a GT_DUMP_IR dump replays with the
+  // command written at its top.
+  PassPipelineRegistration<DispatcherPipelineFlags>(
+      "gt-dispatcher-pipeline",
+      "the dispatcher's pipeline: gt-verify, gt-place, gt-mark-hot-regions; with config=FILE the sharded one "
+      "(gt-apply-signals, gt-propagate-sharding, gt-insert-collectives, gt-bucket-all-reduces, gt-split-by-worker, "
+      "gt-mark-hot-regions)",
+      [](OpPassManager &pm, const DispatcherPipelineFlags &flags) {
+        DispatcherPipelineOptions options;
+        options.defaultWorker = flags.defaultWorker;
+        options.regions = flags.regions;
+        options.hotAfter = flags.hotAfter;
+        options.numWorkers = flags.numWorkers;
+        options.bucketBytes = flags.bucketBytes;
+        if (flags.config.empty() && flags.autoShardBytes <= 0) return buildDispatcherPipeline(pm, options);
+        GTApplySignalsOptions signals;
+        signals.configPath = flags.config;
+        signals.numWorkers = flags.numWorkers;
+        signals.autoShardBytes = flags.autoShardBytes;
+        pm.addPass(createGTVerify());
+        addShardedPasses(pm, createGTApplySignals(signals), options);
+      });
   PassPipelineRegistration<>("gt-fuse-pipeline",
                              "gt -> linalg with elementwise fusion (what workers do to a hot region)",
                              [](OpPassManager &pm) { buildFusionPipeline(pm); });
