@@ -58,7 +58,7 @@ struct CompilerStats {
 
 /// What kernels are compiled for. CPU: the whole kernel is host code. CUDA: host code that
 /// allocates through, and launches GPU kernels (PTX for `chip`) with, the mgpu* functions in
-/// `symbols` (see lib/Worker/Runtime/CUDA/Mgpu.cpp); the entry's memref arguments hold
+/// `symbols` (the mgpu* runtime in lib/Worker/Runtime/CUDA/CUDADevice.cpp); the entry's memref arguments hold
 /// device pointers.
 struct CompilerTarget {
   enum class Kind { CPU, CUDA } kind = Kind::CPU;
