@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import numpy as np
@@ -108,6 +109,27 @@ def test_a_session_over_its_memory_quota_fails_alone():
         assert_serves(d)
     finally:
         d.stop()
+
+
+def test_a_long_cumsum_costs_linear_work_on_a_cpu_worker(secured):
+    # cumsum's dense form adds n^2 / 2 terms: 4M elements (16 MiB, within any quota) would hold
+    # a worker for hours. On CPU workers it is a running sum. Bounded: after 60 s the test fails
+    # (and the fixture's teardown stops the daemons, which ends the waiting fetch).
+    n = 4 * 2**20
+    got = []
+
+    def run():
+        c = secured.client()
+        x, _, _ = c.emit(_C.op_code("full"), [], {"shape": [n], "value": 1.0, "dtype": F32})
+        y, _, _ = c.emit(_C.op_code("cumsum"), [x], {"axis": 0})
+        got.append(np.frombuffer(c.fetch(y)[0], np.float32))
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(60)
+    assert got, "cumsum of 4M elements did not finish within 60 s"
+    assert got[0][0] == 1.0 and got[0][-1] == float(n)
+    assert_serves(secured)
 
 
 def test_the_whole_worker_full_fails_the_allocating_session_only():

@@ -211,9 +211,10 @@ def GTLowerToLinalg : Pass<"gt-lower-to-linalg", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
   let options = [
     Option<"scatterLoops", "scatter-loops", "bool", "false",
-           "index_add/scatter_add as scf.for loops over the source, result[clamp(idx)] += src "
-           "(source size adds; for the CPU) instead of a dense linalg.generic over the result "
-           "and the indices (result size x indices, no atomics: for the GPU)">
+           "sequential scf.for loops where they do less work (for the CPU): index_add/scatter_add "
+           "over the source, result[clamp(idx)] += src (source size adds, not result size x indices), "
+           "and cumsum as a running sum (n adds along the axis, not n^2 / 2); without it, dense "
+           "linalg.generic forms with independent output elements (for the GPU)">
   ];
 }
 

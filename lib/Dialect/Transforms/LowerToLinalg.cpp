@@ -728,10 +728,14 @@ Value lowerFlip(OpBuilder &b, const Lowering &l) {
   return generic.getResult(0);
 }
 
-/// cumsum along `axis`: result[..., i, ...] = sum over k <= i of input[..., k, ...]. One generic
-/// over the result's axes plus k (a reduction) that adds the terms with k <= i: n^2 / 2 useful
-/// additions along the axis instead of a sequential scan's n, but every output element is
-/// independent (parallel on the GPU). Sums in f32 for f16/bf16, like the reductions.
+/// cumsum along `axis`: result[..., i, ...] = sum over k <= i of input[..., k, ...]. Sums in f32
+/// for f16/bf16, like the reductions, and rounds once at the end.
+///
+/// With scatter-loops (CPU workers): one scf.for nest over the result in row-major order carrying
+/// the sums, result[..., i, ...] = result[..., i - 1, ...] + input[..., i, ...] (the element before
+/// along the axis comes earlier in that order): n additions. Otherwise (the GPU): one generic over
+/// the result's axes plus k (a reduction) adding the terms with k <= i, n^2 / 2 additions along
+/// the axis but every output element independent.
 Value lowerCumsum(OpBuilder &b, const Lowering &l) {
   int64_t rank = l.resultType.getRank(), axis = l.attrs.axes[0];
   Type elem = l.elem(), acc = computeType(elem);
@@ -742,13 +746,40 @@ Value lowerCumsum(OpBuilder &b, const Lowering &l) {
     });
   };
   if (rank == 0) return convert(l.in[0], elem); // one element: itself
+  auto accType = RankedTensorType::get(l.resultType.getShape(), acc);
+  if (l.scatterLoops) {
+    Value sums = fill(b, l.loc(), accType, constantOf(b, l.loc(), acc, 0));
+    if (accType.getNumElements() > 0) {
+      SmallVector<Value> lower, upper, steps;
+      for (int64_t d = 0; d < rank; ++d) {
+        lower.push_back(b.create<arith::ConstantIndexOp>(l.loc(), 0));
+        upper.push_back(b.create<arith::ConstantIndexOp>(l.loc(), l.resultType.getDimSize(d)));
+        steps.push_back(b.create<arith::ConstantIndexOp>(l.loc(), 1));
+      }
+      scf::LoopNest nest = scf::buildLoopNest(
+          b, l.loc(), lower, upper, steps, ValueRange{sums},
+          [&](OpBuilder &nb, Location nloc, ValueRange ivs, ValueRange carried) -> scf::ValueVector {
+            Value i = ivs[size_t(axis)], zero = nb.create<arith::ConstantIndexOp>(nloc, 0);
+            Value hasPrevious = nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::ugt, i, zero);
+            SmallVector<Value> previous(ivs.begin(), ivs.end());
+            previous[size_t(axis)] = nb.create<arith::SelectOp>(
+                nloc, hasPrevious, nb.create<arith::SubIOp>(nloc, i, nb.create<arith::ConstantIndexOp>(nloc, 1)), i);
+            Value before = nb.create<tensor::ExtractOp>(nloc, carried[0], previous);
+            before = nb.create<arith::SelectOp>(nloc, hasPrevious, before, constantOf(nb, nloc, acc, 0));
+            Value x = convertScalar(nb, nloc, nb.create<tensor::ExtractOp>(nloc, l.in[0], ivs), acc);
+            Value sum = scalarBinary(nb, nloc, OpCode::Add, before, x);
+            return {nb.create<tensor::InsertOp>(nloc, sum, carried[0], ivs).getResult()};
+          });
+      sums = nest.results.front();
+    }
+    return acc == elem ? sums : convert(sums, elem);
+  }
   SmallVector<AffineExpr> inExprs;
   for (int64_t d = 0; d < rank; ++d) inExprs.push_back(b.getAffineDimExpr(d == axis ? rank : d));
   SmallVector<AffineMap> maps = {AffineMap::get(rank + 1, 0, inExprs, b.getContext()),
                                  AffineMap::getMultiDimIdentityMap(rank + 1, b.getContext()).getMajorSubMap(rank)};
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
   iters.push_back(utils::IteratorType::reduction);
-  auto accType = RankedTensorType::get(l.resultType.getShape(), acc);
   auto generic = b.create<linalg::GenericOp>(
       l.loc(), TypeRange{accType}, l.in, ValueRange{fill(b, l.loc(), accType, constantOf(b, l.loc(), acc, 0))}, maps,
       iters, [&](OpBuilder &nb, Location nloc, ValueRange a) {
