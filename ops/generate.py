@@ -514,6 +514,15 @@ def python_function(op):
     elif op["kind"] == "compare":
         doc += " (broadcasting; a bool mask)"
     doc += "."
+    raises = []
+    if op.get("min_rank"):
+        raises.append(f"gt.ShapeError (a ValueError) for a tensor of fewer than {op['min_rank']} axes")
+    if any(a["type"] == "axes" for a in op["attrs"]):
+        raises.append("gt.AxisError (an IndexError) for an axis out of range, gt.ShapeError for a repeated one")
+    elif any(a["type"] == "axis" for a in op["attrs"]):
+        raises.append("gt.AxisError (an IndexError) for an axis out of range")
+    if raises:
+        docs.append("Raises " + "; ".join(raises) + ".")
     if docs:
         doc += "\n\n" + "\n".join("    " + d for d in docs) + "\n    "
     call = ", ".join([repr(n)] + operands + args)
