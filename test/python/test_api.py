@@ -428,6 +428,9 @@ def test_gather_index_select_embedding_one_hot():
     check_grad(lambda a: F.embedding(gt.tensor(tokens), a), lambda a: a[tokens], w)
     check(gt.one_hot(gt.tensor([0, 2]), 3), np.eye(3, dtype=np.int64)[[0, 2]])
     assert gt.one_hot(gt.tensor([1]), 4, dtype=gt.float32).dtype == gt.float32
+    # A 0-d index gives one row: the worker's lowering once built a null affine map for it and
+    # crashed (found by the worker-program fuzzer).
+    check(gt.one_hot(gt.tensor(2), 5), np.eye(5, dtype=np.int64)[2])
 
 
 def test_setitem_on_tensors_without_grad():

@@ -196,6 +196,15 @@ Value emptyLike(OpBuilder &b, Location loc, RankedTensorType type) {
   return b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
 }
 
+/// (d0, ..., d{numDims-1}) -> (d0, ..., d{numResults-1}): the leading loops, e.g. the output
+/// map of a generic whose last loop is a reduction. Unlike AffineMap::getMajorSubMap, zero
+/// results give `(d0) -> ()` (a 0-d operand), not a null map.
+AffineMap leadingDims(OpBuilder &b, int64_t numDims, int64_t numResults) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d = 0; d < numResults; ++d) exprs.push_back(b.getAffineDimExpr(d));
+  return AffineMap::get(numDims, 0, exprs, b.getContext());
+}
+
 /// An elementwise linalg.generic producing `resultType`; each input broadcasts to it
 /// (missing leading axes and size-1 axes read index 0).
 Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType, ValueRange inputs, BodyFn body) {
@@ -358,7 +367,7 @@ Value lowerMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs, RankedTensor
   if (!vecB) eb.push_back(b.getAffineDimExpr(nDim));
   SmallVector<AffineMap> maps = {AffineMap::get(rank + 1, 0, ea, b.getContext()),
                                  AffineMap::get(rank + 1, 0, eb, b.getContext()),
-                                 AffineMap::getMultiDimIdentityMap(rank + 1, b.getContext()).getMajorSubMap(rank)};
+                                 leadingDims(b, rank + 1, rank)};
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
   iters.push_back(utils::IteratorType::reduction);
   Type acc = computeType(resultType.getElementType()); // f16/bf16 products are summed in f32
@@ -478,7 +487,7 @@ Value lowerScatterAdd(OpBuilder &b, Location loc, Value indices, Value source, i
   for (int64_t d = 0; d < rank; ++d) srcExprs.push_back(b.getAffineDimExpr(d == axis ? rank : d));
   AffineMap srcMap = AffineMap::get(rank + 1, 0, srcExprs, b.getContext());
   AffineMap idxMap = perAxis ? srcMap : AffineMap::get(rank + 1, 0, {b.getAffineDimExpr(rank)}, b.getContext());
-  SmallVector<AffineMap> maps = {idxMap, srcMap, AffineMap::getMultiDimIdentityMap(rank + 1, b.getContext()).getMajorSubMap(rank)};
+  SmallVector<AffineMap> maps = {idxMap, srcMap, leadingDims(b, rank + 1, rank)};
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
   iters.push_back(utils::IteratorType::reduction);
   Value zero = constantOf(b, loc, elem, 0);
@@ -668,7 +677,7 @@ Value lowerReductionOp(OpBuilder &b, const Lowering &l) {
 
 Value lowerOneHot(OpBuilder &b, const Lowering &l) { // result[..., c] = (input[...] == c)
   int64_t rank = l.resultType.getRank();
-  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank).getMajorSubMap(rank - 1), b.getMultiDimIdentityMap(rank)};
+  SmallVector<AffineMap> maps = {leadingDims(b, rank, rank - 1), b.getMultiDimIdentityMap(rank)};
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
   auto generic = b.create<linalg::GenericOp>(
       l.loc(), TypeRange{l.resultType}, l.in, ValueRange{emptyLike(b, l.loc(), l.resultType)}, maps, iters,
@@ -777,7 +786,7 @@ Value lowerCumsum(OpBuilder &b, const Lowering &l) {
   SmallVector<AffineExpr> inExprs;
   for (int64_t d = 0; d < rank; ++d) inExprs.push_back(b.getAffineDimExpr(d == axis ? rank : d));
   SmallVector<AffineMap> maps = {AffineMap::get(rank + 1, 0, inExprs, b.getContext()),
-                                 AffineMap::getMultiDimIdentityMap(rank + 1, b.getContext()).getMajorSubMap(rank)};
+                                 leadingDims(b, rank + 1, rank)};
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
   iters.push_back(utils::IteratorType::reduction);
   auto generic = b.create<linalg::GenericOp>(
