@@ -75,7 +75,7 @@ OP_FIELDS = {"name", "kind", "summary", "description", "doc", "operands", "resul
              "fusible", "pure", "python", "method", "differentiable", "nondifferentiable", "grad", "shape",
              "sharding", "partial", "min_rank"}
 ATTR_FIELDS = {"name", "type", "storage", "in", "runtime", "default", "doc", "python"}
-# Functions a derivative formula may call besides ops: implemented in python/gt/autograd.py
+# Functions a derivative formula may call besides ops: implemented in python/gt/_derivatives.py
 # (and, when the tape moves to C++, in the client core). name -> (arguments, what it returns).
 HELPERS = {
     "unbroadcast": ("g, x", "g summed over the axes broadcasting added, to x's shape"),
@@ -425,9 +425,11 @@ def gen_python(ops):
            "",
            "CODES: op name -> op code. ATTRS: op name -> its attribute names. The public functions",
            "and Tensor methods of ops whose spec says `python: generated`, and BACKWARD: op name ->",
-           'its derivative function (g, result, inputs, attrs) -> one gradient (or None) per input."""',
+           "its derivative function (g, result, inputs, attrs) -> one gradient (or None) per input,",
+           'which autograd uses (`gt.autograd.formulas`)."""',
            "from . import _tensor as _T",
-           "from . import autograd as _h",
+           "from . import _derivatives as _h",
+           "from . import autograd as _ag",
            "",
            "CODES = {" + ", ".join(f"{o['name']!r}: {i}" for i, o in enumerate(ops)) + "}",
            "ATTRS = {",
@@ -439,7 +441,7 @@ def gen_python(ops):
     for op in ops:
         if op["python"] != "generated":
             continue
-        out += python_function(op)
+        out += python_function(op, op["method"])
         functions.append(op["name"])
         if op["method"]:
             methods.append(op["name"])
@@ -482,7 +484,7 @@ def gen_python(ops):
             out.append("    return (" + ", ".join(grads) + ("," if len(grads) == 1 else "") + ")")
         out += ["", ""]
         backward.append(f"    {op['name']!r}: {fn},")
-    out += ["BACKWARD = {"] + backward + ["}", ""]
+    out += ["BACKWARD = {"] + backward + ["}", "_ag.formulas.update(BACKWARD)", ""]
     return "\n".join(out)
 
 
@@ -491,13 +493,14 @@ PY_CONVERT = {"axis": "_T._dim({p}, x.ndim)", "axes": "_T._dims({p}, x.ndim)", "
               "i64": "int({p})", "f64": "float({p})"}
 
 
-def python_function(op):
+def python_function(op, method):
     """A generated public function: the operands (x; or a, b), then one parameter per attribute
-    under its `python:` name, converted by type (axes normalized against x)."""
+    under its `python:` name, converted by type (axes normalized against x); registered as a
+    Tensor method too when `method`."""
     n = op["name"]
     operands = ["x"] if len(op["operands"]) == 1 else ["a", "b"] if len(op["operands"]) == 2 else None
     if operands is None or any(o["variadic"] or o["optional"] for o in op["operands"]):
-        fail(n, "python: generated supports ops of one or two plain operands (write it in python/gt/_tensor.py)")
+        fail(n, "python: generated supports ops of one or two plain operands (write it in python/gt/_functions.py)")
     params, args, docs = list(operands), [], []
     for a in op["attrs"]:
         if a["in"] != "attribute":
@@ -526,12 +529,13 @@ def python_function(op):
     if docs:
         doc += "\n\n" + "\n".join("    " + d for d in docs) + "\n    "
     call = ", ".join([repr(n)] + operands + args)
-    return [f"def {n}({', '.join(params)}):", f'    """{doc}"""', f"    return _T._op({call})", "", ""]
+    return ([f"@_T._method()"] if method else []) + \
+        [f"def {n}({', '.join(params)}):", f'    """{doc}"""', f"    return _T._op({call})", "", ""]
 
 
 def to_python(tree, by_name):
     """The formula as Python: ops go through _T._op (so they record their own backward, for
-    higher derivatives), helpers come from gt.autograd, reserved names get a trailing _."""
+    higher derivatives), helpers come from gt._derivatives, reserved names get a trailing _."""
     class Rewrite(ast.NodeTransformer):
         def visit_Name(self, node):
             return ast.copy_location(ast.Name(py_name(node.id), node.ctx), node)

@@ -10,7 +10,7 @@ uses a running one instead.
 from . import _C
 from ._runtime import connect, gpu_workers, load_config
 from .dtypes import dtype, float32, float64, float16, bfloat16, int32, int64, bool, float, double, half, long
-from ._tensor import (
+from ._functions import (
     Tensor, tensor, as_tensor, from_numpy, zeros, ones, full, empty, zeros_like, ones_like, full_like, empty_like,
     randn, rand, randn_like, rand_like, randint, arange, linspace, eye, manual_seed,
     add, sub, subtract, mul, multiply, div, divide, true_divide, pow, maximum, minimum, floor_divide, remainder,
@@ -22,6 +22,7 @@ from ._tensor import (
     index_select, gather, take_along_dim, one_hot, embedding,
     sum, mean, max, min, amax, amin, argmax, argmin, var, std, logsumexp, log_softmax, softmax, norm, allclose)
 from ._ops import *  # noqa: E402,F401,F403 (every function generated from ops/*.yaml: `python: generated`)
+from . import _indexing  # noqa: F401 (registers Tensor.__getitem__ / __setitem__)
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
 from . import nn, optim, debug, signal
 from .serialization import save, load

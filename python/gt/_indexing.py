@@ -14,8 +14,9 @@ import math
 
 import numpy as np
 
-from . import _tensor as T
+from . import _functions as T
 from . import dtypes as _dt
+from .autograd import no_grad
 
 
 def _dims_used(k):
@@ -158,12 +159,14 @@ def _advanced(y, advanced):
     return T.reshape(out, before + tuple(bshape) + after)
 
 
+@T._method("__getitem__")
 def getitem(x, key):
     key = _normalize_key(x, key)
     y, advanced, _ = _basic(x, key)
     return _advanced(y, advanced) if advanced else y
 
 
+@T._method("__setitem__")
 def setitem(x, key, value):
     """x[key] = value for a tensor that does not require grad: rebinds x to the updated values."""
     if x.requires_grad:
@@ -200,7 +203,7 @@ def setitem(x, key, value):
             n = index.shape[0] if index.ndim else 1
             index = T.reshape(index, (n,))
             rows = T.broadcast_to(v, (n,) + x.shape[1:])
-            with T._ag.no_grad():
+            with no_grad():
                 hits = T.index_add_zeros(x.shape[:1], 0, index, T.ones(n, dtype=_dt.float32))
                 vals = T.index_add_zeros(x.shape, 0, index, T.cast(rows, _dt.float64))
                 hit = T.reshape(hits > 0, x.shape[:1] + (1,) * (x.ndim - 1))

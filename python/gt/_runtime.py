@@ -1,5 +1,8 @@
-"""The connection to a dispatcher: auto-started local daemons, or `gt.connect("host:port")`."""
+"""The session: the connection to a dispatcher (auto-started local daemons, or
+`gt.connect("host:port")`), and the named signals that apply to its instructions (their
+public API is gt.signal)."""
 import atexit
+import contextlib
 import ctypes
 import os
 import secrets
@@ -19,6 +22,8 @@ _num_workers = int(os.environ.get("GT_WORKERS", "1"))
 _log_dir = None
 _token = None         # the auto-started dispatcher's client token (made per run)
 _port = None          # the auto-started dispatcher's port
+_signals = []         # (name, backward) of the active gt.signal contexts, innermost last
+_configured = None    # the signal names the session's config defines (None: no config loaded)
 
 
 def bin_dir():
@@ -211,11 +216,10 @@ def load_config(path):
     Raises FileNotFoundError if `path` cannot be read and ValueError naming the file and line
     of an invalid entry (unknown key, a worker that does not exist, missing axis, ...), or a
     bad $GT_AUTO_SHARD / $GT_AUTO_SHARD_BYTES (applied together with the config)."""
-    from . import signal
     with open(path) as f:
         text = f.read()
     c = client()
-    signal._set_configured(c.load_config(text, str(path), _auto_shard_bytes(c)))
+    _set_configured(c.load_config(text, str(path), _auto_shard_bytes(c)))
 
 
 def _auto_shard_bytes(c):
@@ -237,17 +241,64 @@ def _auto_shard_bytes(c):
 def _on_session_open():
     """Applies what was set before the session existed: the active signal, $GT_CONFIG and
     $GT_AUTO_SHARD."""
-    from . import signal
-    name, _ = signal.current()
+    name, _ = current_signal()
     if name:  # a signal entered before the session opened
         _client.set_signal(name, False)
     path = os.environ.get("GT_CONFIG")
     auto = _auto_shard_bytes(_client)
     if path:
         with open(path) as f:
-            signal._set_configured(_client.load_config(f.read(), path, auto))
+            _set_configured(_client.load_config(f.read(), path, auto))
     elif auto:
-        signal._set_configured(_client.load_config("", "GT_AUTO_SHARD", auto))
+        _set_configured(_client.load_config("", "GT_AUTO_SHARD", auto))
+
+
+# ---------------------------------------------------------------- the active signal
+
+def current_signal():
+    """The signal that applies now, as (name, backward name or None): the innermost active
+    signal the loaded config names (without a config: the innermost active signal), or
+    (None, None)."""
+    for name, backward in reversed(_signals):
+        if _configured is None or name in _configured:
+            return name, backward
+    return None, None
+
+
+def apply_signal():
+    """Tells the session which signal its next instructions carry (after the active ones changed)."""
+    if _client is not None:  # else the session applies it when it opens
+        name, _ = current_signal()
+        _client.set_signal(name or "", False)
+
+
+def _set_configured(names):
+    """The signal names a newly loaded config defines."""
+    global _configured
+    _configured = frozenset(names)
+    apply_signal()
+
+
+@contextlib.contextmanager
+def gradient_signal(node_signal):
+    """Inside autograd: the signal a node's gradient ops carry, given the (name, backward) that
+    was current when the node's op ran: its `backward=`, or its own signal marked as a gradient
+    so the config's `backward:` entry applies. Nothing changes when neither the node nor the
+    present has a signal."""
+    if (node_signal is None or node_signal[0] is None) and current_signal()[0] is None:
+        yield
+        return
+    c = client()
+    previous = c.signal()
+    name, backward = node_signal if node_signal and node_signal[0] else (None, None)
+    if backward:
+        c.set_signal(backward, False)
+    else:
+        c.set_signal(name or "", bool(name))
+    try:
+        yield
+    finally:
+        c.set_signal(*previous)
 
 
 def _last_log_line():

@@ -1,8 +1,13 @@
-"""gt.Tensor: a handle to a tensor that lives on a worker, with PyTorch's API.
+"""gt.Tensor: a handle to a tensor that lives on a worker, and how an op is recorded.
 
 Every op records one instruction with the client (no waiting); shapes and dtypes come back
 from the op table at once, so shape errors raise at the line that made them. Values travel
 only when asked for (`.numpy()`, `.item()`, `print`).
+
+This module holds the class with its Python operators, `_op` (record one op of ops/*.yaml),
+the creation functions and the arithmetic behind the operators. The functions generated from
+the op spec (gt._ops) and the hand-written ones (gt._functions) are built on it and register
+their Tensor methods here with `_method`; gt._indexing adds `x[...]`.
 """
 import builtins
 import math
@@ -12,7 +17,7 @@ import numpy as np
 from . import _C, _runtime
 from . import dtypes as _dt
 from . import autograd as _ag
-from . import signal as _signal
+
 
 class _Handle:
     """Owns one tensor id; when the last Tensor using it goes away, the worker frees it."""
@@ -33,8 +38,11 @@ class Tensor:
     """A tensor on a GT worker.
 
     Attributes: `shape` (tuple of ints), `dtype` (gt.dtype), `requires_grad`, `grad`
-    (a Tensor or None; accumulates over backward() calls on leaves).
+    (a Tensor or None; accumulates over backward() calls on leaves). Most methods (x.exp(),
+    x.sum(dim), x[i], ...) are the gt functions of the same name, registered by the modules
+    that define them.
     """
+    __module__ = "gt"  # type(x) is gt.Tensor, as torch.Tensor
     __slots__ = ("_h", "shape", "dtype", "requires_grad", "grad", "_node", "__weakref__")
     __array_priority__ = 1000  # numpy_scalar * tensor -> Tensor.__rmul__
 
@@ -124,7 +132,18 @@ class Tensor:
     # ------------------------------------------------------------ autograd
     def backward(self, gradient=None, retain_graph=False):
         """Accumulates d(self)/d(leaf) into every leaf's `.grad`. `gradient` is required for a
-        non-scalar tensor (as PyTorch). Raises RuntimeError if self does not require grad."""
+        non-scalar tensor (as PyTorch). Raises RuntimeError if self does not require grad or
+        is not a scalar without `gradient`, and ValueError if `gradient` has another shape."""
+        if not self.requires_grad:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+        if gradient is None:
+            if self.numel() != 1:
+                raise RuntimeError(f"grad can be implicitly created only for scalar outputs (shape {self.shape})")
+            gradient = ones(self.shape, dtype=self.dtype)
+        elif not isinstance(gradient, Tensor):
+            gradient = tensor(gradient, dtype=self.dtype)
+        if gradient.shape != self.shape:
+            raise ValueError(f"gradient has shape {gradient.shape}, expected {self.shape}")
         _ag.backward(self, gradient, retain_graph)
 
     def requires_grad_(self, flag=True):
@@ -136,24 +155,24 @@ class Tensor:
     def __radd__(self, o): return add(o, self)
     def __sub__(self, o): return sub(self, o)
     def __rsub__(self, o): return sub(o, self)
-    def __mul__(self, o): return mul(self, o)
-    def __rmul__(self, o): return mul(o, self)
+    def __mul__(self, o): return _op("mul", self, o)
+    def __rmul__(self, o): return _op("mul", o, self)
     def __truediv__(self, o): return div(self, o)
     def __rtruediv__(self, o): return div(o, self)
     def __pow__(self, o): return pow(self, o)
     def __rpow__(self, o): return pow(o, self)
-    def __floordiv__(self, o): return floor_divide(self, o)
-    def __rfloordiv__(self, o): return floor_divide(o, self)
-    def __mod__(self, o): return remainder(self, o)
-    def __rmod__(self, o): return remainder(o, self)
+    def __floordiv__(self, o): return _op("floor_divide", self, o)
+    def __rfloordiv__(self, o): return _op("floor_divide", o, self)
+    def __mod__(self, o): return _op("remainder", self, o)
+    def __rmod__(self, o): return _op("remainder", o, self)
     def __and__(self, o): return logical_and(self, o) if self.dtype == _dt.bool else _no_bitwise("&")
     def __or__(self, o): return logical_or(self, o) if self.dtype == _dt.bool else _no_bitwise("|")
     def __xor__(self, o): return logical_xor(self, o) if self.dtype == _dt.bool else _no_bitwise("^")
     def __invert__(self): return logical_not(self) if self.dtype == _dt.bool else _no_bitwise("~")
-    def __abs__(self): return abs(self)
+    def __abs__(self): return _op("abs", self)
     def __matmul__(self, o): return matmul(self, o)
     def __rmatmul__(self, o): return matmul(o, self)
-    def __neg__(self): return neg(self)
+    def __neg__(self): return _op("neg", self)
     def __pos__(self): return self
     def __gt__(self, o): return _op("gt", self, o)
     def __lt__(self, o): return _op("lt", self, o)
@@ -180,7 +199,7 @@ class Tensor:
 
     def __iadd__(self, o): return self._assign(add(self, o))
     def __isub__(self, o): return self._assign(sub(self, o))
-    def __imul__(self, o): return self._assign(mul(self, o))
+    def __imul__(self, o): return self._assign(_op("mul", self, o))
     def __itruediv__(self, o): return self._assign(div(self, o))
 
     def zero_(self):
@@ -188,40 +207,10 @@ class Tensor:
             return self._assign(zeros(self.shape, dtype=self.dtype))
 
     # ------------------------------------------------------------ methods
-    # (the generated ops' methods, exp() and the like, are attached at the end of this file)
-    def clamp(self, min=None, max=None): return clamp(self, min, max)
-    clip = clamp
-    def pow(self, e): return pow(self, e)
-    def logical_not(self): return logical_not(self)
-    def masked_fill(self, mask, value): return masked_fill(self, mask, value)
-    def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None): return sum(self, dim, keepdim, axis=axis, keepdims=keepdims)
-    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None): return mean(self, dim, keepdim, axis=axis, keepdims=keepdims)
-    def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None): return max(self, dim, keepdim, axis=axis, keepdims=keepdims)
-    def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None): return min(self, dim, keepdim, axis=axis, keepdims=keepdims)
-    def amax(self, dim=None, keepdim=False): return amax(self, dim, keepdim)
-    def amin(self, dim=None, keepdim=False): return amin(self, dim, keepdim)
-    def argmax(self, dim=None, keepdim=False): return argmax(self, dim, keepdim)
-    def argmin(self, dim=None, keepdim=False): return argmin(self, dim, keepdim)
-    def var(self, dim=None, keepdim=False, *, correction=1, unbiased=None): return var(self, dim, keepdim, correction=correction, unbiased=unbiased)
-    def std(self, dim=None, keepdim=False, *, correction=1, unbiased=None): return std(self, dim, keepdim, correction=correction, unbiased=unbiased)
-    def logsumexp(self, dim, keepdim=False): return logsumexp(self, dim, keepdim)
-    def log_softmax(self, dim=-1): return log_softmax(self, dim)
-    def softmax(self, dim=-1): return softmax(self, dim)
-    def reshape(self, *shape): return reshape(self, *shape)
-    def view(self, *shape): return reshape(self, *shape)
-    def flatten(self, start_dim=0, end_dim=-1): return flatten(self, start_dim, end_dim)
-    def squeeze(self, dim=None): return squeeze(self, dim)
-    def unsqueeze(self, dim): return unsqueeze(self, dim)
-    def transpose(self, dim0=-2, dim1=-1): return transpose(self, dim0, dim1)
-    def permute(self, *dims): return permute(self, *dims)
-    def broadcast_to(self, shape): return broadcast_to(self, shape)
-    def expand(self, *shape): return expand(self, *shape)
-    def expand_as(self, other): return broadcast_to(self, other.shape)
+    # (the methods that are gt functions, x.sum(dim) for gt.sum(x, dim), are registered by the
+    # modules defining them: here with @_method, gt._ops, gt._functions and gt._indexing)
+    def expand_as(self, other): return _op("broadcast_to", self, shape=other.shape) if self.shape != other.shape else self
     def contiguous(self): return self
-    def split(self, split_size_or_sections, dim=0): return split(self, split_size_or_sections, dim)
-    def chunk(self, chunks, dim=0): return chunk(self, chunks, dim)
-    def index_select(self, dim, index): return index_select(self, dim, index)
-    def gather(self, dim, index): return gather(self, dim, index)
     def to(self, dtype): return cast(self, dtype)
     def type_as(self, other): return cast(self, other.dtype)
     def float(self): return cast(self, _dt.float32)
@@ -231,26 +220,22 @@ class Tensor:
     def long(self): return cast(self, _dt.int64)
     def int(self): return cast(self, _dt.int32)
     def bool(self): return cast(self, _dt.bool)
-    def clone(self): return clone(self)
     def new_zeros(self, *shape): return zeros(*shape, dtype=self.dtype)
     def new_ones(self, *shape): return ones(*shape, dtype=self.dtype)
     def new_full(self, shape, value): return full(shape, value, dtype=self.dtype)
 
-    def __getitem__(self, key):
-        from ._indexing import getitem
-        return getitem(self, key)
-
-    def __setitem__(self, key, value):
-        from ._indexing import setitem
-        setitem(self, key, value)
-
     @property
     def T(self):
-        return permute(self, *reversed(range(self.ndim)))
+        """The axes reversed (a 0-d or 1-d tensor is itself)."""
+        return _transposed(self, list(reversed(range(self.ndim))))
 
     @property
     def mT(self):
-        return transpose(self, -2, -1)
+        """The last two axes swapped. Raises gt.AxisError for fewer than two axes."""
+        perm = list(range(self.ndim))
+        d0, d1 = _dim(-2, self.ndim), _dim(-1, self.ndim)
+        perm[d0], perm[d1] = perm[d1], perm[d0]
+        return _transposed(self, perm)
 
     def is_floating_point(self):
         return self.dtype.is_floating_point
@@ -271,7 +256,7 @@ def _make(result, inputs, backward=None, attrs=None):
     if backward is not None and t.dtype.is_floating_point and _ag.is_grad_enabled() and \
             any(i.requires_grad for i in inputs):
         t.requires_grad = True
-        t._node = _ag.Node(backward, inputs, attrs, _signal.current())
+        t._node = _ag.Node(backward, inputs, attrs, _runtime.current_signal())
     return t
 
 
@@ -291,13 +276,20 @@ def _op(name, *operands, backward=None, **attrs):
     for k, v in attrs.items():
         if isinstance(v, _dt.dtype):
             attrs[k] = v.code
-    r = _client().emit(_ops.CODES[name], [t._h.id for t in operands], attrs)
-    return _make(r, operands, backward or _ops.BACKWARD.get(name), attrs)
+    code = _codes.get(name)
+    if code is None:
+        code = _codes[name] = _C.op_code(name)  # the op table's; ValueError for an unknown op
+    r = _client().emit(code, [t._h.id for t in operands], attrs)
+    return _make(r, operands, backward or _ag.formulas.get(name), attrs)
+
+
+_codes = {}  # op name -> op code, as _op first meets them
 
 
 def _method(*names):
     """Decorator: the function is also a Tensor method (under its own name, or `names`), as
-    torch.exp is Tensor.exp; `x.f(*args)` calls f(x, *args)."""
+    torch.exp is Tensor.exp; `x.f(*args)` calls f(x, *args). The modules that define gt's
+    functions register their methods with it."""
     def register(fn):
         for n in names or (fn.__name__,):
             setattr(Tensor, n, fn)
@@ -324,7 +316,7 @@ def _scalar(value, like):
         d = like.dtype if like is not None and like.dtype.is_floating_point else _dt.float32
     else:
         raise TypeError(f"expected a Tensor or a number, got {type(value).__name__}")
-    key = (value, d.code, type(value), _signal.current()[0])  # a scalar lives where its signal says
+    key = (value, d.code, type(value), _runtime.current_signal()[0])  # a scalar lives where its signal says
     t = _scalars.get(key)
     if t is None or t._h.client is not _client():
         if len(_scalars) > 512:
@@ -489,7 +481,7 @@ def randint(low, high=None, size=None, dtype=None):
     if size is None:
         low, high, size = 0, low, high
     u = rand(_shape_args(size), dtype=_dt.float64)
-    return cast(floor(u * (high - low)) + low, dtype or _dt.int64)
+    return cast(_op("floor", u * (high - low)) + low, dtype or _dt.int64)
 
 
 def arange(start, end=None, step=1, dtype=None, requires_grad=False):
@@ -521,21 +513,21 @@ def add(a, b, *, alpha=1):
     """a + alpha * b with broadcasting and type promotion; raises gt.ShapeError if the shapes
     do not broadcast and gt.DTypeError for bool + bool."""
     if alpha != 1:
-        b = mul(b, alpha)
+        b = _op("mul", *_pair(b, alpha))
     return _op("add", a, b)
 
 
 def sub(a, b, *, alpha=1):
     """a - alpha * b (rules of add)."""
     if alpha != 1:
-        b = mul(b, alpha)
+        b = _op("mul", *_pair(b, alpha))
     return _op("sub", a, b)
 
 
 def div(a, b, *, rounding_mode=None):
     """True division (ints give float32, as PyTorch); rounding_mode='floor' is floor_divide."""
     if rounding_mode == "floor":
-        return floor_divide(a, b)
+        return _op("floor_divide", *_pair(a, b))
     if rounding_mode is not None:
         raise ValueError(f"div: rounding_mode must be None or 'floor', got {rounding_mode!r}")
     a, b = _pair(a, b)
@@ -548,13 +540,14 @@ true_divide = divide = div
 subtract = sub
 
 
+@_method()
 def pow(a, b):
     """a ** b; an integer tensor to a float power gives float32."""
     if isinstance(a, Tensor) and isinstance(b, (builtins.int, builtins.float)) and not isinstance(b, builtins.bool):
         if b == 1:
             return a
         if b == 2:
-            return mul(a, a)
+            return _op("mul", a, a)
         if not a.dtype.is_floating_point:
             a = cast(a, _dt.float32)
     a, b = _pair(a, b)
@@ -563,16 +556,14 @@ def pow(a, b):
     return _op("pow", a, b)
 
 
-# mul, maximum, minimum, floor_divide, remainder and the comparisons eq, ne, lt, le, gt, ge are
-# generated from their spec (python/gt/_ops.py, imported at the end of this file).
-
 
 def _as_bool(x):
-    return x if x.dtype == _dt.bool else ne(x, 0)
+    return x if x.dtype == _dt.bool else x != 0
 
 
+@_method()
 def logical_not(x):
-    return eq(_as_bool(x), False)
+    return _as_bool(x) == False  # noqa: E712 (an elementwise comparison)
 
 
 def logical_and(a, b):
@@ -588,7 +579,7 @@ def logical_or(a, b):
 
 def logical_xor(a, b):
     a, b = _pair(a, b)
-    return ne(_as_bool(a), _as_bool(b))
+    return _as_bool(a) != _as_bool(b)
 
 
 def where(condition, a, b):
@@ -600,46 +591,6 @@ def where(condition, a, b):
     return _op("where", condition, a, b)
 
 
-def masked_fill(x, mask, value):
-    """x with `value` wherever the bool `mask` (broadcast to x) is True."""
-    return where(mask, _scalar(value, x) if not isinstance(value, Tensor) else value.to(x.dtype), x)
-
-
-# neg, exp, log, log1p, sqrt, rsqrt, sin, cos, erf, relu, sigmoid, tanh, abs and floor are
-# generated from their spec (python/gt/_ops.py, imported at the end of this file).
-
-
-def gelu(x, approximate="none"):
-    """x * Phi(x) (Hendrycks & Gimpel 2016): exact with erf, or approximate='tanh':
-    0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
-    if approximate == "tanh":
-        return 0.5 * x * (1.0 + tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
-    if approximate != "none":
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return _op("gelu", x)
-
-
-def silu(x):
-    """x * sigmoid(x) (Elfwing et al. 2018)."""
-    return x * sigmoid(x)
-
-
-def clamp(x, min=None, max=None):
-    """x limited to [min, max] (either may be None); the gradient flows where x is inside, as
-    PyTorch (at the bounds too)."""
-    if min is None and max is None:
-        raise ValueError("clamp: at least one of min and max must be given")
-    y = x
-    if min is not None:
-        y = where(lt(x, min), _scalar(min, x) if not isinstance(min, Tensor) else min, y)
-    if max is not None:
-        y = where(gt(x, max), _scalar(max, x) if not isinstance(max, Tensor) else max, y)
-    return y
-
-
-clip = clamp
-
-
 def cast(x, dtype):
     """x converted to `dtype` (to bool: x != 0; float to int truncates toward zero)."""
     d = _dt.resolve(dtype)
@@ -648,29 +599,16 @@ def cast(x, dtype):
     return _op("cast", x, dtype=d)
 
 
-def clone(x):
-    """A copy (GT tensors are never written in place on the worker, so it shares the values)."""
-    t = Tensor(x._h, x.shape, x.dtype)
-    if x.requires_grad and _ag.is_grad_enabled():
-        t.requires_grad = True
-        t._node = _ag.Node(_ag.identity_backward, (x,), None, _signal.current())
-    return t
-
-
-def detach(x):
-    return x.detach()
-
-
-# ---------------------------------------------------------------- linear algebra and layout
+# ---------------------------------------------------------------- matmul and axes
 
 def matmul(a, b):
     """NumPy/PyTorch matmul: (..., m, k) @ (..., k, n) -> (..., m, n), batch axes broadcast."""
     if a.ndim == 1 and b.ndim == 1:
-        return reshape(matmul(reshape(a, 1, -1), reshape(b, -1, 1)), ())
+        return _op("reshape", matmul(_op("reshape", a, shape=(1, a.shape[0])), b), shape=())
     if a.ndim == 1:
-        return reshape(matmul(reshape(a, 1, -1), b), b.shape[:-2] + b.shape[-1:])
+        return _op("reshape", matmul(_op("reshape", a, shape=(1, a.shape[0])), b), shape=b.shape[:-2] + b.shape[-1:])
     if b.ndim == 1:
-        return reshape(matmul(a, reshape(b, -1, 1)), a.shape[:-1])
+        return _op("reshape", matmul(a, _op("reshape", b, shape=(b.shape[0], 1))), shape=a.shape[:-1])
     return _op("matmul", a, b)
 
 
@@ -692,408 +630,6 @@ def _dims(dims, ndim):
     return _C.normalize_axes(dims, builtins.max(ndim, 1)) if dims else []
 
 
-def permute(x, *dims):
-    dims = _shape_args(dims)
-    if len(dims) != x.ndim:
-        raise _C.ShapeError(f"permute: expected {x.ndim} dims for shape {x.shape}, got {dims}")
-    perm = [d + x.ndim if d < 0 else d for d in dims]
-    if perm == list(range(x.ndim)):
-        return x
-    return _op("transpose", x, perm=perm)
-
-
-def transpose(x, dim0=-2, dim1=-1):
-    """Swaps two axes (PyTorch's transpose(dim0, dim1))."""
-    perm = list(range(x.ndim))
-    d0, d1 = _dim(dim0, x.ndim), _dim(dim1, x.ndim)
-    perm[d0], perm[d1] = perm[d1], perm[d0]
-    return permute(x, *perm)
-
-
-swapaxes = transpose
-
-
-def reshape(x, *shape):
-    """Same elements, new shape; one size may be -1. Raises gt.ShapeError (a RuntimeError, as
-    PyTorch, and a ValueError) if the sizes do not match."""
-    shape = list(_shape_args(shape))
-    wanted = list(shape)
-    if shape.count(-1) > 1:
-        raise _C.ShapeError("reshape: only one dimension can be inferred (-1)")
-    if -1 in shape:
-        known = math.prod(s for s in shape if s != -1)
-        if known == 0 or x.numel() % known:
-            raise _C.ShapeError(f"reshape: cannot reshape {list(x.shape)} ({x.numel()} elements) into {wanted}")
-        shape[shape.index(-1)] = x.numel() // known
-    shape = tuple(shape)
-    if shape == x.shape:
-        return x
-    if math.prod(shape) != x.numel():
-        raise _C.ShapeError(f"reshape: cannot reshape {list(x.shape)} ({x.numel()} elements) into {wanted}")
-    return _op("reshape", x, shape=shape)
-
-
-view = reshape
-
-
-def flatten(x, start_dim=0, end_dim=-1):
-    """Merges dims start_dim..end_dim into one (a 0-d tensor becomes shape (1,))."""
-    if x.ndim == 0:
-        return reshape(x, 1)
-    s, e = _dim(start_dim, x.ndim), _dim(end_dim, x.ndim)
-    return reshape(x, x.shape[:s] + (math.prod(x.shape[s:e + 1]),) + x.shape[e + 1:])
-
-
-def squeeze(x, dim=None):
-    """Drops size-1 axes (all, or those in `dim`, an int or tuple; others are left alone)."""
-    if dim is None:
-        dims = [i for i, s in enumerate(x.shape) if s == 1]
-    else:
-        dims = [_dim(d, x.ndim) for d in ((dim,) if isinstance(dim, builtins.int) else dim)]
-        dims = [d for d in dims if x.ndim and x.shape[d] == 1]
-    return reshape(x, tuple(s for i, s in enumerate(x.shape) if i not in dims))
-
-
-def unsqueeze(x, dim):
-    """Inserts a size-1 axis at `dim` (negative counts from the end of the result)."""
-    d = _C.normalize_axes([dim], x.ndim + 1)[0]
-    return reshape(x, x.shape[:d] + (1,) + x.shape[d:])
-
-
-def broadcast_to(x, shape):
-    shape = tuple(shape)
-    if shape == x.shape:
-        return x
-    return _op("broadcast_to", x, shape=shape)
-
-
-def expand(x, *shape):
-    """broadcast_to, where -1 keeps a size (PyTorch's expand)."""
-    shape = list(_shape_args(shape))
-    lead = len(shape) - x.ndim
-    for i in range(x.ndim):
-        if shape[lead + i] == -1:
-            shape[lead + i] = x.shape[i]
-    return broadcast_to(x, tuple(shape))
-
-
-def broadcast_tensors(*ts):
-    """The tensors broadcast to their common shape; raises gt.ShapeError if there is none."""
-    shape = ()
-    for t in ts:
-        shape = tuple(_C.broadcast_shapes(list(shape), list(t.shape)))
-    return tuple(broadcast_to(t, shape) for t in ts)
-
-
-def _slice(x, starts, steps, shape):
-    """x[starts + i * steps] on every axis (the gt.slice op), or x when that is all of it."""
-    starts, steps, shape = tuple(starts), tuple(steps), tuple(shape)
-    if shape == x.shape and not builtins.any(starts):
-        return x
-    return _op("slice", x, shape=shape, starts=starts, steps=steps)
-
-
-def narrow(x, dim, start, length):
-    """x[..., start:start + length, ...] along `dim`; raises gt.ShapeError if it does not fit."""
-    d = _dim(dim, x.ndim)
-    starts, steps, shape = [0] * x.ndim, [1] * x.ndim, list(x.shape)
-    starts[d], shape[d] = start, length
-    return _slice(x, starts, steps, shape)
-
-
-def _promote_all(ts):
-    d = ts[0].dtype
-    for t in ts[1:]:
-        d = _dt.from_code(_C.promote_types(d.code, t.dtype.code))
-    return [cast(t, d) for t in ts]
-
-
-def cat(tensors, dim=0):
-    """Joins tensors along `dim` (dtypes promote). Raises gt.ShapeError (a RuntimeError) if sizes
-    differ elsewhere."""
-    tensors = [t for t in tensors]
-    if not tensors:
-        raise _C.ShapeError("cat expects a non-empty list of tensors")
-    if len(tensors) == 1:
-        return tensors[0]
-    tensors = _promote_all(tensors)
-    d = _dim(dim, tensors[0].ndim)
-    while len(tensors) > _MAX_CAT:  # one concat op joins at most _MAX_CAT: join in steps
-        tensors = [tensors[i] if i + 1 == len(tensors) else
-                   _op("concat", *tensors[i:i + _MAX_CAT], axis=d)
-                   for i in range(0, len(tensors), _MAX_CAT)]
-    return _op("concat", *tensors, axis=d)
-
-
-_MAX_CAT = _C.max_concat_operands
-
-
-concat = concatenate = cat
-
-
-def stack(tensors, dim=0):
-    """Joins same-shape tensors along a new axis `dim`."""
-    tensors = list(tensors)
-    if not tensors:
-        raise _C.ShapeError("stack expects a non-empty list of tensors")
-    shapes = {t.shape for t in tensors}
-    if len(shapes) != 1:
-        raise _C.ShapeError(f"stack expects each tensor to be equal size, got {sorted(shapes)}")
-    d = _C.normalize_axes([dim], tensors[0].ndim + 1)[0]
-    return cat([unsqueeze(t, d) for t in tensors], d)
-
-
-def split(x, split_size_or_sections, dim=0):
-    """Pieces of `split_size` along `dim` (the last may be smaller), or of the listed sizes."""
-    d = _dim(dim, x.ndim)
-    n = x.shape[d]
-    if isinstance(split_size_or_sections, builtins.int):
-        size = split_size_or_sections
-        if size <= 0:
-            raise ValueError(f"split: split_size must be positive, got {size}")
-        sizes = [builtins.min(size, n - i) for i in range(0, n, size)] or [0]
-    else:
-        sizes = list(split_size_or_sections)
-        if builtins.sum(sizes) != n:
-            raise _C.ShapeError(f"split: sizes {sizes} do not add up to {n} (the size of dim {dim})")
-    out, start = [], 0
-    for s in sizes:
-        out.append(narrow(x, d, start, s))
-        start += s
-    return tuple(out)
-
-
-def chunk(x, chunks, dim=0):
-    """At most `chunks` pieces of equal size (the last may be smaller) along `dim`."""
-    n = x.shape[_dim(dim, x.ndim)]
-    return split(x, builtins.max(1, -(-n // chunks)), dim)
-
-
-def unbind(x, dim=0):
-    """The slices of x along `dim`, each without that dim."""
-    d = _dim(dim, x.ndim)
-    return tuple(squeeze(p, d) for p in split(x, 1, d))
-
-
-# ---------------------------------------------------------------- indexing ops
-
-def _indices(index, size=None, what="index"):
-    """An int64/int32 index tensor from a Tensor, list or array; client-known values are
-    checked against `size` and negative ones wrapped."""
-    if isinstance(index, Tensor):
-        if index.dtype not in (_dt.int64, _dt.int32):
-            raise IndexError(f"{what}: tensors used as indices must be long or int, got {index.dtype}")
-        return index
-    a = np.asarray(index)
-    if a.dtype == np.bool_ or a.dtype.kind not in "iu":
-        if a.size == 0:
-            a = a.astype(np.int64)
-        else:
-            raise IndexError(f"{what}: indices must be integers, got {a.dtype}")
-    a = a.astype(np.int64)
-    if size is not None and a.size:
-        if a.max() >= size or a.min() < -size:
-            bad = a[(a >= size) | (a < -size)][0]
-            raise IndexError(f"{what}: index {bad} is out of bounds for size {size}")
-        a = np.where(a < 0, a + size, a)
-    return from_numpy(a)
-
-
-def index_select(x, dim, index):
-    """x's entries at `index` (1-D) along `dim`. Out-of-range indices in a Tensor are clamped on
-    the worker; in a list or array they raise IndexError here."""
-    d = _dim(dim, x.ndim)
-    idx = _indices(index, x.shape[d], "index_select")
-    if idx.ndim != 1:
-        raise IndexError(f"index_select: index must be 1-D, got shape {idx.shape}")
-    return _op("index_select", x, idx, axis=d)
-
-
-def gather(x, dim, index):
-    """torch.gather: out[i][j] = x[index[i][j]][j] for dim 0, likewise for other dims. `index`
-    has x's sizes on every other axis."""
-    d = _dim(dim, x.ndim)
-    idx = _indices(index, x.shape[d], "gather")
-    return _op("gather", x, idx, axis=d)
-
-
-def take_along_dim(x, indices, dim):
-    return gather(x, dim, indices)
-
-
-def index_add_zeros(shape, dim, index, source):
-    """Zeros of `shape` with source's slices added at `index` along `dim` (repeats add up)."""
-    return _op("index_add", index, source, shape=shape, axis=dim)
-
-
-def scatter_add_zeros(shape, dim, index, source):
-    return _op("scatter_add", index, source, shape=shape, axis=dim)
-
-
-def one_hot(indices, num_classes=-1, dtype=None):
-    """One-hot rows for integer class indices: shape indices.shape + (C,). PyTorch gives int64;
-    pass dtype=gt.float32 to get floats directly. num_classes=-1 needs the values (a fetch)."""
-    if num_classes < 0:
-        num_classes = builtins.int(indices.numpy().max()) + 1
-    return _op("one_hot", indices, num_classes=num_classes, dtype=_dt.resolve(dtype or _dt.int64))
-
-
-def embedding(indices, weight):
-    """weight[indices]: rows of `weight` (V, D) for integer `indices` of any shape -> (*, D)."""
-    idx = _indices(indices, weight.shape[0], "embedding")
-    flat = reshape(idx, -1)
-    rows = index_select(weight, 0, flat)
-    return reshape(rows, idx.shape + weight.shape[1:])
-
-
-# ---------------------------------------------------------------- reductions
-
-def _axes(x, dim, axis):
-    if axis is not None:
-        dim = axis
-    if dim is None:
-        return _C.normalize_axes([], x.ndim)
-    if isinstance(dim, builtins.int):
-        dim = [dim]
-    return _C.normalize_axes(list(dim), x.ndim)
-
-
-def _reduce(op, x, dim, keepdim, axis, keepdims):
-    keep = keepdims if keepdims is not None else keepdim
-    axes = _axes(x, dim, axis)
-    return _op(op, x, axes=axes, keepdims=builtins.bool(keep))
-
-
-def sum(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
-    """Sum over `dim` (int, tuple, negative allowed; None = all). bool/int32 sum to int64."""
-    if dtype is not None:
-        x = cast(x, dtype)
-    return _reduce("sum", x, dim, keepdim, axis, keepdims)
-
-
-def mean(x, dim=None, keepdim=False, *, axis=None, keepdims=None):
-    """Mean over `dim` (floats only, as PyTorch)."""
-    return _reduce("mean", x, dim, keepdim, axis, keepdims)
-
-
-def amax(x, dim=None, keepdim=False):
-    """Maximum over `dim` (int or tuple); the gradient is split evenly between ties."""
-    return _reduce("max", x, dim, keepdim, None, None)
-
-
-def amin(x, dim=None, keepdim=False):
-    return _reduce("min", x, dim, keepdim, None, None)
-
-
-class MaxMin(tuple):
-    """(values, indices) of max/min along a dim, as torch.return_types.max."""
-    __slots__ = ()
-
-    @property
-    def values(self):
-        return self[0]
-
-    @property
-    def indices(self):
-        return self[1]
-
-
-def _extremum(name, x, dim, keepdim, axis, keepdims):
-    if isinstance(dim, Tensor):  # torch.max(a, b) is maximum
-        return (maximum if name == "max" else minimum)(x, dim)
-    if axis is not None:
-        dim = axis
-    keep = keepdims if keepdims is not None else keepdim
-    if dim is None:
-        return (amax if name == "max" else amin)(x)
-    if not isinstance(dim, builtins.int):
-        raise TypeError(f"{name}(dim) takes one int dim; use amax/amin for several")
-    d = _dim(dim, x.ndim)
-    idx = (argmax if name == "max" else argmin)(x, d, keepdim=True)
-    values = gather(x, d, idx)  # the gradient goes to the index returned, as PyTorch
-    if not keep:
-        values, idx = squeeze(values, d), squeeze(idx, d)
-    return MaxMin((values, idx))
-
-
-def max(x, dim=None, keepdim=False, *, axis=None, keepdims=None):
-    """max(x): the largest value (gradient split between ties); max(x, dim): (values, indices)
-    along dim (gradient to the first maximum); max(x, other): maximum(x, other)."""
-    return _extremum("max", x, dim, keepdim, axis, keepdims)
-
-
-def min(x, dim=None, keepdim=False, *, axis=None, keepdims=None):
-    return _extremum("min", x, dim, keepdim, axis, keepdims)
-
-
-def _arg(op, x, dim, keepdim):
-    if dim is None:
-        r = _op(op, reshape(x, -1), axes=[0])
-        return reshape(r, (1,) * x.ndim) if keepdim else r
-    return _op(op, x, axes=[_dim(dim, x.ndim)], keepdims=builtins.bool(keepdim))
-
-
-def argmax(x, dim=None, keepdim=False):
-    """int64 index of the first maximum along `dim` (None: of the flattened tensor)."""
-    return _arg("argmax", x, dim, keepdim)
-
-
-def argmin(x, dim=None, keepdim=False):
-    return _arg("argmin", x, dim, keepdim)
-
-
-def var(x, dim=None, keepdim=False, *, correction=1, unbiased=None):
-    """Variance over `dim` with Bessel's `correction` (PyTorch's default 1; unbiased=False is 0)."""
-    if unbiased is not None:
-        correction = 1 if unbiased else 0
-    axes = _axes(x, dim, None)
-    n = math.prod(x.shape[a] for a in axes) if x.ndim else 1
-    d = x - mean(x, axes, keepdim=True)
-    return sum(d * d, axes, keepdim) / builtins.max(n - correction, 0)
-
-
-def std(x, dim=None, keepdim=False, *, correction=1, unbiased=None):
-    return sqrt(var(x, dim, keepdim, correction=correction, unbiased=unbiased))
-
-
-def logsumexp(x, dim, keepdim=False):
-    """log(sum(exp(x))) over `dim`, shifted by the max for stability."""
-    axes = _axes(x, dim, None)
-    m = amax(x, axes, keepdim=True).detach()
-    r = log(sum(exp(x - m), axes, keepdim=True)) + m
-    return r if keepdim else squeeze(r, axes)
-
-
-def log_softmax(x, dim=-1):
-    """x - logsumexp(x) along `dim` (max-shifted for stability)."""
-    return x - logsumexp(x, dim, keepdim=True)
-
-
-def softmax(x, dim=-1):
-    e = exp(x - amax(x, dim, keepdim=True).detach())
-    return e / sum(e, dim, keepdim=True)
-
-
-def norm(x, p=2, dim=None, keepdim=False):
-    """The p-norm (2 by default) over `dim` (None: all elements)."""
-    if p == 2:
-        return sqrt(sum(x * x, dim, keepdim))
-    if p == 1:
-        return sum(abs(x), dim, keepdim)
-    return pow(sum(pow(abs(x), p), dim, keepdim), 1.0 / p)
-
-
-def allclose(a, b, rtol=1e-5, atol=1e-8):
-    return builtins.bool(np.allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol))
-
-
-# ---------------------------------------------------------------- generated from the op spec
-
-from ._ops import *  # noqa: E402,F401,F403 (the functions whose spec says `python: generated`)
-from . import _ops  # noqa: E402
-
-for _name in _ops.METHODS:
-    setattr(Tensor, _name, getattr(_ops, _name))
-
-multiply = mul
-negative = neg
+def _transposed(x, perm):
+    """The gt.transpose op with permutation `perm`, or x when it is the identity."""
+    return x if perm == list(range(x.ndim)) else _op("transpose", x, perm=perm)

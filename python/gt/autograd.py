@@ -2,14 +2,17 @@
 
 Each op that needs a gradient stores a Node on its output: its backward function, inputs,
 attributes and signal. The backward functions are generated from the op spec's derivative
-formulas (ops/*.yaml -> python/gt/_ops.py); each takes (grad_output, output, inputs, attrs) and
-returns one gradient (or None) per input, already reduced to that input's shape when the op
-broadcast it.
+formulas (ops/*.yaml -> python/gt/_ops.py, which fills `formulas`); each takes (grad_output,
+output, inputs, attrs) and returns one gradient (or None) per input, already reduced to that
+input's shape when the op broadcast it. The helpers the formulas call are in gt._derivatives.
 """
 import contextlib
 import threading
 
+from . import _runtime
+
 _state = threading.local()
+formulas = {}  # op name -> backward function; filled by gt._ops from the spec's `grad:` formulas
 
 
 def is_grad_enabled():
@@ -55,109 +58,15 @@ class Node:
         self.signal = signal
 
 
-# ---------------------------------------------------------------- helpers of the formulas
-# The derivative formulas live in the op spec (`grad:` in ops/*.yaml); ops/generate.py turns
-# them into python/gt/_ops.py's BACKWARD table. These are the helpers they may call besides
-# ops (ops/generate.py lists them, with the same meaning, for the C++ derivative table).
-
-def _t():
-    from . import _tensor as tensor
-    return tensor
-
-
-def unbroadcast(g, x):
-    """g summed over the axes NumPy broadcasting added or stretched, giving x's shape (x a
-    Tensor or a shape)."""
-    shape = tuple(x.shape) if hasattr(x, "shape") else tuple(x)
-    if g.shape == shape:
-        return g
-    T = _t()
-    lead = g.ndim - len(shape)
-    axes = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1]
-    return T.reshape(T.sum(g, axes, keepdim=True), shape)
-
-
-def cast_like(a, b):
-    """a converted to b's dtype."""
-    return a.to(b.dtype)
-
-
-def sign(x):
-    """-1, 0 or 1 by the sign of x, in x's dtype."""
-    T = _t()
-    return T.where(x > 0, 1.0, T.where(x < 0, -1.0, 0.0)).to(x.dtype)
-
-
-def zeros_like(x):
-    """Zeros of x's shape and dtype."""
-    return _t().zeros(x.shape, dtype=x.dtype)
-
-
-def mT(x):
-    """x with its last two axes swapped."""
-    return _t().transpose(x, -1, -2)
-
-
-def inverse_perm(perm):
-    """The permutation that undoes `perm`."""
-    inverse = [0] * len(perm)
-    for i, p in enumerate(perm):
-        inverse[p] = i
-    return inverse
-
-
-def expand_reduced(g, x, axes, keepdims):
-    """A reduction's output gradient g, broadcast back over the reduced axes of x."""
-    T = _t()
-    if not keepdims:
-        g = T.reshape(g, tuple(1 if i in axes else s for i, s in enumerate(x.shape)))
-    if g.dtype != x.dtype and x.dtype.is_floating_point:
-        g = g.to(x.dtype)
-    return T.broadcast_to(g, x.shape)
-
-
-def reduced_count(x, axes):
-    """How many elements of x a reduction over `axes` combines into each result (a float)."""
-    count = 1
-    for a in axes:
-        count *= x.shape[a]
-    return float(count)
-
-
-def extremum_grad(g, result, x, axes, keepdims):
-    """amax/amin: the gradient goes to the elements equal to the result, shared evenly between
-    ties (as PyTorch)."""
-    T = _t()
-    m = result if keepdims else T.reshape(result, tuple(1 if i in axes else s for i, s in enumerate(x.shape)))
-    mask = (x == m.detach()).to(x.dtype)
-    mask = mask / T.sum(mask, axes, keepdim=True)
-    return expand_reduced(g, x, axes, keepdims) * mask
-
-
-def split_as(g, tensors, axis):
-    """g cut along `axis` into pieces the sizes of `tensors` along it."""
-    return _t().split(g, [t.shape[axis] for t in tensors], axis)
-
-
 def identity_backward(g, result, inputs, attrs):
     return (g,)
 
 
 # ---------------------------------------------------------------- the backward pass
 
-def backward(root, gradient=None, retain_graph=False):
-    T = _t()
-    if not root.requires_grad:
-        raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
-    if gradient is None:
-        if root.numel() != 1:
-            raise RuntimeError(f"grad can be implicitly created only for scalar outputs (shape {root.shape})")
-        gradient = T.ones(root.shape, dtype=root.dtype)
-    elif not isinstance(gradient, T.Tensor):
-        gradient = T.tensor(gradient, dtype=root.dtype)
-    if gradient.shape != root.shape:
-        raise ValueError(f"gradient has shape {gradient.shape}, expected {root.shape}")
-
+def backward(root, gradient, retain_graph=False):
+    """Accumulates d(root)/d(leaf) * gradient into the `.grad` of every leaf above root (a
+    tensor that requires grad; `gradient` has root's shape). Tensor.backward checks both."""
     # Topological order of the graph above root (iterative DFS: deep graphs are fine).
     order, seen, stack = [], set(), [(root, False)]
     while stack:
@@ -185,7 +94,7 @@ def backward(root, gradient=None, retain_graph=False):
                 continue
             node = t._node
             # Gradient ops carry the forward op's signal, marked as backward (gt.signal).
-            with _signal_for(node.signal):
+            with _runtime.gradient_signal(node.signal):
                 for inp, ig in zip(node.inputs, node.backward(g, t, node.inputs, node.attrs)):
                     if ig is None or not inp.requires_grad:
                         continue
@@ -193,13 +102,6 @@ def backward(root, gradient=None, retain_graph=False):
                     grads[k] = ig if k not in grads else grads[k] + ig
             if not retain_graph:
                 t._node = Node(_freed, (), None, None)  # release the saved tensors
-
-
-def _signal_for(node_signal):
-    from . import signal
-    if (node_signal is None or node_signal[0] is None) and signal.current()[0] is None:
-        return contextlib.nullcontext()
-    return signal._for_gradient(node_signal if node_signal and node_signal[0] else (None, None))
 
 
 def _freed(*args):

@@ -12,7 +12,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import _tensor as T
+from . import _functions as T
 from . import dtypes as _dt
 
 

@@ -22,77 +22,55 @@ runs, unsharded, on the session's worker.
 """
 import contextlib
 
-_stack = []  # (name, backward) of the active signals, innermost last
-_configured = None  # the signal names the session's config defines (None: no config loaded)
+from . import _runtime
+from . import _tensor as T
 
-
-def current():
-    """The signal that applies now, as (name, backward name or None): the innermost active
-    signal the loaded config names (without a config: the innermost active signal), or
-    (None, None)."""
-    for name, backward in reversed(_stack):
-        if _configured is None or name in _configured:
-            return name, backward
-    return None, None
+current = _runtime.current_signal
 
 
 def _snapshot():
     """The active signals (a tuple), for `_restored`."""
-    return tuple(_stack)
+    return tuple(_runtime._signals)
 
 
 @contextlib.contextmanager
 def _restored(stack):
     """Runs a block under the signals of an earlier `_snapshot()` (gt.nn.init fills a
     parameter under the signals it was made under, so it keeps its layout)."""
-    global _stack
-    saved = _stack
-    _stack = list(stack)
-    _apply()
+    saved = _runtime._signals
+    _runtime._signals = list(stack)
+    _runtime.apply_signal()
     try:
         yield
     finally:
-        _stack = saved
-        _apply()
-
-
-def _set_configured(names):
-    """Called by gt.load_config with the names the new config defines."""
-    global _configured
-    _configured = frozenset(names)
-    _apply()
-
-
-def _apply():
-    from . import _runtime
-    if _runtime._client is None:
-        return  # the session applies the active signal when it opens
-    name, _ = current()
-    _runtime._client.set_signal(name or "", False)
+        _runtime._signals = saved
+        _runtime.apply_signal()
 
 
 def enter(name, backward=None):
     """Makes `name` the active signal until the matching `exit` (see `context`).
 
     `backward` names the config entry used for the gradients of the ops issued meanwhile
-    (default: the `backward:` key of `name`'s entry, else `name`'s entry itself)."""
+    (default: the `backward:` key of `name`'s entry, else `name`'s entry itself). Raises
+    ValueError for a name that is not a non-empty string."""
     if not isinstance(name, str) or not name:
         raise ValueError(f"a signal name must be a non-empty string, got {name!r}")
     if backward is not None and (not isinstance(backward, str) or not backward):
         raise ValueError(f"backward= must be a non-empty signal name or None, got {backward!r}")
-    _stack.append((name, backward))
-    _apply()
+    _runtime._signals.append((name, backward))
+    _runtime.apply_signal()
 
 
 def exit(name=None):
     """Ends the innermost signal (`name`, if given, must be it). Raises RuntimeError when no
     signal is active or `name` is not the innermost one."""
-    if not _stack:
+    stack = _runtime._signals
+    if not stack:
         raise RuntimeError("gt.signal.exit: no signal is active")
-    if name is not None and _stack[-1][0] != name:
-        raise RuntimeError(f"gt.signal.exit({name!r}): the innermost active signal is {_stack[-1][0]!r}")
-    _stack.pop()
-    _apply()
+    if name is not None and stack[-1][0] != name:
+        raise RuntimeError(f"gt.signal.exit({name!r}): the innermost active signal is {stack[-1][0]!r}")
+    stack.pop()
+    _runtime.apply_signal()
 
 
 @contextlib.contextmanager
@@ -107,27 +85,9 @@ def context(name, backward=None):
 
 def tensor(x, name):
     """A copy of `x` resharded as signal `name`'s config entry says (`gt.shard`); gradients
-    flow through unchanged. Without a config entry for `name` it is a plain copy."""
-    from . import _tensor as T
+    flow through unchanged. Without a config entry for `name` it is a plain copy. Raises
+    TypeError if x is not a gt.Tensor."""
     if not isinstance(x, T.Tensor):
         raise TypeError(f"gt.signal.tensor expects a gt.Tensor, got {type(x).__name__}")
     with context(name):
         return T._op("shard", x, shape=x.shape)
-
-
-@contextlib.contextmanager
-def _for_gradient(node_signal):
-    """Inside autograd: the signal a node's gradient ops carry (its `backward=`, or its own
-    signal marked as a gradient so the config's `backward:` entry applies)."""
-    from . import _runtime
-    client = _runtime.client()
-    previous = client.signal()
-    name, backward = node_signal
-    if backward:
-        client.set_signal(backward, False)
-    else:
-        client.set_signal(name or "", bool(name))
-    try:
-        yield
-    finally:
-        client.set_signal(*previous)

@@ -1,2 +1,2 @@
 """gt.client.tensor: the original GT's tensor constructors (the same functions as gt.*)."""
-from .._tensor import Tensor, tensor, from_numpy, randn, rand, zeros, ones, full, arange  # noqa: F401
+from .._functions import Tensor, tensor, from_numpy, randn, rand, zeros, ones, full, arange  # noqa: F401

@@ -4,7 +4,8 @@ Shapes use PyTorch's letters: N batch, C classes, D features, (*) any extra axes
 """
 import math
 
-from .. import _tensor as T
+from .. import _C
+from .. import _functions as T
 from .. import dtypes as _dt
 
 relu = T.relu
@@ -44,7 +45,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
     if x.shape[x.ndim - len(normalized_shape):] != normalized_shape:
-        raise T._C.ShapeError(f"layer_norm: normalized_shape {list(normalized_shape)} does not match the "
+        raise _C.ShapeError(f"layer_norm: normalized_shape {list(normalized_shape)} does not match the "
                               f"last axes of input of shape {list(x.shape)}")
     axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
     mu = T.mean(x, axes, keepdim=True)
@@ -103,10 +104,10 @@ def _check_targets(input, target, name):
     if not isinstance(target, T.Tensor):
         target = T.tensor(target)
     if target.dtype.is_floating_point or target.dtype == _dt.bool:
-        raise T._C.DTypeError(f"{name} expects integer class indices as target, got {target.dtype}")
+        raise _C.DTypeError(f"{name} expects integer class indices as target, got {target.dtype}")
     expected = input.shape[:1] + input.shape[2:] if input.ndim > 1 else ()
     if target.shape != expected:
-        raise T._C.ShapeError(f"{name}: target shape {list(target.shape)} does not match input shape "
+        raise _C.ShapeError(f"{name}: target shape {list(target.shape)} does not match input shape "
                               f"{list(input.shape)} (expected {list(expected)})")
     return target
 

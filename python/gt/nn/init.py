@@ -6,7 +6,7 @@ PyTorch's calculate_gain. Sources: Glorot & Bengio 2010 (xavier), He et al. 2015
 import contextlib
 import math
 
-from .. import _tensor as T
+from .. import _functions as T
 from .. import signal as _signal
 from ..autograd import no_grad
 

@@ -4,8 +4,9 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .. import _tensor as T
+from .. import _functions as T
 from .. import dtypes as _dt
+from ..autograd import no_grad
 from .. import signal as _signal
 from . import functional as F
 from . import init
@@ -147,7 +148,7 @@ class Module:
     def to(self, dtype):
         """Casts every floating-point parameter and buffer to `dtype` (in place)."""
         d = _dt.resolve(dtype)
-        with T._ag.no_grad():
+        with no_grad():
             for p in list(self.parameters()) + list(self.buffers()):
                 if p.dtype.is_floating_point:
                     new = T.cast(p, d)

@@ -1,5 +1,5 @@
 """gt.nn.utils: gradient clipping (torch.nn.utils)."""
-from .. import _tensor as T
+from .. import _functions as T
 from ..autograd import no_grad
 
 

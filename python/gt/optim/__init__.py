@@ -6,7 +6,7 @@ parameter compiles once and replays as one fused kernel.
 """
 import math
 
-from .. import _tensor as T
+from .. import _functions as T
 from ..autograd import no_grad
 from . import lr_scheduler
 

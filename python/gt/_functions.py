@@ -1,0 +1,500 @@
+"""gt's functions (torch.* and their Tensor methods) that are written by hand: those with
+PyTorch's argument conventions (dim=None, keepdim, *shape, negative axes, -1 sizes) or built
+from other ops (softmax, var, clamp, gelu(approximate='tanh')). With gt._tensor's creation and
+arithmetic and the functions generated from the op spec (gt._ops, re-exported here) they make
+the namespace gt exports; gt.nn, gt.optim and gt._indexing use them from here.
+"""
+import builtins
+import math
+
+import numpy as np
+
+from . import _C, _runtime
+from . import dtypes as _dt
+from . import autograd as _ag
+from ._tensor import (  # noqa: F401 (re-exported: gt's namespace)
+    Tensor, manual_seed, from_numpy, tensor, as_tensor, full, zeros, ones, empty, zeros_like, ones_like, full_like,
+    empty_like, randn, rand, randn_like, rand_like, randint, arange, linspace, eye,
+    add, sub, div, true_divide, divide, subtract, pow, logical_not, logical_and, logical_or, logical_xor, where,
+    cast, matmul, mm, bmm,
+    _op, _scalar, _method, _dim, _dims, _shape_args, _transposed)
+from ._ops import *  # noqa: F401,F403 (the functions whose spec says `python: generated`)
+
+
+# ---------------------------------------------------------------- elementwise
+
+@_method()
+def masked_fill(x, mask, value):
+    """x with `value` wherever the bool `mask` (broadcast to x) is True."""
+    return where(mask, _scalar(value, x) if not isinstance(value, Tensor) else value.to(x.dtype), x)
+
+
+# neg, exp, log, log1p, sqrt, rsqrt, sin, cos, erf, relu, sigmoid, tanh, abs and floor are
+# generated from their spec (python/gt/_ops.py, imported at the end of this file).
+
+
+def gelu(x, approximate="none"):
+    """x * Phi(x) (Hendrycks & Gimpel 2016): exact with erf, or approximate='tanh':
+    0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    if approximate == "tanh":
+        return 0.5 * x * (1.0 + tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
+    if approximate != "none":
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return _op("gelu", x)
+
+
+def silu(x):
+    """x * sigmoid(x) (Elfwing et al. 2018)."""
+    return x * sigmoid(x)
+
+
+@_method('clamp', 'clip')
+def clamp(x, min=None, max=None):
+    """x limited to [min, max] (either may be None); the gradient flows where x is inside, as
+    PyTorch (at the bounds too)."""
+    if min is None and max is None:
+        raise ValueError("clamp: at least one of min and max must be given")
+    y = x
+    if min is not None:
+        y = where(lt(x, min), _scalar(min, x) if not isinstance(min, Tensor) else min, y)
+    if max is not None:
+        y = where(gt(x, max), _scalar(max, x) if not isinstance(max, Tensor) else max, y)
+    return y
+
+
+clip = clamp
+
+
+@_method()
+def clone(x):
+    """A copy (GT tensors are never written in place on the worker, so it shares the values)."""
+    t = Tensor(x._h, x.shape, x.dtype)
+    if x.requires_grad and _ag.is_grad_enabled():
+        t.requires_grad = True
+        t._node = _ag.Node(_ag.identity_backward, (x,), None, _runtime.current_signal())
+    return t
+
+
+def detach(x):
+    return x.detach()
+
+
+@_method()
+def permute(x, *dims):
+    dims = _shape_args(dims)
+    if len(dims) != x.ndim:
+        raise _C.ShapeError(f"permute: expected {x.ndim} dims for shape {x.shape}, got {dims}")
+    return _transposed(x, [d + x.ndim if d < 0 else d for d in dims])
+
+
+@_method()
+def transpose(x, dim0=-2, dim1=-1):
+    """Swaps two axes (PyTorch's transpose(dim0, dim1))."""
+    perm = list(range(x.ndim))
+    d0, d1 = _dim(dim0, x.ndim), _dim(dim1, x.ndim)
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    return permute(x, *perm)
+
+
+swapaxes = transpose
+
+
+@_method('reshape', 'view')
+def reshape(x, *shape):
+    """Same elements, new shape; one size may be -1. Raises gt.ShapeError (a RuntimeError, as
+    PyTorch, and a ValueError) if the sizes do not match."""
+    shape = list(_shape_args(shape))
+    wanted = list(shape)
+    if shape.count(-1) > 1:
+        raise _C.ShapeError("reshape: only one dimension can be inferred (-1)")
+    if -1 in shape:
+        known = math.prod(s for s in shape if s != -1)
+        if known == 0 or x.numel() % known:
+            raise _C.ShapeError(f"reshape: cannot reshape {list(x.shape)} ({x.numel()} elements) into {wanted}")
+        shape[shape.index(-1)] = x.numel() // known
+    shape = tuple(shape)
+    if shape == x.shape:
+        return x
+    if math.prod(shape) != x.numel():
+        raise _C.ShapeError(f"reshape: cannot reshape {list(x.shape)} ({x.numel()} elements) into {wanted}")
+    return _op("reshape", x, shape=shape)
+
+
+view = reshape
+
+
+@_method()
+def flatten(x, start_dim=0, end_dim=-1):
+    """Merges dims start_dim..end_dim into one (a 0-d tensor becomes shape (1,))."""
+    if x.ndim == 0:
+        return reshape(x, 1)
+    s, e = _dim(start_dim, x.ndim), _dim(end_dim, x.ndim)
+    return reshape(x, x.shape[:s] + (math.prod(x.shape[s:e + 1]),) + x.shape[e + 1:])
+
+
+@_method()
+def squeeze(x, dim=None):
+    """Drops size-1 axes (all, or those in `dim`, an int or tuple; others are left alone)."""
+    if dim is None:
+        dims = [i for i, s in enumerate(x.shape) if s == 1]
+    else:
+        dims = [_dim(d, x.ndim) for d in ((dim,) if isinstance(dim, builtins.int) else dim)]
+        dims = [d for d in dims if x.ndim and x.shape[d] == 1]
+    return reshape(x, tuple(s for i, s in enumerate(x.shape) if i not in dims))
+
+
+@_method()
+def unsqueeze(x, dim):
+    """Inserts a size-1 axis at `dim` (negative counts from the end of the result)."""
+    d = _C.normalize_axes([dim], x.ndim + 1)[0]
+    return reshape(x, x.shape[:d] + (1,) + x.shape[d:])
+
+
+@_method()
+def broadcast_to(x, shape):
+    shape = tuple(shape)
+    if shape == x.shape:
+        return x
+    return _op("broadcast_to", x, shape=shape)
+
+
+@_method()
+def expand(x, *shape):
+    """broadcast_to, where -1 keeps a size (PyTorch's expand)."""
+    shape = list(_shape_args(shape))
+    lead = len(shape) - x.ndim
+    for i in range(x.ndim):
+        if shape[lead + i] == -1:
+            shape[lead + i] = x.shape[i]
+    return broadcast_to(x, tuple(shape))
+
+
+def broadcast_tensors(*ts):
+    """The tensors broadcast to their common shape; raises gt.ShapeError if there is none."""
+    shape = ()
+    for t in ts:
+        shape = tuple(_C.broadcast_shapes(list(shape), list(t.shape)))
+    return tuple(broadcast_to(t, shape) for t in ts)
+
+
+def _slice(x, starts, steps, shape):
+    """x[starts + i * steps] on every axis (the gt.slice op), or x when that is all of it."""
+    starts, steps, shape = tuple(starts), tuple(steps), tuple(shape)
+    if shape == x.shape and not builtins.any(starts):
+        return x
+    return _op("slice", x, shape=shape, starts=starts, steps=steps)
+
+
+def narrow(x, dim, start, length):
+    """x[..., start:start + length, ...] along `dim`; raises gt.ShapeError if it does not fit."""
+    d = _dim(dim, x.ndim)
+    starts, steps, shape = [0] * x.ndim, [1] * x.ndim, list(x.shape)
+    starts[d], shape[d] = start, length
+    return _slice(x, starts, steps, shape)
+
+
+def _promote_all(ts):
+    d = ts[0].dtype
+    for t in ts[1:]:
+        d = _dt.from_code(_C.promote_types(d.code, t.dtype.code))
+    return [cast(t, d) for t in ts]
+
+
+def cat(tensors, dim=0):
+    """Joins tensors along `dim` (dtypes promote). Raises gt.ShapeError (a RuntimeError) if sizes
+    differ elsewhere."""
+    tensors = [t for t in tensors]
+    if not tensors:
+        raise _C.ShapeError("cat expects a non-empty list of tensors")
+    if len(tensors) == 1:
+        return tensors[0]
+    tensors = _promote_all(tensors)
+    d = _dim(dim, tensors[0].ndim)
+    while len(tensors) > _MAX_CAT:  # one concat op joins at most _MAX_CAT: join in steps
+        tensors = [tensors[i] if i + 1 == len(tensors) else
+                   _op("concat", *tensors[i:i + _MAX_CAT], axis=d)
+                   for i in range(0, len(tensors), _MAX_CAT)]
+    return _op("concat", *tensors, axis=d)
+
+
+_MAX_CAT = _C.max_concat_operands
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0):
+    """Joins same-shape tensors along a new axis `dim`."""
+    tensors = list(tensors)
+    if not tensors:
+        raise _C.ShapeError("stack expects a non-empty list of tensors")
+    shapes = {t.shape for t in tensors}
+    if len(shapes) != 1:
+        raise _C.ShapeError(f"stack expects each tensor to be equal size, got {sorted(shapes)}")
+    d = _C.normalize_axes([dim], tensors[0].ndim + 1)[0]
+    return cat([unsqueeze(t, d) for t in tensors], d)
+
+
+@_method()
+def split(x, split_size_or_sections, dim=0):
+    """Pieces of `split_size` along `dim` (the last may be smaller), or of the listed sizes."""
+    d = _dim(dim, x.ndim)
+    n = x.shape[d]
+    if isinstance(split_size_or_sections, builtins.int):
+        size = split_size_or_sections
+        if size <= 0:
+            raise ValueError(f"split: split_size must be positive, got {size}")
+        sizes = [builtins.min(size, n - i) for i in range(0, n, size)] or [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if builtins.sum(sizes) != n:
+            raise _C.ShapeError(f"split: sizes {sizes} do not add up to {n} (the size of dim {dim})")
+    out, start = [], 0
+    for s in sizes:
+        out.append(narrow(x, d, start, s))
+        start += s
+    return tuple(out)
+
+
+@_method()
+def chunk(x, chunks, dim=0):
+    """At most `chunks` pieces of equal size (the last may be smaller) along `dim`."""
+    n = x.shape[_dim(dim, x.ndim)]
+    return split(x, builtins.max(1, -(-n // chunks)), dim)
+
+
+def unbind(x, dim=0):
+    """The slices of x along `dim`, each without that dim."""
+    d = _dim(dim, x.ndim)
+    return tuple(squeeze(p, d) for p in split(x, 1, d))
+
+
+# ---------------------------------------------------------------- indexing ops
+
+def _indices(index, size=None, what="index"):
+    """An int64/int32 index tensor from a Tensor, list or array; client-known values are
+    checked against `size` and negative ones wrapped."""
+    if isinstance(index, Tensor):
+        if index.dtype not in (_dt.int64, _dt.int32):
+            raise IndexError(f"{what}: tensors used as indices must be long or int, got {index.dtype}")
+        return index
+    a = np.asarray(index)
+    if a.dtype == np.bool_ or a.dtype.kind not in "iu":
+        if a.size == 0:
+            a = a.astype(np.int64)
+        else:
+            raise IndexError(f"{what}: indices must be integers, got {a.dtype}")
+    a = a.astype(np.int64)
+    if size is not None and a.size:
+        if a.max() >= size or a.min() < -size:
+            bad = a[(a >= size) | (a < -size)][0]
+            raise IndexError(f"{what}: index {bad} is out of bounds for size {size}")
+        a = np.where(a < 0, a + size, a)
+    return from_numpy(a)
+
+
+@_method()
+def index_select(x, dim, index):
+    """x's entries at `index` (1-D) along `dim`. Out-of-range indices in a Tensor are clamped on
+    the worker; in a list or array they raise IndexError here."""
+    d = _dim(dim, x.ndim)
+    idx = _indices(index, x.shape[d], "index_select")
+    if idx.ndim != 1:
+        raise IndexError(f"index_select: index must be 1-D, got shape {idx.shape}")
+    return _op("index_select", x, idx, axis=d)
+
+
+@_method()
+def gather(x, dim, index):
+    """torch.gather: out[i][j] = x[index[i][j]][j] for dim 0, likewise for other dims. `index`
+    has x's sizes on every other axis."""
+    d = _dim(dim, x.ndim)
+    idx = _indices(index, x.shape[d], "gather")
+    return _op("gather", x, idx, axis=d)
+
+
+def take_along_dim(x, indices, dim):
+    return gather(x, dim, indices)
+
+
+def index_add_zeros(shape, dim, index, source):
+    """Zeros of `shape` with source's slices added at `index` along `dim` (repeats add up)."""
+    return _op("index_add", index, source, shape=shape, axis=dim)
+
+
+def scatter_add_zeros(shape, dim, index, source):
+    return _op("scatter_add", index, source, shape=shape, axis=dim)
+
+
+def one_hot(indices, num_classes=-1, dtype=None):
+    """One-hot rows for integer class indices: shape indices.shape + (C,). PyTorch gives int64;
+    pass dtype=gt.float32 to get floats directly. num_classes=-1 needs the values (a fetch)."""
+    if num_classes < 0:
+        num_classes = builtins.int(indices.numpy().max()) + 1
+    return _op("one_hot", indices, num_classes=num_classes, dtype=_dt.resolve(dtype or _dt.int64))
+
+
+def embedding(indices, weight):
+    """weight[indices]: rows of `weight` (V, D) for integer `indices` of any shape -> (*, D)."""
+    idx = _indices(indices, weight.shape[0], "embedding")
+    flat = reshape(idx, -1)
+    rows = index_select(weight, 0, flat)
+    return reshape(rows, idx.shape + weight.shape[1:])
+
+
+# ---------------------------------------------------------------- reductions
+
+def _axes(x, dim, axis):
+    if axis is not None:
+        dim = axis
+    if dim is None:
+        return _C.normalize_axes([], x.ndim)
+    if isinstance(dim, builtins.int):
+        dim = [dim]
+    return _C.normalize_axes(list(dim), x.ndim)
+
+
+def _reduce(op, x, dim, keepdim, axis, keepdims):
+    keep = keepdims if keepdims is not None else keepdim
+    axes = _axes(x, dim, axis)
+    return _op(op, x, axes=axes, keepdims=builtins.bool(keep))
+
+
+@_method()
+def sum(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
+    """Sum over `dim` (int, tuple, negative allowed; None = all). bool/int32 sum to int64."""
+    if dtype is not None:
+        x = cast(x, dtype)
+    return _reduce("sum", x, dim, keepdim, axis, keepdims)
+
+
+@_method()
+def mean(x, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    """Mean over `dim` (floats only, as PyTorch)."""
+    return _reduce("mean", x, dim, keepdim, axis, keepdims)
+
+
+@_method()
+def amax(x, dim=None, keepdim=False):
+    """Maximum over `dim` (int or tuple); the gradient is split evenly between ties."""
+    return _reduce("max", x, dim, keepdim, None, None)
+
+
+@_method()
+def amin(x, dim=None, keepdim=False):
+    return _reduce("min", x, dim, keepdim, None, None)
+
+
+class MaxMin(tuple):
+    """(values, indices) of max/min along a dim, as torch.return_types.max."""
+    __slots__ = ()
+
+    @property
+    def values(self):
+        return self[0]
+
+    @property
+    def indices(self):
+        return self[1]
+
+
+def _extremum(name, x, dim, keepdim, axis, keepdims):
+    if isinstance(dim, Tensor):  # torch.max(a, b) is maximum
+        return (maximum if name == "max" else minimum)(x, dim)
+    if axis is not None:
+        dim = axis
+    keep = keepdims if keepdims is not None else keepdim
+    if dim is None:
+        return (amax if name == "max" else amin)(x)
+    if not isinstance(dim, builtins.int):
+        raise TypeError(f"{name}(dim) takes one int dim; use amax/amin for several")
+    d = _dim(dim, x.ndim)
+    idx = (argmax if name == "max" else argmin)(x, d, keepdim=True)
+    values = gather(x, d, idx)  # the gradient goes to the index returned, as PyTorch
+    if not keep:
+        values, idx = squeeze(values, d), squeeze(idx, d)
+    return MaxMin((values, idx))
+
+
+@_method()
+def max(x, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    """max(x): the largest value (gradient split between ties); max(x, dim): (values, indices)
+    along dim (gradient to the first maximum); max(x, other): maximum(x, other)."""
+    return _extremum("max", x, dim, keepdim, axis, keepdims)
+
+
+@_method()
+def min(x, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    return _extremum("min", x, dim, keepdim, axis, keepdims)
+
+
+def _arg(op, x, dim, keepdim):
+    if dim is None:
+        r = _op(op, reshape(x, -1), axes=[0])
+        return reshape(r, (1,) * x.ndim) if keepdim else r
+    return _op(op, x, axes=[_dim(dim, x.ndim)], keepdims=builtins.bool(keepdim))
+
+
+@_method()
+def argmax(x, dim=None, keepdim=False):
+    """int64 index of the first maximum along `dim` (None: of the flattened tensor)."""
+    return _arg("argmax", x, dim, keepdim)
+
+
+@_method()
+def argmin(x, dim=None, keepdim=False):
+    return _arg("argmin", x, dim, keepdim)
+
+
+@_method()
+def var(x, dim=None, keepdim=False, *, correction=1, unbiased=None):
+    """Variance over `dim` with Bessel's `correction` (PyTorch's default 1; unbiased=False is 0)."""
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    axes = _axes(x, dim, None)
+    n = math.prod(x.shape[a] for a in axes) if x.ndim else 1
+    d = x - mean(x, axes, keepdim=True)
+    return sum(d * d, axes, keepdim) / builtins.max(n - correction, 0)
+
+
+@_method()
+def std(x, dim=None, keepdim=False, *, correction=1, unbiased=None):
+    return sqrt(var(x, dim, keepdim, correction=correction, unbiased=unbiased))
+
+
+@_method()
+def logsumexp(x, dim, keepdim=False):
+    """log(sum(exp(x))) over `dim`, shifted by the max for stability."""
+    axes = _axes(x, dim, None)
+    m = amax(x, axes, keepdim=True).detach()
+    r = log(sum(exp(x - m), axes, keepdim=True)) + m
+    return r if keepdim else squeeze(r, axes)
+
+
+@_method()
+def log_softmax(x, dim=-1):
+    """x - logsumexp(x) along `dim` (max-shifted for stability)."""
+    return x - logsumexp(x, dim, keepdim=True)
+
+
+@_method()
+def softmax(x, dim=-1):
+    e = exp(x - amax(x, dim, keepdim=True).detach())
+    return e / sum(e, dim, keepdim=True)
+
+
+def norm(x, p=2, dim=None, keepdim=False):
+    """The p-norm (2 by default) over `dim` (None: all elements)."""
+    if p == 2:
+        return sqrt(sum(x * x, dim, keepdim))
+    if p == 1:
+        return sum(abs(x), dim, keepdim)
+    return pow(sum(pow(abs(x), p), dim, keepdim), 1.0 / p)
+
+
+def allclose(a, b, rtol=1e-5, atol=1e-8):
+    return builtins.bool(np.allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol))
+
+
+multiply = mul
+negative = neg
