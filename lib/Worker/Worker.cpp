@@ -296,7 +296,7 @@ void serve(const Options &options) {
   }
   if (!executor.communicator()) {
     try {
-      executor.setCommunicator(createGlooCommunicator(index, address, store), index);
+      executor.setCommunicator(createGlooCommunicator(index, address, store, device.get()), index);
     } catch (const std::exception &e) {
       std::cerr << "gt-worker: no collectives on this worker: " << e.what() << std::endl;
       plane = "none";

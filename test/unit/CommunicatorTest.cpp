@@ -2,6 +2,7 @@
 // with blocks of unequal size (empty ones too) as uneven splits give; then the executor's
 // exchange ops over it, a failed input among them.
 #include "gt/Worker/Communicator.h"
+#include "gt/Worker/Device.h"
 #include "gt/Worker/Executor.h"
 
 #include "Programs.h"
@@ -38,13 +39,42 @@ struct WaitingStore : KeyValueStore {
   }
 };
 
+/// Device memory that is not host memory, as a GPU's: bytes are stored XOR 0x5A, so a
+/// communicator that used its pointers in place, without download/upload, would move garbage.
+/// Thread-safe: the ranks of a test group share one.
+struct ScrambledMemory : Device {
+  static constexpr std::byte kKey{0x5A};
+  std::mutex mu;
+  std::string describe() const override { return "scrambled"; }
+  CompilerTarget target() const override { return {}; }
+  bool hostMemory() const override { return false; }
+  Buffer allocate(size_t bytes) override {
+    return Buffer{std::shared_ptr<std::byte>(new std::byte[std::max<size_t>(bytes, 1)], std::default_delete<std::byte[]>()), bytes};
+  }
+  void upload(void *dst, const void *src, size_t bytes) override {
+    std::lock_guard lock(mu);
+    for (size_t i = 0; i < bytes; ++i) static_cast<std::byte *>(dst)[i] = static_cast<const std::byte *>(src)[i] ^ kKey;
+  }
+  void download(void *dst, const void *src, size_t bytes) override {
+    std::lock_guard lock(mu);
+    for (size_t i = 0; i < bytes; ++i) static_cast<std::byte *>(dst)[i] = static_cast<const std::byte *>(src)[i] ^ kKey;
+  }
+  void copy(void *dst, const void *src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void setScalar(void *, uint64_t) override { throw std::logic_error("not used"); }
+  void matmul(const TensorType &, const void *, const TensorType &, const void *, const TensorType &, void *) override {
+    throw std::logic_error("not used");
+  }
+};
+
 /// Runs body(rank, communicator) for ranks 0..n-1 at once; the first error each rank raised.
-std::vector<std::string> runGroup(int n, const std::function<void(int, Communicator &)> &body) {
+/// The communicators' buffers are in `memory` (nullptr: host memory).
+std::vector<std::string> runGroup(int n, const std::function<void(int, Communicator &)> &body,
+                                  Device *memory = nullptr) {
   auto store = std::make_shared<WaitingStore>();
   std::vector<std::unique_ptr<Communicator>> comms;
   for (int r = 0; r < n; ++r) {
     try {
-      comms.push_back(createGlooCommunicator(r, "127.0.0.1", store));
+      comms.push_back(createGlooCommunicator(r, "127.0.0.1", store, memory));
     } catch (const std::runtime_error &e) {
       return {std::string("SKIP ") + e.what()}; // a build without Gloo
     }
@@ -149,6 +179,48 @@ TEST(Gloo, OneMemberGroups) {
     comm.allToAll(in.data(), {3}, got.data(), {3}, {0});
     EXPECT_EQ(got, "abc");
   });
+}
+
+// A GPU worker without NCCL hands Gloo device memory: each operation stages it through host
+// copies (and the failure flags and `any`, which are host values, are not staged).
+TEST(Gloo, StagesDeviceMemoryThatIsNotHostMemory) {
+  const int n = 2;
+  ScrambledMemory device;
+  auto onDevice = [&](const std::vector<float> &values) {
+    Buffer b = device.allocate(values.size() * sizeof(float));
+    device.upload(b.data.get(), values.data(), b.bytes);
+    return b;
+  };
+  auto onHost = [&](const Buffer &b) {
+    std::vector<float> values(b.bytes / sizeof(float));
+    device.download(values.data(), b.data.get(), b.bytes);
+    return values;
+  };
+  std::vector<std::vector<float>> reduced(n), gathered(n), scattered(n), received(n);
+  std::vector<int> sawFailure(n);
+  RUN_GROUP(n, [&](int r, Communicator &comm) {
+    Buffer data = onDevice({float(r + 1), 10.0f * float(r + 1)});
+    comm.allReduce(data.data.get(), 2, DType::Float32, ReduceKind::Sum, {0, 1});
+    reduced[size_t(r)] = onHost(data);
+    Buffer mine = onDevice({float(r)}), all = device.allocate(2 * sizeof(float));
+    comm.allGather(mine.data.get(), all.data.get(), {sizeof(float), sizeof(float)}, {0, 1});
+    gathered[size_t(r)] = onHost(all);
+    Buffer blocks = onDevice({1.0f + float(r), 2.0f + float(r)}), own = device.allocate(sizeof(float));
+    comm.reduceScatter(blocks.data.get(), own.data.get(), {1, 1}, DType::Float32, ReduceKind::Max, {0, 1});
+    scattered[size_t(r)] = onHost(own);
+    Buffer p2p = r == 0 ? onDevice({42.0f}) : device.allocate(sizeof(float));
+    if (r == 0) comm.send(p2p.data.get(), sizeof(float), 1);
+    else comm.recv(p2p.data.get(), sizeof(float), 0);
+    received[size_t(r)] = onHost(p2p);
+    sawFailure[size_t(r)] = comm.any(r == 1, {0, 1});
+  }, &device);
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(reduced[size_t(r)], (std::vector<float>{3, 30})) << "rank " << r;
+    EXPECT_EQ(gathered[size_t(r)], (std::vector<float>{0, 1})) << "rank " << r;
+    EXPECT_EQ(scattered[size_t(r)], (std::vector<float>{float(r == 0 ? 2 : 3)})) << "rank " << r;
+    EXPECT_EQ(sawFailure[size_t(r)], 1) << "rank " << r;
+  }
+  EXPECT_EQ(received[1], (std::vector<float>{42}));
 }
 
 // The executor's exchange ops over Gloo: a member whose input failed still takes part, every

@@ -27,15 +27,13 @@ class Device;
 /// Collectives over a group of workers, named by their dispatcher indices in rank order.
 /// Every member calls the same operations on the same group in the same order (the dispatcher
 /// sends every worker its program in one global order), so no call needs a tag. A group's
-/// connections are made on its first operation. Buffers are host memory, or device memory
-/// when deviceBuffers() (NCCL). Failures (a peer died, a timeout: GT_COLLECTIVE_TIMEOUT)
+/// connections are made on its first operation. Buffers are the worker's device memory (host
+/// memory on a CPU worker); `sendFlag`, `recvFlag` and `any` take host values. Failures (a peer died, a timeout: GT_COLLECTIVE_TIMEOUT)
 /// throw std::runtime_error, and the next operation of the group connects it anew (every
 /// member that saw the failure does the same), so only the failed operation is lost.
 class Communicator {
 public:
   virtual ~Communicator() = default;
-  /// Whether the buffers passed in are device memory (NCCL) rather than host memory (Gloo).
-  virtual bool deviceBuffers() const { return false; }
   /// One byte to / from `peer` (send/recv first say whether the sender's input failed).
   virtual void sendFlag(uint8_t flag, int64_t peer) { send(&flag, 1, peer); }
   virtual uint8_t recvFlag(int64_t peer) {
@@ -70,10 +68,11 @@ public:
 };
 
 /// Gloo over TCP for worker `self`, listening on `address` (an IP or host name of this
-/// machine that the other workers can reach). Throws std::runtime_error if Gloo is missing
-/// from this build.
+/// machine that the other workers can reach), on buffers in `memory` (nullptr: host memory).
+/// Gloo moves host memory, so device memory that is not (a CUDA device without NCCL) is staged
+/// through host copies. Throws std::runtime_error if Gloo is missing from this build.
 std::unique_ptr<Communicator> createGlooCommunicator(int64_t self, const std::string &address,
-                                                     std::shared_ptr<KeyValueStore> store);
+                                                     std::shared_ptr<KeyValueStore> store, Device *memory = nullptr);
 
 /// NCCL on the device memory of CUDA device `device` (libnccl.so.2 loaded at run time;
 /// collectives queued on the device's compute stream). Throws std::runtime_error if NCCL is

@@ -42,6 +42,8 @@ public:
   virtual void copy(void *dst, const void *src, size_t bytes) = 0;
   /// The CUDA stream the device queues its work on (a CUstream), or nullptr for the CPU.
   virtual void *nativeStream() const { return nullptr; }
+  /// Whether device memory is host memory (the CPU device): its pointers may be read directly.
+  virtual bool hostMemory() const { return nativeStream() == nullptr; }
   /// Queues writing the 8 bytes `bits` (an f64 fill value or an i64 seed) at `dst`.
   virtual void setScalar(void *dst, uint64_t bits) = 0;
   /// C = A @ B with NumPy's matmul semantics (1-D promotion, broadcast batch dimensions);

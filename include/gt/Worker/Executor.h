@@ -154,8 +154,6 @@ private:
   /// all_to_all, send, recv). They run even when their input failed, so the group stays in
   /// step: the failure travels as a flag and the other members' results are poisoned too.
   void exchange(const Instruction &inst, const Tensor *in, const std::string &inputError, Tensor &out);
-  /// The distribution ops on device buffers (an NCCL communicator).
-  void exchangeOnDevice(const Instruction &inst, const Tensor &in, Tensor &out, int64_t rank, int64_t n);
   std::string hostBytes(const Tensor &t);
   Buffer deviceBytes(const std::string &bytes);
   /// `bytes` of device memory for the current session; throws OutOfMemory when that would

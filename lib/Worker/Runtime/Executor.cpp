@@ -800,19 +800,12 @@ void Executor::exchange(const Instruction &inst, const Tensor *in, const std::st
   bool failed = !inputError.empty();
   auto peerFailed = [&] { return std::string(opInfo(inst.op).mnemonic) + ": " + kPeerFailed; };
 
-  bool onDevice = comm_->deviceBuffers(); // NCCL: device pointers; Gloo: host bytes
   if (inst.op == OpCode::Send || inst.op == OpCode::Recv) {
     stats_.p2pOps++;
     int64_t peer = group.at(0);
     if (inst.op == OpCode::Send) { // a flag, then the block unless this worker's input failed
       comm_->sendFlag(failed, peer);
-      if (failed) return;
-      if (onDevice) {
-        comm_->send(in->buffer.data.get(), size_t(numElements(in->type.shape)) * dtypeSize(in->type.dtype), peer);
-      } else {
-        std::string bytes = hostBytes(*in);
-        comm_->send(bytes.data(), bytes.size(), peer);
-      }
+      if (!failed) comm_->send(in->buffer.data.get(), size_t(numElements(in->type.shape)) * dtypeSize(in->type.dtype), peer);
       return;
     }
     out.type = TensorType{inst.attrs.dtype, inst.attrs.shape};
@@ -821,14 +814,8 @@ void Executor::exchange(const Instruction &inst, const Tensor *in, const std::st
       return;
     }
     size_t size = size_t(numElements(out.type.shape)) * dtypeSize(out.type.dtype);
-    if (onDevice) {
-      out.buffer = allocate(size);
-      comm_->recv(out.buffer.data.get(), size, peer);
-      return;
-    }
-    std::string bytes(size, '\0');
-    comm_->recv(bytes.data(), bytes.size(), peer);
-    out.buffer = deviceBytes(bytes);
+    out.buffer = allocate(size);
+    comm_->recv(out.buffer.data.get(), size, peer);
     return;
   }
 
@@ -843,56 +830,10 @@ void Executor::exchange(const Instruction &inst, const Tensor *in, const std::st
   if (rank < 0) throw std::runtime_error("this worker is not in the collective's group");
   std::vector<TensorType> types{in->type};
   out.type = inferType(inst.op, types, inst.attrs);
-  size_t elem = dtypeSize(out.type.dtype);
+  size_t elem = dtypeSize(in->type.dtype), inBytes = size_t(numElements(in->type.shape)) * elem;
   auto reduceKind = ReduceKind(inst.attrs.reduce);
-  if (onDevice) return exchangeOnDevice(inst, *in, out, rank, n);
-  std::string bytes = hostBytes(*in);
-
-  // all_gather along `axis` of blocks whose global shape is `whole`.
-  auto gather = [&](const std::string &mine, const Shape &whole, int64_t axis) {
-    std::vector<size_t> sizes = blockBytes(whole, axis, n, elem);
-    if (sizes[size_t(rank)] != mine.size()) throw std::runtime_error("all_gather: this worker's block has the wrong size");
-    std::string flat(size_t(numElements(whole)) * elem, '\0');
-    comm_->allGather(mine.data(), flat.data(), sizes, group);
-    return axis == 0 ? flat : interleaveBlocks(flat, sizes, whole, elem, axis);
-  };
-
-  switch (inst.op) {
-  case OpCode::AllReduce:
-    comm_->allReduce(bytes.data(), bytes.size() / elem, out.type.dtype, reduceKind, group);
-    out.buffer = deviceBytes(bytes);
-    return;
-  case OpCode::AllGather:
-    out.buffer = deviceBytes(gather(bytes, out.type.shape, inst.attrs.axes.at(0)));
-    return;
-  case OpCode::ReduceScatter: { // each member's blocks end to end in rank order; keep the reduced own block
-    int64_t axis = inst.attrs.axes.at(0);
-    std::vector<size_t> counts = blockBytes(in->type.shape, axis, n, 1);
-    std::string blocks = packBlocks(std::move(bytes), in->type.shape, elem, axis, n);
-    std::string mine(counts[size_t(rank)] * elem, '\0');
-    comm_->reduceScatter(blocks.data(), mine.data(), counts, out.type.dtype, reduceKind, group);
-    out.buffer = deviceBytes(mine);
-    return;
-  }
-  case OpCode::AllToAll: { // block r of the split axis to member r; theirs concatenated along the concat axis
-    int64_t splitAxis = inst.attrs.axes.at(0), concatAxis = inst.attrs.axes.at(1);
-    auto [give, take] = allToAllBytes(in->type.shape, out.type.shape, splitAxis, concatAxis, n, rank, elem);
-    std::string blocks = packBlocks(std::move(bytes), in->type.shape, elem, splitAxis, n);
-    std::string theirs(size_t(numElements(out.type.shape)) * elem, '\0');
-    comm_->allToAll(blocks.data(), give, theirs.data(), take, group);
-    out.buffer = deviceBytes(concatAxis == 0 ? theirs : interleaveBlocks(theirs, take, out.type.shape, elem, concatAxis));
-    return;
-  }
-  default: throw std::logic_error("not an exchange op");
-  }
-}
-
-void Executor::exchangeOnDevice(const Instruction &inst, const Tensor &in, Tensor &out, int64_t rank, int64_t n) {
-  const std::vector<int64_t> &group = inst.attrs.workers;
-  size_t elem = dtypeSize(in.type.dtype), inBytes = size_t(numElements(in.type.shape)) * elem;
-  auto reduceKind = ReduceKind(inst.attrs.reduce);
-  // The members' blocks of `whole` along `axis`, gathered into one device buffer; for an axis
-  // other than 0 the blocks are interleaved through the host (correct, not fast).
+  // The members' blocks of `whole` along `axis`, gathered into one buffer; for an axis other
+  // than 0 the blocks are interleaved through the host (correct, not fast).
   auto gather = [&](const Tensor &mine, const Shape &whole, int64_t axis) {
     std::vector<size_t> sizes = blockBytes(whole, axis, n, elem);
     if (sizes[size_t(rank)] != size_t(numElements(mine.type.shape)) * elem)
@@ -904,39 +845,34 @@ void Executor::exchangeOnDevice(const Instruction &inst, const Tensor &in, Tenso
     device_->download(host.data(), flat.data.get(), host.size());
     return deviceBytes(interleaveBlocks(host, sizes, whole, elem, axis));
   };
-  // The blocks along `axis` end to end in rank order (the tensor itself when axis is 0; else
-  // rearranged through the host: correct, not fast).
+  // A copy of t with its blocks along `axis` end to end in rank order (rearranged through the
+  // host when axis is not 0: correct, not fast). The communicator may clobber it.
   auto pack = [&](const Tensor &t, int64_t axis) {
-    if (axis == 0) return t.buffer;
-    return deviceBytes(packBlocks(hostBytes(t), t.type.shape, elem, axis, n));
+    if (axis != 0) return deviceBytes(packBlocks(hostBytes(t), t.type.shape, elem, axis, n));
+    Buffer copy = allocate(inBytes);
+    device_->copy(copy.data.get(), t.buffer.data.get(), inBytes);
+    return copy;
   };
   switch (inst.op) {
   case OpCode::AllReduce:
-    out.buffer = allocate(inBytes);
-    device_->copy(out.buffer.data.get(), in.buffer.data.get(), inBytes);
-    comm_->allReduce(out.buffer.data.get(), inBytes / elem, in.type.dtype, reduceKind, group);
+    out.buffer = pack(*in, 0);
+    comm_->allReduce(out.buffer.data.get(), inBytes / elem, in->type.dtype, reduceKind, group);
     return;
   case OpCode::AllGather:
-    out.buffer = gather(in, out.type.shape, inst.attrs.axes.at(0));
+    out.buffer = gather(*in, out.type.shape, inst.attrs.axes.at(0));
     return;
-  case OpCode::ReduceScatter: {
+  case OpCode::ReduceScatter: { // each member's blocks end to end in rank order; keep the reduced own block
     int64_t axis = inst.attrs.axes.at(0);
-    std::vector<size_t> counts = blockBytes(in.type.shape, axis, n, 1);
-    Buffer scratch; // the communicator may clobber it: never the input itself
-    if (axis == 0) {
-      scratch = allocate(inBytes);
-      device_->copy(scratch.data.get(), in.buffer.data.get(), inBytes);
-    } else {
-      scratch = pack(in, axis);
-    }
+    std::vector<size_t> counts = blockBytes(in->type.shape, axis, n, 1);
+    Buffer scratch = pack(*in, axis);
     out.buffer = allocate(counts[size_t(rank)] * elem);
-    comm_->reduceScatter(scratch.data.get(), out.buffer.data.get(), counts, in.type.dtype, reduceKind, group);
+    comm_->reduceScatter(scratch.data.get(), out.buffer.data.get(), counts, in->type.dtype, reduceKind, group);
     return;
   }
-  case OpCode::AllToAll: {
+  case OpCode::AllToAll: { // block r of the split axis to member r; theirs concatenated along the concat axis
     int64_t splitAxis = inst.attrs.axes.at(0), concatAxis = inst.attrs.axes.at(1);
-    auto [give, take] = allToAllBytes(in.type.shape, out.type.shape, splitAxis, concatAxis, n, rank, elem);
-    Buffer blocks = pack(in, splitAxis);
+    auto [give, take] = allToAllBytes(in->type.shape, out.type.shape, splitAxis, concatAxis, n, rank, elem);
+    Buffer blocks = splitAxis == 0 ? in->buffer : pack(*in, splitAxis); // (only read)
     out.buffer = allocate(size_t(numElements(out.type.shape)) * elem);
     comm_->allToAll(blocks.data.get(), give, out.buffer.data.get(), take, group);
     if (concatAxis != 0) out.buffer = deviceBytes(interleaveBlocks(hostBytes(out), take, out.type.shape, elem, concatAxis));

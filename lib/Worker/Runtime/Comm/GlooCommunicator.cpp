@@ -1,6 +1,9 @@
 // The Gloo data plane: one gloo::Context per worker group, made on first use with the
-// rendezvous relayed by the dispatcher's key-value store.
+// rendezvous relayed by the dispatcher's key-value store. Gloo moves host memory: a CPU
+// worker's buffers are used in place, a GPU worker's (one without NCCL) are staged through host
+// copies here, so the executor writes each collective once, on device buffers.
 #include "gt/Worker/Communicator.h"
+#include "gt/Worker/Device.h"
 
 #include <gloo/allgatherv.h>
 #include <gloo/allreduce.h>
@@ -53,14 +56,97 @@ std::chrono::milliseconds collectiveTimeout() {
 
 class GlooCommunicator final : public Communicator {
 public:
-  GlooCommunicator(int64_t self, const std::string &address, std::shared_ptr<KeyValueStore> store)
-      : self_(self), store_(std::move(store)), timeout_(collectiveTimeout()) {
+  GlooCommunicator(int64_t self, const std::string &address, std::shared_ptr<KeyValueStore> store, Device *memory)
+      : self_(self), store_(std::move(store)), memory_(memory), timeout_(collectiveTimeout()) {
     gloo::transport::tcp::attr attr;
     attr.hostname = address;
     device_ = gloo::transport::tcp::CreateDevice(attr);
   }
 
+  // ---------------------------------------------------------------- on the worker's buffers
+  // Each operation runs in place on host memory, or on host copies of device memory.
+
   void allReduce(void *data, size_t count, DType dtype, ReduceKind reduce, const std::vector<int64_t> &group) override {
+    if (!staged()) return hostAllReduce(data, count, dtype, reduce, group);
+    std::vector<char> host = download(data, count * dtypeSize(dtype));
+    hostAllReduce(host.data(), count, dtype, reduce, group);
+    upload(data, host);
+  }
+  void allGather(const void *in, void *out, const std::vector<size_t> &bytes, const std::vector<int64_t> &group) override {
+    if (!staged()) return hostAllGather(in, out, bytes, group);
+    std::vector<char> mine = download(in, bytes.at(rankIn(group))), all(total(bytes));
+    hostAllGather(mine.data(), all.data(), bytes, group);
+    upload(out, all);
+  }
+  void reduceScatter(void *data, void *out, const std::vector<size_t> &counts, DType dtype, ReduceKind reduce,
+                     const std::vector<int64_t> &group) override {
+    if (!staged()) return hostReduceScatter(data, out, counts, dtype, reduce, group);
+    size_t elem = dtypeSize(dtype);
+    std::vector<char> blocks = download(data, total(counts) * elem), mine(counts.at(rankIn(group)) * elem);
+    hostReduceScatter(blocks.data(), mine.data(), counts, dtype, reduce, group);
+    upload(out, mine);
+  }
+  void allToAll(const void *in, const std::vector<size_t> &inBytes, void *out, const std::vector<size_t> &outBytes,
+                const std::vector<int64_t> &group) override {
+    if (!staged()) return hostAllToAll(in, inBytes, out, outBytes, group);
+    std::vector<char> given = download(in, total(inBytes)), taken(total(outBytes));
+    hostAllToAll(given.data(), inBytes, taken.data(), outBytes, group);
+    upload(out, taken);
+  }
+  void send(const void *data, size_t bytes, int64_t peer) override {
+    if (!staged()) return hostSend(data, bytes, peer);
+    std::vector<char> host = download(data, bytes);
+    hostSend(host.data(), bytes, peer);
+  }
+  void recv(void *data, size_t bytes, int64_t peer) override {
+    if (!staged()) return hostRecv(data, bytes, peer);
+    std::vector<char> host(bytes);
+    hostRecv(host.data(), bytes, peer);
+    upload(data, host);
+  }
+  void sendFlag(uint8_t flag, int64_t peer) override { hostSend(&flag, 1, peer); }
+  uint8_t recvFlag(int64_t peer) override {
+    uint8_t flag = 0;
+    hostRecv(&flag, 1, peer);
+    return flag;
+  }
+  bool any(bool flag, const std::vector<int64_t> &group) override {
+    int32_t v = flag ? 1 : 0;
+    hostAllReduce(&v, 1, DType::Int32, ReduceKind::Max, group);
+    bytes_ -= 4; // bookkeeping, not tensor bytes
+    return v != 0;
+  }
+  std::vector<std::pair<std::string, double>> counters() const override {
+    return {{"comm_groups", double(groups_.size())},
+            {"collective_bytes", bytes_},
+            {"p2p_bytes_sent", p2pSent_},
+            {"p2p_bytes_received", p2pReceived_}};
+  }
+
+private:
+  bool staged() const { return memory_ && !memory_->hostMemory(); }
+  std::vector<char> download(const void *device, size_t bytes) {
+    std::vector<char> host(bytes);
+    if (bytes) memory_->download(host.data(), device, bytes);
+    return host;
+  }
+  void upload(void *device, const std::vector<char> &host) {
+    if (!host.empty()) memory_->upload(device, host.data(), host.size());
+  }
+  static size_t total(const std::vector<size_t> &sizes) {
+    size_t sum = 0;
+    for (size_t s : sizes) sum += s;
+    return sum;
+  }
+  size_t rankIn(const std::vector<int64_t> &group) const {
+    auto it = std::find(group.begin(), group.end(), self_);
+    if (it == group.end()) throw std::runtime_error("worker " + std::to_string(self_) + " is not in the group");
+    return size_t(it - group.begin());
+  }
+
+  // ---------------------------------------------------------------- on host memory
+
+  void hostAllReduce(void *data, size_t count, DType dtype, ReduceKind reduce, const std::vector<int64_t> &group) {
     Group &g = connect(group);
     guard(g, [&] {
       gloo::AllreduceOptions opts(g.context);
@@ -84,7 +170,7 @@ public:
     });
   }
 
-  void allGather(const void *in, void *out, const std::vector<size_t> &bytes, const std::vector<int64_t> &group) override {
+  void hostAllGather(const void *in, void *out, const std::vector<size_t> &bytes, const std::vector<int64_t> &group) {
     Group &g = connect(group);
     guard(g, [&] {
       gloo::AllgathervOptions opts(g.context);
@@ -101,8 +187,8 @@ public:
   // A ring: at step s member r sends its running block (r - s - 1) to member r + 1 and folds
   // block (r - s - 2), received from member r - 1, into its own; after n - 1 steps block r is
   // the reduction of every member's block r (Patarasuk & Yuan 2009).
-  void reduceScatter(void *data, void *out, const std::vector<size_t> &counts, DType dtype, ReduceKind reduce,
-                     const std::vector<int64_t> &group) override {
+  void hostReduceScatter(void *data, void *out, const std::vector<size_t> &counts, DType dtype, ReduceKind reduce,
+                         const std::vector<int64_t> &group) {
     Group &g = connect(group);
     guard(g, [&] {
       size_t elem = dtypeSize(dtype), n = counts.size();
@@ -134,8 +220,8 @@ public:
     });
   }
 
-  void allToAll(const void *in, const std::vector<size_t> &inBytes, void *out, const std::vector<size_t> &outBytes,
-                const std::vector<int64_t> &group) override {
+  void hostAllToAll(const void *in, const std::vector<size_t> &inBytes, void *out, const std::vector<size_t> &outBytes,
+                    const std::vector<int64_t> &group) {
     Group &g = connect(group);
     guard(g, [&] {
       gloo::AlltoallvOptions opts(g.context);
@@ -149,7 +235,7 @@ public:
     });
   }
 
-  void send(const void *data, size_t bytes, int64_t peer) override {
+  void hostSend(const void *data, size_t bytes, int64_t peer) {
     Group &g = pair(peer);
     guard(g, [&] {
       auto buffer = g.context->createUnboundBuffer(const_cast<void *>(data), bytes);
@@ -159,7 +245,7 @@ public:
     });
   }
 
-  void recv(void *data, size_t bytes, int64_t peer) override {
+  void hostRecv(void *data, size_t bytes, int64_t peer) {
     Group &g = pair(peer);
     guard(g, [&] {
       auto buffer = g.context->createUnboundBuffer(data, bytes);
@@ -169,21 +255,6 @@ public:
     });
   }
 
-  bool any(bool flag, const std::vector<int64_t> &group) override {
-    int32_t v = flag ? 1 : 0;
-    allReduce(&v, 1, DType::Int32, ReduceKind::Max, group);
-    bytes_ -= 4; // bookkeeping, not tensor bytes
-    return v != 0;
-  }
-
-  std::vector<std::pair<std::string, double>> counters() const override {
-    return {{"comm_groups", double(groups_.size())},
-            {"collective_bytes", bytes_},
-            {"p2p_bytes_sent", p2pSent_},
-            {"p2p_bytes_received", p2pReceived_}};
-  }
-
-private:
   struct Group {
     std::shared_ptr<gloo::rendezvous::Context> context;
     uint32_t nextTag = 0;
@@ -233,6 +304,7 @@ private:
 
   int64_t self_;
   std::shared_ptr<KeyValueStore> store_;
+  Device *memory_; ///< where the buffers live (nullptr: host memory)
   std::shared_ptr<gloo::transport::Device> device_;
   std::chrono::milliseconds timeout_;
   std::map<std::string, Group> groups_;
@@ -243,8 +315,8 @@ private:
 } // namespace
 
 std::unique_ptr<Communicator> createGlooCommunicator(int64_t self, const std::string &address,
-                                                     std::shared_ptr<KeyValueStore> store) {
-  return std::make_unique<GlooCommunicator>(self, address, std::move(store));
+                                                     std::shared_ptr<KeyValueStore> store, Device *memory) {
+  return std::make_unique<GlooCommunicator>(self, address, std::move(store), memory);
 }
 
 } // namespace gt::worker

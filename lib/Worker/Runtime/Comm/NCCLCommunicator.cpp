@@ -134,7 +134,6 @@ public:
     for (auto &[group, comm] : comms_) nccl_.commAbort(comm); // never blocks on a dead peer
   }
 
-  bool deviceBuffers() const override { return true; }
 
   void allReduce(void *data, size_t count, DType dtype, ReduceKind reduce, const std::vector<int64_t> &group) override {
     ncclComm_t comm = commFor(group);
