@@ -114,27 +114,4 @@ void runDispatcherPipeline(ModuleOp module, const mlir::gt::DispatcherPipelineOp
   }
 }
 
-PlacedBatch placedInstructions(ModuleOp module) {
-  PlacedBatch out;
-  module.walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (auto region = dyn_cast<mlir::gt::RegionOp>(op)) {
-      PlacedRegion r;
-      r.key = std::strtoull(region.getKey().str().c_str(), nullptr, 16);
-      r.hot = region.getHot();
-      for (Value v : region.getBody().front().getTerminator()->getOperands())
-        if (auto id = v.getDefiningOp()->getAttrOfType<IntegerAttr>("gt.id")) r.outputs.push_back(uint64_t(id.getInt()));
-      out.regions.push_back(std::move(r));
-      return;
-    }
-    auto inst = op->getAttrOfType<IntegerAttr>("gt.inst");
-    auto worker = op->getAttrOfType<IntegerAttr>("gt.worker");
-    if (!inst || !worker) return;
-    Placed p{size_t(inst.getInt()), worker.getInt(), {}, -1};
-    if (op->getNumResults() == 1) p.type = *mlir::gt::fromTensorType(op->getResult(0).getType());
-    if (isa<mlir::gt::RegionOp>(op->getParentOp())) p.region = int(out.regions.size()) - 1;
-    out.instructions.push_back(std::move(p));
-  });
-  return out;
-}
-
 } // namespace gt::dispatcher

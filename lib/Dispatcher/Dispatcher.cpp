@@ -183,9 +183,10 @@ struct ShardedPlan {
     std::optional<Sharding> uploadLayout;
   };
   struct Made { ///< a tensor the batch makes: where its pieces live
+    uint32_t local;        ///< its BatchKey::locals index
     TensorType type;
-    std::vector<int64_t> holders;
-    std::optional<Sharding> layout;
+    Sharding layout;       ///< its gt.sharding, or replicated over the workers that hold it
+    bool freedHere = false; ///< the batch frees it too (it is never recorded)
   };
   struct Region { ///< a gt.region of one worker's program: steps [start, start+count)
     uint64_t key;
@@ -196,8 +197,8 @@ struct ShardedPlan {
   std::map<int64_t, std::vector<Step>> programs;     ///< by worker
   std::map<int64_t, std::vector<Region>> regions;    ///< by worker, in program order
   uint32_t temps = 0;                                ///< values the passes added
-  std::map<uint32_t, Made> made;                 ///< by local index
-  std::vector<Ref> freed;                        ///< session tensors the batch frees
+  std::vector<Made> made;                        ///< in local index order
+  std::vector<Ref> freed;                        ///< session tensors the batch frees (not temps)
   std::vector<std::pair<Ref, int64_t>> replicas; ///< client tensors copied whole to a worker, kept there
 };
 
@@ -431,7 +432,6 @@ public:
         std::ofstream(configDumpPath()) << params.getYaml().cStr();
       }
       clearPlans(); // plans follow the config
-      sharded_ = true; // from now on every batch goes through the sharding pipeline
     } catch (const std::exception &e) {
       context.getResults().setError(e.what());
     }
@@ -458,14 +458,6 @@ private:
     return -1;
   }
 
-  void poison(const std::vector<Instruction> &batch, const std::string &error) {
-    for (const Instruction &inst : batch) {
-      if (inst.op == OpCode::Free) continue;
-      Entry &e = tensors_[inst.result];
-      e.error = error;
-    }
-  }
-
   static size_t resultCount(const std::vector<Instruction> &batch) {
     return size_t(std::count_if(batch.begin(), batch.end(),
                                 [](const Instruction &inst) { return inst.op != OpCode::Free; }));
@@ -483,149 +475,7 @@ private:
     }
   }
 
-  void dispatch(std::vector<Instruction> batch) {
-    if (sharded_) return dispatchSharded(std::move(batch));
-    if (readsPoisoned(batch)) dropPoisonedReaders(batch);
-    if (batch.empty()) return;
-    int64_t home = homeWorker();
-    if (home < 0) return poison(batch, "no live worker is registered with the dispatcher");
-    // The plan cache (see BatchKey): a batch with the structure of an earlier one is placed
-    // and cut into regions the same way, so it skips capture and the passes. Batches that
-    // read a poisoned tensor (placed on the home worker whatever its key says) are not cached.
-    BatchKey key;
-    bool cacheable = state_.options.planCache && keyOf(batch, home, key).empty() && key.cacheable;
-    for (size_t i = 0; cacheable && i < key.externals.size(); ++i)
-      cacheable = tensors_.at(key.externals[i]).error.empty();
-    PlacedBatch fresh; // the passes' result on a miss
-    const std::vector<Placed> *instructions = &fresh.instructions; // a hit reads the plan's in place
-    std::vector<PlacedRegion> regionList;
-    if (auto it = cacheable ? placedPlans_.find(key.text) : placedPlans_.end(); it != placedPlans_.end()) {
-      state_.planHits++;
-      instructions = &it->second.instructions;
-      regionList = it->second.regions; // region outputs are local indexes: this batch's ids
-      for (PlacedRegion &r : regionList) {
-        for (uint64_t &out : r.outputs) out = key.locals[size_t(out)];
-        r.hot = ++state_.regionCounts.seen[r.key] >= state_.options.hotAfter; // as gt-mark-hot-regions counts
-      }
-    } else {
-      mlir::OwningOpRef<mlir::ModuleOp> module;
-      try {
-        module = captureBatch(state_.ctx, batch, [&](uint64_t id) -> std::optional<External> {
-          auto it = tensors_.find(id);
-          if (it == tensors_.end() || !it->second.error.empty()) {
-            if (it != tensors_.end()) return External{it->second.type, home}; // poisoned: still typed
-            return std::nullopt;
-          }
-          return External{it->second.type, it->second.worker, std::nullopt};
-        });
-        dumpIR(*module, "captured",
-               "default-worker=" + std::to_string(home) + " hot-after=" + std::to_string(state_.options.hotAfter) +
-                   " regions=" + (state_.options.jit ? "true" : "false"));
-        runDispatcherPipeline(*module, {home, state_.options.jit, state_.options.hotAfter, &state_.regionCounts});
-        dumpIR(*module, "placed");
-      } catch (const std::exception &e) {
-        if (resultCount(batch) > 1) return dispatchEach(std::move(batch));
-        return poison(batch, e.what());
-      }
-      fresh = placedInstructions(*module);
-      regionList = fresh.regions;
-      if (cacheable) {
-        state_.planMisses++;
-        PlacedBatch plan = fresh;
-        for (PlacedRegion &r : plan.regions)
-          for (uint64_t &out : r.outputs) {
-            auto local = key.localIndex.find(out);
-            if (local == key.localIndex.end()) cacheable = false; // never expected
-            else out = local->second;
-          }
-        if (cacheable) {
-          if (placedPlans_.size() >= kMaxPlans || planInstructions_ >= kMaxPlanInstructions) clearPlans();
-          planInstructions_ += batch.size();
-          placedPlans_.emplace(std::move(key.text), std::move(plan));
-        }
-      }
-    }
-    batchCount_++;
-
-    // Map session ids to worker (global) ids and group the program per worker.
-    std::unordered_map<int64_t, std::vector<Instruction>> programs;
-    std::unordered_map<int64_t, std::vector<wireRegion>> regions;
-    state_.batches++;
-    for (const PlacedRegion &r : regionList) {
-      state_.regionsFormed++;
-      state_.regionsMarkedHot += r.hot;
-    }
-    int open = -1;              // the region whose members are being appended
-    size_t openStart = 0, openMembers = 0;
-    bool openIntact = true;     // false if a member was dropped or a free slipped in
-    int64_t openWorker = -1;
-    auto closeRegion = [&] {
-      if (open < 0) return;
-      std::vector<Instruction> &program = programs[openWorker];
-      const PlacedRegion &r = regionList[size_t(open)];
-      if (openIntact && program.size() - openStart == openMembers) {
-        wireRegion w{r.key, r.hot, uint32_t(openStart), uint32_t(openMembers), {}};
-        bool known = true;
-        for (uint64_t sessionId : r.outputs) {
-          auto it = tensors_.find(sessionId);
-          if (it == tensors_.end()) known = false; // never expected; the span then runs eagerly
-          else w.outputs.push_back(it->second.globalId);
-        }
-        if (known) regions[openWorker].push_back(std::move(w));
-      }
-      open = -1;
-    };
-    for (const Placed &p : *instructions) {
-      if (p.region != open) {
-        closeRegion();
-        if (p.region >= 0) {
-          open = p.region;
-          openWorker = p.worker;
-          openStart = programs[p.worker].size();
-          openMembers = 0;
-          openIntact = true;
-        }
-      }
-      if (open >= 0) openMembers++;
-      Instruction inst = batch[p.index];
-      bool poisoned = false;
-      std::string error;
-      for (uint64_t &operand : inst.operands) {
-        Entry &e = tensors_.at(operand);
-        if (!e.error.empty()) { poisoned = true; error = e.error; }
-        operand = e.globalId;
-      }
-      if (poisoned) openIntact = false;
-      if (inst.op == OpCode::Free) {
-        uint64_t sessionId = batch[p.index].operands.at(0);
-        if (!poisoned) programs[tensors_.at(sessionId).worker].push_back(std::move(inst));
-        tensors_.erase(sessionId);
-        continue;
-      }
-      Entry entry;
-      entry.type = p.type;
-      entry.worker = p.worker;
-      entry.layout = Sharding::replicated({p.worker});
-      entry.globalId = state_.nextGlobalId++;
-      if (poisoned) entry.error = error;
-      if (auto old = tensors_.find(inst.result); old != tensors_.end() && old->second.error.empty()) {
-        Instruction free; // the client reused an id: drop the old tensor
-        free.op = OpCode::Free;
-        free.operands = {old->second.globalId};
-        programs[old->second.worker].push_back(std::move(free));
-        openIntact = false;
-      }
-      uint64_t sessionId = inst.result;
-      inst.result = entry.globalId;
-      if (state_.log.enabled()) state_.log.write(id_, "dispatch", batch[p.index], p.worker);
-      if (!poisoned) programs[p.worker].push_back(std::move(inst));
-      tensors_[sessionId] = std::move(entry);
-    }
-    closeRegion();
-    for (auto &[worker, program] : programs) send(worker, program, regions[worker]);
-  }
-
-  // ---------------------------------------------------------------- sharded sessions
+  // ---------------------------------------------------------------- dispatch
 
   /// Frees session tensor `id` on every worker holding it and forgets it.
   void freeEverywhere(uint64_t id) {
@@ -641,9 +491,9 @@ private:
     tensors_.erase(it);
   }
 
-  /// Poisons every result of `batch` with `error` and runs only its frees. A sharded batch is
-  /// all or nothing: its collectives must run on every worker of their group or on none.
-  void poisonSharded(const std::vector<Instruction> &batch, const std::string &error) {
+  /// Poisons every result of `batch` with `error` and runs only its frees. A batch is all or
+  /// nothing: its collectives must run on every worker of their group or on none.
+  void poison(const std::vector<Instruction> &batch, const std::string &error) {
     for (const Instruction &inst : batch) {
       if (inst.op == OpCode::Free) {
         freeEverywhere(inst.operands.at(0));
@@ -692,38 +542,34 @@ private:
     batch = std::move(kept);
   }
 
-  /// The batch through gt-apply-signals, gt-propagate-sharding, gt-insert-collectives,
-  /// gt-split-by-worker and gt-mark-hot-regions; each @workerN function becomes worker N's
-  /// program. Every tensor the client names gets one global id, the same on each worker holding
+  /// The batch through the dispatcher's pipeline (gt-verify, gt-apply-signals with the
+  /// session's config, empty until gt.load_config, gt-propagate-sharding, gt-insert-collectives,
+  /// gt-bucket-all-reduces, gt-split-by-worker, gt-mark-hot-regions); each @workerN function
+  /// becomes worker N's program. Every tensor the client names gets one global id, the same on each worker holding
   /// a piece of it; values the passes add (collective results, received blocks) are freed
   /// after their last use.
   /// The result of the passes is kept as a plan (see BatchKey): a batch with the same
   /// structure as an earlier one (a training step that repeats) skips capture and the passes.
-  void dispatchSharded(std::vector<Instruction> received) {
+  void dispatch(std::vector<Instruction> batch) {
     // Frees of tensors poisoned at the dispatcher (they live nowhere) are done here. A free of
     // a tensor this dispatcher does not know yet goes on: it is usually made earlier in this
     // very batch (a step's intermediates die within it); a free of an id that never existed
-    // is dropped by capture, as in an unsharded session.
-    std::vector<Instruction> batch;
-    batch.reserve(received.size());
-    for (Instruction &inst : received) {
-      if (inst.op == OpCode::Free) {
-        auto it = tensors_.find(inst.operands.at(0));
-        if (it != tensors_.end() && !it->second.error.empty()) {
-          tensors_.erase(it);
-          continue;
-        }
-      }
-      batch.push_back(std::move(inst));
-    }
+    // is dropped by capture.
+    std::erase_if(batch, [&](const Instruction &inst) {
+      if (inst.op != OpCode::Free) return false;
+      auto it = tensors_.find(inst.operands.at(0));
+      if (it == tensors_.end() || it->second.error.empty()) return false;
+      tensors_.erase(it);
+      return true;
+    });
     if (readsPoisoned(batch)) dropPoisonedReaders(batch);
     if (batch.empty()) return;
     int64_t home = homeWorker();
-    if (home < 0) return poisonSharded(batch, "no live worker is registered with the dispatcher");
+    if (home < 0) return poison(batch, "no live worker is registered with the dispatcher");
     BatchKey key;
     if (std::string error = keyOf(batch, home, key); !error.empty()) { // an upload's bytes do not fit
       if (resultCount(batch) > 1) return dispatchEach(std::move(batch));
-      return poisonSharded(batch, error);
+      return poison(batch, error);
     }
 
     std::shared_ptr<const ShardedPlan> plan;
@@ -761,14 +607,14 @@ private:
           dumpIR(*module, "captured", (config_ ? "config=" + configDumpPath() + " " : std::string()) + flags);
         }
         runDispatcherPipeline(*module, options);
-        dumpIR(*module, "sharded");
+        dumpIR(*module, "placed");
         plan = planOf(*module, batch, key, globalTypes);
       } catch (const std::exception &e) {
         if (resultCount(batch) > 1) return dispatchEach(std::move(batch));
-        return poisonSharded(batch, e.what());
+        return poison(batch, e.what());
       }
-      state_.planMisses++;
       if (key.cacheable && state_.options.planCache) {
+        state_.planMisses++;
         if (plans_.size() >= kMaxPlans || planInstructions_ >= kMaxPlanInstructions) clearPlans(); // batches that never repeat
         planInstructions_ += batch.size();
         plans_.emplace(std::move(key.text), plan);
@@ -785,7 +631,6 @@ private:
 
   void clearPlans() {
     plans_.clear();
-    placedPlans_.clear();
     planInstructions_ = 0;
   }
 
@@ -857,11 +702,13 @@ private:
     return out + "]";
   }
 
-  /// The plan of a module after gt-split-by-worker (one func per worker, see dispatchSharded).
+  /// The plan of a module after gt-split-by-worker (one func per worker, see dispatch).
   std::shared_ptr<ShardedPlan> planOf(mlir::ModuleOp module, const std::vector<Instruction> &batch,
                                       const BatchKey &key, const std::unordered_map<uint64_t, TensorType> &globalTypes) {
     using Ref = ShardedPlan::Ref;
     auto plan = std::make_shared<ShardedPlan>();
+    std::map<uint32_t, ShardedPlan::Made> made;          // by local index
+    std::map<uint32_t, std::vector<int64_t>> holders;    // the workers whose program makes it
     auto sessionRef = [&](uint64_t sid) -> Ref {
       if (auto it = key.localIndex.find(sid); it != key.localIndex.end()) return {Ref::Local, it->second};
       return {Ref::External, key.externalIndex.at(sid)};
@@ -928,10 +775,10 @@ private:
           Ref result{Ref::Temp, 0};
           if (auto sid = op.getAttrOfType<mlir::IntegerAttr>("gt.id")) {
             result = sessionRef(uint64_t(sid.getInt())); // always a local: the batch made it
-            ShardedPlan::Made &m = plan->made[result.index];
-            m.type = globalTypes.at(uint64_t(sid.getInt()));
-            m.holders.push_back(w);
-            if (auto layout = op.getAttrOfType<mlir::gt::ShardingAttr>("gt.sharding")) m.layout = layout.toCore();
+            auto [it, fresh] = made.try_emplace(result.index);
+            if (fresh) it->second.type = globalTypes.at(uint64_t(sid.getInt()));
+            holders[result.index].push_back(w);
+            if (auto layout = op.getAttrOfType<mlir::gt::ShardingAttr>("gt.sharding")) it->second.layout = layout.toCore();
           } else {
             result.index = plan->temps++;
           }
@@ -948,6 +795,20 @@ private:
       // after its last use.
       for (mlir::Operation &op : func.getBody().front()) addStep(op);
     }
+    // What runPlan records per made tensor, worked out once per plan.
+    std::set<uint32_t> freedLocals;
+    for (const Ref &r : plan->freed)
+      if (r.kind == Ref::Local) freedLocals.insert(r.index);
+    for (auto &[index, m] : made) {
+      m.local = index;
+      if (m.layout.workers.empty()) {
+        std::vector<int64_t> &held = holders[index];
+        std::sort(held.begin(), held.end());
+        m.layout = Sharding::replicated(held);
+      }
+      m.freedHere = freedLocals.count(index) > 0;
+      plan->made.push_back(std::move(m));
+    }
     return plan;
   }
 
@@ -959,7 +820,7 @@ private:
     for (auto &[w, steps] : plan.programs) {
       if (w < 0 || size_t(w) >= state_.workers.size() || !state_.workers[w].alive) {
         std::string why = w >= 0 && size_t(w) < state_.workers.size() ? state_.workers[w].deathReason : "";
-        return poisonSharded(batch, "worker " + std::to_string(w) + " is needed by this step but died" +
+        return poison(batch, "worker " + std::to_string(w) + " is needed by this step but died" +
                                         (why.empty() ? "" : ": " + why));
       }
     }
@@ -1010,21 +871,16 @@ private:
         program.push_back(std::move(inst));
       }
     }
-    std::set<uint64_t> freed;
-    for (const Ref &r : plan.freed) freed.insert(r.kind == Ref::Local ? key.locals[r.index] : key.externals[r.index]);
-    for (uint64_t sid : freed) tensors_.erase(sid);
-    for (auto &[index, m] : plan.made) {
-      uint64_t sid = key.locals[index];
-      if (freed.count(sid)) continue;
-      if (auto old = tensors_.find(sid); old != tensors_.end()) freeEverywhere(sid); // a reused id
-      Entry e;
+    for (const Ref &r : plan.freed) tensors_.erase(r.kind == Ref::Local ? key.locals[r.index] : key.externals[r.index]);
+    for (const ShardedPlan::Made &m : plan.made) {
+      if (m.freedHere) continue;
+      uint64_t sid = key.locals[m.local];
+      if (tensors_.count(sid)) freeEverywhere(sid); // a reused id
+      Entry &e = tensors_[sid];
       e.type = m.type;
-      std::vector<int64_t> holders = m.holders;
-      std::sort(holders.begin(), holders.end());
-      e.layout = m.layout ? *m.layout : Sharding::replicated(holders);
-      e.worker = e.layout.workers.front();
-      e.globalId = idOf({Ref::Local, index});
-      tensors_[sid] = std::move(e);
+      e.layout = m.layout;
+      e.worker = m.layout.workers.front();
+      e.globalId = idOf({Ref::Local, m.local});
     }
     for (auto &[r, w] : plan.replicas) { // w now holds a copy too: later batches need not move it
       auto it = tensors_.find(r.kind == Ref::Local ? key.locals[r.index] : key.externals[r.index]);
@@ -1228,18 +1084,23 @@ private:
 
   /// GT_DUMP_IR: writes the batch's IR at `stage`; a "captured" dump starts with the gt-opt
   /// command that runs this session's pipeline on it (`pipelineFlags`), so that
-  /// `sh -c "$(sed -n 's|^// replay: ||p' FILE)"` reproduces the next dump (the sharded one exactly;
-  /// a plain session's hot marks also count earlier batches, which a replay of one batch lacks).
+  /// `sh -c "$(sed -n 's|^// replay: ||p' FILE)"` prints the "placed" dump again, hot marks
+  /// included (they are the pipeline's; which regions workers compile the dispatcher decides at
+  /// each replay of the plan, counting every batch).
   void dumpIR(mlir::ModuleOp module, const char *stage, const std::string &pipelineFlags = "") {
     if (state_.options.dumpIR.empty()) return;
     std::string path = state_.options.dumpIR + "/session" + std::to_string(id_) + "-batch" +
                        std::to_string(batchCount_) + "-" + stage + ".mlir";
     std::error_code ec;
-    llvm::raw_fd_ostream os(path, ec);
-    if (ec) return;
-    if (!pipelineFlags.empty())
-      os << "// replay: gt-opt " << path << " --gt-dispatcher-pipeline=\"" << pipelineFlags << "\"\n";
-    module.print(os, mlir::OpPrintingFlags().enableDebugInfo(true, /*prettyForm=*/false)); // replayable with gt-opt
+    {
+      llvm::raw_fd_ostream os(path + ".part", ec);
+      if (ec) return;
+      if (!pipelineFlags.empty())
+        os << "// replay: gt-opt " << path << " --gt-dispatcher-pipeline=\"" << pipelineFlags << "\"\n";
+      module.print(os, mlir::OpPrintingFlags().enableDebugInfo(true, /*prettyForm=*/false)); // replayable with gt-opt
+    }
+    // Whole or not at all: a dispatcher stopped mid-write (its client exited) leaves a .part file.
+    std::rename((path + ".part").c_str(), path.c_str());
   }
 
   /// The session's config as loaded, for dumps (GT_DUMP_IR): its path there.
@@ -1260,15 +1121,11 @@ private:
   std::shared_ptr<Backlog> backlog_ = std::make_shared<Backlog>();
   uint64_t batchCount_ = 0;
   uint64_t recorded_ = 0; ///< GT_RECORD: programs written
-  size_t planInstructions_ = 0; ///< instructions of the batches behind plans_ and placedPlans_
+  size_t planInstructions_ = 0; ///< instructions of the batches behind plans_
   std::string refusedBatch_;    ///< why the session's last batch refused whole was (fetch names it)
-  std::unique_ptr<ShardingConfig> config_; ///< gt.load_config; null: unsharded
-  bool sharded_ = false;                   ///< a config was loaded: batches use the sharding pipeline
+  std::unique_ptr<ShardingConfig> config_; ///< gt.load_config; null: none loaded (an empty one)
   std::unordered_map<uint64_t, Entry> tensors_;
   std::unordered_map<std::string, std::shared_ptr<const ShardedPlan>> plans_; ///< by BatchKey::text
-  /// Unsharded sessions' plans: a batch's placement and regions, the regions' outputs as
-  /// BatchKey::locals indexes; by BatchKey::text.
-  std::unordered_map<std::string, PlacedBatch> placedPlans_;
 };
 
 class LivenessImpl final : public wire::Liveness::Server {

@@ -81,7 +81,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       o.numWorkers = 2;
       if (sharded) o.config = &config();
       dispatcher::runDispatcherPipeline(*module, o);
-      if (!sharded) dispatcher::placedInstructions(*module);
     } catch (const std::exception &) { // refused with a reason: what the client would see
     }
   }

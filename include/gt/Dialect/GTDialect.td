@@ -14,7 +14,8 @@ def GT_Dialect : Dialect {
 
     Discardable attributes used by the dispatcher:
     - `gt.id` (i64): the session's tensor id an op defines (on ops) or names (on arguments);
-    - `gt.worker` (i64): the worker an op runs on, set by `gt-place`;
+    - `gt.worker` (i64): the worker an argument lives on, or a function's ops run on (set by
+      `gt-split-by-worker` on each @workerN function, and on its regions);
     - `gt.signal` (string): the signal the client had active when it issued the op (for
       inserted collectives: the signal that caused them); `gt.backward` (unit): the op is part
       of a gradient;

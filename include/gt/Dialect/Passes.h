@@ -21,15 +21,12 @@ namespace gt {
 #define GEN_PASS_REGISTRATION
 #include "gt/Dialect/Passes.h.inc"
 
-/// How often each region key has been seen. The dispatcher keeps one for its lifetime, so
-/// hotness spans batches and sessions; without one, gt-mark-hot-regions counts per run.
+/// How often each region key has been seen. The dispatcher keeps one for its lifetime and
+/// counts each replay of a plan, so hotness spans batches and sessions; gt-mark-hot-regions
+/// counts within its own run.
 struct HotRegionCounter {
   llvm::DenseMap<uint64_t, int64_t> seen;
 };
-
-/// gt-mark-hot-regions counting into `counter` (which must outlive the pass).
-std::unique_ptr<Pass> createGTMarkHotRegions(const GTMarkHotRegionsOptions &options,
-                                             HotRegionCounter *counter);
 
 /// gt-apply-signals with the dispatcher's parsed config (which must outlive the pass).
 std::unique_ptr<Pass> createGTApplySignals(const ::gt::ShardingConfig *config, int64_t numWorkers);
@@ -38,12 +35,11 @@ struct DispatcherPipelineOptions {
   int64_t defaultWorker = 0;            ///< the session's home worker
   bool regions = true;                  ///< run gt-mark-hot-regions (GT_JIT=0 turns it off)
   int64_t hotAfter = 2;                 ///< see gt-mark-hot-regions
-  HotRegionCounter *counter = nullptr;  ///< shared counts (null: per pipeline run)
-  /// A session's sharding config: with one, the pipeline is gt-verify, gt-apply-signals,
-  /// gt-propagate-sharding, gt-insert-collectives, gt-bucket-all-reduces, gt-split-by-worker
-  /// (one @workerN function per worker), gt-mark-hot-regions (within each function; `counter`
-  /// is not used: the dispatcher counts each replay of a plan). Null: verify, place,
-  /// mark-hot-regions.
+  /// The session's sharding config (null: an empty one, every op on `defaultWorker`). The
+  /// pipeline is gt-verify, gt-apply-signals, gt-propagate-sharding, gt-insert-collectives,
+  /// gt-bucket-all-reduces, gt-split-by-worker (one @workerN function per worker),
+  /// gt-mark-hot-regions (within each function, counting for itself: the dispatcher decides
+  /// which regions are hot each time it replays the plan).
   const ::gt::ShardingConfig *config = nullptr;
   int64_t numWorkers = 1;               ///< workers the config may name (0..numWorkers-1)
   int64_t bucketBytes = 64 << 20;       ///< gt-bucket-all-reduces' bucket size (0: off)

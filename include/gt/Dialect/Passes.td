@@ -169,25 +169,6 @@ def GTSplitByWorker : Pass<"gt-split-by-worker", "::mlir::ModuleOp"> {
   ];
 }
 
-def GTPlace : Pass<"gt-place", "::mlir::ModuleOp"> {
-  let summary = "assigns every op a worker (`gt.worker`)";
-  let description = [{
-    1. An op whose operand already lives on a worker (a function argument carrying
-       `gt.worker`, or the result of a placed op) runs on that worker.
-    2. Any other op runs on `default-worker` (the session's home worker).
-    Before / after:
-    ```mlir
-    %1 = gt.neg %0 : tensor<4xf32> -> tensor<4xf32>
-    %1 = gt.neg %0 {gt.worker = 0 : i64} : tensor<4xf32> -> tensor<4xf32>
-    ```
-    Rationale: placement is a pass of its own so that sharding passes (signals, propagation,
-    collectives) can run before it and constrain it.
-  }];
-  let options = [
-    Option<"defaultWorker", "default-worker", "int64_t", "0", "worker for ops with no placed operand">
-  ];
-}
-
 def GTLowerToLinalg : Pass<"gt-lower-to-linalg", "::mlir::ModuleOp"> {
   let summary = "lowers gt compute ops to linalg/tensor/arith/math on tensors";
   let description = [{

@@ -30,28 +30,8 @@ mlir::OwningOpRef<mlir::ModuleOp>
 captureBatch(mlir::MLIRContext &ctx, const std::vector<Instruction> &batch,
              const std::function<std::optional<External>(uint64_t)> &lookup);
 
-/// Runs the dispatcher pipeline (gt-verify, gt-place, gt-mark-hot-regions) on a captured
-/// batch; throws std::invalid_argument with the diagnostics if it fails.
+/// Runs the dispatcher pipeline (mlir::gt::buildDispatcherPipeline) on a captured batch;
+/// throws std::invalid_argument with the diagnostics if it fails.
 void runDispatcherPipeline(mlir::ModuleOp module, const mlir::gt::DispatcherPipelineOptions &options);
-
-/// One placed instruction: its index in the batch, its worker, its result type and the
-/// gt.region it belongs to (an index into PlacedBatch::regions, or -1).
-struct Placed {
-  size_t index;
-  int64_t worker;
-  TensorType type; ///< unset for gt.free
-  int region = -1;
-};
-/// A gt.region of the placed module: its members are consecutive in `instructions`.
-struct PlacedRegion {
-  uint64_t key = 0;
-  bool hot = false;
-  std::vector<uint64_t> outputs; ///< session ids of the yielded values
-};
-struct PlacedBatch {
-  std::vector<Placed> instructions; ///< program order
-  std::vector<PlacedRegion> regions;
-};
-PlacedBatch placedInstructions(mlir::ModuleOp module);
 
 } // namespace gt::dispatcher

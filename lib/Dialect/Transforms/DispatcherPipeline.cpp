@@ -2,6 +2,8 @@
 // registers every gt pass and pipeline for gt-opt.
 #include "gt/Dialect/Passes.h"
 
+#include "gt/Core/Config.h"
+
 #include "mlir/Pass/PassRegistry.h"
 
 namespace mlir::gt {
@@ -42,21 +44,9 @@ struct DispatcherPipelineFlags : PassPipelineOptions<DispatcherPipelineFlags> {
 } // namespace
 
 void buildDispatcherPipeline(OpPassManager &pm, const DispatcherPipelineOptions &options) {
-  // 1. Lifetimes: no use after free (op verifiers already ran on the built module).
-  pm.addPass(createGTVerify());
-  if (options.config) {
-    addShardedPasses(pm, createGTApplySignals(options.config, options.numWorkers), options);
-    return;
-  }
-  // 2. Placement: each op gets the worker it runs on (sharding passes will come before this).
-  pm.addPass(createGTPlace(GTPlaceOptions{options.defaultWorker}));
-  // 3. Fusion: runs of fusible ops become gt.region, repeated ones hot (workers compile those).
-  if (options.regions) {
-    GTMarkHotRegionsOptions regions;
-    regions.hotAfter = options.hotAfter;
-    if (options.counter) pm.addPass(createGTMarkHotRegions(regions, options.counter));
-    else pm.addPass(createGTMarkHotRegions(regions));
-  }
+  static const ::gt::ShardingConfig none; // a session before gt.load_config: every op on its home worker
+  pm.addPass(createGTVerify()); // lifetimes: no use after free (op verifiers ran on the built module)
+  addShardedPasses(pm, createGTApplySignals(options.config ? options.config : &none, options.numWorkers), options);
 }
 
 void registerGTPassesAndPipelines() {
@@ -65,9 +55,9 @@ void registerGTPassesAndPipelines() {
   // command written at its top.
   PassPipelineRegistration<DispatcherPipelineFlags>(
       "gt-dispatcher-pipeline",
-      "the dispatcher's pipeline: gt-verify, gt-place, gt-mark-hot-regions; with config=FILE the sharded one "
-      "(gt-apply-signals, gt-propagate-sharding, gt-insert-collectives, gt-bucket-all-reduces, gt-split-by-worker, "
-      "gt-mark-hot-regions)",
+      "the dispatcher's pipeline: gt-verify, gt-apply-signals (config=FILE: a session's sharding config; none: "
+      "every op on the default worker), gt-propagate-sharding, gt-insert-collectives, gt-bucket-all-reduces, "
+      "gt-split-by-worker, gt-mark-hot-regions",
       [](OpPassManager &pm, const DispatcherPipelineFlags &flags) {
         DispatcherPipelineOptions options;
         options.defaultWorker = flags.defaultWorker;
@@ -75,7 +65,6 @@ void registerGTPassesAndPipelines() {
         options.hotAfter = flags.hotAfter;
         options.numWorkers = flags.numWorkers;
         options.bucketBytes = flags.bucketBytes;
-        if (flags.config.empty() && flags.autoShardBytes <= 0) return buildDispatcherPipeline(pm, options);
         GTApplySignalsOptions signals;
         signals.configPath = flags.config;
         signals.numWorkers = flags.numWorkers;

@@ -55,15 +55,9 @@ uint64_t structuralKey(Block &body) {
 
 struct GTMarkHotRegionsPass : impl::GTMarkHotRegionsBase<GTMarkHotRegionsPass> {
   using GTMarkHotRegionsBase::GTMarkHotRegionsBase;
-  GTMarkHotRegionsPass(const GTMarkHotRegionsOptions &options, HotRegionCounter *counter)
-      : GTMarkHotRegionsBase(options), counter(counter) {}
-
-  HotRegionCounter *counter = nullptr;
-  HotRegionCounter local; ///< used when no counter is shared
 
   void runOnOperation() override {
-    HotRegionCounter &seen = counter ? *counter : local;
-    if (!counter) local.seen.clear();
+    HotRegionCounter seen; // this run's: a key seen hotAfter times in one module is hot
     getOperation().walk([&](func::FuncOp func) {
       for (Block &block : func.getBody()) formRegions(block, seen);
     });
@@ -239,7 +233,7 @@ struct GTMarkHotRegionsPass : impl::GTMarkHotRegionsBase<GTMarkHotRegionsPass> {
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)key);
     region.setKey(hex);
-    // The worker: its ops' (gt-place), else the @workerN function's (gt-split-by-worker), else 0.
+    // The worker: its ops' `gt.worker`, else the @workerN function's (gt-split-by-worker), else 0.
     Attribute worker = run.front()->getAttr("gt.worker");
     if (!worker)
       if (auto func = region->getParentOfType<func::FuncOp>()) worker = func->getAttr("gt.worker");
@@ -251,10 +245,5 @@ struct GTMarkHotRegionsPass : impl::GTMarkHotRegionsBase<GTMarkHotRegionsPass> {
 };
 
 } // namespace
-
-std::unique_ptr<Pass> createGTMarkHotRegions(const GTMarkHotRegionsOptions &options,
-                                             HotRegionCounter *counter) {
-  return std::make_unique<GTMarkHotRegionsPass>(options, counter);
-}
 
 } // namespace mlir::gt
