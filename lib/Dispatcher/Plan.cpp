@@ -1,0 +1,280 @@
+// The plan cache: a batch's key (its structure, without ids, fill values, seeds or bytes), its
+// plan (the pipeline's per-worker programs with symbolic ids) and a plan's replay for a batch.
+#include "Session.h"
+
+#include "gt/Dialect/GTOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+namespace gt::dispatcher {
+
+std::string SessionImpl::keyOf(const std::vector<Instruction> &batch, int64_t home, BatchKey &key) {
+  std::string &k = key.text;
+  k.reserve(batch.size() * 48);
+  auto put = [&](int64_t v) { k.append(reinterpret_cast<const char *>(&v), sizeof v); };
+  auto putList = [&](const std::vector<int64_t> &v) {
+    put(int64_t(v.size()));
+    for (int64_t x : v) put(x);
+  };
+  auto putText = [&](const std::string &t) {
+    put(int64_t(t.size()));
+    k += t;
+  };
+  auto putLayout = [&](const Sharding &l) {
+    put(int64_t(l.kind));
+    put(l.axis);
+    put(int64_t(l.reduce));
+    putList(l.workers);
+  };
+  put(home);
+  put(int64_t(state_.workers.size()));
+  for (const Instruction &inst : batch) {
+    if (inst.op == OpCode::Upload &&
+        inst.data.size() != size_t(numElements(inst.attrs.shape)) * dtypeSize(inst.attrs.dtype))
+      return std::string("upload") + (inst.location.empty() ? "" : " at " + inst.location) + ": " +
+             std::to_string(inst.data.size()) + " bytes do not hold a tensor of shape " + shapeStr(inst.attrs.shape) +
+             " and dtype " + dtypeName(inst.attrs.dtype);
+    put(int64_t(inst.op) | int64_t(inst.backward) << 16);
+    appendAttrsKey(inst.op, inst.attrs, k); // every declared attribute but value and seed (each batch brings its own)
+    putText(inst.signal);
+    putText(inst.location);
+    for (uint64_t id : inst.operands) {
+      if (auto it = key.localIndex.find(id); it != key.localIndex.end()) {
+        put(int64_t(it->second) << 2 | 1);
+      } else if (auto ext = key.externalIndex.find(id); ext != key.externalIndex.end()) {
+        put(int64_t(ext->second) << 2 | 2);
+      } else {
+        auto t = tensors_.find(id);
+        if (t == tensors_.end()) { // capture names the op and the line
+          key.cacheable = false;
+          continue;
+        }
+        key.externalIndex[id] = uint32_t(key.externals.size());
+        key.externals.push_back(id);
+        put(3);
+        put(int64_t(t->second.type.dtype));
+        putList(t->second.type.shape);
+        putLayout(t->second.layout);
+      }
+    }
+    if (inst.op != OpCode::Free) {
+      auto [it, fresh] = key.localIndex.try_emplace(inst.result, uint32_t(key.locals.size()));
+      if (!fresh || tensors_.count(inst.result) || key.externalIndex.count(inst.result))
+        key.cacheable = false; // a reused id: the passes see it, the plan cache does not
+      it->second = uint32_t(key.locals.size());
+      key.locals.push_back(inst.result);
+    }
+  }
+  return "";
+}
+
+std::string SessionImpl::shapeStr(const Shape &shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+std::shared_ptr<ShardedPlan> SessionImpl::planOf(mlir::ModuleOp module, const std::vector<Instruction> &batch, const BatchKey &key, const std::unordered_map<uint64_t, TensorType> &globalTypes) {
+  using Ref = ShardedPlan::Ref;
+  auto plan = std::make_shared<ShardedPlan>();
+  std::map<uint32_t, ShardedPlan::Made> made;          // by local index
+  std::map<uint32_t, std::vector<int64_t>> holders;    // the workers whose program makes it
+  auto sessionRef = [&](uint64_t sid) -> Ref {
+    if (auto it = key.localIndex.find(sid); it != key.localIndex.end()) return {Ref::Local, it->second};
+    return {Ref::External, key.externalIndex.at(sid)};
+  };
+  for (auto func : module.getOps<mlir::func::FuncOp>()) {
+    auto workerAttr = func->getAttrOfType<mlir::IntegerAttr>("gt.worker");
+    if (!workerAttr) continue;
+    int64_t w = workerAttr.getInt();
+    llvm::DenseMap<mlir::Value, Ref> refs;
+    for (mlir::BlockArgument arg : func.getArguments())
+      refs.try_emplace(arg, sessionRef(uint64_t(func.getArgAttrOfType<mlir::IntegerAttr>(arg.getArgNumber(), "gt.id").getInt())));
+    std::vector<ShardedPlan::Step> &steps = plan->programs[w];
+    std::function<void(mlir::Operation &)> addStep = [&](mlir::Operation &op) {
+      if (auto region = mlir::dyn_cast<mlir::gt::RegionOp>(op)) {
+        // Its ops become consecutive steps; block arguments stand for the operands and the
+        // region's results for the yielded values.
+        mlir::Block &body = region.getBody().front();
+        // (Copies: inserting may grow `refs` and move the Ref a reference would point at.)
+        for (auto [arg, operand] : llvm::zip(body.getArguments(), region->getOperands())) {
+          Ref input = refs.at(operand);
+          refs.try_emplace(arg, input);
+        }
+        ShardedPlan::Region r{std::strtoull(region.getKey().str().c_str(), nullptr, 16), true, uint32_t(steps.size()), 0, {}};
+        for (mlir::Operation &inner : body) {
+          if (auto yield = mlir::dyn_cast<mlir::gt::YieldOp>(inner)) {
+            for (auto [result, yielded] : llvm::zip(region->getResults(), yield->getOperands())) {
+              Ref output = refs.at(yielded);
+              refs.try_emplace(result, output);
+              r.outputs.push_back(output);
+            }
+            continue;
+          }
+          if (!mlir::isa<mlir::gt::FreeOp>(inner) && !inner.hasAttr("gt.compile")) r.forced = false;
+          addStep(inner);
+        }
+        r.count = uint32_t(steps.size()) - r.start;
+        plan->regions[w].push_back(std::move(r));
+        return;
+      }
+      const OpInfo *info = mlir::gt::opInfoOf(&op);
+      if (!info) return; // func.return
+      ShardedPlan::Step step;
+      step.inst.op = info->code;
+      step.inst.attrs = mlir::gt::attrsOf(&op);
+      step.inst.location = locationString(op.getLoc());
+      for (mlir::Value v : op.getOperands()) step.operands.push_back(refs.at(v));
+      if (step.inst.op == OpCode::Send) { // the receiver's block: what a failed sender still sends
+        TensorType t = *mlir::gt::fromTensorType(op.getOperand(0).getType());
+        step.inst.attrs.shape = t.shape;
+        step.inst.attrs.dtype = t.dtype;
+      }
+      if (auto src = op.getAttrOfType<mlir::IntegerAttr>("gt.inst");
+          src && size_t(src.getInt()) < batch.size() && batch[size_t(src.getInt())].op == step.inst.op)
+        step.source = int32_t(src.getInt());
+      if (step.inst.op == OpCode::Free) {
+        if (step.operands[0].kind != Ref::Temp) plan->freed.push_back(step.operands[0]);
+      } else if (auto of = op.getAttrOfType<mlir::IntegerAttr>("gt.replica_of")) {
+        // A copy of a client's tensor that `w` keeps: it takes that tensor's global id.
+        Ref result = sessionRef(uint64_t(of.getInt()));
+        plan->replicas.push_back({result, w});
+        step.result = result;
+        refs[op.getResult(0)] = result;
+      } else if (op.getNumResults() == 1) {
+        Ref result{Ref::Temp, 0};
+        if (auto sid = op.getAttrOfType<mlir::IntegerAttr>("gt.id")) {
+          result = sessionRef(uint64_t(sid.getInt())); // always a local: the batch made it
+          auto [it, fresh] = made.try_emplace(result.index);
+          if (fresh) it->second.type = globalTypes.at(uint64_t(sid.getInt()));
+          holders[result.index].push_back(w);
+          if (auto layout = op.getAttrOfType<mlir::gt::ShardingAttr>("gt.sharding")) it->second.layout = layout.toCore();
+        } else {
+          result.index = plan->temps++;
+        }
+        step.result = result;
+        refs[op.getResult(0)] = result;
+      }
+      if (step.inst.op == OpCode::Upload) {
+        step.upload = int32_t(op.getAttrOfType<mlir::IntegerAttr>("blob").getInt());
+        if (auto layout = op.getAttrOfType<mlir::gt::ShardingAttr>("gt.sharding")) step.uploadLayout = layout.toCore();
+      }
+      steps.push_back(std::move(step));
+    };
+    // Values the passes added (Temp) are freed in the program: gt-split-by-worker frees each
+    // after its last use.
+    for (mlir::Operation &op : func.getBody().front()) addStep(op);
+  }
+  // What runPlan records per made tensor, worked out once per plan.
+  std::set<uint32_t> freedLocals;
+  for (const Ref &r : plan->freed)
+    if (r.kind == Ref::Local) freedLocals.insert(r.index);
+  for (auto &[index, m] : made) {
+    m.local = index;
+    if (m.layout.workers.empty()) {
+      std::vector<int64_t> &held = holders[index];
+      std::sort(held.begin(), held.end());
+      m.layout = Sharding::replicated(held);
+    }
+    m.freedHere = freedLocals.count(index) > 0;
+    plan->made.push_back(std::move(m));
+  }
+  return plan;
+}
+
+void SessionImpl::runPlan(const ShardedPlan &plan, const std::vector<Instruction> &batch, const BatchKey &key) {
+  using Ref = ShardedPlan::Ref;
+  for (auto &[w, steps] : plan.programs) {
+    if (w < 0 || size_t(w) >= state_.workers.size() || !state_.workers[w].alive) {
+      std::string why = w >= 0 && size_t(w) < state_.workers.size() ? state_.workers[w].deathReason : "";
+      return poison(batch, "worker " + std::to_string(w) + " is needed by this step but died" +
+                                      (why.empty() ? "" : ": " + why));
+    }
+  }
+  std::vector<uint64_t> localGlobal(key.locals.size(), 0), tempGlobal(plan.temps, 0);
+  auto idOf = [&](const Ref &r) -> uint64_t {
+    switch (r.kind) {
+    case Ref::External: return tensors_.at(key.externals[r.index]).globalId;
+    case Ref::Local: return localGlobal[r.index] ? localGlobal[r.index] : (localGlobal[r.index] = state_.nextGlobalId++);
+    case Ref::Temp: return tempGlobal[r.index] ? tempGlobal[r.index] : (tempGlobal[r.index] = state_.nextGlobalId++);
+    }
+    return 0;
+  };
+  std::map<int64_t, std::vector<Instruction>> programs;
+  std::map<int64_t, std::vector<wireRegion>> regions;
+  for (auto &[w, planned] : plan.regions)
+    for (const ShardedPlan::Region &r : planned) {
+      // Hot once its key has been seen hotAfter times (any session, any worker) or forced.
+      bool hot = ++state_.regionCounts.seen[r.key] >= state_.options.hotAfter || r.forced;
+      state_.regionsFormed++;
+      state_.regionsMarkedHot += hot;
+      wireRegion out{r.key, hot, r.start, r.count, {}};
+      for (const Ref &o : r.outputs) out.outputs.push_back(idOf(o));
+      regions[w].push_back(std::move(out));
+    }
+  for (auto &[w, steps] : plan.programs) {
+    std::vector<Instruction> &program = programs[w];
+    program.reserve(steps.size());
+    for (const ShardedPlan::Step &step : steps) {
+      Instruction inst;
+      inst.op = step.inst.op;
+      inst.attrs = step.inst.attrs;
+      inst.location = step.inst.location;
+      inst.operands.reserve(step.operands.size());
+      for (const Ref &r : step.operands) inst.operands.push_back(idOf(r));
+      if (step.result) inst.result = idOf(*step.result);
+      if (step.source >= 0) {
+        inst.attrs.value = batch[size_t(step.source)].attrs.value;
+        inst.attrs.seed = batch[size_t(step.source)].attrs.seed;
+      }
+      if (step.upload >= 0) {
+        const Instruction &upload = batch[size_t(step.upload)];
+        inst.data = step.uploadLayout ? blockOf(upload, *step.uploadLayout, w) : upload.data;
+      }
+      if (state_.log.enabled()) { // session ids, as the unsharded path logs them (0: a value the passes added)
+        uint64_t sid = step.result && step.result->kind == Ref::Local ? key.locals[step.result->index] : 0;
+        state_.log.write(id_, "dispatch", inst.op, sid, inst.location, w);
+      }
+      program.push_back(std::move(inst));
+    }
+  }
+  for (const Ref &r : plan.freed) tensors_.erase(r.kind == Ref::Local ? key.locals[r.index] : key.externals[r.index]);
+  for (const ShardedPlan::Made &m : plan.made) {
+    if (m.freedHere) continue;
+    uint64_t sid = key.locals[m.local];
+    if (tensors_.count(sid)) freeEverywhere(sid); // a reused id
+    Entry &e = tensors_[sid];
+    e.type = m.type;
+    e.layout = m.layout;
+    e.worker = m.layout.workers.front();
+    e.globalId = idOf({Ref::Local, m.local});
+  }
+  for (auto &[r, w] : plan.replicas) { // w now holds a copy too: later batches need not move it
+    auto it = tensors_.find(r.kind == Ref::Local ? key.locals[r.index] : key.externals[r.index]);
+    if (it == tensors_.end() || !it->second.layout.isReplicated()) continue; // freed by this batch
+    std::vector<int64_t> &holders = it->second.layout.workers;
+    if (std::find(holders.begin(), holders.end(), w) != holders.end()) continue;
+    holders.insert(std::upper_bound(holders.begin(), holders.end(), w), w);
+    it->second.worker = holders.front();
+  }
+  for (auto &[w, program] : programs) send(w, program, regions[w]);
+}
+
+std::string SessionImpl::blockOf(const Instruction &upload, const Sharding &layout, int64_t w) {
+  if (!layout.isSplit()) return upload.data;
+  auto [begin, end] = splitRange(upload.attrs.shape[size_t(layout.axis)], int64_t(layout.workers.size()),
+                                 layout.rankOf(w));
+  return takeBlock(upload.data, upload.attrs.shape, dtypeSize(upload.attrs.dtype), layout.axis, begin, end);
+}
+
+std::string SessionImpl::locationString(mlir::Location loc) {
+  if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(loc))
+    return file.getFilename().str() + ":" + std::to_string(file.getLine());
+  return "";
+}
+
+} // namespace gt::dispatcher

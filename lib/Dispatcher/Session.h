@@ -1,0 +1,379 @@
+// The dispatcher's insides, shared by its files. `State` is what every session sees (the
+// workers, the MLIR context, counters, the rendezvous store); a `SessionImpl` is one client's
+// session: its tensor namespace and plan cache. A session's methods are split by idea:
+// Session.cpp (a batch in, worker programs out), Plan.cpp (the plan cache: a batch's key, its
+// plan, a plan's replay), Fetch.cpp (fetching a tensor, pieces assembled) and Stats.cpp
+// (gt.debug.stats()); Dispatcher.cpp has the front door, the rendezvous and `serve`.
+#pragma once
+
+#include "gt/Core/Config.h"
+#include "gt/Dialect/Passes.h"
+#include "gt/Dispatcher/Capture.h"
+#include "gt/Dispatcher/Dispatcher.h"
+#include "gt/Dispatcher/Record.h"
+#include "gt/Transport/Wire.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include <kj/async-io.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace gt::dispatcher {
+
+/// GT_INSTRUCTION_LOG: "<unix time, µs> session=<s> <event> <op> id=<id> [worker=<w>] [at=<file:line>]".
+class InstructionLog {
+public:
+  explicit InstructionLog(const std::string &path) {
+    if (!path.empty()) out_.open(path, std::ios::app);
+  }
+  bool enabled() const { return out_.is_open(); }
+  void write(uint32_t session, const char *event, const Instruction &inst, int64_t worker = -1) {
+    write(session, event, inst.op, inst.result, inst.location, worker);
+  }
+  void write(uint32_t session, const char *event, OpCode op, uint64_t id, const std::string &location,
+             int64_t worker = -1) {
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                  std::chrono::system_clock::now().time_since_epoch()).count();
+    out_ << us << " session=" << session << ' ' << event << ' ' << opInfo(op).mnemonic << " id=" << id;
+    if (worker >= 0) out_ << " worker=" << worker;
+    if (!location.empty()) out_ << " at=" << location;
+    out_ << '\n';
+  }
+  void flush() { if (enabled()) out_.flush(); }
+
+private:
+  std::ofstream out_;
+};
+
+struct WorkerRef {
+  wire::Worker::Client client;
+  std::string device;
+  uint64_t connection = 0;        ///< the Listener's id of its connection
+  uint64_t memoryBytes = 0;       ///< what its device may hold (0: not said)
+  uint64_t sessionMemoryBytes = 0; ///< each session's quota there (0: not said)
+  bool alive = true;
+  std::string deathReason;
+  std::chrono::steady_clock::time_point lastPong = std::chrono::steady_clock::now();
+};
+
+/// The rendezvous store of worker groups (Gloo addresses, NCCL ids): bounded in keys, value
+/// size and waiting gets; entries expire after kStoreTtl (a group's rendezvous takes seconds).
+struct RendezvousStore {
+  static constexpr auto kStoreTtl = std::chrono::minutes(10);
+  struct Entry {
+    std::string value;
+    std::chrono::steady_clock::time_point set;
+  };
+  std::map<std::string, Entry> entries;
+  std::multimap<std::string, kj::Own<kj::PromiseFulfiller<std::string>>> waiters;
+  size_t bytes = 0;
+
+  void expire() {
+    auto now = std::chrono::steady_clock::now();
+    for (auto it = entries.begin(); it != entries.end();)
+      if (now - it->second.set > kStoreTtl) {
+        bytes -= it->first.size() + it->second.value.size();
+        it = entries.erase(it);
+      } else {
+        ++it;
+      }
+    for (auto it = waiters.begin(); it != waiters.end();) // gets whose caller went away
+      it = it->second->isWaiting() ? std::next(it) : waiters.erase(it);
+  }
+};
+
+struct State {
+  Options options;
+  mlir::MLIRContext ctx{mlir::MLIRContext::Threading::DISABLED};
+  std::vector<WorkerRef> workers;
+  uint64_t nextGlobalId = 1;
+  uint32_t nextSession = 0;
+  uint32_t liveSessions = 0;
+  InstructionLog log;
+  mlir::gt::HotRegionCounter regionCounts; ///< spans every batch of every session
+  uint64_t regionsFormed = 0, regionsMarkedHot = 0, batches = 0;
+  uint64_t uploadBytes = 0, fetchBytes = 0; ///< tensor bytes that passed through the dispatcher
+  uint64_t instructions = 0;                ///< instructions received from clients
+  double dispatchMs = 0;                    ///< time spent turning them into worker programs
+  uint64_t planHits = 0, planMisses = 0;    ///< batches replayed from / added to a plan cache
+  uint64_t refusedInstructions = 0;         ///< client instructions refused (see ClientBatch.h)
+  uint64_t handshakeFailures = 0;           ///< wrong or missing credentials
+  RendezvousStore store;
+  kj::Timer *timer = nullptr;
+  transport::Listener *listener = nullptr;
+  explicit State(Options o) : options(std::move(o)), log(options.instructionLog) {
+    mlir::DialectRegistry registry;
+    mlir::gt::registerGTDialects(registry);
+    ctx.appendDialectRegistry(registry);
+    ctx.loadAllAvailableDialects();
+  }
+  /// Worker `worker` is lost (a failed call, no answer to pings): its tensors fail with `why`.
+  void markDead(int64_t worker, const std::string &why) {
+    WorkerRef &w = workers[size_t(worker)];
+    if (w.alive) std::cerr << "gt-dispatcher: worker " << worker << " lost: " << why << std::endl;
+    w.alive = false;
+    if (w.deathReason.empty()) w.deathReason = why;
+    if (listener) listener->close(w.connection); // pending calls on it fail now
+  }
+  /// The limits a session works under (the smallest quota of a live worker).
+  void fillLimits(wire::Limits::Builder out) const {
+    uint64_t quota = 0;
+    uint32_t live = 0;
+    for (const WorkerRef &w : workers) {
+      if (!w.alive) continue;
+      live++;
+      if (w.sessionMemoryBytes && (!quota || w.sessionMemoryBytes < quota)) quota = w.sessionMemoryBytes;
+    }
+    out.setMaxBatchInstructions(uint32_t(options.batch.maxInstructions));
+    out.setMaxMessageBytes(options.listener.maxMessageBytes);
+    out.setSessionMemoryBytes(quota);
+    out.setWorkers(live);
+  }
+};
+
+inline void setError(wire::Fetched::Builder out, const std::string &message) { out.setError(message); }
+
+
+/// A region of one worker's program, ready for the wire (ids are global).
+using wireRegion = ProgramRegion;
+
+/// The plan cache's key of a batch (sharded or not): its structure with session ids renamed
+/// (externals, tensors of earlier batches, by first use; locals, made by this batch, by
+/// definition), the home worker, the types and layouts of the externals, every attribute but
+/// fill values and seeds (taken from each new batch), signals and source lines. Two batches
+/// with the same text get the same programs and regions from the passes, up to ids, fill
+/// values, seeds and upload bytes.
+struct BatchKey {
+  std::string text;
+  std::vector<uint64_t> externals; ///< session ids, in first-use order
+  std::vector<uint64_t> locals;    ///< session ids of the results, in batch order
+  std::unordered_map<uint64_t, uint32_t> externalIndex, localIndex;
+  bool cacheable = true; ///< false if an id is reused or unknown (the passes then decide)
+};
+
+/// A sharded batch after the passes, with ids symbolic: each worker's program as steps whose
+/// operands and results are references, replayed for every batch with the same BatchKey.
+struct ShardedPlan {
+  struct Ref {
+    enum Kind : uint8_t { External, Local, Temp } kind;
+    uint32_t index;
+  };
+  struct Step {
+    Instruction inst;               ///< op, attrs, location; ids are filled in per batch
+    std::vector<Ref> operands;
+    std::optional<Ref> result;
+    int32_t source = -1;            ///< a copy of batch[source]: takes its fill value and seed
+    int32_t upload = -1;            ///< an upload of batch[upload]'s bytes (its block if split)
+    std::optional<Sharding> uploadLayout;
+  };
+  struct Made { ///< a tensor the batch makes: where its pieces live
+    uint32_t local;        ///< its BatchKey::locals index
+    TensorType type;
+    Sharding layout;       ///< its gt.sharding, or replicated over the workers that hold it
+    bool freedHere = false; ///< the batch frees it too (it is never recorded)
+  };
+  struct Region { ///< a gt.region of one worker's program: steps [start, start+count)
+    uint64_t key;
+    bool forced; ///< every op carries `gt.compile` (a `compile: true` signal): hot at once
+    uint32_t start, count;
+    std::vector<Ref> outputs;
+  };
+  std::map<int64_t, std::vector<Step>> programs;     ///< by worker
+  std::map<int64_t, std::vector<Region>> regions;    ///< by worker, in program order
+  uint32_t temps = 0;                                ///< values the passes added
+  std::vector<Made> made;                        ///< in local index order
+  std::vector<Ref> freed;                        ///< session tensors the batch frees (not temps)
+  std::vector<std::pair<Ref, int64_t>> replicas; ///< client tensors copied whole to a worker, kept there
+};
+
+/// One client's session: its tensors (session id -> type, layout, global id), its sharding
+/// config and its plan cache. Every method runs on the dispatcher's one thread.
+class SessionImpl final : public wire::Session::Server {
+public:
+  /// A session of client `name` ("" for GT_TOKEN's), with `weight` (its share of each worker).
+  SessionImpl(State &state, std::string name, double weight)
+      : state_(state), id_(state.nextSession++), client_(std::move(name)), weight_(weight) {
+    state_.liveSessions++;
+  }
+  /// The client went away: every worker drops what the session still has queued and frees
+  /// what it holds.
+  ~SessionImpl() noexcept(false);
+
+  // The Session interface of gt.capnp: submit, sync, info and loadConfig are in Session.cpp,
+  // fetch in Fetch.cpp, stats in Stats.cpp.
+  kj::Promise<void> submit(SubmitContext context) override;
+  kj::Promise<void> sync(SyncContext) override;
+  kj::Promise<void> info(InfoContext context) override;
+  kj::Promise<void> loadConfig(LoadConfigContext context) override;
+  kj::Promise<void> fetch(FetchContext context) override;
+  kj::Promise<void> stats(StatsContext context) override;
+
+private:
+  struct Entry {
+    TensorType type;       ///< the global (client's) type
+    int64_t worker = 0;    ///< the first worker holding it
+    Sharding layout;       ///< where its pieces live (replicated over {worker} unless sharded)
+    uint64_t globalId = 0; ///< the same on every holder
+    std::string error;     ///< poisoned at the dispatcher (invalid stream, dead worker)
+  };
+
+  /// A tensor (or a worker's piece of one) as fetched from a worker.
+  struct Piece {
+    TensorType type;
+    std::string bytes;
+    std::string error;
+  };
+
+  /// A session's instructions sent to workers and not yet run, and its waiting submit.
+  struct Backlog {
+    size_t queued = 0;
+    kj::Maybe<kj::Own<kj::PromiseFulfiller<void>>> room;
+  };
+
+  // ---------------------------------------------------------------- Session.cpp
+
+  void markDead(int64_t worker, const std::string &why) { state_.markDead(worker, why); }
+
+  /// The session's first live worker, counting from its id (-1: none is alive).
+  int64_t homeWorker();
+
+  static size_t resultCount(const std::vector<Instruction> &batch) {
+    return size_t(std::count_if(batch.begin(), batch.end(),
+                                [](const Instruction &inst) { return inst.op != OpCode::Free; }));
+  }
+
+  /// The batch through the dispatcher's pipeline (gt-verify, gt-apply-signals with the
+  /// session's config, empty until gt.load_config, gt-propagate-sharding, gt-insert-collectives,
+  /// gt-bucket-all-reduces, gt-split-by-worker, gt-mark-hot-regions); each @workerN function
+  /// becomes worker N's program. Every tensor the client names gets one global id, the same on
+  /// each worker holding a piece of it; values the passes add (collective results, received
+  /// blocks) are freed after their last use. The result of the passes is kept as a plan (see
+  /// BatchKey): a batch with the same structure as an earlier one (a training step that
+  /// repeats) skips capture and the passes.
+  void dispatch(std::vector<Instruction> batch);
+
+  /// A batch the passes reject (an invalid instruction, a config that does not fit a tensor) is
+  /// dispatched again one instruction at a time: only the instruction at fault is poisoned,
+  /// with the passes' error, and so is whatever reads it; the rest of the batch runs as it
+  /// would have. Costs a pass run per instruction, on this error path only.
+  void dispatchEach(std::vector<Instruction> batch);
+
+  /// Frees session tensor `id` on every worker holding it and forgets it.
+  void freeEverywhere(uint64_t id);
+
+  /// Poisons every result of `batch` with `error` and runs only its frees. A batch is all or
+  /// nothing: its collectives must run on every worker of their group or on none.
+  void poison(const std::vector<Instruction> &batch, const std::string &error);
+
+  /// Whether an instruction of `batch` reads a tensor poisoned at the dispatcher.
+  bool readsPoisoned(const std::vector<Instruction> &batch) const;
+
+  /// Drops from `batch` every instruction that reads a poisoned tensor, directly or through
+  /// this batch, and poisons its result with that tensor's error; the rest of the batch runs
+  /// (an unrelated parameter update in the same step is not lost).
+  void dropPoisonedReaders(std::vector<Instruction> &batch);
+
+  /// Sends worker `worker` a program (its regions as spans of it); the session's backlog counts
+  /// it until the worker has run it. A failed call marks the worker dead.
+  void send(int64_t worker, const std::vector<Instruction> &program, const std::vector<wireRegion> &regions = {});
+
+  /// GT_RECORD: worker `worker`'s `program`, its inputs from earlier programs defined first
+  /// with their types on that worker (a split tensor's block).
+  void recordProgram(int64_t worker, const std::vector<Instruction> &program, const std::vector<wireRegion> &regions);
+
+  /// GT_DUMP_IR: writes the batch's IR at `stage`; a "captured" dump starts with the gt-opt
+  /// command that runs this session's pipeline on it (`pipelineFlags`), so that
+  /// `sh -c "$(sed -n 's|^// replay: ||p' FILE)"` prints the "placed" dump again, hot marks
+  /// included (they are the pipeline's; which regions workers compile the dispatcher decides at
+  /// each replay of the plan, counting every batch).
+  void dumpIR(mlir::ModuleOp module, const char *stage, const std::string &pipelineFlags = "");
+
+  /// The session's config as loaded, for dumps (GT_DUMP_IR): its path there.
+  std::string configDumpPath() const {
+    return state_.options.dumpIR + "/session" + std::to_string(id_) + "-config.yaml";
+  }
+
+  // ---------------------------------------------------------------- Plan.cpp
+
+  /// A session's plan cache holds at most this many plans, or plans of this many instructions
+  /// in all (a client whose batches never repeat cannot fill the dispatcher's memory).
+  static constexpr size_t kMaxPlans = 256, kMaxPlanInstructions = size_t(1) << 18;
+
+  void clearPlans() {
+    plans_.clear();
+    planInstructions_ = 0;
+  }
+
+  /// Fills `key` for `batch` (see BatchKey); returns an error for an upload whose bytes do not
+  /// match its shape and dtype.
+  std::string keyOf(const std::vector<Instruction> &batch, int64_t home, BatchKey &key);
+
+  /// The plan of a module after gt-split-by-worker (one func per worker, see dispatch).
+  std::shared_ptr<ShardedPlan> planOf(mlir::ModuleOp module, const std::vector<Instruction> &batch,
+                                      const BatchKey &key, const std::unordered_map<uint64_t, TensorType> &globalTypes);
+
+  /// Sends each worker its program of `plan` for `batch`: fresh global ids for the tensors the
+  /// batch makes and the values the passes added, the batch's fill values, seeds and upload
+  /// bytes; then records where the new tensors live and forgets the freed ones.
+  void runPlan(const ShardedPlan &plan, const std::vector<Instruction> &batch, const BatchKey &key);
+
+  /// Worker `w`'s block of an upload laid out as `layout` (the whole tensor unless split).
+  static std::string blockOf(const Instruction &upload, const Sharding &layout, int64_t w);
+
+  /// "file.py:12" of an op's location ("" if it has none).
+  static std::string locationString(mlir::Location loc);
+
+  static std::string shapeStr(const Shape &shape);
+
+  // ---------------------------------------------------------------- Fetch.cpp
+
+  /// Bytes travel from a worker in pieces of this size, so that no message nears the
+  /// dispatcher's message limit.
+  static constexpr uint64_t kFetchChunk = uint64_t(64) << 20;
+
+  /// Fetches a tensor held by several workers: one copy of a replicated tensor (the others
+  /// are checked for errors), every block of a split one concatenated along its axis, every
+  /// part of a partial one combined (sum, max or min). The bytes pass through the dispatcher
+  /// only because the client asked for them.
+  kj::Promise<void> fetchSharded(FetchContext context, const Entry &t);
+
+  /// Tensor `globalId` from worker `w`, whole (chunk after chunk), or only its type and error.
+  /// A failed call marks the worker dead and comes back as the piece's error.
+  kj::Promise<Piece> fetchFrom(int64_t w, uint64_t globalId, bool errorOnly);
+
+  kj::Promise<void> fetchChunk(int64_t w, uint64_t globalId, bool errorOnly, std::shared_ptr<Piece> piece);
+
+  /// The global tensor from its pieces (see fetchSharded). Throws if a piece has the wrong size.
+  static std::string assemble(const TensorType &type, const Sharding &layout, const std::vector<std::string> &pieces);
+
+  static void setPiece(wire::Fetched::Builder out, const TensorType &type, const std::string &bytes);
+
+  // ---------------------------------------------------------------- the session's state
+
+  State &state_;
+  uint32_t id_;
+  std::string client_; ///< the clients file's name for it ("": GT_TOKEN or an open dispatcher)
+  double weight_ = 1;
+  std::shared_ptr<Backlog> backlog_ = std::make_shared<Backlog>();
+  uint64_t batchCount_ = 0;
+  uint64_t recorded_ = 0;                  ///< GT_RECORD: programs written
+  std::string refusedBatch_;               ///< why the session's last batch refused whole was (fetch names it)
+  std::unique_ptr<ShardingConfig> config_; ///< gt.load_config; null: none loaded (an empty one)
+  std::unordered_map<uint64_t, Entry> tensors_;
+  std::unordered_map<std::string, std::shared_ptr<const ShardedPlan>> plans_; ///< by BatchKey::text
+  size_t planInstructions_ = 0;            ///< instructions of the batches behind plans_
+};
+
+} // namespace gt::dispatcher
