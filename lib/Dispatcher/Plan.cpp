@@ -235,7 +235,7 @@ void SessionImpl::runPlan(const ShardedPlan &plan, const std::vector<Instruction
         const Instruction &upload = batch[size_t(step.upload)];
         inst.data = step.uploadLayout ? blockOf(upload, *step.uploadLayout, w) : upload.data;
       }
-      if (state_.log.enabled()) { // session ids, as the unsharded path logs them (0: a value the passes added)
+      if (state_.log.enabled()) { // session ids (0: a value the passes added)
         uint64_t sid = step.result && step.result->kind == Ref::Local ? key.locals[step.result->index] : 0;
         state_.log.write(id_, "dispatch", inst.op, sid, inst.location, w);
       }
