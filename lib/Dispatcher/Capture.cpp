@@ -107,6 +107,7 @@ void runDispatcherPipeline(ModuleOp module, const mlir::gt::DispatcherPipelineOp
     return success();
   });
   PassManager pm(module.getContext());
+  pm.enableVerifier(options.verifyEachPass); // the input is verified below either way
   mlir::gt::buildDispatcherPipeline(pm, options);
   if (failed(verify(module)) || failed(pm.run(module))) {
     while (!diagnostics.empty() && diagnostics.back() == '\n') diagnostics.pop_back();

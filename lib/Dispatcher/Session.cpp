@@ -262,6 +262,7 @@ void SessionImpl::dispatch(std::vector<Instruction> batch) {
       options.config = config_ ? config_.get() : &noConfig;
       options.numWorkers = int64_t(state_.workers.size());
       options.bucketBytes = state_.options.bucketBytes;
+      options.verifyEachPass = state_.options.verifyPasses;
       if (!state_.options.dumpIR.empty()) {
         std::string flags = "num-workers=" + std::to_string(options.numWorkers) +
                             " default-worker=" + std::to_string(home) + " hot-after=" + std::to_string(options.hotAfter) +

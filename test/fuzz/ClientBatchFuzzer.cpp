@@ -79,6 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       auto module = dispatcher::captureBatch(context(), batch, [](uint64_t) { return std::nullopt; });
       mlir::gt::DispatcherPipelineOptions o;
       o.numWorkers = 2;
+      o.verifyEachPass = true; // a pass that makes invalid IR from a valid batch is a finding too
       if (sharded) o.config = &config();
       dispatcher::runDispatcherPipeline(*module, o);
     } catch (const std::exception &) { // refused with a reason: what the client would see

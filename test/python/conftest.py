@@ -6,6 +6,9 @@ import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# Every dispatcher the tests start (and every job they run) verifies the IR after each pass:
+# a pass that makes invalid IR fails the test that reaches it.
+os.environ.setdefault("GT_VERIFY_PASSES", "1")
 import gt  # noqa: E402
 from gt import _runtime  # noqa: E402
 

@@ -69,6 +69,7 @@ int main(int argc, char **argv) {
   options.record = env("GT_RECORD");
   options.jit = env("GT_JIT") != "0";
   options.planCache = env("GT_PLAN_CACHE") != "0";
+  options.verifyPasses = env("GT_VERIFY_PASSES") == "1";
   if (std::string n = env("GT_HOT_AFTER"); !n.empty()) options.hotAfter = std::max(1L, std::atol(n.c_str()));
   envNumber("GT_BUCKET_BYTES", options.bucketBytes, 0, "bytes");
   envNumber("GT_MAX_BATCH", options.batch.maxInstructions, 1, "instructions");

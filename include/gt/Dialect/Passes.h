@@ -43,6 +43,10 @@ struct DispatcherPipelineOptions {
   const ::gt::ShardingConfig *config = nullptr;
   int64_t numWorkers = 1;               ///< workers the config may name (0..numWorkers-1)
   int64_t bucketBytes = 64 << 20;       ///< gt-bucket-all-reduces' bucket size (0: off)
+  /// Run the op verifiers after every pass (MLIR's verify-each), not only on the captured
+  /// module before the first: a check of the passes themselves (tests, GT_VERIFY_PASSES=1). Off,
+  /// a batch the cache has not seen costs about 35 % less (benchmarks/RESULTS.md).
+  bool verifyEachPass = false;
 };
 
 /// The dispatcher's pass pipeline, in order. gt-opt exposes it as --gt-dispatcher-pipeline.

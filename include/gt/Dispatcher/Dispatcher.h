@@ -25,6 +25,8 @@ struct Options {
   bool jit = true;                ///< GT_JIT=0: no gt.region, every op runs eagerly
   int64_t hotAfter = 2;           ///< GT_HOT_AFTER: sightings of a region before workers compile it
   bool planCache = true;          ///< GT_PLAN_CACHE=0: run the sharding passes on every batch
+  bool verifyPasses = false;      ///< GT_VERIFY_PASSES=1: verify the IR after every pass (a check
+                                  ///< of the passes; the client's batch is verified either way)
   int64_t bucketBytes = 64 << 20; ///< GT_BUCKET_BYTES: the most bytes one combined all_reduce carries (0: off)
   transport::ListenerOptions listener; ///< connection bounds, message size, TLS (host/port are copied in)
   BatchLimits batch;              ///< what one client batch may hold
