@@ -2,13 +2,24 @@
 # Proves the device bundle's Python path without a GPU machine: unpacks the bundle into an empty
 # folder and, in a mount namespace where this machine's Cap'n Proto (headers and libraries), LLVM,
 # pybind11 and installed GT are hidden, builds gt._C from the bundle alone (build-extension.sh)
-# and runs test/python/test_api.py with the bundle's package and binaries (CPU workers).
+# and runs test/python/test_api.py with the bundle's package and binaries (CPU workers). First,
+# Clang 19 checks that the extension's sources compile as the GPU machine's GCC 13 needs.
 #   scripts/check-device-bundle.sh [dist/gt-device-bundle.tar.xz]      (needs root: unshare)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bundle=$(realpath "${1:-dist/gt-device-bundle.tar.xz}")
 work=$(mktemp -d)
 tar -C "$work" -xJf "$bundle"
+# The GPU machine compiles gt._C with GCC 13, stricter about C++20 than this machine's GCC 12
+# (Cap'n Proto 0.9's headers needed a patch for it): Clang 19 is as strict, so the bundle's
+# sources must pass it too.
+if command -v clang++-19 >/dev/null; then
+  for src in "$work"/gt-device-bundle/client/src/*.cpp; do
+    clang++-19 -std=c++20 -fsyntax-only -I "$work/gt-device-bundle/client/include" \
+      -isystem "$work/gt-device-bundle/client/pybind11" \
+      -isystem "$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" "$src"
+  done
+fi
 export work
 export site=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 unshare --mount --fork bash -euo pipefail -c '

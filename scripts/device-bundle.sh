@@ -10,7 +10,8 @@
 #                                      their headers and Cap'n Proto's, the pybind11 sources of
 #                                      gt._C, and pybind11's headers for a Python without pybind11)
 #   pydeps/                           (pytest and what it needs: pure Python, any Python 3)
-#   python/, test/, benchmarks/, examples/, scripts/  (the package and what runs on it)
+#   python/, test/, benchmarks/, examples/, scripts/  (the package and what runs on it; examples/
+#                                      holds char_gpt's corpus, jargon.txt.gz)
 #   run.sh, build-extension.sh        (scripts/bundle/: run a program, or Python with the bundle's
 #                                      gt package, building gt._C for that Python on first use)
 # The GPU's own libcuda.so.1 and libcublas come from the target machine at run time.
@@ -39,6 +40,7 @@ done | sort -u | while read -r lib; do
   esac
 done
 cp -r python test benchmarks examples "$out/"
+cp /usr/share/doc/jargon-text/jargon.txt.gz "$out/examples/" # char_gpt's corpus (run.sh: GT_CHAR_CORPUS)
 mkdir -p "$out/scripts" && cp scripts/gpu-proof.sh "$out/scripts/"
 rm -f "$out"/python/gt/_C*.so "$out"/python/gt/bin
 # gt._C, built on the target for its Python: GT's client core, headers, sources.
@@ -49,6 +51,9 @@ cp -r include/gt/Client include/gt/Core "$out/client/include/gt/"
 cp "$build"/include/gt/Core/*.inc "$out/client/include/gt/Core/" # the generated op table (ops/*.yaml)
 cp include/gt/Transport/*.h "$build/include/gt/Transport/gt.capnp.h" "$out/client/include/gt/Transport/"
 cp -r /usr/include/capnp /usr/include/kj "$out/client/include/"
+# Cap'n Proto 0.9's blob.h compares `const char* == StringPtr`, which C++20 compilers newer than
+# this machine's GCC 12 reject (GCC 13, Clang 19; the GPU machine has GCC 13): compare StringPtrs.
+sed -i 's/return a \([!=]\)= b.asString();/return kj::StringPtr(a) \1= b.asString();/' "$out/client/include/capnp/blob.h"
 cp python/src/*.cpp "$out/client/src/"
 cp -r "$(python3 -c 'import pybind11; print(pybind11.get_include())')/pybind11" "$out/client/pybind11/"
 for lib in capnp-rpc capnp kj-tls kj-async kj; do # gt._C links them as shared libraries from lib/

@@ -13,6 +13,7 @@ if [ "$cmd" = python ]; then
   "$here/build-extension.sh" "$python" >&2 || exit 1
   export PYTHONPATH="$here/python:$here/pydeps${PYTHONPATH:+:$PYTHONPATH}"
   export GT_BIN_DIR="$here/bin"
+  [ -f "$here/examples/jargon.txt.gz" ] && export GT_CHAR_CORPUS=${GT_CHAR_CORPUS:-$here/examples/jargon.txt.gz}
   exec "$python" "$@"
 fi
 exec "$here/bin/$cmd" "$@"
