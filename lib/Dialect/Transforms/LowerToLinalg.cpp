@@ -102,7 +102,9 @@ Value scalarUnary(OpBuilder &b, Location loc, OpCode code, Value x, Type resultT
     return b.create<arith::DivFOp>(loc, one, b.create<arith::AddFOp>(loc, one, e));
   }
   case OpCode::Cast: return convertScalar(b, loc, x, resultType);
-  case OpCode::Abs: return isFloat ? Value(b.create<math::AbsFOp>(loc, x)) : Value(b.create<math::AbsIOp>(loc, x));
+  case OpCode::Abs: // integers: max(x, 0 - x), not math.absi, which the NVVM lowering has no pattern for
+    if (isFloat) return b.create<math::AbsFOp>(loc, x);
+    return b.create<arith::MaxSIOp>(loc, x, b.create<arith::SubIOp>(loc, constantOf(b, loc, x.getType(), 0), x));
   case OpCode::Log1p: { // Goldberg's trick: log(u) * x / (u - 1) with u = 1 + x, exact when u == 1
     Value one = constantOf(b, loc, x.getType(), 1);
     Value u = b.create<arith::AddFOp>(loc, one, x);
