@@ -284,23 +284,41 @@ void serve(const Options &options) {
   std::string address = options.address.empty() ? localAddressTowards(options.host, options.port) : options.address;
   // CUDA workers exchange device memory over NCCL; CPU workers (and CUDA workers without
   // NCCL) host memory over Gloo. Groups connect on first use, from the scheduler's thread.
+  // A CUDA worker with both uses NCCL, and Gloo for groups whose members share a GPU (which
+  // NCCL refuses); each worker publishes its device so that groups can tell.
   auto store = std::make_shared<DispatcherStore>(rendezvous, kj::getCurrentThreadExecutor());
-  std::string plane = "Gloo on " + address;
+  {
+    auto [key, value] = deviceEntry(index, device->physicalId());
+    auto req = rendezvous.setRequest();
+    req.setKey(key);
+    req.setValue(kj::arrayPtr(reinterpret_cast<const kj::byte *>(value.data()), value.size()));
+    req.send().wait(waitScope);
+  }
+  std::unique_ptr<Communicator> nccl, gloo;
+  std::string plane = "none";
   if (device->nativeStream()) {
     try {
-      executor.setCommunicator(createNCCLCommunicator(index, store, *device), index);
-      plane = "NCCL";
+      nccl = createNCCLCommunicator(index, store, *device);
     } catch (const std::exception &e) {
       std::cerr << "gt-worker: no NCCL (" << e.what() << "), collectives go through host memory and Gloo" << std::endl;
     }
   }
-  if (!executor.communicator()) {
-    try {
-      executor.setCommunicator(createGlooCommunicator(index, address, store, device.get()), index);
-    } catch (const std::exception &e) {
-      std::cerr << "gt-worker: no collectives on this worker: " << e.what() << std::endl;
-      plane = "none";
-    }
+  try {
+    gloo = createGlooCommunicator(index, address, store, device.get());
+  } catch (const std::exception &e) {
+    std::cerr << "gt-worker: no Gloo: " << e.what() << std::endl;
+  }
+  if (nccl && gloo) {
+    executor.setCommunicator(createRoutedCommunicator(index, store, std::move(nccl), std::move(gloo)), index);
+    plane = "NCCL (Gloo on " + address + " for groups that share a GPU)";
+  } else if (nccl) {
+    executor.setCommunicator(std::move(nccl), index);
+    plane = "NCCL (no Gloo: a group of workers that share a GPU fails)";
+  } else if (gloo) {
+    executor.setCommunicator(std::move(gloo), index);
+    plane = "Gloo on " + address;
+  } else {
+    std::cerr << "gt-worker: no collectives on this worker" << std::endl;
   }
   scheduler.start();
   std::cerr << "gt-worker: registered as worker " << index << " (" << device->describe() << "), collectives: " << plane

@@ -296,3 +296,55 @@ TEST(Exchange, AFailedInputPoisonsEveryMembersResult) {
     if (r == 0) EXPECT_EQ(test::floats(f.at(24)), (std::vector<float>{10, 11, 12, 13, 14, 15}));
   }
 }
+
+namespace {
+/// Records which collectives and point-to-point operations reach it, by group.
+struct RecordingCommunicator : Communicator {
+  std::vector<std::vector<int64_t>> groups;
+  void allReduce(void *, size_t, DType, ReduceKind, const std::vector<int64_t> &group) override { groups.push_back(group); }
+  void allGather(const void *, void *, const std::vector<size_t> &, const std::vector<int64_t> &group) override {
+    groups.push_back(group);
+  }
+  void reduceScatter(void *, void *, const std::vector<size_t> &, DType, ReduceKind,
+                     const std::vector<int64_t> &group) override {
+    groups.push_back(group);
+  }
+  void allToAll(const void *, const std::vector<size_t> &, void *, const std::vector<size_t> &,
+                const std::vector<int64_t> &group) override {
+    groups.push_back(group);
+  }
+  void send(const void *, size_t, int64_t peer) override { groups.push_back({peer}); }
+  void recv(void *, size_t, int64_t peer) override { groups.push_back({peer}); }
+  bool any(bool, const std::vector<int64_t> &group) override {
+    groups.push_back(group);
+    return false;
+  }
+  std::vector<std::pair<std::string, double>> counters() const override { return {{"comm_groups", 1}}; }
+};
+} // namespace
+
+// Workers 0 and 1 share a GPU (NCCL refuses them as one group), worker 2 has its own: groups
+// with both 0 and 1 go through Gloo, the rest through NCCL; point-to-point likewise by pair.
+TEST(Routed, GroupsThatShareAGPUGoThroughGloo) {
+  auto store = std::make_shared<WaitingStore>();
+  for (auto [worker, gpu] : {std::pair{0, "GPU-aaaa"}, {1, "GPU-aaaa"}, {2, "GPU-bbbb"}}) {
+    auto [key, value] = deviceEntry(worker, gpu);
+    store->set(key, value);
+  }
+  auto ncclOwned = std::make_unique<RecordingCommunicator>(), glooOwned = std::make_unique<RecordingCommunicator>();
+  RecordingCommunicator &nccl = *ncclOwned, &gloo = *glooOwned;
+  auto comm = createRoutedCommunicator(0, store, std::move(ncclOwned), std::move(glooOwned));
+  float x = 0;
+  comm->allReduce(&x, 1, DType::Float32, ReduceKind::Sum, {0, 1, 2});
+  comm->allReduce(&x, 1, DType::Float32, ReduceKind::Sum, {0, 2});
+  comm->allGather(&x, &x, {4, 4}, {0, 1});
+  comm->send(&x, 4, 2);
+  comm->recv(&x, 4, 1);
+  EXPECT_EQ(comm->any(true, {2, 0}), false);
+  EXPECT_EQ(gloo.groups, (std::vector<std::vector<int64_t>>{{0, 1, 2}, {0, 1}, {1}}));
+  EXPECT_EQ(nccl.groups, (std::vector<std::vector<int64_t>>{{0, 2}, {2}, {2, 0}}));
+  std::map<std::string, double> counters;
+  for (auto &[name, value] : comm->counters()) counters[name] = value;
+  EXPECT_EQ(counters["comm_groups"], 2);    // summed over both
+  EXPECT_EQ(counters["groups_on_gloo"], 2); // {0, 1, 2} and {0, 1}
+}

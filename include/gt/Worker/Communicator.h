@@ -79,4 +79,16 @@ std::unique_ptr<Communicator> createGlooCommunicator(int64_t self, const std::st
 /// missing from this build or machine, or `device` is not a CUDA device.
 std::unique_ptr<Communicator> createNCCLCommunicator(int64_t self, std::shared_ptr<KeyValueStore> store, Device &device);
 
+/// The rendezvous-store entry (key, value) that says which physical device worker `self`
+/// computes on (Device::physicalId, with the host name), for createRoutedCommunicator. Every
+/// worker sets it when it starts.
+std::pair<std::string, std::string> deviceEntry(int64_t self, const std::string &physicalId);
+
+/// A CUDA worker's collectives: `nccl` for a group whose members are on distinct GPUs, `gloo`
+/// (device memory staged through the host) for a group in which two members share a GPU, which
+/// NCCL refuses. Decided per group on its first operation, from what the members published.
+std::unique_ptr<Communicator> createRoutedCommunicator(int64_t self, std::shared_ptr<KeyValueStore> store,
+                                                       std::unique_ptr<Communicator> nccl,
+                                                       std::unique_ptr<Communicator> gloo);
+
 } // namespace gt::worker

@@ -29,6 +29,9 @@ public:
   virtual ~Device() = default;
   /// "cpu", or "cuda:0 (NVIDIA H100 80GB HBM3, sm_90)".
   virtual std::string describe() const = 0;
+  /// Which physical device this is, the same in every process that uses it: "cpu", or
+  /// "GPU-<uuid>" (the driver's UUID, whatever CUDA_VISIBLE_DEVICES calls the GPU).
+  virtual std::string physicalId() const { return "cpu"; }
   /// What the kernel compiler builds for, and the runtime functions the kernels call.
   virtual CompilerTarget target() const = 0;
   /// `bytes` of device memory (at least 1). Throws std::runtime_error when out of memory.

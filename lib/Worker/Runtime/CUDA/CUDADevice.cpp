@@ -36,7 +36,7 @@ namespace {
 /// The driver functions GT uses, resolved from libcuda.so.1.
 #define GT_CUDA_FUNCTIONS(X)                                                                         \
   X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName)              \
-  X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuStreamCreate)           \
+  X(cuDeviceGetUuid) X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuStreamCreate) \
   X(cuStreamSynchronize) X(cuMemAlloc) X(cuMemFree) X(cuMemHostAlloc) X(cuMemFreeHost)               \
   X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuMemsetD32Async) X(cuModuleLoadDataEx)                \
   X(cuModuleGetFunction) X(cuLaunchKernel) X(cuEventCreate) X(cuEventRecord) X(cuEventQuery)         \
@@ -160,6 +160,14 @@ public:
     d_.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device_);
     chip_ = "sm_" + std::to_string(major) + std::to_string(minor);
     description_ = "cuda:" + std::to_string(options.ordinal) + " (" + name + ", " + chip_ + ")";
+    CUuuid uuid{};
+    d_.check(d_.cuDeviceGetUuid(&uuid, device_), "cuDeviceGetUuid");
+    physicalId_ = "GPU-";
+    for (unsigned char byte : uuid.bytes) {
+      const char *hex = "0123456789abcdef";
+      physicalId_ += hex[byte >> 4];
+      physicalId_ += hex[byte & 15];
+    }
     if (std::string why = findLibdevice(); !why.empty()) throw std::runtime_error(why);
     d_.check(d_.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
     d_.check(d_.cuCtxSetCurrent(context_), "cuCtxSetCurrent");
@@ -180,6 +188,7 @@ public:
   }
 
   std::string describe() const override { return description_; }
+  std::string physicalId() const override { return physicalId_; }
 
   void bindThread() override { d_.check(d_.cuCtxSetCurrent(context_), "cuCtxSetCurrent"); }
 
@@ -348,7 +357,7 @@ private:
   CUcontext context_ = nullptr;
   CUstream compute_ = nullptr, comm_ = nullptr; ///< kernels and copies; collectives (issue 5)
   CUevent idle_ = nullptr;                      ///< waitIdle's marker on the compute stream
-  std::string chip_, description_;
+  std::string chip_, description_, physicalId_;
   std::unique_ptr<CachingAllocator> allocator_;
   std::deque<Staging> staging_;
   Cublas *cublas_ = nullptr;
