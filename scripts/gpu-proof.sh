@@ -2,7 +2,7 @@
 # The GPU proof: one command that checks GT on a GPU machine within about 8 minutes, run from the
 # unpacked device bundle (scripts/device-bundle.sh; docs/gpu.md) or from a built checkout:
 #
-#   scripts/gpu-proof.sh [--dry-run] [OUT]      (OUT: default $OUT, else ./gpu-proof)
+#   scripts/gpu-proof.sh [--dry-run] [--only STEP,STEP] [OUT]   (OUT: default $OUT, else ./gpu-proof)
 #
 # Each step writes OUT/<step>.log; OUT/summary.md says what passed, failed or was skipped (and
 # why), and how long each step took. The steps:
@@ -10,20 +10,28 @@
 #   cuda-gtests     the CUDA GoogleTests: CUDADevice.*, CUDAKernels.*, CachingAllocator.*, NCCL.*
 #   python-cuda     on a CUDA worker: test_api.py (the op harness), test_nn.py, test_char_gpt.py,
 #                   test_cuda.py (an MLP trained on the GPU against the CPU worker)
-#   nccl            two CUDA workers on one GPU: the sharded op sweep and the data-, tensor- and
-#                   pipeline-parallel jobs of test_distributed.py, each against one worker (the
-#                   same checks pass on CPU workers, over Gloo)
-#   jit-bench       benchmarks/jit.py on the GPU (a PyTorch comparison, vs_torch.py, comes with
-#                   the hot-path issue)
+#   nccl            CUDA workers on one GPU: the sharded op sweep and the data-, tensor- and
+#                   pipeline-parallel jobs of test_distributed.py, each against one worker. NCCL
+#                   refuses two ranks on one GPU, so these groups go through Gloo, staging device
+#                   memory through the host (RoutedCommunicator.cpp); NCCL itself runs in the
+#                   cuda-gtests (a one-member group). Between GPUs it needs a machine with two.
+#   jit-bench       benchmarks/jit.py on the GPU
+#   vs-torch        benchmarks/vs_torch.py: per-op overhead, the fused chain, the MLP and GPT
+#                   steps, beside PyTorch eager and torch.compile on the same GPU
 #   trace           a Perfetto trace of one GPT step (comes with the observability issue)
 # --dry-run: the same steps on CPU workers (GT_DEVICE=cpu), skipping the GPU-only ones; `make
-# test` runs it, so the proof cannot rot. Exits 1 if a step failed.
+# test` runs it, so the proof cannot rot. --only: just the steps named (a GPU run that continues
+# where an earlier one stopped). Exits 1 if a step failed.
 set -uo pipefail
 dry=0
-if [ "${1:-}" = --dry-run ]; then
-  dry=1
-  shift
-fi
+only=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --dry-run) dry=1; shift ;;
+    --only) only=",$2,"; shift 2 ;;
+    *) break ;;
+  esac
+done
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$(mkdir -p "${1:-${OUT:-gpu-proof}}" && cd "${1:-${OUT:-gpu-proof}}" && pwd)"
 cd "$root"
@@ -50,6 +58,10 @@ failed=0
 step() {
   local name=$1 limit=$2
   shift 2
+  if [ -n "$only" ] && [[ "$only" != *",$name,"* ]]; then
+    skip "$name" "not in --only"
+    return
+  fi
   local log="$out/$name.log" start=$SECONDS result
   echo "== $name: $*" | tee "$log"
   if timeout --kill-after=10 "$limit" "$@" >>"$log" 2>&1; then
@@ -76,22 +88,20 @@ fi
 # Without a GPU the CUDA device tests skip themselves (with the reason); the PTX checks run.
 step cuda-gtests 150 "${gtests[@]}" --gtest_filter='CUDADevice.*:CUDAKernels.*:CachingAllocator.*:NCCL.*'
 # (test_cuda.py's own run of these files on the GPU would repeat them: -k leaves it out.)
-step python-cuda 240 "${python[@]}" -m pytest -q -x -p no:cacheprovider test/python/test_api.py \
+step python-cuda 240 "${python[@]}" -m pytest -q -p no:cacheprovider test/python/test_api.py \
   test/python/test_nn.py test/python/test_char_gpt.py test/python/test_cuda.py -k "not api_harness"
 # GT_DEVICE=cuda:0 puts every auto-started worker of each job on the one GPU.
-if [ $dry = 1 ] && [ -x "$root/run.sh" ]; then
-  skip nccl "the bundle's workers have no Gloo, so CPU workers there have no collectives"
-else
-  [ $dry = 1 ] || export GT_DEVICE=cuda:0
-  step nccl 150 "${python[@]}" -m pytest -q -x -p no:cacheprovider test/python/test_distributed.py \
-    -k "ops_on_split or test_data_parallel or test_tensor_parallel or test_pipeline"
-  export GT_DEVICE=$device
-fi
+[ $dry = 1 ] || export GT_DEVICE=cuda:0
+step nccl 150 "${python[@]}" -m pytest -q -x -p no:cacheprovider test/python/test_distributed.py \
+  -k "ops_on_split or test_data_parallel or test_tensor_parallel or test_pipeline"
+export GT_DEVICE=$device
 step jit-bench 120 "${python[@]}" benchmarks/jit.py --iters $([ $dry = 1 ] && echo 3 || echo 30)
-if [ -f benchmarks/vs_torch.py ]; then
-  step vs-torch 120 "${python[@]}" benchmarks/vs_torch.py
+# GT beside PyTorch eager and torch.compile on the same GPU (the dry run: GT alone, few iterations;
+# PyTorch is not a GT dependency).
+if [ $dry = 1 ]; then
+  step vs-torch 240 "${python[@]}" benchmarks/vs_torch.py --only gt --quick
 else
-  skip vs-torch "benchmarks/vs_torch.py does not exist yet (the hot-path issue)"
+  step vs-torch 300 "${python[@]}" benchmarks/vs_torch.py
 fi
 skip trace "GT cannot write a Perfetto trace yet (the observability issue)"
 echo

@@ -1,0 +1,211 @@
+"""GT beside PyTorch eager and torch.compile, the same model code on each, on one device.
+
+Workloads (each timed after warm-up iterations shaped like the timed ones):
+- per-op overhead: 1000 dependent `x = x + 1.0` on 256 float32, then one read; microseconds
+  per op (what a long chain of small ops costs: issue, dispatch, launch);
+- the fused chain gelu(x * w + b) * y over 1M float32 (gelu in its tanh form, Hendrycks &
+  Gimpel 2016); milliseconds per iteration, the iterations queued back to back, one read at
+  the end;
+- the MLP training step (784-256-128-10, ReLU, cross-entropy, Adam, batch 128, synthetic data),
+  each step ending by reading the loss, as a training loop that logs it does;
+- the GPT training step of examples/char_gpt.py (default model: 2 layers, 4 heads, embd 128,
+  block 64, batch 32, AdamW), each step ending by reading the loss.
+
+GT runs on GT_DEVICE (cpu unless set; `GT_DEVICE=cuda` for the GPU) with its fusion on
+(GT_JIT_SYNC=1, so the warm-up compiles the hot regions); PyTorch on CUDA when it sees a GPU,
+else on the CPU. torch.compile wraps the model (MLP, GPT) or the chain function; it is not
+used for the per-op loop. Each configuration runs in its own process. PyTorch is not a GT
+dependency: run this with a Python that has both `gt` and `torch` (the GPU machine's python3,
+through the device bundle's `./run.sh python benchmarks/vs_torch.py`). Run:
+
+    python benchmarks/vs_torch.py [--quick] [--only gt,torch,torch.compile]
+"""
+import argparse
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLES = os.path.join(HERE, "..", "examples")
+WORKLOADS = ["per-op", "chain", "mlp", "gpt"]
+
+
+def backend_module(backend):
+    """`gt`, or `torch` on its best device standing in for it (gt.nn -> torch.nn, ...)."""
+    if backend == "gt":
+        import gt
+        return gt, "GT_DEVICE=" + os.environ.get("GT_DEVICE", "cpu")
+    import torch
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    torch.set_default_device(device)
+    torch.set_num_threads(os.cpu_count() or 1)
+    if not hasattr(torch.signal, "context"):  # GT's named signals mean nothing to PyTorch
+        torch.signal.context = lambda name, backward=None: contextlib.nullcontext()
+    sys.modules.update({"gt": torch, "gt.nn": torch.nn, "gt.nn.functional": torch.nn.functional,
+                        "gt.optim": torch.optim})
+    return torch, torch.cuda.get_device_name() if device == "cuda" else "cpu"
+
+
+def sync(lib, value):
+    """Waits for `value` (and what was queued before it)."""
+    if lib.__name__ == "torch" and value.is_cuda:
+        lib.cuda.synchronize()
+    return float(value.reshape(-1)[0].item())
+
+
+def timed(fn, warmup, iters):
+    for _ in range(warmup):
+        fn()
+    start = time.perf_counter()
+    for _ in range(iters):
+        fn()
+    return (time.perf_counter() - start) / iters
+
+
+def per_op(lib, compiled, quick):
+    x0 = lib.zeros(256)
+
+    def run():
+        x = x0
+        for _ in range(1000):
+            x = x + 1.0
+        sync(lib, x)
+    return timed(run, 1 if quick else 2, 2 if quick else 10) / 1000
+
+
+def chain(lib, compiled, quick):
+    n = 1 << 20
+    rng = np.random.default_rng(0)
+    x, w, b, y = (lib.tensor(rng.standard_normal(n).astype(np.float32)) for _ in range(4))
+
+    def f(x, w, b, y):
+        u = x * w + b
+        return 0.5 * u * (1 + (0.7978845608028654 * (u + 0.044715 * u * u * u)).tanh()) * y
+    if compiled:
+        import torch
+        f = torch.compile(f)
+
+    def run():
+        for _ in range(10):
+            out = f(x, w, b, y)
+        sync(lib, out)
+    return timed(run, 2 if quick else 3, 2 if quick else 20) / 10
+
+
+def mlp(lib, compiled, quick):
+    nn, F = lib.nn, lib.nn.functional
+    lib.manual_seed(0)
+    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10))
+    opt = lib.optim.Adam(model.parameters(), lr=1e-3)
+    forward = model
+    if compiled:
+        import torch
+        forward = torch.compile(model)
+    rng = np.random.default_rng(0)
+    batches = [(lib.tensor(rng.standard_normal((128, 784)).astype(np.float32)), lib.tensor(rng.integers(0, 10, 128)))
+               for _ in range(4)]
+    i = [0]
+
+    def step():
+        x, y = batches[i[0] % len(batches)]
+        i[0] += 1
+        loss = F.cross_entropy(forward(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        loss.item()
+    return timed(step, 3 if quick else 10, 3 if quick else 50)
+
+
+def gpt(lib, compiled, quick):
+    sys.path.insert(0, EXAMPLES)
+    import char_gpt
+    args = char_gpt.parse([])
+    text = char_gpt.load_corpus(args.corpus)
+    vocab = char_gpt.Vocabulary(text)
+    data = vocab.encode(text)
+    lib.manual_seed(0)
+    rng = np.random.default_rng(0)
+    model = char_gpt.GPT(len(vocab), args.block_size, args.layers, args.heads, args.embd)
+    opt = lib.optim.AdamW(model.parameters(), lr=args.lr)
+    forward = model
+    if compiled:
+        import torch
+        forward = torch.compile(model)
+
+    def step():
+        x, y = char_gpt.batch(data, rng, args.batch_size, args.block_size)
+        loss = char_gpt.loss_of(forward, x, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        loss.item()
+    return timed(step, 3 if quick else 10, 2 if quick else 20)
+
+
+def child(backend, workload, quick):
+    lib, device = backend_module(backend)
+    seconds = {"per-op": per_op, "chain": chain, "mlp": mlp, "gpt": gpt}[workload](lib, backend == "torch.compile",
+                                                                                   quick)
+    print(json.dumps({"seconds": seconds, "device": device}))
+
+
+def run(backend, workload, quick):
+    env = dict(os.environ, GT_JIT_SYNC="1")
+    cmd = [sys.executable, __file__, "--child", backend, workload] + (["--quick"] if quick else [])
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    except subprocess.TimeoutExpired:
+        return None, "over 600 s"
+    if out.returncode:
+        lines = out.stderr.strip().splitlines()
+        return None, lines[-1] if lines else f"exit {out.returncode}"
+    return json.loads(out.stdout.strip().splitlines()[-1]), ""
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--child", nargs=2)
+    p.add_argument("--quick", action="store_true", help="fewer timed iterations (a smoke test)")
+    p.add_argument("--only", default="gt,torch,torch.compile")
+    args = p.parse_args()
+    if args.child:
+        return child(*args.child, args.quick)
+    backends = args.only.split(",")
+    units = {"per-op": ("us per op", 1e6), "chain": ("ms per iteration", 1e3), "mlp": ("ms per step", 1e3),
+             "gpt": ("ms per step", 1e3)}
+    results, devices, notes = {}, {}, []
+    for workload in WORKLOADS:
+        for backend in backends:
+            if backend == "torch.compile" and workload == "per-op":
+                continue
+            r, why = run(backend, workload, args.quick)
+            results[workload, backend] = r["seconds"] if r else None
+            if r:
+                devices[backend] = r["device"]
+            else:
+                notes.append(f"{backend}, {workload}: {why}")
+    print("devices: " + ", ".join(f"{b} on {d}" for b, d in devices.items()))
+    print("| workload | unit | " + " | ".join(backends) + " | GT / eager |")
+    print("|---|---|" + "---|" * len(backends) + "---|")
+    for workload in WORKLOADS:
+        unit, scale = units[workload]
+        cells = []
+        for backend in backends:
+            s = results.get((workload, backend))
+            cells.append("n/a" if (workload, backend) not in results else "failed" if s is None else f"{s * scale:.3g}")
+        g, t = results.get((workload, "gt")), results.get((workload, "torch"))
+        ratio = f"{g / t:.2f}x" if g and t else ""
+        print(f"| {workload} | {unit} | " + " | ".join(cells) + f" | {ratio} |")
+    for n in notes:
+        print("failed: " + n)
+    sys.exit(1 if notes else 0)
+
+
+if __name__ == "__main__":
+    main()
