@@ -79,3 +79,22 @@ func.func @fill(%v: memref<f64>, %out: memref<8xf32>) {
   }
   return
 }
+
+// A 0-d fill of another dtype (`full` of int64 from its float64 fill value) is a load, a
+// conversion, an allocation and a store at the top: the allocation moves up and the rest is one
+// serial region (the allocation used to split it, and the conversion's value crossed regions).
+// CHECK-LABEL: func.func @fill_of_another_dtype
+// CHECK: %[[BUF:.*]] = memref.alloc() : memref<i64>
+// CHECK: scf.parallel
+// CHECK: scf.parallel
+// CHECK: %[[V:.*]] = memref.load %{{.*}}[] : memref<f64>
+// CHECK: %[[I:.*]] = arith.fptosi %[[V]]
+// CHECK: memref.store %[[I]], %[[BUF]][]
+// CHECK: return %[[BUF]]
+func.func @fill_of_another_dtype(%value: memref<f64>) -> memref<i64> {
+  %v = memref.load %value[] : memref<f64>
+  %i = arith.fptosi %v : f64 to i64
+  %buf = memref.alloc() : memref<i64>
+  memref.store %i, %buf[] : memref<i64>
+  return %buf : memref<i64>
+}

@@ -80,13 +80,22 @@ struct GTGPULoopsPass : impl::GTGPULoopsBase<GTGPULoopsPass> {
   }
 
   /// Moves each maximal run of top-level memory-touching ops into a one-iteration scf.parallel.
+  /// A static allocation inside a run (a 0-d fill's buffer between the fill value's load and its
+  /// store) does not end it: it moves up, before the run.
   LogicalResult wrapSerial(Block &block) {
-    SmallVector<SmallVector<Operation *>> runs;
+    SmallVector<SmallVector<Operation *>> runs, hoists; // hoists[i]: allocations inside runs[i]
     bool open = false;
     for (Operation &op : block) {
       if (op.hasTrait<OpTrait::IsTerminator>()) break;
+      if (open && isa<memref::AllocOp, memref::AllocaOp>(op) && op.getNumOperands() == 0) {
+        hoists[runs.size() - 1].push_back(&op);
+        continue;
+      }
       if (touchesMemory(&op)) {
-        if (!open) runs.emplace_back();
+        if (!open) {
+          runs.emplace_back();
+          hoists.emplace_back();
+        }
         runs.back().push_back(&op);
         open = true;
       } else if (!open || !isPure(&op)) {
@@ -95,6 +104,8 @@ struct GTGPULoopsPass : impl::GTGPULoopsBase<GTGPULoopsPass> {
         runs.back().push_back(&op);
       }
     }
+    for (size_t i = 0; i < runs.size(); ++i)
+      for (Operation *alloc : hoists[i]) alloc->moveBefore(runs[i].front()); // no operands to dominate
     for (auto &run : runs) {
       while (!run.empty() && !touchesMemory(run.back())) run.pop_back(); // trailing pure ops stay outside
       if (run.empty()) continue;
