@@ -287,12 +287,14 @@ void serve(const Options &options) {
   // A CUDA worker with both uses NCCL, and Gloo for groups whose members share a GPU (which
   // NCCL refuses); each worker publishes its device so that groups can tell.
   auto store = std::make_shared<DispatcherStore>(rendezvous, kj::getCurrentThreadExecutor());
-  {
+  try {
     auto [key, value] = deviceEntry(index, device->physicalId());
     auto req = rendezvous.setRequest();
     req.setKey(key);
     req.setValue(kj::arrayPtr(reinterpret_cast<const kj::byte *>(value.data()), value.size()));
     req.send().wait(waitScope);
+  } catch (const kj::Exception &e) { // (a full store): this worker's groups that need it fail, not the worker
+    std::cerr << "gt-worker: could not publish this worker's device: " << e.getDescription().cStr() << std::endl;
   }
   std::unique_ptr<Communicator> nccl, gloo;
   std::string plane = "none";

@@ -32,7 +32,8 @@ def stats():
     - ``notes``: list of strings, one per region that fell back to eager, saying why.
     - ``collective_ops`` (all_reduce, all_gather, reduce_scatter, all_to_all), ``p2p_ops``
       (send, recv), ``collective_bytes`` (bytes a worker put into collectives),
-      ``p2p_bytes_sent`` / ``p2p_bytes_received``, ``comm_groups`` (worker groups connected).
+      ``p2p_bytes_sent`` / ``p2p_bytes_received``, ``comm_groups`` (worker groups connected);
+      CUDA workers with NCCL and Gloo also ``groups_on_gloo`` (groups whose members share a GPU).
     - ``dispatcher_upload_bytes`` / ``dispatcher_fetch_bytes``: tensor bytes that passed
       through the dispatcher (client uploads and fetches; collectives never do);
       ``dispatcher_instructions`` and ``dispatcher_dispatch_ms``: instructions received and the
