@@ -1,6 +1,7 @@
 // The generated op table and derivative table (ops/*.yaml -> ops/generate.py) against the
 // code that reads them: plan keys, attribute storage and the derivative steps.
 #include "gt/Core/Derivatives.h"
+#include "gt/Core/OpAttrStructs.h"
 #include "gt/Core/OpTable.h"
 
 #include <gtest/gtest.h>
@@ -151,4 +152,37 @@ TEST(OpSpec, DerivativeStepsReferToOpsHelpersAndEarlierSteps) {
     EXPECT_TRUE(covered.count({int(code), 0})) << opInfo(code).mnemonic;
   EXPECT_TRUE(covered.count({int(OpCode::Where), 1}) && covered.count({int(OpCode::Where), 2}));
   EXPECT_FALSE(covered.count({int(OpCode::Where), 0})); // the condition has no gradient
+}
+
+// The typed attribute structs (gt/Core/OpAttrStructs.h, generated from the same spec): every
+// op's struct reads each declared attribute from its slot and writes it back there, and nothing
+// else; the fields have the spec's names and types.
+TEST(OpSpec, TypedAttributeStructsRoundTripEveryDeclaredAttribute) {
+  int checked = 0;
+  for (int i = 0; i < int(OpCode::NumOps); ++i) {
+    OpCode code = OpCode(i);
+    OpAttrs base = sampleAttrs(code);
+    for (const AttrSpec &spec : opInfo(code).attrs) {
+      if (spec.place == AttrPlace::MlirOnly) continue;
+      OpAttrs a = perturbed(base, spec), back = attrs::roundTrip(code, a);
+      EXPECT_EQ(planKey(code, back), planKey(code, a)) << opInfo(code).mnemonic << "." << spec.name;
+      EXPECT_EQ(back.value, a.value) << opInfo(code).mnemonic << "." << spec.name;
+      EXPECT_EQ(back.seed, a.seed) << opInfo(code).mnemonic << "." << spec.name;
+      OpAttrs undeclared = a;
+      clearUndeclared(code, undeclared);
+      EXPECT_EQ(planKey(code, back), planKey(code, undeclared));
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 40);
+  OpAttrs a;
+  a.axes = {1, 0};
+  a.keepdims = true;
+  EXPECT_EQ(attrs::AllToAll::of(a).splitAxis, 1);
+  EXPECT_EQ(attrs::AllToAll::of(a).concatAxis, 0);
+  EXPECT_EQ(attrs::Transpose::of(a).perm, (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(attrs::Cumsum::of(a).axis, 1);
+  EXPECT_TRUE(attrs::Sum::of(a).keepdims);
+  attrs::Cumsum{2}.into(a);
+  EXPECT_EQ(a.axes, (std::vector<int64_t>{2, 0})); // only its element of the slot
 }

@@ -17,6 +17,7 @@
 //   index_select / gather => linalg.generic reading the input with tensor.extract
 //   index_add / scatter_add => a dense linalg.generic reduction over the indices (no atomics;
 //                          the GPU), or with scatter-loops scf.for loops over the source (the CPU)
+#include "gt/Core/OpAttrStructs.h"
 #include "gt/Dialect/GTDialect.h"
 #include "gt/Dialect/GTOps.h"
 #include "gt/Dialect/Passes.h"
@@ -39,6 +40,7 @@ namespace mlir::gt {
 
 namespace {
 namespace core = ::gt;
+namespace attrs = ::gt::attrs; // each op's typed attributes (attrs::Cumsum::of(l.attrs).axis)
 using core::OpCode;
 using BodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
 
@@ -631,11 +633,12 @@ Value lowerMatmulOp(OpBuilder &b, const Lowering &l) { return lowerMatmul(b, l.l
 
 Value lowerTranspose(OpBuilder &b, const Lowering &l) {
   // The identity (0-d tensors: the empty permutation, which linalg.transpose cannot hold) is a copy.
+  std::vector<int64_t> perm = attrs::Transpose::of(l.attrs).perm;
   bool identity = true;
-  for (size_t i = 0; i < l.attrs.axes.size(); ++i) identity &= l.attrs.axes[i] == int64_t(i);
+  for (size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == int64_t(i);
   if (identity)
     return buildElementwise(b, l.loc(), l.resultType, l.in, [](OpBuilder &, Location, ValueRange a) { return a[0]; });
-  return b.create<linalg::TransposeOp>(l.loc(), l.in[0], emptyLike(b, l.loc(), l.resultType), l.attrs.axes)->getResult(0);
+  return b.create<linalg::TransposeOp>(l.loc(), l.in[0], emptyLike(b, l.loc(), l.resultType), perm)->getResult(0);
 }
 
 Value lowerReshape(OpBuilder &b, const Lowering &l) { return reshapeTo(b, l.loc(), l.in[0], l.resultType); }
@@ -645,19 +648,21 @@ Value lowerBroadcastTo(OpBuilder &b, const Lowering &l) {
 }
 
 Value lowerSlice(OpBuilder &b, const Lowering &l) {
-  return b.create<tensor::ExtractSliceOp>(l.loc(), l.resultType, l.in[0], indexAttrs(b, l.attrs.starts),
-                                          indexAttrs(b, l.resultType.getShape()), indexAttrs(b, l.attrs.steps));
+  auto slice = attrs::Slice::of(l.attrs);
+  return b.create<tensor::ExtractSliceOp>(l.loc(), l.resultType, l.in[0], indexAttrs(b, slice.starts),
+                                          indexAttrs(b, l.resultType.getShape()), indexAttrs(b, slice.steps));
 }
 
 Value lowerSliceScatter(OpBuilder &b, const Lowering &l) {
   auto src = cast<RankedTensorType>(l.in[1].getType());
-  return b.create<tensor::InsertSliceOp>(l.loc(), l.in[1], l.in[0], indexAttrs(b, l.attrs.starts),
-                                         indexAttrs(b, src.getShape()), indexAttrs(b, l.attrs.steps));
+  auto slice = attrs::SliceScatter::of(l.attrs);
+  return b.create<tensor::InsertSliceOp>(l.loc(), l.in[1], l.in[0], indexAttrs(b, slice.starts),
+                                         indexAttrs(b, src.getShape()), indexAttrs(b, slice.steps));
 }
 
 Value lowerConcat(OpBuilder &b, const Lowering &l) {
   Value result = emptyLike(b, l.loc(), l.resultType);
-  int64_t axis = l.attrs.axes[0];
+  int64_t axis = attrs::Concat::of(l.attrs).axis;
   SmallVector<int64_t> offsets(l.resultType.getRank(), 0), ones(l.resultType.getRank(), 1);
   for (Value part : l.in) {
     auto t = cast<RankedTensorType>(part.getType());
@@ -693,29 +698,32 @@ Value lowerOneHot(OpBuilder &b, const Lowering &l) { // result[..., c] = (input[
 }
 
 Value lowerIndexSelect(OpBuilder &b, const Lowering &l) {
-  return lowerGather(b, l.loc(), l.in[0], l.in[1], l.attrs.axes[0], /*perAxis=*/false, l.resultType);
+  return lowerGather(b, l.loc(), l.in[0], l.in[1], attrs::IndexSelect::of(l.attrs).axis, /*perAxis=*/false, l.resultType);
 }
 
 Value lowerGatherOp(OpBuilder &b, const Lowering &l) {
-  return lowerGather(b, l.loc(), l.in[0], l.in[1], l.attrs.axes[0], /*perAxis=*/true, l.resultType);
+  return lowerGather(b, l.loc(), l.in[0], l.in[1], attrs::Gather::of(l.attrs).axis, /*perAxis=*/true, l.resultType);
 }
 
 Value lowerScatter(OpBuilder &b, const Lowering &l) {
   bool perAxis = l.info.code == OpCode::ScatterAdd;
-  if (l.scatterLoops) return lowerScatterAddLoops(b, l.loc(), l.in[0], l.in[1], l.attrs.axes[0], perAxis, l.resultType);
-  return lowerScatterAdd(b, l.loc(), l.in[0], l.in[1], l.attrs.axes[0], perAxis, l.resultType);
+  int64_t axis = perAxis ? attrs::ScatterAdd::of(l.attrs).axis : attrs::IndexAdd::of(l.attrs).axis;
+  if (l.scatterLoops) return lowerScatterAddLoops(b, l.loc(), l.in[0], l.in[1], axis, perAxis, l.resultType);
+  return lowerScatterAdd(b, l.loc(), l.in[0], l.in[1], axis, perAxis, l.resultType);
 }
 
 /// tril: result[..., i, j] = j - i <= diagonal ? input[..., i, j] : 0, over the last two axes;
 /// triu: j - i >= diagonal.
 Value lowerTriangle(OpBuilder &b, const Lowering &l) {
-  int64_t rank = l.resultType.getRank(), diagonal = l.attrs.count;
+  bool lower = l.info.code == OpCode::Tril;
+  int64_t rank = l.resultType.getRank();
+  int64_t diagonal = lower ? attrs::Tril::of(l.attrs).diagonal : attrs::Triu::of(l.attrs).diagonal;
   return buildElementwise(b, l.loc(), l.resultType, l.in, [&](OpBuilder &nb, Location nloc, ValueRange a) {
     auto index = [&](int64_t d) {
       return nb.create<arith::IndexCastOp>(nloc, nb.getI64Type(), nb.create<linalg::IndexOp>(nloc, d)).getResult();
     };
     Value offset = nb.create<arith::SubIOp>(nloc, index(rank - 1), index(rank - 2)); // j - i
-    auto predicate = l.info.code == OpCode::Tril ? arith::CmpIPredicate::sle : arith::CmpIPredicate::sge;
+    auto predicate = lower ? arith::CmpIPredicate::sle : arith::CmpIPredicate::sge;
     Value keep = nb.create<arith::CmpIOp>(nloc, predicate, offset,
                                           nb.create<arith::ConstantOp>(nloc, nb.getI64IntegerAttr(diagonal)));
     return nb.create<arith::SelectOp>(nloc, keep, a[0], constantOf(nb, nloc, l.elem(), 0)).getResult();
@@ -726,10 +734,11 @@ Value lowerTriangle(OpBuilder &b, const Lowering &l) {
 /// whose input map reverses those axes).
 Value lowerFlip(OpBuilder &b, const Lowering &l) {
   int64_t rank = l.resultType.getRank();
+  std::vector<int64_t> dims = attrs::Flip::of(l.attrs).dims;
   SmallVector<AffineExpr> exprs;
   for (int64_t d = 0; d < rank; ++d) {
     AffineExpr i = b.getAffineDimExpr(d);
-    exprs.push_back(llvm::is_contained(l.attrs.axes, d) ? b.getAffineConstantExpr(l.resultType.getDimSize(d) - 1) - i : i);
+    exprs.push_back(llvm::is_contained(dims, d) ? b.getAffineConstantExpr(l.resultType.getDimSize(d) - 1) - i : i);
   }
   SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, exprs, b.getContext()), b.getMultiDimIdentityMap(rank)};
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
@@ -748,7 +757,7 @@ Value lowerFlip(OpBuilder &b, const Lowering &l) {
 /// the result's axes plus k (a reduction) adding the terms with k <= i, n^2 / 2 additions along
 /// the axis but every output element independent.
 Value lowerCumsum(OpBuilder &b, const Lowering &l) {
-  int64_t rank = l.resultType.getRank(), axis = l.attrs.axes[0];
+  int64_t rank = l.resultType.getRank(), axis = attrs::Cumsum::of(l.attrs).axis;
   Type elem = l.elem(), acc = computeType(elem);
   auto convert = [&](Value v, Type to) {
     auto type = RankedTensorType::get(l.resultType.getShape(), to);

@@ -1,6 +1,7 @@
 // The executor: runs programs on a Device (CPU or CUDA): the device's GEMM, aliases for
 // reshape, JIT-compiled kernels for the rest.
 #include "gt/Worker/Executor.h"
+#include "gt/Core/OpAttrStructs.h"
 
 #include <condition_variable>
 #include <cstdlib>
@@ -740,9 +741,10 @@ void Executor::execute(const Instruction &inst, const std::vector<const Tensor *
     out.buffer = in[0]->buffer;
     return;
   case OpCode::AllSlice: { // replicated -> split: keep this worker's block, no communication
-    int64_t axis = inst.attrs.axes.at(0), rank = Sharding::replicated(inst.attrs.workers).rankOf(self_);
+    auto slice = attrs::AllSlice::of(inst.attrs);
+    int64_t axis = slice.axis, rank = Sharding::replicated(slice.workers).rankOf(self_);
     if (rank < 0) throw std::invalid_argument("this worker is not in the group of the all_slice");
-    auto [begin, end] = splitRange(in[0]->type.shape[size_t(axis)], int64_t(inst.attrs.workers.size()), rank);
+    auto [begin, end] = splitRange(in[0]->type.shape[size_t(axis)], int64_t(slice.workers.size()), rank);
     if (end - begin != out.type.shape[size_t(axis)]) throw std::invalid_argument("all_slice block size mismatch");
     out.buffer = deviceBytes(takeBlock(hostBytes(*in[0]), in[0]->type.shape, dtypeSize(out.type.dtype), axis, begin, end));
     return;
@@ -802,13 +804,14 @@ void Executor::exchange(const Instruction &inst, const Tensor *in, const std::st
 
   if (inst.op == OpCode::Send || inst.op == OpCode::Recv) {
     stats_.p2pOps++;
-    int64_t peer = group.at(0);
+    int64_t peer = inst.op == OpCode::Send ? attrs::Send::of(inst.attrs).peer : attrs::Recv::of(inst.attrs).peer;
     if (inst.op == OpCode::Send) { // a flag, then the block unless this worker's input failed
       comm_->sendFlag(failed, peer);
       if (!failed) comm_->send(in->buffer.data.get(), size_t(numElements(in->type.shape)) * dtypeSize(in->type.dtype), peer);
       return;
     }
-    out.type = TensorType{inst.attrs.dtype, inst.attrs.shape};
+    auto recv = attrs::Recv::of(inst.attrs);
+    out.type = TensorType{recv.dtype, recv.shape};
     if (comm_->recvFlag(peer)) {
       out.error = "recv from worker " + std::to_string(peer) + ": " + kPeerFailed;
       return;
@@ -859,10 +862,10 @@ void Executor::exchange(const Instruction &inst, const Tensor *in, const std::st
     comm_->allReduce(out.buffer.data.get(), inBytes / elem, in->type.dtype, reduceKind, group);
     return;
   case OpCode::AllGather:
-    out.buffer = gather(*in, out.type.shape, inst.attrs.axes.at(0));
+    out.buffer = gather(*in, out.type.shape, attrs::AllGather::of(inst.attrs).axis);
     return;
   case OpCode::ReduceScatter: { // each member's blocks end to end in rank order; keep the reduced own block
-    int64_t axis = inst.attrs.axes.at(0);
+    int64_t axis = attrs::ReduceScatter::of(inst.attrs).axis;
     std::vector<size_t> counts = blockBytes(in->type.shape, axis, n, 1);
     Buffer scratch = pack(*in, axis);
     out.buffer = allocate(counts[size_t(rank)] * elem);
@@ -870,7 +873,8 @@ void Executor::exchange(const Instruction &inst, const Tensor *in, const std::st
     return;
   }
   case OpCode::AllToAll: { // block r of the split axis to member r; theirs concatenated along the concat axis
-    int64_t splitAxis = inst.attrs.axes.at(0), concatAxis = inst.attrs.axes.at(1);
+    auto toAll = attrs::AllToAll::of(inst.attrs);
+    int64_t splitAxis = toAll.splitAxis, concatAxis = toAll.concatAxis;
     auto [give, take] = allToAllBytes(in->type.shape, out.type.shape, splitAxis, concatAxis, n, rank, elem);
     Buffer blocks = splitAxis == 0 ? in->buffer : pack(*in, splitAxis); // (only read)
     out.buffer = allocate(size_t(numElements(out.type.shape)) * elem);
