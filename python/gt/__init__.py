@@ -7,6 +7,9 @@
 The first op starts a local dispatcher and worker (see gt.gpu_workers); gt.connect("host:port")
 uses a running one instead.
 """
+import os as _os
+import time as _time
+
 from . import _C
 from ._runtime import connect, gpu_workers, load_config
 from .dtypes import dtype, float32, float64, float16, bfloat16, int32, int64, bool, float, double, half, long
@@ -24,7 +27,7 @@ from ._functions import (
 from ._ops import *  # noqa: E402,F401,F403 (every function generated from ops/*.yaml: `python: generated`)
 from . import _indexing  # noqa: F401 (registers Tensor.__getitem__ / __setitem__)
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
-from . import nn, optim, debug, signal
+from . import nn, optim, debug, signal, profiler
 from .serialization import save, load
 
 RemoteError = _C.RemoteError
@@ -35,4 +38,13 @@ ShapeError, AxisError, DTypeError = _C.ShapeError, _C.AxisError, _C.DTypeError
 def synchronize():
     """Waits until every op issued so far has run on the workers."""
     from ._runtime import client
+    from . import _tensor
+    if _tensor._trace is None:
+        return client().sync()
+    start = _time.perf_counter_ns()
     client().sync()
+    _tensor._trace.sync(start, 0)
+
+
+if _os.environ.get("GT_TRACE"):  # the whole run's timeline (gt.profiler), written at exit
+    profiler._trace_whole_run(_os.environ["GT_TRACE"])

@@ -11,6 +11,7 @@ their Tensor methods here with `_method`; gt._indexing adds `x[...]`.
 """
 import builtins
 import math
+import time
 
 import numpy as np
 
@@ -81,7 +82,12 @@ class Tensor:
     def numpy(self):
         """The values as a NumPy array (waits for them). Raises RuntimeError (gt.RemoteError)
         naming the failed op and your line if the computation failed on a worker."""
-        data, shape, code = self._h.client.fetch(self._h.id)
+        if _trace is None:
+            data, shape, code = self._h.client.fetch(self._h.id)
+        else:
+            start = time.perf_counter_ns()
+            data, shape, code = self._h.client.fetch(self._h.id)
+            _trace.sync(start, len(data))
         return np.frombuffer(data, dtype=_dt.numpy_dtype(_dt.from_code(code))).reshape(shape).copy()
 
     def __array__(self, dtype=None, copy=None):
@@ -279,11 +285,18 @@ def _op(name, *operands, backward=None, **attrs):
     code = _codes.get(name)
     if code is None:
         code = _codes[name] = _C.op_code(name)  # the op table's; ValueError for an unknown op
-    r = _client().emit(code, [t._h.id for t in operands], attrs)
-    return _make(r, operands, backward or _ag.formulas.get(name), attrs)
+    if _trace is None:
+        r = _client().emit(code, [t._h.id for t in operands], attrs)
+        return _make(r, operands, backward or _ag.formulas.get(name), attrs)
+    start = time.perf_counter_ns()
+    out = _make(_client().emit(code, [t._h.id for t in operands], attrs), operands,
+                backward or _ag.formulas.get(name), attrs)
+    _trace.op(name, start, out)
+    return out
 
 
 _codes = {}  # op name -> op code, as _op first meets them
+_trace = None  # gt.profiler's recorder while a trace is on (profiler.py sets it)
 
 
 def _method(*names):
