@@ -4,8 +4,9 @@
 #
 #   scripts/gpu-proof.sh [--dry-run] [--only STEP,STEP] [OUT]   (OUT: default $OUT, else ./gpu-proof)
 #
-# Each step writes OUT/<step>.log; OUT/summary.md says what passed, failed or was skipped (and
-# why), and how long each step took. The steps:
+# Each step writes OUT/logs/<step>.log, and OUT/logs.tgz packs them at the end (the device tool
+# brings back at most 8 files: remove OUT/logs there); OUT/summary.md says what passed, failed or
+# was skipped (and why), and how long each step took. The steps:
 #   nvidia-smi      the GPU and its driver
 #   cuda-gtests     the CUDA GoogleTests: CUDADevice.*, CUDAKernels.*, CachingAllocator.*, NCCL.*
 #   python-cuda     on a CUDA worker: test_api.py (the op harness), test_nn.py, test_char_gpt.py,
@@ -18,7 +19,8 @@
 #   jit-bench       benchmarks/jit.py on the GPU
 #   vs-torch        benchmarks/vs_torch.py: per-op overhead, the fused chain, the MLP and GPT
 #                   steps, beside PyTorch eager and torch.compile on the same GPU
-#   trace           a Perfetto trace of one GPT step (comes with the observability issue)
+#   trace           a Perfetto trace (gt.profiler, the client's track so far) of two GPT steps,
+#                   OUT/gpt-steps.trace.json; trace-summary: `gt trace summary` of it
 # --dry-run: the same steps on CPU workers (GT_DEVICE=cpu), skipping the GPU-only ones; `make
 # test` runs it, so the proof cannot rot. --only: just the steps named (a GPU run that continues
 # where an earlier one stopped). Exits 1 if a step failed.
@@ -46,6 +48,7 @@ device=cuda
 [ $dry = 1 ] && device=cpu
 export GT_DEVICE=$device
 summary="$out/summary.md"
+mkdir -p "$out/logs"
 {
   echo "# GPU proof $(date -u '+%Y-%m-%d %H:%M UTC')$([ $dry = 1 ] && echo ' (dry run: CPU workers)')"
   echo
@@ -62,7 +65,7 @@ step() {
     skip "$name" "not in --only"
     return
   fi
-  local log="$out/$name.log" start=$SECONDS result
+  local log="$out/logs/$name.log" start=$SECONDS result
   echo "== $name: $*" | tee "$log"
   if timeout --kill-after=10 "$limit" "$@" >>"$log" 2>&1; then
     result=passed
@@ -71,7 +74,7 @@ step() {
     result="FAILED (exit $code$([ $code = 124 ] && echo ", over $limit s"))"
     failed=1
   fi
-  echo "| $name | $result | $((SECONDS - start)) | $name.log |" >>"$summary"
+  echo "| $name | $result | $((SECONDS - start)) | logs/$name.log |" >>"$summary"
   echo "   $result ($((SECONDS - start)) s)"
 }
 
@@ -103,7 +106,12 @@ if [ $dry = 1 ]; then
 else
   step vs-torch 300 "${python[@]}" benchmarks/vs_torch.py
 fi
-skip trace "GT cannot write a Perfetto trace yet (the observability issue)"
+# The client's timeline of two GPT steps (gt.profiler; the dispatcher's and workers' tracks
+# are not in it yet), and where its time went.
+step trace 180 env GT_TRACE="$out/gpt-steps.trace.json" "${python[@]}" examples/char_gpt.py --steps 2 --sample 0 \
+  --eval-every 1000
+step trace-summary 30 "${python[@]}" -m gt trace summary "$out/gpt-steps.trace.json"
+tar -C "$out" -czf "$out/logs.tgz" logs
 echo
 cat "$summary"
 exit $failed
