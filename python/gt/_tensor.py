@@ -392,7 +392,12 @@ def from_numpy(array, requires_grad=False):
     array = np.asarray(array, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
     d = _dt.resolve(array.dtype)
     raw = array.view(np.uint16) if d is _dt.bfloat16 else array  # the buffer protocol has no bfloat16
-    return _leaf(_make(_client().upload(raw, list(array.shape), d.code), ()), requires_grad)
+    if _trace is None:
+        return _leaf(_make(_client().upload(raw, list(array.shape), d.code), ()), requires_grad)
+    start = time.perf_counter_ns()
+    out = _leaf(_make(_client().upload(raw, list(array.shape), d.code), ()), requires_grad)
+    _trace.op("upload", start, out)
+    return out
 
 
 def tensor(data, dtype=None, requires_grad=False):

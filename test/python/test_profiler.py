@@ -22,7 +22,7 @@ def test_a_trace_has_each_op_and_sync_with_the_users_line(tmp_path):
     path = tmp_path / "out.json"
     x = gt.ones(4, 3)
     with gt.profiler.trace(str(path)):
-        y = (x * 2.0).exp().sum(dim=1)
+        y = (x * 2.0).exp().sum(dim=1) + gt.tensor([1.0, 2.0, 3.0, 4.0])
         values = y.numpy()
     assert values.shape == (4,)
     slices, meta = events(path)
@@ -30,6 +30,7 @@ def test_a_trace_has_each_op_and_sync_with_the_users_line(tmp_path):
     assert [e["name"] for e in ops if e["name"] in ("mul", "exp", "sum")] == ["mul", "exp", "sum"]
     assert all(e["args"]["line"].startswith(f"{os.path.abspath(__file__)}:") for e in ops)
     assert next(e for e in ops if e["name"] == "sum")["args"]["shape"] == [4]
+    assert next(e for e in ops if e["name"] == "upload")["args"]["shape"] == [4]  # gt.tensor's data
     (sync,) = [e for e in slices if e["cat"] == "sync"]
     assert sync["args"]["bytes"] == 16 and sync["dur"] >= 0
     assert all(e["ts"] >= ops[0]["ts"] for e in slices)  # one clock, in microseconds
