@@ -1,6 +1,7 @@
 """The `gt` command (also `python -m gt`):
 
-    gt trace summary out.json [--top 10]   where a gt.profiler trace's time went
+    gt trace summary out.json [--top 10]          where a gt.profiler trace's time went
+    gt trace plot out.json -o timeline.png        a timeline picture of it (matplotlib)
 """
 import argparse
 
@@ -13,9 +14,16 @@ def main(argv=None):
     summary = trace_commands.add_parser("summary", help="time per op kind and the slowest syncs")
     summary.add_argument("path")
     summary.add_argument("--top", type=int, default=10, help="rows per table (default 10)")
+    plot = trace_commands.add_parser("plot", help="draw a timeline picture (PNG, SVG or PDF) with matplotlib")
+    plot.add_argument("path")
+    plot.add_argument("-o", "--output", default="timeline.png", help="the picture (default timeline.png)")
     args = p.parse_args(argv)
     from . import profiler
-    print(profiler.summary(args.path, args.top))
+    if args.trace_command == "summary":
+        print(profiler.summary(args.path, args.top))
+    else:
+        n = profiler.plot(args.path, args.output)
+        print(f"{args.output}: {n} slices")
 
 
 if __name__ == "__main__":

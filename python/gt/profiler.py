@@ -7,7 +7,8 @@
 or `GT_TRACE=out.json python train.py` (the whole run, written at exit). The client's track has
 one slice per op issued (its name, result shape and your source line) and one per sync (a
 `.numpy()` / `.item()` / `gt.synchronize()` waiting for values, with the bytes fetched);
-`gt trace summary out.json` (or `python -m gt trace summary out.json`) prints where the time went.
+`gt trace summary out.json` (or `python -m gt trace summary out.json`) prints where the time went,
+and `gt trace plot out.json -o timeline.png` draws it.
 
 Not yet in the trace (the observability issue): the dispatcher's and the workers' tracks
 (capture, passes, kernels, collectives) with their clocks aligned to the client's.
@@ -29,7 +30,7 @@ import time
 from . import _C
 from . import _tensor
 
-__all__ = ["trace", "summary"]
+__all__ = ["trace", "summary", "plot"]
 
 
 class _Recorder:
@@ -117,3 +118,39 @@ def summary(path, top=10):
         for e in syncs[:top]:
             lines.append(f"{e['args'].get('line', '?'):40s} {e['dur'] / 1e3:9.3f} {e['args'].get('bytes', 0):10d}")
     return "\n".join(lines)
+
+
+def plot(path, out, width=14.0):
+    """Draws the trace at `path` as a timeline picture `out` (PNG, SVG or PDF by its suffix;
+    matplotlib): one row per process and category (ops, syncs), milliseconds from the first event
+    on the x axis, each slice a bar. Returns the number of slices drawn. Raises ImportError
+    without matplotlib and ValueError for a trace without slices."""
+    try:
+        import matplotlib
+    except ImportError as e:
+        raise ImportError("gt trace plot needs matplotlib (pip install matplotlib; scripts/install-deps.sh has it)") from e
+    matplotlib.use("Agg")  # no display needed
+    import matplotlib.pyplot as plt
+
+    with open(path) as f:
+        doc = json.load(f)["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in doc if e.get("ph") == "M" and e.get("name") == "process_name"}
+    slices = [e for e in doc if e.get("ph") == "X"]
+    if not slices:
+        raise ValueError(f"{path}: no events to plot")
+    t0 = min(e["ts"] for e in slices)
+    rows = sorted({(e["pid"], e["cat"]) for e in slices})
+    fig, ax = plt.subplots(figsize=(width, 1.0 + 0.6 * len(rows)))
+    colors = {"op": "tab:blue", "sync": "tab:red"}
+    for y, (pid, category) in enumerate(rows):
+        bars = [((e["ts"] - t0) / 1e3, max(e["dur"] / 1e3, 1e-3)) for e in slices
+                if e["pid"] == pid and e["cat"] == category]
+        ax.broken_barh(bars, (y - 0.4, 0.8), facecolors=colors.get(category, "tab:gray"))
+    ax.set_yticks(range(len(rows)), [f"{names.get(pid, pid)}: {category}" for pid, category in rows])
+    ax.set_xlabel("ms since the first event")
+    ax.set_title(os.path.basename(path))
+    fig.tight_layout()
+    fig.savefig(out)
+    plt.close(fig)
+    return len(slices)
+

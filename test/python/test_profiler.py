@@ -62,3 +62,15 @@ def test_gt_trace_records_a_whole_run_and_gt_trace_summary_reads_it(tmp_path):
     mul = next(line for line in s.stdout.splitlines() if line.startswith("mul "))
     assert mul.split()[1] == "3"  # count
     assert "waiting in 1 syncs" in s.stdout and "<string>:5" in s.stdout  # the .item() line
+
+
+def test_gt_trace_plot_draws_the_timeline(tmp_path):
+    path, png = tmp_path / "t.json", tmp_path / "timeline.png"
+    with gt.profiler.trace(str(path)):
+        (gt.ones(5) * 3.0).sum().item()
+    p = subprocess.run([sys.executable, "-m", "gt", "trace", "plot", str(path), "-o", str(png)], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    slices, _ = events(path)
+    assert p.stdout.strip() == f"{png}: {len(slices)} slices"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
