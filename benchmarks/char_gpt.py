@@ -1,6 +1,7 @@
 """Per-step time of examples/char_gpt.py (the default model: 2 layers, 4 heads, embd 128,
-block 64, batch 32, AdamW) with GT's fusion off and on, and in PyTorch eager on the CPU when
-PyTorch is installed (the same example file runs unchanged with `torch` in place of `gt`).
+block 64, batch 32, AdamW) with GT's fusion off and on, and in PyTorch eager when PyTorch is
+installed (on its GPU if it sees one, else the CPU; the same example file runs unchanged with
+`torch` in place of `gt`: vs_torch.py's gpt_training_step).
 
 Each configuration runs in its own process: fusion off is GT_JIT=0; fusion on is the default,
 timed after warm-up steps that compile its regions (GT_JIT_SYNC=1). Every step, warm-up and
@@ -16,47 +17,24 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-
 HERE = os.path.dirname(os.path.abspath(__file__))
-EXAMPLES = os.path.join(HERE, "..", "examples")
 
 
 def child(backend, steps, warmup):
-    if backend == "torch":
-        import torch
-        sys.modules.update({"gt": torch, "gt.nn": torch.nn, "gt.nn.functional": torch.nn.functional})
-        torch.set_num_threads(os.cpu_count() or 1)
-    sys.path.insert(0, EXAMPLES)
-    import char_gpt
-    import gt
-    args = char_gpt.parse([])
-    text = char_gpt.load_corpus(args.corpus)
-    vocab = char_gpt.Vocabulary(text)
-    data = vocab.encode(text)
-    gt.manual_seed(0)
-    rng = np.random.default_rng(0)
-    model = char_gpt.GPT(len(vocab), args.block_size, args.layers, args.heads, args.embd)
-    opt = gt.optim.AdamW(model.parameters(), lr=args.lr)
-
-    def step():
-        x, y = char_gpt.batch(data, rng, args.batch_size, args.block_size)
-        loss = char_gpt.loss_of(model, x, y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        return loss
-
+    sys.path.insert(0, HERE)
+    import vs_torch  # the same model code and step as the GPU comparison
+    lib, _ = vs_torch.backend_module(backend)
+    step = vs_torch.gpt_training_step(lib)
     # The timed steps are shaped like the warm-up ones (each ends by reading the loss): the
     # client cuts batches at a read, so a differently shaped loop would bring new batch
     # structures, and new regions to compile, into the timed steps.
     for _ in range(warmup):
-        step().item()
+        step()
     start = time.perf_counter()
     for _ in range(steps):
-        step().item()
+        step()
     seconds = (time.perf_counter() - start) / steps
-    stats = gt.debug.stats() if backend == "gt" else {}
+    stats = lib.debug.stats() if backend == "gt" else {}
     print(json.dumps({"seconds": seconds, "fused": stats.get("fused_ops"), "eager": stats.get("eager_ops")}))
 
 
@@ -83,7 +61,7 @@ def main():
         torch, why = run("torch", args.steps, args.warmup, os.path.join(tmp, "torch"))
     rows = [("GT, fusion off (GT_JIT=0)", f"{off['seconds'] * 1e3:.0f} ms", f"0 / {off['eager']}"),
             ("GT, fusion on (default)", f"{on['seconds'] * 1e3:.0f} ms", f"{on['fused']} / {on['eager']}"),
-            ("PyTorch eager, CPU", f"{torch['seconds'] * 1e3:.0f} ms" if torch else "not run", "")]
+            ("PyTorch eager", f"{torch['seconds'] * 1e3:.0f} ms" if torch else "not run", "")]
     print(f"char_gpt.py default model, {args.steps} steps after {args.warmup} warm-up steps, {os.cpu_count()} cores")
     print(f"| {'configuration':32s} | {'time per step':>14s} | {'ops fused / eager (whole run)':>30s} |")
     print(f"|{'-' * 34}|{'-' * 16}|{'-' * 32}|")

@@ -58,6 +58,18 @@ def sync(lib, value):
     return float(value.reshape(-1)[0].item())
 
 
+def training_step(loss_of, opt):
+    """A step: the loss, its backward, the optimizer's step, then reading the loss (as a loop
+    that logs it does; the client cuts a batch at each read). Returns the loss's value."""
+    def step():
+        loss = loss_of()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss.item()
+    return step
+
+
 def timed(fn, warmup, iters):
     for _ in range(warmup):
         fn()
@@ -111,18 +123,16 @@ def mlp(lib, compiled, quick):
                for _ in range(4)]
     i = [0]
 
-    def step():
+    def loss():
         x, y = batches[i[0] % len(batches)]
         i[0] += 1
-        loss = F.cross_entropy(forward(x), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        loss.item()
-    return timed(step, 3 if quick else 10, 3 if quick else 50)
+        return F.cross_entropy(forward(x), y)
+    return timed(training_step(loss, opt), 3 if quick else 10, 3 if quick else 50)
 
 
-def gpt(lib, compiled, quick):
+def gpt_training_step(lib, compiled=False):
+    """A step of examples/char_gpt.py's default model (AdamW) on `lib` (gt, or torch standing in
+    for it): training_step over a fresh batch each call. benchmarks/char_gpt.py times it too."""
     sys.path.insert(0, EXAMPLES)
     import char_gpt
     args = char_gpt.parse([])
@@ -137,15 +147,12 @@ def gpt(lib, compiled, quick):
     if compiled:
         import torch
         forward = torch.compile(model)
+    return training_step(lambda: char_gpt.loss_of(forward, *char_gpt.batch(data, rng, args.batch_size,
+                                                                            args.block_size)), opt)
 
-    def step():
-        x, y = char_gpt.batch(data, rng, args.batch_size, args.block_size)
-        loss = char_gpt.loss_of(forward, x, y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        loss.item()
-    return timed(step, 3 if quick else 10, 2 if quick else 20)
+
+def gpt(lib, compiled, quick):
+    return timed(gpt_training_step(lib, compiled), 3 if quick else 10, 2 if quick else 20)
 
 
 def child(backend, workload, quick):

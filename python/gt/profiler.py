@@ -93,8 +93,10 @@ def _trace_whole_run(path):
 
 
 def summary(path, top=10):
-    """The text `gt trace summary` prints: time per op kind (issue time on the client), the
-    slowest syncs with their lines, and the share of the traced time spent waiting."""
+    """The text `gt trace summary` prints: time per op kind (issue time on the client, in
+    microseconds), the slowest syncs (milliseconds, bytes fetched) with their lines, and the share
+    of the traced time spent waiting. Raises OSError for a missing file and ValueError
+    (json.JSONDecodeError) for one that is not JSON."""
     with open(path) as f:
         events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
     if not events:
