@@ -150,6 +150,7 @@ std::pair<uint64_t, TensorType> Client::emit(OpCode op, const std::vector<uint64
   inst.location = std::move(location);
   inst.signal = signal_;
   inst.backward = backward_ && !signal_.empty();
+  inst.type = result; // carried: the dispatcher verifies it, it does not infer it again
   types_.emplace(inst.result, result);
   record(inst, result);
   uint64_t id = inst.result;

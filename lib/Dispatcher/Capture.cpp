@@ -61,9 +61,11 @@ OwningOpRef<ModuleOp> captureBatch(MLIRContext &ctx, const std::vector<Instructi
     OperationState state(loc, std::string("gt.") + opInfo(inst.op).mnemonic);
     state.addOperands(operands);
     if (inst.op != OpCode::Free) {
+      // The client's type, carried: gt's op verifier checks it against the op table once
+      // (runDispatcherPipeline). A batch without types (hand-written) gets them inferred here.
       TensorType result;
       try {
-        result = inferType(inst.op, operandTypes, inst.attrs);
+        result = inst.type ? *inst.type : inferType(inst.op, operandTypes, inst.attrs);
       } catch (const std::exception &e) {
         throw std::invalid_argument(std::string(opInfo(inst.op).mnemonic) +
                                     (inst.location.empty() ? "" : " at " + inst.location) + ": " + e.what());

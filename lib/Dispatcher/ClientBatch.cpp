@@ -32,6 +32,12 @@ std::string checkInstruction(const Instruction &inst, const BatchLimits &limits)
   } catch (const ShapeError &e) {
     return e.what();
   }
+  if (inst.type) { // carried; its agreement with the op table is checked when the batch is captured
+    if (inst.type->shape.size() > limits.maxRank)
+      return "a result type of rank " + std::to_string(inst.type->shape.size()) + " (at most " +
+             std::to_string(limits.maxRank) + ")";
+    if (inst.op == OpCode::Free) return "carries a result type, which free has none of";
+  }
   if (inst.op == OpCode::Upload) {
     if (inst.data.size() != uint64_t(bytes))
       return "carries " + std::to_string(inst.data.size()) + " bytes, a " + dtypeName(a.dtype) + shapeString(a.shape) +

@@ -128,6 +128,7 @@ std::shared_ptr<ShardedPlan> SessionImpl::planOf(mlir::ModuleOp module, const st
       step.inst.op = info->code;
       step.inst.attrs = mlir::gt::attrsOf(&op);
       step.inst.location = locationString(op.getLoc());
+      if (op.getNumResults() == 1) step.inst.type = mlir::gt::fromTensorType(op.getResult(0).getType()); // carried on
       for (mlir::Value v : op.getOperands()) step.operands.push_back(refs.at(v));
       if (step.inst.op == OpCode::Send) { // the receiver's block: what a failed sender still sends
         TensorType t = *mlir::gt::fromTensorType(op.getOperand(0).getType());
@@ -224,6 +225,7 @@ void SessionImpl::runPlan(const ShardedPlan &plan, const std::vector<Instruction
       inst.op = step.inst.op;
       inst.attrs = step.inst.attrs;
       inst.location = step.inst.location;
+      inst.type = step.inst.type;
       inst.operands.reserve(step.operands.size());
       for (const Ref &r : step.operands) inst.operands.push_back(idOf(r));
       if (step.result) inst.result = idOf(*step.result);

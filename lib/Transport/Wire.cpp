@@ -33,6 +33,12 @@ void toWire(const gt::Instruction &in, Instruction::Builder out) {
   auto sources = out.initSources(unsigned(in.attrs.sources.size()));
   for (unsigned i = 0; i < in.attrs.sources.size(); ++i) sources.set(i, in.attrs.sources[i]);
   out.setReduce(in.attrs.reduce);
+  if (in.type) {
+    auto type = out.initType();
+    type.setDtype(uint8_t(in.type->dtype));
+    auto shape = type.initShape(unsigned(in.type->shape.size()));
+    for (unsigned i = 0; i < in.type->shape.size(); ++i) shape.set(i, in.type->shape[i]);
+  }
 }
 
 gt::Instruction fromWire(Instruction::Reader in) {
@@ -61,6 +67,18 @@ gt::Instruction fromWire(Instruction::Reader in) {
   for (int64_t w : in.getSources()) out.attrs.sources.push_back(w);
   if (in.getReduce() > 2) throw std::invalid_argument("unknown reduce kind " + std::to_string(in.getReduce()));
   out.attrs.reduce = in.getReduce();
+  if (in.hasType()) {
+    auto type = in.getType();
+    if (type.getDtype() >= kNumDTypes)
+      throw std::invalid_argument("result type of unknown dtype " + std::to_string(type.getDtype()));
+    if (type.getShape().size() > kMaxCarriedRank)
+      throw std::invalid_argument("result type of rank " + std::to_string(type.getShape().size()) + " (at most " +
+                                  std::to_string(kMaxCarriedRank) + ")");
+    gt::TensorType t{DType(type.getDtype()), {}};
+    for (int64_t s : type.getShape()) t.shape.push_back(s);
+    numBytes(t); // throws ShapeError (an invalid_argument) for a negative size or an overflow
+    out.type = std::move(t);
+  }
   return out;
 }
 

@@ -25,6 +25,13 @@ struct Instruction {
   workers @16 :List(Int64);     # collectives: the group in rank order; send/recv: {peer worker}
   sources @17 :List(Int64);     # move: the workers that hold the value
   reduce @18 :UInt8;            # all_reduce/reduce_scatter: gt::ReduceKind (sum, max, min)
+  type @19 :TensorType;         # the result type, inferred once by the client and carried (absent: inferred on arrival)
+}
+
+# A tensor's dtype and shape; mirrors gt::TensorType (include/gt/Core/DType.h).
+struct TensorType {
+  dtype @0 :UInt8;              # gt::DType
+  shape @1 :List(Int64);
 }
 
 # A fused region of a worker's program (see gt.region): instructions [start, start+count).

@@ -197,6 +197,7 @@ private:
         {"scheduler_units", double(q.units)},
         {"scheduler_busy_ms", q.busyMs},
         {"eager_ops", double(s.eagerOps)},
+        {"types_inferred", double(s.typesInferred)},
         {"fused_ops", double(s.fusedOps)},
         {"regions_seen", double(s.regionsSeen)},
         {"regions_hot", double(s.regionsHot)},

@@ -23,6 +23,9 @@ def stats():
       ``region_verify_failures``: with ``GT_JIT_VERIFY=1``, fused outputs that differed from
       op-by-op execution (always 0 unless there is a compiler bug).
     - ``fused_ops`` / ``eager_ops``: ops run inside fused kernels / one kernel per op.
+    - ``types_inferred``: result types a worker inferred instead of taking the one the client
+      inferred and the program carries (ops that run without a kernel, such as uploads,
+      reshapes, matmuls and collectives, check theirs; see docs/architecture.md).
     - ``kernels_compiled`` (= ``cache_misses``), ``kernel_disk_hits``, ``cache_hits``
       (disk + memory), ``compile_ms`` (milliseconds spent compiling, all kernels),
       ``disk_load_ms`` (milliseconds spent loading kernels from the disk cache).

@@ -68,7 +68,8 @@ public:
 
   /// instructions: dicts with "op" (a mnemonic) and any of "result", "operands", "shape",
   /// "axes", "starts", "steps", "dtype" (a code), "data" (bytes), "value", "workers",
-  /// "location". Sent as one batch, as given.
+  /// "location", "type" (a (dtype code, shape) pair: the carried result type). Sent as one
+  /// batch, as given.
   void submit(const py::list &instructions) {
     auto req = session().submitRequest();
     auto list = req.initBatch().initInstructions(unsigned(instructions.size()));
@@ -90,6 +91,10 @@ public:
       if (d.contains("dtype")) inst.attrs.dtype = DType(d["dtype"].cast<int>());
       if (d.contains("data")) inst.data = d["data"].cast<std::string>();
       if (d.contains("location")) inst.location = d["location"].cast<std::string>();
+      if (d.contains("type")) {
+        auto [dtype, shape] = d["type"].cast<std::pair<int, std::vector<int64_t>>>();
+        inst.type = TensorType{DType(dtype), shape};
+      }
       wire::toWire(inst, list[i]);
     }
     wait(req.send());

@@ -187,6 +187,23 @@ def test_unknown_op_and_dtype_codes_are_refused(secured):
     assert_serves(secured)
 
 
+def test_a_result_type_that_disagrees_with_the_op_table_is_refused(secured):
+    # The client infers each result type once and carries it; the dispatcher's op verifier
+    # checks the carried type against the op table instead of trusting it.
+    r = raw_session(secured)
+    r.submit([{"op": "full", "result": 1, "shape": [3], "value": 2.0, "type": (F32, [3])},
+              {"op": "exp", "result": 2, "operands": [1], "type": (F32, [4000]), "location": "evil.py:7"}])
+    with pytest.raises(RuntimeError, match=r"evil.py:7: 'gt.exp' op result type should be "
+                                           r"'tensor<3xf32>' by the op table, got 'tensor<4000xf32>'"):
+        r.fetch(2)
+    r.submit([{"op": "full", "result": 3, "shape": [2], "value": 1.0, "type": (F32, [2, -5])}])
+    with pytest.raises(RuntimeError, match="negative size"):
+        r.fetch(3)
+    r.submit([{"op": "full", "result": 4, "shape": [2], "value": 1.0, "type": (F32, [2])}])
+    assert np.frombuffer(r.fetch(4)[0], np.float32).tolist() == [1, 1]
+    assert_serves(secured)
+
+
 def raise_fd_limit(n):
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < n:

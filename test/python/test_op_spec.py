@@ -174,3 +174,24 @@ def test_spec_docstrings_reach_the_python_api():
     assert gt.Tensor.exp is gt.exp and gt.Tensor.sigmoid is gt.sigmoid
     assert "bool mask" in gt.lt.__doc__
     assert set(_ops.FUNCTIONS) <= set(dir(gt))
+
+
+def test_workers_take_the_result_types_the_client_inferred(sessions):
+    # The client infers each result type once and it is carried (docs/architecture.md, "Where
+    # result types are computed"): a worker infers only for ops that use the type without a
+    # kernel, such as reshape, and checks it there.
+    c = sessions["plain"]
+    x = c.upload(A, [2, 3], F32.code)[0]
+    c.fetch(x)
+    before = c.stats()
+    y = x
+    for _ in range(10):
+        y = c.emit(_C.op_code("neg"), [c.emit(_C.op_code("exp"), [y])[0]])[0]
+    c.fetch(y)
+    mid = c.stats()
+    ran = lambda s: s["eager_ops"] + s["fused_ops"]
+    assert ran(mid) - ran(before) == 20
+    assert mid["types_inferred"] == before["types_inferred"]
+    z = c.emit(_C.op_code("reshape"), [y], {"shape": [3, 2]})[0]
+    assert tuple(c.fetch(z)[1]) == (3, 2)
+    assert c.stats()["types_inferred"] == before["types_inferred"] + 1

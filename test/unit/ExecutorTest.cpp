@@ -77,6 +77,38 @@ TEST(Executor, FailuresPoisonDependents) {
   EXPECT_FALSE(ex.fetch(99).error.empty());
 }
 
+// Result types are carried from the client (Instruction::type). A kernel op runs with the
+// carried type, checked by its kernel's verifier once per kernel; an op without a kernel checks
+// it against its operands every run. A wrong one fails that op with a reason, never more.
+TEST(Executor, CarriedResultTypesAreCheckedNotTrusted) {
+  Executor ex("");
+  ex.run(upload(1, {1, 2, 3}, {3}));
+  Instruction good = op(OpCode::Exp, 2, {1});
+  good.type = TensorType{DType::Float32, {3}};
+  ex.run(good);
+  EXPECT_NEAR(floats(ex.fetch(2))[2], std::exp(3.0f), 1e-5);
+
+  Instruction longer = op(OpCode::Exp, 3, {1}); // a kernel op: its kernel would read past the input
+  longer.type = TensorType{DType::Float32, {1000}};
+  ex.run(longer);
+  Fetched f = ex.fetch(3);
+  EXPECT_NE(f.error.find("exp at test.py:1"), std::string::npos) << f.error;
+  EXPECT_NE(f.error.find("does not verify"), std::string::npos) << f.error;
+  EXPECT_NE(f.error.find("tensor<1000xf32>"), std::string::npos) << f.error;
+
+  OpAttrs to4;
+  to4.shape = {3, 1};
+  Instruction alias = op(OpCode::Reshape, 4, {1}, to4); // no kernel: the buffer is reused as is
+  alias.type = TensorType{DType::Float32, {300, 1}};
+  ex.run(alias);
+  f = ex.fetch(4);
+  EXPECT_NE(f.error.find("malformed program"), std::string::npos) << f.error;
+  EXPECT_NE(f.error.find("float32[3, 1]"), std::string::npos) << f.error;
+
+  ex.run(op(OpCode::Neg, 5, {2})); // untyped (a hand-built program): inferred
+  EXPECT_NEAR(floats(ex.fetch(5))[0], -std::exp(1.0f), 1e-5);
+}
+
 TEST(KernelCache, SecondCompilerLoadsFromDisk) {
   std::string dir = tempCacheDir();
   std::vector<float> expected;

@@ -3,6 +3,7 @@
 
 #include "gt/Core/OpTable.h"
 
+#include <optional>
 #include <string>
 
 namespace gt {
@@ -18,6 +19,11 @@ struct Instruction {
   std::string location;           ///< the user's source line, "file.py:12"
   std::string signal;             ///< the active gt.signal ("" = none)
   bool backward = false;          ///< a gradient op of `signal` (its config's `backward:` entry applies)
+  /// The result type, inferred once by the client and carried from there: the dispatcher
+  /// verifies it once per plan (gt's op verifier), a worker once per kernel it compiles, and
+  /// per run only for the ops that use it without a kernel (aliases, copies, BLAS,
+  /// collectives). Absent (hand-built programs, tests): inferred on arrival.
+  std::optional<TensorType> type;
 };
 
 } // namespace gt

@@ -6,8 +6,12 @@
 
 namespace gt::wire {
 
+/// The most axes a carried result type may have (as a client's attribute lists, ClientBatch.h).
+constexpr size_t kMaxCarriedRank = 64;
+
 void toWire(const gt::Instruction &in, Instruction::Builder out);
-/// Throws std::invalid_argument for an unknown opcode or dtype (a malformed message).
+/// Throws std::invalid_argument for an unknown opcode or dtype, or a result type no tensor can
+/// have (a malformed message).
 gt::Instruction fromWire(Instruction::Reader in);
 
 } // namespace gt::wire

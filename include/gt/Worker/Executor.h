@@ -40,6 +40,8 @@ struct ExecutorStats {
   uint64_t verifyFailures = 0;   ///< GT_JIT_VERIFY: replayed outputs that differed from eager
   uint64_t collectiveOps = 0;    ///< all_reduce, all_gather, reduce_scatter, all_to_all run
   uint64_t p2pOps = 0;           ///< send and recv run
+  uint64_t typesInferred = 0;    ///< result types inferred here rather than taken from the program
+                                 ///< (ops without a kernel, untyped programs; see Instruction::type)
   std::vector<std::string> notes; ///< why each failed region stays eager (first 16); GT_JIT_PROFILE timings
 };
 

@@ -229,7 +229,15 @@ struct KernelCompiler::Impl {
       b.create<bufferization::MaterializeInDestinationOp>(loc, TypeRange{}, results[i],
                                                           func.getArgument(unsigned(inputs.size() + i)), true, true);
     b.create<func::ReturnOp>(loc);
-    if (failed(mlir::verify(*module))) throw std::runtime_error("the kernel for " + what + " does not verify");
+    // The one check of a carried result type against the op table, per kernel (see Instruction::type).
+    std::string diagnostics;
+    llvm::raw_string_ostream os(diagnostics);
+    ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+      os << (diagnostics.empty() ? "" : "; ") << d.str();
+      return success();
+    });
+    if (failed(mlir::verify(*module)))
+      throw std::runtime_error("the kernel for " + what + " does not verify: " + diagnostics);
     return module;
   }
 

@@ -37,6 +37,27 @@ bool runsWithoutKernel(OpCode op) {
   }
 }
 
+/// Ops whose compiled kernel sees the whole result type and the operand types: the kernel's
+/// verifier checks a carried type once per kernel. (full/randn/rand take their value as an
+/// operand and their shape from the result type, so theirs is checked like the ops below.)
+bool kernelChecksType(OpCode op) {
+  return !runsWithoutKernel(op) && op != OpCode::Full && op != OpCode::Randn && op != OpCode::Rand;
+}
+
+/// The result type `inst` runs with: the carried one (Instruction::type). Where no kernel
+/// checks it, it is inferred and the two must agree; a program without types is inferred.
+/// `inferred` counts the inferences (ExecutorStats::typesInferred).
+TensorType resultType(const Instruction &inst, std::span<const TensorType> operands, uint64_t &inferred) {
+  if (inst.type && kernelChecksType(inst.op)) return *inst.type;
+  inferred++;
+  TensorType type = inferType(inst.op, operands, inst.attrs);
+  if (inst.type && !(*inst.type == type))
+    throw std::invalid_argument("the program gives it a " + std::string(dtypeName(inst.type->dtype)) +
+                                shapeString(inst.type->shape) + " result, but its operands make a " +
+                                dtypeName(type.dtype) + shapeString(type.shape) + " (a malformed program)");
+  return type;
+}
+
 /// The operand types of the compiled kernel of `op` on operands of `types`: a fill value
 /// (f64) or seed (i64) is the one 0-d run-time operand of full/randn/rand, so one kernel
 /// serves every value.
@@ -136,7 +157,7 @@ RegionLayout layoutOf(std::span<const Instruction> insts) {
 /// The fused-kernel description of a region; throws if an op is not fusible or an output is
 /// not made inside the region.
 RegionSpec specOf(std::span<const Instruction> insts, const RegionLayout &layout,
-                  const std::vector<TensorType> &inputTypes, const std::vector<uint64_t> &outputs) {
+                  const std::vector<TensorType> &inputTypes, const std::vector<uint64_t> &outputs, uint64_t &inferred) {
   RegionSpec spec;
   spec.inputs = inputTypes;
   std::unordered_map<uint64_t, int> number;
@@ -152,7 +173,7 @@ RegionSpec specOf(std::span<const Instruction> insts, const RegionLayout &layout
       op.operands.push_back(number.at(id));
       operandTypes.push_back(types[size_t(number.at(id))]);
     }
-    op.type = inferType(inst.op, operandTypes, inst.attrs);
+    op.type = resultType(inst, operandTypes, inferred); // the region kernel's verifier checks a carried one
     number[inst.result] = int(types.size());
     types.push_back(op.type);
     spec.ops.push_back(std::move(op));
@@ -431,7 +452,9 @@ bool Executor::prepareNext(const ProgramRun &p) {
     if (!known) continue;
     TensorType out;
     try {
-      out = inferType(inst.op, types, inst.attrs);
+      // Only to find the kernels to compile: a carried type is taken as it is here (a kernel
+      // built from a wrong one fails its verifier; run() checks the rest).
+      out = inst.type ? *inst.type : resultType(inst, types, stats_.typesInferred);
     } catch (const std::exception &) {
       continue; // it fails when it runs, without a kernel
     }
@@ -545,7 +568,7 @@ void Executor::runRegion(std::span<const Instruction> insts, const RegionCall &r
       }
       if (ready) {
         try {
-          jit_->request(region.key, specOf(insts, layout, inputTypes, region.outputs), describe(insts));
+          jit_->request(region.key, specOf(insts, layout, inputTypes, region.outputs, stats_.typesInferred), describe(insts));
         } catch (const std::exception &e) {
           jit_->refuse(region.key, describe(insts), e.what());
         }
@@ -721,7 +744,7 @@ void Executor::run(const Instruction &inst) {
 void Executor::execute(const Instruction &inst, const std::vector<const Tensor *> &in, Tensor &out) {
   std::vector<TensorType> types;
   for (const Tensor *t : in) types.push_back(t->type);
-  out.type = inferType(inst.op, types, inst.attrs);
+  out.type = resultType(inst, types, stats_.typesInferred);
   size_t bytes = size_t(numBytes(out.type));
 
   switch (inst.op) {
@@ -832,7 +855,7 @@ void Executor::exchange(const Instruction &inst, const Tensor *in, const std::st
   int64_t rank = members.rankOf(self_), n = int64_t(group.size());
   if (rank < 0) throw std::runtime_error("this worker is not in the collective's group");
   std::vector<TensorType> types{in->type};
-  out.type = inferType(inst.op, types, inst.attrs);
+  out.type = resultType(inst, types, stats_.typesInferred);
   size_t elem = dtypeSize(in->type.dtype), inBytes = size_t(numElements(in->type.shape)) * elem;
   auto reduceKind = ReduceKind(inst.attrs.reduce);
   // The members' blocks of `whole` along `axis`, gathered into one buffer; for an axis other
