@@ -26,6 +26,11 @@ _signals = []         # (name, backward) of the active gt.signal contexts, inner
 _configured = None    # the signal names the session's config defines (None: no config loaded)
 
 
+def _is_script(path):
+    with open(path, "rb") as f:
+        return f.read(2) == b"#!"
+
+
 def bin_dir():
     """Where gt-dispatcher and gt-worker live: $GT_BIN_DIR, gt/bin beside this package, or PATH."""
     if os.environ.get("GT_BIN_DIR"):
@@ -35,7 +40,7 @@ def bin_dir():
         if os.path.exists(os.path.join(here, "gt-dispatcher")):
             return here
     found = shutil.which("gt-dispatcher")
-    if found:
+    if found and not _is_script(found):  # not gt/_commands.py's wrapper, which comes here
         return os.path.dirname(found)
     raise RuntimeError("gt-dispatcher not found: install GT (make build) or set GT_BIN_DIR")
 

@@ -31,10 +31,12 @@ def check(actual, expected, atol=1e-5, rtol=1e-4, label="value"):
 
 class Daemons:
     """A dispatcher and workers of our own (not the auto-started ones). `env` reaches both (and
-    the clients' token: GT_TOKEN); `dispatcher_args` / `worker_args` are extra flags."""
+    the clients' token: GT_TOKEN); `dispatcher_args` / `worker_args` are extra flags; `bindir`
+    where the binaries are ("": the commands on `env`'s PATH; default: the package's)."""
 
-    def __init__(self, workers=1, env=None, dispatcher_args=(), worker_args=(), host="127.0.0.1", tls_ca="", token=None):
-        bindir = _runtime.bin_dir()
+    def __init__(self, workers=1, env=None, dispatcher_args=(), worker_args=(), host="127.0.0.1", tls_ca="", token=None,
+                 bindir=None):
+        bindir = _runtime.bin_dir() if bindir is None else bindir
         self.env = dict(os.environ, **(env or {}))
         self.host, self.tls_ca = host, tls_ca
         self.token = self.env.get("GT_TOKEN", "") if token is None else token
