@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <pwd.h>
+#include <unistd.h>
 
 namespace gt::client {
 
@@ -40,6 +42,15 @@ std::string gib(double bytes) {
   else std::snprintf(text, sizeof text, "%.1f MiB", bytes / double(1 << 20));
   return text;
 }
+/// Who this client is, for gt top: "user@host:pid".
+std::string selfLabel() {
+  const char *user = std::getenv("USER");
+  if (!user || !*user)
+    if (const passwd *pw = getpwuid(getuid())) user = pw->pw_name;
+  char host[256] = "?";
+  gethostname(host, sizeof host - 1);
+  return std::string(user && *user ? user : "?") + "@" + host + ":" + std::to_string(getpid());
+}
 } // namespace
 
 Client::Client(const std::string &host, int port, const std::string &token, double timeoutSeconds,
@@ -60,6 +71,7 @@ Client::Client(const std::string &host, int port, const std::string &token, doub
     rpc_ = std::make_unique<Rpc>(host, port, timeoutSeconds, tlsCaFile);
     auto req = rpc_->dispatcher.openSessionRequest();
     req.setToken(token);
+    req.setLabel(selfLabel());
     auto timeout = int64_t(timeoutSeconds * 1000) * kj::MILLISECONDS;
     // The deadline from the real clock: the thread's kj timer only advances while its event
     // loop runs, so after an idle stretch timeoutAfter() would count from a stale "now".
@@ -307,6 +319,50 @@ uint32_t Client::numWorkers() {
   auto r = waitAlive(rpc_->session.infoRequest().send(), "asking for the workers");
   setLimits(limitsOf(r.getLimits()));
   return r.getWorkers();
+}
+
+struct Monitor::Rpc {
+  transport::Connection connection;
+  wire::Dispatcher::Client dispatcher;
+  Rpc(const std::string &host, int port, double timeoutSeconds, const std::string &caFile)
+      : connection(host, port, transport::TlsOptions{"", "", caFile}, timeoutSeconds),
+        dispatcher(connection.main<wire::Dispatcher>()) {}
+};
+
+Monitor::Monitor(const std::string &host, int port, const std::string &token, double timeoutSeconds,
+                 const std::string &tlsCaFile)
+    : where_(host + ":" + std::to_string(port)), token_(token), timeout_(timeoutSeconds) {
+  try {
+    rpc_ = std::make_unique<Rpc>(host, port, timeoutSeconds, tlsCaFile);
+  } catch (const std::runtime_error &e) {
+    throw ConnectionError("cannot connect to the GT dispatcher at " + where_ + ": " + e.what());
+  }
+}
+
+Monitor::~Monitor() = default;
+
+Monitor::Snapshot Monitor::poll() {
+  auto req = rpc_->dispatcher.monitorRequest();
+  req.setToken(token_);
+  auto deadline = kj::systemPreciseMonotonicClock().now() + int64_t(timeout_ * 1000) * kj::MILLISECONDS;
+  Snapshot out;
+  try {
+    auto r = rpc_->connection.timer().timeoutAt(deadline, req.send()).wait(rpc_->connection.waitScope());
+    for (auto s : r.getDispatcher()) out.dispatcher[s.getName().cStr()] = s.getValue();
+    for (auto w : r.getWorkers()) {
+      Worker worker{w.getIndex(), w.getDevice().cStr(), w.getAlive(), w.getAnswered(), {}, {}};
+      for (auto s : w.getStats()) worker.stats[s.getName().cStr()] = s.getValue();
+      for (auto u : w.getSessions()) worker.sessions[u.getSession()] = {u.getBusyMs(), u.getBytes()};
+      out.workers.push_back(std::move(worker));
+    }
+    for (auto s : r.getSessions())
+      out.sessions.push_back(Session{s.getSession(), s.getName().cStr(), s.getLabel().cStr(), s.getWeight(),
+                                     s.getOpenSeconds(), s.getInstructions(), s.getUploadBytes(), s.getFetchBytes(),
+                                     s.getErrors(), s.getLastError().cStr()});
+  } catch (const kj::Exception &e) {
+    throw ConnectionError("the GT dispatcher at " + where_ + ": " + e.getDescription().cStr());
+  }
+  return out;
 }
 
 } // namespace gt::client

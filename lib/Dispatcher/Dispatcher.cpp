@@ -84,22 +84,13 @@ public:
   kj::Promise<void> openSession(OpenSessionContext context) override {
     // GT_TOKEN (weight 1), or a token of the clients file (its name and weight); a dispatcher
     // with neither admits anyone.
-    std::string given = context.getParams().getToken().cStr(), name;
+    std::string name;
     double weight = 1;
-    const Options &o = state_.options;
-    bool known = (o.token.empty() && o.clients.empty()) || (!o.token.empty() && transport::sameSecret(o.token, given));
-    for (const ClientEntry &c : o.clients)
-      if (transport::sameSecret(c.token, given)) {
-        known = true;
-        name = c.name;
-        weight = c.weight;
-      }
-    if (!known) {
-      refuse();
+    if (!admitClient(context.getParams().getToken().cStr(), name, weight))
       return KJ_EXCEPTION(FAILED, "wrong or missing GT_TOKEN: this dispatcher admits only clients that present its token");
-    }
-    state_.listener->authenticated(connection_);
-    context.getResults().setSession(kj::heap<SessionImpl>(state_, name, weight));
+    std::string label = context.getParams().getLabel().cStr();
+    if (label.size() > state_.options.batch.maxText) label.resize(state_.options.batch.maxText);
+    context.getResults().setSession(kj::heap<SessionImpl>(state_, name, weight, std::move(label)));
     context.getResults().setAlive(kj::heap<LivenessImpl>());
     state_.fillLimits(context.getResults().initLimits());
     return kj::READY_NOW;
@@ -121,7 +112,35 @@ public:
     return kj::READY_NOW;
   }
 
+  kj::Promise<void> monitor(MonitorContext context) override {
+    std::string name;
+    double weight;
+    if (!admitClient(context.getParams().getToken().cStr(), name, weight))
+      return KJ_EXCEPTION(FAILED, "wrong or missing GT_TOKEN: gt top needs a client token of this dispatcher");
+    return fillMonitor(state_, context.getResults());
+  }
+
 private:
+  /// Whether `given` is GT_TOKEN or a token of the clients file (then `name` and `weight` are
+  /// its); a dispatcher with neither admits anyone. Marks the connection authenticated, or has
+  /// it closed.
+  bool admitClient(const std::string &given, std::string &name, double &weight) {
+    const Options &o = state_.options;
+    bool known = (o.token.empty() && o.clients.empty()) || (!o.token.empty() && transport::sameSecret(o.token, given));
+    for (const ClientEntry &c : o.clients)
+      if (transport::sameSecret(c.token, given)) {
+        known = true;
+        name = c.name;
+        weight = c.weight;
+      }
+    if (!known) {
+      refuse();
+      return false;
+    }
+    state_.listener->authenticated(connection_);
+    return true;
+  }
+
   /// Whether `given` matches `secret` (an empty secret admits anyone); marks the connection
   /// authenticated, or has it closed.
   bool admit(const std::string &secret, capnp::Text::Reader given) {

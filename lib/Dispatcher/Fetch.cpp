@@ -10,26 +10,26 @@ kj::Promise<void> SessionImpl::fetch(FetchContext context) {
   uint64_t id = context.getParams().getId();
   auto it = tensors_.find(id);
   if (it == tensors_.end()) {
-    setError(context.getResults().initResult(), "tensor " + std::to_string(id) + " does not exist in this session" +
+    fetchFailed(context.getResults().initResult(), "tensor " + std::to_string(id) + " does not exist in this session" +
                                                     (refusedBatch_.empty() ? "" : " (" + refusedBatch_ + ")"));
     return kj::READY_NOW;
   }
   const Entry &t = it->second;
   if (!t.error.empty()) {
-    setError(context.getResults().initResult(), t.error);
+    fetchFailed(context.getResults().initResult(), t.error);
     return kj::READY_NOW;
   }
   if (t.layout.workers.size() > 1) return fetchSharded(context, t);
   int64_t worker = t.worker;
   if (!state_.workers[worker].alive) {
-    setError(context.getResults().initResult(),
+    fetchFailed(context.getResults().initResult(),
              "worker " + std::to_string(worker) + " died: " + state_.workers[worker].deathReason);
     return kj::READY_NOW;
   }
   return fetchFrom(worker, t.globalId, false).then([this, context](Piece &&piece) mutable {
     auto out = context.getResults().initResult();
-    if (!piece.error.empty()) return setError(out, piece.error);
-    state_.fetchBytes += piece.bytes.size();
+    if (!piece.error.empty()) return fetchFailed(out, piece.error);
+    fetched(piece.bytes.size());
     setPiece(out, piece.type, piece.bytes);
   });
 }
@@ -56,18 +56,31 @@ kj::Promise<void> SessionImpl::fetchSharded(FetchContext context, const Entry &t
     std::string error;
     for (const Piece &p : *parts)
       if (!p.error.empty() && (error.empty() || error.find(kPeerFailed) != std::string::npos)) error = p.error;
-    if (!error.empty()) return setError(out, error);
+    if (!error.empty()) return fetchFailed(out, error);
     std::string bytes;
     try {
       std::vector<std::string> pieces;
       for (Piece &p : *parts) pieces.push_back(std::move(p.bytes));
       bytes = assemble(type, layout, pieces);
     } catch (const std::exception &e) {
-      return setError(out, e.what());
+      return fetchFailed(out, e.what());
     }
     setPiece(out, type, bytes);
-    state_.fetchBytes += bytes.size();
+    fetched(bytes.size());
   });
+}
+
+void SessionImpl::fetchFailed(wire::Fetched::Builder out, const std::string &message) {
+  if (SessionRecord *r = record()) {
+    r->errors++;
+    r->lastError = message;
+  }
+  setError(out, message);
+}
+
+void SessionImpl::fetched(size_t bytes) {
+  state_.fetchBytes += bytes;
+  if (SessionRecord *r = record()) r->fetchBytes += bytes;
 }
 
 void SessionImpl::setPiece(wire::Fetched::Builder out, const TensorType &type, const std::string &bytes) {

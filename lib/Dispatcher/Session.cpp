@@ -27,6 +27,7 @@ SessionImpl::~SessionImpl() noexcept(false) {
     req.send().detach([](kj::Exception &&) {});
   }
   state_.liveSessions--;
+  state_.sessions.erase(id_);
 }
 
 kj::Promise<void> SessionImpl::submit(SubmitContext context) {
@@ -67,6 +68,7 @@ kj::Promise<void> SessionImpl::submit(SubmitContext context) {
     }
     if (why.empty()) {
       state_.uploadBytes += in.data.size();
+      if (SessionRecord *r = record()) r->uploadBytes += in.data.size();
       batch.push_back(std::move(in));
       continue;
     }
@@ -86,6 +88,7 @@ kj::Promise<void> SessionImpl::submit(SubmitContext context) {
                 });
   auto t0 = std::chrono::steady_clock::now();
   state_.instructions += batch.size();
+  if (SessionRecord *r = record()) r->instructions += instructions.size();
   if (!batch.empty()) dispatch(std::move(batch));
   state_.dispatchMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   state_.log.flush();

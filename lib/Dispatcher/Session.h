@@ -94,6 +94,16 @@ struct RendezvousStore {
   }
 };
 
+/// What gt top shows of a live session (Dispatcher.monitor).
+struct SessionRecord {
+  std::string name;  ///< from the clients file ("" for GT_TOKEN's clients)
+  std::string label; ///< as the client says: user@host:pid
+  double weight = 1;
+  uint64_t instructions = 0, uploadBytes = 0, fetchBytes = 0, errors = 0;
+  std::string lastError; ///< of the last fetch that failed
+  std::chrono::steady_clock::time_point opened = std::chrono::steady_clock::now();
+};
+
 struct State {
   Options options;
   mlir::MLIRContext ctx{mlir::MLIRContext::Threading::DISABLED};
@@ -101,6 +111,7 @@ struct State {
   uint64_t nextGlobalId = 1;
   uint32_t nextSession = 0;
   uint32_t liveSessions = 0;
+  std::map<uint32_t, SessionRecord> sessions; ///< the live ones, by id
   InstructionLog log;
   mlir::gt::HotRegionCounter regionCounts; ///< spans every batch of every session
   uint64_t regionsFormed = 0, regionsMarkedHot = 0, batches = 0;
@@ -202,10 +213,12 @@ struct ShardedPlan {
 /// config and its plan cache. Every method runs on the dispatcher's one thread.
 class SessionImpl final : public wire::Session::Server {
 public:
-  /// A session of client `name` ("" for GT_TOKEN's), with `weight` (its share of each worker).
-  SessionImpl(State &state, std::string name, double weight)
+  /// A session of client `name` ("" for GT_TOKEN's), with `weight` (its share of each worker);
+  /// `label` is who the client says it is (user@host:pid).
+  SessionImpl(State &state, std::string name, double weight, std::string label)
       : state_(state), id_(state.nextSession++), client_(std::move(name)), weight_(weight) {
     state_.liveSessions++;
+    state_.sessions[id_] = SessionRecord{client_, std::move(label), weight};
   }
   /// The client went away: every worker drops what the session still has queued and frees
   /// what it holds.
@@ -245,6 +258,12 @@ private:
   // ---------------------------------------------------------------- Session.cpp
 
   void markDead(int64_t worker, const std::string &why) { state_.markDead(worker, why); }
+
+  /// This session's entry in gt top (Dispatcher.monitor); null once the session has ended.
+  SessionRecord *record() {
+    auto it = state_.sessions.find(id_);
+    return it == state_.sessions.end() ? nullptr : &it->second;
+  }
 
   /// The session's first live worker, counting from its id (-1: none is alive).
   int64_t homeWorker();
@@ -359,6 +378,10 @@ private:
   static std::string assemble(const TensorType &type, const Sharding &layout, const std::vector<std::string> &pieces);
 
   static void setPiece(wire::Fetched::Builder out, const TensorType &type, const std::string &bytes);
+  /// A fetch fails with `message` (counted in gt top's errors, with the last message).
+  void fetchFailed(wire::Fetched::Builder out, const std::string &message);
+  /// A fetch returned `bytes` tensor bytes (counted for the dispatcher and the session).
+  void fetched(size_t bytes);
 
   // ---------------------------------------------------------------- the session's state
 
@@ -375,5 +398,9 @@ private:
   std::unordered_map<std::string, std::shared_ptr<const ShardedPlan>> plans_; ///< by BatchKey::text
   size_t planInstructions_ = 0;            ///< instructions of the batches behind plans_
 };
+
+/// Dispatcher.monitor (gt top): the dispatcher's counters, every live session's record and
+/// every worker's counters (Worker.monitor, a second's wait at most); in Stats.cpp.
+kj::Promise<void> fillMonitor(State &state, wire::Dispatcher::MonitorResults::Builder out);
 
 } // namespace gt::dispatcher

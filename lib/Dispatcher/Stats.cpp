@@ -3,6 +3,36 @@
 
 namespace gt::dispatcher {
 
+/// The dispatcher's own counters (gt.debug.stats, gt top).
+static std::map<std::string, double> dispatcherCounters(const State &state_) {
+  std::map<std::string, double> values;
+  values["workers"] = double(std::count_if(state_.workers.begin(), state_.workers.end(), [](const WorkerRef &w) { return w.alive; }));
+  values["batches"] = double(state_.batches);
+  values["regions_formed"] = double(state_.regionsFormed);
+  values["regions_marked_hot"] = double(state_.regionsMarkedHot);
+  values["dispatcher_upload_bytes"] = double(state_.uploadBytes);
+  values["dispatcher_fetch_bytes"] = double(state_.fetchBytes);
+  values["dispatcher_instructions"] = double(state_.instructions);
+  values["dispatcher_dispatch_ms"] = state_.dispatchMs;
+  values["dispatcher_plan_cache_hits"] = double(state_.planHits);
+  values["dispatcher_plan_cache_misses"] = double(state_.planMisses);
+  values["dispatcher_refused_instructions"] = double(state_.refusedInstructions);
+  values["dispatcher_handshake_failures"] = double(state_.handshakeFailures);
+  values["dispatcher_sessions"] = double(state_.liveSessions);
+  values["dispatcher_store_keys"] = double(state_.store.entries.size());
+  values["dispatcher_store_bytes"] = double(state_.store.bytes);
+  if (state_.listener) {
+    transport::Listener::Counters c = state_.listener->counters();
+    values["dispatcher_connections"] = double(c.open);
+    values["dispatcher_connections_pending"] = double(c.pending);
+    values["dispatcher_connections_refused"] = double(c.refused);
+    values["dispatcher_connections_evicted"] = double(c.evicted);
+    values["dispatcher_connections_timed_out"] = double(c.timedOut);
+    values["dispatcher_accept_errors"] = double(c.acceptErrors);
+  }
+  return values;
+}
+
 kj::Promise<void> SessionImpl::stats(StatsContext context) {
   // Sum every live worker's counters; add the dispatcher's own.
   struct Totals {
@@ -12,30 +42,8 @@ kj::Promise<void> SessionImpl::stats(StatsContext context) {
   };
   auto totals = std::make_shared<Totals>();
   Totals &t = *totals;
-  t.values["workers"] = 0;
-  t.values["batches"] = double(state_.batches);
-  t.values["regions_formed"] = double(state_.regionsFormed);
-  t.values["regions_marked_hot"] = double(state_.regionsMarkedHot);
-  t.values["dispatcher_upload_bytes"] = double(state_.uploadBytes);
-  t.values["dispatcher_fetch_bytes"] = double(state_.fetchBytes);
-  t.values["dispatcher_instructions"] = double(state_.instructions);
-  t.values["dispatcher_dispatch_ms"] = state_.dispatchMs;
-  t.values["dispatcher_plan_cache_hits"] = double(state_.planHits);
-  t.values["dispatcher_plan_cache_misses"] = double(state_.planMisses);
-  t.values["dispatcher_refused_instructions"] = double(state_.refusedInstructions);
-  t.values["dispatcher_handshake_failures"] = double(state_.handshakeFailures);
-  t.values["dispatcher_sessions"] = double(state_.liveSessions);
-  t.values["dispatcher_store_keys"] = double(state_.store.entries.size());
-  t.values["dispatcher_store_bytes"] = double(state_.store.bytes);
-  if (state_.listener) {
-    transport::Listener::Counters c = state_.listener->counters();
-    t.values["dispatcher_connections"] = double(c.open);
-    t.values["dispatcher_connections_pending"] = double(c.pending);
-    t.values["dispatcher_connections_refused"] = double(c.refused);
-    t.values["dispatcher_connections_evicted"] = double(c.evicted);
-    t.values["dispatcher_connections_timed_out"] = double(c.timedOut);
-    t.values["dispatcher_accept_errors"] = double(c.acceptErrors);
-  }
+  t.values = dispatcherCounters(state_);
+  t.values["workers"] = 0; // counted below, as the workers' counters are added
   t.values["session_queued_instructions"] = double(backlog_->queued);
   auto promises = kj::heapArrayBuilder<kj::Promise<void>>(state_.workers.size());
   for (size_t i = 0; i < state_.workers.size(); ++i) {
@@ -79,6 +87,51 @@ kj::Promise<void> SessionImpl::stats(StatsContext context) {
       ++k;
     }
   });
+}
+
+kj::Promise<void> fillMonitor(State &state, wire::Dispatcher::MonitorResults::Builder out) {
+  auto stats = dispatcherCounters(state);
+  auto list = out.initDispatcher(unsigned(stats.size()));
+  unsigned i = 0;
+  for (auto &[name, value] : stats) {
+    list[i].setName(name);
+    list[i].setValue(value);
+    ++i;
+  }
+  auto now = std::chrono::steady_clock::now();
+  auto sessions = out.initSessions(unsigned(state.sessions.size()));
+  i = 0;
+  for (auto &[id, r] : state.sessions) {
+    auto s = sessions[i++];
+    s.setSession(id);
+    s.setName(r.name);
+    s.setLabel(r.label);
+    s.setWeight(r.weight);
+    s.setInstructions(r.instructions);
+    s.setUploadBytes(r.uploadBytes);
+    s.setFetchBytes(r.fetchBytes);
+    s.setErrors(r.errors);
+    s.setLastError(r.lastError.substr(0, 500));
+    s.setOpenSeconds(std::chrono::duration<double>(now - r.opened).count());
+  }
+  // Every worker at once, each given a second: a wedged worker shows as not answering.
+  auto workers = out.initWorkers(unsigned(state.workers.size()));
+  auto promises = kj::heapArrayBuilder<kj::Promise<void>>(state.workers.size());
+  for (size_t w = 0; w < state.workers.size(); ++w) {
+    WorkerRef &ref = state.workers[w];
+    auto entry = workers[unsigned(w)];
+    entry.setIndex(uint32_t(w));
+    entry.setDevice(ref.device);
+    entry.setAlive(ref.alive);
+    if (!ref.alive) continue;
+    auto call = ref.client.monitorRequest().send().then([entry](capnp::Response<wire::Worker::MonitorResults> &&r) mutable {
+      entry.setStats(r.getStats());
+      entry.setSessions(r.getSessions());
+      entry.setAnswered(true);
+    });
+    promises.add(state.timer->timeoutAfter(1 * kj::SECONDS, kj::mv(call)).catch_([](kj::Exception &&) {}));
+  }
+  return kj::joinPromises(promises.finish());
 }
 
 } // namespace gt::dispatcher

@@ -83,12 +83,45 @@ struct Fetched {
 interface Dispatcher {
   # A client's session: its own tensor namespace, freed when the client goes away. `alive`
   # answers pings even while the session's submits wait for room (the client's heartbeat).
-  openSession @0 (token :Text) -> (session :Session, alive :Liveness, limits :Limits);
+  # `label`: who the client is, as it says ("user@host:pid"; shown by gt top).
+  openSession @0 (token :Text, label :Text) -> (session :Session, alive :Liveness, limits :Limits);
   # A worker joins; the dispatcher drives it through `worker`. `memoryBytes`: what its device
   # may hold; `sessionMemoryBytes`: each session's quota there. `rendezvous`: the key-value
   # store of worker groups (Gloo, NCCL ids), for workers only.
   registerWorker @1 (token :Text, worker :Worker, device :Text, memoryBytes :UInt64, sessionMemoryBytes :UInt64)
       -> (index :UInt32, rendezvous :Rendezvous, alive :Liveness);
+  # What gt top shows: the dispatcher's counters, every worker's (a worker that does not answer
+  # within a second is shown as such) and every live session's. Takes a client token.
+  monitor @2 (token :Text) -> (dispatcher :List(Stat), workers :List(WorkerMonitor), sessions :List(SessionMonitor));
+}
+
+# A session's use of one worker (Worker.monitor).
+struct SessionUsage {
+  session @0 :UInt32;
+  busyMs @1 :Float64;           # execution time of its programs so far
+  bytes @2 :UInt64;             # memory it holds there
+}
+
+struct WorkerMonitor {
+  index @0 :UInt32;
+  device @1 :Text;
+  alive @2 :Bool;
+  answered @3 :Bool;            # false: alive, but no answer within the monitor's deadline
+  stats @4 :List(Stat);         # as Session.stats' byWorker (gt.debug.stats)
+  sessions @5 :List(SessionUsage);
+}
+
+struct SessionMonitor {
+  session @0 :UInt32;
+  name @1 :Text;                # from the clients file ("" for GT_TOKEN's clients)
+  label @2 :Text;               # as the client says: user@host:pid
+  weight @3 :Float64;
+  instructions @4 :UInt64;      # received from the client
+  uploadBytes @5 :UInt64;       # tensor bytes it uploaded / fetched through the dispatcher
+  fetchBytes @6 :UInt64;
+  errors @7 :UInt64;            # fetches that returned an error
+  lastError @8 :Text;
+  openSeconds @9 :Float64;      # since the session opened
 }
 
 interface Liveness {
@@ -136,6 +169,9 @@ interface Worker {
   sync @3 (session :UInt32) -> ();
   # Answered at once, whatever the worker is running (liveness).
   ping @4 () -> ();
+  # Answered at once, whatever the worker is running: its counters as last published (at most
+  # a quarter second old while it works) and each session's use of it (gt top).
+  monitor @6 () -> (stats :List(Stat), sessions :List(SessionUsage));
   # The session is gone: its queued work is dropped (exchanges still run, failed, so groups
   # stay in step) and its tensors freed.
   endSession @5 (session :UInt32) -> ();

@@ -86,6 +86,59 @@ std::string localAddressTowards(const std::string &host, int port) {
   return out;
 }
 
+using Values = std::vector<std::pair<std::string, double>>;
+
+/// The worker's counters, with `session`'s own (on the scheduler's thread: it reads the executor).
+Values collect(Executor &executor, Scheduler &scheduler, uint32_t session) {
+  ExecutorStats s = executor.stats();
+  CompilerStats c = executor.compilerStats();
+  Scheduler::Counters q = scheduler.counters();
+  std::vector<std::pair<std::string, double>> values = {
+      {"instructions", double(s.instructions)},
+      {"live_tensors", double(s.liveTensors)},
+      {"live_bytes", double(s.liveBytes)},
+      {"peak_bytes", double(s.peakBytes)},
+      {"session_bytes", double(executor.sessionBytes(session))},
+      {"session_busy_ms", scheduler.busyMs(session)},
+      {"session_weight", scheduler.weight(session)},
+      {"scheduler_sessions", double(q.sessions)},
+      {"scheduler_queued", double(q.queued)},
+      {"scheduler_units", double(q.units)},
+      {"scheduler_busy_ms", q.busyMs},
+      {"eager_ops", double(s.eagerOps)},
+      {"types_inferred", double(s.typesInferred)},
+      {"fused_ops", double(s.fusedOps)},
+      {"regions_seen", double(s.regionsSeen)},
+      {"regions_hot", double(s.regionsHot)},
+      {"regions_compiled", double(s.regionsCompiled)},
+      {"region_replays", double(s.regionReplays)},
+      {"region_fallbacks", double(s.regionFallbacks)},
+      {"region_verify_failures", double(s.verifyFailures)},
+      {"kernels_compiled", double(c.compiled)},
+      {"kernel_disk_hits", double(c.diskHits)},
+      {"cache_hits", double(c.diskHits + c.memoryHits)},
+      {"cache_misses", double(c.compiled)},
+      {"compile_ms", c.compileMs},
+      {"disk_load_ms", c.diskLoadMs},
+      {"region_compile_ms", s.regionCompileMs},
+      {"region_load_ms", s.regionLoadMs},
+      {"region_disk_hits", double(s.regionDiskHits)},
+      {"collective_ops", double(s.collectiveOps)},
+      {"p2p_ops", double(s.p2pOps)},
+  };
+  for (auto &c : executor.device().counters()) values.push_back(c);
+  if (executor.communicator())
+    for (auto &c : executor.communicator()->counters()) values.push_back(c);
+  return values;
+}
+
+/// What gt top reads (Worker.monitor) without waiting for the scheduler: the counters as the
+/// scheduler's thread last published them (Scheduler::onTick).
+struct Published {
+  std::mutex mu;
+  Values values;
+};
+
 /// A promise on the main thread and the means to keep it from the scheduler's thread.
 template <typename T> struct Handoff {
   kj::Promise<T> promise;
@@ -98,7 +151,8 @@ template <typename T> Handoff<T> handoff() {
 
 class WorkerImpl final : public wire::Worker::Server {
 public:
-  WorkerImpl(Executor &executor, Scheduler &scheduler) : executor_(executor), scheduler_(scheduler) {}
+  WorkerImpl(Executor &executor, Scheduler &scheduler, std::shared_ptr<Published> published)
+      : executor_(executor), scheduler_(scheduler), published_(std::move(published)) {}
 
   // Queued in the session's queue; the reply goes once the program has run.
   kj::Promise<void> run(RunContext context) override {
@@ -148,6 +202,40 @@ public:
 
   kj::Promise<void> ping(PingContext) override { return kj::READY_NOW; }
 
+  // Answered at once, like ping: the counters last published, with the scheduler's own (which
+  // it keeps under its lock) fresh.
+  kj::Promise<void> monitor(MonitorContext context) override {
+    Values values;
+    {
+      std::lock_guard lock(published_->mu);
+      values = published_->values;
+    }
+    std::erase_if(values, [](const auto &v) { return v.first.rfind("session_", 0) == 0; }); // per session: below
+    Scheduler::Counters q = scheduler_.counters();
+    for (auto &[name, value] : values) {
+      if (name == "scheduler_sessions") value = double(q.sessions);
+      else if (name == "scheduler_queued") value = double(q.queued);
+      else if (name == "scheduler_units") value = double(q.units);
+      else if (name == "scheduler_busy_ms") value = q.busyMs;
+    }
+    auto results = context.getResults();
+    auto list = results.initStats(unsigned(values.size()));
+    for (unsigned i = 0; i < values.size(); ++i) {
+      list[i].setName(values[i].first);
+      list[i].setValue(values[i].second);
+    }
+    std::map<uint32_t, double> busy = scheduler_.busyBySession();
+    auto sessions = results.initSessions(unsigned(busy.size()));
+    unsigned i = 0;
+    for (auto &[session, ms] : busy) {
+      sessions[i].setSession(session);
+      sessions[i].setBusyMs(ms);
+      sessions[i].setBytes(executor_.sessionBytes(session)); // under the executor's accounts lock
+      ++i;
+    }
+    return kj::READY_NOW;
+  }
+
   kj::Promise<void> endSession(EndSessionContext context) override {
     auto ended = handoff<void>();
     scheduler_.endSession(context.getParams().getSession(), [f = ended.fulfiller] { (*f)->fulfill(); });
@@ -163,7 +251,7 @@ public:
     auto got = handoff<Result>();
     uint32_t session = context.getParams().getSession();
     scheduler_.fence(session, [this, f = got.fulfiller, session] {
-      Result r{collect(session), executor_.stats().notes};
+      Result r{collect(executor_, scheduler_, session), executor_.stats().notes};
       (*f)->fulfill(std::move(r));
     });
     return got.promise.then([context](Result &&r) mutable {
@@ -179,52 +267,9 @@ public:
   }
 
 private:
-  /// The worker's counters (on the scheduler's thread).
-  std::vector<std::pair<std::string, double>> collect(uint32_t session) {
-    ExecutorStats s = executor_.stats();
-    CompilerStats c = executor_.compilerStats();
-    Scheduler::Counters q = scheduler_.counters();
-    std::vector<std::pair<std::string, double>> values = {
-        {"instructions", double(s.instructions)},
-        {"live_tensors", double(s.liveTensors)},
-        {"live_bytes", double(s.liveBytes)},
-        {"peak_bytes", double(s.peakBytes)},
-        {"session_bytes", double(executor_.sessionBytes(session))},
-        {"session_busy_ms", scheduler_.busyMs(session)},
-        {"session_weight", scheduler_.weight(session)},
-        {"scheduler_sessions", double(q.sessions)},
-        {"scheduler_queued", double(q.queued)},
-        {"scheduler_units", double(q.units)},
-        {"scheduler_busy_ms", q.busyMs},
-        {"eager_ops", double(s.eagerOps)},
-        {"types_inferred", double(s.typesInferred)},
-        {"fused_ops", double(s.fusedOps)},
-        {"regions_seen", double(s.regionsSeen)},
-        {"regions_hot", double(s.regionsHot)},
-        {"regions_compiled", double(s.regionsCompiled)},
-        {"region_replays", double(s.regionReplays)},
-        {"region_fallbacks", double(s.regionFallbacks)},
-        {"region_verify_failures", double(s.verifyFailures)},
-        {"kernels_compiled", double(c.compiled)},
-        {"kernel_disk_hits", double(c.diskHits)},
-        {"cache_hits", double(c.diskHits + c.memoryHits)},
-        {"cache_misses", double(c.compiled)},
-        {"compile_ms", c.compileMs},
-        {"disk_load_ms", c.diskLoadMs},
-        {"region_compile_ms", s.regionCompileMs},
-        {"region_load_ms", s.regionLoadMs},
-        {"region_disk_hits", double(s.regionDiskHits)},
-        {"collective_ops", double(s.collectiveOps)},
-        {"p2p_ops", double(s.p2pOps)},
-    };
-    for (auto &c : executor_.device().counters()) values.push_back(c);
-    if (executor_.communicator())
-      for (auto &c : executor_.communicator()->counters()) values.push_back(c);
-    return values;
-  }
-
   Executor &executor_;
   Scheduler &scheduler_;
+  std::shared_ptr<Published> published_;
 };
 
 std::string readToken(const std::string &path) {
@@ -267,7 +312,15 @@ void serve(const Options &options) {
   req.setDevice(options.device);
   req.setMemoryBytes(memory);
   req.setSessionMemoryBytes(sessionMemory ? sessionMemory : memory);
-  req.setWorker(kj::heap<WorkerImpl>(executor, scheduler));
+  auto published = std::make_shared<Published>();
+  auto publish = [&executor, &scheduler, published] {
+    Values values = collect(executor, scheduler, 0);
+    std::lock_guard lock(published->mu);
+    published->values = std::move(values);
+  };
+  publish(); // before the scheduler's thread starts, the only other reader of the executor
+  scheduler.onTick(publish, 250);
+  req.setWorker(kj::heap<WorkerImpl>(executor, scheduler, published));
   uint32_t index;
   wire::Rendezvous::Client rendezvous = nullptr;
   try {

@@ -147,6 +147,38 @@ PYBIND11_MODULE(_C, m) {
         "The dtype code that arithmetic on dtype codes a and b gives.");
   m.def("broadcast_shapes", [](Shape a, Shape b) { return broadcastShapes(a, b); });
 
+  py::class_<client::Monitor>(m, "Monitor", "gt top's connection to a dispatcher (no session).")
+      .def(py::init<const std::string &, int, const std::string &, double, const std::string &>(), py::arg("host"),
+           py::arg("port"), py::arg("token") = "", py::arg("timeout") = 5.0, py::arg("tls_ca") = "",
+           py::call_guard<py::gil_scoped_release>())
+      .def("poll", [](client::Monitor &m) {
+        client::Monitor::Snapshot s;
+        {
+          py::gil_scoped_release release;
+          s = m.poll();
+        }
+        py::dict d, dispatcher;
+        for (auto &[name, value] : s.dispatcher) dispatcher[py::str(name)] = value;
+        py::list workers, sessions;
+        for (auto &w : s.workers) {
+          py::dict stats, usage;
+          for (auto &[name, value] : w.stats) stats[py::str(name)] = value;
+          for (auto &[id, u] : w.sessions) usage[py::int_(id)] = py::make_tuple(u.first, u.second);
+          workers.append(py::dict(py::arg("index") = w.index, py::arg("device") = w.device, py::arg("alive") = w.alive,
+                                  py::arg("answered") = w.answered, py::arg("stats") = stats, py::arg("sessions") = usage));
+        }
+        for (auto &x : s.sessions)
+          sessions.append(py::dict(py::arg("id") = x.id, py::arg("name") = x.name, py::arg("label") = x.label,
+                                   py::arg("weight") = x.weight, py::arg("open_seconds") = x.openSeconds,
+                                   py::arg("instructions") = x.instructions, py::arg("upload_bytes") = x.uploadBytes,
+                                   py::arg("fetch_bytes") = x.fetchBytes, py::arg("errors") = x.errors,
+                                   py::arg("last_error") = x.lastError));
+        d["dispatcher"] = dispatcher;
+        d["workers"] = workers;
+        d["sessions"] = sessions;
+        return d;
+      }, "One reading of Dispatcher.monitor: {'dispatcher': {counter: value}, 'workers': [...], 'sessions': [...]}.");
+
   py::class_<client::Client>(m, "Client")
       .def(py::init<const std::string &, int, const std::string &, double, const std::string &>(), py::arg("host"),
            py::arg("port"), py::arg("token") = "", py::arg("timeout") = 5.0, py::arg("tls_ca") = "",

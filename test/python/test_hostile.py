@@ -373,8 +373,10 @@ def test_nothing_but_the_handshake_is_answered_before_it(secured):
     with pytest.raises(ConnectionError, match="wrong or missing GT_TOKEN"):
         gt._C.Client("127.0.0.1", secured.port, "guess", 5.0)
     r = raw(secured)
-    for method in (2, 3, 4):  # info, storeSet, storeGet in the old protocol: gone from the front door
+    for method in (3, 4):  # storeSet, storeGet in the old protocol: gone from the front door
         assert "not implemented" in r.call_front_door(method) or "disconnected" in r.call_front_door(method).lower()
+    # monitor (gt top) is a handshake too: without the client token it is refused
+    assert "wrong or missing GT_TOKEN" in raw(secured).call_front_door(2)
     assert_serves(secured)
 
 

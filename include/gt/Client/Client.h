@@ -162,4 +162,41 @@ private:
   double timeout_ = 30;   ///< $GT_TIMEOUT: seconds without an answered ping before giving up
 };
 
+/// gt top's view of a dispatcher (Dispatcher.monitor), over a connection of its own: it opens
+/// no session. Throws ConnectionError like Client.
+class Monitor {
+public:
+  struct Worker {
+    uint32_t index = 0;
+    std::string device;
+    bool alive = false, answered = false; ///< answered: within the dispatcher's one-second wait
+    std::map<std::string, double> stats;  ///< as Stats::byWorker
+    std::map<uint32_t, std::pair<double, uint64_t>> sessions; ///< session -> (busy ms, bytes held)
+  };
+  struct Session {
+    uint32_t id = 0;
+    std::string name, label; ///< clients-file name; user@host:pid
+    double weight = 1, openSeconds = 0;
+    uint64_t instructions = 0, uploadBytes = 0, fetchBytes = 0, errors = 0;
+    std::string lastError;
+  };
+  struct Snapshot {
+    std::map<std::string, double> dispatcher;
+    std::vector<Worker> workers;
+    std::vector<Session> sessions;
+  };
+
+  Monitor(const std::string &host, int port, const std::string &token, double timeoutSeconds,
+          const std::string &tlsCaFile = "");
+  ~Monitor();
+  /// One reading; throws ConnectionError if the dispatcher is gone or the token is refused.
+  Snapshot poll();
+
+private:
+  struct Rpc;
+  std::unique_ptr<Rpc> rpc_;
+  std::string where_, token_;
+  double timeout_;
+};
+
 } // namespace gt::client

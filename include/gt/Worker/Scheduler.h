@@ -55,6 +55,12 @@ public:
   Counters counters() const;
   /// Execution time used by `session` so far, milliseconds (0 for a session it never saw).
   double busyMs(uint32_t session) const;
+  /// Execution time used so far by every session it has seen and not ended, milliseconds.
+  std::map<uint32_t, double> busyBySession() const;
+  /// Runs `fn` on the scheduler's thread (where the executor may be read) at most every
+  /// `periodMs` while work runs, and once each time the work runs out: gt top's counters
+  /// (Worker.monitor) come from what it publishes. Call before start().
+  void onTick(std::function<void()> fn, double periodMs);
   /// The weight `session` last submitted with (1 for a session it never saw).
   double weight(uint32_t session) const;
 
@@ -74,6 +80,8 @@ private:
   uint64_t units_ = 0;
   double busyMs_ = 0;
   std::map<uint32_t, double> busyBySession_;
+  std::function<void()> tick_;
+  double tickPeriodMs_ = 0;
   bool stop_ = false;
   std::thread thread_;
 };

@@ -110,6 +110,16 @@ double Scheduler::busyMs(uint32_t session) const {
   return it == busyBySession_.end() ? 0 : it->second;
 }
 
+std::map<uint32_t, double> Scheduler::busyBySession() const {
+  std::lock_guard lock(mu_);
+  return busyBySession_;
+}
+
+void Scheduler::onTick(std::function<void()> fn, double periodMs) {
+  tick_ = std::move(fn);
+  tickPeriodMs_ = periodMs;
+}
+
 double Scheduler::weight(uint32_t session) const {
   std::lock_guard lock(mu_);
   auto it = queues_.find(session);
@@ -120,7 +130,19 @@ void Scheduler::loop() {
   using Clock = std::chrono::steady_clock;
   std::unique_lock lock(mu_);
   size_t idleTurns = 0; // turns in a row in which no session could run (all wait for exchanges)
+  auto lastTick = Clock::now();
+  bool ranSinceTick = false;
+  auto tick = [&](bool due) { // onTick's callback, outside the lock
+    if (!tick_ || !(due || std::chrono::duration<double, std::milli>(Clock::now() - lastTick).count() >= tickPeriodMs_))
+      return;
+    lock.unlock();
+    tick_();
+    lock.lock();
+    lastTick = Clock::now();
+    ranSinceTick = false;
+  };
   while (true) {
+    if (round_.empty() && ranSinceTick) tick(true); // the work ran out: publish where it ended
     cv_.wait(lock, [&] { return stop_ || !round_.empty(); });
     if (stop_) return;
     uint32_t id = round_.front();
@@ -164,6 +186,8 @@ void Scheduler::loop() {
       busyBySession_[id] += ms;
       units_++;
       ran = true;
+      ranSinceTick = true;
+      tick(false);
     }
     if (!q.items.empty()) {
       round_.push_back(id);
