@@ -17,6 +17,11 @@ import time
 
 import numpy as np
 
+try:
+    from tqdm import tqdm  # the progress bar on a terminal (installed by make build)
+except ImportError:
+    tqdm = None
+
 import gt
 import gt.nn as nn
 import gt.nn.functional as F
@@ -72,10 +77,12 @@ def accuracy(model, x, y, batch=1000):
     return correct / len(x)
 
 
-def progress(done, total, loss, width=30):
-    filled = width * done // total
-    sys.stdout.write(f"\r  [{'#' * filled}{'.' * (width - filled)}] {done}/{total} loss {loss:.4f}")
-    sys.stdout.flush()
+def progress_bar(epoch, steps):
+    """A tqdm bar for one epoch on a terminal; None (one line per epoch) when stderr is not a
+    terminal or tqdm is missing."""
+    if tqdm is None or not sys.stderr.isatty():
+        return None
+    return tqdm(total=steps, desc=f"epoch {epoch}", unit="step", leave=False)
 
 
 def main():
@@ -111,18 +118,23 @@ def main():
     for epoch in range(1, args.epochs + 1):
         order = rng.permutation(len(x_train))
         start, total, seen = time.perf_counter(), 0.0, 0
+        bar = progress_bar(epoch, steps)
         for s in range(steps):
             idx = order[s * args.batch_size:(s + 1) * args.batch_size]
             loss = train_step(model, opt, x_train[idx], y_train[idx])
             if s % 20 == 0 or s == steps - 1:  # fetching the loss is a sync point: not every step
                 value = loss.item()
                 total, seen = total + value, seen + 1
-                progress(s + 1, steps, value)
+                if bar is not None:
+                    bar.update(s + 1 - bar.n)
+                    bar.set_postfix(loss=f"{value:.4f}")
         gt.synchronize()
+        if bar is not None:
+            bar.close()
         elapsed = time.perf_counter() - start
         acc = accuracy(model, x_test, y_test)
-        print(f"\repoch {epoch}: loss {total / seen:.4f}  test accuracy {acc:.2%}  "
-              f"{len(x_train) / elapsed:,.0f} samples/s ({elapsed:.1f} s)" + " " * 20)
+        print(f"epoch {epoch}: loss {total / seen:.4f}  test accuracy {acc:.2%}  "
+              f"{len(x_train) / elapsed:,.0f} samples/s ({elapsed:.1f} s)", flush=True)
     return acc
 
 

@@ -19,7 +19,7 @@
 #   jit-bench       benchmarks/jit.py on the GPU
 #   vs-torch        benchmarks/vs_torch.py: per-op overhead, the fused chain, the MLP and GPT
 #                   steps, beside PyTorch eager and torch.compile on the same GPU
-#   trace           a Perfetto trace (gt.profiler, the client's track so far) of two GPT steps,
+#   trace           a Perfetto trace (gt.profiler: client, dispatcher and workers) of two GPT steps,
 #                   OUT/gpt-steps.trace.json; trace-summary: `gt trace summary` of it
 # --dry-run: the same steps on CPU workers (GT_DEVICE=cpu), skipping the GPU-only ones; `make
 # test` runs it, so the proof cannot rot. --only: just the steps named (a GPU run that continues

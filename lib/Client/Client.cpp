@@ -9,6 +9,7 @@
 #include <kj/time.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <pwd.h>
 #include <unistd.h>
@@ -297,6 +298,40 @@ Stats Client::stats() {
   for (auto w : r.getByWorker()) {
     auto &values = out.byWorker[w.getIndex()];
     for (auto s : w.getStats()) values[s.getName().cStr()] = s.getValue();
+  }
+  return out;
+}
+
+void Client::startTrace() {
+  flush(); // what was issued before is not the trace's
+  auto req = rpc_->session.traceRequest();
+  req.setOn(true);
+  waitAlive(req.send(), "starting a trace");
+}
+
+std::pair<int64_t, int64_t> Client::dispatcherOffsetNs() {
+  int64_t offset = 0, rtt = INT64_MAX;
+  for (int i = 0; i < 5; ++i) {
+    int64_t t0 = monotonicNs();
+    auto r = waitAlive(rpc_->session.clockRequest().send(), "reading the dispatcher's clock");
+    int64_t t1 = monotonicNs();
+    if (t1 - t0 < rtt) offset = r.getNs() - (t0 + t1) / 2, rtt = t1 - t0;
+  }
+  return {offset, rtt};
+}
+
+std::vector<Client::ProcessTrace> Client::stopTrace() {
+  sync(); // the trace holds everything issued inside it
+  auto req = rpc_->session.traceRequest();
+  req.setOn(false);
+  auto r = waitAlive(req.send(), "stopping a trace");
+  int64_t offset = dispatcherOffsetNs().first;
+  std::vector<ProcessTrace> out;
+  for (auto p : r.getProcesses()) {
+    ProcessTrace t{p.getPid(), p.getLabel().cStr(), p.getOffsetNs(), p.getRttNs(), {}};
+    for (auto e : p.getEvents())
+      t.events.push_back({e.getName().cStr(), e.getCategory().cStr(), e.getStartNs() - offset, e.getDurationNs(), e.getArgs().cStr()});
+    out.push_back(std::move(t));
   }
   return out;
 }

@@ -188,6 +188,12 @@ kj::Promise<void> watchWorkers(State &state) {
   });
 }
 
+/// Publishes the dispatcher's metrics to `server` every second (Prometheus scrapes far less often).
+kj::Promise<void> publishMetrics(State &state, metrics::Server &server) {
+  server.publish(metricSamples(state));
+  return state.timer->afterDelay(1 * kj::SECONDS).then([&state, &server] { return publishMetrics(state, server); });
+}
+
 /// Lets the process hold as many sockets as the hard limit allows (the connection bound, not
 /// the file descriptor limit, should be what refuses clients).
 void raiseFileLimit() {
@@ -233,9 +239,17 @@ void serve(const Options &given) {
     writeSecret(path, state.options.workerToken);
     std::cerr << "gt-dispatcher: workers join with the token in " << path << " (or set GT_WORKER_TOKEN)" << std::endl;
   }
+  std::unique_ptr<metrics::Server> metricsServer;
+  kj::Promise<void> publishing = kj::NEVER_DONE;
+  if (options.metricsPort >= 0) {
+    metricsServer = std::make_unique<metrics::Server>(options.metricsHost, options.metricsPort);
+    std::cerr << "gt-dispatcher: metrics on http://" << options.metricsHost << ":" << metricsServer->port() << "/metrics"
+              << std::endl;
+    publishing = publishMetrics(state, *metricsServer);
+  }
   std::printf("gt-dispatcher listening on %s:%u\n", options.host.c_str(), port);
   std::fflush(stdout);
-  watchWorkers(state).wait(io.waitScope);
+  watchWorkers(state).exclusiveJoin(kj::mv(publishing)).wait(io.waitScope);
 }
 
 } // namespace gt::dispatcher

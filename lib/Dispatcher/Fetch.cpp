@@ -71,6 +71,7 @@ kj::Promise<void> SessionImpl::fetchSharded(FetchContext context, const Entry &t
 }
 
 void SessionImpl::fetchFailed(wire::Fetched::Builder out, const std::string &message) {
+  state_.fetchErrors++;
   if (SessionRecord *r = record()) {
     r->errors++;
     r->lastError = message;

@@ -231,6 +231,7 @@ void SessionImpl::dispatch(std::vector<Instruction> batch) {
   });
   if (readsPoisoned(batch)) dropPoisonedReaders(batch);
   if (batch.empty()) return;
+  int64_t traceStart = tracing_ ? monotonicNs() : 0;
   int64_t home = homeWorker();
   if (home < 0) return poison(batch, "no live worker is registered with the dispatcher");
   BatchKey key;
@@ -242,9 +243,11 @@ void SessionImpl::dispatch(std::vector<Instruction> batch) {
   std::shared_ptr<const ShardedPlan> plan;
   if (key.cacheable && state_.options.planCache)
     if (auto it = plans_.find(key.text); it != plans_.end()) plan = it->second;
+  bool planHit = plan != nullptr;
   if (plan) {
     state_.planHits++;
   } else {
+    int64_t captureStart = tracing_ ? monotonicNs() : 0;
     static const ShardingConfig noConfig;
     mlir::OwningOpRef<mlir::ModuleOp> module;
     std::unordered_map<uint64_t, TensorType> globalTypes;
@@ -274,7 +277,10 @@ void SessionImpl::dispatch(std::vector<Instruction> batch) {
                             " auto-shard-bytes=" + std::to_string(options.config->autoShardBytes);
         dumpIR(*module, "captured", (config_ ? "config=" + configDumpPath() + " " : std::string()) + flags);
       }
+      traceEvent("capture", "dispatcher", captureStart, "{\"instructions\": " + std::to_string(batch.size()) + "}");
+      int64_t passesStart = tracing_ ? monotonicNs() : 0;
       runDispatcherPipeline(*module, options);
+      traceEvent("passes", "dispatcher", passesStart);
       dumpIR(*module, "placed");
       plan = planOf(*module, batch, key, globalTypes);
     } catch (const std::exception &e) {
@@ -291,6 +297,8 @@ void SessionImpl::dispatch(std::vector<Instruction> batch) {
   batchCount_++;
   state_.batches++;
   runPlan(*plan, batch, key);
+  traceEvent("dispatch", "dispatcher", traceStart,
+             "{\"instructions\": " + std::to_string(batch.size()) + ", \"plan\": " + (planHit ? "\"hit\"" : "\"miss\"") + "}");
 }
 
 void SessionImpl::recordProgram(int64_t worker, const std::vector<Instruction> &program, const std::vector<wireRegion> &regions) {
@@ -316,6 +324,7 @@ void SessionImpl::send(int64_t worker, const std::vector<Instruction> &program, 
   WorkerRef &w = state_.workers[worker];
   if (!w.alive) return;
   if (!state_.options.record.empty()) recordProgram(worker, program, regions);
+  int64_t traceStart = tracing_ ? monotonicNs() : 0;
   auto req = w.client.runRequest();
   auto list = req.initProgram().initInstructions(unsigned(program.size()));
   for (unsigned i = 0; i < program.size(); ++i) wire::toWire(program[i], list[i]);
@@ -344,6 +353,8 @@ void SessionImpl::send(int64_t worker, const std::vector<Instruction> &program, 
         backlog->room = nullptr;
       }
   };
+  traceEvent("send", "dispatcher", traceStart,
+             "{\"worker\": " + std::to_string(worker) + ", \"instructions\": " + std::to_string(n) + "}");
   req.send().then([ran](auto &&) { ran(); }, [state, worker, ran](kj::Exception &&e) {
     ran();
     state->markDead(worker, e.getDescription().cStr());

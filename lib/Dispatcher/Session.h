@@ -7,10 +7,12 @@
 #pragma once
 
 #include "gt/Core/Config.h"
+#include "gt/Core/Trace.h"
 #include "gt/Dialect/Passes.h"
 #include "gt/Dispatcher/Capture.h"
 #include "gt/Dispatcher/Dispatcher.h"
 #include "gt/Dispatcher/Record.h"
+#include "gt/Transport/Metrics.h"
 #include "gt/Transport/Wire.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -19,6 +21,7 @@
 #include <kj/async-io.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <chrono>
 #include <cstdint>
 #include <fstream>
@@ -36,7 +39,14 @@ namespace gt::dispatcher {
 class InstructionLog {
 public:
   explicit InstructionLog(const std::string &path) {
-    if (!path.empty()) out_.open(path, std::ios::app);
+    if (path.empty()) return;
+    std::error_code ec;
+    bool fresh = !std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0;
+    out_.open(path, std::ios::app);
+    if (fresh && out_)
+      out_ << "# GT_INSTRUCTION_LOG columns: unix time in microseconds, session=<session id>, event (recv: from the "
+              "client; dispatch: to a worker), op, id=<the session's tensor id; 0: a value the passes added>, "
+              "[worker=<worker index>], [at=<the user's file:line>]\n";
   }
   bool enabled() const { return out_.is_open(); }
   void write(uint32_t session, const char *event, const Instruction &inst, int64_t worker = -1) {
@@ -121,6 +131,7 @@ struct State {
   uint64_t planHits = 0, planMisses = 0;    ///< batches replayed from / added to a plan cache
   uint64_t refusedInstructions = 0;         ///< client instructions refused (see ClientBatch.h)
   uint64_t handshakeFailures = 0;           ///< wrong or missing credentials
+  uint64_t fetchErrors = 0;                 ///< fetches answered with an error (all sessions)
   RendezvousStore store;
   kj::Timer *timer = nullptr;
   transport::Listener *listener = nullptr;
@@ -229,6 +240,8 @@ public:
   kj::Promise<void> submit(SubmitContext context) override;
   kj::Promise<void> sync(SyncContext) override;
   kj::Promise<void> info(InfoContext context) override;
+  kj::Promise<void> trace(TraceContext context) override; // Trace.cpp
+  kj::Promise<void> clock(ClockContext context) override;
   kj::Promise<void> loadConfig(LoadConfigContext context) override;
   kj::Promise<void> fetch(FetchContext context) override;
   kj::Promise<void> stats(StatsContext context) override;
@@ -391,6 +404,21 @@ private:
   double weight_ = 1;
   std::shared_ptr<Backlog> backlog_ = std::make_shared<Backlog>();
   uint64_t batchCount_ = 0;
+  /// gt.profiler: while tracing, what the dispatcher did for this session (Trace.cpp).
+  struct Tracing {
+    std::vector<TraceEvent> events;
+    size_t dropped = 0;
+  };
+  std::unique_ptr<Tracing> tracing_;
+  /// Records `name` from `startNs` until now, if the session is traced.
+  void traceEvent(const char *name, const char *category, int64_t startNs, std::string args = "") {
+    if (!tracing_) return;
+    if (tracing_->events.size() >= kMaxTraceEvents) {
+      tracing_->dropped++;
+      return;
+    }
+    tracing_->events.push_back({name, category, startNs, monotonicNs() - startNs, std::move(args)});
+  }
   uint64_t recorded_ = 0;                  ///< GT_RECORD: programs written
   std::string refusedBatch_;               ///< why the session's last batch refused whole was (fetch names it)
   std::unique_ptr<ShardingConfig> config_; ///< gt.load_config; null: none loaded (an empty one)
@@ -402,5 +430,8 @@ private:
 /// Dispatcher.monitor (gt top): the dispatcher's counters, every live session's record and
 /// every worker's counters (Worker.monitor, a second's wait at most); in Stats.cpp.
 kj::Promise<void> fillMonitor(State &state, wire::Dispatcher::MonitorResults::Builder out);
+
+/// The dispatcher's Prometheus metrics (--metrics-port; docs/observability.md); in Stats.cpp.
+std::vector<metrics::Sample> metricSamples(const State &state);
 
 } // namespace gt::dispatcher

@@ -134,4 +134,43 @@ kj::Promise<void> fillMonitor(State &state, wire::Dispatcher::MonitorResults::Bu
   return kj::joinPromises(promises.finish());
 }
 
+std::vector<metrics::Sample> metricSamples(const State &state) {
+  std::map<std::string, double> c = dispatcherCounters(state);
+  auto at = [&](const char *name) { return c.count(name) ? c.at(name) : 0.0; };
+  auto counter = [](std::string name, std::string help, double value) {
+    return metrics::Sample{std::move(name), std::move(help), true, {}, value};
+  };
+  auto gauge = [](std::string name, std::string help, double value) {
+    return metrics::Sample{std::move(name), std::move(help), false, {}, value};
+  };
+  std::vector<metrics::Sample> out = {
+      counter("gt_instructions_total", "Instructions received from clients.", at("dispatcher_instructions")),
+      counter("gt_batches_total", "Client batches received.", at("batches")),
+      counter("gt_plan_cache_hits_total", "Batches replayed from a cached plan.", at("dispatcher_plan_cache_hits")),
+      counter("gt_plan_cache_misses_total", "Batches that ran capture and the dispatcher's passes.",
+              at("dispatcher_plan_cache_misses")),
+      counter("gt_dispatch_seconds_total", "Time spent turning client instructions into worker programs.",
+              at("dispatcher_dispatch_ms") / 1000),
+      counter("gt_upload_bytes_total", "Tensor bytes clients uploaded through the dispatcher.", at("dispatcher_upload_bytes")),
+      counter("gt_fetch_bytes_total", "Tensor bytes clients fetched through the dispatcher.", at("dispatcher_fetch_bytes")),
+      counter("gt_regions_formed_total", "Fused regions (gt.region) the dispatcher formed.", at("regions_formed")),
+      gauge("gt_sessions", "Live client sessions.", at("dispatcher_sessions")),
+      gauge("gt_workers", "Live workers.", at("workers")),
+      gauge("gt_connections", "Open connections (clients, workers, monitors).", at("dispatcher_connections")),
+  };
+  const char *errorHelp = "Errors, by kind: refused instructions, failed fetches, refused credentials, refused or "
+                          "evicted connections.";
+  for (auto [kind, value] : {std::pair{"refused_instruction", at("dispatcher_refused_instructions")},
+                             std::pair{"fetch", double(state.fetchErrors)},
+                             std::pair{"handshake", at("dispatcher_handshake_failures")},
+                             std::pair{"connection_refused", at("dispatcher_connections_refused")},
+                             std::pair{"connection_evicted", at("dispatcher_connections_evicted")},
+                             std::pair{"connection_timed_out", at("dispatcher_connections_timed_out")}})
+    out.push_back({"gt_errors_total", errorHelp, true, {{"kind", kind}}, value});
+  for (auto &[id, r] : state.sessions) // bounded by the live sessions: an ended one disappears
+    out.push_back({"gt_session_instructions_total", "Instructions received from each live session.", true,
+                   {{"session", std::to_string(id)}, {"client", r.label}}, double(r.instructions)});
+  return out;
+}
+
 } // namespace gt::dispatcher

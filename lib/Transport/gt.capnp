@@ -95,6 +95,24 @@ interface Dispatcher {
   monitor @2 (token :Text) -> (dispatcher :List(Stat), workers :List(WorkerMonitor), sessions :List(SessionMonitor));
 }
 
+# One slice of a gt.profiler timeline (gt::TraceEvent).
+struct TraceEvent {
+  name @0 :Text;
+  category @1 :Text;
+  startNs @2 :Int64;
+  durationNs @3 :Int64;
+  args @4 :Text;                # a JSON object, or ""
+}
+
+# What one process recorded for a traced session (Session.trace).
+struct ProcessTrace {
+  pid @0 :UInt32;
+  label @1 :Text;               # "gt-dispatcher", "gt-worker 0 (cuda:0)"
+  offsetNs @2 :Int64;           # its clock minus the dispatcher's (measured; 0 for the dispatcher)
+  rttNs @3 :Int64;              # the round trip of the best measurement
+  events @4 :List(TraceEvent);  # on the dispatcher's clock
+}
+
 # A session's use of one worker (Worker.monitor).
 struct SessionUsage {
   session @0 :UInt32;
@@ -153,6 +171,12 @@ interface Session {
       -> (error :Text, workers :UInt32, signals :List(Text));
   # Live workers and sessions, and this session's limits (auto-start waits for the workers).
   info @5 () -> (workers :UInt32, sessions :UInt32, limits :Limits);
+  # gt.profiler: on, the dispatcher and every live worker start recording this session's work
+  # (returns nothing); off, they stop, and every process's events come back on the dispatcher's
+  # clock, with each worker's measured offset.
+  trace @6 (on :Bool) -> (processes :List(ProcessTrace));
+  # The dispatcher's monotonic clock, ns: the client measures its offset to its own.
+  clock @7 () -> (ns :Int64);
 }
 
 interface Worker {
@@ -172,6 +196,11 @@ interface Worker {
   # Answered at once, whatever the worker is running: its counters as last published (at most
   # a quarter second old while it works) and each session's use of it (gt top).
   monitor @6 () -> (stats :List(Stat), sessions :List(SessionUsage));
+  # gt.profiler: on, start recording what runs for `session`; off, stop and return it (events on
+  # this worker's clock, which `clock` reads). Answered at once.
+  trace @7 (session :UInt32, on :Bool) -> (pid :UInt32, events :List(TraceEvent));
+  # This process's monotonic clock, ns (aligning traces). Answered at once.
+  clock @8 () -> (ns :Int64);
   # The session is gone: its queued work is dropped (exchanges still run, failed, so groups
   # stay in step) and its tensors freed.
   endSession @5 (session :UInt32) -> ();

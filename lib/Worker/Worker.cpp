@@ -2,6 +2,7 @@
 // queued, pings answered at once); the Scheduler's thread runs the programs, each session in
 // its own queue, and hands fetches, syncs and stats back through cross-thread promises.
 #include "gt/Worker/Worker.h"
+#include "gt/Transport/Metrics.h"
 
 #include "gt/Transport/Connection.h"
 #include "gt/Transport/Wire.h"
@@ -111,6 +112,7 @@ Values collect(Executor &executor, Scheduler &scheduler, uint32_t session) {
       {"regions_seen", double(s.regionsSeen)},
       {"regions_hot", double(s.regionsHot)},
       {"regions_compiled", double(s.regionsCompiled)},
+      {"regions_compiling", double(s.regionsCompiling)},
       {"region_replays", double(s.regionReplays)},
       {"region_fallbacks", double(s.regionFallbacks)},
       {"region_verify_failures", double(s.verifyFailures)},
@@ -130,6 +132,40 @@ Values collect(Executor &executor, Scheduler &scheduler, uint32_t session) {
   if (executor.communicator())
     for (auto &c : executor.communicator()->counters()) values.push_back(c);
   return values;
+}
+
+/// The worker's Prometheus metrics (--metrics-port; docs/observability.md) from its counters.
+std::vector<metrics::Sample> metricSamples(const Values &values) {
+  std::map<std::string, double> c(values.begin(), values.end());
+  auto at = [&](const char *name) { return c.count(name) ? c.at(name) : 0.0; };
+  auto counter = [](std::string name, std::string help, double value, std::vector<std::pair<std::string, std::string>> labels = {}) {
+    return metrics::Sample{std::move(name), std::move(help), true, std::move(labels), value};
+  };
+  auto gauge = [](std::string name, std::string help, double value) {
+    return metrics::Sample{std::move(name), std::move(help), false, {}, value};
+  };
+  const char *ops = "Compute ops run, by how: one kernel each (eager) or inside a fused region's kernel (fused).";
+  return {
+      counter("gt_worker_instructions_total", "Instructions received (frees included).", at("instructions")),
+      counter("gt_worker_ops_total", ops, at("eager_ops"), {{"how", "eager"}}),
+      counter("gt_worker_ops_total", ops, at("fused_ops"), {{"how", "fused"}}),
+      counter("gt_worker_kernels_run_total", "Kernels launched: eager ops and fused-region replays.",
+              at("eager_ops") + at("region_replays")),
+      counter("gt_worker_kernels_compiled_total", "Kernels compiled (ops and fused regions), not loaded from a cache.",
+              at("kernels_compiled")),
+      counter("gt_worker_kernel_cache_hits_total", "Kernels found compiled, in memory or on disk.", at("cache_hits")),
+      counter("gt_worker_compile_seconds_total", "Time spent compiling kernels (fused regions included).",
+              at("compile_ms") / 1000),
+      counter("gt_worker_busy_seconds_total", "Time spent running programs.", at("scheduler_busy_ms") / 1000),
+      gauge("gt_worker_queued", "Programs, fetches and syncs queued in the scheduler.", at("scheduler_queued")),
+      gauge("gt_worker_live_bytes", "Device memory held by tensors.", at("live_bytes")),
+      gauge("gt_worker_peak_bytes", "The most device memory tensors have held.", at("peak_bytes")),
+      gauge("gt_worker_live_tensors", "Tensors held.", at("live_tensors")),
+      counter("gt_worker_collectives_total", "all_reduce, all_gather, reduce_scatter and all_to_all run.", at("collective_ops")),
+      counter("gt_worker_collective_bytes_total", "Bytes put into collectives.", at("collective_bytes")),
+      counter("gt_worker_p2p_sent_bytes_total", "Bytes sent point to point (send).", at("p2p_bytes_sent")),
+      counter("gt_worker_p2p_received_bytes_total", "Bytes received point to point (recv).", at("p2p_bytes_received")),
+  };
 }
 
 /// What gt top reads (Worker.monitor) without waiting for the scheduler: the counters as the
@@ -201,6 +237,31 @@ public:
   }
 
   kj::Promise<void> ping(PingContext) override { return kj::READY_NOW; }
+
+  kj::Promise<void> trace(TraceContext context) override {
+    uint32_t session = context.getParams().getSession();
+    context.getResults().setPid(uint32_t(getpid()));
+    if (context.getParams().getOn()) {
+      scheduler_.startTrace(session);
+      return kj::READY_NOW;
+    }
+    auto [events, since] = scheduler_.stopTrace(session);
+    for (TraceEvent &e : executor_.compileEvents(since)) events.push_back(std::move(e));
+    auto list = context.getResults().initEvents(unsigned(events.size()));
+    for (unsigned i = 0; i < events.size(); ++i) {
+      list[i].setName(events[i].name);
+      list[i].setCategory(events[i].category);
+      list[i].setStartNs(events[i].startNs);
+      list[i].setDurationNs(events[i].durationNs);
+      list[i].setArgs(events[i].args);
+    }
+    return kj::READY_NOW;
+  }
+
+  kj::Promise<void> clock(ClockContext context) override {
+    context.getResults().setNs(monotonicNs());
+    return kj::READY_NOW;
+  }
 
   // Answered at once, like ping: the counters last published, with the scheduler's own (which
   // it keeps under its lock) fresh.
@@ -312,9 +373,16 @@ void serve(const Options &options) {
   req.setDevice(options.device);
   req.setMemoryBytes(memory);
   req.setSessionMemoryBytes(sessionMemory ? sessionMemory : memory);
+  std::shared_ptr<metrics::Server> metricsServer;
+  if (options.metricsPort >= 0) {
+    metricsServer = std::make_shared<metrics::Server>(options.metricsHost, options.metricsPort);
+    std::cerr << "gt-worker: metrics on http://" << options.metricsHost << ":" << metricsServer->port() << "/metrics"
+              << std::endl;
+  }
   auto published = std::make_shared<Published>();
-  auto publish = [&executor, &scheduler, published] {
+  auto publish = [&executor, &scheduler, published, metricsServer] {
     Values values = collect(executor, scheduler, 0);
+    if (metricsServer) metricsServer->publish(metricSamples(values));
     std::lock_guard lock(published->mu);
     published->values = std::move(values);
   };

@@ -37,13 +37,12 @@ ShapeError, AxisError, DTypeError = _C.ShapeError, _C.AxisError, _C.DTypeError
 
 def synchronize():
     """Waits until every op issued so far has run on the workers."""
-    from ._runtime import client
-    from . import _tensor
-    if _tensor._trace is None:
-        return client().sync()
+    from . import _runtime, _tensor
     start = _time.perf_counter_ns()
-    client().sync()
-    _tensor._trace.sync(start, 0)
+    _runtime.client().sync()
+    if _tensor._trace is not None:
+        _tensor._trace.sync(start, 0)
+    _runtime.after_wait((_time.perf_counter_ns() - start) * 1e-9)
 
 
 if _os.environ.get("GT_TRACE"):  # the whole run's timeline (gt.profiler), written at exit

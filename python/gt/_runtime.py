@@ -9,6 +9,7 @@ import secrets
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -193,6 +194,37 @@ def gpu_workers(n):
     _num_workers = n
 
 
+# Background compiles (docs/jit.md): said once on stderr when they make the first steps slow,
+# and once when they are done. GT_QUIET=1 keeps quiet.
+_compile_notice = {"said": 0, "done": False, "checked": 0.0}
+
+
+def after_wait(seconds):
+    """Called after each wait for values (`.numpy()`, `.item()`, `gt.synchronize()`) that took
+    `seconds`. A slow one (over 0.2 s) asks the workers whether fused regions are compiling, at
+    most once a second (one stats call); nothing else costs more than this check."""
+    n = _compile_notice
+    if n["done"] or (not n["said"] and seconds < 0.2) or _client is None:
+        return
+    now = time.monotonic()
+    if now - n["checked"] < 1.0:
+        return
+    n["checked"] = now
+    if os.environ.get("GT_QUIET") == "1":
+        n["done"] = True
+        return
+    stats = _client.stats()
+    compiling = stats.get("regions_compiling", 0)
+    if not n["said"] and compiling:
+        n["said"] = compiling
+        print(f"gt: compiling {compiling} fused region{'s' if compiling > 1 else ''} in the background; until one "
+              "is ready, its ops run one kernel each (GT_JIT_SYNC=1 compiles first instead)...", file=sys.stderr)
+    elif n["said"] and not compiling:
+        n["done"] = True
+        print(f"gt: background compiling done ({stats.get('regions_compiled', 0)} fused regions ready, "
+              f"{stats.get('region_fallbacks', 0)} left op by op)", file=sys.stderr)
+
+
 def client():
     """The session, auto-starting local daemons on first use (or connecting to $GT_SERVER)."""
     global _client
@@ -243,9 +275,14 @@ def _auto_shard_bytes(c):
     return int(size) if c.num_workers() > 1 else 0
 
 
+session_open_hooks = []  # called with the new _C.Client once its session is open (gt.profiler's GT_TRACE)
+
+
 def _on_session_open():
     """Applies what was set before the session existed: the active signal, $GT_CONFIG and
-    $GT_AUTO_SHARD."""
+    $GT_AUTO_SHARD; then runs session_open_hooks."""
+    for hook in session_open_hooks:
+        hook(_client)
     name, _ = current_signal()
     if name:  # a signal entered before the session opened
         _client.set_signal(name, False)

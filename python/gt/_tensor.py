@@ -82,12 +82,11 @@ class Tensor:
     def numpy(self):
         """The values as a NumPy array (waits for them). Raises RuntimeError (gt.RemoteError)
         naming the failed op and your line if the computation failed on a worker."""
-        if _trace is None:
-            data, shape, code = self._h.client.fetch(self._h.id)
-        else:
-            start = time.perf_counter_ns()
-            data, shape, code = self._h.client.fetch(self._h.id)
+        start = time.perf_counter_ns()
+        data, shape, code = self._h.client.fetch(self._h.id)
+        if _trace is not None:
             _trace.sync(start, len(data))
+        _runtime.after_wait((time.perf_counter_ns() - start) * 1e-9)
         return np.frombuffer(data, dtype=_dt.numpy_dtype(_dt.from_code(code))).reshape(shape).copy()
 
     def __array__(self, dtype=None, copy=None):

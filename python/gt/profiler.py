@@ -4,14 +4,21 @@
     with gt.profiler.trace("out.json"):
         train_step()
 
-or `GT_TRACE=out.json python train.py` (the whole run, written at exit). The client's track has
-one slice per op issued (its name, result shape and your source line) and one per sync (a
-`.numpy()` / `.item()` / `gt.synchronize()` waiting for values, with the bytes fetched);
-`gt trace summary out.json` (or `python -m gt trace summary out.json`) prints where the time went,
-and `gt trace plot out.json -o timeline.png` draws it.
+or `GT_TRACE=out.json python train.py` (the whole run, written at exit). One process per track:
 
-Not yet in the trace (the observability issue): the dispatcher's and the workers' tracks
-(capture, passes, kernels, collectives) with their clocks aligned to the client's.
+- the client: one slice per op issued (its name, result shape and your source line) and one per
+  sync (a `.numpy()` / `.item()` / `gt.synchronize()` waiting for values, with the bytes fetched);
+- the dispatcher: each batch's `dispatch` (plan cache hit or miss), with `capture` and `passes`
+  on a miss, and a `send` per worker program;
+- every worker: each `program` it ran for this session, and inside it each kernel (an op, with
+  dtype, shape and your line), fused `region`, collective or send/recv (bytes, peers), each
+  fetch or sync it answered, and the background `compile`s of fused regions.
+
+The daemons record on their own clocks; the trace puts every event on the client's
+(time.perf_counter_ns, CLOCK_MONOTONIC): the client measures the dispatcher's offset, and the
+dispatcher each worker's, from the fastest of five clock readings (NTP's estimate); the offsets
+and round trips are in the file's `otherData`. `gt trace summary out.json` prints where the time
+went and `gt trace plot out.json -o timeline.png` draws it. Not traced: memory allocations.
 
 Format: the Trace Event Format's "X" (complete) events, timestamps and durations in
 microseconds (https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU).
@@ -28,6 +35,7 @@ import threading
 import time
 
 from . import _C
+from . import _runtime
 from . import _tensor
 
 __all__ = ["trace", "summary", "plot"]
@@ -41,10 +49,33 @@ class _Recorder:
         self.syncs = []  # (start_ns, end_ns, line, bytes)
         self.pid = os.getpid()
         self.tid = threading.get_ident()
+        self.remote = []  # what _C.Client.stop_trace returned: the dispatcher's and workers' events
+        self.clock = {}   # the measured clock offsets (otherData)
+        self.client = None  # the client whose session the daemons trace
+
+    def start_remote(self, client):
+        """The dispatcher and workers start recording `client`'s session."""
+        client.start_trace()
+        self.client = client
+
+    def stop_remote(self):
+        """Collects their events (syncing first); a lost dispatcher leaves the client's track alone."""
+        if self.client is None:
+            return
+        client, self.client = self.client, None
+        try:
+            self.remote = client.stop_trace()
+            offset, rtt = client.dispatcher_offset_ns()
+        except ConnectionError as e:
+            self.clock = {"error": f"the dispatcher's and workers' tracks are missing: {e}"}
+            return
+        self.clock = {"dispatcher_offset_ns": offset, "dispatcher_rtt_ns": rtt,
+                      "workers": {p["label"]: {"offset_ns": p["offset_ns"], "rtt_ns": p["rtt_ns"]}
+                                  for p in self.remote[1:]}}
 
     def op(self, name, start_ns, result):
         """An op issued from start_ns until now: its name, result shape and the user's line."""
-        self.ops.append((name, start_ns, time.perf_counter_ns(), _C.user_location(), result.shape))
+        self.ops.append((name, start_ns, time.perf_counter_ns(), _C.last_location(), result.shape))
 
     def sync(self, start_ns, nbytes):
         """A wait for values (a fetch of nbytes, or gt.synchronize) from start_ns until now."""
@@ -58,12 +89,18 @@ class _Recorder:
         out = [{"name": "process_name", "ph": "M", "pid": self.pid, "args": {"name": label}}]
         out += [event(n, "op", s, e, {"line": line, "shape": list(shape)}) for n, s, e, line, shape in self.ops]
         out += [event("sync", "sync", s, e, {"line": line, "bytes": b}) for s, e, line, b in self.syncs]
+        for order, p in enumerate(self.remote, start=1):
+            out.append({"name": "process_name", "ph": "M", "pid": p["pid"], "args": {"name": p["label"]}})
+            out.append({"name": "process_sort_index", "ph": "M", "pid": p["pid"], "args": {"sort_index": order}})
+            for name, category, start, duration, args in p["events"]:
+                out.append({"name": name, "cat": category, "ph": "X", "ts": start / 1000, "dur": duration / 1000,
+                            "pid": p["pid"], "tid": 0, "args": json.loads(args) if args else {}})
         return out
 
     def write(self, path):
         tmp = f"{path}.part"
         with open(tmp, "w") as f:
-            json.dump({"traceEvents": self.trace_events(), "displayTimeUnit": "ms"}, f)
+            json.dump({"traceEvents": self.trace_events(), "displayTimeUnit": "ms", "otherData": {"clock": self.clock}}, f)
         os.replace(tmp, path)
 
 
@@ -74,31 +111,37 @@ def trace(path):
     if _tensor._trace is not None:
         raise RuntimeError("a gt.profiler trace is already on (one at a time)")
     recorder = _tensor._trace = _Recorder()
+    recorder.start_remote(_runtime.client())
     try:
         yield recorder
     finally:
         _tensor._trace = None
+        recorder.stop_remote()
         recorder.write(path)
 
 
 def _trace_whole_run(path):
-    """GT_TRACE=path: records from import to exit."""
+    """GT_TRACE=path: records from import to exit (the daemons from when the session opens)."""
     recorder = _tensor._trace = _Recorder()
+    _runtime.session_open_hooks.append(recorder.start_remote)
 
-    def finish():
+    def finish():  # registered after _runtime's shutdown, so it runs before it
         if _tensor._trace is recorder:
             _tensor._trace = None
+        recorder.stop_remote()
         recorder.write(path)
     atexit.register(finish)
 
 
 def summary(path, top=10):
     """The text `gt trace summary` prints: time per op kind (issue time on the client, in
-    microseconds), the slowest syncs (milliseconds, bytes fetched) with their lines, and the share
-    of the traced time spent waiting. Raises OSError for a missing file and ValueError
+    microseconds), the slowest syncs (milliseconds, bytes fetched) with their lines, the share
+    of the traced time spent waiting, the workers' top kernels, and each worker's busy time and
+    longest idle gaps (milliseconds, within the trace). Raises OSError for a missing file and ValueError
     (json.JSONDecodeError) for one that is not JSON."""
     with open(path) as f:
-        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+        doc = json.load(f)["traceEvents"]
+    events = [e for e in doc if e.get("ph") == "X"]
     if not events:
         return f"{path}: no events"
     start = min(e["ts"] for e in events)
@@ -119,6 +162,30 @@ def summary(path, top=10):
         lines += ["", f"{'slowest syncs':40s} {'ms':>9s} {'bytes':>10s}"]
         for e in syncs[:top]:
             lines.append(f"{e['args'].get('line', '?'):40s} {e['dur'] / 1e3:9.3f} {e['args'].get('bytes', 0):10d}")
+    # The workers' tracks: their busiest kernels and their longest idle gaps inside the trace.
+    names = {e["pid"]: e["args"]["name"] for e in doc if e.get("ph") == "M" and e.get("name") == "process_name"}
+    work = [e for e in events if e["cat"] in ("kernel", "region", "collective", "p2p")]
+    if work:
+        kernels = collections.defaultdict(lambda: [0, 0.0])
+        for e in work:
+            kernels[e["name"]][0] += 1
+            kernels[e["name"]][1] += e["dur"]
+        lines += ["", f"{'top kernels (all workers)':48s} {'count':>8s} {'ms total':>10s} {'us each':>9s}"]
+        for name, (count, total) in sorted(kernels.items(), key=lambda kv: -kv[1][1])[:top]:
+            lines.append(f"{name[:48]:48s} {count:8d} {total / 1e3:10.3f} {total / count:9.1f}")
+        lines += ["", f"{'worker':28s} {'busy ms':>9s} {'busy':>5s} {'longest idle gaps, ms':>24s}"]
+        for pid in sorted({e["pid"] for e in work}):
+            spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in work if e["pid"] == pid)
+            busy, gaps, reach = 0.0, [], start
+            for a, b in spans:
+                if a > reach:
+                    gaps.append(a - reach)
+                busy += max(0.0, b - max(a, reach))
+                reach = max(reach, b)
+            gaps.append(max(0.0, end - reach))
+            longest = ", ".join(f"{g / 1e3:.2f}" for g in sorted(gaps, reverse=True)[:3])
+            lines.append(f"{names.get(pid, str(pid))[:28]:28s} {busy / 1e3:9.2f} {busy / max(end - start, 1e-9):5.0%} "
+                         f"{longest:>24s}")
     return "\n".join(lines)
 
 
@@ -141,9 +208,12 @@ def plot(path, out, width=14.0):
     if not slices:
         raise ValueError(f"{path}: no events to plot")
     t0 = min(e["ts"] for e in slices)
-    rows = sorted({(e["pid"], e["cat"]) for e in slices})
+    order = {e["pid"]: e["args"]["sort_index"] for e in doc if e.get("ph") == "M" and e.get("name") == "process_sort_index"}
+    rows = sorted({(e["pid"], e["cat"]) for e in slices}, key=lambda r: (order.get(r[0], 0), r[0], r[1]))[::-1]
     fig, ax = plt.subplots(figsize=(width, 1.0 + 0.6 * len(rows)))
-    colors = {"op": "tab:blue", "sync": "tab:red"}
+    colors = {"op": "tab:blue", "sync": "tab:red", "dispatcher": "tab:cyan", "program": "lightgray",
+              "kernel": "tab:green", "region": "tab:purple", "collective": "tab:orange", "p2p": "tab:brown",
+              "fetch": "tab:pink", "compile": "tab:olive"}
     for y, (pid, category) in enumerate(rows):
         bars = [((e["ts"] - t0) / 1e3, max(e["dur"] / 1e3, 1e-3)) for e in slices
                 if e["pid"] == pid and e["cat"] == category]

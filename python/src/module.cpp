@@ -15,6 +15,9 @@ namespace {
 std::string packageDir; ///< frames under this directory are GT's own, not the user's
 
 /// "file.py:line" of the innermost Python frame outside the gt package.
+/// The location the last emit carried (gt.profiler reads it instead of walking the frames again).
+std::string lastLocation;
+
 std::string userLocation() {
   PyFrameObject *frame = PyEval_GetFrame(); // borrowed
   Py_XINCREF(frame);
@@ -122,6 +125,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("set_package_dir", [](std::string dir) { packageDir = std::move(dir); },
         "Frames under this directory are skipped when naming the user's line.");
   m.def("user_location", &userLocation, "The user's current 'file.py:line'.");
+  m.def("last_location", [] { return lastLocation; }, "The 'file.py:line' the last op issued carried.");
   m.def("op_attrs", [](const std::string &name) {
     const OpInfo *info = lookupOp(name);
     if (!info) throw std::invalid_argument("unknown op '" + name + "'");
@@ -187,7 +191,8 @@ PYBIND11_MODULE(_C, m) {
            [](client::Client &c, int op, const std::vector<uint64_t> &operands, const py::dict &attrs) {
              if (op < 0 || op >= int(OpCode::NumOps)) throw std::invalid_argument("unknown op code " + std::to_string(op));
              OpAttrs a = attrsFromPython(OpCode(op), attrs);
-             auto [id, t] = c.emit(OpCode(op), operands, std::move(a), {}, userLocation());
+             lastLocation = userLocation();
+             auto [id, t] = c.emit(OpCode(op), operands, std::move(a), {}, lastLocation);
              return typeTuple(id, t);
            },
            py::arg("op"), py::arg("operands"), py::arg("attrs") = py::dict(),
@@ -199,7 +204,8 @@ PYBIND11_MODULE(_C, m) {
         a.shape = std::move(shape);
         a.dtype = DType(dtype);
         std::string bytes(static_cast<const char *>(info.ptr), size_t(info.size * info.itemsize));
-        auto [id, t] = c.emit(OpCode::Upload, {}, std::move(a), std::move(bytes), userLocation());
+        lastLocation = userLocation();
+        auto [id, t] = c.emit(OpCode::Upload, {}, std::move(a), std::move(bytes), lastLocation);
         return typeTuple(id, t);
       }, "Uploads a C-contiguous buffer as a tensor of `shape` and dtype code `dtype`.")
       .def("release", &client::Client::release)
@@ -261,6 +267,27 @@ PYBIND11_MODULE(_C, m) {
         d["by_worker"] = byWorker;
         return d;
       })
+      .def("start_trace", &client::Client::startTrace, py::call_guard<py::gil_scoped_release>(),
+           "gt.profiler: the dispatcher and every worker start recording this session's work.")
+      .def("stop_trace", [](client::Client &c) {
+        std::vector<client::Client::ProcessTrace> traces;
+        {
+          py::gil_scoped_release release;
+          traces = c.stopTrace();
+        }
+        py::list out;
+        for (auto &t : traces) {
+          py::list events;
+          for (auto &e : t.events) events.append(py::make_tuple(e.name, e.category, e.startNs, e.durationNs, e.args));
+          out.append(py::dict(py::arg("pid") = t.pid, py::arg("label") = t.label, py::arg("offset_ns") = t.offsetNs,
+                              py::arg("rtt_ns") = t.rttNs, py::arg("events") = events));
+        }
+        return out;
+      }, "Syncs, stops the recording and returns [{'pid', 'label', 'offset_ns', 'rtt_ns', 'events': "
+         "[(name, category, start_ns, duration_ns, args_json)]}], the dispatcher first; times on this "
+         "client's time.perf_counter_ns() clock.")
+      .def("dispatcher_offset_ns", &client::Client::dispatcherOffsetNs, py::call_guard<py::gil_scoped_release>(),
+           "(the dispatcher's clock minus this client's, the round trip it was measured in), ns.")
       .def("load_config", &client::Client::loadConfig, py::arg("yaml"), py::arg("path"), py::arg("auto_shard_bytes") = 0,
            "Loads a sharding config (YAML text) into the session and returns the signal names it "
            "defines; ValueError names the bad line.")

@@ -33,7 +33,7 @@ def test_a_trace_has_each_op_and_sync_with_the_users_line(tmp_path):
     assert next(e for e in ops if e["name"] == "upload")["args"]["shape"] == [4]  # gt.tensor's data
     (sync,) = [e for e in slices if e["cat"] == "sync"]
     assert sync["args"]["bytes"] == 16 and sync["dur"] >= 0
-    assert all(e["ts"] >= ops[0]["ts"] for e in slices)  # one clock, in microseconds
+    assert all(e["ts"] >= ops[0]["ts"] for e in slices if e["pid"] == os.getpid())  # one clock, in microseconds
     assert meta[0]["name"] == "process_name" and meta[0]["args"]["name"].startswith("gt client ")
     assert _tensor._trace is None  # off again after the block: nothing is recorded
     (x + 1).numpy()
@@ -74,3 +74,69 @@ def test_gt_trace_plot_draws_the_timeline(tmp_path):
     slices, _ = events(path)
     assert p.stdout.strip() == f"{png}: {len(slices)} slices"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+MLP_STEP = """
+import sys
+sys.path.insert(0, sys.argv[2])
+import numpy as np
+import gt
+import fashion_mnist
+gt.connect(sys.argv[1])
+gt.load_config(sys.argv[3])
+gt.manual_seed(0)
+with gt.signal.context("params"):
+    model = fashion_mnist.MLP()
+    opt = gt.optim.Adam(model.parameters(), lr=1e-3)
+rng = np.random.default_rng(0)
+x, y = rng.random((64, 784), dtype=np.float32), rng.integers(0, 10, 64)
+fashion_mnist.train_step(model, opt, x, y).item()  # compiled outside the trace
+with gt.profiler.trace(sys.argv[4]):
+    fashion_mnist.train_step(model, opt, x, y).item()
+"""
+
+
+def test_a_trace_of_an_mlp_step_has_the_client_the_dispatcher_and_every_worker_on_one_clock(tmp_path):
+    # Two workers, data parallel: the step's all_reduces run on both.
+    from conftest import Daemons, ROOT
+    path = tmp_path / "step.json"
+    d = Daemons(workers=2)
+    try:
+        p = subprocess.run([sys.executable, "-c", MLP_STEP, f"127.0.0.1:{d.port}", os.path.join(ROOT, "examples"),
+                            os.path.join(ROOT, "examples", "configs", "data_parallel.yaml"), str(path)],
+                           capture_output=True, text=True, timeout=300)
+    finally:
+        d.stop()
+    assert p.returncode == 0, p.stderr
+    with open(path) as f:
+        doc = json.load(f)  # valid JSON
+    slices = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+    assert all({"name", "cat", "ts", "dur", "pid", "tid"} <= e.keys() and e["dur"] >= 0 for e in slices)
+    names = {e["pid"]: e["args"]["name"] for e in doc["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"}
+    by_label = {label.split(" (")[0].rsplit(" ", 1)[0] if label.startswith("gt client") else label.split(" (")[0]: pid
+                for pid, label in names.items()}
+    assert set(by_label) == {"gt client", "gt-dispatcher", "gt-worker 0", "gt-worker 1"}, names
+    cats = lambda pid: {e["cat"] for e in slices if e["pid"] == pid}  # noqa: E731
+    assert {"op", "sync"} <= cats(by_label["gt client"])
+    assert {"dispatch", "send"} <= {e["name"] for e in slices if e["pid"] == by_label["gt-dispatcher"]}
+    for w in ("gt-worker 0", "gt-worker 1"):
+        pid = by_label[w]
+        assert "program" in cats(pid) and "collective" in cats(pid), (w, cats(pid))
+        programs = [e for e in slices if e["pid"] == pid and e["cat"] == "program"]
+        for k in (e for e in slices if e["pid"] == pid and e["cat"] in ("kernel", "region", "collective")):
+            assert any(p["ts"] <= k["ts"] and k["ts"] + k["dur"] <= p["ts"] + p["dur"] + 1e-3 for p in programs), k
+        reduce = next(e for e in slices if e["pid"] == pid and e["name"] == "all_reduce")
+        assert reduce["args"]["bytes"] > 0 and reduce["args"]["workers"] == [0, 1]
+    clock = doc["otherData"]["clock"]
+    assert abs(clock["dispatcher_offset_ns"]) < 1e6  # loopback: one machine, one monotonic clock
+    assert len(clock["workers"]) == 2 and all(abs(w["offset_ns"]) < 1e6 for w in clock["workers"].values())
+    # The client's sync ends after the worker programs it waited for (one clock).
+    sync = max((e for e in slices if e["cat"] == "sync"), key=lambda e: e["ts"])
+    first = min(e["ts"] for e in slices if e["pid"] == by_label["gt-worker 0"] and e["cat"] == "program")
+    assert sync["ts"] + sync["dur"] >= first
+    text = subprocess.run([sys.executable, "-m", "gt", "trace", "summary", str(path)], capture_output=True, text=True,
+                          timeout=60).stdout
+    assert "top kernels (all workers)" in text and "gt-worker 1" in text
+    picture = tmp_path / "step.png"
+    subprocess.run([sys.executable, "-m", "gt", "trace", "plot", str(path), "-o", str(picture)], check=True, timeout=120)
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -75,7 +75,8 @@ def test_instruction_log_and_ir_dump(tmp_path):
     lines = log.read_text().splitlines()
     assert any(" recv upload id=1" in l for l in lines), lines
     assert any(" dispatch exp id=2 worker=0 at=" in l and "test_sessions.py" in l for l in lines), lines
-    assert all(l.split()[0].isdigit() for l in lines)  # timestamp first
+    assert lines[0].startswith("# GT_INSTRUCTION_LOG columns: unix time in microseconds")  # a header names them
+    assert all(l.split()[0].isdigit() for l in lines[1:])  # timestamp first
     placed = sorted(dump.glob("*-placed.mlir"))
     assert placed and "gt.exp" in placed[0].read_text() and "gt.worker = 0" in placed[0].read_text()
 

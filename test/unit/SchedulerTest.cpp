@@ -176,3 +176,46 @@ TEST(Executor, EagerKernelsCompileOnTheirOwnThread) {
   EXPECT_NEAR(floats(ex.fetch(2))[2], std::tanh(3.0f), 1e-6);
   EXPECT_FALSE(ex.prepareNext(p)); // then sin, whose operand type is known now
 }
+
+// gt.profiler on a worker: a traced session's units come back described, inside their
+// program's span, another session's do not, and a session that ends while traced leaves no
+// recording behind (a client cannot grow a worker by tracing and leaving).
+TEST(Scheduler, TracesASessionsUnitsInsideItsProgramsSpans) {
+  Executor ex(ExecutorOptions{"", false});
+  Scheduler scheduler(ex);
+  scheduler.start();
+  scheduler.startTrace(7);
+  Instruction exp = op(OpCode::Exp, 2, {1});
+  exp.type = TensorType{DType::Float32, {3}};
+  Latch ran(2);
+  scheduler.submit(7, 1, program({upload(1, {1, 2, 3}, {3}), exp, op(OpCode::Free, 0, {1})}), [&] { ran.done(); });
+  scheduler.submit(8, 1, program({upload(5, {4}, {1})}), [&] { ran.done(); });
+  ASSERT_TRUE(ran.wait());
+  Latch fenced(1);
+  scheduler.fence(7, [&] { fenced.done(); });
+  ASSERT_TRUE(fenced.wait());
+  auto [events, since] = scheduler.stopTrace(7);
+  std::vector<std::string> names;
+  const TraceEvent *span = nullptr;
+  for (const TraceEvent &e : events) {
+    names.push_back(e.category + ":" + e.name);
+    if (e.category == "program") span = &e;
+    EXPECT_GE(e.startNs, since);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"program:program", "fetch:fetch/sync", "kernel:upload", "kernel:exp"}));
+  ASSERT_NE(span, nullptr);
+  for (const TraceEvent &e : events)
+    if (e.category == "kernel") {
+      EXPECT_GE(e.startNs, span->startNs);
+      EXPECT_LE(e.startNs + e.durationNs, span->startNs + span->durationNs);
+    }
+  EXPECT_EQ(events.back().args, "{\"dtype\": \"float32\", \"shape\": [3], \"line\": \"test.py:1\"}");
+  EXPECT_TRUE(scheduler.stopTrace(7).first.empty()); // stopped: nothing more
+
+  scheduler.startTrace(9);
+  Latch ended(1);
+  scheduler.submit(9, 1, program({upload(6, {1}, {1})}), [] {});
+  scheduler.endSession(9, [&] { ended.done(); });
+  ASSERT_TRUE(ended.wait());
+  EXPECT_TRUE(scheduler.stopTrace(9).first.empty()); // forgotten with the session
+}

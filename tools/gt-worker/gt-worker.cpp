@@ -42,6 +42,10 @@ int main(int argc, char **argv) {
   app.add_option("--worker-token-file", options.workerTokenFile,
                  "read the worker token here when GT_WORKER_TOKEN is unset (default: the file a dispatcher on "
                  "this machine writes, ~/.gt/worker-token-PORT)");
+  app.add_option("--metrics-port", options.metricsPort,
+                 "serve Prometheus metrics at http://METRICS_HOST:PORT/metrics (0: a free port, printed; default off)");
+  app.add_option("--metrics-host", options.metricsHost, "the address --metrics-port binds (unauthenticated)")
+      ->capture_default_str();
   app.add_flag("--allow-tf32", options.allowTF32, "CUDA: float32 matmul may use TF32 tensor cores");
   app.add_flag("--sync-compile", options.syncCompile,
                "compile a hot region before its first run instead of in the background");

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "gt/Core/Instruction.h"
+#include "gt/Core/Trace.h"
 
 #include <kj/async.h>
 
@@ -94,6 +95,21 @@ public:
   /// Syncs, then collects the counters of the dispatcher and every worker (counts; `*_ms`
   /// in milliseconds). Throws ConnectionError if the dispatcher is gone.
   Stats stats();
+  /// gt.profiler: what one process (the dispatcher or a worker) did for this session while traced.
+  struct ProcessTrace {
+    uint32_t pid = 0;
+    std::string label;               ///< "gt-dispatcher", "gt-worker 0 (cpu)"
+    int64_t offsetNs = 0, rttNs = 0; ///< its clock minus the dispatcher's, as the dispatcher measured it
+    std::vector<TraceEvent> events;  ///< on this client's clock (monotonicNs)
+  };
+  /// Starts recording this session's work on the dispatcher and every worker (flushing first).
+  void startTrace();
+  /// Syncs, stops the recording, and returns every process's events, moved onto this client's
+  /// clock by `dispatcherOffsetNs()`'s measurement. Throws ConnectionError.
+  std::vector<ProcessTrace> stopTrace();
+  /// The dispatcher's clock minus this client's, in ns, and the round trip it was measured in:
+  /// the best of five readings (Session.clock), the reply taken as read half way through.
+  std::pair<int64_t, int64_t> dispatcherOffsetNs();
   /// Loads a sharding config into this session (flushing first): `yaml` is the file's text,
   /// `path` names it in errors. Throws std::invalid_argument with the dispatcher's message
   /// ("cfg.yaml:3: unknown key ...") if it is invalid; the session keeps its old config then.

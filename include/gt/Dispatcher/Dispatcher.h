@@ -34,6 +34,8 @@ struct Options {
                                   ///< next submit waits below this (GT_MAX_QUEUED)
   size_t maxTensors = 1 << 20;    ///< tensors one session may hold; beyond, its batches are refused
                                   ///< but for their frees (GT_MAX_TENSORS)
+  int metricsPort = -1;           ///< --metrics-port: serve Prometheus metrics there (0: a free port; -1: off)
+  std::string metricsHost = "127.0.0.1"; ///< --metrics-host: the address /metrics binds (unauthenticated)
   double heartbeatSeconds = 2;    ///< how often workers are pinged
   double workerTimeoutSeconds = 30; ///< a worker that answers no ping for this long is lost (GT_WORKER_TIMEOUT)
   size_t storeMaxKeys = 4096;     ///< rendezvous store: keys, bytes of one value, waiting gets

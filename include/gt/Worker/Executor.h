@@ -2,6 +2,7 @@
 #pragma once
 
 #include "gt/Core/Instruction.h"
+#include "gt/Core/Trace.h"
 #include "gt/Worker/Communicator.h"
 #include "gt/Worker/Device.h"
 #include "gt/Worker/KernelCompiler.h"
@@ -34,6 +35,7 @@ struct ExecutorStats {
   uint64_t regionReplays = 0;    ///< hot occurrences run through their fused kernel
   uint64_t regionsCompiled = 0;  ///< distinct hot regions whose kernel is ready
   uint64_t regionFallbacks = 0;  ///< distinct hot regions that failed to compile (they stay eager)
+  uint64_t regionsCompiling = 0; ///< distinct hot regions queued or compiling in the background now
   double regionCompileMs = 0;     ///< compiling fused region kernels (background thread), ms
   double regionLoadMs = 0;        ///< loading fused region kernels from the disk cache, ms
   uint64_t regionDiskHits = 0;    ///< fused region kernels loaded from the disk cache
@@ -107,6 +109,19 @@ public:
   /// runs something else meanwhile; onCompiled's function is called after each compile.
   bool prepareNext(const ProgramRun &program);
   void onCompiled(std::function<void()> notify);
+  /// Which unit runNext runs next: region `index` of the program, or instruction `index`.
+  struct UnitRef {
+    bool region = false;
+    uint32_t index = 0;
+  };
+  static UnitRef nextUnitRef(const ProgramRun &program);
+  /// The trace event (gt.profiler) of a unit of `program`, its times left 0: an op (category
+  /// "kernel", "collective", "p2p" or "free") with its result's dtype and shape, the user's line
+  /// and a collective's bytes and workers, or a region ("region") with its ops.
+  static TraceEvent describeUnit(const ProgramRun &program, UnitRef unit);
+  /// The fused-region compiles (background thread) that started at or after `sinceNs`
+  /// (monotonicNs), as trace events; the last 256 are kept. Thread-safe.
+  std::vector<TraceEvent> compileEvents(int64_t sinceNs) const;
   /// Runs the next unit of `program`: one instruction, or one region (fused when hot and
   /// compiled). With `dropped` (the session is gone) only frees and exchanges run, the
   /// exchanges as failed, so that the other members of their group stay in step.

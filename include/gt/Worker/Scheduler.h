@@ -17,6 +17,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -61,6 +62,14 @@ public:
   /// `periodMs` while work runs, and once each time the work runs out: gt top's counters
   /// (Worker.monitor) come from what it publishes. Call before start().
   void onTick(std::function<void()> fn, double periodMs);
+
+  /// gt.profiler: records what runs for `session` from now on, on monotonicNs(): each unit
+  /// (an op, a fused region, an exchange; frees are left out), each program's span from its
+  /// first unit to its last, and each fetch or sync.
+  void startTrace(uint32_t session);
+  /// Stops recording for `session` and returns its events (at most kMaxTraceEvents) and when the
+  /// recording started (monotonicNs); an untraced session gives none.
+  std::pair<std::vector<TraceEvent>, int64_t> stopTrace(uint32_t session);
   /// The weight `session` last submitted with (1 for a session it never saw).
   double weight(uint32_t session) const;
 
@@ -80,6 +89,31 @@ private:
   uint64_t units_ = 0;
   double busyMs_ = 0;
   std::map<uint32_t, double> busyBySession_;
+  /// A traced session's recording. Units are kept as references into the programs they ran
+  /// in (kept whole, up to kMaxTracedInstructions) and described when the trace stops: running a
+  /// unit costs two clock reads and 24 bytes while tracing.
+  struct Trace {
+    static constexpr size_t kMaxTracedInstructions = 1 << 16; // tens of MB at most, per traced session
+    struct Unit {
+      uint32_t program;
+      Executor::UnitRef ref;
+      int64_t startNs, durationNs;
+    };
+    uint64_t generation = 0;
+    int64_t startNs = 0;
+    std::vector<Unit> units;
+    std::vector<std::unique_ptr<ProgramRun>> programs; ///< null until the program has run whole
+    size_t instructions = 0;                           ///< in `programs`
+    std::vector<TraceEvent> events;                    ///< program spans, fetches and syncs
+    size_t dropped = 0;
+    bool full() const { return units.size() + events.size() >= kMaxTraceEvents || instructions >= kMaxTracedInstructions; }
+    void add(TraceEvent e) {
+      if (!full()) events.push_back(std::move(e));
+      else dropped++;
+    }
+  };
+  uint64_t traceGeneration_ = 0;
+  std::unordered_map<uint32_t, Trace> traces_; ///< the traced sessions
   std::function<void()> tick_;
   double tickPeriodMs_ = 0;
   bool stop_ = false;

@@ -27,6 +27,8 @@ struct Options {
                                   ///< local address of the route to the dispatcher
   bool allowTF32 = false;         ///< CUDA: float32 GEMM may use TF32 tensor cores (--allow-tf32, GT_ALLOW_TF32=1)
   int threads = 0;                ///< CPU: BLAS threads (--threads); 0 = the BLAS default (all cores)
+  int metricsPort = -1;           ///< --metrics-port: serve Prometheus metrics there (0: a free port; -1: off)
+  std::string metricsHost = "127.0.0.1"; ///< --metrics-host: the address /metrics binds (unauthenticated)
 };
 
 /// Serves until the dispatcher goes away (then returns). Throws std::runtime_error if the

@@ -213,6 +213,7 @@ struct Executor::RegionJit {
   std::unordered_map<uint64_t, Entry> entries;
   std::vector<std::string> failures; ///< "region <key> <ops>: why", newest last
   std::map<uint64_t, std::string> describeQueued;
+  std::deque<TraceEvent> compiles; ///< the last 256 compiles, for traces
   bool stop = false, busy = false;
   std::thread thread;
 
@@ -233,6 +234,7 @@ struct Executor::RegionJit {
   void build(uint64_t key, const RegionSpec &spec) {
     Entry done;
     std::string error;
+    int64_t start = monotonicNs();
     try {
       done.compiled.kernel = &compiler.getRegion(spec);
       done.compiled.inputTypes = spec.inputs;
@@ -242,6 +244,13 @@ struct Executor::RegionJit {
     } catch (const std::exception &e) {
       done.state = Entry::Failed;
       error = e.what();
+    }
+    {
+      std::lock_guard lock(mu);
+      std::string what = describeQueued.count(key) ? describeQueued[key] : "";
+      compiles.push_back({"compile " + what, "compile", start, monotonicNs() - start,
+                          std::string("{\"ok\": ") + (done.state == Entry::Ready ? "true" : "false") + "}"});
+      if (compiles.size() > 256) compiles.pop_front();
     }
     finish(key, std::move(done), error);
   }
@@ -429,6 +438,62 @@ std::span<const Instruction> Executor::nextUnit(const ProgramRun &p) const {
     return std::span<const Instruction>(p.instructions).subspan(region.start, region.count);
   }
   return std::span<const Instruction>(p.instructions).subspan(p.next, 1);
+}
+
+Executor::UnitRef Executor::nextUnitRef(const ProgramRun &p) {
+  for (size_t r = p.region; r < p.regions.size(); ++r) { // as runNext picks it
+    const RegionCall &region = p.regions[r];
+    if (region.start < p.next || size_t(region.start) + region.count > p.instructions.size() || region.count == 0) continue;
+    if (region.start == p.next) return {true, uint32_t(r)};
+    break;
+  }
+  return {false, uint32_t(p.next)};
+}
+
+TraceEvent Executor::describeUnit(const ProgramRun &p, UnitRef unit) {
+  TraceEvent e;
+  if (unit.region) {
+    const RegionCall &region = p.regions.at(unit.index);
+    auto insts = std::span<const Instruction>(p.instructions).subspan(region.start, region.count);
+    e.name = "region " + describe(insts);
+    e.category = "region";
+    e.args = "{\"ops\": " + std::to_string(insts.size()) + ", \"hot\": " + (region.hot ? "true" : "false") + "}";
+    return e;
+  }
+  const Instruction &inst = p.instructions.at(unit.index);
+  e.name = opInfo(inst.op).mnemonic;
+  e.category = inst.op == OpCode::Free                              ? "free"
+               : inst.op == OpCode::Send || inst.op == OpCode::Recv ? "p2p"
+               : exchanges(inst.op)                                 ? "collective"
+                                                                    : "kernel";
+  std::string args;
+  if (inst.type) {
+    args += "\"dtype\": " + jsonString(dtypeName(inst.type->dtype)) + ", \"shape\": " + shapeString(inst.type->shape);
+    if (exchanges(inst.op)) {
+      int64_t bytes = 0;
+      try {
+        bytes = numBytes(*inst.type);
+      } catch (const std::exception &) {
+      }
+      args += ", \"bytes\": " + std::to_string(bytes);
+    }
+  }
+  if (!inst.attrs.workers.empty()) {
+    std::string peers;
+    for (int64_t w : inst.attrs.workers) peers += (peers.empty() ? "" : ", ") + std::to_string(w);
+    args += std::string(args.empty() ? "" : ", ") + "\"workers\": [" + peers + "]";
+  }
+  if (!inst.location.empty()) args += std::string(args.empty() ? "" : ", ") + "\"line\": " + jsonString(inst.location);
+  e.args = "{" + args + "}";
+  return e;
+}
+
+std::vector<TraceEvent> Executor::compileEvents(int64_t sinceNs) const {
+  std::lock_guard lock(jit_->mu);
+  std::vector<TraceEvent> out;
+  for (const TraceEvent &e : jit_->compiles)
+    if (e.startNs >= sinceNs) out.push_back(e);
+  return out;
 }
 
 bool Executor::prepareNext(const ProgramRun &p) {
@@ -945,6 +1010,7 @@ ExecutorStats Executor::stats() const {
   for (auto &[key, e] : jit_->entries) {
     s.regionsCompiled += e.state == RegionJit::Entry::Ready;
     s.regionFallbacks += e.state == RegionJit::Entry::Failed;
+    s.regionsCompiling += e.state == RegionJit::Entry::Queued;
   }
   CompilerStats regionCompiler = jit_->compiler.stats();
   s.regionCompileMs = regionCompiler.compileMs;

@@ -3,6 +3,7 @@
 #include "gt/Worker/Scheduler.h"
 
 #include <chrono>
+#include <optional>
 
 namespace gt::worker {
 
@@ -11,6 +12,9 @@ struct Scheduler::Item {
   ProgramRun program;
   std::vector<uint64_t> tickets; ///< the program's exchanges' places in the exchange order
   size_t nextTicket = 0;
+  int64_t firstNs = -1, lastNs = 0; ///< when its first unit started and its last ended (traces)
+  int64_t traceProgram = -1;        ///< its index in its session's Trace::programs
+  uint64_t traceGeneration = 0;     ///< of that trace
   std::function<void()> done;
 };
 
@@ -76,7 +80,7 @@ void Scheduler::fence(uint32_t session, std::function<void()> fn) {
     std::lock_guard lock(mu_);
     Queue &q = queues_[session];
     if (q.items.empty()) round_.push_back(session);
-    q.items.push_back(Item{Item::Fence, {}, {}, 0, std::move(fn)});
+    q.items.push_back(Item{Item::Fence, {}, {}, 0, -1, 0, -1, 0, std::move(fn)});
   }
   cv_.notify_one();
 }
@@ -87,7 +91,7 @@ void Scheduler::endSession(uint32_t session, std::function<void()> done) {
     Queue &q = queues_[session];
     q.ending = true;
     if (q.items.empty()) round_.push_back(session);
-    q.items.push_back(Item{Item::End, {}, {}, 0, std::move(done)});
+    q.items.push_back(Item{Item::End, {}, {}, 0, -1, 0, -1, 0, std::move(done)});
   }
   cv_.notify_one();
 }
@@ -118,6 +122,37 @@ std::map<uint32_t, double> Scheduler::busyBySession() const {
 void Scheduler::onTick(std::function<void()> fn, double periodMs) {
   tick_ = std::move(fn);
   tickPeriodMs_ = periodMs;
+}
+
+void Scheduler::startTrace(uint32_t session) {
+  std::lock_guard lock(mu_);
+  Trace &t = traces_[session] = Trace{};
+  t.generation = ++traceGeneration_;
+  t.startNs = monotonicNs();
+}
+
+std::pair<std::vector<TraceEvent>, int64_t> Scheduler::stopTrace(uint32_t session) {
+  Trace t;
+  {
+    std::lock_guard lock(mu_);
+    auto it = traces_.find(session);
+    if (it == traces_.end()) return {{}, monotonicNs()};
+    t = std::move(it->second);
+    traces_.erase(it);
+  }
+  // Described now, outside the lock (the programs are the trace's own).
+  std::vector<TraceEvent> out = std::move(t.events);
+  for (const Trace::Unit &u : t.units) {
+    if (u.program >= t.programs.size() || !t.programs[u.program]) continue; // still running at the stop
+    TraceEvent e = Executor::describeUnit(*t.programs[u.program], u.ref);
+    if (e.category == "free") continue;
+    e.startNs = u.startNs;
+    e.durationNs = u.durationNs;
+    out.push_back(std::move(e));
+  }
+  if (t.dropped)
+    out.push_back({"dropped events", "trace", monotonicNs(), 0, "{\"dropped\": " + std::to_string(t.dropped) + "}"});
+  return {std::move(out), t.startNs};
 }
 
 double Scheduler::weight(uint32_t session) const {
@@ -155,12 +190,28 @@ void Scheduler::loop() {
       if (item.kind != Item::Program || item.program.done()) {
         std::function<void()> fn = std::move(item.done);
         Item::Kind kind = item.kind;
+        auto trace = traces_.empty() ? traces_.end() : traces_.find(id);
+        if (trace != traces_.end() && kind == Item::Program && item.traceProgram >= 0 &&
+            item.traceGeneration == trace->second.generation) {
+          Trace &t = trace->second;
+          t.add({"program", "program", item.firstNs, item.lastNs - item.firstNs,
+                 "{\"instructions\": " + std::to_string(item.program.instructions.size()) + "}"});
+          t.instructions += item.program.instructions.size();
+          for (Instruction &inst : item.program.instructions) std::string().swap(inst.data); // upload bytes: not described
+          t.programs[size_t(item.traceProgram)] = std::make_unique<ProgramRun>(std::move(item.program));
+        }
         q.items.pop_front();
         lock.unlock();
+        int64_t t0 = monotonicNs();
         if (kind == Item::End) executor_.endSession(id);
         if (fn) fn();
         lock.lock();
-        if (kind == Item::End) busyBySession_.erase(id);
+        if (kind == Item::Fence && !traces_.empty() && (trace = traces_.find(id)) != traces_.end())
+          trace->second.add({"fetch/sync", "fetch", t0, monotonicNs() - t0, ""});
+        if (kind == Item::End) {
+          busyBySession_.erase(id);
+          traces_.erase(id); // a traced session that ends without stopping leaves nothing behind
+        }
         ran = true;
         continue;
       }
@@ -171,12 +222,37 @@ void Scheduler::loop() {
       bool dropped = q.ending;
       if (!dropped && !executor_.prepareNext(item.program))
         break; // its kernels compile on the compile thread; the others run meanwhile
+      // Tracing: which unit this is (described when the trace stops), and when it ran.
+      std::optional<Executor::UnitRef> traced;
+      if (!traces_.empty())
+        if (auto trace = traces_.find(id); trace != traces_.end()) {
+          Trace &t = trace->second;
+          if (t.full()) {
+            t.dropped++;
+          } else {
+            if (item.traceProgram < 0 || item.traceGeneration != t.generation) {
+              item.traceProgram = int64_t(t.programs.size());
+              item.traceGeneration = t.generation;
+              t.programs.emplace_back();
+            }
+            traced = Executor::nextUnitRef(item.program);
+          }
+        }
       lock.unlock();
       auto t0 = Clock::now();
+      int64_t startNs = traced ? monotonicNs() : 0;
       executor_.setSession(id);
       executor_.runNext(item.program, dropped);
       double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
       lock.lock();
+      if (traced) {
+        int64_t endNs = monotonicNs();
+        if (item.firstNs < 0) item.firstNs = startNs;
+        item.lastNs = endNs;
+        auto trace = traces_.find(id);
+        if (trace != traces_.end() && item.traceGeneration == trace->second.generation)
+          trace->second.units.push_back({uint32_t(item.traceProgram), *traced, startNs, endNs - startNs});
+      }
       if (exchange) {
         exchangeOrder_.pop_front();
         item.nextTicket++;
