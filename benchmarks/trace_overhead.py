@@ -11,30 +11,11 @@ import statistics
 import sys
 import tempfile
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("GT_JIT_SYNC", "1")  # compiles before the first replay: steady steps from the start
 import gt  # noqa: E402
 from gt import profiler, _tensor  # noqa: E402
-from vs_torch import training_step, timed  # noqa: E402
-
-
-def mlp_step():
-    nn, F = gt.nn, gt.nn.functional
-    gt.manual_seed(0)
-    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10))
-    opt = gt.optim.Adam(model.parameters(), lr=1e-3)
-    rng = np.random.default_rng(0)
-    batches = [(gt.tensor(rng.standard_normal((128, 784)).astype(np.float32)), gt.tensor(rng.integers(0, 10, 128)))
-               for _ in range(4)]
-    i = [0]
-
-    def loss():
-        x, y = batches[i[0] % len(batches)]
-        i[0] += 1
-        return F.cross_entropy(model(x), y)
-    return training_step(loss, opt)
+from vs_torch import mlp_step, timed  # noqa: E402
 
 
 def main():
@@ -42,7 +23,7 @@ def main():
     p.add_argument("--rounds", type=int, default=8)
     p.add_argument("--steps", type=int, default=30, help="timed steps per mode per round")
     args = p.parse_args()
-    step = mlp_step()
+    step = mlp_step(gt)
     timed(step, 20, 1)
     path = os.path.join(tempfile.mkdtemp(), "trace.json")
     seconds = {"no trace": [], "client track only": [], "whole trace": []}

@@ -259,6 +259,8 @@ void Client::flush() {
       if (streamError_.empty()) streamError_ = e.what();
     }
   }
+  int64_t start = tracing_ ? monotonicNs() : 0;
+  size_t instructions = buffer_.size(), bytes = bufferedBytes_;
   auto req = rpc_->session.submitRequest();
   auto list = req.initBatch().initInstructions(unsigned(buffer_.size()));
   for (unsigned i = 0; i < buffer_.size(); ++i) wire::toWire(buffer_[i], list[i]);
@@ -268,6 +270,9 @@ void Client::flush() {
     if (streamError_.empty()) streamError_ = e.getDescription().cStr();
   }).eagerlyEvaluate(nullptr);
   rpc_->ws().poll(); // push the bytes out without waiting for anything
+  if (tracing_ && flushes_.size() < kMaxTraceEvents)
+    flushes_.push_back({"flush", "flush", start, monotonicNs() - start,
+                        "{\"instructions\": " + std::to_string(instructions) + ", \"bytes\": " + std::to_string(bytes) + "}"});
 }
 
 FetchedTensor Client::fetch(uint64_t id) {
@@ -307,6 +312,8 @@ void Client::startTrace() {
   auto req = rpc_->session.traceRequest();
   req.setOn(true);
   waitAlive(req.send(), "starting a trace");
+  tracing_ = true;
+  flushes_.clear();
 }
 
 std::pair<int64_t, int64_t> Client::dispatcherOffsetNs() {
@@ -322,6 +329,7 @@ std::pair<int64_t, int64_t> Client::dispatcherOffsetNs() {
 
 std::vector<Client::ProcessTrace> Client::stopTrace() {
   sync(); // the trace holds everything issued inside it
+  tracing_ = false;
   auto req = rpc_->session.traceRequest();
   req.setOn(false);
   auto r = waitAlive(req.send(), "stopping a trace");

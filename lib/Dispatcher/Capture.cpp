@@ -2,11 +2,13 @@
 #include "gt/Dispatcher/Capture.h"
 
 #include "gt/Dialect/GTOps.h"
+#include "gt/Core/Trace.h"
 #include "gt/Dialect/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -98,7 +100,29 @@ OwningOpRef<ModuleOp> captureBatch(MLIRContext &ctx, const std::vector<Instructi
   return module;
 }
 
-void runDispatcherPipeline(ModuleOp module, const mlir::gt::DispatcherPipelineOptions &options) {
+namespace {
+/// Reports each pass's run to a PassTimer (the context runs single-threaded: a stack pairs them).
+class TimePasses : public PassInstrumentation {
+public:
+  explicit TimePasses(PassTimer report) : report_(std::move(report)) {}
+  void runBeforePass(Pass *, Operation *) override { starts_.push_back(monotonicNs()); }
+  void runAfterPass(Pass *pass, Operation *) override { end(pass); }
+  void runAfterPassFailed(Pass *pass, Operation *) override { end(pass); }
+
+private:
+  void end(Pass *pass) {
+    if (starts_.empty()) return;
+    int64_t start = starts_.back();
+    starts_.pop_back();
+    llvm::StringRef name = pass->getArgument();
+    report_((name.empty() ? pass->getName() : name).str(), start, monotonicNs());
+  }
+  PassTimer report_;
+  std::vector<int64_t> starts_;
+};
+} // namespace
+
+void runDispatcherPipeline(ModuleOp module, const mlir::gt::DispatcherPipelineOptions &options, const PassTimer &onPass) {
   std::string diagnostics;
   llvm::raw_string_ostream os(diagnostics);
   ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
@@ -111,6 +135,7 @@ void runDispatcherPipeline(ModuleOp module, const mlir::gt::DispatcherPipelineOp
   PassManager pm(module.getContext());
   pm.enableVerifier(options.verifyEachPass); // the input is verified below either way
   mlir::gt::buildDispatcherPipeline(pm, options);
+  if (onPass) pm.addInstrumentation(std::make_unique<TimePasses>(onPass));
   if (failed(verify(module)) || failed(pm.run(module))) {
     while (!diagnostics.empty() && diagnostics.back() == '\n') diagnostics.pop_back();
     throw std::invalid_argument("invalid instruction stream: " + diagnostics);

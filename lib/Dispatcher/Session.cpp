@@ -279,7 +279,10 @@ void SessionImpl::dispatch(std::vector<Instruction> batch) {
       }
       traceEvent("capture", "dispatcher", captureStart, "{\"instructions\": " + std::to_string(batch.size()) + "}");
       int64_t passesStart = tracing_ ? monotonicNs() : 0;
-      runDispatcherPipeline(*module, options);
+      PassTimer onPass;
+      if (tracing_)
+        onPass = [this](const std::string &pass, int64_t start, int64_t end) { traceEvent(pass, "pass", start, "", end); };
+      runDispatcherPipeline(*module, options, onPass);
       traceEvent("passes", "dispatcher", passesStart);
       dumpIR(*module, "placed");
       plan = planOf(*module, batch, key, globalTypes);

@@ -410,14 +410,14 @@ private:
     size_t dropped = 0;
   };
   std::unique_ptr<Tracing> tracing_;
-  /// Records `name` from `startNs` until now, if the session is traced.
-  void traceEvent(const char *name, const char *category, int64_t startNs, std::string args = "") {
+  /// Records `name` from `startNs` until `endNs` (0: now), if the session is traced.
+  void traceEvent(std::string name, const char *category, int64_t startNs, std::string args = "", int64_t endNs = 0) {
     if (!tracing_) return;
     if (tracing_->events.size() >= kMaxTraceEvents) {
       tracing_->dropped++;
       return;
     }
-    tracing_->events.push_back({name, category, startNs, monotonicNs() - startNs, std::move(args)});
+    tracing_->events.push_back({std::move(name), category, startNs, (endNs ? endNs : monotonicNs()) - startNs, std::move(args)});
   }
   uint64_t recorded_ = 0;                  ///< GT_RECORD: programs written
   std::string refusedBatch_;               ///< why the session's last batch refused whole was (fetch names it)

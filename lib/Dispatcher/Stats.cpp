@@ -137,12 +137,8 @@ kj::Promise<void> fillMonitor(State &state, wire::Dispatcher::MonitorResults::Bu
 std::vector<metrics::Sample> metricSamples(const State &state) {
   std::map<std::string, double> c = dispatcherCounters(state);
   auto at = [&](const char *name) { return c.count(name) ? c.at(name) : 0.0; };
-  auto counter = [](std::string name, std::string help, double value) {
-    return metrics::Sample{std::move(name), std::move(help), true, {}, value};
-  };
-  auto gauge = [](std::string name, std::string help, double value) {
-    return metrics::Sample{std::move(name), std::move(help), false, {}, value};
-  };
+  using metrics::counter, metrics::gauge;
+
   std::vector<metrics::Sample> out = {
       counter("gt_instructions_total", "Instructions received from clients.", at("dispatcher_instructions")),
       counter("gt_batches_total", "Client batches received.", at("batches")),

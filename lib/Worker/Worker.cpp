@@ -138,12 +138,8 @@ Values collect(Executor &executor, Scheduler &scheduler, uint32_t session) {
 std::vector<metrics::Sample> metricSamples(const Values &values) {
   std::map<std::string, double> c(values.begin(), values.end());
   auto at = [&](const char *name) { return c.count(name) ? c.at(name) : 0.0; };
-  auto counter = [](std::string name, std::string help, double value, std::vector<std::pair<std::string, std::string>> labels = {}) {
-    return metrics::Sample{std::move(name), std::move(help), true, std::move(labels), value};
-  };
-  auto gauge = [](std::string name, std::string help, double value) {
-    return metrics::Sample{std::move(name), std::move(help), false, {}, value};
-  };
+  using metrics::counter, metrics::gauge;
+
   const char *ops = "Compute ops run, by how: one kernel each (eager) or inside a fused region's kernel (fused).";
   return {
       counter("gt_worker_instructions_total", "Instructions received (frees included).", at("instructions")),

@@ -91,6 +91,7 @@ class View:
                 "util": min(util, 1.0), "queue": int(s.get("scheduler_queued", 0)), "kernels/s": kernels,
                 "fused": int(s.get("fused_ops", 0)), "eager": int(s.get("eager_ops", 0)),
                 "compiled": int(s.get("kernels_compiled", 0)),
+                "compiling": int(s.get("regions_compiling", 0)),
                 "cache hits": int(s.get("cache_hits", 0)),
                 "live": s.get("live_bytes", 0), "peak": s.get("peak_bytes", 0),
                 "sent": s.get("collective_bytes", 0) + s.get("p2p_bytes_sent", 0),
@@ -149,12 +150,12 @@ class View:
             rows = sorted(self.worker_rows(), key=lambda r: r[key], reverse=key != "index")
             table = Table(title=f"workers (sorted by {key})", expand=True)
             for column in ("worker", "device", "state", "util", "queue", "kernels/s", "fused", "eager", "compiled",
-                           "cache hits", "live", "peak", "sent", "received"):
+                           "compiling", "cache hits", "live", "peak", "sent", "received"):
                 table.add_column(column, justify="left" if column in ("device", "state") else "right")
             for r in rows:
                 table.add_row(str(r["index"]), r["device"], r["state"], f"{r['util']:.0%}", str(r["queue"]),
                               f"{r['kernels/s']:,.0f}", f"{r['fused']:,}", f"{r['eager']:,}", f"{r['compiled']:,}",
-                              f"{r['cache hits']:,}", _bytes(r["live"]), _bytes(r["peak"]), _bytes(r["sent"]),
+                              str(r["compiling"]), f"{r['cache hits']:,}", _bytes(r["live"]), _bytes(r["peak"]), _bytes(r["sent"]),
                               _bytes(r["received"]))
         else:
             rows = sorted(self.client_rows(), key=lambda r: r[key], reverse=key != "id")

@@ -286,6 +286,11 @@ PYBIND11_MODULE(_C, m) {
       }, "Syncs, stops the recording and returns [{'pid', 'label', 'offset_ns', 'rtt_ns', 'events': "
          "[(name, category, start_ns, duration_ns, args_json)]}], the dispatcher first; times on this "
          "client's time.perf_counter_ns() clock.")
+      .def("flushes", [](client::Client &c) {
+        py::list out;
+        for (auto &e : c.flushes()) out.append(py::make_tuple(e.startNs, e.durationNs, e.args));
+        return out;
+      }, "The batches sent while traced: [(start_ns, duration_ns, args_json)] on time.perf_counter_ns().")
       .def("dispatcher_offset_ns", &client::Client::dispatcherOffsetNs, py::call_guard<py::gil_scoped_release>(),
            "(the dispatcher's clock minus this client's, the round trip it was measured in), ns.")
       .def("load_config", &client::Client::loadConfig, py::arg("yaml"), py::arg("path"), py::arg("auto_shard_bytes") = 0,

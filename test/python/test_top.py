@@ -83,11 +83,11 @@ def test_gt_top_shows_both_sessions_and_workers_and_its_numbers_move(busy):
     try:
         # The workers view: both workers, and a kernel rate above zero once the clients run.
         def workers_busy(screen):
-            rows = [r for r in table_rows(screen) if len(r) == 14 and r[1] == "cpu"]
+            rows = [r for r in table_rows(screen) if len(r) == 15 and r[1] == "cpu"]
             return len(rows) == 2 and any(float(r[5].replace(",", "")) > 0 for r in rows)
         screen = tmux.wait_for(workers_busy)
         assert "workers (sorted by index)" in screen and "2 workers" in screen
-        assert [r[0] for r in table_rows(screen) if len(r) == 14] == ["0", "1"]
+        assert [r[0] for r in table_rows(screen) if len(r) == 15] == ["0", "1"]
 
         # The clients view: both client processes by pid, both issuing ops.
         tmux.keys("c")

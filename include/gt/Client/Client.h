@@ -107,6 +107,9 @@ public:
   /// Syncs, stops the recording, and returns every process's events, moved onto this client's
   /// clock by `dispatcherOffsetNs()`'s measurement. Throws ConnectionError.
   std::vector<ProcessTrace> stopTrace();
+  /// The batches this client sent while traced ("flush": instructions, bytes), on its own clock;
+  /// emptied by the next startTrace.
+  const std::vector<TraceEvent> &flushes() const { return flushes_; }
   /// The dispatcher's clock minus this client's, in ns, and the round trip it was measured in:
   /// the best of five readings (Session.clock), the reply taken as read half way through.
   std::pair<int64_t, int64_t> dispatcherOffsetNs();
@@ -167,6 +170,8 @@ private:
   uint64_t nextId_ = 1;
   std::mutex releaseMutex_;
   std::vector<uint64_t> released_; ///< ids freed from other threads, queued at the next emit
+  bool tracing_ = false;              ///< startTrace .. stopTrace: flushes are recorded
+  std::vector<TraceEvent> flushes_;
   std::string streamError_;
   std::string signal_;
   bool backward_ = false;

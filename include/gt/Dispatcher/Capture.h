@@ -32,6 +32,9 @@ captureBatch(mlir::MLIRContext &ctx, const std::vector<Instruction> &batch,
 
 /// Runs the dispatcher pipeline (mlir::gt::buildDispatcherPipeline) on a captured batch;
 /// throws std::invalid_argument with the diagnostics if it fails.
-void runDispatcherPipeline(mlir::ModuleOp module, const mlir::gt::DispatcherPipelineOptions &options);
+/// Called with each pass's name and its start and end (monotonicNs) as the pipeline runs (gt.profiler).
+using PassTimer = std::function<void(const std::string &pass, int64_t startNs, int64_t endNs)>;
+void runDispatcherPipeline(mlir::ModuleOp module, const mlir::gt::DispatcherPipelineOptions &options,
+                           const PassTimer &onPass = nullptr);
 
 } // namespace gt::dispatcher

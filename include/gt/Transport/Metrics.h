@@ -20,6 +20,14 @@ struct Sample {
   double value = 0;
 };
 
+inline Sample counter(std::string name, std::string help, double value,
+                      std::vector<std::pair<std::string, std::string>> labels = {}) {
+  return {std::move(name), std::move(help), true, std::move(labels), value};
+}
+inline Sample gauge(std::string name, std::string help, double value) {
+  return {std::move(name), std::move(help), false, {}, value};
+}
+
 /// Whether this build serves metrics (CMake's GT_METRICS, on unless prometheus-cpp is left out,
 /// as the GPU bundle does).
 bool available();
