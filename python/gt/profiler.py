@@ -6,19 +6,23 @@
 
 or `GT_TRACE=out.json python train.py` (the whole run, written at exit). One process per track:
 
-- the client: one slice per op issued (its name, result shape and your source line) and one per
-  sync (a `.numpy()` / `.item()` / `gt.synchronize()` waiting for values, with the bytes fetched);
-- the dispatcher: each batch's `dispatch` (plan cache hit or miss), with `capture` and `passes`
-  on a miss, and a `send` per worker program;
+- the client: one slice per op issued (its name, result shape and your source line), one per
+  sync (a `.numpy()` / `.item()` / `gt.synchronize()` waiting for values, with the bytes fetched)
+  and one per flush (a batch sent to the dispatcher: instructions, bytes);
+- the dispatcher: each batch's `dispatch` (plan cache hit or miss), with `capture` and each pass
+  of its pipeline on a miss, and a `send` per worker program;
 - every worker: each `program` it ran for this session, and inside it each kernel (an op, with
   dtype, shape and your line), fused `region`, collective or send/recv (bytes, peers), each
-  fetch or sync it answered, and the background `compile`s of fused regions.
+  fetch or sync it answered, the background `compile`s of fused regions, and a `memory` counter
+  track: the device memory your session's tensors hold there after each unit (allocations and
+  frees); on a CUDA worker also a "GPU (device time)" thread: each unit as it ran on the GPU
+  (CUDA events), since kernels run after the host queues them.
 
 The daemons record on their own clocks; the trace puts every event on the client's
 (time.perf_counter_ns, CLOCK_MONOTONIC): the client measures the dispatcher's offset, and the
 dispatcher each worker's, from the fastest of five clock readings (NTP's estimate); the offsets
 and round trips are in the file's `otherData`. `gt trace summary out.json` prints where the time
-went and `gt trace plot out.json -o timeline.png` draws it. Not traced: memory allocations.
+went and `gt trace plot out.json -o timeline.png` draws it.
 
 Format: the Trace Event Format's "X" (complete) events, timestamps and durations in
 microseconds (https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU).
@@ -50,6 +54,7 @@ class _Recorder:
         self.pid = os.getpid()
         self.tid = threading.get_ident()
         self.remote = []  # what _C.Client.stop_trace returned: the dispatcher's and workers' events
+        self.flushes = []  # (start_ns, duration_ns, args_json): the batches the client core sent
         self.clock = {}   # the measured clock offsets (otherData)
         self.client = None  # the client whose session the daemons trace
 
@@ -65,6 +70,7 @@ class _Recorder:
         client, self.client = self.client, None
         try:
             self.remote = client.stop_trace()
+            self.flushes = client.flushes()
             offset, rtt = client.dispatcher_offset_ns()
         except ConnectionError as e:
             self.clock = {"error": f"the dispatcher's and workers' tracks are missing: {e}"}
@@ -89,12 +95,22 @@ class _Recorder:
         out = [{"name": "process_name", "ph": "M", "pid": self.pid, "args": {"name": label}}]
         out += [event(n, "op", s, e, {"line": line, "shape": list(shape)}) for n, s, e, line, shape in self.ops]
         out += [event("sync", "sync", s, e, {"line": line, "bytes": b}) for s, e, line, b in self.syncs]
+        out += [event("flush", "flush", s, s + d, json.loads(args)) for s, d, args in self.flushes]
         for order, p in enumerate(self.remote, start=1):
             out.append({"name": "process_name", "ph": "M", "pid": p["pid"], "args": {"name": p["label"]}})
             out.append({"name": "process_sort_index", "ph": "M", "pid": p["pid"], "args": {"sort_index": order}})
+            if any(category == "gpu" for _, category, _, _, _ in p["events"]):  # a CUDA worker
+                out.append({"name": "thread_name", "ph": "M", "pid": p["pid"], "tid": 0, "args": {"name": "host"}})
+                out.append({"name": "thread_name", "ph": "M", "pid": p["pid"], "tid": 1,
+                            "args": {"name": "GPU (device time)"}})
             for name, category, start, duration, args in p["events"]:
+                if category == "memory":  # a counter track: the session's memory on that worker
+                    out.append({"name": "memory", "cat": "memory", "ph": "C", "ts": start / 1000, "pid": p["pid"],
+                                "args": {"live bytes": json.loads(args)["bytes"]}})
+                    continue
                 out.append({"name": name, "cat": category, "ph": "X", "ts": start / 1000, "dur": duration / 1000,
-                            "pid": p["pid"], "tid": 0, "args": json.loads(args) if args else {}})
+                            "pid": p["pid"], "tid": 1 if category == "gpu" else 0,
+                            "args": json.loads(args) if args else {}})
         return out
 
     def write(self, path):
@@ -162,31 +178,44 @@ def summary(path, top=10):
         lines += ["", f"{'slowest syncs':40s} {'ms':>9s} {'bytes':>10s}"]
         for e in syncs[:top]:
             lines.append(f"{e['args'].get('line', '?'):40s} {e['dur'] / 1e3:9.3f} {e['args'].get('bytes', 0):10d}")
-    # The workers' tracks: their busiest kernels and their longest idle gaps inside the trace.
+    # The workers' tracks: their busiest kernels and their longest idle gaps inside the trace;
+    # on a GPU also as the device ran them (category "gpu": kernels run after they are queued).
     names = {e["pid"]: e["args"]["name"] for e in doc if e.get("ph") == "M" and e.get("name") == "process_name"}
     work = [e for e in events if e["cat"] in ("kernel", "region", "collective", "p2p")]
-    if work:
-        kernels = collections.defaultdict(lambda: [0, 0.0])
-        for e in work:
-            kernels[e["name"]][0] += 1
-            kernels[e["name"]][1] += e["dur"]
-        lines += ["", f"{'top kernels (all workers)':48s} {'count':>8s} {'ms total':>10s} {'us each':>9s}"]
-        for name, (count, total) in sorted(kernels.items(), key=lambda kv: -kv[1][1])[:top]:
-            lines.append(f"{name[:48]:48s} {count:8d} {total / 1e3:10.3f} {total / count:9.1f}")
-        lines += ["", f"{'worker':28s} {'busy ms':>9s} {'busy':>5s} {'longest idle gaps, ms':>24s}"]
-        for pid in sorted({e["pid"] for e in work}):
-            spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in work if e["pid"] == pid)
-            busy, gaps, reach = 0.0, [], start
-            for a, b in spans:
-                if a > reach:
-                    gaps.append(a - reach)
-                busy += max(0.0, b - max(a, reach))
-                reach = max(reach, b)
-            gaps.append(max(0.0, end - reach))
-            longest = ", ".join(f"{g / 1e3:.2f}" for g in sorted(gaps, reverse=True)[:3])
-            lines.append(f"{names.get(pid, str(pid))[:28]:28s} {busy / 1e3:9.2f} {busy / max(end - start, 1e-9):5.0%} "
-                         f"{longest:>24s}")
+    on_gpu = [e for e in events if e["cat"] == "gpu"]
+    for title, spans, suffix in (("top kernels (all workers)", work, ""),
+                                 ("top kernels on the GPU (device time)", on_gpu, " GPU")):
+        if spans:
+            lines += _kernel_table(title, spans, top) + _busy_table(spans, names, start, end, suffix)
     return "\n".join(lines)
+
+
+def _kernel_table(title, spans, top):
+    kernels = collections.defaultdict(lambda: [0, 0.0])
+    for e in spans:
+        kernels[e["name"]][0] += 1
+        kernels[e["name"]][1] += e["dur"]
+    lines = ["", f"{title:48s} {'count':>8s} {'ms total':>10s} {'us each':>9s}"]
+    for name, (count, total) in sorted(kernels.items(), key=lambda kv: -kv[1][1])[:top]:
+        lines.append(f"{name[:48]:48s} {count:8d} {total / 1e3:10.3f} {total / count:9.1f}")
+    return lines
+
+
+def _busy_table(spans, names, start, end, suffix):
+    """Per process: the time covered by `spans` and the three longest gaps between them."""
+    lines = ["", f"{'worker':28s} {'busy ms':>9s} {'busy':>5s} {'longest idle gaps, ms':>24s}"]
+    for pid in sorted({e["pid"] for e in spans}):
+        busy, gaps, reach = 0.0, [], start
+        for a, b in sorted((e["ts"], e["ts"] + e["dur"]) for e in spans if e["pid"] == pid):
+            if a > reach:
+                gaps.append(a - reach)
+            busy += max(0.0, b - max(a, reach))
+            reach = max(reach, b)
+        gaps.append(max(0.0, end - reach))
+        longest = ", ".join(f"{g / 1e3:.2f}" for g in sorted(gaps, reverse=True)[:3])
+        label = (names.get(pid, str(pid)) + suffix)[:28]
+        lines.append(f"{label:28s} {busy / 1e3:9.2f} {busy / max(end - start, 1e-9):5.0%} {longest:>24s}")
+    return lines
 
 
 def plot(path, out, width=14.0):
@@ -213,7 +242,7 @@ def plot(path, out, width=14.0):
     fig, ax = plt.subplots(figsize=(width, 1.0 + 0.6 * len(rows)))
     colors = {"op": "tab:blue", "sync": "tab:red", "dispatcher": "tab:cyan", "program": "lightgray",
               "kernel": "tab:green", "region": "tab:purple", "collective": "tab:orange", "p2p": "tab:brown",
-              "fetch": "tab:pink", "compile": "tab:olive"}
+              "fetch": "tab:pink", "compile": "tab:olive", "gpu": "darkgreen", "flush": "tab:gray"}
     for y, (pid, category) in enumerate(rows):
         bars = [((e["ts"] - t0) / 1e3, max(e["dur"] / 1e3, 1e-3)) for e in slices
                 if e["pid"] == pid and e["cat"] == category]

@@ -62,3 +62,38 @@ def test_api_harness_and_gpt_on_the_gpu(tmp_path):
                         "test_nn.py", "test_char_gpt.py"], cwd=here, capture_output=True, text=True, timeout=3000,
                        env=e)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+
+
+@pytest.mark.skipif(not has_gpu(), reason="no GPU on this machine (nvidia-smi -L fails)")
+def test_a_trace_on_the_gpu_has_each_kernels_device_time(tmp_path):
+    """On a CUDA worker, gt.profiler's worker track has a second thread, "GPU (device time)":
+    each kernel again as it ran on the GPU, never before the host queued it, and `gt trace
+    summary` ranks the kernels by that time."""
+    import json
+    path = tmp_path / "gpu.trace.json"
+    r = run(f"""
+        import gt, gt.profiler
+        a = gt.randn(1024, 1024)
+        gt.synchronize()
+        with gt.profiler.trace({str(path)!r}):
+            b = a
+            for _ in range(5):
+                b = (b @ a).tanh()
+            print(float(b.sum().item()))
+        """, "cuda", tmp_path, GT_JIT="0")
+    assert r.returncode == 0, r.stderr
+    events = json.loads(path.read_text())["traceEvents"]
+    host = [e for e in events if e.get("cat") == "kernel"]
+    gpu = [e for e in events if e.get("cat") == "gpu"]
+    assert [e["name"] for e in gpu].count("matmul") == 5, [e["name"] for e in gpu]
+    assert all(e["tid"] == 1 for e in gpu) and all(e["tid"] == 0 for e in host)
+    queued = {}
+    for e in host:
+        queued.setdefault(e["name"], []).append(e["ts"])
+    for e in gpu:
+        assert e["dur"] >= 0
+        assert e["ts"] >= min(queued[e["name"]]) - 50, e  # microseconds: the clocks' agreement
+    summary = subprocess.run([sys.executable, "-m", "gt", "trace", "summary", str(path)], capture_output=True,
+                             text=True, timeout=60)
+    assert "top kernels on the GPU (device time)" in summary.stdout, summary.stdout + summary.stderr
+    assert "matmul" in summary.stdout.split("top kernels on the GPU")[1]

@@ -64,6 +64,30 @@ def test_gt_trace_records_a_whole_run_and_gt_trace_summary_reads_it(tmp_path):
     assert "waiting in 1 syncs" in s.stdout and "<string>:5" in s.stdout  # the .item() line
 
 
+def test_gt_trace_summary_ranks_a_gpu_workers_kernels_by_device_time(tmp_path):
+    """A CUDA worker's track has its kernels twice: as the host queued them ("kernel") and as
+    the GPU ran them ("gpu", tid 1). The summary ranks them each way (a GPU run checks the real
+    thing: test_cuda.py)."""
+    from gt.profiler import summary
+
+    def x(name, cat, ts, dur, tid=0):
+        return {"name": name, "cat": cat, "ph": "X", "ts": ts, "dur": dur, "pid": 2, "tid": tid, "args": {}}
+
+    doc = {"traceEvents": [
+        {"name": "process_name", "ph": "M", "pid": 2, "args": {"name": "gt-worker 0 (cuda:0)"}},
+        x("matmul", "kernel", 0, 10), x("sum", "kernel", 10, 5),       # queued in 15 us
+        x("matmul", "gpu", 12, 100, 1), x("sum", "gpu", 112, 3000, 1),  # ran for 3.1 ms
+    ]}
+    path = tmp_path / "gpu.json"
+    path.write_text(json.dumps(doc))
+    text = summary(str(path))
+    host, gpu = text.split("top kernels on the GPU (device time)")
+    assert host.index("matmul") < host.index("sum ")  # by host time: the matmul's 10 us first
+    assert gpu.index("sum ") < gpu.index("matmul")   # by device time: the sum's 3 ms first
+    row = next(line for line in gpu.splitlines() if line.startswith("gt-worker 0 (cuda:0) GPU"))
+    assert row.split()[4] == "3.10"  # busy ms on the GPU
+
+
 def test_gt_trace_plot_draws_the_timeline(tmp_path):
     path, png = tmp_path / "t.json", tmp_path / "timeline.png"
     with gt.profiler.trace(str(path)):
@@ -125,6 +149,8 @@ def test_a_trace_of_an_mlp_step_has_the_client_the_dispatcher_and_every_worker_o
         programs = [e for e in slices if e["pid"] == pid and e["cat"] == "program"]
         for k in (e for e in slices if e["pid"] == pid and e["cat"] in ("kernel", "region", "collective")):
             assert any(p["ts"] <= k["ts"] and k["ts"] + k["dur"] <= p["ts"] + p["dur"] + 1e-3 for p in programs), k
+        memory = [e for e in doc["traceEvents"] if e["ph"] == "C" and e["pid"] == pid]  # allocations and frees
+        assert memory and max(e["args"]["live bytes"] for e in memory) > 0
         reduce = next(e for e in slices if e["pid"] == pid and e["name"] == "all_reduce")
         assert reduce["args"]["bytes"] > 0 and reduce["args"]["workers"] == [0, 1]
     clock = doc["otherData"]["clock"]
@@ -140,3 +166,20 @@ def test_a_trace_of_an_mlp_step_has_the_client_the_dispatcher_and_every_worker_o
     picture = tmp_path / "step.png"
     subprocess.run([sys.executable, "-m", "gt", "trace", "plot", str(path), "-o", str(picture)], check=True, timeout=120)
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_dispatcher_track_has_each_pass_of_a_new_batch_and_the_client_track_its_flushes(tmp_path):
+    path = tmp_path / "t.json"
+    with gt.profiler.trace(str(path)):
+        (gt.ones(5, 7) * 3.0).sum().item()  # a batch the plan cache has not seen: capture and passes
+    slices, meta = events(path)
+    names = {m["pid"]: m["args"]["name"] for m in meta if m["name"] == "process_name"}
+    dispatcher = [e for e in slices if names.get(e["pid"]) == "gt-dispatcher"]
+    assert any(e["name"] == "dispatch" and e["args"]["plan"] == "miss" for e in dispatcher)
+    (span,) = [e for e in dispatcher if e["name"] == "passes"]
+    passes = [e for e in dispatcher if e["cat"] == "pass"]
+    assert {"gt-apply-signals", "gt-propagate-sharding", "gt-split-by-worker", "gt-mark-hot-regions"} <= {
+        e["name"] for e in passes}
+    assert all(span["ts"] <= e["ts"] and e["ts"] + e["dur"] <= span["ts"] + span["dur"] + 1e-3 for e in passes)
+    flushes = [e for e in slices if e["pid"] == os.getpid() and e["cat"] == "flush"]
+    assert flushes and sum(e["args"]["instructions"] for e in flushes) >= 3  # full, mul, sum

@@ -5,6 +5,7 @@
 #include "gt/Worker/Communicator.h"
 #include "gt/Worker/Device.h"
 #include "gt/Worker/Executor.h"
+#include "gt/Worker/Scheduler.h"
 
 #include "Programs.h"
 
@@ -15,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <set>
 
@@ -335,6 +337,42 @@ TEST(CUDADevice, ComputesWhatTheCPUComputes) {
     ASSERT_EQ(c.size(), g.size());
     for (size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], g[i], 1e-4 * (1 + std::fabs(c[i]))) << "element " << i;
   }
+}
+
+// A trace on a GPU: each unit also gets a "gpu" event, when its work ran on the device, which
+// cannot begin before the host queued it (the clocks agree to within the reference's wait).
+TEST(CUDADevice, TracesWhenUnitsRanOnTheGPU) {
+  std::string why;
+  if (!cudaAvailable(&why)) GTEST_SKIP() << "no GPU: " << why;
+  Executor gpu(ExecutorOptions{"", true, false, createDevice("cuda:0")});
+  Scheduler scheduler(gpu);
+  scheduler.start();
+  scheduler.startTrace(1);
+  std::vector<float> ones(512 * 512, 0.01f);
+  Instruction matmul = op(OpCode::Matmul, 2, {1, 1}), exp = op(OpCode::Exp, 3, {2});
+  matmul.type = exp.type = TensorType{DType::Float32, {512, 512}};
+  std::promise<void> ran, fenced;
+  scheduler.submit(1, 1, ProgramRun{{upload(1, ones, {512, 512}), matmul, exp}, {}}, [&] { ran.set_value(); });
+  ASSERT_EQ(ran.get_future().wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  scheduler.fence(1, [&] { fenced.set_value(); });
+  ASSERT_EQ(fenced.get_future().wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  auto [events, since] = scheduler.stopTrace(1);
+  std::map<std::string, const TraceEvent *> host, device;
+  for (const TraceEvent &e : events)
+    if (e.category == "gpu") device[e.name] = &e;
+    else if (e.category == "kernel") host[e.name] = &e;
+  ASSERT_EQ(device.size(), 3u) << "one gpu event per unit: upload, matmul, exp";
+  for (auto [name, d] : device) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(host.count(name));
+    EXPECT_GE(d->durationNs, 0);
+    EXPECT_GE(d->startNs, host[name]->startNs - 50000) << "ran on the GPU before the host queued it";
+    EXPECT_EQ(d->args, host[name]->args);
+  }
+  EXPECT_GT(device["matmul"]->durationNs, 0);
+  Fetched f = gpu.fetch(3);
+  ASSERT_EQ(f.error, "");
+  EXPECT_NEAR(floats(f)[0], std::exp(512 * 0.01f * 0.01f), 1e-4); // TF32 off: float32 GEMM
 }
 
 TEST(CUDADevice, HotRegionReplaysOnTheGPU) {

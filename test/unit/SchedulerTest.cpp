@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <condition_variable>
 #include <mutex>
@@ -195,10 +196,11 @@ TEST(Scheduler, TracesASessionsUnitsInsideItsProgramsSpans) {
   scheduler.fence(7, [&] { fenced.done(); });
   ASSERT_TRUE(fenced.wait());
   auto [events, since] = scheduler.stopTrace(7);
-  std::vector<std::string> names;
+  std::vector<std::string> names, memory;
   const TraceEvent *span = nullptr;
   for (const TraceEvent &e : events) {
-    names.push_back(e.category + ":" + e.name);
+    if (e.category == "memory") memory.push_back(e.args);
+    else names.push_back(e.category + ":" + e.name);
     if (e.category == "program") span = &e;
     EXPECT_GE(e.startNs, since);
   }
@@ -209,7 +211,12 @@ TEST(Scheduler, TracesASessionsUnitsInsideItsProgramsSpans) {
       EXPECT_GE(e.startNs, span->startNs);
       EXPECT_LE(e.startNs + e.durationNs, span->startNs + span->durationNs);
     }
-  EXPECT_EQ(events.back().args, "{\"dtype\": \"float32\", \"shape\": [3], \"line\": \"test.py:1\"}");
+  auto kernel = std::find_if(events.begin(), events.end(), [](const TraceEvent &e) { return e.name == "exp"; });
+  ASSERT_NE(kernel, events.end());
+  EXPECT_EQ(kernel->args, "{\"dtype\": \"float32\", \"shape\": [3], \"line\": \"test.py:1\"}");
+  // The session's memory track: 12 bytes after the upload, 24 after exp, 12 again after the
+  // free (session 8's 4 bytes are not in it).
+  EXPECT_EQ(memory, (std::vector<std::string>{"{\"bytes\": 12}", "{\"bytes\": 24}", "{\"bytes\": 12}"}));
   EXPECT_TRUE(scheduler.stopTrace(7).first.empty()); // stopped: nothing more
 
   scheduler.startTrace(9);

@@ -66,6 +66,16 @@ public:
   virtual uint64_t capacity() const { return 0; }
   /// Device counters for gt.debug.stats() (allocator bytes, cache hits, ...).
   virtual std::vector<std::pair<std::string, double>> counters() const { return {}; }
+
+  /// Device time, for traces. A timing event recorded on the device's queue now (CUDA: a
+  /// CUevent on the compute stream); nullptr where work runs on the calling thread as it is
+  /// queued (the CPU), so that the host's clock already times it. Free it with
+  /// destroyTimingEvent.
+  virtual void *recordTimingEvent() { return nullptr; }
+  /// Nanoseconds from timing event `from` to `to` on the device's clock, waiting until `to` has
+  /// happened (resolution about 0.5 us on CUDA); both from recordTimingEvent. Any thread.
+  virtual int64_t elapsedNs(void *from, void *to) { return 0; }
+  virtual void destroyTimingEvent(void *event) {}
 };
 
 /// The host: aligned host memory, cblas GEMM, kernels JIT-compiled for the host CPU.

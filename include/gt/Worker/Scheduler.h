@@ -65,10 +65,13 @@ public:
 
   /// gt.profiler: records what runs for `session` from now on, on monotonicNs(): each unit
   /// (an op, a fused region, an exchange; frees are left out), each program's span from its
-  /// first unit to its last, and each fetch or sync.
+  /// first unit to its last, each fetch or sync, and the session's memory on this worker after
+  /// each unit (category "memory", name "live bytes", args {"bytes": N}: a counter track; never
+  /// another session's).
   void startTrace(uint32_t session);
   /// Stops recording for `session` and returns its events (at most kMaxTraceEvents) and when the
-  /// recording started (monotonicNs); an untraced session gives none.
+  /// recording started (monotonicNs); an untraced session gives none. On a GPU each unit's
+  /// events come twice: as the host ran it, and (category "gpu") as its work ran on the device.
   std::pair<std::vector<TraceEvent>, int64_t> stopTrace(uint32_t session);
   /// The weight `session` last submitted with (1 for a session it never saw).
   double weight(uint32_t session) const;
@@ -89,18 +92,36 @@ private:
   uint64_t units_ = 0;
   double busyMs_ = 0;
   std::map<uint32_t, double> busyBySession_;
+  /// Timing events on a device that queues its work (CUDA), owned: destroyed with the trace.
+  struct DeviceTimer {
+    Device *device = nullptr;
+    std::vector<void *> events; ///< events[0]: the reference; then a (start, end) pair per unit
+    int64_t referenceNs = 0;    ///< monotonicNs() when events[0] happened on the device
+    explicit DeviceTimer(Device *d) : device(d) {}
+    DeviceTimer(const DeviceTimer &) = delete;
+    DeviceTimer &operator=(const DeviceTimer &) = delete;
+    ~DeviceTimer() {
+      for (void *e : events) device->destroyTimingEvent(e);
+    }
+  };
   /// A traced session's recording. Units are kept as references into the programs they ran
   /// in (kept whole, up to kMaxTracedInstructions) and described when the trace stops: running a
-  /// unit costs two clock reads and 24 bytes while tracing.
+  /// unit costs two clock reads and 32 bytes while tracing. On a device that queues its work
+  /// (CUDA) each unit also records two timing events (up to kMaxDeviceTimedUnits), read when the
+  /// trace stops: when the unit's kernels ran on the device, which is not when the host queued them.
   struct Trace {
     static constexpr size_t kMaxTracedInstructions = 1 << 16; // tens of MB at most, per traced session
+    static constexpr size_t kMaxDeviceTimedUnits = 50000;     // 100,000 CUDA events at most
     struct Unit {
       uint32_t program;
       Executor::UnitRef ref;
       int64_t startNs, durationNs;
+      uint64_t liveBytes; ///< the session's memory on this worker when it ended (allocations and frees)
+      int64_t deviceEvents = -1; ///< index of its start event in timer->events (end: the next), or -1
     };
     uint64_t generation = 0;
     int64_t startNs = 0;
+    std::unique_ptr<DeviceTimer> timer; ///< null on the CPU and until the first unit runs
     std::vector<Unit> units;
     std::vector<std::unique_ptr<ProgramRun>> programs; ///< null until the program has run whole
     size_t instructions = 0;                           ///< in `programs`
@@ -112,6 +133,8 @@ private:
       else dropped++;
     }
   };
+  void *recordTimingEvent();                       ///< the device's, or nullptr if it failed
+  std::unique_ptr<DeviceTimer> startDeviceTimer(); ///< a trace's reference event; null if it failed
   uint64_t traceGeneration_ = 0;
   std::unordered_map<uint32_t, Trace> traces_; ///< the traced sessions
   std::function<void()> tick_;

@@ -3,7 +3,10 @@
 #include "gt/Worker/Scheduler.h"
 
 #include <chrono>
+#include <climits>
+#include <cstdint>
 #include <optional>
+#include <utility>
 
 namespace gt::worker {
 
@@ -131,6 +134,32 @@ void Scheduler::startTrace(uint32_t session) {
   t.startNs = monotonicNs();
 }
 
+void *Scheduler::recordTimingEvent() {
+  try {
+    return executor_.device().recordTimingEvent();
+  } catch (const std::exception &) {
+    return nullptr; // the trace goes without this unit's device time; the run reports the error
+  }
+}
+
+std::unique_ptr<Scheduler::DeviceTimer> Scheduler::startDeviceTimer() {
+  // The reference event is recorded with nothing queued, so it happens as it is recorded: its
+  // host time is then known to within the few microseconds the wait for it takes.
+  Device &device = executor_.device();
+  auto timer = std::make_unique<DeviceTimer>(&device);
+  try {
+    device.waitIdle(1.0);
+    int64_t before = monotonicNs();
+    void *reference = device.recordTimingEvent();
+    timer->events.push_back(reference);
+    device.elapsedNs(reference, reference); // waits for it
+    timer->referenceNs = before + (monotonicNs() - before) / 2;
+  } catch (const std::exception &) {
+    return nullptr;
+  }
+  return timer;
+}
+
 std::pair<std::vector<TraceEvent>, int64_t> Scheduler::stopTrace(uint32_t session) {
   Trace t;
   {
@@ -142,12 +171,31 @@ std::pair<std::vector<TraceEvent>, int64_t> Scheduler::stopTrace(uint32_t sessio
   }
   // Described now, outside the lock (the programs are the trace's own).
   std::vector<TraceEvent> out = std::move(t.events);
+  uint64_t lastBytes = UINT64_MAX;
   for (const Trace::Unit &u : t.units) {
+    if (u.liveBytes != lastBytes) // allocations and frees, as a counter track
+      out.push_back({"live bytes", "memory", u.startNs + u.durationNs, 0, "{\"bytes\": " + std::to_string(u.liveBytes) + "}"});
+    lastBytes = u.liveBytes;
     if (u.program >= t.programs.size() || !t.programs[u.program]) continue; // still running at the stop
     TraceEvent e = Executor::describeUnit(*t.programs[u.program], u.ref);
     if (e.category == "free") continue;
     e.startNs = u.startNs;
     e.durationNs = u.durationNs;
+    if (u.deviceEvents >= 0 && t.timer && size_t(u.deviceEvents) + 1 < t.timer->events.size()) {
+      // When the unit's work ran on the device (category "gpu"): kernels run after the host
+      // queues them, so the host's span above is only the queueing.
+      DeviceTimer &timer = *t.timer;
+      try {
+        void *start = timer.events[size_t(u.deviceEvents)], *end = timer.events[size_t(u.deviceEvents) + 1];
+        TraceEvent onDevice = e;
+        onDevice.category = "gpu";
+        onDevice.startNs = timer.referenceNs + timer.device->elapsedNs(timer.events[0], start);
+        onDevice.durationNs = timer.device->elapsedNs(start, end);
+        out.push_back(std::move(onDevice));
+      } catch (const std::exception &) {
+        t.timer.reset(); // a failed kernel: the rest of the trace has host times only
+      }
+    }
     out.push_back(std::move(e));
   }
   if (t.dropped)
@@ -201,17 +249,23 @@ void Scheduler::loop() {
           t.programs[size_t(item.traceProgram)] = std::make_unique<ProgramRun>(std::move(item.program));
         }
         q.items.pop_front();
-        lock.unlock();
+        // A fetch or sync answered: in the trace before the answer goes out (the client may stop
+        // the trace as soon as it has it), its duration filled in after.
         int64_t t0 = monotonicNs();
+        std::optional<std::pair<uint64_t, size_t>> fetchEvent; // (trace generation, index in events)
+        if (kind == Item::Fence && trace != traces_.end() && !trace->second.full()) {
+          fetchEvent.emplace(trace->second.generation, trace->second.events.size());
+          trace->second.add({"fetch/sync", "fetch", t0, 0, ""});
+        }
+        if (kind == Item::End) traces_.erase(id); // a traced session that ends without stopping leaves nothing behind
+        lock.unlock();
         if (kind == Item::End) executor_.endSession(id);
         if (fn) fn();
         lock.lock();
-        if (kind == Item::Fence && !traces_.empty() && (trace = traces_.find(id)) != traces_.end())
-          trace->second.add({"fetch/sync", "fetch", t0, monotonicNs() - t0, ""});
-        if (kind == Item::End) {
-          busyBySession_.erase(id);
-          traces_.erase(id); // a traced session that ends without stopping leaves nothing behind
-        }
+        if (fetchEvent && (trace = traces_.find(id)) != traces_.end() && trace->second.generation == fetchEvent->first &&
+            fetchEvent->second < trace->second.events.size())
+          trace->second.events[fetchEvent->second].durationNs = monotonicNs() - t0;
+        if (kind == Item::End) busyBySession_.erase(id);
         ran = true;
         continue;
       }
@@ -224,6 +278,7 @@ void Scheduler::loop() {
         break; // its kernels compile on the compile thread; the others run meanwhile
       // Tracing: which unit this is (described when the trace stops), and when it ran.
       std::optional<Executor::UnitRef> traced;
+      bool deviceTimed = false, needTimer = false; // on a GPU: its kernels' device time too
       if (!traces_.empty())
         if (auto trace = traces_.find(id); trace != traces_.end()) {
           Trace &t = trace->second;
@@ -236,23 +291,39 @@ void Scheduler::loop() {
               t.programs.emplace_back();
             }
             traced = Executor::nextUnitRef(item.program);
+            deviceTimed = !dropped && executor_.device().nativeStream() && t.units.size() < Trace::kMaxDeviceTimedUnits;
+            needTimer = deviceTimed && !t.timer;
           }
         }
       lock.unlock();
+      std::unique_ptr<DeviceTimer> newTimer = needTimer ? startDeviceTimer() : nullptr;
+      void *deviceStart = deviceTimed ? recordTimingEvent() : nullptr;
       auto t0 = Clock::now();
       int64_t startNs = traced ? monotonicNs() : 0;
       executor_.setSession(id);
       executor_.runNext(item.program, dropped);
       double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      void *deviceEnd = deviceStart ? recordTimingEvent() : nullptr;
       lock.lock();
       if (traced) {
         int64_t endNs = monotonicNs();
         if (item.firstNs < 0) item.firstNs = startNs;
         item.lastNs = endNs;
         auto trace = traces_.find(id);
-        if (trace != traces_.end() && item.traceGeneration == trace->second.generation)
-          trace->second.units.push_back({uint32_t(item.traceProgram), *traced, startNs, endNs - startNs});
+        if (trace != traces_.end() && item.traceGeneration == trace->second.generation) {
+          Trace &t = trace->second;
+          if (newTimer && !t.timer) t.timer = std::move(newTimer);
+          int64_t deviceEvents = -1;
+          if (deviceStart && deviceEnd && t.timer) {
+            deviceEvents = int64_t(t.timer->events.size());
+            t.timer->events.push_back(std::exchange(deviceStart, nullptr));
+            t.timer->events.push_back(std::exchange(deviceEnd, nullptr));
+          }
+          t.units.push_back({uint32_t(item.traceProgram), *traced, startNs, endNs - startNs, executor_.sessionBytes(id), deviceEvents});
+        }
       }
+      for (void *event : {deviceStart, deviceEnd}) // the trace stopped meanwhile (or the timer failed)
+        if (event) executor_.device().destroyTimingEvent(event);
       if (exchange) {
         exchangeOrder_.pop_front();
         item.nextTicket++;

@@ -40,7 +40,7 @@ namespace {
   X(cuStreamSynchronize) X(cuMemAlloc) X(cuMemFree) X(cuMemHostAlloc) X(cuMemFreeHost)               \
   X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuMemsetD32Async) X(cuModuleLoadDataEx)                \
   X(cuModuleGetFunction) X(cuLaunchKernel) X(cuEventCreate) X(cuEventRecord) X(cuEventQuery)         \
-  X(cuGetErrorName) X(cuGetErrorString) X(cuMemGetInfo)
+  X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) X(cuGetErrorName) X(cuGetErrorString) X(cuMemGetInfo)
 
 struct Driver {
 #define GT_MEMBER(fn) decltype(&::fn) fn = nullptr;
@@ -203,6 +203,25 @@ public:
       if (std::chrono::steady_clock::now() > deadline) return false;
       if (polls > 100) std::this_thread::sleep_for(std::chrono::microseconds(200)); // spin briefly, then nap
     }
+  }
+
+  void *recordTimingEvent() override {
+    CUevent event = nullptr;
+    d_.check(d_.cuEventCreate(&event, CU_EVENT_DEFAULT), "cuEventCreate");
+    d_.check(d_.cuEventRecord(event, compute_), "cuEventRecord");
+    return event;
+  }
+
+  int64_t elapsedNs(void *from, void *to) override {
+    d_.check(d_.cuCtxSetCurrent(context_), "cuCtxSetCurrent");
+    d_.check(d_.cuEventSynchronize(static_cast<CUevent>(to)), "cuEventSynchronize");
+    float ms = 0;
+    d_.check(d_.cuEventElapsedTime(&ms, static_cast<CUevent>(from), static_cast<CUevent>(to)), "cuEventElapsedTime");
+    return int64_t(double(ms) * 1e6);
+  }
+
+  void destroyTimingEvent(void *event) override {
+    if (event && d_.cuCtxSetCurrent(context_) == CUDA_SUCCESS) d_.cuEventDestroy(static_cast<CUevent>(event));
   }
 
   uint64_t capacity() const override {
