@@ -106,8 +106,8 @@ if [ $dry = 1 ]; then
 else
   step vs-torch 300 "${python[@]}" benchmarks/vs_torch.py
 fi
-# The client's timeline of two GPT steps (gt.profiler; the dispatcher's and workers' tracks
-# are not in it yet), and where its time went.
+# The timeline of two GPT steps (gt.profiler: the client, the dispatcher and each worker on one
+# clock), and where the time went (the top kernels: which eager ops or regions are slow there).
 step trace 180 env GT_TRACE="$out/gpt-steps.trace.json" "${python[@]}" examples/char_gpt.py --steps 2 --sample 0 \
   --eval-every 1000
 step trace-summary 30 "${python[@]}" -m gt trace summary "$out/gpt-steps.trace.json"
