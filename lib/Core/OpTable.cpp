@@ -210,4 +210,15 @@ TensorType inferType(OpCode code, std::span<const TensorType> in, const OpAttrs 
   return result;
 }
 
+bool isElementwise(OpCode code) {
+  OpKind kind = opInfo(code).kind;
+  if (code == OpCode::Tril || code == OpCode::Triu || code == OpCode::Cumsum) return false;
+  return kind == OpKind::Unary || kind == OpKind::Binary || kind == OpKind::Compare || code == OpCode::Where;
+}
+
+bool isValueReduction(OpCode code) {
+  return code == OpCode::Sum || code == OpCode::Mean || code == OpCode::Max || code == OpCode::Min ||
+         code == OpCode::Prod;
+}
+
 } // namespace gt

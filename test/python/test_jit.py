@@ -148,3 +148,82 @@ def test_a_chain_with_more_inputs_than_a_kernel_takes_is_cut_into_regions(tmp_pa
     s = out["stats"]
     assert s["region_fallbacks"] == 0 and not s["notes"], s
     assert s["regions_compiled"] >= 2 and s["region_replays"] >= 2, s
+
+
+# Each op kind once (warm-up), then 50 new offsets, integer indices and shapes of it: on a CPU
+# worker element moves (slice, slice_scatter, transpose, broadcast_to, concat) run as strided
+# copies, so none of the 50 compiles (or loads) a kernel. Every value is checked against NumPy.
+NEW_OFFSETS = """
+import gt, numpy as np, json, sys
+rng = np.random.default_rng(0)
+data_np = rng.standard_normal(4096).astype(np.float32)
+grid_np = rng.standard_normal((40, 30)).astype(np.float32)
+data, grid = gt.tensor(data_np), gt.tensor(grid_np)
+def kernels():
+    s = gt.debug.stats()
+    return s["kernels_compiled"] + s["kernel_disk_hits"]
+def step(i):
+    rows = 1 + i % 7                                          # a new window size too
+    got = [data[i:i + 64].numpy(), data[i].numpy(), grid[i % 40].numpy(), grid[i % 13:, i % 30::3].numpy(),
+           gt.stack([data[j:j + 16] for j in (i, 3 * i, 7 * i)]).numpy(), grid[:rows].T.numpy(),
+           gt.broadcast_to(grid[i % 40:i % 40 + 1], (rows, 30)).numpy(), gt.cat([grid[:rows], grid[i % 5:i % 5 + 2]]).numpy()]
+    want = [data_np[i:i + 64], data_np[i], grid_np[i % 40], grid_np[i % 13:, i % 30::3],
+            np.stack([data_np[j:j + 16] for j in (i, 3 * i, 7 * i)]), grid_np[:rows].T,
+            np.broadcast_to(grid_np[i % 40:i % 40 + 1], (rows, 30)), np.concatenate([grid_np[:rows], grid_np[i % 5:i % 5 + 2]])]
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and np.array_equal(g, w), (i, g, w)
+    x = gt.zeros(50)
+    x[i % 40:i % 40 + 5] = gt.ones(5)                         # slice_scatter
+    w = np.zeros(50, np.float32); w[i % 40:i % 40 + 5] = 1
+    assert np.array_equal(x.numpy(), w)
+step(1)
+before = kernels()
+for i in range(2, 52):
+    step(i)
+print(json.dumps({"new": kernels() - before, "stats": gt.debug.stats()}))
+"""
+
+
+def test_new_slice_offsets_indices_and_window_sizes_compile_no_kernel(tmp_path):
+    out = run_script(NEW_OFFSETS, [], tmp_path, GT_JIT="0")
+    assert out["new"] == 0, out["stats"]
+    assert out["stats"]["kernels_compiled"] > 0  # the first round did compile (it ran here)
+
+
+# The same for batch sizes: on a CPU worker eager elementwise kernels and reductions take their
+# sizes at run time (memref<?x...>; a broadcast axis stays a static 1) and fills are host fills,
+# so 50 new batch sizes compile nothing after the first. Checked against NumPy, several dtypes.
+NEW_BATCH_SIZES = """
+import gt, numpy as np, json
+rng = np.random.default_rng(0)
+w_np = rng.standard_normal(8).astype(np.float32)
+w = gt.tensor(w_np)
+def kernels():
+    s = gt.debug.stats()
+    return s["kernels_compiled"] + s["kernel_disk_hits"]
+def step(n):
+    x_np = rng.standard_normal((n, 8)).astype(np.float32)
+    k_np = rng.integers(-5, 5, (n, 1)).astype(np.int64)
+    x, k = gt.tensor(x_np), gt.tensor(k_np)
+    h = (x * w + 1.5).relu()
+    h_np = np.maximum(x_np * w_np + 1.5, 0)
+    got = [h, h.sum(1), h.mean(0, keepdims=True), h.amax(1, keepdim=True), (h > 0.5), gt.where(h > 1, h, -h).sum(),
+           k * 3 + k, (k % 3).sum(0), gt.ones(n, 3), gt.zeros(n, dtype=gt.int64), x.exp().log().tanh() - x.tanh()]
+    want = [h_np, h_np.sum(1), h_np.mean(0, keepdims=True), h_np.max(1, keepdims=True), h_np > 0.5,
+            np.where(h_np > 1, h_np, -h_np).sum(), k_np * 3 + k_np, (k_np % 3).sum(0), np.ones((n, 3)),
+            np.zeros(n, np.int64), np.zeros((n, 8))]
+    for g, e in zip(got, want):
+        a = g.numpy()
+        assert a.shape == np.shape(e) and np.allclose(a, e, atol=1e-5, rtol=1e-5), (n, a, e)
+step(3)
+before = kernels()
+for n in range(4, 54):
+    step(n)
+print(json.dumps({"new": kernels() - before, "stats": gt.debug.stats()}))
+"""
+
+
+def test_new_batch_sizes_compile_no_eager_kernel(tmp_path):
+    out = run_script(NEW_BATCH_SIZES, [], tmp_path, GT_JIT="0")
+    assert out["new"] == 0, out["stats"]
+    assert out["stats"]["kernels_compiled"] > 0

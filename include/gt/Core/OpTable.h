@@ -114,6 +114,12 @@ const OpInfo &opInfo(OpCode code);
 /// Whether `code` may sit in a fused region (gt.region): fills, elementwise, where, layout,
 /// reductions, indexing. Not upload/randn (data), matmul (BLAS/cuBLAS) or free.
 bool isFusible(OpCode code);
+/// Whether element i of the result depends only on the operands' elements at i (broadcasting
+/// aside): the unary, binary and compare ops of ops/elementwise.yaml, and where. Not tril, triu
+/// or cumsum, which are unary in kind but read positions.
+bool isElementwise(OpCode code);
+/// sum, mean, max, min and prod: one value per kept position (not argmax/argmin).
+bool isValueReduction(OpCode code);
 /// A text form of the declared attributes that shape an op's code (not fill values or seeds,
 /// which kernels take at run time, nor the result shape and dtype, which keys carry anyway):
 /// part of kernel keys.

@@ -15,7 +15,13 @@
 namespace mlir::gt {
 
 /// Checks `op` against the op table: operand count, dtypes, shapes and the result type.
+/// Sizes must be static, except for elementwise ops inside an op carrying kDynamicSizesAttr.
 LogicalResult verifyWithOpTable(Operation *op);
+
+/// A unit attribute on a worker's kernel function: its elementwise ops may have `?` sizes
+/// (memref<?x8xf32> arguments whose sizes come at run time; see the Executor's size-generic
+/// kernels). Everywhere else, in particular in the dispatcher, gt ops have static shapes.
+inline constexpr const char *kDynamicSizesAttr = "gt.dynamic_sizes";
 
 /// The op table entry of a gt op, or nullptr for any other op.
 const ::gt::OpInfo *opInfoOf(Operation *op);

@@ -167,6 +167,14 @@ private:
   /// bytes back when the last alias of the buffer goes.
   struct Accounts;
   void execute(const Instruction &inst, const std::vector<const Tensor *> &in, Tensor &out);
+  /// slice, slice_scatter, transpose, broadcast_to and concat as copies between strided views
+  /// (KernelCompiler::getStridedCopy): `out` has its type and buffer; `inst` has been checked.
+  void copyByViews(const Instruction &inst, const std::vector<const Tensor *> &in, Tensor &out);
+  /// Whether `op` on operands of these types runs through copyByViews (CPU workers, rank >= 1).
+  bool runsByViews(OpCode op, std::span<const TensorType> operands) const;
+  /// CPU target: element moves run as strided copies (copyByViews) and elementwise kernels take
+  /// their sizes at run time (sizesAtRunTime), so new shapes and offsets compile nothing.
+  bool sizeGenericKernels_ = false;
   /// The distribution ops that talk to other workers (all_reduce, all_gather, reduce_scatter,
   /// all_to_all, send, recv). They run even when their input failed, so the group stays in
   /// step: the failure travels as a flag and the other members' results are poisoned too.

@@ -89,6 +89,14 @@ public:
   /// arguments.
   const Kernel &getRegion(const RegionSpec &region);
 
+  /// A copy between two strided views of `rank`-d tensors of `dtype`: both arguments are
+  /// memref<?x...x?xT, strided<[?, ...], offset: ?>>, so sizes, strides and offsets (in
+  /// elements) come from the descriptors at run time, and one kernel per dtype and rank serves
+  /// every slice, transpose, broadcast and concat whatever its shapes and offsets (PyTorch's
+  /// as_strided + copy_). CPU target only: throws std::logic_error for CUDA (those ops compile
+  /// per shape there, with get()). rank >= 1.
+  const Kernel &getStridedCopy(DType dtype, int rank);
+
   CompilerStats stats() const;
 
   /// The default cache directory: $GT_CACHE_DIR, else ~/.cache/gt.

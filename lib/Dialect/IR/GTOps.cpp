@@ -51,11 +51,14 @@ const core::OpInfo *mlir::gt::opInfoOf(Operation *op) {
 
 core::OpAttrs mlir::gt::attrsOf(Operation *op) {
   core::OpAttrs attrs;
-  if (op->getNumResults() == 1)
+  if (op->getNumResults() == 1) {
     if (auto t = fromTensorType(op->getResult(0).getType())) {
       attrs.shape = t->shape;
       attrs.dtype = t->dtype;
+    } else if (auto tensor = dyn_cast<RankedTensorType>(op->getResult(0).getType())) { // `?` sizes: the dtype only
+      if (auto dtype = toDType(tensor.getElementType())) attrs.dtype = *dtype;
     }
+  }
   const core::OpInfo *info = opInfoOf(op);
   if (!info) return attrs;
   // Every attribute the op's spec declares, by name and type (ops/*.yaml).
@@ -129,9 +132,60 @@ Operation *mlir::gt::createOp(OpBuilder &b, Location loc, core::OpCode code, Val
   return createOp(b, loc, code, operands, list, result);
 }
 
+namespace {
+bool hasDynamicSizes(Operation *op) {
+  auto dynamic = [](Type t) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    return tensor && !tensor.hasStaticShape();
+  };
+  return llvm::any_of(op->getOperandTypes(), dynamic) || llvm::any_of(op->getResultTypes(), dynamic);
+}
+
+bool insideSizeGenericKernel(Operation *op) {
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+    if (p->hasAttr(kDynamicSizesAttr)) return true;
+  return false;
+}
+
+/// An elementwise op or a reduction of a size-generic kernel: every `?` is taken as 1 (which broadcasts to any
+/// size), the op table infers the result, and it must agree in dtype, rank and every size that
+/// both sides know.
+LogicalResult verifyDynamicSizes(Operation *op, const core::OpInfo &info) {
+  if (!core::isElementwise(info.code) && !core::isValueReduction(info.code))
+    return op->emitOpError("takes dynamic sizes only as an elementwise op or a sum, mean, max, min or prod");
+  auto stand_in = [](Type t) -> std::optional<core::TensorType> {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    auto dtype = tensor ? toDType(tensor.getElementType()) : std::nullopt;
+    if (!dtype) return std::nullopt;
+    core::Shape shape(tensor.getShape().begin(), tensor.getShape().end());
+    for (int64_t &d : shape)
+      if (d == ShapedType::kDynamic) d = 1;
+    return core::TensorType{*dtype, shape};
+  };
+  std::vector<core::TensorType> operands;
+  for (Type t : op->getOperandTypes()) {
+    auto s = stand_in(t);
+    if (!s) return op->emitOpError("operands must be ranked tensors of f32, f64, f16, bf16, i32, i64 or i1, got ") << t;
+    operands.push_back(*s);
+  }
+  auto result = cast<RankedTensorType>(op->getResult(0).getType());
+  try {
+    core::TensorType expected = core::inferType(info.code, operands, attrsOf(op));
+    bool ok = toDType(result.getElementType()) == expected.dtype && result.getRank() == int64_t(expected.shape.size());
+    for (int64_t d = 0; ok && d < result.getRank(); ++d)
+      ok = result.isDynamicDim(d) || expected.shape[size_t(d)] == 1 || result.getDimSize(d) == expected.shape[size_t(d)];
+    if (!ok) return op->emitOpError("result type ") << result << " does not fit its operands by the op table";
+  } catch (const std::exception &e) {
+    return op->emitOpError(e.what());
+  }
+  return success();
+}
+} // namespace
+
 LogicalResult mlir::gt::verifyWithOpTable(Operation *op) {
   const core::OpInfo *info = opInfoOf(op);
   if (!info) return op->emitOpError("is not in GT's op table");
+  if (hasDynamicSizes(op) && insideSizeGenericKernel(op)) return verifyDynamicSizes(op, *info);
   std::vector<core::TensorType> operands;
   for (Value v : op->getOperands()) {
     auto t = fromTensorType(v.getType());

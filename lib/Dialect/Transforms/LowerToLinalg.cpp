@@ -226,16 +226,34 @@ Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType, 
   }
   maps.push_back(b.getMultiDimIdentityMap(rank));
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  // A size-generic worker kernel (`?` sizes): each dynamic result size is that of an input
+  // with a dynamic size on the same axis (a broadcast axis is a static 1 in the input).
+  SmallVector<Value> sizes;
+  for (int64_t axis = 0; axis < rank; ++axis) {
+    if (!resultType.isDynamicDim(axis)) continue;
+    for (Value in : inputs) {
+      auto t = cast<RankedTensorType>(in.getType());
+      int64_t j = axis - (rank - t.getRank());
+      if (j >= 0 && t.isDynamicDim(j)) {
+        sizes.push_back(b.create<tensor::DimOp>(loc, in, j));
+        break;
+      }
+    }
+  }
+  if (int64_t(sizes.size()) != resultType.getNumDynamicDims()) return {}; // no input gives a size
+  Value init = b.create<tensor::EmptyOp>(loc, resultType, sizes);
   auto generic = b.create<linalg::GenericOp>(
-      loc, TypeRange{resultType}, inputs, ValueRange{emptyLike(b, loc, resultType)}, maps, iters,
+      loc, TypeRange{resultType}, inputs, ValueRange{init}, maps, iters,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         nb.create<linalg::YieldOp>(nloc, body(nb, nloc, args.drop_back()));
       });
   return generic.getResult(0);
 }
 
-Value fill(OpBuilder &b, Location loc, RankedTensorType type, Value scalar) {
-  return b.create<linalg::FillOp>(loc, ValueRange{scalar}, ValueRange{emptyLike(b, loc, type)}).getResult(0);
+/// `type` filled with `scalar`; `sizes` are its dynamic sizes, in order (none for a static type).
+Value fill(OpBuilder &b, Location loc, RankedTensorType type, Value scalar, ValueRange sizes = {}) {
+  Value empty = sizes.empty() ? emptyLike(b, loc, type) : Value(b.create<tensor::EmptyOp>(loc, type, sizes));
+  return b.create<linalg::FillOp>(loc, ValueRange{scalar}, ValueRange{empty}).getResult(0);
 }
 
 /// Same elements, new static shape (row-major).
@@ -303,14 +321,25 @@ Value lowerReduction(OpBuilder &b, Location loc, OpCode code, Value input, Array
   SmallVector<AffineExpr> outExprs;
   SmallVector<utils::IteratorType> iters;
   int64_t count = 1;
+  // A size-generic worker kernel (`?` sizes): the kept sizes, the kept shape for keepdims and
+  // the count of a mean come from the input at run time.
+  SmallVector<Value> keptSizes, keptShape; // keptShape: i64, one per input axis (keepdims)
+  Value dynamicCount;                      // index: the product of the dynamic reduced sizes
+  auto dim = [&](int64_t i) { return b.create<tensor::DimOp>(loc, input, i).getResult(); };
+  auto i64 = [&](Value index) { return b.create<arith::IndexCastOp>(loc, b.getI64Type(), index).getResult(); };
   for (int64_t i = 0; i < inType.getRank(); ++i) {
     if (llvm::is_contained(axes, i)) {
       iters.push_back(utils::IteratorType::reduction);
-      count *= inType.getDimSize(i);
+      if (!inType.isDynamicDim(i)) count *= inType.getDimSize(i);
+      else dynamicCount = dynamicCount ? b.create<arith::MulIOp>(loc, dynamicCount, dim(i)).getResult() : dim(i);
+      keptShape.push_back(b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(1)));
     } else {
       iters.push_back(utils::IteratorType::parallel);
       reducedShape.push_back(inType.getDimSize(i));
       outExprs.push_back(b.getAffineDimExpr(i));
+      if (inType.isDynamicDim(i)) keptSizes.push_back(dim(i));
+      keptShape.push_back(inType.isDynamicDim(i) ? i64(dim(i))
+                                                 : b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(inType.getDimSize(i))).getResult());
     }
   }
   auto reducedType = RankedTensorType::get(reducedShape, elem);
@@ -320,7 +349,7 @@ Value lowerReduction(OpBuilder &b, Location loc, OpCode code, Value input, Array
   SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(inType.getRank()),
                                  AffineMap::get(inType.getRank(), 0, outExprs, b.getContext())};
   auto generic = b.create<linalg::GenericOp>(
-      loc, TypeRange{reducedType}, ValueRange{input}, ValueRange{fill(b, loc, reducedType, init)}, maps, iters,
+      loc, TypeRange{reducedType}, ValueRange{input}, ValueRange{fill(b, loc, reducedType, init, keptSizes)}, maps, iters,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value x = convertScalar(nb, nloc, args[0], elem);
         OpCode combine = code == OpCode::Max    ? OpCode::Maximum
@@ -333,6 +362,8 @@ Value lowerReduction(OpBuilder &b, Location loc, OpCode code, Value input, Array
   Value result = generic.getResult(0);
   if (code == OpCode::Mean) {
     Value n = constantOf(b, loc, elem, double(count));
+    if (dynamicCount) // count * the dynamic sizes, as a float
+      n = b.create<arith::MulFOp>(loc, n, b.create<arith::SIToFPOp>(loc, elem, i64(dynamicCount)));
     result = buildElementwise(b, loc, reducedType, {result}, [&](OpBuilder &nb, Location nloc, ValueRange a) {
       return nb.create<arith::DivFOp>(nloc, a[0], n).getResult();
     });
@@ -342,6 +373,11 @@ Value lowerReduction(OpBuilder &b, Location loc, OpCode code, Value input, Array
     result = buildElementwise(b, loc, roundedType, {result}, [&](OpBuilder &nb, Location nloc, ValueRange a) {
       return convertScalar(nb, nloc, a[0], roundedType.getElementType());
     });
+  }
+  if (!resultType.hasStaticShape() && result.getType() != resultType) { // keepdims with `?` sizes
+    auto shapeType = RankedTensorType::get({int64_t(keptShape.size())}, b.getI64Type());
+    Value shape = b.create<tensor::FromElementsOp>(loc, shapeType, keptShape);
+    return b.create<tensor::ReshapeOp>(loc, resultType, result, shape);
   }
   return reshapeTo(b, loc, result, resultType); // keepdims
 }

@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -219,6 +220,8 @@ struct KernelCompiler::Impl {
     for (const TensorType &t : outputs) argTypes.push_back(memrefOf(t));
     auto func = b.create<func::FuncOp>(loc, "kernel", b.getFunctionType(argTypes, {}));
     func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+    if (llvm::any_of(argTypes, [](Type t) { return !cast<MemRefType>(t).hasStaticShape(); }))
+      func->setAttr(mlir::gt::kDynamicSizesAttr, b.getUnitAttr()); // sizes come at run time
     Block *entry = func.addEntryBlock();
     b.setInsertionPointToStart(entry);
     SmallVector<Value> tensors;
@@ -505,6 +508,29 @@ const Kernel &KernelCompiler::compileRegion(const std::string &key, const Region
     return results;
   }, "a region of " + std::to_string(r.ops.size()) + " ops");
   return impl->compile(key, std::move(module), r.numArgs(), /*fuse=*/true);
+}
+
+const Kernel &KernelCompiler::getStridedCopy(DType dtype, int rank) {
+  if (impl->cuda()) throw std::logic_error("strided copy kernels are built for the CPU target only");
+  if (rank < 1) throw std::invalid_argument("a strided copy needs rank >= 1");
+  std::string key = "strided_copy|" + std::to_string(int(dtype)) + "|" + std::to_string(rank);
+  return impl->getOrCompile(key, [&]() -> const Kernel & {
+    MLIRContext &ctx = impl->ctx;
+    OpBuilder b(&ctx);
+    Location loc = UnknownLoc::get(&ctx);
+    OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+    b.setInsertionPointToEnd(module->getBody());
+    SmallVector<int64_t> dynamic(size_t(rank), ShapedType::kDynamic);
+    auto layout = StridedLayoutAttr::get(&ctx, ShapedType::kDynamic, dynamic);
+    auto view = MemRefType::get(dynamic, mlir::gt::toElementType(&ctx, dtype), layout);
+    auto func = b.create<func::FuncOp>(loc, "kernel", b.getFunctionType({view, view}, {}));
+    func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+    b.setInsertionPointToStart(func.addEntryBlock());
+    b.create<linalg::CopyOp>(loc, func.getArgument(0), func.getArgument(1));
+    b.create<func::ReturnOp>(loc);
+    if (failed(mlir::verify(*module))) throw std::runtime_error("the strided copy kernel does not verify");
+    return impl->compile(key, std::move(module), 2, /*fuse=*/false);
+  });
 }
 
 CompilerStats KernelCompiler::stats() const {

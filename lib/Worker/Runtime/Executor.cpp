@@ -3,11 +3,13 @@
 #include "gt/Worker/Executor.h"
 #include "gt/Core/OpAttrStructs.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <deque>
 #include <iostream>
 #include <map>
@@ -47,8 +49,10 @@ bool kernelChecksType(OpCode op) {
 /// The result type `inst` runs with: the carried one (Instruction::type). Where no kernel
 /// checks it, it is inferred and the two must agree; a program without types is inferred.
 /// `inferred` counts the inferences (ExecutorStats::typesInferred).
-TensorType resultType(const Instruction &inst, std::span<const TensorType> operands, uint64_t &inferred) {
-  if (inst.type && kernelChecksType(inst.op)) return *inst.type;
+/// `viaViews`: the op runs as strided copies (copiesByViews), which no kernel verifier checks.
+TensorType resultType(const Instruction &inst, std::span<const TensorType> operands, uint64_t &inferred,
+                      bool viaViews = false) {
+  if (inst.type && kernelChecksType(inst.op) && !viaViews) return *inst.type;
   inferred++;
   TensorType type = inferType(inst.op, operands, inst.attrs);
   if (inst.type && !(*inst.type == type))
@@ -65,6 +69,116 @@ std::vector<TensorType> kernelOperands(OpCode op, std::vector<TensorType> types)
   if (op == OpCode::Full) return {TensorType{DType::Float64, {}}};
   if (op == OpCode::Randn || op == OpCode::Rand) return {TensorType{DType::Int64, {}}};
   return types;
+}
+
+/// Ops that only move elements: on the CPU they run as copies between strided views of their
+/// operands and result (Executor::copyByViews), through one kernel per dtype and rank, so new
+/// offsets, sizes and shapes compile nothing.
+bool copiesByViews(OpCode op) {
+  return op == OpCode::Slice || op == OpCode::SliceScatter || op == OpCode::Transpose ||
+         op == OpCode::BroadcastTo || op == OpCode::Concat;
+}
+
+std::vector<int64_t> rowMajorStrides(const Shape &shape) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t stride = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    strides[d] = stride;
+    stride *= shape[d];
+  }
+  return strides;
+}
+
+/// Elementwise ops and reductions, whose eager CPU kernels are size-generic (sizesAtRunTime).
+bool sizeGeneric(OpCode op) { return isElementwise(op) || isValueReduction(op); }
+
+/// The types of a size-generic kernel for an elementwise op on `operands` making `result`:
+/// every size becomes `?` (ShapedType::kDynamic, given by the descriptors at run time) except an
+/// operand's size-1 axis that broadcasts, which stays a static 1 (it shapes the code). A result
+/// axis stays static only where no operand has a `?` (then it is 1). One kernel then serves
+/// every batch size of one broadcasting pattern.
+void sizesAtRunTime(OpCode op, const OpAttrs &attrs, std::vector<TensorType> &operands, TensorType &result) {
+  constexpr int64_t kDynamic = INT64_MIN; // mlir::ShapedType::kDynamic
+  // (A type that does not fit, e.g. a malformed program's carried one, is left as it is: the
+  // kernel for it fails its verifier.)
+  if (isValueReduction(op)) { // every input size; the kept ones in the result (a reduced axis kept is a 1)
+    if (operands.size() != 1) return;
+    Shape &in = operands[0].shape;
+    size_t reducedCount = 0;
+    for (size_t i = 0; i < in.size(); ++i)
+      reducedCount += std::find(attrs.axes.begin(), attrs.axes.end(), int64_t(i)) != attrs.axes.end();
+    if (result.shape.size() != (attrs.keepdims ? in.size() : in.size() - reducedCount)) return;
+    for (size_t i = 0, k = 0; i < in.size(); ++i) {
+      bool reduced = std::find(attrs.axes.begin(), attrs.axes.end(), int64_t(i)) != attrs.axes.end();
+      if (!reduced) result.shape.at(attrs.keepdims ? i : k++) = kDynamic;
+      in[i] = kDynamic;
+    }
+    return;
+  }
+  size_t rank = result.shape.size();
+  for (const TensorType &t : operands)
+    if (t.shape.size() > rank) return;
+  std::vector<bool> dynamic(rank, false);
+  for (TensorType &t : operands) {
+    size_t lead = rank - t.shape.size();
+    for (size_t j = 0; j < t.shape.size(); ++j) {
+      if (t.shape[j] == 1 && result.shape[lead + j] != 1) continue; // broadcasts
+      t.shape[j] = kDynamic;
+      dynamic[lead + j] = true;
+    }
+  }
+  for (size_t d = 0; d < rank; ++d)
+    if (dynamic[d]) result.shape[d] = kDynamic;
+}
+
+/// gt.full on host memory: `n` elements of `dtype` set to `value` converted as the kernels
+/// convert it (C++ rules, through float32 for float16/bfloat16; to bool: value != 0), except
+/// that an integer out of range saturates and NaN gives 0 instead of being undefined.
+void fillHost(void *data, DType dtype, size_t n, double value) {
+  auto integer = [&](auto lo, auto hi) {
+    using T = decltype(lo);
+    T v = std::isnan(value) ? T(0) : value <= double(lo) ? lo : value >= double(hi) ? hi : T(value);
+    std::fill_n(static_cast<T *>(data), n, v);
+  };
+  switch (dtype) {
+  case DType::Float32: std::fill_n(static_cast<float *>(data), n, float(value)); return;
+  case DType::Float64: std::fill_n(static_cast<double *>(data), n, value); return;
+  case DType::Float16: std::fill_n(static_cast<uint16_t *>(data), n, floatToHalf(float(value))); return;
+  case DType::BFloat16: std::fill_n(static_cast<uint16_t *>(data), n, floatToBFloat16(float(value))); return;
+  case DType::Int32: integer(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()); return;
+  case DType::Int64: integer(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()); return;
+  case DType::Bool: std::fill_n(static_cast<uint8_t *>(data), n, uint8_t(value != 0)); return;
+  }
+}
+
+/// The result shape of a size-generic op (elementwise: NumPy broadcasting; reduction: the kept
+/// sizes), or nullopt if the operands do not fit. The kernel's verifier still checks dtypes and
+/// ranks; this checks the sizes it no longer sees (a cheap check, not a type inference).
+std::optional<Shape> sizeRule(OpCode op, const OpAttrs &attrs, std::span<const TensorType> operands) {
+  if (isValueReduction(op)) {
+    if (operands.size() != 1) return std::nullopt;
+    Shape out;
+    const Shape &in = operands[0].shape;
+    for (int64_t axis : attrs.axes)
+      if (axis < 0 || axis >= int64_t(in.size())) return std::nullopt;
+    for (size_t i = 0; i < in.size(); ++i) {
+      bool reduced = std::find(attrs.axes.begin(), attrs.axes.end(), int64_t(i)) != attrs.axes.end();
+      if (!reduced) out.push_back(in[i]);
+      else if (attrs.keepdims) out.push_back(1);
+    }
+    return out;
+  }
+  size_t rank = 0;
+  for (const TensorType &t : operands) rank = std::max(rank, t.shape.size());
+  Shape out(rank, 1);
+  for (const TensorType &t : operands)
+    for (size_t j = 0, lead = rank - t.shape.size(); j < t.shape.size(); ++j) {
+      int64_t &size = out[lead + j];
+      if (t.shape[j] == 1) continue;
+      if (size != 1 && size != t.shape[j]) return std::nullopt;
+      size = t.shape[j];
+    }
+  return out;
 }
 
 /// The byte size of each of `n` members' blocks of `whole` along `axis` (numpy.array_split).
@@ -123,6 +237,14 @@ std::string interleaveBlocks(const std::string &flat, const std::vector<size_t> 
 /// A ranked memref descriptor {allocated, aligned, offset, sizes[r], strides[r]} (row-major).
 struct Descriptor {
   std::vector<int64_t> words;
+  /// A strided view: element i is data[offset + sum(i[d] * strides[d])] (memref's layout).
+  Descriptor(void *data, int64_t offset, const Shape &sizes, const std::vector<int64_t> &strides)
+      : words(3 + 2 * sizes.size()) {
+    words[0] = words[1] = int64_t(reinterpret_cast<intptr_t>(data));
+    words[2] = offset;
+    std::copy(sizes.begin(), sizes.end(), words.begin() + 3);
+    std::copy(strides.begin(), strides.end(), words.begin() + 3 + long(sizes.size()));
+  }
   Descriptor(void *data, const Shape &shape) : words(3 + 2 * shape.size()) {
     words[0] = words[1] = int64_t(reinterpret_cast<intptr_t>(data));
     words[2] = 0;
@@ -418,6 +540,7 @@ Executor::Executor(ExecutorOptions options)
       compiler_(options.cacheDir, device_->target()), jit_(std::make_unique<RegionJit>(options, device_->target())),
       profile_(std::getenv("GT_JIT_PROFILE") != nullptr) {
   if (options_.backgroundCompile) eager_ = std::make_unique<EagerCompiles>(compiler_);
+  sizeGenericKernels_ = device_->target().kind == CompilerTarget::Kind::CPU;
 }
 Executor::~Executor() = default;
 
@@ -524,8 +647,10 @@ bool Executor::prepareNext(const ProgramRun &p) {
       continue; // it fails when it runs, without a kernel
     }
     made[inst.result] = out;
-    if (runsWithoutKernel(inst.op)) continue;
+    if (runsWithoutKernel(inst.op) || runsByViews(inst.op, types) || (sizeGenericKernels_ && inst.op == OpCode::Full))
+      continue; // (element moves: a copy kernel per dtype and rank; full: a host fill)
     std::vector<TensorType> operands = kernelOperands(inst.op, types);
+    if (sizeGenericKernels_ && sizeGeneric(inst.op)) sizesAtRunTime(inst.op, inst.attrs, operands, out);
     if (compiler_.ready(inst.op, operands, inst.attrs, out)) continue;
     eager_->request({inst.op, std::move(operands), inst.attrs, out});
     ready = false;
@@ -809,8 +934,29 @@ void Executor::run(const Instruction &inst) {
 void Executor::execute(const Instruction &inst, const std::vector<const Tensor *> &in, Tensor &out) {
   std::vector<TensorType> types;
   for (const Tensor *t : in) types.push_back(t->type);
-  out.type = resultType(inst, types, stats_.typesInferred);
+  // Element moves on the CPU: views and a copy kernel, whose verifier never sees the op, so
+  // the result type (and with it a slice's window) is inferred and checked here.
+  bool viaViews = runsByViews(inst.op, types);
+  bool generic = sizeGenericKernels_ && sizeGeneric(inst.op); // the kernel's verifier sees `?` sizes only
+  out.type = resultType(inst, types, stats_.typesInferred, viaViews);
+  if (generic && inst.type) { // the sizes the kernel's verifier no longer sees
+    std::optional<Shape> sizes = sizeRule(inst.op, inst.attrs, types);
+    if (!sizes || *sizes != out.type.shape)
+      throw std::invalid_argument("the program gives it a " + shapeString(out.type.shape) + " result, but its operands " +
+                                  (sizes ? "make a " + shapeString(*sizes) : std::string("do not fit together")) +
+                                  " (a malformed program)");
+  }
   size_t bytes = size_t(numBytes(out.type));
+  if (viaViews) {
+    out.buffer = allocate(bytes);
+    copyByViews(inst, in, out);
+    return;
+  }
+  if (sizeGenericKernels_ && inst.op == OpCode::Full) { // CPU memory: a fill, no kernel for any shape
+    out.buffer = allocate(bytes);
+    fillHost(out.buffer.data.get(), out.type.dtype, size_t(numElements(out.type.shape)), inst.attrs.value);
+    return;
+  }
 
   switch (inst.op) {
   case OpCode::Upload:
@@ -850,6 +996,8 @@ void Executor::execute(const Instruction &inst, const std::vector<const Tensor *
   // Everything else is a compiled kernel. Fill values and seeds are 0-d run-time operands,
   // so one kernel serves every value.
   std::vector<TensorType> kernelTypes = kernelOperands(inst.op, types);
+  TensorType kernelResult = out.type;
+  if (generic) sizesAtRunTime(inst.op, inst.attrs, kernelTypes, kernelResult);
   std::vector<Descriptor> descriptors;
   Buffer operand; // the fill value or seed, in device memory
   if (inst.op == OpCode::Full || inst.op == OpCode::Randn || inst.op == OpCode::Rand) {
@@ -861,7 +1009,7 @@ void Executor::execute(const Instruction &inst, const std::vector<const Tensor *
   } else {
     for (const Tensor *t : in) descriptors.emplace_back(t->buffer.data.get(), t->type.shape);
   }
-  const Kernel &kernel = compiler_.get(inst.op, kernelTypes, inst.attrs, out.type);
+  const Kernel &kernel = compiler_.get(inst.op, kernelTypes, inst.attrs, kernelResult);
   out.buffer = allocate(bytes);
   descriptors.emplace_back(out.buffer.data.get(), out.type.shape);
   std::vector<void *> args;
@@ -869,6 +1017,79 @@ void Executor::execute(const Instruction &inst, const std::vector<const Tensor *
   if (numElements(out.type.shape) > 0) {
     kernel.invoke(args.data());
     device_->checkLaunches();
+  }
+}
+
+bool Executor::runsByViews(OpCode op, std::span<const TensorType> operands) const {
+  return sizeGenericKernels_ && copiesByViews(op) && !operands.empty() && !operands[0].shape.empty();
+}
+
+void Executor::copyByViews(const Instruction &inst, const std::vector<const Tensor *> &in, Tensor &out) {
+  const Shape &outShape = out.type.shape;
+  std::vector<int64_t> outStrides = rowMajorStrides(outShape);
+  auto copy = [&](const Descriptor &from, const Descriptor &to) {
+    const Shape sizes(to.words.begin() + 3, to.words.begin() + 3 + long(outShape.size()));
+    if (numElements(sizes) == 0) return;
+    const Kernel &kernel = compiler_.getStridedCopy(out.type.dtype, int(outShape.size()));
+    void *args[] = {const_cast<int64_t *>(from.words.data()), const_cast<int64_t *>(to.words.data())};
+    kernel.invoke(args);
+  };
+  void *result = out.buffer.data.get();
+  Descriptor whole(result, outShape);
+  const Tensor &x = *in[0];
+  std::vector<int64_t> xStrides = rowMajorStrides(x.type.shape);
+  switch (inst.op) {
+  case OpCode::Slice: { // result[i] = x[starts + i * steps]
+    auto slice = attrs::Slice::of(inst.attrs);
+    int64_t offset = 0;
+    std::vector<int64_t> strides(outShape.size());
+    for (size_t d = 0; d < outShape.size(); ++d) {
+      offset += slice.starts[d] * xStrides[d];
+      strides[d] = xStrides[d] * slice.steps[d];
+    }
+    copy(Descriptor(x.buffer.data.get(), offset, outShape, strides), whole);
+    return;
+  }
+  case OpCode::SliceScatter: { // x, with the window at starts by steps replaced by the source
+    auto slice = attrs::SliceScatter::of(inst.attrs);
+    const Tensor &source = *in[1];
+    if (out.buffer.bytes) device_->copy(result, x.buffer.data.get(), out.buffer.bytes);
+    int64_t offset = 0;
+    std::vector<int64_t> strides(outShape.size());
+    for (size_t d = 0; d < outShape.size(); ++d) {
+      offset += slice.starts[d] * outStrides[d];
+      strides[d] = outStrides[d] * slice.steps[d];
+    }
+    copy(Descriptor(source.buffer.data.get(), source.type.shape),
+         Descriptor(result, offset, source.type.shape, strides));
+    return;
+  }
+  case OpCode::Transpose: { // result axis d is x's axis perm[d]
+    auto perm = attrs::Transpose::of(inst.attrs).perm;
+    std::vector<int64_t> strides(outShape.size());
+    for (size_t d = 0; d < outShape.size(); ++d) strides[d] = xStrides[size_t(perm[d])];
+    copy(Descriptor(x.buffer.data.get(), 0, outShape, strides), whole);
+    return;
+  }
+  case OpCode::BroadcastTo: { // NumPy's rule: missing leading axes and size-1 axes repeat (stride 0)
+    std::vector<int64_t> strides(outShape.size(), 0);
+    size_t lead = outShape.size() - x.type.shape.size();
+    for (size_t j = 0; j < x.type.shape.size(); ++j)
+      strides[lead + j] = x.type.shape[j] == 1 ? 0 : xStrides[j];
+    copy(Descriptor(x.buffer.data.get(), 0, outShape, strides), whole);
+    return;
+  }
+  case OpCode::Concat: { // each part into its window of the result along the axis
+    size_t axis = size_t(attrs::Concat::of(inst.attrs).axis);
+    int64_t at = 0;
+    for (const Tensor *part : in) {
+      copy(Descriptor(part->buffer.data.get(), part->type.shape),
+           Descriptor(result, at * outStrides[axis], part->type.shape, outStrides));
+      at += part->type.shape[axis];
+    }
+    return;
+  }
+  default: throw std::logic_error("copyByViews: not an element move");
   }
 }
 
