@@ -1043,9 +1043,9 @@ void Executor::copyByViews(const Instruction &inst, const std::vector<const Tens
     auto slice = attrs::Slice::of(inst.attrs);
     int64_t offset = 0;
     std::vector<int64_t> strides(outShape.size());
-    for (size_t d = 0; d < outShape.size(); ++d) {
+    for (size_t d = 0; d < outShape.size(); ++d) { // (a step along an axis of size <= 1 is never taken: it may be huge)
       offset += slice.starts[d] * xStrides[d];
-      strides[d] = xStrides[d] * slice.steps[d];
+      strides[d] = outShape[d] <= 1 ? 0 : xStrides[d] * slice.steps[d];
     }
     copy(Descriptor(x.buffer.data.get(), offset, outShape, strides), whole);
     return;
@@ -1058,7 +1058,7 @@ void Executor::copyByViews(const Instruction &inst, const std::vector<const Tens
     std::vector<int64_t> strides(outShape.size());
     for (size_t d = 0; d < outShape.size(); ++d) {
       offset += slice.starts[d] * outStrides[d];
-      strides[d] = outStrides[d] * slice.steps[d];
+      strides[d] = source.type.shape[d] <= 1 ? 0 : outStrides[d] * slice.steps[d];
     }
     copy(Descriptor(source.buffer.data.get(), source.type.shape),
          Descriptor(result, offset, source.type.shape, strides));
