@@ -168,16 +168,12 @@ std::optional<Shape> sizeRule(OpCode op, const OpAttrs &attrs, std::span<const T
     }
     return out;
   }
-  size_t rank = 0;
-  for (const TensorType &t : operands) rank = std::max(rank, t.shape.size());
-  Shape out(rank, 1);
-  for (const TensorType &t : operands)
-    for (size_t j = 0, lead = rank - t.shape.size(); j < t.shape.size(); ++j) {
-      int64_t &size = out[lead + j];
-      if (t.shape[j] == 1) continue;
-      if (size != 1 && size != t.shape[j]) return std::nullopt;
-      size = t.shape[j];
-    }
+  Shape out;
+  try {
+    for (const TensorType &t : operands) out = broadcastShapes(out, t.shape);
+  } catch (const ShapeError &) {
+    return std::nullopt;
+  }
   return out;
 }
 
@@ -245,16 +241,8 @@ struct Descriptor {
     std::copy(sizes.begin(), sizes.end(), words.begin() + 3);
     std::copy(strides.begin(), strides.end(), words.begin() + 3 + long(sizes.size()));
   }
-  Descriptor(void *data, const Shape &shape) : words(3 + 2 * shape.size()) {
-    words[0] = words[1] = int64_t(reinterpret_cast<intptr_t>(data));
-    words[2] = 0;
-    int64_t stride = 1;
-    for (size_t i = shape.size(); i-- > 0;) {
-      words[3 + i] = shape[i];
-      words[3 + shape.size() + i] = stride;
-      stride *= shape[i];
-    }
-  }
+  /// A whole row-major tensor.
+  Descriptor(void *data, const Shape &shape) : Descriptor(data, 0, shape, rowMajorStrides(shape)) {}
 };
 
 /// The ids a region reads from outside (in order of first use) and its fill values.
