@@ -98,6 +98,9 @@ def start_local(num_workers=1, verbose=False):
     worker tokens made for this run (no other process can join them), and one session may use
     all of each worker's memory (the session is this process's alone).
 
+    Workers get OPENBLAS_THREAD_TIMEOUT=4 unless it is set: their BLAS threads sleep right
+    after a GEMM instead of spinning on the cores this process needs.
+
     Returns the port. Daemon output goes to a log folder in the temp directory (or to the
     terminal when GT_VERBOSE=1). Raises RuntimeError if they do not come up within 60 s.
     """
@@ -126,6 +129,12 @@ def start_local(num_workers=1, verbose=False):
         raise RuntimeError(f"gt-dispatcher did not start{why} (see {_log_dir}/dispatcher.log)")
     port = _port = int(line.rsplit(":", 1)[1])
     memory = worker_memory(num_workers)
+    # OpenBLAS's threads spin (sched_yield) for up to 2^28 cycles after each GEMM before they
+    # sleep; beside this process and the dispatcher that spinning takes the cores they need
+    # (MLP step: 7.5-7.9 worker CPU-ms per step spinning, 4.1-4.7 without, the same wall time).
+    # 2^4 cycles: they sleep at once and a GEMM wakes them.
+    worker_env = dict(env)
+    worker_env.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
     for i in range(num_workers):
         wout = None if verbose else open(os.path.join(_log_dir, f"worker{i}.log"), "w")
         argv = [os.path.join(bin_dir(), "gt-worker"), "--host", "127.0.0.1", "-p", str(port), "--device", worker_device(i),
@@ -134,7 +143,7 @@ def start_local(num_workers=1, verbose=False):
             argv += ["--threads", str(threads)]
         if memory and worker_device(i) == "cpu":
             argv += ["--memory", str(memory)]
-        w = subprocess.Popen(argv, stdout=wout, stderr=wout, preexec_fn=_die_with_parent, env=env)
+        w = subprocess.Popen(argv, stdout=wout, stderr=wout, preexec_fn=_die_with_parent, env=worker_env)
         _processes.append(w)
     return port
 

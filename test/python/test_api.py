@@ -531,6 +531,37 @@ def test_batched_matmul_with_broadcasting(sa, sb):
     check_grad(gt.matmul, np.matmul, data(sa, np.float64), data(sb, np.float64))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16], ids=lambda d: np.dtype(d).name)
+def test_matmul_of_transposed_operands_and_every_other_read_of_a_transpose(dtype):
+    # CPU workers defer x.mT and read it as a transposed GEMM operand; every other use (a
+    # fetch, an elementwise op, a reshape, a slice, a second transpose) must still see x.mT.
+    a, b = data((5, 3), dtype), data((5, 4), dtype)
+    c, d, e = data((2, 3, 4), dtype), data((2, 5, 4), dtype), data((2, 4, 3), dtype)
+    ta, tb, tc, td, te = (gt.tensor(v) for v in (a, b, c, d, e))
+    atol = 2e-2 if dtype == np.float16 else 1e-4
+    wide = lambda v: v.astype(np.float64)
+    check(ta.T @ tb, wide(a).T @ wide(b), atol=atol)
+    check(tb.T @ ta, wide(b).T @ wide(a), atol=atol)
+    check(ta.T @ ta, wide(a).T @ wide(a), atol=atol)
+    check(ta.T.T.T @ tb.T.T, wide(a).T @ wide(b), atol=atol)
+    check(tc @ td.mT, wide(c) @ np.swapaxes(wide(d), -1, -2), atol=atol)
+    check(te.mT @ td.mT.mT.mT, np.swapaxes(wide(e), -1, -2) @ np.swapaxes(wide(d), -1, -2), atol=atol)
+    t = ta.T
+    check(t, a.T)
+    check(t + 1, a.T + 1)
+    check(t.reshape(15), a.T.reshape(15))
+    check(t[1:, ::2], a.T[1:, ::2])
+    check(t.T, a)
+    check(tc.transpose(0, 1) @ tb[:4, :], np.swapaxes(wide(c), 0, 1) @ wide(b)[:4, :], atol=atol)
+
+
+def test_gradients_through_a_linear_layer_with_a_transposed_weight():
+    # y = x @ w.T + b (nn.Linear): the backward multiplies by the transposes of x, w.T and g.
+    x, w, bias = data((6, 4), np.float64), data((3, 4), np.float64), data((3,), np.float64)
+    check_grad(lambda x, w, bias: ((x @ w.T + bias) * (x @ w.T + bias)).sum(),
+               lambda x, w, bias: ((x @ w.T + bias) * (x @ w.T + bias)).sum(), x, w, bias)
+
+
 # ---------------------------------------------------------------- autograd semantics
 
 def test_gradients_accumulate_on_leaves_only():

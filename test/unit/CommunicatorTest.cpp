@@ -61,7 +61,7 @@ struct ScrambledMemory : Device {
   }
   void copy(void *dst, const void *src, size_t bytes) override { std::memcpy(dst, src, bytes); }
   void setScalar(void *, uint64_t) override { throw std::logic_error("not used"); }
-  void matmul(const TensorType &, const void *, const TensorType &, const void *, const TensorType &, void *) override {
+  void matmul(const TensorType &, const void *, const TensorType &, const void *, const TensorType &, void *, Transposed) override {
     throw std::logic_error("not used");
   }
 };

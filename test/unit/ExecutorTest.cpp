@@ -44,6 +44,46 @@ TEST(Executor, ElementwiseReductionMatmul) {
   EXPECT_NEAR(floats(ex.fetch(7))[0], std::tanh(10.0f), 1e-6);
 }
 
+TEST(Executor, TransposesOfTheLastTwoAxesAreDeferredIntoMatmul) {
+  Executor ex("");
+  ex.run(upload(1, {1, 2, 3, 4, 5, 6}, {2, 3}));       // x
+  ex.run(upload(2, {1, 0, 2, -1, 3, 1}, {2, 3}));      // y
+  OpAttrs swap;
+  swap.axes = {1, 0};
+  ex.run(op(OpCode::Transpose, 3, {1}, swap));         // x^T, deferred: no copy kernel yet
+  ex.run(op(OpCode::Matmul, 4, {3, 2}));               // x^T y (3x3): CblasTrans on the lhs
+  ex.run(op(OpCode::Matmul, 5, {2, 3}));               // y x^T (2x2): CblasTrans on the rhs
+  ex.run(op(OpCode::Transpose, 6, {3}, swap));         // (x^T)^T: x again, an alias
+  ex.run(op(OpCode::Matmul, 7, {3, 6}));               // x^T x with both operands read through x's buffer
+  EXPECT_EQ(ex.compiler().stats().compiled, 0u);
+  EXPECT_EQ(floats(ex.fetch(4)), (std::vector<float>{-3, 12, 6, -3, 15, 9, -3, 18, 12}));
+  EXPECT_EQ(floats(ex.fetch(5)), (std::vector<float>{7, 16, 8, 17}));
+  EXPECT_EQ(floats(ex.fetch(6)), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(floats(ex.fetch(7)), (std::vector<float>{17, 22, 27, 22, 29, 36, 27, 36, 45}));
+  EXPECT_EQ(ex.compiler().stats().compiled, 0u);
+  Instruction freeX;
+  freeX.op = OpCode::Free;
+  freeX.operands = {1};
+  ex.run(freeX);                                       // the deferred transpose keeps x's bytes alive
+  Fetched t = ex.fetch(3);                             // a read carries it out (one copy kernel)
+  EXPECT_EQ(t.type.shape, (Shape{3, 2}));
+  EXPECT_EQ(floats(t), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+  EXPECT_EQ(ex.compiler().stats().compiled, 1u);
+  ex.run(op(OpCode::Transpose, 8, {2}, swap));
+  ex.run(op(OpCode::Add, 9, {8, 8}));                  // any other op reads it materialized
+  EXPECT_EQ(floats(ex.fetch(9)), (std::vector<float>{2, -2, 0, 6, 4, 2}));
+  // Batched: (2, 2, 3) with its last two axes swapped, times (2, 2, 1).
+  ex.run(upload(10, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {2, 2, 3}));
+  ex.run(upload(11, {1, 1, 2, -1}, {2, 2, 1}));
+  OpAttrs batchedSwap;
+  batchedSwap.axes = {0, 2, 1};
+  ex.run(op(OpCode::Transpose, 12, {10}, batchedSwap));
+  ex.run(op(OpCode::Matmul, 13, {12, 11}));
+  Fetched b = ex.fetch(13);
+  EXPECT_EQ(b.type.shape, (Shape{2, 3, 1}));
+  EXPECT_EQ(floats(b), (std::vector<float>{5, 7, 9, 4, 5, 6}));
+}
+
 TEST(Executor, RandnIsSeededAndNormal) {
   Executor ex("");
   OpAttrs attrs;

@@ -49,10 +49,17 @@ public:
   virtual bool hostMemory() const { return nativeStream() == nullptr; }
   /// Queues writing the 8 bytes `bits` (an f64 fill value or an i64 seed) at `dst`.
   virtual void setScalar(void *dst, uint64_t bits) = 0;
+  /// Which matmul operands are stored transposed: the buffer of a transposed operand of type
+  /// (..., r, c) holds its matrices with the last two axes swapped, row-major (..., c, r).
+  struct Transposed {
+    bool lhs = false, rhs = false;
+  };
   /// C = A @ B with NumPy's matmul semantics (1-D promotion, broadcast batch dimensions);
-  /// float32 and float64. Throws std::invalid_argument for other dtypes.
+  /// floating-point dtypes. `transposed` operands (rank >= 2) go to the GEMM as transposed
+  /// (CblasTrans) rather than being copied. Throws std::invalid_argument for other dtypes, and
+  /// for transposed operands on a device that takes none (CUDA, until checked on a GPU).
   virtual void matmul(const TensorType &ta, const void *a, const TensorType &tb, const void *b,
-                      const TensorType &tc, void *c) = 0;
+                      const TensorType &tc, void *c, Transposed transposed) = 0;
   /// Throws the first error a kernel launch recorded since the last call (none for the CPU).
   virtual void checkLaunches() {}
   /// Waits until everything queued so far has run, at most `seconds`; false if it had not by

@@ -148,7 +148,8 @@ public:
   Communicator *communicator() const { return comm_.get(); }
   /// The tensor `id`, or an error if it is poisoned or does not exist: its bytes
   /// [offset, offset + length) (length 0: to the end).
-  Fetched fetch(uint64_t id, uint64_t offset = 0, uint64_t length = 0) const;
+  /// On the executor's thread (it may carry out a deferred transpose).
+  Fetched fetch(uint64_t id, uint64_t offset = 0, uint64_t length = 0);
 
   ExecutorStats stats() const;
   KernelCompiler &compiler() { return compiler_; }
@@ -162,11 +163,19 @@ private:
     Buffer buffer;
     std::string error;
     uint32_t session = 0; ///< whose it is
+    /// CPU workers: a transpose of the last two axes not carried out yet. `buffer` holds the
+    /// tensor with those axes swapped, row-major (an alias of the transpose's operand); a matmul
+    /// reads it as a transposed GEMM operand, a second such transpose undoes it, and every
+    /// other reader gets it materialized first (materialize).
+    bool swapped = false;
   };
   /// Bytes held per session and in all; shared with every buffer's deleter, which gives its
   /// bytes back when the last alias of the buffer goes.
   struct Accounts;
   void execute(const Instruction &inst, const std::vector<const Tensor *> &in, Tensor &out);
+  /// Carries out a deferred transpose (Tensor::swapped): `t` gets a row-major buffer of its own,
+  /// charged to its session. Throws OutOfMemory.
+  void materialize(Tensor &t);
   /// slice, slice_scatter, transpose, broadcast_to and concat as copies between strided views
   /// (KernelCompiler::getStridedCopy): `out` has its type and buffer; `inst` has been checked.
   void copyByViews(const Instruction &inst, const std::vector<const Tensor *> &in, Tensor &out);

@@ -79,6 +79,19 @@ bool copiesByViews(OpCode op) {
          op == OpCode::BroadcastTo || op == OpCode::Concat;
 }
 
+/// A transpose that swaps the last two axes and keeps the others (x.mT, x.T of a matrix): on
+/// CPU workers it is deferred (Executor::Tensor::swapped), since a matmul can take its operand
+/// transposed and the backward pass transposes it back.
+bool swapsLastTwo(const Instruction &inst) {
+  if (inst.op != OpCode::Transpose) return false;
+  std::vector<int64_t> perm = attrs::Transpose::of(inst.attrs).perm;
+  size_t r = perm.size();
+  if (r < 2 || perm[r - 2] != int64_t(r) - 1 || perm[r - 1] != int64_t(r) - 2) return false;
+  for (size_t d = 0; d + 2 < r; ++d)
+    if (perm[d] != int64_t(d)) return false;
+  return true;
+}
+
 std::vector<int64_t> rowMajorStrides(const Shape &shape) {
   std::vector<int64_t> strides(shape.size());
   int64_t stride = 1;
@@ -244,6 +257,16 @@ struct Descriptor {
   /// A whole row-major tensor.
   Descriptor(void *data, const Shape &shape) : Descriptor(data, 0, shape, rowMajorStrides(shape)) {}
 };
+
+/// Copies the strided view `from` into `to` (the same sizes, `rank` axes) with the copy kernel
+/// of `dtype` (KernelCompiler::getStridedCopy).
+void stridedCopy(KernelCompiler &compiler, const Descriptor &from, const Descriptor &to, DType dtype, size_t rank) {
+  const Shape sizes(to.words.begin() + 3, to.words.begin() + 3 + long(rank));
+  if (numElements(sizes) == 0) return;
+  const Kernel &kernel = compiler.getStridedCopy(dtype, int(rank));
+  void *args[] = {const_cast<int64_t *>(from.words.data()), const_cast<int64_t *>(to.words.data())};
+  kernel.invoke(args);
+}
 
 /// The ids a region reads from outside (in order of first use) and its fill values.
 struct RegionLayout {
@@ -811,6 +834,7 @@ bool Executor::replay(std::span<const Instruction> insts, const RegionCall &regi
     auto it = tensors_.find(id);
     if (it == tensors_.end() || !it->second.error.empty()) return false; // the eager path reports it
     if (!(it->second.type == entry.inputTypes[descriptors.size()])) return false;
+    materialize(it->second); // (OutOfMemory: the caller runs the region op by op)
     descriptors.emplace_back(it->second.buffer.data.get(), it->second.type.shape);
   }
   std::vector<Buffer> fills;
@@ -888,6 +912,8 @@ void Executor::run(const Instruction &inst) {
   std::vector<const Tensor *> in;
   std::string where = std::string(opInfo(inst.op).mnemonic) +
                       (inst.location.empty() ? "" : " at " + inst.location);
+  // Deferred transposes reach only a matmul or another last-two-axes transpose as they are.
+  bool takesSwapped = inst.op == OpCode::Matmul || swapsLastTwo(inst);
   for (uint64_t id : inst.operands) {
     auto it = tensors_.find(id);
     if (it == tensors_.end()) {
@@ -897,6 +923,14 @@ void Executor::run(const Instruction &inst) {
     if (!it->second.error.empty()) {
       out.error = it->second.error; // poisoned operands poison the result
       break;
+    }
+    if (it->second.swapped && !takesSwapped) {
+      try {
+        materialize(it->second);
+      } catch (const std::exception &e) {
+        out.error = where + ": " + e.what();
+        break;
+      }
     }
     in.push_back(&it->second);
   }
@@ -935,6 +969,11 @@ void Executor::execute(const Instruction &inst, const std::vector<const Tensor *
                                   " (a malformed program)");
   }
   size_t bytes = size_t(numBytes(out.type));
+  if (viaViews && swapsLastTwo(inst)) { // deferred: an alias read with its last two axes swapped
+    out.buffer = in[0]->buffer;
+    out.swapped = !in[0]->swapped;
+    return;
+  }
   if (viaViews) {
     out.buffer = allocate(bytes);
     copyByViews(inst, in, out);
@@ -976,7 +1015,7 @@ void Executor::execute(const Instruction &inst, const std::vector<const Tensor *
   case OpCode::Matmul:
     out.buffer = allocate(bytes);
     device_->matmul(in[0]->type, in[0]->buffer.data.get(), in[1]->type, in[1]->buffer.data.get(), out.type,
-                    out.buffer.data.get());
+                    out.buffer.data.get(), {in[0]->swapped, in[1]->swapped});
     return;
   default: break;
   }
@@ -1012,15 +1051,35 @@ bool Executor::runsByViews(OpCode op, std::span<const TensorType> operands) cons
   return sizeGenericKernels_ && copiesByViews(op) && !operands.empty() && !operands[0].shape.empty();
 }
 
+void Executor::materialize(Tensor &t) {
+  if (!t.swapped) return;
+  const Shape &shape = t.type.shape;
+  size_t r = shape.size();
+  Shape stored = shape;
+  std::swap(stored[r - 2], stored[r - 1]);
+  std::vector<int64_t> strides = rowMajorStrides(stored);
+  std::swap(strides[r - 2], strides[r - 1]);
+  uint32_t current = session_;
+  session_ = t.session; // the bytes are the owner's
+  Buffer buffer;
+  try {
+    buffer = allocate(size_t(numBytes(t.type)));
+  } catch (...) {
+    session_ = current;
+    throw;
+  }
+  session_ = current;
+  stridedCopy(compiler_, Descriptor(t.buffer.data.get(), 0, shape, strides), Descriptor(buffer.data.get(), shape),
+              t.type.dtype, r);
+  t.buffer = std::move(buffer);
+  t.swapped = false;
+}
+
 void Executor::copyByViews(const Instruction &inst, const std::vector<const Tensor *> &in, Tensor &out) {
   const Shape &outShape = out.type.shape;
   std::vector<int64_t> outStrides = rowMajorStrides(outShape);
   auto copy = [&](const Descriptor &from, const Descriptor &to) {
-    const Shape sizes(to.words.begin() + 3, to.words.begin() + 3 + long(outShape.size()));
-    if (numElements(sizes) == 0) return;
-    const Kernel &kernel = compiler_.getStridedCopy(out.type.dtype, int(outShape.size()));
-    void *args[] = {const_cast<int64_t *>(from.words.data()), const_cast<int64_t *>(to.words.data())};
-    kernel.invoke(args);
+    stridedCopy(compiler_, from, to, out.type.dtype, outShape.size());
   };
   void *result = out.buffer.data.get();
   Descriptor whole(result, outShape);
@@ -1183,7 +1242,7 @@ void Executor::exchange(const Instruction &inst, const Tensor *in, const std::st
   }
 }
 
-Fetched Executor::fetch(uint64_t id, uint64_t offset, uint64_t length) const {
+Fetched Executor::fetch(uint64_t id, uint64_t offset, uint64_t length) {
   Fetched f;
   auto it = tensors_.find(id);
   if (it == tensors_.end()) {
@@ -1192,6 +1251,13 @@ Fetched Executor::fetch(uint64_t id, uint64_t offset, uint64_t length) const {
   }
   f.type = it->second.type;
   f.error = it->second.error;
+  if (f.error.empty()) {
+    try {
+      materialize(it->second);
+    } catch (const std::exception &e) {
+      f.error = std::string("fetching tensor ") + std::to_string(id) + ": " + e.what();
+    }
+  }
   if (f.error.empty()) {
     size_t size = it->second.buffer.bytes;
     offset = std::min<uint64_t>(offset, size);

@@ -17,21 +17,22 @@
 namespace gt::worker {
 namespace {
 
-/// NumPy matmul through cblas_{s,d}gemm, one call per batch element.
+/// NumPy matmul through cblas_{s,d}gemm, one call per batch element; a transposed operand's
+/// matrices are stored (k x m) / (n x k) and go to the GEMM as CblasTrans.
 void matmulBlas(const TensorType &ta, const void *a, const TensorType &tb, const void *b, const TensorType &tc,
-                void *c) {
+                void *c, Device::Transposed transposed) {
   MatmulShape s(ta, tb);
   int64_t m = s.m, k = s.k, n = s.n;
+  CBLAS_TRANSPOSE opA = transposed.lhs ? CblasTrans : CblasNoTrans, opB = transposed.rhs ? CblasTrans : CblasNoTrans;
+  int64_t lda = transposed.lhs ? m : k, ldb = transposed.rhs ? k : n;
   for (int64_t i = 0; i < s.batches; ++i) {
     int64_t offA = s.offsetA(i), offB = s.offsetB(i);
     if (tc.dtype == DType::Float32)
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
-                  static_cast<const float *>(a) + offA, k, static_cast<const float *>(b) + offB, n,
-                  0.0f, static_cast<float *>(c) + i * m * n, n);
+      cblas_sgemm(CblasRowMajor, opA, opB, m, n, k, 1.0f, static_cast<const float *>(a) + offA, lda,
+                  static_cast<const float *>(b) + offB, ldb, 0.0f, static_cast<float *>(c) + i * m * n, n);
     else
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0,
-                  static_cast<const double *>(a) + offA, k, static_cast<const double *>(b) + offB, n,
-                  0.0, static_cast<double *>(c) + i * m * n, n);
+      cblas_dgemm(CblasRowMajor, opA, opB, m, n, k, 1.0, static_cast<const double *>(a) + offA, lda,
+                  static_cast<const double *>(b) + offB, ldb, 0.0, static_cast<double *>(c) + i * m * n, n);
   }
 }
 
@@ -96,11 +97,11 @@ public:
   void copy(void *dst, const void *src, size_t bytes) override { std::memcpy(dst, src, bytes); }
   void setScalar(void *dst, uint64_t bits) override { std::memcpy(dst, &bits, 8); }
   void matmul(const TensorType &ta, const void *a, const TensorType &tb, const void *b, const TensorType &tc,
-              void *c) override {
+              void *c, Transposed transposed) override {
     if (!isFloating(tc.dtype))
       throw std::invalid_argument(std::string("matmul supports floating-point tensors, not ") + dtypeName(tc.dtype));
     if (numElements(tc.shape) == 0) return;
-    if (tc.dtype == DType::Float32 || tc.dtype == DType::Float64) return matmulBlas(ta, a, tb, b, tc, c);
+    if (tc.dtype == DType::Float32 || tc.dtype == DType::Float64) return matmulBlas(ta, a, tb, b, tc, c, transposed);
     // float16 / bfloat16: no BLAS has them, so widen to float32, sgemm, round once (the
     // products are summed in float32, as cuBLAS's CUBLAS_COMPUTE_32F does).
     bool half = tc.dtype == DType::Float16;
@@ -112,7 +113,7 @@ public:
     };
     std::vector<float> a32 = widen(ta, a), b32 = widen(tb, b), c32(numElements(tc.shape));
     TensorType fa{DType::Float32, ta.shape}, fb{DType::Float32, tb.shape}, fc{DType::Float32, tc.shape};
-    matmulBlas(fa, a32.data(), fb, b32.data(), fc, c32.data());
+    matmulBlas(fa, a32.data(), fb, b32.data(), fc, c32.data(), transposed); // (widening keeps the layout)
     auto out = static_cast<uint16_t *>(c);
     for (size_t i = 0; i < c32.size(); ++i) out[i] = half ? floatToHalf(c32[i]) : floatToBFloat16(c32[i]);
   }

@@ -274,7 +274,7 @@ public:
   }
 
   void matmul(const TensorType &ta, const void *a, const TensorType &tb, const void *b, const TensorType &tc,
-              void *c) override;
+              void *c, Transposed transposed) override;
 
   void checkLaunches() override {
     std::lock_guard lock(mu_);
@@ -389,7 +389,9 @@ private:
 };
 
 void CUDADevice::matmul(const TensorType &ta, const void *a, const TensorType &tb, const void *b,
-                        const TensorType &tc, void *c) {
+                        const TensorType &tc, void *c, Transposed transposed) {
+  if (transposed.lhs || transposed.rhs) // (the executor defers transposes on CPU workers only)
+    throw std::invalid_argument("the CUDA device takes no transposed matmul operands");
   if (!isFloating(tc.dtype))
     throw std::invalid_argument(std::string("matmul supports floating-point tensors, not ") + dtypeName(tc.dtype));
   if (numElements(tc.shape) == 0) return;
