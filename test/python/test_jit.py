@@ -150,18 +150,32 @@ def test_a_chain_with_more_inputs_than_a_kernel_takes_is_cut_into_regions(tmp_pa
     assert s["regions_compiled"] >= 2 and s["region_replays"] >= 2, s
 
 
+# Runs step(a) for the first argument a, then the rest, and prints the kernels compiled or
+# loaded from disk by the rest (with the stats) as JSON.
+AFTER_FIRST = """
+import gt, json
+def new_kernels_after_first(step, args):
+    def kernels():
+        s = gt.debug.stats()
+        return s["kernels_compiled"] + s["kernel_disk_hits"]
+    args = iter(args)
+    step(next(args))
+    before = kernels()
+    for a in args:
+        step(a)
+    print(json.dumps({"new": kernels() - before, "stats": gt.debug.stats()}))
+"""
+
+
 # Each op kind once (warm-up), then 50 new offsets, integer indices and shapes of it: on a CPU
 # worker element moves (slice, slice_scatter, transpose, broadcast_to, concat) run as strided
 # copies, so none of the 50 compiles (or loads) a kernel. Every value is checked against NumPy.
-NEW_OFFSETS = """
+NEW_OFFSETS = AFTER_FIRST + """
 import gt, numpy as np, json, sys
 rng = np.random.default_rng(0)
 data_np = rng.standard_normal(4096).astype(np.float32)
 grid_np = rng.standard_normal((40, 30)).astype(np.float32)
 data, grid = gt.tensor(data_np), gt.tensor(grid_np)
-def kernels():
-    s = gt.debug.stats()
-    return s["kernels_compiled"] + s["kernel_disk_hits"]
 def step(i):
     rows = 1 + i % 7                                          # a new window size too
     got = [data[i:i + 64].numpy(), data[i].numpy(), grid[i % 40].numpy(), grid[i % 13:, i % 30::3].numpy(),
@@ -176,11 +190,7 @@ def step(i):
     x[i % 40:i % 40 + 5] = gt.ones(5)                         # slice_scatter
     w = np.zeros(50, np.float32); w[i % 40:i % 40 + 5] = 1
     assert np.array_equal(x.numpy(), w)
-step(1)
-before = kernels()
-for i in range(2, 52):
-    step(i)
-print(json.dumps({"new": kernels() - before, "stats": gt.debug.stats()}))
+new_kernels_after_first(step, range(1, 52))
 """
 
 
@@ -193,14 +203,11 @@ def test_new_slice_offsets_indices_and_window_sizes_compile_no_kernel(tmp_path):
 # The same for batch sizes: on a CPU worker eager elementwise kernels and reductions take their
 # sizes at run time (memref<?x...>; a broadcast axis stays a static 1) and fills are host fills,
 # so 50 new batch sizes compile nothing after the first. Checked against NumPy, several dtypes.
-NEW_BATCH_SIZES = """
+NEW_BATCH_SIZES = AFTER_FIRST + """
 import gt, numpy as np, json
 rng = np.random.default_rng(0)
 w_np = rng.standard_normal(8).astype(np.float32)
 w = gt.tensor(w_np)
-def kernels():
-    s = gt.debug.stats()
-    return s["kernels_compiled"] + s["kernel_disk_hits"]
 def step(n):
     x_np = rng.standard_normal((n, 8)).astype(np.float32)
     k_np = rng.integers(-5, 5, (n, 1)).astype(np.int64)
@@ -215,11 +222,7 @@ def step(n):
     for g, e in zip(got, want):
         a = g.numpy()
         assert a.shape == np.shape(e) and np.allclose(a, e, atol=1e-5, rtol=1e-5), (n, a, e)
-step(3)
-before = kernels()
-for n in range(4, 54):
-    step(n)
-print(json.dumps({"new": kernels() - before, "stats": gt.debug.stats()}))
+new_kernels_after_first(step, range(3, 54))
 """
 
 
