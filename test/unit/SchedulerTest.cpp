@@ -11,6 +11,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 using namespace gt;
 using namespace gt::worker;
@@ -225,4 +226,56 @@ TEST(Scheduler, TracesASessionsUnitsInsideItsProgramsSpans) {
   scheduler.endSession(9, [&] { ended.done(); });
   ASSERT_TRUE(ended.wait());
   EXPECT_TRUE(scheduler.stopTrace(9).first.empty()); // forgotten with the session
+}
+
+TEST(Scheduler, RunIfIdleRunsOnTheCallersThreadOnlyWhileTheSchedulerIsParked) {
+  Executor ex(ExecutorOptions{"", false});
+  Scheduler scheduler(ex);
+  bool ran = false;
+  EXPECT_FALSE(scheduler.runIfIdle(1, [&] { ran = true; })); // its thread has not started
+  EXPECT_FALSE(ran);
+  scheduler.start();
+  auto whenParked = [&](uint32_t session, const std::function<void()> &fn) { // the thread parks shortly after start
+    for (int i = 0; i < 6000; ++i) {
+      if (scheduler.runIfIdle(session, fn)) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  };
+  std::thread::id where;
+  ASSERT_TRUE(whenParked(1, [&] { where = std::this_thread::get_id(); }));
+  EXPECT_EQ(where, std::this_thread::get_id());
+
+  // While the scheduler's thread runs anything (here a fence held open), nothing runs inline.
+  Latch entered(1), release(1), fenced(1);
+  scheduler.fence(2, [&] {
+    entered.done();
+    release.wait();
+    fenced.done();
+  });
+  ASSERT_TRUE(entered.wait());
+  EXPECT_FALSE(scheduler.runIfIdle(1, [&] { ran = true; }));
+  EXPECT_FALSE(scheduler.runIfIdle(2, [&] { ran = true; }));
+  EXPECT_FALSE(ran);
+  release.done();
+  ASSERT_TRUE(fenced.wait());
+
+  // Parked again: a session's finished program is visible inline, and work queued after an
+  // inline run still runs.
+  Latch done(1);
+  scheduler.submit(3, 1, program({upload(1, {1, 2, 3}, {3}), op(OpCode::Exp, 2, {1})}), [&] { done.done(); });
+  ASSERT_TRUE(done.wait());
+  uint64_t live = 0;
+  ASSERT_TRUE(whenParked(3, [&] { live = ex.stats().liveTensors; }));
+  EXPECT_EQ(live, 2u);
+  Latch after(1);
+  scheduler.submit(3, 1, program({op(OpCode::Exp, 3, {2})}), [&] { after.done(); });
+  ASSERT_TRUE(after.wait());
+
+  // A traced session's fetches go through the queue (the trace records them); others need not.
+  scheduler.startTrace(4);
+  ASSERT_TRUE(whenParked(5, [] {}));
+  EXPECT_FALSE(scheduler.runIfIdle(4, [&] { ran = true; }));
+  EXPECT_FALSE(ran);
+  scheduler.stopTrace(4);
 }

@@ -88,6 +88,25 @@ void Scheduler::fence(uint32_t session, std::function<void()> fn) {
   cv_.notify_one();
 }
 
+bool Scheduler::runIfIdle(uint32_t session, const std::function<void()> &fn) {
+  if (executor_.device().nativeStream()) return false;
+  {
+    std::lock_guard lock(mu_);
+    if (!parked_ || !round_.empty() || traces_.count(session)) return false;
+    runningIdle_ = true;
+  }
+  struct Unpark {
+    Scheduler &s;
+    ~Unpark() {
+      std::lock_guard lock(s.mu_);
+      s.runningIdle_ = false;
+      if (!s.round_.empty()) s.cv_.notify_one(); // never while parked: waking it for nothing costs a switch
+    }
+  } unpark{*this};
+  fn();
+  return true;
+}
+
 void Scheduler::endSession(uint32_t session, std::function<void()> done) {
   {
     std::lock_guard lock(mu_);
@@ -226,7 +245,9 @@ void Scheduler::loop() {
   };
   while (true) {
     if (round_.empty() && ranSinceTick) tick(true); // the work ran out: publish where it ended
-    cv_.wait(lock, [&] { return stop_ || !round_.empty(); });
+    parked_ = round_.empty();
+    cv_.wait(lock, [&] { return stop_ || (!round_.empty() && !runningIdle_); });
+    parked_ = false;
     if (stop_) return;
     uint32_t id = round_.front();
     round_.pop_front();
