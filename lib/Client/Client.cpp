@@ -56,7 +56,7 @@ std::string selfLabel() {
 
 Client::Client(const std::string &host, int port, const std::string &token, double timeoutSeconds,
                const std::string &tlsCaFile) {
-  where_ = host + ":" + std::to_string(port);
+  where_ = transport::addressString(host, port);
   if (const char *n = std::getenv("GT_WORKER_BATCH_SIZE"); n && *n) {
     long v = std::strtol(n, nullptr, 10);
     if (v < 1) throw std::invalid_argument(std::string("GT_WORKER_BATCH_SIZE must be a positive integer, got '") + n + "'");
@@ -374,7 +374,7 @@ struct Monitor::Rpc {
 
 Monitor::Monitor(const std::string &host, int port, const std::string &token, double timeoutSeconds,
                  const std::string &tlsCaFile)
-    : where_(host + ":" + std::to_string(port)), token_(token), timeout_(timeoutSeconds) {
+    : where_(transport::addressString(host, port)), token_(token), timeout_(timeoutSeconds) {
   try {
     rpc_ = std::make_unique<Rpc>(host, port, timeoutSeconds, tlsCaFile);
   } catch (const std::runtime_error &e) {

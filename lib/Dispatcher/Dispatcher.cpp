@@ -247,6 +247,7 @@ void serve(const Options &given) {
               << std::endl;
     publishing = publishMetrics(state, *metricsServer);
   }
+  if (!options.listener.unixPath.empty()) std::cerr << "gt-dispatcher: also on unix:" << options.listener.unixPath << std::endl;
   std::printf("gt-dispatcher listening on %s:%u\n", options.host.c_str(), port);
   std::fflush(stdout);
   watchWorkers(state).exclusiveJoin(kj::mv(publishing)).wait(io.waitScope);

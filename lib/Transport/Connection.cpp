@@ -9,12 +9,18 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <vector>
 
 namespace gt::transport {
 namespace {
@@ -72,6 +78,10 @@ std::string randomToken() {
 std::string defaultWorkerTokenFile(int port) {
   std::string home = env("HOME");
   return (home.empty() ? std::string("/tmp") : home) + "/.gt/worker-token-" + std::to_string(port);
+}
+
+std::string addressString(const std::string &host, int port) {
+  return host.rfind("unix:", 0) == 0 ? host : host + ":" + std::to_string(port);
 }
 
 // ------------------------------------------------------------------------ client side
@@ -151,7 +161,7 @@ struct Listener::Impl : kj::TaskSet::ErrorHandler {
   ListenerOptions options;
   FrontDoor frontDoor;
   capnp::ReaderOptions reader;
-  kj::Own<kj::ConnectionReceiver> receiver;
+  std::vector<kj::Own<kj::ConnectionReceiver>> receivers; ///< [0]: TCP; then the Unix socket, if any
   std::unique_ptr<kj::TlsKeypair> keypair;
   kj::Own<kj::TlsContext> tls;
   std::map<uint64_t, Conn> conns;
@@ -180,14 +190,38 @@ struct Listener::Impl : kj::TaskSet::ErrorHandler {
         throw std::runtime_error("TLS certificate or key: " + std::string(e.getDescription().cStr()));
       }
     }
+    receivers.push_back(listenOn(options.host, options.port));
+    if (!options.unixPath.empty()) {
+      removeStaleSocket(options.unixPath);
+      receivers.push_back(listenOn("unix:" + options.unixPath, 0));
+    }
+    for (auto &receiver : receivers) acceptNext(*receiver);
+  }
+
+  kj::Own<kj::ConnectionReceiver> listenOn(const std::string &host, int port) {
     try {
-      auto address = io.provider->getNetwork().parseAddress(options.host, options.port).wait(io.waitScope);
-      receiver = address->listen();
+      return io.provider->getNetwork().parseAddress(host, port).wait(io.waitScope)->listen();
     } catch (const kj::Exception &e) {
-      throw std::runtime_error("cannot listen on " + options.host + ":" + std::to_string(options.port) + ": " +
+      bool isUnix = host.rfind("unix:", 0) == 0;
+      throw std::runtime_error("cannot listen on " + host + (isUnix ? "" : ":" + std::to_string(port)) + ": " +
                                e.getDescription().cStr());
     }
-    acceptNext();
+  }
+
+  /// A socket file at `path` that nobody listens on (a dispatcher that was killed) is removed;
+  /// one that answers belongs to a live process: that is an error, not something to take over.
+  static void removeStaleSocket(const std::string &path) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return; // absent, or not ours to remove
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    if (path.size() >= sizeof address.sun_path) return; // listen() reports the bad path
+    std::memcpy(address.sun_path, path.c_str(), path.size());
+    int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    bool live = fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr *>(&address), sizeof address) == 0;
+    if (fd >= 0) ::close(fd);
+    if (live) throw std::runtime_error("cannot listen on unix:" + path + ": another process is listening there");
+    ::unlink(path.c_str());
   }
 
   void taskFailed(kj::Exception &&e) override { log(std::string("connection task failed: ") + e.getDescription().cStr()); }
@@ -200,17 +234,17 @@ struct Listener::Impl : kj::TaskSet::ErrorHandler {
     std::cerr << "gt-dispatcher: " << line << std::endl;
   }
 
-  void acceptNext() {
-    tasks.add(receiver->accept().then(
-        [this](kj::Own<kj::AsyncIoStream> &&stream) -> kj::Promise<void> {
+  void acceptNext(kj::ConnectionReceiver &receiver) {
+    tasks.add(receiver.accept().then(
+        [this, &receiver](kj::Own<kj::AsyncIoStream> &&stream) -> kj::Promise<void> {
           admit(kj::mv(stream));
-          acceptNext();
+          acceptNext(receiver);
           return kj::READY_NOW;
         },
-        [this](kj::Exception &&e) -> kj::Promise<void> {
+        [this, &receiver](kj::Exception &&e) -> kj::Promise<void> {
           counters.acceptErrors++; // e.g. out of file descriptors: try again shortly
           log(std::string("accept failed (will retry): ") + e.getDescription().cStr());
-          return io.provider->getTimer().afterDelay(50 * kj::MILLISECONDS).then([this] { acceptNext(); });
+          return io.provider->getTimer().afterDelay(50 * kj::MILLISECONDS).then([this, &receiver] { acceptNext(receiver); });
         }));
   }
 
@@ -266,7 +300,7 @@ struct Listener::Impl : kj::TaskSet::ErrorHandler {
 Listener::Listener(kj::AsyncIoContext &io, const ListenerOptions &options, FrontDoor frontDoor)
     : impl_(std::make_unique<Impl>(io, options, std::move(frontDoor))) {}
 Listener::~Listener() = default;
-unsigned Listener::port() const { return impl_->receiver->getPort(); }
+unsigned Listener::port() const { return impl_->receivers[0]->getPort(); }
 void Listener::authenticated(uint64_t id) { impl_->pending.erase(id); }
 void Listener::close(uint64_t id) { impl_->close(id); }
 

@@ -367,7 +367,7 @@ void serve(const Options &options) {
   try {
     connection = std::make_unique<transport::Connection>(options.host, options.port, options.tls, 30.0);
   } catch (const std::exception &e) {
-    throw std::runtime_error("cannot reach the dispatcher at " + options.host + ":" + std::to_string(options.port) +
+    throw std::runtime_error("cannot reach the dispatcher at " + transport::addressString(options.host, options.port) +
                              ": " + e.what());
   }
   auto &waitScope = connection->waitScope();
@@ -405,8 +405,8 @@ void serve(const Options &options) {
     if (workerToken.empty() && why.find("GT_WORKER_TOKEN") != std::string::npos)
       why += " (no token: set GT_WORKER_TOKEN, or run on the dispatcher's machine, where it wrote " +
              options.workerTokenFile + ")";
-    throw std::runtime_error("cannot register with the dispatcher at " + options.host + ":" +
-                             std::to_string(options.port) + ": " + why);
+    throw std::runtime_error("cannot register with the dispatcher at " + transport::addressString(options.host, options.port) +
+                             ": " + why);
   }
   std::string address = options.address.empty() ? localAddressTowards(options.host, options.port) : options.address;
   // CUDA workers exchange device memory over NCCL; CPU workers (and CUDA workers without

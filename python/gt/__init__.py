@@ -5,7 +5,7 @@
     print((a * 2 + 1).numpy())
 
 The first op starts a local dispatcher and worker (see gt.gpu_workers); gt.connect("host:port")
-uses a running one instead.
+(or "unix:PATH") uses a running one instead.
 """
 import os as _os
 import time as _time

@@ -1,4 +1,5 @@
 """Several clients at once against one dispatcher; sessions cannot see each other's tensors."""
+import os
 import subprocess
 import time
 import sys
@@ -88,3 +89,48 @@ def test_connecting_after_an_idle_stretch(daemons):
     time.sleep(1.0)
     c = gt._C.Client("127.0.0.1", daemons.port, "", 0.5)
     assert c.num_workers() == 1
+
+
+UNIX_CLIENT = textwrap.dedent("""
+    import sys
+    import gt
+    gt.connect(sys.argv[1])
+    print((gt.arange(10) * 2).sum().item())
+""")
+
+
+def test_a_dispatchers_unix_socket_serves_clients_and_workers(tmp_path):
+    from conftest import Daemons
+    path = str(tmp_path / "d.sock")
+    token = "unix-test-token"
+    d = Daemons(dispatcher_args=("--unix", path), host="unix:" + path, env={"GT_TOKEN": token})  # the worker joins there
+    try:
+        over_unix = d.client()
+        over_tcp = gt._C.Client("127.0.0.1", d.port, token, 5.0)  # the TCP port stays open
+        assert over_unix.num_workers() == 1 and over_tcp.num_workers() == 1
+        out = subprocess.run([sys.executable, "-c", UNIX_CLIENT, "unix:" + path], capture_output=True, text=True,
+                             timeout=120, env=dict(d.env))
+        assert out.returncode == 0, out.stderr
+        assert float(out.stdout) == 90.0
+        # The same handshake as over TCP: a wrong token is refused, naming where.
+        with pytest.raises(ConnectionError, match=f"unix:{path}.*token"):
+            gt._C.Client("unix:" + path, 0, "wrong", 5.0)
+        # A second dispatcher may not take over a socket that a live one listens on...
+        second = subprocess.run([os.path.join(gt._runtime.bin_dir(), "gt-dispatcher"), "-p", "0", "--unix", path],
+                                capture_output=True, text=True, timeout=30, env=d.env)
+        assert second.returncode != 0 and "another process is listening there" in second.stderr, second.stderr
+    finally:
+        d.stop()
+    # ...but one left behind by a killed dispatcher is replaced.
+    assert os.path.exists(path)
+    again = Daemons(dispatcher_args=("--unix", path), host="unix:" + path, env={"GT_TOKEN": token})
+    try:
+        assert again.client().num_workers() == 1
+    finally:
+        again.stop()
+
+
+def test_connect_names_both_address_forms():
+    for bad in ("localhost", "host:port", "unix:"):
+        with pytest.raises(ValueError, match="'host:port' or 'unix:PATH'"):
+            gt.connect(bad)

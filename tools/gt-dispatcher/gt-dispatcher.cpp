@@ -39,6 +39,9 @@ int main(int argc, char **argv) {
   CLI::App app{"GT dispatcher: sessions, MLIR capture and passes, scheduling onto workers"};
   app.add_option("-p,--port", options.port, "TCP port (0 = pick a free one and print it)");
   app.add_option("-H,--host", options.host, "address to bind")->capture_default_str();
+  app.add_option("--unix", options.listener.unixPath,
+                 "also accept on this Unix-domain socket; local clients and workers connect with host unix:PATH "
+                 "(port ignored), skipping the TCP stack");
   app.add_option("--metrics-port", options.metricsPort,
                  "serve Prometheus metrics at http://METRICS_HOST:PORT/metrics (0: a free port, printed; default off)");
   app.add_option("--metrics-host", options.metricsHost, "the address --metrics-port binds (unauthenticated)")

@@ -25,7 +25,7 @@ int main(int argc, char **argv) {
   gt::worker::Options options;
   std::string memory, sessionMemory;
   CLI::App app{"GT worker: compiles and runs GT programs on one device"};
-  app.add_option("--host", options.host, "dispatcher address")->capture_default_str();
+  app.add_option("--host", options.host, "dispatcher address (unix:PATH: the socket of its --unix)")->capture_default_str();
   app.add_option("-p,--port", options.port, "dispatcher port")->required();
   app.add_option("--device", options.device, "cpu, or cuda:N for GPU N")->capture_default_str();
   app.add_option("--address", options.address,
