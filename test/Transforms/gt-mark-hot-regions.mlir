@@ -144,3 +144,29 @@ func.func @too_many_args(%x: tensor<4xf32>, %a: tensor<4xf32>, %b: tensor<4xf32>
   gt.free %3 {gt.worker = 0 : i64} : tensor<4xf32>
   return
 }
+
+// CHECK-LABEL: func.func @transposes_read_by_matmul_stay_out
+// relu's gradient then its transpose, read only by a matmul (a linear layer's weight
+// gradient): the transpose stays an op of its own, which a CPU worker folds into the GEMM.
+// The same transpose read by an elementwise op is fused as before.
+// CHECK:      %[[G:.*]] = gt.region(%arg1, %arg0)
+// CHECK:        gt.mul
+// CHECK-NOT:    gt.transpose
+// CHECK:        gt.yield
+// CHECK:      %[[T:.*]] = gt.transpose %[[G]]
+// CHECK-NEXT: gt.matmul %[[T]], %arg2
+// CHECK:      gt.region(%arg3)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT:   gt.transpose
+// CHECK-NEXT:   gt.exp
+func.func @transposes_read_by_matmul_stay_out(%g: tensor<4x3xf32>, %h: tensor<4x3xf32>, %x: tensor<4x5xf32>, %y: tensor<2x3xf32>) {
+  %0 = gt.relu %h {gt.worker = 0 : i64} : tensor<4x3xf32> -> tensor<4x3xf32>
+  %1 = gt.mul %g, %0 {gt.worker = 0 : i64} : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+  gt.free %0 {gt.worker = 0 : i64} : tensor<4x3xf32>
+  %2 = gt.transpose %1 {perm = array<i64: 1, 0>, gt.worker = 0 : i64} : tensor<4x3xf32> -> tensor<3x4xf32>
+  %3 = gt.matmul %2, %x {gt.worker = 0 : i64} : tensor<3x4xf32>, tensor<4x5xf32> -> tensor<3x5xf32>
+  gt.free %2 {gt.worker = 0 : i64} : tensor<3x4xf32>
+  %4 = gt.transpose %y {perm = array<i64: 1, 0>, gt.worker = 0 : i64} : tensor<2x3xf32> -> tensor<3x2xf32>
+  %5 = gt.exp %4 {gt.worker = 0 : i64} : tensor<3x2xf32> -> tensor<3x2xf32>
+  return
+}

@@ -35,6 +35,33 @@ def test_linear_matches_numpy():
     check(lin(gt.tensor(x)), x @ w.T + b, atol=1e-5)
 
 
+@pytest.mark.parametrize("shape", [(4,), (5, 4), (2, 3, 4), (2, 2, 3, 4)], ids=["1d", "2d", "3d", "4d"])
+@pytest.mark.parametrize("needs", ["both", "x", "weight"])
+def test_linear_gradients_for_every_input_rank(shape, needs):
+    # F.linear's own backward: weight's gradient is one product over all of x's rows.
+    rng = np.random.default_rng(3)
+    x, w, b = rng.standard_normal(shape), rng.standard_normal((3, 4)), rng.standard_normal(3)
+    tx = gt.tensor(x, dtype=gt.float64, requires_grad=needs in ("both", "x"))
+    tw = gt.tensor(w, dtype=gt.float64, requires_grad=needs in ("both", "weight"))
+    tb = gt.tensor(b, dtype=gt.float64, requires_grad=True)
+    y = F.linear(tx, tw, tb)
+    ((y * y).sum()).backward()
+    ref = x @ w.T + b
+    g = 2 * ref
+    check(y, ref, atol=1e-10)
+    check(tb.grad, g.reshape(-1, 3).sum(0), atol=1e-9)
+    if tx.requires_grad:
+        check(tx.grad, g @ w, atol=1e-9)
+    else:
+        assert tx.grad is None
+    if tw.requires_grad:
+        check(tw.grad, g.reshape(-1, 3).T @ x.reshape(-1, 4), atol=1e-9)
+    else:
+        assert tw.grad is None
+    with gt.no_grad():  # nothing recorded
+        assert not F.linear(tx, tw, tb).requires_grad
+
+
 @pytest.mark.parametrize("make_opt", [lambda p: gt.optim.SGD(p, lr=0.05, momentum=0.9),
                                       lambda p: gt.optim.Adam(p, lr=0.02)], ids=["sgd-momentum", "adam"])
 def test_regression_converges(make_opt):

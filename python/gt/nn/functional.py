@@ -4,7 +4,8 @@ Shapes use PyTorch's letters: N batch, C classes, D features, (*) any extra axes
 """
 import math
 
-from .. import _C
+from .. import _C, _runtime
+from .. import autograd as _ag
 from .. import _functions as T
 from .. import dtypes as _dt
 
@@ -19,9 +20,30 @@ one_hot = T.one_hot
 
 
 def linear(x, weight, bias=None):
-    """x (*, in) @ weight.T (in, out) + bias (out,) -> (*, out)."""
-    y = T.matmul(x, weight.T)
+    """x (*, in) @ weight.T (in, out) + bias (out,) -> (*, out).
+
+    The backward gives weight's gradient as one matrix product over every row of x, in weight's
+    own (out, in) layout: g (N, out)^T @ x (N, in), N the product of x's leading axes (as
+    PyTorch's linear). Through matmul's own formula it would be mT of x^T @ g: for a 3-D x a
+    batch of small products summed afterwards, and a transposed result that every later reader
+    (the optimizer's fused update) reads across rows."""
+    with _ag.no_grad():
+        y = T.matmul(x, weight.T)
+    if _ag.is_grad_enabled() and y.dtype.is_floating_point and (x.requires_grad or weight.requires_grad):
+        y.requires_grad = True
+        y._node = _ag.Node(_linear_backward, (x, weight), None, _runtime.current_signal())
     return y + bias if bias is not None else y
+
+
+def _linear_backward(g, y, inputs, attrs):
+    x, weight = inputs
+    gx = T.matmul(g, weight) if x.requires_grad else None  # (*, out) @ (out, in)
+    gw = None
+    if weight.requires_grad:
+        rows_g = g if g.ndim == 2 else g.reshape(-1, g.shape[-1])
+        rows_x = x if x.ndim == 2 else x.reshape(-1, x.shape[-1])
+        gw = T.matmul(rows_g.mT, rows_x)  # the .mT is free on a CPU worker: a transposed GEMM operand
+    return gx, gw
 
 
 def embedding(input, weight, padding_idx=None):
