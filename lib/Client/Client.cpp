@@ -261,7 +261,7 @@ void Client::flush() {
   }
   int64_t start = tracing_ ? monotonicNs() : 0;
   size_t instructions = buffer_.size(), bytes = bufferedBytes_;
-  auto req = rpc_->session.submitRequest();
+  auto req = rpc_->session.submitRequest(wire::wireSize(buffer_));
   auto list = req.initBatch().initInstructions(unsigned(buffer_.size()));
   for (unsigned i = 0; i < buffer_.size(); ++i) wire::toWire(buffer_[i], list[i]);
   buffer_.clear();

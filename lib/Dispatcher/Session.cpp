@@ -328,7 +328,10 @@ void SessionImpl::send(int64_t worker, const std::vector<Instruction> &program, 
   if (!w.alive) return;
   if (!state_.options.record.empty()) recordProgram(worker, program, regions);
   int64_t traceStart = tracing_ ? monotonicNs() : 0;
-  auto req = w.client.runRequest();
+  capnp::MessageSize size = wire::wireSize(program);
+  size.wordCount += regions.size() * 8;
+  for (const wireRegion &r : regions) size.wordCount += r.outputs.size();
+  auto req = w.client.runRequest(size);
   auto list = req.initProgram().initInstructions(unsigned(program.size()));
   for (unsigned i = 0; i < program.size(); ++i) wire::toWire(program[i], list[i]);
   auto rlist = req.getProgram().initRegions(unsigned(regions.size()));

@@ -5,19 +5,27 @@
 
 namespace gt::wire {
 
+namespace {
+/// Sets a list field only when it has elements: an absent list reads as empty, and skipping
+/// it keeps the message small (most instructions have no axes, starts, steps, workers, ...).
+template <typename Init> void putList(const std::vector<int64_t> &v, Init init) {
+  if (v.empty()) return;
+  auto list = init(unsigned(v.size()));
+  for (unsigned i = 0; i < v.size(); ++i) list.set(i, v[i]);
+}
+} // namespace
+
 void toWire(const gt::Instruction &in, Instruction::Builder out) {
   out.setOp(uint16_t(in.op));
   out.setResult(in.result);
-  auto ops = out.initOperands(unsigned(in.operands.size()));
-  for (unsigned i = 0; i < in.operands.size(); ++i) ops.set(i, in.operands[i]);
-  auto shape = out.initShape(unsigned(in.attrs.shape.size()));
-  for (unsigned i = 0; i < in.attrs.shape.size(); ++i) shape.set(i, in.attrs.shape[i]);
-  auto axes = out.initAxes(unsigned(in.attrs.axes.size()));
-  for (unsigned i = 0; i < in.attrs.axes.size(); ++i) axes.set(i, in.attrs.axes[i]);
-  auto starts = out.initStarts(unsigned(in.attrs.starts.size()));
-  for (unsigned i = 0; i < in.attrs.starts.size(); ++i) starts.set(i, in.attrs.starts[i]);
-  auto steps = out.initSteps(unsigned(in.attrs.steps.size()));
-  for (unsigned i = 0; i < in.attrs.steps.size(); ++i) steps.set(i, in.attrs.steps[i]);
+  if (!in.operands.empty()) {
+    auto ops = out.initOperands(unsigned(in.operands.size()));
+    for (unsigned i = 0; i < in.operands.size(); ++i) ops.set(i, in.operands[i]);
+  }
+  putList(in.attrs.shape, [&](unsigned n) { return out.initShape(n); });
+  putList(in.attrs.axes, [&](unsigned n) { return out.initAxes(n); });
+  putList(in.attrs.starts, [&](unsigned n) { return out.initStarts(n); });
+  putList(in.attrs.steps, [&](unsigned n) { return out.initSteps(n); });
   out.setKeepdims(in.attrs.keepdims);
   out.setValue(in.attrs.value);
   out.setSeed(in.attrs.seed);
@@ -28,18 +36,23 @@ void toWire(const gt::Instruction &in, Instruction::Builder out) {
   if (!in.location.empty()) out.setLocation(in.location);
   if (!in.signal.empty()) out.setSignal(in.signal);
   out.setBackward(in.backward);
-  auto workers = out.initWorkers(unsigned(in.attrs.workers.size()));
-  for (unsigned i = 0; i < in.attrs.workers.size(); ++i) workers.set(i, in.attrs.workers[i]);
-  auto sources = out.initSources(unsigned(in.attrs.sources.size()));
-  for (unsigned i = 0; i < in.attrs.sources.size(); ++i) sources.set(i, in.attrs.sources[i]);
+  putList(in.attrs.workers, [&](unsigned n) { return out.initWorkers(n); });
+  putList(in.attrs.sources, [&](unsigned n) { return out.initSources(n); });
   out.setReduce(in.attrs.reduce);
   if (in.type) {
     auto type = out.initType();
     type.setDtype(uint8_t(in.type->dtype));
-    auto shape = type.initShape(unsigned(in.type->shape.size()));
-    for (unsigned i = 0; i < in.type->shape.size(); ++i) shape.set(i, in.type->shape[i]);
+    putList(in.type->shape, [&](unsigned n) { return type.initShape(n); });
   }
 }
+
+namespace {
+/// A list's elements into `out`, in one allocation.
+template <typename T, typename List> void copyInto(std::vector<T> &out, List list) {
+  out.resize(list.size());
+  for (unsigned i = 0; i < out.size(); ++i) out[i] = list[i];
+}
+} // namespace
 
 gt::Instruction fromWire(Instruction::Reader in) {
   gt::Instruction out;
@@ -48,23 +61,33 @@ gt::Instruction fromWire(Instruction::Reader in) {
   if (in.getDtype() >= kNumDTypes) throw std::invalid_argument("unknown dtype " + std::to_string(in.getDtype()));
   out.op = OpCode(in.getOp());
   out.result = in.getResult();
-  for (uint64_t id : in.getOperands()) out.operands.push_back(id);
-  for (int64_t s : in.getShape()) out.attrs.shape.push_back(s);
-  for (int64_t a : in.getAxes()) out.attrs.axes.push_back(a);
-  for (int64_t a : in.getStarts()) out.attrs.starts.push_back(a);
-  for (int64_t a : in.getSteps()) out.attrs.steps.push_back(a);
+  // Absent lists and texts (never set by toWire when empty) read as empty: has*() first skips
+  // the reader's pointer checks for them.
+  if (in.hasOperands()) copyInto(out.operands, in.getOperands());
+  if (in.hasShape()) copyInto(out.attrs.shape, in.getShape());
+  if (in.hasAxes()) copyInto(out.attrs.axes, in.getAxes());
+  if (in.hasStarts()) copyInto(out.attrs.starts, in.getStarts());
+  if (in.hasSteps()) copyInto(out.attrs.steps, in.getSteps());
   out.attrs.keepdims = in.getKeepdims();
   out.attrs.value = in.getValue();
   out.attrs.seed = in.getSeed();
   out.attrs.count = in.getCount();
   out.attrs.dtype = DType(in.getDtype());
-  auto data = in.getData();
-  out.data.assign(reinterpret_cast<const char *>(data.begin()), data.size());
-  out.location = in.getLocation().cStr();
-  out.signal = in.getSignal().cStr();
+  if (in.hasData()) {
+    auto data = in.getData();
+    out.data.assign(reinterpret_cast<const char *>(data.begin()), data.size());
+  }
+  if (in.hasLocation()) {
+    auto text = in.getLocation();
+    out.location.assign(text.begin(), text.size());
+  }
+  if (in.hasSignal()) {
+    auto text = in.getSignal();
+    out.signal.assign(text.begin(), text.size());
+  }
   out.backward = in.getBackward();
-  for (int64_t w : in.getWorkers()) out.attrs.workers.push_back(w);
-  for (int64_t w : in.getSources()) out.attrs.sources.push_back(w);
+  if (in.hasWorkers()) copyInto(out.attrs.workers, in.getWorkers());
+  if (in.hasSources()) copyInto(out.attrs.sources, in.getSources());
   if (in.getReduce() > 2) throw std::invalid_argument("unknown reduce kind " + std::to_string(in.getReduce()));
   out.attrs.reduce = in.getReduce();
   if (in.hasType()) {
@@ -75,11 +98,26 @@ gt::Instruction fromWire(Instruction::Reader in) {
       throw std::invalid_argument("result type of rank " + std::to_string(type.getShape().size()) + " (at most " +
                                   std::to_string(kMaxCarriedRank) + ")");
     gt::TensorType t{DType(type.getDtype()), {}};
-    for (int64_t s : type.getShape()) t.shape.push_back(s);
+    copyInto(t.shape, type.getShape());
     numBytes(t); // throws ShapeError (an invalid_argument) for a negative size or an overflow
     out.type = std::move(t);
   }
   return out;
+}
+
+capnp::MessageSize wireSize(const std::vector<gt::Instruction> &instructions) {
+  constexpr uint64_t kStruct = Instruction::_capnpPrivate::dataWordSize + Instruction::_capnpPrivate::pointerCount;
+  constexpr uint64_t kType = TensorType::_capnpPrivate::dataWordSize + TensorType::_capnpPrivate::pointerCount;
+  auto bytes = [](size_t n) { return uint64_t(n + 7) / 8; }; // texts add a NUL: +1 in the caller
+  uint64_t words = 64 + 1; // the request's own structs, and the list's tag
+  for (const gt::Instruction &in : instructions) {
+    const OpAttrs &a = in.attrs;
+    words += kStruct + in.operands.size() + a.shape.size() + a.axes.size() + a.starts.size() + a.steps.size() +
+             a.workers.size() + a.sources.size() + bytes(in.data.size()) + bytes(in.location.size() + 1) +
+             bytes(in.signal.size() + 1);
+    if (in.type) words += kType + in.type->shape.size();
+  }
+  return {words, 0};
 }
 
 } // namespace gt::wire
