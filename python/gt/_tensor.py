@@ -254,12 +254,18 @@ def _client():
 
 def _make(result, inputs, backward=None, attrs=None):
     """Wraps an emitted (id, shape, dtype) and records it on the tape if it needs a gradient
-    (a floating-point result of an op with a backward function and an input that requires grad)."""
-    client = _client()
+    (a floating-point result of an op with a backward function and an input that requires grad).
+    Runs once per op: written for speed (no generator, the client as emit left it)."""
     id, shape, code = result
-    t = Tensor(_Handle(id, client), shape, _dt.from_code(code))
-    if backward is not None and t.dtype.is_floating_point and _ag.is_grad_enabled() and \
-            any(i.requires_grad for i in inputs):
+    t = Tensor(_Handle(id, _runtime._client), shape, _dt.from_code(code))
+    if backward is None or not t.dtype.is_floating_point:
+        return t
+    for i in inputs:
+        if i.requires_grad:
+            break
+    else:
+        return t
+    if _ag.is_grad_enabled():
         t.requires_grad = True
         t._node = _ag.Node(backward, inputs, attrs, _runtime.current_signal())
     return t
@@ -271,27 +277,36 @@ def _op(name, *operands, backward=None, **attrs):
     operand. The op's derivative (its spec's `grad:` formulas) is its backward unless `backward`
     is given. Raises TypeError without a tensor operand, and what the op table raises for bad
     shapes or dtypes (gt.ShapeError, gt.DTypeError) at the user's line."""
-    if not builtins.all(isinstance(o, Tensor) for o in operands):
-        ref = next((o for o in operands if isinstance(o, Tensor)), None)
-        if ref is None and operands:
-            if len(operands) == 1:
-                raise TypeError(f"{name}: expected a gt.Tensor, got {type(operands[0]).__name__}")
-            raise TypeError(f"{name}: at least one operand must be a gt.Tensor")
-        operands = tuple(o if isinstance(o, Tensor) else _scalar(o, ref) for o in operands)
-    for k, v in attrs.items():
-        if isinstance(v, _dt.dtype):
-            attrs[k] = v.code
+    for o in operands:
+        if not isinstance(o, Tensor):
+            operands = _as_tensors(name, operands)
+            break
+    if attrs:
+        for k, v in attrs.items():
+            if isinstance(v, _dt.dtype):
+                attrs[k] = v.code
     code = _codes.get(name)
     if code is None:
         code = _codes[name] = _C.op_code(name)  # the op table's; ValueError for an unknown op
+    client = _runtime._client or _runtime.client()
     if _trace is None:
-        r = _client().emit(code, [t._h.id for t in operands], attrs)
-        return _make(r, operands, backward or _ag.formulas.get(name), attrs)
+        return _make(client.emit(code, [t._h.id for t in operands], attrs), operands,
+                     backward or _ag.formulas.get(name), attrs)
     start = time.perf_counter_ns()
-    out = _make(_client().emit(code, [t._h.id for t in operands], attrs), operands,
+    out = _make(client.emit(code, [t._h.id for t in operands], attrs), operands,
                 backward or _ag.formulas.get(name), attrs)
     _trace.op(name, start, out)
     return out
+
+
+def _as_tensors(name, operands):
+    """`operands` with numbers as 0-d tensors like the first tensor among them."""
+    ref = next((o for o in operands if isinstance(o, Tensor)), None)
+    if ref is None and operands:
+        if len(operands) == 1:
+            raise TypeError(f"{name}: expected a gt.Tensor, got {type(operands[0]).__name__}")
+        raise TypeError(f"{name}: at least one operand must be a gt.Tensor")
+    return tuple(o if isinstance(o, Tensor) else _scalar(o, ref) for o in operands)
 
 
 _codes = {}  # op name -> op code, as _op first meets them
@@ -315,11 +330,28 @@ _scalars = {}
 def _scalar(value, like):
     """A 0-d tensor for a Python number in an op with tensor `like` (cached: scalars are immutable).
     int tensor with a float scalar -> float32, as PyTorch."""
-    if isinstance(value, Tensor):
+    if type(value) is builtins.float and like is not None and like.dtype.is_floating_point:
+        d = like.dtype  # the common case (x * 0.5), first
+    elif isinstance(value, Tensor):
         return value
-    if isinstance(value, (np.ndarray, np.generic)) and np.ndim(value) > 0:
+    elif isinstance(value, (np.ndarray, np.generic)) and np.ndim(value) > 0:
         return from_numpy(np.asarray(value, order="C"))
-    value = value.item() if isinstance(value, np.generic) else value
+    else:
+        value = value.item() if isinstance(value, np.generic) else value
+        d = _scalar_dtype(value, like)
+    key = (value, d.code, type(value), _runtime.current_signal()[0])  # a scalar lives where its signal says
+    t = _scalars.get(key)
+    if t is None or t._h.client is not _runtime._client:
+        if len(_scalars) > 512:
+            _scalars.clear()
+        with _ag.no_grad():
+            t = _op("full", value=builtins.float(value), dtype=d, shape=())
+        _scalars[key] = t
+    return t
+
+
+def _scalar_dtype(value, like):
+    """The dtype a Python number takes in an op with tensor `like` (PyTorch's rules)."""
     if isinstance(value, builtins.bool):
         d = like.dtype if like is not None else _dt.bool
     elif isinstance(value, builtins.int):
@@ -328,15 +360,7 @@ def _scalar(value, like):
         d = like.dtype if like is not None and like.dtype.is_floating_point else _dt.float32
     else:
         raise TypeError(f"expected a Tensor or a number, got {type(value).__name__}")
-    key = (value, d.code, type(value), _runtime.current_signal()[0])  # a scalar lives where its signal says
-    t = _scalars.get(key)
-    if t is None or t._h.client is not _client():
-        if len(_scalars) > 512:
-            _scalars.clear()
-        with _ag.no_grad():
-            t = _op("full", value=builtins.float(value), dtype=d, shape=())
-        _scalars[key] = t
-    return t
+    return d
 
 
 def _pair(a, b):
