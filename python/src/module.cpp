@@ -7,6 +7,8 @@
 
 #include <frameobject.h>
 
+#include <unordered_map>
+
 namespace py = pybind11;
 using namespace gt;
 
@@ -18,6 +20,36 @@ std::string packageDir; ///< frames under this directory are GT's own, not the u
 /// The location the last emit carried (gt.profiler reads it instead of walking the frames again).
 std::string lastLocation;
 
+/// "file:line" of a frame of `code`, by (code object, instruction offset): a line number is
+/// found by walking the code's line table (_PyCode_CheckLineNumber took 3 % of a profiled
+/// op-issuing loop), and an op is issued from the same few lines over and over. The cache holds
+/// a reference to each code object it names, so no address is reused while cached; it is
+/// emptied when it reaches kMaxEntries. Only with the GIL held.
+std::string frameLocation(PyFrameObject *frame, PyCodeObject *code, const char *file) {
+#if PY_VERSION_HEX >= 0x030B0000
+  struct Key {
+    PyCodeObject *code;
+    int lasti;
+    bool operator==(const Key &o) const { return code == o.code && lasti == o.lasti; }
+  };
+  struct Hash {
+    size_t operator()(const Key &k) const { return std::hash<void *>()(k.code) * 31 + size_t(k.lasti); }
+  };
+  static std::unordered_map<Key, std::string, Hash> cache;
+  constexpr size_t kMaxEntries = 4096;
+  Key key{code, PyFrame_GetLasti(frame)};
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  if (cache.size() >= kMaxEntries) {
+    for (auto &[k, where] : cache) Py_DECREF(k.code);
+    cache.clear();
+  }
+  Py_INCREF(code);
+  return cache.emplace(key, std::string(file) + ":" + std::to_string(PyFrame_GetLineNumber(frame))).first->second;
+#else
+  return std::string(file) + ":" + std::to_string(PyFrame_GetLineNumber(frame));
+#endif
+}
+
 std::string userLocation() {
   PyFrameObject *frame = PyEval_GetFrame(); // borrowed
   Py_XINCREF(frame);
@@ -26,7 +58,7 @@ std::string userLocation() {
     const char *file = PyUnicode_AsUTF8(code->co_filename);
     bool internal = file && !packageDir.empty() && std::strncmp(file, packageDir.c_str(), packageDir.size()) == 0;
     std::string where;
-    if (file && !internal) where = std::string(file) + ":" + std::to_string(PyFrame_GetLineNumber(frame));
+    if (file && !internal) where = frameLocation(frame, code, file);
     Py_DECREF(code);
     if (!where.empty()) {
       Py_DECREF(frame);

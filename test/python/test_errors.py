@@ -23,6 +23,25 @@ def test_shape_mismatch_raises_at_user_line():
         gt.ones(2, 3).reshape(4, 2)
 
 
+def test_each_op_carries_the_line_that_issued_it():
+    # The client caches file:line by (code object, instruction): the same function issuing
+    # from several lines, called over and over, must still name each line.
+    import inspect
+    x = gt.ones(3)
+
+    def two_lines(x):
+        y = x + 1
+        first = gt._C.last_location()
+        z = y * 2
+        return first, gt._C.last_location(), z
+
+    start = inspect.getsourcelines(two_lines)[1]
+    for _ in range(3):
+        first, second, _ = two_lines(x)
+        assert first == f"{__file__}:{start + 1}"
+        assert second == f"{__file__}:{start + 3}"
+
+
 def test_unknown_dtype():
     with pytest.raises(TypeError, match="unknown dtype 'float7'"):
         gt.zeros(2, dtype="float7")
