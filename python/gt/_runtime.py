@@ -210,6 +210,14 @@ def connect(address, timeout=5.0):
     return _client
 
 
+def flush():
+    """Sends the instructions this process issued and has not sent yet, without waiting for
+    them to run (nothing to do before the session opens). The client also sends by itself
+    every 2048 instructions (GT_WORKER_BATCH_SIZE) and at every sync point."""
+    if _client is not None:
+        _client.flush()
+
+
 def gpu_workers(n):
     """Sets how many local workers the auto-started runtime gets (before the first tensor op)."""
     global _num_workers

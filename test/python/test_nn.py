@@ -104,3 +104,41 @@ def test_zero_grad_and_parameters_update():
     check(m.weight, before - 0.1 * np.ones((1, 2)), atol=1e-6)
     opt.zero_grad()
     assert m.weight.grad is None
+
+
+def test_each_optimizer_step_is_one_batch_the_plan_cache_recognizes():
+    # A loop that never reads a value back: each step() ends a batch, so every step after the
+    # first few is the same batch again (a plan cache hit), for gt's optimizers and for a
+    # subclass of gt.optim.Optimizer alike.
+    class PlainSGD(gt.optim.Optimizer):
+        def __init__(self, params, lr):
+            super().__init__(params, dict(lr=lr))
+
+        def step(self):
+            with gt.no_grad():
+                for p in self.params:
+                    if p.grad is not None:
+                        p -= 0.01 * p.grad
+
+    gt.manual_seed(0)
+    x, y = gt.randn(32, 8), gt.randn(32, 4)
+    for make_opt in (lambda p: gt.optim.Adam(p, lr=1e-3), lambda p: PlainSGD(p, lr=0.01)):
+        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+        opt = make_opt(model.parameters())
+
+        def step():
+            loss = F.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+        for _ in range(3):
+            step()
+        before = gt.debug.stats()
+        for _ in range(10):
+            step()
+        after = gt.debug.stats()
+        hits = after["dispatcher_plan_cache_hits"] - before["dispatcher_plan_cache_hits"]
+        misses = after["dispatcher_plan_cache_misses"] - before["dispatcher_plan_cache_misses"]
+        assert hits == 10, (hits, misses)  # and at most the frees left after the last step() are new
+        assert misses <= 1, (hits, misses)

@@ -3,17 +3,43 @@
 Updates run under no_grad and rebind each parameter (`p -= ...`), so a step leaks no worker
 memory; every scalar (learning rate, bias corrections) is a fill value, so the update of a
 parameter compiles once and replays as one fused kernel.
+
+Every optimizer's `step()` (a subclass's too) ends by sending what was issued since the last
+send (`gt._runtime.flush`, which does not wait for it to run). A training step is then one batch
+with the same structure each time, which the dispatcher's plan cache recognizes; without it a
+loop that reads nothing back is cut every 2048 instructions, anywhere in a step, and every batch
+looks new to the dispatcher (capture and passes again: a 60000-image MLP epoch took 2.7 s
+instead of 1.8-2.1 s).
 """
+import functools
 import math
 
 from .. import _functions as T
+from .. import _runtime
 from ..autograd import no_grad
 from . import lr_scheduler
 
 
+def _ends_a_batch(step):
+    @functools.wraps(step)
+    def step_then_send(self, *args, **kwargs):
+        out = step(self, *args, **kwargs)
+        _runtime.flush()
+        return out
+    step_then_send._ends_a_batch = True
+    return step_then_send
+
+
 class Optimizer:
     """Holds `param_groups`: a list of dicts with 'params' and the hyper-parameters (a group
-    may override the defaults). `state[p]` holds per-parameter buffers."""
+    may override the defaults). `state[p]` holds per-parameter buffers. A subclass's `step()`
+    ends by sending the step's instructions (see the module's docstring)."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_ends_a_batch", False):
+            cls.step = _ends_a_batch(step)
 
     def __init__(self, params, defaults):
         params = list(params)
