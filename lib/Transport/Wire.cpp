@@ -77,14 +77,8 @@ gt::Instruction fromWire(Instruction::Reader in) {
     auto data = in.getData();
     out.data.assign(reinterpret_cast<const char *>(data.begin()), data.size());
   }
-  if (in.hasLocation()) {
-    auto text = in.getLocation();
-    out.location.assign(text.begin(), text.size());
-  }
-  if (in.hasSignal()) {
-    auto text = in.getSignal();
-    out.signal.assign(text.begin(), text.size());
-  }
+  if (in.hasLocation()) out.location = in.getLocation().cStr(); // (up to a NUL, as ever)
+  if (in.hasSignal()) out.signal = in.getSignal().cStr();
   out.backward = in.getBackward();
   if (in.hasWorkers()) copyInto(out.attrs.workers, in.getWorkers());
   if (in.hasSources()) copyInto(out.attrs.sources, in.getSources());

@@ -183,6 +183,9 @@ template <typename T> Handoff<T> handoff() {
 
 class WorkerImpl final : public wire::Worker::Server {
 public:
+  /// The largest fetch answered on the event loop itself (Scheduler::runIfIdle).
+  static constexpr uint64_t kInlineFetchBytes = 1 << 20;
+
   WorkerImpl(Executor &executor, Scheduler &scheduler, std::shared_ptr<Published> published)
       : executor_(executor), scheduler_(scheduler), published_(std::move(published)) {}
 
@@ -223,8 +226,13 @@ public:
       if (!f.error.empty()) out.setError(f.error);
       else out.setData(kj::arrayPtr(reinterpret_cast<const kj::byte *>(f.bytes.data()), f.bytes.size()));
     };
+    // Nothing queued: answered here, without a hand-off. Not a large tensor, though: its copy
+    // would hold up this event loop, and every other session's calls with it.
     Fetched now;
-    if (scheduler_.runIfIdle(session, [&] { now = read(); })) { // nothing queued: no hand-off
+    bool small = false;
+    if (scheduler_.runIfIdle(session, [&] {
+          if ((small = executor_.bytesOf(id) <= kInlineFetchBytes)) now = read();
+        }) && small) {
       answer(std::move(now));
       return kj::READY_NOW;
     }

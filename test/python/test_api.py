@@ -920,3 +920,16 @@ def test_prod_gradient_is_exact_at_zeros():
     t = gt.tensor(x, requires_grad=True)
     t.prod(1).sum().backward()
     check(t.grad, [[-1.0, 0.75, -3.0], [0.0, 6.0, 0.0], [0.0, 0.0, 0.0]], atol=0, rtol=0)
+
+
+def test_fetches_of_small_and_large_tensors_from_an_idle_worker():
+    # An idle CPU worker answers a fetch of up to 1 MiB on its event loop, a larger one on its
+    # scheduler's thread; both must give the values, also of a deferred transpose.
+    import time
+    for n in (3, 300_000):  # 24 bytes; 2.4 MB
+        a = np.arange(2 * n, dtype=np.float32).reshape(2, n)
+        t = gt.tensor(a)
+        for view, expected in ((t, a), (t.T, a.T), (t[1], a[1])):
+            gt.synchronize()
+            time.sleep(0.02)  # the worker's scheduler parks
+            check(view, expected)

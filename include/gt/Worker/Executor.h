@@ -132,6 +132,8 @@ public:
   uint64_t sessionBytes(uint32_t session) const;
   /// Whether tensor `id` exists and belongs to `session`.
   bool ownedBy(uint64_t id, uint32_t session) const;
+  /// The bytes of tensor `id` (0 if it does not exist).
+  uint64_t bytesOf(uint64_t id) const;
   /// Runs `program` in order. A hot region whose fused kernel is ready runs as that kernel;
   /// the first time a hot region is seen its kernel is queued for compilation (on a background
   /// thread) while the region runs op by op. A region that fails to compile stays eager and its
@@ -148,7 +150,8 @@ public:
   Communicator *communicator() const { return comm_.get(); }
   /// The tensor `id`, or an error if it is poisoned or does not exist: its bytes
   /// [offset, offset + length) (length 0: to the end).
-  /// On the executor's thread (it may carry out a deferred transpose).
+  /// On the executor's thread, or on another while that one is parked (Scheduler::runIfIdle):
+  /// it may carry out a deferred transpose.
   Fetched fetch(uint64_t id, uint64_t offset = 0, uint64_t length = 0);
 
   ExecutorStats stats() const;

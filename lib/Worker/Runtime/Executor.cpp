@@ -752,6 +752,11 @@ bool Executor::ownedBy(uint64_t id, uint32_t session) const {
   return it != tensors_.end() && it->second.session == session;
 }
 
+uint64_t Executor::bytesOf(uint64_t id) const {
+  auto it = tensors_.find(id);
+  return it == tensors_.end() ? 0 : uint64_t(numBytes(it->second.type));
+}
+
 void Executor::runRegion(std::span<const Instruction> insts, const RegionCall &region) {
   stats_.regionsSeen++;
   if (region.hot) {
