@@ -170,6 +170,14 @@ std::vector<int64_t> normalizeAxes(std::span<const int64_t> axes, int64_t rank) 
   return out;
 }
 
+bool swapsLastTwoAxes(std::span<const int64_t> perm) {
+  size_t r = perm.size();
+  if (r < 2 || perm[r - 2] != int64_t(r) - 1 || perm[r - 1] != int64_t(r) - 2) return false;
+  for (size_t d = 0; d + 2 < r; ++d)
+    if (perm[d] != int64_t(d)) return false;
+  return true;
+}
+
 namespace {
 
 TensorType inferUnchecked(OpCode code, std::span<const TensorType> in, const OpAttrs &attrs) {

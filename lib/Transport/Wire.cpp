@@ -8,7 +8,7 @@ namespace gt::wire {
 namespace {
 /// Sets a list field only when it has elements: an absent list reads as empty, and skipping
 /// it keeps the message small (most instructions have no axes, starts, steps, workers, ...).
-template <typename Init> void putList(const std::vector<int64_t> &v, Init init) {
+template <typename T, typename Init> void putList(const std::vector<T> &v, Init init) {
   if (v.empty()) return;
   auto list = init(unsigned(v.size()));
   for (unsigned i = 0; i < v.size(); ++i) list.set(i, v[i]);
@@ -18,10 +18,7 @@ template <typename Init> void putList(const std::vector<int64_t> &v, Init init) 
 void toWire(const gt::Instruction &in, Instruction::Builder out) {
   out.setOp(uint16_t(in.op));
   out.setResult(in.result);
-  if (!in.operands.empty()) {
-    auto ops = out.initOperands(unsigned(in.operands.size()));
-    for (unsigned i = 0; i < in.operands.size(); ++i) ops.set(i, in.operands[i]);
-  }
+  putList(in.operands, [&](unsigned n) { return out.initOperands(n); });
   putList(in.attrs.shape, [&](unsigned n) { return out.initShape(n); });
   putList(in.attrs.axes, [&](unsigned n) { return out.initAxes(n); });
   putList(in.attrs.starts, [&](unsigned n) { return out.initStarts(n); });

@@ -226,13 +226,14 @@ public:
       if (!f.error.empty()) out.setError(f.error);
       else out.setData(kj::arrayPtr(reinterpret_cast<const kj::byte *>(f.bytes.data()), f.bytes.size()));
     };
-    // Nothing queued: answered here, without a hand-off. Not a large tensor, though: its copy
-    // would hold up this event loop, and every other session's calls with it.
+    // Nothing queued: answered here, without a hand-off. Not a large or deferred tensor,
+    // though: its copy (or a copy kernel's compiling) would hold up this event loop, and every
+    // other session's calls with it.
     Fetched now;
-    bool small = false;
+    bool cheap = false;
     if (scheduler_.runIfIdle(session, [&] {
-          if ((small = executor_.bytesOf(id) <= kInlineFetchBytes)) now = read();
-        }) && small) {
+          if ((cheap = executor_.cheapToFetch(id, kInlineFetchBytes))) now = read();
+        }) && cheap) {
       answer(std::move(now));
       return kj::READY_NOW;
     }

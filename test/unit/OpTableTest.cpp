@@ -178,3 +178,14 @@ TEST(DType, HalfConversionsRoundToNearestEven) {
   EXPECT_EQ(floatToBFloat16(1.0f + 3 * 0x1p-8f), 0x3f82);
   EXPECT_TRUE(std::isnan(bfloat16ToFloat(floatToBFloat16(std::nanf("")))));
 }
+
+TEST(OpTable, SwapsLastTwoAxes) {
+  using V = std::vector<int64_t>;
+  EXPECT_TRUE(swapsLastTwoAxes(V{1, 0}));
+  EXPECT_TRUE(swapsLastTwoAxes(V{0, 1, 3, 2}));
+  EXPECT_FALSE(swapsLastTwoAxes(V{0, 1}));       // the identity
+  EXPECT_FALSE(swapsLastTwoAxes(V{1, 0, 2}));    // swaps the first two
+  EXPECT_FALSE(swapsLastTwoAxes(V{2, 1, 0}));    // moves a batch axis too
+  EXPECT_FALSE(swapsLastTwoAxes(V{0}));
+  EXPECT_FALSE(swapsLastTwoAxes(V{}));
+}

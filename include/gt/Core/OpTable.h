@@ -158,4 +158,8 @@ TensorType inferType(OpCode code, std::span<const TensorType> operands, const Op
 /// means all axes, duplicates are an error. Returns them sorted.
 std::vector<int64_t> normalizeAxes(std::span<const int64_t> axes, int64_t rank);
 
+/// Whether transpose permutation `perm` swaps the last two axes and keeps the others (x.mT,
+/// x.T of a matrix): the transpose a matmul can take as a transposed BLAS operand.
+bool swapsLastTwoAxes(std::span<const int64_t> perm);
+
 } // namespace gt

@@ -132,8 +132,10 @@ public:
   uint64_t sessionBytes(uint32_t session) const;
   /// Whether tensor `id` exists and belongs to `session`.
   bool ownedBy(uint64_t id, uint32_t session) const;
-  /// The bytes of tensor `id` (0 if it does not exist).
-  uint64_t bytesOf(uint64_t id) const;
+  /// Whether fetching tensor `id` is a copy of at most `maxBytes` and nothing else (no deferred
+  /// transpose to carry out first, which may compile a kernel). True for a missing tensor (its
+  /// fetch is an error message).
+  bool cheapToFetch(uint64_t id, uint64_t maxBytes) const;
   /// Runs `program` in order. A hot region whose fused kernel is ready runs as that kernel;
   /// the first time a hot region is seen its kernel is queued for compilation (on a background
   /// thread) while the region runs op by op. A region that fails to compile stays eager and its

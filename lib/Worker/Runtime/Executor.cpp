@@ -83,13 +83,7 @@ bool copiesByViews(OpCode op) {
 /// CPU workers it is deferred (Executor::Tensor::swapped), since a matmul can take its operand
 /// transposed and the backward pass transposes it back.
 bool swapsLastTwo(const Instruction &inst) {
-  if (inst.op != OpCode::Transpose) return false;
-  std::vector<int64_t> perm = attrs::Transpose::of(inst.attrs).perm;
-  size_t r = perm.size();
-  if (r < 2 || perm[r - 2] != int64_t(r) - 1 || perm[r - 1] != int64_t(r) - 2) return false;
-  for (size_t d = 0; d + 2 < r; ++d)
-    if (perm[d] != int64_t(d)) return false;
-  return true;
+  return inst.op == OpCode::Transpose && swapsLastTwoAxes(attrs::Transpose::of(inst.attrs).perm);
 }
 
 std::vector<int64_t> rowMajorStrides(const Shape &shape) {
@@ -752,9 +746,9 @@ bool Executor::ownedBy(uint64_t id, uint32_t session) const {
   return it != tensors_.end() && it->second.session == session;
 }
 
-uint64_t Executor::bytesOf(uint64_t id) const {
+bool Executor::cheapToFetch(uint64_t id, uint64_t maxBytes) const {
   auto it = tensors_.find(id);
-  return it == tensors_.end() ? 0 : uint64_t(numBytes(it->second.type));
+  return it == tensors_.end() || (!it->second.swapped && it->second.buffer.bytes <= maxBytes);
 }
 
 void Executor::runRegion(std::span<const Instruction> insts, const RegionCall &region) {
