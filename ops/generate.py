@@ -89,6 +89,8 @@ HELPERS = {
     "reduced_count": ("x, axes", "the number of elements a reduction over axes combines (a number)"),
     "extremum_grad": ("g, result, x, axes, keepdims", "amax/amin's gradient, shared evenly between ties"),
     "split_as": ("g, tensors, axis", "g cut along axis into pieces the sizes of tensors"),
+    "slice_grad": ("g, x, starts, steps", "slice_scatter(zeros_like(x), g, starts=starts, steps=steps), kept lazy: "
+                                          "gradients of disjoint windows of x join into one concat"),
 }
 
 

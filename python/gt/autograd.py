@@ -9,7 +9,7 @@ input's shape when the op broadcast it. The helpers the formulas call are in gt.
 import contextlib
 import threading
 
-from . import _runtime
+from . import _derivatives, _runtime
 
 _state = threading.local()
 formulas = {}  # op name -> backward function; filled by gt._ops from the spec's `grad:` formulas
@@ -89,6 +89,7 @@ def backward(root, gradient, retain_graph=False):
             g = grads.pop(id(t), None)
             if g is None:
                 continue
+            g = _derivatives.materialize(g)  # the gradients of slices of t, joined (SliceGrad)
             if t._node is None:  # a leaf: accumulate
                 t.grad = g if t.grad is None else t.grad + g
                 continue
@@ -99,9 +100,18 @@ def backward(root, gradient, retain_graph=False):
                     if ig is None or not inp.requires_grad:
                         continue
                     k = id(inp)
-                    grads[k] = ig if k not in grads else grads[k] + ig
+                    grads[k] = _accumulate(grads.get(k), ig)
             if not retain_graph:
                 t._node = Node(_freed, (), None, None)  # release the saved tensors
+
+
+def _accumulate(total, g):
+    """total + g, either of them possibly a slice's lazy gradient (gt._derivatives.SliceGrad)."""
+    if total is None:
+        return g
+    if isinstance(total, _derivatives.SliceGrad) or isinstance(g, _derivatives.SliceGrad):
+        return _derivatives.SliceGrad.add(total, g)
+    return total + g
 
 
 def _freed(*args):

@@ -386,6 +386,43 @@ def test_split_and_size_methods():
     assert [u.shape for u in gt.unbind(t, 1)][:2] == [(5,), (5,)]
 
 
+def _ops_of_backward(loss):
+    tape = gt.debug.get_tape()  # the last 10000 instructions
+    last = tape[-1]["time"] if tape else -1.0
+    loss.backward()
+    return [e["op"] for e in gt.debug.get_tape() if e["time"] > last]
+
+
+@pytest.mark.parametrize("used", ["qkv", "qv", "k"])
+def test_split_gradients_join_into_one_concat(used):
+    # As PyTorch's split backward: the pieces' gradients are concatenated (zeros where a piece
+    # got none), not each written into zeros and added up.
+    x0 = np.random.default_rng(0).standard_normal((2, 3, 12)).astype(np.float32)
+    x = gt.tensor(x0, requires_grad=True)
+    pieces = dict(zip("qkv", x.split(4, dim=2)))
+    weights = {"q": 1.0, "k": 2.0, "v": 3.0}
+    loss = sum((pieces[n] * pieces[n] * weights[n]).sum() for n in used)
+    ops = _ops_of_backward(loss)
+    assert ops.count("concat") == 1 and "slice_scatter" not in ops, ops
+    want = np.zeros_like(x0)
+    for i, n in enumerate("qkv"):
+        if n in used:
+            want[..., 4 * i:4 * i + 4] = 2 * weights[n] * x0[..., 4 * i:4 * i + 4]
+    check(x.grad.numpy(), want)
+
+
+def test_gradients_of_overlapping_and_strided_slices_add_up():
+    y = gt.tensor(np.ones((5, 4), np.float32), requires_grad=True)
+    (y[1:3].sum() + y[0:2, 1:].sum() * 2 + y[3:, ::3].sum() * 4).backward()
+    check(y.grad.numpy(), [[0, 2, 2, 2], [1, 3, 3, 3], [1, 1, 1, 1], [4, 0, 0, 4], [4, 0, 0, 4]])
+    z = gt.tensor(np.ones(6, np.float32), requires_grad=True)
+    (z[::2].sum() + z[1:2].sum() * 5 + z[5:].sum() * 7).backward()  # interleaved windows
+    check(z.grad.numpy(), [1, 5, 1, 0, 1, 7])
+    w = gt.tensor(np.ones((2, 4), np.float32), requires_grad=True)
+    (w[:, :2].sum() + w.sum() * 3 + w[:, 2:].sum()).backward()  # a slice's gradient meets a whole one
+    check(w.grad.numpy(), np.full((2, 4), 4.0))
+
+
 # ---------------------------------------------------------------- indexing
 
 INDEX_KEYS = [
