@@ -10,7 +10,7 @@ APT_PACKAGES=(
   libyaml-cpp-dev
   pybind11-dev python3-pybind11
   libgloo-dev
-  libopenblas-dev
+  libopenblas-dev libomp-19-dev
   libgtest-dev libgmock-dev
   clang-19 libclang-rt-19-dev
   libcli11-dev

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 using namespace gt;
 using namespace gt::worker;
@@ -238,6 +239,39 @@ TEST(Regions, FusedReplayMatchesEager) {
   EXPECT_EQ(s.fusedOps, 15u);
   EXPECT_EQ(s.eagerOps, 2u) << "only the two uploads ran op by op";
   EXPECT_EQ(eager.stats().fusedOps, 0u);
+}
+
+TEST(Regions, LargeRegionsSplitTheirLoopsOverThreadsAndMatchEager) {
+  // relu(x + b) and its row sums over 256 x 512 elements: above gt-cpu-parallel-loops'
+  // min-work, so the fused kernel forks OpenMP threads (its object calls __kmpc_fork_call);
+  // every element is computed as the eager kernels do, so the results agree bit for bit.
+  std::string dir = tempCacheDir();
+  Executor eager(""), fused(ExecutorOptions{dir, /*backgroundCompile=*/false});
+  std::vector<float> x(256 * 512), b(512);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 97) - 48) / 7.0f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = float(int(i % 13) - 6) / 3.0f;
+  for (Executor *ex : {&eager, &fused}) {
+    ex->run(upload(1, x, {256, 512}));
+    ex->run(upload(2, b, {512}));
+  }
+  OpAttrs rows;
+  rows.axes = {1};
+  std::vector<Instruction> program = {op(OpCode::Add, 3, {1, 2}), op(OpCode::Relu, 4, {3}),
+                                      op(OpCode::Sum, 5, {4}, rows), op(OpCode::Free, 0, {3})};
+  RegionCall region{0x5678, true, 0, 4, {4, 5}};
+  eager.runProgram(program, {});
+  fused.runProgram(program, std::span(&region, 1));
+  ASSERT_EQ(fused.stats().regionReplays, 1u) << "the region compiled and replayed";
+  EXPECT_EQ(floats(fused.fetch(4)), floats(eager.fetch(4)));
+  EXPECT_EQ(floats(fused.fetch(5)), floats(eager.fetch(5)));
+  bool forks = false;
+  for (const auto &entry : std::filesystem::directory_iterator(std::filesystem::path(dir) / "kernels")) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::string object((std::istreambuf_iterator<char>(in)), {});
+    forks = forks || object.find("__kmpc_fork_call") != std::string::npos;
+  }
+  EXPECT_TRUE(forks) << "no kernel in " << dir << " runs an OpenMP parallel loop";
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Regions, BackgroundCompileSwapsIn) {

@@ -32,8 +32,9 @@ int main(int argc, char **argv) {
                  "address other workers use to reach this one for collectives (default: the local "
                  "address of the route to the dispatcher)");
   app.add_option("--threads", options.threads,
-                 "cpu: the threads of each GEMM (OpenBLAS; default: the library's, one per core). Other "
-                 "kernels run on the worker's one executor thread. Workers sharing a machine should split "
+                 "cpu: the threads of each GEMM (OpenBLAS) and of each large fused kernel's loops (OpenMP); "
+                 "default: the libraries', one per core. Eager kernels run on the worker's one executor "
+                 "thread. Workers sharing a machine should split "
                  "its cores; beside clients on the same cores, set OPENBLAS_THREAD_TIMEOUT=4 so that "
                  "idle BLAS threads sleep instead of spinning (auto-started workers get it)")
       ->check(CLI::NonNegativeNumber);

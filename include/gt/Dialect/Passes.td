@@ -305,6 +305,34 @@ def GTGPULoops : Pass<"gt-gpu-loops", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
 }
 
+def GTCPUParallelLoops : Pass<"gt-cpu-parallel-loops", "::mlir::func::FuncOp"> {
+  let summary = "keeps one scf.parallel per large top-level loop nest, over its outer dimensions, for OpenMP";
+  let description = [{
+    Runs on a CPU kernel after convert-linalg-to-parallel-loops and before convert-scf-to-openmp,
+    which turns every `scf.parallel` left into an OpenMP worksharing loop (the iterations are
+    split statically over the worker's threads: `gt-worker --threads`, or one per core).
+    1. A top-level `scf.parallel` whose nest writes at least `min-work` elements (all bounds
+       static) keeps its leading dimensions, as few as give at least `min-chunks` iterations;
+       its other dimensions become `scf.for` loops inside, so the innermost loop stays
+       sequential and LLVM vectorizes it.
+    2. Every other `scf.parallel` (small, dynamic, or nested in another loop) becomes a nest
+       of `scf.for` loops: it runs on the calling thread.
+    ```mlir
+    scf.parallel (%i, %j, %k) = (%c0, %c0, %c0) to (%c32, %c64, %c512) step (%c1, %c1, %c1) { body }
+    // =>
+    scf.parallel (%i) = (%c0) to (%c32) step (%c1) {
+      scf.for %j = %c0 to %c64 step %c1 { scf.for %k = %c0 to %c512 step %c1 { body } }
+    }
+    ```
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", "32768",
+           "fewest elements a loop nest writes to run on several threads">,
+    Option<"minChunks", "min-chunks", "int64_t", "16", "fewest iterations of the parallel dimensions kept">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
 def GTGPUDeviceMemory : Pass<"gt-gpu-device-memory", "::mlir::ModuleOp"> {
   let summary = "host-side buffers become device buffers; checks no host code touches memory";
   let description = [{

@@ -13,7 +13,9 @@
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -32,6 +34,7 @@
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
@@ -39,6 +42,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -74,7 +78,7 @@ namespace gt::worker {
 
 /// Bump when the kernel ABI or any lowering pass changes (the disk key hashes the gt-level
 /// source, not the pipeline): old disk-cache entries then stop matching.
-static constexpr const char *kCompilerVersion = "gt-kernels-8 llvm-" LLVM_VERSION_STRING;
+static constexpr const char *kCompilerVersion = "gt-kernels-9 llvm-" LLVM_VERSION_STRING;
 
 namespace {
 /// Calls `entry` with `N` pointer arguments taken from `d`.
@@ -159,13 +163,14 @@ struct KernelCompiler::Impl {
     DialectRegistry registry;
     mlir::gt::registerGTDialects(registry);
     registry.insert<bufferization::BufferizationDialect, memref::MemRefDialect, scf::SCFDialect,
-                    cf::ControlFlowDialect, affine::AffineDialect, LLVM::LLVMDialect>();
+                    cf::ControlFlowDialect, affine::AffineDialect, LLVM::LLVMDialect, omp::OpenMPDialect>();
     arith::registerBufferizableOpInterfaceExternalModels(registry);
     linalg::registerBufferizableOpInterfaceExternalModels(registry);
     tensor::registerBufferizableOpInterfaceExternalModels(registry);
     scf::registerBufferizableOpInterfaceExternalModels(registry); // index_add's loops (CPU)
     registerBuiltinDialectTranslation(registry);
     registerLLVMDialectTranslation(registry);
+    registerOpenMPDialectTranslation(registry); // fused CPU kernels' parallel loops
     if (cuda()) mlir::gt::registerGTGPUDialects(registry);
     ctx.appendDialectRegistry(registry);
     ctx.loadAllAvailableDialects();
@@ -335,7 +340,16 @@ struct KernelCompiler::Impl {
       return;
     }
     pm.addNestedPass<func::FuncOp>(mlir::gt::createGTCopyToLinalg());
-    pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+    if (fuse) {
+      // A fused kernel (static shapes) splits each large loop nest's outer dimensions over the
+      // worker's threads (OpenMP); eager kernels (dynamic sizes) run on the calling thread.
+      pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+      pm.addNestedPass<func::FuncOp>(mlir::gt::createGTCPUParallelLoops());
+      pm.addPass(createConvertSCFToOpenMPPass());
+      pm.addPass(createCanonicalizerPass()); // inlines the memref.alloca_scope around each loop body
+    } else {
+      pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+    }
     pm.addNestedPass<func::FuncOp>(mlir::gt::createGTApproximateMath());
     // bf16 extf/truncf as integer ops: x86 has no bf16 rounding instruction and LLVM would call
     // __truncsfbf2, which libgcc 12 lacks. (f16 conversions are F16C instructions or libgcc's.)
@@ -350,6 +364,7 @@ struct KernelCompiler::Impl {
     pm.addPass(createConvertMathToLibmPass()); // what has no LLVM intrinsic (tanh) calls libm
     pm.addPass(createArithToLLVMConversionPass());
     pm.addPass(createConvertIndexToLLVMPass());
+    pm.addPass(createConvertOpenMPToLLVMPass());
     pm.addPass(createConvertFuncToLLVMPass());
     pm.addPass(createConvertControlFlowToLLVMPass());
     pm.addPass(createReconcileUnrealizedCastsPass());

@@ -14,6 +14,10 @@
 #include <stdexcept>
 #include <vector>
 
+// libomp's (LLVM's OpenMP runtime, linked by GTWorker): the threads of fused kernels' loops.
+extern "C" void omp_set_num_threads(int);
+extern "C" int omp_get_max_threads();
+
 namespace gt::worker {
 namespace {
 
@@ -68,21 +72,27 @@ uint64_t hostMemoryAvailable() {
 
 class CPUDevice final : public Device {
 public:
-  /// `threads` > 0: BLAS threads. Several workers on one machine should split its cores: each
-  /// OpenBLAS thread spins while it waits for work, so more threads than cores slow every
-  /// process down (gt.gpu_workers(n) gives each of its n workers cores / n).
+  /// `threads` > 0: the threads of each GEMM (OpenBLAS) and of each fused kernel's parallel
+  /// loops (OpenMP); 0: each library's default, one per core. Several workers on one machine
+  /// should split its cores: an OpenBLAS thread spins while it waits for work, so more threads
+  /// than cores slow every process down (gt.gpu_workers(n) gives each of its n workers cores / n).
+  /// OpenMP's threads sleep as soon as a loop ends (KMP_BLOCKTIME=0 unless set), so that they
+  /// leave the cores to the GEMM that usually follows and to the client beside the worker.
   explicit CPUDevice(int threads) {
+    ::setenv("KMP_BLOCKTIME", "0", /*overwrite=*/0); // read when libomp starts, on the next call
+    if (threads > 0) omp_set_num_threads(threads);
     if (threads <= 0) return;
     if (SetThreads set = blasSetThreads()) set(threads);
   }
   std::string describe() const override {
     GetThreads get = blasGetThreads();
-    return get ? "cpu, " + std::to_string(get()) + " BLAS threads" : "cpu";
+    std::string kernels = ", " + std::to_string(omp_get_max_threads()) + " kernel threads";
+    return get ? "cpu, " + std::to_string(get()) + " BLAS threads" + kernels : "cpu" + kernels;
   }
   std::vector<std::pair<std::string, double>> counters() const override {
-    GetThreads get = blasGetThreads();
-    if (!get) return {};
-    return {{"blas_threads", double(get())}};
+    std::vector<std::pair<std::string, double>> out{{"kernel_threads", double(omp_get_max_threads())}};
+    if (GetThreads get = blasGetThreads()) out.push_back({"blas_threads", double(get())});
+    return out;
   }
   CompilerTarget target() const override { return {}; }
   uint64_t capacity() const override { return hostMemoryAvailable(); }

@@ -1,0 +1,117 @@
+// RUN: gt-opt %s --pass-pipeline='builtin.module(func.func(gt-cpu-parallel-loops))' | FileCheck %s
+// RUN: gt-opt %s --pass-pipeline='builtin.module(func.func(gt-cpu-parallel-loops{min-work=1000000000}))' | FileCheck %s --check-prefix=SMALL
+
+// 32x64x512 elements: the leading dimensions up to 16 iterations stay parallel (32 already),
+// the other two become scf.for loops inside, the innermost last.
+// CHECK-LABEL: func.func @elementwise
+// CHECK: scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%c32)
+// CHECK-NEXT: scf.for %[[J:.*]] = %{{.*}} to %c64
+// CHECK-NEXT: scf.for %[[K:.*]] = %{{.*}} to %c512
+// CHECK-NEXT: memref.load %{{.*}}[%[[I]], %[[J]], %[[K]]]
+// CHECK-NOT: scf.parallel
+// Below min-work every loop runs on the calling thread.
+// SMALL-LABEL: func.func @elementwise
+// SMALL-NOT: scf.parallel
+// SMALL: scf.for
+// SMALL-NEXT: scf.for
+// SMALL-NEXT: scf.for
+// SMALL-NOT: scf.parallel
+func.func @elementwise(%a: memref<32x64x512xf32>, %b: memref<32x64x512xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %c512 = arith.constant 512 : index
+  scf.parallel (%i, %j, %k) = (%c0, %c0, %c0) to (%c32, %c64, %c512) step (%c1, %c1, %c1) {
+    %x = memref.load %a[%i, %j, %k] : memref<32x64x512xf32>
+    memref.store %x, %b[%i, %j, %k] : memref<32x64x512xf32>
+    scf.reduce
+  }
+  return
+}
+
+// A leading dimension of 2 is too few chunks: the first two dimensions (2 x 8) stay parallel.
+// CHECK-LABEL: func.func @short_leading_dimension
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}) to (%c2, %c8)
+// CHECK-NEXT: scf.for %{{.*}} = %{{.*}} to %c4096
+func.func @short_leading_dimension(%a: memref<2x8x4096xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %c4096 = arith.constant 4096 : index
+  %f = arith.constant 1.0 : f32
+  scf.parallel (%i, %j, %k) = (%c0, %c0, %c0) to (%c2, %c8, %c4096) step (%c1, %c1, %c1) {
+    memref.store %f, %a[%i, %j, %k] : memref<2x8x4096xf32>
+    scf.reduce
+  }
+  return
+}
+
+// A row reduction: the rows are split, the reduction loop inside stays as it is. The work
+// counts the inner loop's iterations (256 x 512 stores).
+// CHECK-LABEL: func.func @rows
+// CHECK: scf.parallel (%[[R:.*]]) = (%{{.*}}) to (%c256)
+// CHECK-NEXT: scf.for %{{.*}} = %{{.*}} to %c512
+func.func @rows(%a: memref<256x512xf32>, %out: memref<256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %c512 = arith.constant 512 : index
+  scf.parallel (%r) = (%c0) to (%c256) step (%c1) {
+    scf.for %c = %c0 to %c512 step %c1 {
+      %x = memref.load %a[%r, %c] : memref<256x512xf32>
+      %s = memref.load %out[%r] : memref<256xf32>
+      %t = arith.addf %x, %s : f32
+      memref.store %t, %out[%r] : memref<256xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+// A column reduction (reduction dimensions outermost): the parallel loop is nested in the
+// reduction's scf.for, so it becomes sequential; a 1-D loop of 100000 stays parallel whole.
+// CHECK-LABEL: func.func @columns_then_flat
+// CHECK: scf.for
+// CHECK-NEXT: scf.for
+// CHECK-NOT: scf.parallel
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c100000)
+// CHECK-NEXT: memref.store
+func.func @columns_then_flat(%a: memref<512x256xf32>, %out: memref<256xf32>, %flat: memref<100000xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %c512 = arith.constant 512 : index
+  %c100000 = arith.constant 100000 : index
+  %f = arith.constant 0.0 : f32
+  scf.for %r = %c0 to %c512 step %c1 {
+    scf.parallel (%c) = (%c0) to (%c256) step (%c1) {
+      %x = memref.load %a[%r, %c] : memref<512x256xf32>
+      %s = memref.load %out[%c] : memref<256xf32>
+      %t = arith.addf %x, %s : f32
+      memref.store %t, %out[%c] : memref<256xf32>
+      scf.reduce
+    }
+  }
+  scf.parallel (%i) = (%c0) to (%c100000) step (%c1) {
+    memref.store %f, %flat[%i] : memref<100000xf32>
+    scf.reduce
+  }
+  return
+}
+
+// Dynamic sizes: the work is unknown, so the loop runs on the calling thread.
+// CHECK-LABEL: func.func @dynamic
+// CHECK-NOT: scf.parallel
+// CHECK: scf.for
+func.func @dynamic(%a: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = arith.constant 0.0 : f32
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %f, %a[%i] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
