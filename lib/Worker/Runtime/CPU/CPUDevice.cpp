@@ -15,7 +15,6 @@
 #include <vector>
 
 // libomp's (LLVM's OpenMP runtime, linked by GTWorker): the threads of fused kernels' loops.
-extern "C" void omp_set_num_threads(int);
 extern "C" int omp_get_max_threads();
 
 namespace gt::worker {
@@ -79,8 +78,11 @@ public:
   /// OpenMP's threads sleep as soon as a loop ends (KMP_BLOCKTIME=0 unless set), so that they
   /// leave the cores to the GEMM that usually follows and to the client beside the worker.
   explicit CPUDevice(int threads) {
-    ::setenv("KMP_BLOCKTIME", "0", /*overwrite=*/0); // read when libomp starts, on the next call
-    if (threads > 0) omp_set_num_threads(threads);
+    // Read when libomp starts (its first call, below). The environment, not omp_set_num_threads:
+    // that sets the calling thread's count, and kernels run on the executor's thread.
+    ::setenv("KMP_BLOCKTIME", "0", /*overwrite=*/0);
+    if (threads > 0) ::setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), /*overwrite=*/1);
+    (void)omp_get_max_threads();
     if (threads <= 0) return;
     if (SetThreads set = blasSetThreads()) set(threads);
   }
