@@ -32,6 +32,8 @@ def stats():
     - ``region_compile_ms`` / ``region_load_ms`` / ``region_disk_hits``: the same for fused
       region kernels only.
     - ``instructions``, ``live_tensors``, ``live_bytes``, ``peak_bytes`` (worker memory).
+    - CPU workers: ``blas_threads`` (threads of each GEMM) and ``kernel_threads`` (threads of a
+      large fused kernel's loops), both ``gt-worker --threads`` or one per core.
     - ``notes``: list of strings, one per region that fell back to eager, saying why.
     - ``collective_ops`` (all_reduce, all_gather, reduce_scatter, all_to_all), ``p2p_ops``
       (send, recv), ``collective_bytes`` (bytes a worker put into collectives),
