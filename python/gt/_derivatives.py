@@ -103,8 +103,7 @@ class SliceGrad:
 
     def __init__(self, shape, dtype, pieces):
         self.shape, self.dtype, self.pieces = shape, dtype, pieces
-        c = _runtime._client
-        self.signal = c.signal() if c is not None else None  # what the gradient ops carry
+        self.signal = _runtime.client().signal()  # what the gradient ops carry
 
     @staticmethod
     def add(a, b):
@@ -115,8 +114,8 @@ class SliceGrad:
         return materialize(a) + materialize(b)
 
     def tensor(self):
-        c = _runtime._client
-        previous = c.signal() if c is not None else None
+        c = _runtime.client()
+        previous = c.signal()
         if previous != self.signal:
             c.set_signal(*self.signal)
         try:
@@ -140,11 +139,8 @@ class SliceGrad:
             at = starts[axis] + g.shape[axis]
         if at < self.shape[axis]:
             parts.append(self._zeros(axis, self.shape[axis] - at))
-        while len(parts) > 1:  # one concat joins at most max_concat_operands
-            n = T._C.max_concat_operands
-            parts = [T._op("concat", *parts[i:i + n], axis=axis) if len(parts[i:i + n]) > 1 else parts[i]
-                     for i in range(0, len(parts), n)]
-        return parts[0]
+        from ._functions import cat  # (above this module: imported when a gradient is built)
+        return cat(parts, axis)
 
     def _slab_axis(self):
         """The axis along which every window is a full slab (unit step, whole extent on every

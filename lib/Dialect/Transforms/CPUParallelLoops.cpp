@@ -67,18 +67,15 @@ void sequentialize(IRRewriter &rewriter, scf::ParallelOp loop, unsigned keep) {
   unsigned n = loop.getNumLoops();
   rewriter.setInsertionPoint(loop);
   SmallVector<Value> ivs;
-  Operation *outer = nullptr;
   if (keep > 0) {
     auto kept = rewriter.create<scf::ParallelOp>(loc, lbs.take_front(keep), ubs.take_front(keep), steps.take_front(keep));
     for (Value iv : kept.getInductionVars()) ivs.push_back(iv);
     rewriter.setInsertionPoint(kept.getBody()->getTerminator());
-    outer = kept;
   }
   for (unsigned d = keep; d < n; ++d) {
     auto inner = rewriter.create<scf::ForOp>(loc, lbs[d], ubs[d], steps[d]);
     ivs.push_back(inner.getInductionVar());
     rewriter.setInsertionPoint(inner.getBody()->getTerminator());
-    if (!outer) outer = inner;
   }
   Operation *before = &*rewriter.getInsertionPoint();
   rewriter.eraseOp(loop.getBody()->getTerminator()); // scf.reduce without operands
