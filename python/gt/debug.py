@@ -33,7 +33,10 @@ def stats():
       region kernels only.
     - ``instructions``, ``live_tensors``, ``live_bytes``, ``peak_bytes`` (worker memory).
     - CPU workers: ``blas_threads`` (threads of each GEMM) and ``kernel_threads`` (threads of a
-      large fused kernel's loops), both ``gt-worker --threads`` or one per core.
+      large fused kernel's loops, and of a batch of small GEMMs), both ``gt-worker --threads``
+      or one per core; ``matmuls_threaded_by_batch``: batched matmuls of small matrices
+      (m*n*k <= 262144, which OpenBLAS runs on one thread) whose batch elements ran on the
+      kernel threads, a whole GEMM per thread.
     - ``notes``: list of strings, one per region that fell back to eager, saying why.
     - ``collective_ops`` (all_reduce, all_gather, reduce_scatter, all_to_all), ``p2p_ops``
       (send, recv), ``collective_bytes`` (bytes a worker put into collectives),

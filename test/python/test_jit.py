@@ -232,6 +232,38 @@ def test_new_batch_sizes_compile_no_eager_kernel(tmp_path):
     assert out["stats"]["kernels_compiled"] > 0
 
 
+# Batched matmuls of small matrices (attention's per-head products): their batch elements run
+# on the worker's kernel threads, a whole GEMM each, so the results cannot depend on how many
+# threads there are. Broadcast batches, transposed operands (.mT), float64 and bfloat16.
+SMALL_BATCHED_MATMULS = """
+import gt, numpy as np, json
+rng = np.random.default_rng(0)
+cases = [((32, 4, 64, 64), (32, 4, 64, 32), False, "float32"), ((128, 64, 32), (32, 64), False, "float32"),
+         ((8, 64, 16), (8, 64, 16), True, "float32"), ((16, 40, 24), (1, 24, 40), False, "float64"),
+         ((64, 32, 32), (64, 32, 32), False, "bfloat16"), ((3, 5, 7), (3, 7, 2), False, "float32")]
+results, close = [], []
+for sa, sb, t, dtype in cases:
+    a_np, b_np = rng.standard_normal(sa), rng.standard_normal(sb)
+    a, b = gt.tensor(a_np).to(getattr(gt, dtype)), gt.tensor(b_np).to(getattr(gt, dtype))
+    y = a @ (b.mT if t else b)
+    got = y.float().numpy().astype(np.float64)
+    want = a_np @ (np.swapaxes(b_np, -1, -2) if t else b_np)
+    close.append(bool(np.allclose(got, want, atol=0.1 if dtype == "bfloat16" else 1e-3, rtol=0.05 if dtype == "bfloat16" else 1e-4)))
+    results.append(got.tolist())
+print(json.dumps({"close": close, "results": results, "stats": gt.debug.stats()}))
+"""
+
+
+def test_small_batched_matmuls_split_over_threads_equal_one_thread(tmp_path):
+    one = run_script(SMALL_BATCHED_MATMULS, [], tmp_path, GT_WORKER_THREADS="1")
+    three = run_script(SMALL_BATCHED_MATMULS, [], tmp_path, GT_WORKER_THREADS="3")
+    assert all(one["close"]) and all(three["close"]), (one["close"], three["close"])
+    assert one["stats"]["matmuls_threaded_by_batch"] == 0
+    # All but the last case (3 x 5x7x2: too little work to wake the threads).
+    assert three["stats"]["matmuls_threaded_by_batch"] == 5, three["stats"]
+    assert one["results"] == three["results"]
+
+
 # Regions large enough for several threads (gt-cpu-parallel-loops): an elementwise chain with
 # broadcasting, row and column reductions and a transpose over 64 x 96 x 32 elements, as
 # fused kernels on one or three threads, verified bit for bit against op-by-op runs.

@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -20,15 +21,26 @@ extern "C" int omp_get_max_threads();
 namespace gt::worker {
 namespace {
 
+/// The largest m*n*k a batch element's GEMM may have for the batch to be split over the worker's
+/// OpenMP threads, one whole GEMM per thread. At or below it OpenBLAS (0.3.x, interface/gemm.c:
+/// SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD = 65536 * 4) runs a GEMM on the calling thread
+/// alone, so a batch of small GEMMs (attention's per-head products) would otherwise use one core.
+constexpr int64_t kBatchPerThreadMaxMNK = 262144;
+/// ... and the least work (multiply-adds, all elements) worth waking the threads for.
+constexpr int64_t kBatchPerThreadMinWork = 1 << 17;
+
 /// NumPy matmul through cblas_{s,d}gemm, one call per batch element; a transposed operand's
-/// matrices are stored (k x m) / (n x k) and go to the GEMM as CblasTrans.
-void matmulBlas(const TensorType &ta, const void *a, const TensorType &tb, const void *b, const TensorType &tc,
+/// matrices are stored (k x m) / (n x k) and go to the GEMM as CblasTrans. A batch of small
+/// GEMMs runs its elements on the OpenMP threads (each element's GEMM, hence its result, is the
+/// same as on one thread); larger GEMMs run one after another on OpenBLAS's threads. Returns
+/// whether the batch was split over the threads.
+bool matmulBlas(const TensorType &ta, const void *a, const TensorType &tb, const void *b, const TensorType &tc,
                 void *c, Device::Transposed transposed) {
   MatmulShape s(ta, tb);
   int64_t m = s.m, k = s.k, n = s.n;
   CBLAS_TRANSPOSE opA = transposed.lhs ? CblasTrans : CblasNoTrans, opB = transposed.rhs ? CblasTrans : CblasNoTrans;
   int64_t lda = transposed.lhs ? m : k, ldb = transposed.rhs ? k : n;
-  for (int64_t i = 0; i < s.batches; ++i) {
+  auto gemm = [&](int64_t i) {
     int64_t offA = s.offsetA(i), offB = s.offsetB(i);
     if (tc.dtype == DType::Float32)
       cblas_sgemm(CblasRowMajor, opA, opB, m, n, k, 1.0f, static_cast<const float *>(a) + offA, lda,
@@ -36,7 +48,16 @@ void matmulBlas(const TensorType &ta, const void *a, const TensorType &tb, const
     else
       cblas_dgemm(CblasRowMajor, opA, opB, m, n, k, 1.0, static_cast<const double *>(a) + offA, lda,
                   static_cast<const double *>(b) + offB, ldb, 0.0, static_cast<double *>(c) + i * m * n, n);
+  };
+  int64_t batches = s.batches;
+  if (batches > 1 && m * n * k <= kBatchPerThreadMaxMNK && batches * m * n * k >= kBatchPerThreadMinWork &&
+      omp_get_max_threads() > 1) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < batches; ++i) gemm(i);
+    return true;
   }
+  for (int64_t i = 0; i < batches; ++i) gemm(i);
+  return false;
 }
 
 /// OpenBLAS's thread count, looked up at run time (another BLAS has no such call: nullptr).
@@ -92,7 +113,8 @@ public:
     return get ? "cpu, " + std::to_string(get()) + " BLAS threads" + kernels : "cpu" + kernels;
   }
   std::vector<std::pair<std::string, double>> counters() const override {
-    std::vector<std::pair<std::string, double>> out{{"kernel_threads", double(omp_get_max_threads())}};
+    std::vector<std::pair<std::string, double>> out{{"kernel_threads", double(omp_get_max_threads())},
+                                                    {"matmuls_threaded_by_batch", double(threadedBatches_.load())}};
     if (GetThreads get = blasGetThreads()) out.push_back({"blas_threads", double(get())});
     return out;
   }
@@ -113,7 +135,10 @@ public:
     if (!isFloating(tc.dtype))
       throw std::invalid_argument(std::string("matmul supports floating-point tensors, not ") + dtypeName(tc.dtype));
     if (numElements(tc.shape) == 0) return;
-    if (tc.dtype == DType::Float32 || tc.dtype == DType::Float64) return matmulBlas(ta, a, tb, b, tc, c, transposed);
+    if (tc.dtype == DType::Float32 || tc.dtype == DType::Float64) {
+      threadedBatches_ += matmulBlas(ta, a, tb, b, tc, c, transposed);
+      return;
+    }
     // float16 / bfloat16: no BLAS has them, so widen to float32, sgemm, round once (the
     // products are summed in float32, as cuBLAS's CUBLAS_COMPUTE_32F does).
     bool half = tc.dtype == DType::Float16;
@@ -125,10 +150,13 @@ public:
     };
     std::vector<float> a32 = widen(ta, a), b32 = widen(tb, b), c32(numElements(tc.shape));
     TensorType fa{DType::Float32, ta.shape}, fb{DType::Float32, tb.shape}, fc{DType::Float32, tc.shape};
-    matmulBlas(fa, a32.data(), fb, b32.data(), fc, c32.data(), transposed); // (widening keeps the layout)
+    threadedBatches_ += matmulBlas(fa, a32.data(), fb, b32.data(), fc, c32.data(), transposed); // (widening keeps the layout)
     auto out = static_cast<uint16_t *>(c);
     for (size_t i = 0; i < c32.size(); ++i) out[i] = half ? floatToHalf(c32[i]) : floatToBFloat16(c32[i]);
   }
+
+private:
+  std::atomic<uint64_t> threadedBatches_{0}; ///< matmuls whose batch ran on the OpenMP threads
 };
 
 } // namespace
