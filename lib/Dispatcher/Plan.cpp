@@ -170,6 +170,8 @@ std::shared_ptr<ShardedPlan> SessionImpl::planOf(mlir::ModuleOp module, const st
     // after its last use.
     for (mlir::Operation &op : func.getBody().front()) addStep(op);
   }
+  for (auto &[w, steps] : plan->programs)
+    for (const ShardedPlan::Step &step : steps) plan->words[w] += wire::wireWords(step.inst);
   // What runPlan records per made tensor, worked out once per plan.
   std::set<uint32_t> freedLocals;
   for (const Ref &r : plan->freed)
@@ -205,7 +207,6 @@ void SessionImpl::runPlan(const ShardedPlan &plan, const std::vector<Instruction
     }
     return 0;
   };
-  std::map<int64_t, std::vector<Instruction>> programs;
   std::map<int64_t, std::vector<wireRegion>> regions;
   for (auto &[w, planned] : plan.regions)
     for (const ShardedPlan::Region &r : planned) {
@@ -217,32 +218,52 @@ void SessionImpl::runPlan(const ShardedPlan &plan, const std::vector<Instruction
       for (const Ref &o : r.outputs) out.outputs.push_back(idOf(o));
       regions[w].push_back(std::move(out));
     }
+  // Each worker's request is written straight from the plan's steps (their op, attributes,
+  // location and type) with this batch's ids, fill values, seeds and bytes: no Instruction is
+  // built, unless GT_RECORD wants the programs.
+  bool recording = !state_.options.record.empty();
+  std::vector<std::pair<int64_t, RunRequest>> requests;
   for (auto &[w, steps] : plan.programs) {
-    std::vector<Instruction> &program = programs[w];
-    program.reserve(steps.size());
+    if (steps.empty()) continue;
+    int64_t traceStart = tracing_ ? monotonicNs() : 0;
+    uint64_t words = plan.words.count(w) ? plan.words.at(w) : 0;
     for (const ShardedPlan::Step &step : steps) {
-      Instruction inst;
-      inst.op = step.inst.op;
-      inst.attrs = step.inst.attrs;
-      inst.location = step.inst.location;
-      inst.type = step.inst.type;
-      inst.operands.reserve(step.operands.size());
-      for (const Ref &r : step.operands) inst.operands.push_back(idOf(r));
-      if (step.result) inst.result = idOf(*step.result);
+      words += step.operands.size();
+      if (step.upload >= 0) words += (batch[size_t(step.upload)].data.size() + 7) / 8;
+    }
+    RunRequest req = runRequest(w, words, regions[w]);
+    auto list = req.getProgram().initInstructions(unsigned(steps.size()));
+    std::vector<Instruction> program; // GT_RECORD's copy
+    for (unsigned i = 0; i < steps.size(); ++i) {
+      const ShardedPlan::Step &step = steps[i];
+      auto out = list[i];
+      wire::toWire(step.inst, out); // the template: no ids, value, seed or bytes
+      out.setResult(step.result ? idOf(*step.result) : 0);
+      if (!step.operands.empty()) {
+        auto operands = out.initOperands(unsigned(step.operands.size()));
+        for (unsigned j = 0; j < step.operands.size(); ++j) operands.set(j, idOf(step.operands[j]));
+      }
       if (step.source >= 0) {
-        inst.attrs.value = batch[size_t(step.source)].attrs.value;
-        inst.attrs.seed = batch[size_t(step.source)].attrs.seed;
+        out.setValue(batch[size_t(step.source)].attrs.value);
+        out.setSeed(batch[size_t(step.source)].attrs.seed);
       }
       if (step.upload >= 0) {
         const Instruction &upload = batch[size_t(step.upload)];
-        inst.data = step.uploadLayout ? blockOf(upload, *step.uploadLayout, w) : upload.data;
+        std::string block;
+        const std::string *bytes = &upload.data;
+        if (step.uploadLayout && step.uploadLayout->isSplit()) bytes = &(block = blockOf(upload, *step.uploadLayout, w));
+        if (!bytes->empty()) out.setData(kj::arrayPtr(reinterpret_cast<const kj::byte *>(bytes->data()), bytes->size()));
       }
       if (state_.log.enabled()) { // session ids (0: a value the passes added)
         uint64_t sid = step.result && step.result->kind == Ref::Local ? key.locals[step.result->index] : 0;
-        state_.log.write(id_, "dispatch", inst.op, sid, inst.location, w);
+        state_.log.write(id_, "dispatch", step.inst.op, sid, step.inst.location, w);
       }
-      program.push_back(std::move(inst));
+      if (recording) program.push_back(wire::fromWire(out.asReader()));
     }
+    if (recording) recordProgram(w, program, regions[w]);
+    traceEvent("send", "dispatcher", traceStart,
+               "{\"worker\": " + std::to_string(w) + ", \"instructions\": " + std::to_string(steps.size()) + "}");
+    requests.emplace_back(w, kj::mv(req));
   }
   for (const Ref &r : plan.freed) tensors_.erase(r.kind == Ref::Local ? key.locals[r.index] : key.externals[r.index]);
   for (const ShardedPlan::Made &m : plan.made) {
@@ -263,7 +284,7 @@ void SessionImpl::runPlan(const ShardedPlan &plan, const std::vector<Instruction
     holders.insert(std::upper_bound(holders.begin(), holders.end(), w), w);
     it->second.worker = holders.front();
   }
-  for (auto &[w, program] : programs) send(w, program, regions[w]);
+  for (auto &[w, req] : requests) sendRun(w, kj::mv(req), plan.programs.at(w).size());
 }
 
 std::string SessionImpl::blockOf(const Instruction &upload, const Sharding &layout, int64_t w) {

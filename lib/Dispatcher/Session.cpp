@@ -322,19 +322,12 @@ void SessionImpl::recordProgram(int64_t worker, const std::vector<Instruction> &
   });
 }
 
-void SessionImpl::send(int64_t worker, const std::vector<Instruction> &program, const std::vector<wireRegion> &regions) {
-  if (program.empty() || worker < 0 || size_t(worker) >= state_.workers.size()) return;
-  WorkerRef &w = state_.workers[worker];
-  if (!w.alive) return;
-  if (!state_.options.record.empty()) recordProgram(worker, program, regions);
-  int64_t traceStart = tracing_ ? monotonicNs() : 0;
-  capnp::MessageSize size = wire::wireSize(program);
-  size.wordCount += regions.size() * 8;
-  for (const wireRegion &r : regions) size.wordCount += r.outputs.size();
-  auto req = w.client.runRequest(size);
-  auto list = req.initProgram().initInstructions(unsigned(program.size()));
-  for (unsigned i = 0; i < program.size(); ++i) wire::toWire(program[i], list[i]);
-  auto rlist = req.getProgram().initRegions(unsigned(regions.size()));
+SessionImpl::RunRequest SessionImpl::runRequest(int64_t worker, uint64_t words, const std::vector<wireRegion> &regions) {
+  words += 64 + 1; // the request's own structs, and the list's tag (wire::wireSize)
+  words += regions.size() * 8;
+  for (const wireRegion &r : regions) words += r.outputs.size();
+  auto req = state_.workers[worker].client.runRequest(capnp::MessageSize{words, 0});
+  auto rlist = req.initProgram().initRegions(unsigned(regions.size()));
   for (unsigned i = 0; i < regions.size(); ++i) {
     rlist[i].setKey(regions[i].key);
     rlist[i].setHot(regions[i].hot);
@@ -345,8 +338,24 @@ void SessionImpl::send(int64_t worker, const std::vector<Instruction> &program, 
   }
   req.getProgram().setSession(id_);
   req.getProgram().setWeight(weight_);
+  return req;
+}
+
+void SessionImpl::send(int64_t worker, const std::vector<Instruction> &program, const std::vector<wireRegion> &regions) {
+  if (program.empty() || worker < 0 || size_t(worker) >= state_.workers.size()) return;
+  if (!state_.workers[worker].alive) return;
+  if (!state_.options.record.empty()) recordProgram(worker, program, regions);
+  int64_t traceStart = tracing_ ? monotonicNs() : 0;
+  auto req = runRequest(worker, wire::wireSize(program).wordCount - 65, regions);
+  auto list = req.getProgram().initInstructions(unsigned(program.size()));
+  for (unsigned i = 0; i < program.size(); ++i) wire::toWire(program[i], list[i]);
+  traceEvent("send", "dispatcher", traceStart,
+             "{\"worker\": " + std::to_string(worker) + ", \"instructions\": " + std::to_string(program.size()) + "}");
+  sendRun(worker, kj::mv(req), program.size());
+}
+
+void SessionImpl::sendRun(int64_t worker, RunRequest &&req, size_t n) {
   // The session's backlog counts the program until the worker has run it (or is lost).
-  size_t n = program.size();
   backlog_->queued += n;
   State *state = &state_;
   std::shared_ptr<Backlog> backlog = backlog_;
@@ -359,8 +368,6 @@ void SessionImpl::send(int64_t worker, const std::vector<Instruction> &program, 
         backlog->room = nullptr;
       }
   };
-  traceEvent("send", "dispatcher", traceStart,
-             "{\"worker\": " + std::to_string(worker) + ", \"instructions\": " + std::to_string(n) + "}");
   req.send().then([ran](auto &&) { ran(); }, [state, worker, ran](kj::Exception &&e) {
     ran();
     state->markDead(worker, e.getDescription().cStr());

@@ -218,6 +218,7 @@ struct ShardedPlan {
   std::vector<Made> made;                        ///< in local index order
   std::vector<Ref> freed;                        ///< session tensors the batch frees (not temps)
   std::vector<std::pair<Ref, int64_t>> replicas; ///< client tensors copied whole to a worker, kept there
+  std::map<int64_t, uint64_t> words;             ///< by worker: its program's wire words, but ids and bytes
 };
 
 /// One client's session: its tensors (session id -> type, layout, global id), its sharding
@@ -320,6 +321,11 @@ private:
   /// Sends worker `worker` a program (its regions as spans of it); the session's backlog counts
   /// it until the worker has run it. A failed call marks the worker dead.
   void send(int64_t worker, const std::vector<Instruction> &program, const std::vector<wireRegion> &regions = {});
+  using RunRequest = capnp::Request<wire::Worker::RunParams, wire::Worker::RunResults>;
+  /// A worker's program request, sized for `words` (wire::wireSize), with its regions in it.
+  RunRequest runRequest(int64_t worker, uint64_t words, const std::vector<wireRegion> &regions);
+  /// Sends a request of runRequest holding `n` instructions (as send).
+  void sendRun(int64_t worker, RunRequest &&req, size_t n);
 
   /// GT_RECORD: worker `worker`'s `program`, its inputs from earlier programs defined first
   /// with their types on that worker (a split tensor's block).

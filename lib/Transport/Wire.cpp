@@ -96,18 +96,21 @@ gt::Instruction fromWire(Instruction::Reader in) {
   return out;
 }
 
-capnp::MessageSize wireSize(const std::vector<gt::Instruction> &instructions) {
+uint64_t wireWords(const gt::Instruction &in) {
   constexpr uint64_t kStruct = Instruction::_capnpPrivate::dataWordSize + Instruction::_capnpPrivate::pointerCount;
   constexpr uint64_t kType = TensorType::_capnpPrivate::dataWordSize + TensorType::_capnpPrivate::pointerCount;
   auto bytes = [](size_t n) { return uint64_t(n + 7) / 8; }; // texts add a NUL: +1 in the caller
+  const OpAttrs &a = in.attrs;
+  uint64_t words = kStruct + in.operands.size() + a.shape.size() + a.axes.size() + a.starts.size() + a.steps.size() +
+                   a.workers.size() + a.sources.size() + bytes(in.data.size()) + bytes(in.location.size() + 1) +
+                   bytes(in.signal.size() + 1);
+  if (in.type) words += kType + in.type->shape.size();
+  return words;
+}
+
+capnp::MessageSize wireSize(const std::vector<gt::Instruction> &instructions) {
   uint64_t words = 64 + 1; // the request's own structs, and the list's tag
-  for (const gt::Instruction &in : instructions) {
-    const OpAttrs &a = in.attrs;
-    words += kStruct + in.operands.size() + a.shape.size() + a.axes.size() + a.starts.size() + a.steps.size() +
-             a.workers.size() + a.sources.size() + bytes(in.data.size()) + bytes(in.location.size() + 1) +
-             bytes(in.signal.size() + 1);
-    if (in.type) words += kType + in.type->shape.size();
-  }
+  for (const gt::Instruction &in : instructions) words += wireWords(in);
   return {words, 0};
 }
 

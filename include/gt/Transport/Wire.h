@@ -18,5 +18,7 @@ gt::Instruction fromWire(Instruction::Reader in);
 /// and its reader resolves no pointers between segments (the dispatcher's and the workers'
 /// fromWire are a fifth faster for it; benchmarks/RESULTS.md).
 capnp::MessageSize wireSize(const std::vector<gt::Instruction> &instructions);
+/// The words one instruction takes in such a list (wireSize sums them).
+uint64_t wireWords(const gt::Instruction &in);
 
 } // namespace gt::wire
