@@ -1,6 +1,7 @@
 """Several clients at once against one dispatcher; sessions cannot see each other's tensors."""
 import os
 import subprocess
+import struct
 import time
 import sys
 import textwrap
@@ -80,6 +81,40 @@ def test_instruction_log_and_ir_dump(tmp_path):
     assert all(l.split()[0].isdigit() for l in lines[1:])  # timestamp first
     placed = sorted(dump.glob("*-placed.mlir"))
     assert placed and "gt.exp" in placed[0].read_text() and "gt.worker = 0" in placed[0].read_text()
+
+
+def test_recorded_worker_programs_carry_each_batchs_values_on_a_plan_hit(tmp_path):
+    # A repeated step replays its cached plan; the worker program is written from the plan's
+    # steps with this batch's ids, fill value and upload bytes. GT_RECORD writes what was sent.
+    from conftest import Daemons
+    record = tmp_path / "record"
+    record.mkdir()
+    d = Daemons(env={"GT_RECORD": str(record)})
+    try:
+        c = d.client()
+        full, add = gt._C.op_code("full"), gt._C.op_code("add")
+        sent = []
+        for step in range(4):
+            data = np.full(8, 100.0 + step, dtype=np.float32)
+            value = 0.25 + step
+            u, _, _ = c.upload(data, [8], 0)
+            f, _, _ = c.emit(full, [], {"shape": [8], "dtype": 0, "value": value})
+            s, _, _ = c.emit(add, [u, f])
+            got = np.frombuffer(c.fetch(s)[0], dtype=np.float32)
+            assert np.allclose(got, 100.0 + step + value), (step, got)
+            sent.append((data.tobytes(), struct.pack("<d", value)))
+            for i in (u, f, s):
+                c.release(i)
+        stats = c.stats()
+        assert stats["dispatcher_plan_cache_hits"] >= 2, stats
+    finally:
+        d.stop()
+    programs = [p.read_bytes() for p in sorted(record.glob("worker0-*.bin"))]
+    for data, value in sent[2:]:  # steps 2 and 3 hit the plan of step 1
+        holding = [p for p in programs if data in p]
+        assert len(holding) == 1, len(holding)
+        assert value in holding[0]
+        assert all(v not in holding[0] for _, v in sent if v != value)
 
 
 def test_connecting_after_an_idle_stretch(daemons):
