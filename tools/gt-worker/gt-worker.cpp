@@ -32,7 +32,8 @@ int main(int argc, char **argv) {
                  "address other workers use to reach this one for collectives (default: the local "
                  "address of the route to the dispatcher)");
   app.add_option("--threads", options.threads,
-                 "cpu: the threads of each GEMM (OpenBLAS) and of each large fused kernel's loops (OpenMP); "
+                 "cpu: the threads of each GEMM (OpenBLAS) and of each large fused kernel's loops and each "
+                 "batch of small GEMMs (OpenMP); "
                  "default: the libraries', one per core. Eager kernels run on the worker's one executor "
                  "thread. Workers sharing a machine should split "
                  "its cores; beside clients on the same cores, set OPENBLAS_THREAD_TIMEOUT=4 so that "
