@@ -139,9 +139,15 @@ const TensorType &Client::typeOf(uint64_t id) const {
 
 std::pair<uint64_t, TensorType> Client::emit(OpCode op, const std::vector<uint64_t> &operands, OpAttrs attrs,
                                              std::string data, std::string location) {
-  std::vector<TensorType> types;
-  types.reserve(operands.size());
-  for (uint64_t id : operands) types.push_back(typeOf(id));
+  // The operands' types into scratch space that keeps its capacity from op to op (this runs
+  // once per op a user issues: no allocation when nothing grows).
+  std::vector<TensorType> &types = scratchTypes_;
+  types.resize(operands.size());
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const TensorType &t = typeOf(operands[i]);
+    types[i].dtype = t.dtype;
+    types[i].shape.assign(t.shape.begin(), t.shape.end());
+  }
   TensorType result = inferType(op, types, attrs); // throws before anything is recorded
   if (limits_.sessionMemoryBytes) {
     double bytes = double(numBytes(result)), most = double(limits_.sessionMemoryBytes) * std::max(1u, limits_.workers);
@@ -153,24 +159,33 @@ std::pair<uint64_t, TensorType> Client::emit(OpCode op, const std::vector<uint64
   }
   if (op == OpCode::Upload && data.size() > uploadChunk()) return emitLargeUpload(std::move(attrs), std::move(data), std::move(location));
   drainReleased();
-  Instruction inst;
+  Instruction &inst = nextSlot();
   inst.op = op;
   inst.result = nextId_++;
-  inst.operands = operands;
+  inst.operands.assign(operands.begin(), operands.end());
   inst.attrs = std::move(attrs);
   bufferedBytes_ += data.size();
   inst.data = std::move(data);
-  inst.location = std::move(location);
-  inst.signal = signal_;
+  inst.location.assign(location);
+  inst.signal.assign(signal_);
   inst.backward = backward_ && !signal_.empty();
-  inst.type = result; // carried: the dispatcher verifies it, it does not infer it again
+  // Carried: the dispatcher verifies it, it does not infer it again.
+  if (!inst.type) inst.type.emplace();
+  inst.type->dtype = result.dtype;
+  inst.type->shape.assign(result.shape.begin(), result.shape.end());
   types_.emplace(inst.result, result);
   record(inst, result);
   uint64_t id = inst.result;
-  buffer_.push_back(std::move(inst));
   size_t most = limits_.maxBatchInstructions ? std::min(flushInstructions_, limits_.maxBatchInstructions) : flushInstructions_;
-  if (buffer_.size() >= most || bufferedBytes_ >= flushBytes()) flush();
-  return {id, result};
+  if (buffered_ >= most || bufferedBytes_ >= flushBytes()) flush();
+  return {id, std::move(result)};
+}
+
+Instruction &Client::nextSlot() {
+  // Slots past buffered_ are instructions sent by an earlier flush: overwritten field by field,
+  // their strings and lists keep their capacity.
+  if (buffered_ == buffer_.size()) buffer_.emplace_back();
+  return buffer_[buffered_++];
 }
 
 std::pair<uint64_t, TensorType> Client::emitLargeUpload(OpAttrs attrs, std::string data, std::string location) {
@@ -211,24 +226,47 @@ std::pair<uint64_t, TensorType> Client::emitLargeUpload(OpAttrs attrs, std::stri
 void Client::drainReleased() {
   std::lock_guard lock(releaseMutex_);
   for (uint64_t id : released_) {
-    Instruction free;
+    Instruction &free = nextSlot();
     free.op = OpCode::Free;
-    free.operands = {id};
-    if (auto it = types_.find(id); it != types_.end()) record(free, it->second);
-    buffer_.push_back(std::move(free));
-    types_.erase(id);
+    free.result = 0;
+    free.operands.assign(1, id);
+    free.attrs = OpAttrs{};
+    free.data.clear();
+    free.location.clear();
+    free.signal.clear();
+    free.backward = false;
+    free.type.reset(); // a free carries no result type
+    if (auto it = types_.find(id); it != types_.end()) {
+      record(free, it->second);
+      types_.erase(it);
+    }
   }
   released_.clear();
 }
 
 void Client::record(const Instruction &inst, const TensorType &type) {
-  TapeEntry e{inst.op, inst.result, inst.operands, type, inst.location,
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - opened_).count()};
-  if (tape_.size() == kTapeLength) tape_.pop_front();
-  tape_.push_back(std::move(e));
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - opened_).count();
+  if (tape_.size() < kTapeLength) {
+    tape_.push_back(TapeEntry{inst.op, inst.result, inst.operands, type, inst.location, seconds});
+    return;
+  }
+  // Full: the oldest entry is overwritten in place (its lists and text keep their capacity).
+  TapeEntry &e = tape_[tapeStart_];
+  tapeStart_ = (tapeStart_ + 1) % kTapeLength;
+  e.op = inst.op;
+  e.result = inst.result;
+  e.operands.assign(inst.operands.begin(), inst.operands.end());
+  e.type.dtype = type.dtype;
+  e.type.shape.assign(type.shape.begin(), type.shape.end());
+  e.location.assign(inst.location);
+  e.seconds = seconds;
 }
 
-std::vector<TapeEntry> Client::tape() const { return {tape_.begin(), tape_.end()}; }
+std::vector<TapeEntry> Client::tape() const {
+  std::vector<TapeEntry> out(tape_.begin() + long(tapeStart_), tape_.end()); // oldest first
+  out.insert(out.end(), tape_.begin(), tape_.begin() + long(tapeStart_));
+  return out;
+}
 
 std::string Client::describe(const TapeEntry &e) {
   std::string s;
@@ -247,7 +285,7 @@ void Client::release(uint64_t id) {
 
 void Client::flush() {
   drainReleased();
-  if (buffer_.empty()) return;
+  if (buffered_ == 0) return;
   // Flow control: a submit resolves when more may be sent (the dispatcher holds it while this
   // session has too much queued on the workers); wait for the previous one first.
   KJ_IF_MAYBE(previous, rpc_->submitted) {
@@ -260,11 +298,16 @@ void Client::flush() {
     }
   }
   int64_t start = tracing_ ? monotonicNs() : 0;
-  size_t instructions = buffer_.size(), bytes = bufferedBytes_;
-  auto req = rpc_->session.submitRequest(wire::wireSize(buffer_));
-  auto list = req.initBatch().initInstructions(unsigned(buffer_.size()));
-  for (unsigned i = 0; i < buffer_.size(); ++i) wire::toWire(buffer_[i], list[i]);
-  buffer_.clear();
+  size_t instructions = buffered_, bytes = bufferedBytes_;
+  uint64_t words = 64 + 1; // as wire::wireSize
+  for (size_t i = 0; i < buffered_; ++i) words += wire::wireWords(buffer_[i]);
+  auto req = rpc_->session.submitRequest(capnp::MessageSize{words, 0});
+  auto list = req.initBatch().initInstructions(unsigned(buffered_));
+  for (unsigned i = 0; i < buffered_; ++i) {
+    wire::toWire(buffer_[i], list[i]);
+    if (!buffer_[i].data.empty()) std::string().swap(buffer_[i].data); // an upload's bytes: not kept
+  }
+  buffered_ = 0;
   bufferedBytes_ = 0;
   rpc_->submitted = req.send().catch_([this](kj::Exception &&e) {
     if (streamError_.empty()) streamError_ = e.getDescription().cStr();

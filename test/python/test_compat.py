@@ -79,6 +79,25 @@ def test_tensor_id_data_and_tape():
     assert relu["text"].startswith(f"TENSOR[{b.id}] := relu TENSOR[{a.id}]")
 
 
+def test_tape_keeps_the_last_10000_instructions_oldest_first():
+    # Past 10000 the tape overwrites its oldest entries in place: it still reads oldest first,
+    # each entry whole (its own inputs, shape and line), however long the previous one's were.
+    x = gt.ones(2, 3)
+    made = []
+    for i in range(6000):
+        y = x.reshape(6) if i % 2 else x + float(i)
+        made.append((y.id, "reshape" if i % 2 else "add", y.shape))
+        del y  # a free per op: 12000 entries and more
+    tape = gt.debug.get_tape()
+    assert len(tape) == 10000
+    times = [e["time"] for e in tape]
+    assert times == sorted(times)
+    results = [e for e in tape if e["op"] != "free" and e["op"] != "full"]
+    assert [(e["id"], e["op"], e["shape"]) for e in results] == made[-len(results):]
+    assert all(e["inputs"][0] == x.id and "test_compat.py" in e["location"] for e in results)
+    assert tape[-1]["op"] in ("add", "reshape", "free")
+
+
 def test_instruction_log_and_batch_size_environment(tmp_path):
     import subprocess
     import sys

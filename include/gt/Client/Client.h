@@ -161,11 +161,15 @@ private:
   void drainReleased();
   /// Appends to the tape (the dispatcher writes GT_INSTRUCTION_LOG).
   void record(const Instruction &inst, const TensorType &type);
+  /// The next instruction of the buffer to fill in (a slot an earlier batch used, or a new one).
+  Instruction &nextSlot();
 
   struct Rpc;
   std::unique_ptr<Rpc> rpc_;
-  std::vector<Instruction> buffer_;
+  std::vector<Instruction> buffer_; ///< [0, buffered_) waits to be sent; the rest are slots to reuse
+  size_t buffered_ = 0;
   size_t bufferedBytes_ = 0;
+  std::vector<TensorType> scratchTypes_; ///< emit's operand types
   std::unordered_map<uint64_t, TensorType> types_;
   uint64_t nextId_ = 1;
   std::mutex releaseMutex_;
@@ -176,7 +180,8 @@ private:
   std::string signal_;
   bool backward_ = false;
   size_t flushInstructions_ = kFlushInstructions;
-  std::deque<TapeEntry> tape_;
+  std::vector<TapeEntry> tape_; ///< a ring of kTapeLength once full; tapeStart_ is its oldest
+  size_t tapeStart_ = 0;
   std::chrono::steady_clock::time_point opened_ = std::chrono::steady_clock::now();
   Limits limits_;
   std::string where_;     ///< "host:port", for messages
