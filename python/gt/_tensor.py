@@ -11,6 +11,7 @@ their Tensor methods here with `_method`; gt._indexing adds `x[...]`.
 """
 import builtins
 import math
+import struct
 import time
 
 import numpy as np
@@ -18,6 +19,12 @@ import numpy as np
 from . import _C, _runtime
 from . import dtypes as _dt
 from . import autograd as _ag
+
+
+# .item() of these dtypes unpacks the value itself (a NumPy array costs more than the read).
+_UNPACK_SCALAR = {_dt.float32: struct.Struct("=f").unpack, _dt.float64: struct.Struct("=d").unpack,
+                  _dt.int32: struct.Struct("=i").unpack, _dt.int64: struct.Struct("=q").unpack,
+                  _dt.bool: struct.Struct("=?").unpack}
 
 
 class _Handle:
@@ -97,7 +104,15 @@ class Tensor:
         """The single value as a Python number. Raises RuntimeError if numel() != 1 (as PyTorch)."""
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to a Python scalar")
-        return self.numpy().reshape(()).item()
+        unpack = _UNPACK_SCALAR.get(self.dtype)
+        if unpack is None:  # float16, bfloat16: through NumPy
+            return self.numpy().reshape(()).item()
+        start = time.perf_counter_ns()
+        data, _, _ = self._h.client.fetch(self._h.id)
+        if _trace is not None:
+            _trace.sync(start, len(data))
+        _runtime.after_wait((time.perf_counter_ns() - start) * 1e-9)
+        return unpack(data)[0]
 
     def tolist(self):
         return self.numpy().tolist()
