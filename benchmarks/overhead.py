@@ -6,11 +6,15 @@ designed for: <= 5 us per op issued, <= 100 us p50 round trip on loopback.
 
 The second says where a round trip's time goes, by timing ever longer paths from this process
 (p50 of 3000 each) and taking differences: the Python -> C++ call; an RPC the dispatcher answers
-itself; a sync, which goes on to the worker's queue; a fetch, which also reads the value; and
-.item(), which also makes a Python number. Beside them, in the same run, the floors of the same
-topology in plain Python sockets (no RPC system, no work): one process pair, and a chain of three
-processes like client -> dispatcher -> worker, over TCP loopback and a Unix socket. Its last
-column is the CPU time each GT process spent per round trip (from /proc; auto-started daemons).
+itself; a sync, which waits on the worker's queue; a fetch, which also reads the value; and
+.item(), which also makes a Python number. Syncs and fetches go straight to the worker (one hop,
+like the two-process floor) when the session reads from it directly (`gt-worker --listen`, as the
+auto-started workers are), and through the dispatcher (two hops, like the three-process floor)
+with GT_DIRECT_READS=0; the heading says which. Beside them, in the same run, the floors of the
+same topology in plain Python sockets (no RPC system, no work): one process pair, and a chain of
+three processes like client -> dispatcher -> worker, over TCP loopback and a Unix socket. Its
+last column is the CPU time each GT process spent per round trip (from /proc; auto-started
+daemons).
 
     python benchmarks/overhead.py [--epoch-limit N] [--round-trip-only]
 """
@@ -141,7 +145,7 @@ def round_trip_breakdown():
     paths = [
         ("Python -> C++ call (no message)", lambda: c.signal()),
         ("RPC the dispatcher answers", lambda: c.num_workers()),
-        ("sync (on to the worker's queue)", lambda: c.sync()),
+        ("sync (waits on the worker's queue)", lambda: c.sync()),
         ("fetch of one float", lambda: c.fetch(t._h.id)),
         (".item()", lambda: t.item()),
     ]
@@ -166,13 +170,13 @@ def round_trip_breakdown():
         us = float(np.percentile(samples[name], 50)) / 1e3
         rows.append((name, us, us - previous, cpu[name] / (rounds * per_round) * 1e6))
         previous = us
-    return rows, _runtime.local_host()
+    return rows, _runtime.local_host(), c.read_path()
 
 
 def print_breakdown():
-    rows, host = round_trip_breakdown()
+    rows, host, path = round_trip_breakdown()
     floors = [(f"Python sockets, {h + 1} processes, {fam}", socket_floor(h, fam)) for h in (1, 2) for fam in ("tcp", "unix")]
-    print(f"\nWhere a round trip goes (this client reaches its dispatcher at {host}):")
+    print(f"\nWhere a round trip goes (this client reaches its dispatcher at {host}; syncs and fetches: {path}):")
     table = [("path", "p50", "adds", "CPU us per round trip: client / dispatcher / worker(s)")]
     for name, us, adds, cpu in rows:
         table.append((name, f"{us:.1f} us", f"{adds:+.1f} us", " / ".join(f"{x:.0f}" for x in cpu)))

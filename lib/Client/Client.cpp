@@ -31,6 +31,14 @@ struct Client::Rpc {
   kj::Timer &timer() { return connection.timer(); }
 };
 
+/// The session's direct link to the worker holding its tensors (Session.directReads). The
+/// reader is destroyed before its connection.
+struct Client::Reader {
+  std::unique_ptr<transport::Connection> connection;
+  wire::SessionReader::Client reader = capnp::Capability::Client(nullptr).castAs<wire::SessionReader>();
+  std::string where; ///< "worker N at ADDRESS"
+};
+
 namespace {
 Limits limitsOf(wire::Limits::Reader r) {
   return {r.getMaxBatchInstructions(), r.getMaxMessageBytes(), r.getSessionMemoryBytes(), r.getWorkers()};
@@ -57,6 +65,11 @@ std::string selfLabel() {
 Client::Client(const std::string &host, int port, const std::string &token, double timeoutSeconds,
                const std::string &tlsCaFile) {
   where_ = transport::addressString(host, port);
+  tlsCa_ = tlsCaFile;
+  if (const char *d = std::getenv("GT_DIRECT_READS"); d && std::string(d) == "0") {
+    directOff_ = true;
+    directWhy_ = "GT_DIRECT_READS=0";
+  }
   if (const char *n = std::getenv("GT_WORKER_BATCH_SIZE"); n && *n) {
     long v = std::strtol(n, nullptr, 10);
     if (v < 1) throw std::invalid_argument(std::string("GT_WORKER_BATCH_SIZE must be a positive integer, got '") + n + "'");
@@ -108,6 +121,102 @@ kj::Promise<void> Client::heartbeat() {
       return heartbeat();
     });
   });
+}
+
+kj::Promise<void> Client::readerHeartbeat() {
+  return rpc_->timer().afterDelay(1 * kj::SECONDS).then([this] {
+    auto deadline = kj::systemPreciseMonotonicClock().now() + int64_t(timeout_ * 1000) * kj::MILLISECONDS;
+    return rpc_->timer().timeoutAt(deadline, reader_->reader.pingRequest().send().ignoreResult()).then([this] {
+      return readerHeartbeat();
+    });
+  });
+}
+
+template <typename T> std::optional<T> Client::waitDirect(kj::Promise<T> promise, const char *what) {
+  std::string lost;
+  auto watchdog = readerHeartbeat().then([]() -> kj::Promise<T> { return kj::NEVER_DONE; });
+  auto guarded = promise.exclusiveJoin(kj::mv(watchdog))
+                     .then([](T &&value) -> std::optional<T> { return std::optional<T>(kj::mv(value)); },
+                           [&lost](kj::Exception &&e) -> std::optional<T> {
+                             lost = e.getDescription().cStr();
+                             return std::nullopt;
+                           });
+  std::optional<T> out = waitAlive(kj::mv(guarded), what); // the dispatcher's heartbeat: ConnectionError
+  if (!out) {
+    directWhy_ = "lost the direct link to " + reader_->where + ": " + lost;
+    directOff_ = true;
+    reader_.reset();
+  }
+  return out;
+}
+
+Client::Reader *Client::reader() {
+  if (reader_ || directOff_) return reader_.get();
+  directOff_ = true; // unless the link comes up below
+  auto r = waitAlive(rpc_->session.directReadsRequest().send(), "asking where to read tensors");
+  std::string address = r.getAddress().cStr(), token = r.getToken().cStr();
+  if (address.empty()) {
+    directWhy_ = "the dispatcher names no worker to read from (no gt-worker --listen, or a sharding config)";
+    return nullptr;
+  }
+  auto link = std::make_unique<Reader>();
+  link->where = "worker " + std::to_string(r.getWorker()) + " at " + address;
+  std::string host = address;
+  int port = 0;
+  if (address.rfind("unix:", 0) != 0) {
+    auto colon = address.rfind(':');
+    host = address.substr(0, colon == std::string::npos ? 0 : colon);
+    port = colon == std::string::npos ? 0 : std::atoi(address.c_str() + colon + 1);
+  }
+  try {
+    link->connection = std::make_unique<transport::Connection>(host, port, transport::TlsOptions{"", "", tlsCa_}, 5.0);
+    auto req = link->connection->main<wire::WorkerDoor>().openRequest();
+    req.setToken(token);
+    auto deadline = kj::systemPreciseMonotonicClock().now() + 5 * kj::SECONDS;
+    link->reader = rpc_->timer().timeoutAt(deadline, req.send()).wait(rpc_->ws()).getReader();
+  } catch (const kj::Exception &e) {
+    directWhy_ = "cannot open a direct link to " + link->where + ": " + e.getDescription().cStr();
+    return nullptr;
+  } catch (const std::runtime_error &e) {
+    directWhy_ = "cannot open a direct link to " + link->where + ": " + e.what();
+    return nullptr;
+  }
+  directWhy_ = "direct (" + link->where + ")";
+  directOff_ = false;
+  reader_ = std::move(link);
+  return reader_.get();
+}
+
+std::string Client::readPath() const {
+  if (reader_ || directWhy_ == "not yet asked") return directWhy_;
+  return "through the dispatcher: " + directWhy_;
+}
+
+std::optional<FetchedTensor> Client::fetchDirect(Reader &link, uint64_t id) {
+  auto it = types_.find(id);
+  if (it == types_.end()) return std::nullopt; // the dispatcher says what is wrong
+  FetchedTensor out;
+  out.type = it->second;
+  uint64_t total = uint64_t(numBytes(out.type));
+  do {
+    auto req = link.reader.fetchRequest();
+    req.setId(id);
+    req.setSequence(submits_);
+    auto type = req.initType();
+    type.setDtype(uint8_t(out.type.dtype));
+    auto shape = type.initShape(unsigned(out.type.shape.size()));
+    for (unsigned i = 0; i < out.type.shape.size(); ++i) shape.set(i, out.type.shape[i]);
+    req.setOffset(out.bytes.size());
+    req.setLength(wire::kReadChunkBytes);
+    auto r = waitDirect(req.send(), "fetching a tensor");
+    if (!r || !r->getHere()) return std::nullopt;
+    auto f = r->getResult();
+    if (f.getError().size() > 0) throw RemoteError(f.getError().cStr());
+    auto data = f.getData();
+    if (data.size() == 0) break;
+    out.bytes.append(reinterpret_cast<const char *>(data.begin()), data.size());
+  } while (out.bytes.size() < total);
+  return out;
 }
 
 template <typename T> T Client::waitAlive(kj::Promise<T> promise, const char *what) {
@@ -309,6 +418,7 @@ void Client::flush() {
   }
   buffered_ = 0;
   bufferedBytes_ = 0;
+  submits_++;
   rpc_->submitted = req.send().catch_([this](kj::Exception &&e) {
     if (streamError_.empty()) streamError_ = e.getDescription().cStr();
   }).eagerlyEvaluate(nullptr);
@@ -320,6 +430,8 @@ void Client::flush() {
 
 FetchedTensor Client::fetch(uint64_t id) {
   flush();
+  if (Reader *link = reader())
+    if (auto got = fetchDirect(*link, id)) return std::move(*got);
   auto req = rpc_->session.fetchRequest();
   req.setId(id);
   auto response = waitAlive(req.send(), "fetching a tensor");
@@ -334,6 +446,11 @@ FetchedTensor Client::fetch(uint64_t id) {
 
 void Client::sync() {
   flush();
+  if (Reader *link = reader()) {
+    auto req = link->reader.syncRequest();
+    req.setSequence(submits_);
+    if (waitDirect(req.send(), "synchronizing")) return;
+  }
   waitAlive(rpc_->session.syncRequest().send().ignoreResult(), "synchronizing");
 }
 
@@ -389,6 +506,10 @@ std::vector<Client::ProcessTrace> Client::stopTrace() {
 
 std::vector<std::string> Client::loadConfig(const std::string &yaml, const std::string &path, uint64_t autoShardBytes) {
   flush(); // instructions issued before the config keep the old one
+  // A sharded tensor lives in pieces, which only the dispatcher puts together.
+  reader_.reset();
+  directOff_ = true;
+  directWhy_ = "a sharding config is loaded";
   auto req = rpc_->session.loadConfigRequest();
   req.setYaml(yaml);
   req.setPath(path);

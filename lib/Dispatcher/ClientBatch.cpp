@@ -23,6 +23,8 @@ std::string checkInstruction(const Instruction &inst, const BatchLimits &limits)
     if (list->size() > limits.maxRank)
       return "a list of " + std::to_string(list->size()) + " entries (at most " + std::to_string(limits.maxRank) + ")";
   if (!a.workers.empty() || !a.sources.empty()) return "names workers, which only the dispatcher's passes do";
+  if (inst.op != OpCode::Free && inst.result >= kMaxSessionTensorId)
+    return "tensor id " + std::to_string(inst.result) + " is over a session's largest, " + std::to_string(kMaxSessionTensorId - 1);
   if (inst.location.size() > limits.maxText || inst.signal.size() > limits.maxText)
     return "a location or signal name over " + std::to_string(limits.maxText) + " bytes";
   if (int(a.dtype) >= kNumDTypes) return "unknown dtype code " + std::to_string(int(a.dtype));

@@ -104,9 +104,13 @@ public:
     ref.connection = connection_;
     ref.memoryBytes = params.getMemoryBytes();
     ref.sessionMemoryBytes = params.getSessionMemoryBytes();
+    ref.readerAddress = params.getReaderAddress().cStr();
+    if (ref.readerAddress.size() > state_.options.batch.maxText) ref.readerAddress.clear();
     state_.workers.push_back(std::move(ref));
     uint32_t index = uint32_t(state_.workers.size() - 1);
-    std::cerr << "gt-dispatcher: worker " << index << " registered (" << params.getDevice().cStr() << ")" << std::endl;
+    std::cerr << "gt-dispatcher: worker " << index << " registered (" << params.getDevice().cStr()
+              << (state_.workers.back().readerAddress.empty() ? "" : ", sessions read from it at " + state_.workers.back().readerAddress)
+              << ")" << std::endl;
     context.getResults().setIndex(index);
     context.getResults().setRendezvous(kj::heap<RendezvousImpl>(state_));
     return kj::READY_NOW;

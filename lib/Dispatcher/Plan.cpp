@@ -198,12 +198,15 @@ void SessionImpl::runPlan(const ShardedPlan &plan, const std::vector<Instruction
                                       (why.empty() ? "" : ": " + why));
     }
   }
-  std::vector<uint64_t> localGlobal(key.locals.size(), 0), tempGlobal(plan.temps, 0);
+  // A session's tensor has the worker id sessionTensorId(session, id) everywhere; a value the
+  // passes added gets a fresh one for this batch.
+  std::vector<uint64_t> tempGlobal(plan.temps, 0);
   auto idOf = [&](const Ref &r) -> uint64_t {
     switch (r.kind) {
     case Ref::External: return tensors_.at(key.externals[r.index]).globalId;
-    case Ref::Local: return localGlobal[r.index] ? localGlobal[r.index] : (localGlobal[r.index] = state_.nextGlobalId++);
-    case Ref::Temp: return tempGlobal[r.index] ? tempGlobal[r.index] : (tempGlobal[r.index] = state_.nextGlobalId++);
+    case Ref::Local: return sessionTensorId(id_, key.locals[r.index]);
+    case Ref::Temp:
+      return tempGlobal[r.index] ? tempGlobal[r.index] : (tempGlobal[r.index] = kPassValueIdBit | state_.nextPassValue++);
     }
     return 0;
   };

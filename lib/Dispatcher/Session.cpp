@@ -5,6 +5,7 @@
 
 #include "gt/Dialect/GTOps.h"
 #include "gt/Dispatcher/ClientBatch.h"
+#include "gt/Transport/Connection.h"
 
 #include "mlir/IR/OpImplementation.h"
 
@@ -35,6 +36,8 @@ kj::Promise<void> SessionImpl::submit(SubmitContext context) {
   // one that cannot be read) is refused alone: its result is poisoned with the reason, and
   // so is whatever reads it, while the rest of the batch runs.
   auto instructions = context.getParams().getBatch().getInstructions();
+  sequence_++;
+  KJ_DEFER(announceBatch());
   std::vector<Instruction> batch;
   std::string wholeBatch = checkBatchSize(instructions.size(), state_.options.batch);
   if (wholeBatch.empty() && tensors_.size() >= state_.options.maxTensors)
@@ -338,7 +341,40 @@ SessionImpl::RunRequest SessionImpl::runRequest(int64_t worker, uint64_t words, 
   }
   req.getProgram().setSession(id_);
   req.getProgram().setWeight(weight_);
+  req.getProgram().setSequence(sequence_);
+  if (worker == readerWorker_) readerHeard_ = sequence_;
   return req;
+}
+
+void SessionImpl::announceBatch() {
+  if (readerWorker_ < 0 || readerHeard_ >= sequence_ || !state_.workers[readerWorker_].alive) return;
+  sendRun(readerWorker_, runRequest(readerWorker_, 0, {}), 0);
+}
+
+kj::Promise<void> SessionImpl::directReads(DirectReadsContext context) {
+  // The worker an unsharded session's tensors live on; a session with a sharding config has
+  // tensors in pieces, which only the dispatcher puts together.
+  int64_t w = readerWorker_ >= 0 ? readerWorker_ : homeWorker();
+  if (config_ || w < 0 || !state_.workers[w].alive || state_.workers[w].readerAddress.empty()) return kj::READY_NOW;
+  auto results = context.getResults();
+  results.setWorker(uint32_t(w));
+  results.setAddress(state_.workers[w].readerAddress);
+  if (readerWorker_ >= 0) {
+    results.setToken(readerToken_);
+    return kj::READY_NOW;
+  }
+  readerWorker_ = w;
+  readerToken_ = transport::randomToken();
+  results.setToken(readerToken_);
+  auto req = state_.workers[w].client.admitReaderRequest();
+  req.setSession(id_);
+  req.setToken(readerToken_);
+  auto admitted = req.send().ignoreResult().catch_([context](kj::Exception &&) mutable {
+    context.getResults().setAddress(""); // the worker is lost (the next call to it marks it dead)
+  });
+  readerHeard_ = 0;
+  announceBatch(); // after admitReader: the worker has heard of every batch so far
+  return admitted;
 }
 
 void SessionImpl::send(int64_t worker, const std::vector<Instruction> &program, const std::vector<wireRegion> &regions) {

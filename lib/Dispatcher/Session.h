@@ -73,6 +73,7 @@ struct WorkerRef {
   uint64_t connection = 0;        ///< the Listener's id of its connection
   uint64_t memoryBytes = 0;       ///< what its device may hold (0: not said)
   uint64_t sessionMemoryBytes = 0; ///< each session's quota there (0: not said)
+  std::string readerAddress;      ///< where clients read their tensors from it directly ("": nowhere)
   bool alive = true;
   std::string deathReason;
   std::chrono::steady_clock::time_point lastPong = std::chrono::steady_clock::now();
@@ -118,7 +119,7 @@ struct State {
   Options options;
   mlir::MLIRContext ctx{mlir::MLIRContext::Threading::DISABLED};
   std::vector<WorkerRef> workers;
-  uint64_t nextGlobalId = 1;
+  uint64_t nextPassValue = 1; ///< worker ids of values the passes add: kPassValueIdBit | n
   uint32_t nextSession = 0;
   uint32_t liveSessions = 0;
   std::map<uint32_t, SessionRecord> sessions; ///< the live ones, by id
@@ -148,6 +149,14 @@ struct State {
     w.alive = false;
     if (w.deathReason.empty()) w.deathReason = why;
     if (listener) listener->close(w.connection); // pending calls on it fail now
+  }
+  /// A number for a new session: below kMaxSessions (its tensors' worker ids hold it, see
+  /// sessionTensorId) and not a live session's.
+  uint32_t newSessionNumber() {
+    for (;;) {
+      uint32_t n = nextSession++ % kMaxSessions;
+      if (!sessions.count(n)) return n;
+    }
   }
   /// The limits a session works under (the smallest quota of a live worker).
   void fillLimits(wire::Limits::Builder out) const {
@@ -228,7 +237,7 @@ public:
   /// A session of client `name` ("" for GT_TOKEN's), with `weight` (its share of each worker);
   /// `label` is who the client says it is (user@host:pid).
   SessionImpl(State &state, std::string name, double weight, std::string label)
-      : state_(state), id_(state.nextSession++), client_(std::move(name)), weight_(weight) {
+      : state_(state), id_(state.newSessionNumber()), client_(std::move(name)), weight_(weight) {
     state_.liveSessions++;
     state_.sessions[id_] = SessionRecord{client_, std::move(label), weight};
   }
@@ -246,6 +255,7 @@ public:
   kj::Promise<void> loadConfig(LoadConfigContext context) override;
   kj::Promise<void> fetch(FetchContext context) override;
   kj::Promise<void> stats(StatsContext context) override;
+  kj::Promise<void> directReads(DirectReadsContext context) override;
 
 private:
   struct Entry {
@@ -326,6 +336,9 @@ private:
   RunRequest runRequest(int64_t worker, uint64_t words, const std::vector<wireRegion> &regions);
   /// Sends a request of runRequest holding `n` instructions (as send).
   void sendRun(int64_t worker, RunRequest &&req, size_t n);
+  /// The worker this session reads from directly (Session.directReads) hears of every batch:
+  /// if none of this batch's programs went there, an empty one tells it the batch's number.
+  void announceBatch();
 
   /// GT_RECORD: worker `worker`'s `program`, its inputs from earlier programs defined first
   /// with their types on that worker (a split tensor's block).
@@ -410,6 +423,10 @@ private:
   double weight_ = 1;
   std::shared_ptr<Backlog> backlog_ = std::make_shared<Backlog>();
   uint64_t batchCount_ = 0;
+  uint64_t sequence_ = 0;      ///< submits received (Batch.sequence of their programs)
+  int64_t readerWorker_ = -1;  ///< the worker this session reads from directly (-1: none yet)
+  std::string readerToken_;
+  uint64_t readerHeard_ = 0;   ///< the last sequence sent to readerWorker_
   /// gt.profiler: while tracing, what the dispatcher did for this session (Trace.cpp).
   struct Tracing {
     std::vector<TraceEvent> events;

@@ -131,7 +131,20 @@ kj::Promise<void> fillMonitor(State &state, wire::Dispatcher::MonitorResults::Bu
     });
     promises.add(state.timer->timeoutAfter(1 * kj::SECONDS, kj::mv(call)).catch_([](kj::Exception &&) {}));
   }
-  return kj::joinPromises(promises.finish());
+  // What sessions read from workers directly (Session.directReads) counts as fetched too.
+  return kj::joinPromises(promises.finish()).then([sessions, workers]() mutable {
+    std::map<uint32_t, unsigned> row;
+    for (unsigned i = 0; i < sessions.size(); ++i) row[sessions[i].getSession()] = i;
+    for (auto w : workers)
+      for (auto u : w.getSessions()) {
+        auto it = row.find(u.getSession());
+        if (it == row.end() || (!u.getReadBytes() && !u.getReadErrors())) continue;
+        auto s = sessions[it->second];
+        s.setFetchBytes(s.getFetchBytes() + u.getReadBytes());
+        s.setErrors(s.getErrors() + u.getReadErrors());
+        if (u.getLastReadError().size()) s.setLastError(u.getLastReadError());
+      }
+  });
 }
 
 std::vector<metrics::Sample> metricSamples(const State &state) {

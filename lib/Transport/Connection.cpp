@@ -142,6 +142,7 @@ Connection::~Connection() = default;
 capnp::Capability::Client Connection::bootstrap() { return bootstrapOf(*impl_->rpc); }
 kj::WaitScope &Connection::waitScope() { return impl_->io.waitScope; }
 kj::Timer &Connection::timer() { return impl_->io.provider->getTimer(); }
+kj::AsyncIoContext &Connection::io() { return impl_->io; }
 kj::Promise<void> Connection::onDisconnect() { return impl_->disconnected.addBranch(); }
 
 // ------------------------------------------------------------------------ server side
@@ -190,6 +191,7 @@ struct Listener::Impl : kj::TaskSet::ErrorHandler {
         throw std::runtime_error("TLS certificate or key: " + std::string(e.getDescription().cStr()));
       }
     }
+    if (options.host.rfind("unix:", 0) == 0) removeStaleSocket(options.host.substr(5));
     receivers.push_back(listenOn(options.host, options.port));
     if (!options.unixPath.empty()) {
       removeStaleSocket(options.unixPath);

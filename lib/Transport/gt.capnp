@@ -48,6 +48,7 @@ struct Batch {
   regions @1 :List(Region);     # dispatcher -> worker only; sorted by start, disjoint
   session @2 :UInt32;           # dispatcher -> worker: whose program (queues, quotas, fairness)
   weight @3 :Float64;           # dispatcher -> worker: the session's share of the worker (0 = 1)
+  sequence @4 :UInt64;          # dispatcher -> worker: the client batch (the session's submit, from 1) it comes from
 }
 
 # What a session may send and hold; the client checks it to raise at the user's line.
@@ -88,7 +89,10 @@ interface Dispatcher {
   # A worker joins; the dispatcher drives it through `worker`. `memoryBytes`: what its device
   # may hold; `sessionMemoryBytes`: each session's quota there. `rendezvous`: the key-value
   # store of worker groups (Gloo, NCCL ids), for workers only.
-  registerWorker @1 (token :Text, worker :Worker, device :Text, memoryBytes :UInt64, sessionMemoryBytes :UInt64)
+  # `readerAddress`: where the worker accepts sessions' direct reads (gt-worker --listen; ""
+  # for none), as a client would connect to it ("unix:PATH" or "host:port").
+  registerWorker @1 (token :Text, worker :Worker, device :Text, memoryBytes :UInt64, sessionMemoryBytes :UInt64,
+                     readerAddress :Text)
       -> (index :UInt32, rendezvous :Rendezvous, alive :Liveness);
   # What gt top shows: the dispatcher's counters, every worker's (a worker that does not answer
   # within a second is shown as such) and every live session's. Takes a client token.
@@ -118,6 +122,9 @@ struct SessionUsage {
   session @0 :UInt32;
   busyMs @1 :Float64;           # execution time of its programs so far
   bytes @2 :UInt64;             # memory it holds there
+  readBytes @3 :UInt64;         # tensor bytes it read here directly (SessionReader.fetch)
+  readErrors @4 :UInt64;        # ... reads answered with an error, and the last one's
+  lastReadError @5 :Text;
 }
 
 struct WorkerMonitor {
@@ -177,6 +184,13 @@ interface Session {
   trace @6 (on :Bool) -> (processes :List(ProcessTrace));
   # The dispatcher's monotonic clock, ns: the client measures its offset to its own.
   clock @7 () -> (ns :Int64);
+  # Where this session may read its tensors straight from the worker that holds them (one
+  # hop instead of two; see WorkerDoor): that worker's index and reader address, and a token
+  # for this session alone, good until the session ends. `address` is "" when there is none
+  # (the worker has no --listen, or the session has a sharding config): fetch through the
+  # dispatcher then. From this call on, that worker hears of every batch the session submits
+  # (Batch.sequence), so a direct read can wait for the batch it needs.
+  directReads @8 () -> (worker :UInt32, address :Text, token :Text);
 }
 
 interface Worker {
@@ -202,6 +216,31 @@ interface Worker {
   # This process's monotonic clock, ns (aligning traces). Answered at once.
   clock @8 () -> (ns :Int64);
   # The session is gone: its queued work is dropped (exchanges still run, failed, so groups
-  # stay in step) and its tensors freed.
+  # stay in step) and its tensors freed; its reader token stops working.
   endSession @5 (session :UInt32) -> ();
+  # Session `session` may read its tensors here directly with `token` (Session.directReads),
+  # until endSession.
+  admitReader @9 (session :UInt32, token :Text) -> ();
+}
+
+# The front door of a worker's reader socket (gt-worker --listen). Nothing but `open` is
+# answered; a wrong token, or none within a few seconds, closes the connection.
+interface WorkerDoor {
+  open @0 (token :Text) -> (reader :SessionReader);
+}
+
+# One session's tensors on one worker, read without passing through the dispatcher. Ids are
+# the session's own. `sequence` is the session's last submitted batch: a call waits until the
+# worker has heard of that batch from the dispatcher, then runs after everything the session
+# queued before it, as the dispatcher's fetch and sync do.
+interface SessionReader {
+  # `type`: what the client knows the tensor to be. `here` false: this worker does not hold
+  # that tensor whole (a sharded or moved tensor, or one the dispatcher refused): fetch it
+  # through the dispatcher. Bytes [offset, offset + length) (length 0: to the end).
+  fetch @0 (id :UInt64, sequence :UInt64, type :TensorType, offset :UInt64, length :UInt64)
+      -> (here :Bool, result :Fetched);
+  # Returns once everything the session queued here up to batch `sequence` has run.
+  sync @1 (sequence :UInt64) -> ();
+  # Answered at once (the client's heartbeat while it waits).
+  ping @2 () -> ();
 }

@@ -17,7 +17,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
+#include <optional>
 #include <iostream>
 #include <sstream>
 
@@ -89,8 +91,68 @@ std::string localAddressTowards(const std::string &host, int port) {
 
 using Values = std::vector<std::pair<std::string, double>>;
 
+/// Sessions' direct reads of their own tensors (gt-worker --listen; Session.directReads), on the
+/// event loop's thread: the token that admits each session, the last batch of each session the
+/// dispatcher has sent here, and the reads waiting for a batch that has not come yet.
+struct Readers {
+  static constexpr size_t kMaxWaiting = 64; ///< a session's reads waiting for batches, at most
+  struct Waiter {
+    uint64_t sequence;
+    kj::Own<kj::PromiseFulfiller<void>> ready;
+  };
+  struct Session {
+    uint64_t heard = 0;  ///< the last Batch.sequence run() received
+    std::string token;   ///< "" until the dispatcher admits the session's reader
+    std::vector<Waiter> waiting;
+    uint64_t readBytes = 0, readErrors = 0; ///< gt top (Worker.monitor)
+    std::string lastError;
+  };
+  std::unordered_map<uint32_t, Session> sessions; ///< every session with work here
+  std::atomic<uint64_t> reads{0}, readBytes{0}, misses{0}; ///< all sessions (gt.debug.stats)
+
+  /// The dispatcher sent `session`'s batch `sequence`: reads waiting for it go on.
+  void heard(uint32_t session, uint64_t sequence) {
+    Session &s = sessions[session];
+    s.heard = std::max(s.heard, sequence);
+    std::erase_if(s.waiting, [&](Waiter &w) {
+      if (!w.ready->isWaiting()) return true; // its caller went away
+      if (w.sequence > s.heard) return false;
+      w.ready->fulfill();
+      return true;
+    });
+  }
+  /// Resolves once `session`'s batch `sequence` has come; fails if the session is not (or no
+  /// longer) admitted, or has kMaxWaiting reads waiting already.
+  kj::Promise<void> whenHeard(uint32_t session, uint64_t sequence) {
+    auto it = sessions.find(session);
+    if (it == sessions.end() || it->second.token.empty()) return KJ_EXCEPTION(FAILED, "the session has ended");
+    Session &s = it->second;
+    if (s.heard >= sequence) return kj::READY_NOW;
+    std::erase_if(s.waiting, [](Waiter &w) { return !w.ready->isWaiting(); }); // callers gone
+    if (s.waiting.size() >= kMaxWaiting)
+      return KJ_EXCEPTION(FAILED, "too many reads of this session wait for batches the dispatcher has not sent");
+    auto paf = kj::newPromiseAndFulfiller<void>();
+    s.waiting.push_back({sequence, kj::mv(paf.fulfiller)});
+    return kj::mv(paf.promise);
+  }
+  /// The session is over: its token stops working and its waiting reads fail.
+  void end(uint32_t session) {
+    auto it = sessions.find(session);
+    if (it == sessions.end()) return;
+    for (Waiter &w : it->second.waiting) w.ready->reject(KJ_EXCEPTION(FAILED, "the session has ended"));
+    sessions.erase(it);
+  }
+  /// The session `token` admits, if any (compared in constant time).
+  std::optional<uint32_t> admitted(const std::string &token) const {
+    std::optional<uint32_t> found;
+    for (auto &[session, s] : sessions)
+      if (!s.token.empty() && transport::sameSecret(s.token, token)) found = session;
+    return found;
+  }
+};
+
 /// The worker's counters, with `session`'s own (on the scheduler's thread: it reads the executor).
-Values collect(Executor &executor, Scheduler &scheduler, uint32_t session) {
+Values collect(Executor &executor, Scheduler &scheduler, const Readers &readers, uint32_t session) {
   ExecutorStats s = executor.stats();
   CompilerStats c = executor.compilerStats();
   Scheduler::Counters q = scheduler.counters();
@@ -127,6 +189,9 @@ Values collect(Executor &executor, Scheduler &scheduler, uint32_t session) {
       {"region_disk_hits", double(s.regionDiskHits)},
       {"collective_ops", double(s.collectiveOps)},
       {"p2p_ops", double(s.p2pOps)},
+      {"direct_reads", double(readers.reads)},
+      {"direct_read_bytes", double(readers.readBytes)},
+      {"direct_read_misses", double(readers.misses)},
   };
   for (auto &c : executor.device().counters()) values.push_back(c);
   if (executor.communicator())
@@ -161,6 +226,10 @@ std::vector<metrics::Sample> metricSamples(const Values &values) {
       counter("gt_worker_collective_bytes_total", "Bytes put into collectives.", at("collective_bytes")),
       counter("gt_worker_p2p_sent_bytes_total", "Bytes sent point to point (send).", at("p2p_bytes_sent")),
       counter("gt_worker_p2p_received_bytes_total", "Bytes received point to point (recv).", at("p2p_bytes_received")),
+      counter("gt_worker_direct_reads_total", "Fetches clients made straight from this worker (--listen).",
+              at("direct_reads")),
+      counter("gt_worker_direct_read_bytes_total", "Tensor bytes clients read straight from this worker.",
+              at("direct_read_bytes")),
   };
 }
 
@@ -181,17 +250,147 @@ template <typename T> Handoff<T> handoff() {
   return {kj::mv(paf.promise), std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<T>>>(kj::mv(paf.fulfiller))};
 }
 
+/// `read()` for `session` once everything it queued before has run: on the event loop at once
+/// when the scheduler's thread is parked with nothing queued and `cheap()` says the read is
+/// small (a large copy there would hold up every other session's calls), else on the
+/// scheduler's thread behind a fence.
+template <typename T>
+kj::Promise<T> afterQueued(Scheduler &scheduler, uint32_t session, std::function<bool()> cheap, std::function<T()> read) {
+  T now;
+  bool inline_ = false;
+  if (scheduler.runIfIdle(session, [&] {
+        if ((inline_ = cheap())) now = read();
+      }) && inline_)
+    return kj::mv(now);
+  auto got = handoff<T>();
+  scheduler.fence(session, [read = kj::mv(read), f = got.fulfiller] { (*f)->fulfill(read()); });
+  return kj::mv(got.promise);
+}
+
+/// A Fetched into its wire form.
+void setFetched(wire::Fetched::Builder out, const Fetched &f) {
+  out.setDtype(uint8_t(f.type.dtype));
+  auto shape = out.initShape(unsigned(f.type.shape.size()));
+  for (unsigned i = 0; i < f.type.shape.size(); ++i) shape.set(i, f.type.shape[i]);
+  if (!f.error.empty()) out.setError(f.error);
+  else out.setData(kj::arrayPtr(reinterpret_cast<const kj::byte *>(f.bytes.data()), f.bytes.size()));
+}
+
+/// The largest fetch answered on the event loop itself (Scheduler::runIfIdle).
+constexpr uint64_t kInlineFetchBytes = 1 << 20;
+
+/// One session's reads of its own tensors over the worker's --listen socket: ids are the
+/// session's, made worker ids here (sessionTensorId), so a session can name no other's tensor.
+class SessionReaderImpl final : public wire::SessionReader::Server {
+public:
+  SessionReaderImpl(uint32_t session, Executor &executor, Scheduler &scheduler, Readers &readers)
+      : session_(session), executor_(executor), scheduler_(scheduler), readers_(readers) {}
+
+  kj::Promise<void> fetch(FetchContext context) override {
+    auto params = context.getParams();
+    uint64_t sid = params.getId();
+    if (sid >= kMaxSessionTensorId) return KJ_EXCEPTION(FAILED, "no tensor has id", sid);
+    uint64_t id = sessionTensorId(session_, sid), offset = params.getOffset(), length = params.getLength();
+    auto t = params.getType();
+    if (t.getDtype() >= kNumDTypes || t.getShape().size() > wire::kMaxCarriedRank)
+      return KJ_EXCEPTION(FAILED, "not a tensor type");
+    TensorType type{DType(t.getDtype()), {}};
+    for (int64_t d : t.getShape()) type.shape.push_back(d);
+    struct Read {
+      bool here = false; ///< false: not held here whole (the client asks the dispatcher)
+      Fetched fetched;
+    };
+    uint32_t session = session_;
+    Executor &executor = executor_;
+    Scheduler &scheduler = scheduler_;
+    Readers &readers = readers_;
+    return readers_.whenHeard(session, params.getSequence()).then([=, &executor, &scheduler]() {
+      return afterQueued<Read>(
+          scheduler, session, [&executor, id] { return executor.cheapToFetch(id, kInlineFetchBytes); },
+          [&executor, session, id, type, offset, length] {
+            Read r;
+            if ((r.here = executor.holds(id, session, type))) r.fetched = executor.fetch(id, offset, length);
+            return r;
+          });
+    }).then([context, session, &readers](Read &&r) mutable {
+      auto results = context.getResults();
+      results.setHere(r.here);
+      readers.reads++;
+      if (!r.here) {
+        readers.misses++;
+        return;
+      }
+      setFetched(results.initResult(), r.fetched);
+      readers.readBytes += r.fetched.bytes.size();
+      auto it = readers.sessions.find(session);
+      if (it == readers.sessions.end()) return;
+      it->second.readBytes += r.fetched.bytes.size();
+      if (!r.fetched.error.empty()) {
+        it->second.readErrors++;
+        it->second.lastError = r.fetched.error;
+      }
+    });
+  }
+
+  kj::Promise<void> sync(SyncContext context) override {
+    uint32_t session = session_;
+    Scheduler &scheduler = scheduler_;
+    return readers_.whenHeard(session, context.getParams().getSequence()).then([session, &scheduler] {
+      return afterQueued<bool>(scheduler, session, [] { return true; }, [] { return true; }).ignoreResult();
+    });
+  }
+
+  kj::Promise<void> ping(PingContext) override { return kj::READY_NOW; }
+
+private:
+  uint32_t session_;
+  Executor &executor_;
+  Scheduler &scheduler_;
+  Readers &readers_;
+};
+
+/// The front door of the --listen socket: a session's token opens its reader; a wrong one
+/// closes the connection (as the dispatcher's front door does).
+class WorkerDoorImpl final : public wire::WorkerDoor::Server {
+public:
+  WorkerDoorImpl(uint64_t connection, transport::Listener &listener, kj::Timer &timer, Executor &executor,
+                 Scheduler &scheduler, Readers &readers)
+      : connection_(connection), listener_(listener), timer_(timer), executor_(executor), scheduler_(scheduler),
+        readers_(readers) {}
+
+  kj::Promise<void> open(OpenContext context) override {
+    std::optional<uint32_t> session = readers_.admitted(context.getParams().getToken().cStr());
+    if (!session) {
+      uint64_t id = connection_;
+      transport::Listener *listener = &listener_;
+      timer_.afterDelay(100 * kj::MILLISECONDS).then([listener, id] { listener->close(id); }).detach([](kj::Exception &&) {});
+      return KJ_EXCEPTION(FAILED, "wrong reader token: a session reads here with the token its dispatcher gave it");
+    }
+    listener_.authenticated(connection_);
+    context.getResults().setReader(kj::heap<SessionReaderImpl>(*session, executor_, scheduler_, readers_));
+    return kj::READY_NOW;
+  }
+
+private:
+  uint64_t connection_;
+  transport::Listener &listener_;
+  kj::Timer &timer_;
+  Executor &executor_;
+  Scheduler &scheduler_;
+  Readers &readers_;
+};
+
 class WorkerImpl final : public wire::Worker::Server {
 public:
-  /// The largest fetch answered on the event loop itself (Scheduler::runIfIdle).
-  static constexpr uint64_t kInlineFetchBytes = 1 << 20;
+  WorkerImpl(Executor &executor, Scheduler &scheduler, std::shared_ptr<Published> published, Readers &readers)
+      : executor_(executor), scheduler_(scheduler), published_(std::move(published)), readers_(readers) {}
 
-  WorkerImpl(Executor &executor, Scheduler &scheduler, std::shared_ptr<Published> published)
-      : executor_(executor), scheduler_(scheduler), published_(std::move(published)) {}
-
-  // Queued in the session's queue; the reply goes once the program has run.
+  // Queued in the session's queue; the reply goes once the program has run. An empty program
+  // only says which of the session's batches the dispatcher has sent (Batch.sequence).
   kj::Promise<void> run(RunContext context) override {
     auto batch = context.getParams().getProgram();
+    KJ_DEFER(readers_.heard(batch.getSession(), batch.getSequence())); // after the program is queued
+    if (batch.getInstructions().size() == 0) return kj::READY_NOW;
     ProgramRun program;
     program.instructions.reserve(batch.getInstructions().size());
     for (auto inst : batch.getInstructions()) program.instructions.push_back(wire::fromWire(inst));
@@ -218,36 +417,19 @@ public:
       if (errorOnly) result.bytes.clear();
       return result;
     };
-    auto answer = [context](Fetched &&f) mutable {
-      auto out = context.getResults().initResult();
-      out.setDtype(uint8_t(f.type.dtype));
-      auto shape = out.initShape(unsigned(f.type.shape.size()));
-      for (unsigned i = 0; i < f.type.shape.size(); ++i) shape.set(i, f.type.shape[i]);
-      if (!f.error.empty()) out.setError(f.error);
-      else out.setData(kj::arrayPtr(reinterpret_cast<const kj::byte *>(f.bytes.data()), f.bytes.size()));
-    };
-    // Nothing queued: answered here, without a hand-off. Not a large or deferred tensor,
-    // though: its copy (or a copy kernel's compiling) would hold up this event loop, and every
-    // other session's calls with it.
-    Fetched now;
-    bool cheap = false;
-    if (scheduler_.runIfIdle(session, [&] {
-          if ((cheap = executor_.cheapToFetch(id, kInlineFetchBytes))) now = read();
-        }) && cheap) {
-      answer(std::move(now));
-      return kj::READY_NOW;
-    }
-    auto got = handoff<Fetched>();
-    scheduler_.fence(session, [read, f = got.fulfiller] { (*f)->fulfill(read()); });
-    return got.promise.then(kj::mv(answer));
+    return afterQueued<Fetched>(scheduler_, session, [this, id] { return executor_.cheapToFetch(id, kInlineFetchBytes); },
+                                kj::mv(read))
+        .then([context](Fetched &&f) mutable { setFetched(context.getResults().initResult(), f); });
   }
 
   kj::Promise<void> sync(SyncContext context) override {
-    uint32_t session = context.getParams().getSession();
-    if (scheduler_.runIfIdle(session, [] {})) return kj::READY_NOW; // everything queued has run
-    auto ran = handoff<void>();
-    scheduler_.fence(session, [f = ran.fulfiller] { (*f)->fulfill(); });
-    return kj::mv(ran.promise);
+    return afterQueued<bool>(scheduler_, context.getParams().getSession(), [] { return true; }, [] { return true; })
+        .ignoreResult();
+  }
+
+  kj::Promise<void> admitReader(AdmitReaderContext context) override {
+    readers_.sessions[context.getParams().getSession()].token = context.getParams().getToken().cStr();
+    return kj::READY_NOW;
   }
 
   kj::Promise<void> ping(PingContext) override { return kj::READY_NOW; }
@@ -306,12 +488,18 @@ public:
       sessions[i].setSession(session);
       sessions[i].setBusyMs(ms);
       sessions[i].setBytes(executor_.sessionBytes(session)); // under the executor's accounts lock
+      if (auto r = readers_.sessions.find(session); r != readers_.sessions.end()) {
+        sessions[i].setReadBytes(r->second.readBytes);
+        sessions[i].setReadErrors(r->second.readErrors);
+        sessions[i].setLastReadError(r->second.lastError.substr(0, 500));
+      }
       ++i;
     }
     return kj::READY_NOW;
   }
 
   kj::Promise<void> endSession(EndSessionContext context) override {
+    readers_.end(context.getParams().getSession());
     auto ended = handoff<void>();
     scheduler_.endSession(context.getParams().getSession(), [f = ended.fulfiller] { (*f)->fulfill(); });
     return kj::mv(ended.promise);
@@ -326,7 +514,7 @@ public:
     auto got = handoff<Result>();
     uint32_t session = context.getParams().getSession();
     scheduler_.fence(session, [this, f = got.fulfiller, session] {
-      Result r{collect(executor_, scheduler_, session), executor_.stats().notes};
+      Result r{collect(executor_, scheduler_, readers_, session), executor_.stats().notes};
       (*f)->fulfill(std::move(r));
     });
     return got.promise.then([context](Result &&r) mutable {
@@ -345,6 +533,7 @@ private:
   Executor &executor_;
   Scheduler &scheduler_;
   std::shared_ptr<Published> published_;
+  Readers &readers_;
 };
 
 std::string readToken(const std::string &path) {
@@ -393,16 +582,47 @@ void serve(const Options &options) {
     std::cerr << "gt-worker: metrics on http://" << options.metricsHost << ":" << metricsServer->port() << "/metrics"
               << std::endl;
   }
+  // Sessions' direct reads (--listen): a listener on this thread's event loop, bounded as the
+  // dispatcher's; the address is what the dispatcher hands out to clients.
+  auto readers = std::make_shared<Readers>();
+  std::unique_ptr<transport::Listener> readerListener;
+  if (!options.listen.empty()) {
+    transport::ListenerOptions lo;
+    bool isUnix = options.listen.rfind("unix:", 0) == 0;
+    if (isUnix) {
+      lo.host = options.listen;
+    } else {
+      auto colon = options.listen.rfind(':');
+      char *end = nullptr;
+      long port = colon == std::string::npos ? -1 : std::strtol(options.listen.c_str() + colon + 1, &end, 10);
+      if (colon == std::string::npos || colon == 0 || !end || *end || port < 0 || port > 65535)
+        throw std::runtime_error("--listen must be unix:PATH or HOST:PORT, got '" + options.listen + "'");
+      lo.host = options.listen.substr(0, colon);
+      lo.port = int(port);
+    }
+    lo.maxConnections = 256;
+    lo.maxPending = 16;
+    lo.maxMessageBytes = wire::kReadChunkBytes + wire::kReadSlackBytes; // the answers carry up to a chunk
+    lo.tls.certFile = options.tls.certFile;
+    lo.tls.keyFile = options.tls.keyFile;
+    transport::Connection *loop = connection.get();
+    readerListener = std::make_unique<transport::Listener>(
+        loop->io(), lo, [&readerListener, loop, &executor, &scheduler, readers](uint64_t id) -> capnp::Capability::Client {
+          return kj::heap<WorkerDoorImpl>(id, *readerListener, loop->timer(), executor, scheduler, *readers);
+        });
+    std::string host = lo.host == "0.0.0.0" || lo.host == "::" ? localAddressTowards(options.host, options.port) : lo.host;
+    req.setReaderAddress(isUnix ? options.listen : host + ":" + std::to_string(readerListener->port()));
+  }
   auto published = std::make_shared<Published>();
-  auto publish = [&executor, &scheduler, published, metricsServer] {
-    Values values = collect(executor, scheduler, 0);
+  auto publish = [&executor, &scheduler, published, metricsServer, readers] {
+    Values values = collect(executor, scheduler, *readers, 0);
     if (metricsServer) metricsServer->publish(metricSamples(values));
     std::lock_guard lock(published->mu);
     published->values = std::move(values);
   };
   publish(); // before the scheduler's thread starts, the only other reader of the executor
   scheduler.onTick(publish, 250);
-  req.setWorker(kj::heap<WorkerImpl>(executor, scheduler, published));
+  req.setWorker(kj::heap<WorkerImpl>(executor, scheduler, published, *readers));
   uint32_t index;
   wire::Rendezvous::Client rendezvous = nullptr;
   try {

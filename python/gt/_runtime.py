@@ -146,6 +146,9 @@ def start_local(num_workers=1, verbose=False):
         wout = None if verbose else open(os.path.join(_log_dir, f"worker{i}.log"), "w")
         argv = [os.path.join(bin_dir(), "gt-worker"), "--host", local_host(), "-p", str(port), "--device", worker_device(i),
                 "--session-memory", "100%"]
+        reads = os.path.join(_log_dir, f"worker{i}.sock")
+        if len(os.fsencode(reads)) < 100:  # this process reads its tensors there: one hop, not two
+            argv += ["--listen", "unix:" + reads]
         if threads and worker_device(i) == "cpu":
             argv += ["--threads", str(threads)]
         if memory and worker_device(i) == "cpu":

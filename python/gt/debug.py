@@ -42,6 +42,10 @@ def stats():
       (send, recv), ``collective_bytes`` (bytes a worker put into collectives),
       ``p2p_bytes_sent`` / ``p2p_bytes_received``, ``comm_groups`` (worker groups connected);
       CUDA workers with NCCL and Gloo also ``groups_on_gloo`` (groups whose members share a GPU).
+    - ``direct_reads`` / ``direct_read_bytes``: fetches clients made straight from a worker
+      (``gt-worker --listen``; the auto-started runtime's workers) and the tensor bytes they
+      moved; ``direct_read_misses``: those the worker did not hold whole (a sharded tensor, one
+      the dispatcher refused), which the client then made through the dispatcher.
     - ``dispatcher_upload_bytes`` / ``dispatcher_fetch_bytes``: tensor bytes that passed
       through the dispatcher (client uploads and fetches; collectives never do);
       ``dispatcher_instructions`` and ``dispatcher_dispatch_ms``: instructions received and the

@@ -251,6 +251,8 @@ PYBIND11_MODULE(_C, m) {
         return py::make_tuple(py::bytes(t.bytes), py::tuple(py::cast(t.type.shape)), int(t.type.dtype));
       }, "Waits for the tensor; returns (bytes, shape, dtype). Raises RemoteError (a RuntimeError).")
       .def("sync", &client::Client::sync, py::call_guard<py::gil_scoped_release>())
+      .def("read_path", &client::Client::readPath,
+           "How fetches travel: 'direct (worker N at ADDRESS)', 'not yet asked', or 'through the dispatcher: WHY'.")
       .def("tape", [](client::Client &c) {
         py::list out;
         for (const client::TapeEntry &e : c.tape()) {

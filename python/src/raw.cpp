@@ -115,6 +115,12 @@ public:
 
   void sync() { wait(session().syncRequest().send()); }
 
+  /// Session.directReads: (worker, address, token).
+  py::tuple directReads() {
+    auto r = wait(session().directReadsRequest().send());
+    return py::make_tuple(r.getWorker(), std::string(r.getAddress().cStr()), std::string(r.getToken().cStr()));
+  }
+
   void storeSet(const std::string &key, const py::bytes &value) {
     auto req = rendezvous().setRequest();
     req.setKey(key);
@@ -157,6 +163,82 @@ private:
   std::vector<kj::Promise<void>> pending_;
 };
 
+/// A connection to a worker's reader socket (gt-worker --listen) that sends what it is told.
+class RawReader {
+public:
+  RawReader(const std::string &host, int port, double timeout)
+      : timeout_(timeout), connection_(host, port, transport::TlsOptions{}, timeout),
+        door_(connection_.main<wire::WorkerDoor>()) {}
+
+  template <typename T> auto wait(T &&promise) {
+    auto deadline = kj::systemPreciseMonotonicClock().now() + int64_t(timeout_ * 1000) * kj::MILLISECONDS;
+    try {
+      return connection_.timer().timeoutAt(deadline, kj::mv(promise)).wait(connection_.waitScope());
+    } catch (const kj::Exception &e) {
+      throw std::runtime_error(describe(e));
+    }
+  }
+
+  void open(const std::string &token) {
+    auto req = door_.openRequest();
+    req.setToken(token);
+    reader_ = wait(req.send()).getReader();
+  }
+
+  /// (here, bytes, error) of session id `id` read as `dtype` code and `shape` after batch `sequence`.
+  py::tuple fetch(uint64_t id, uint64_t sequence, int dtype, const std::vector<int64_t> &shape) {
+    auto req = reader().fetchRequest();
+    fill(req, id, sequence, dtype, shape);
+    auto r = wait(req.send());
+    auto data = r.getResult().getData();
+    return py::make_tuple(r.getHere(), py::bytes(reinterpret_cast<const char *>(data.begin()), data.size()),
+                          std::string(r.getResult().getError().cStr()));
+  }
+
+  /// Sends a fetch and does not wait for it (it is abandoned when this connection closes).
+  void fetchLater(uint64_t id, uint64_t sequence, int dtype, const std::vector<int64_t> &shape) {
+    auto req = reader().fetchRequest();
+    fill(req, id, sequence, dtype, shape);
+    pending_.push_back(req.send().ignoreResult().catch_([this](kj::Exception &&e) { errors_.push_back(describe(e)); })
+                           .eagerlyEvaluate(nullptr));
+    connection_.waitScope().poll();
+  }
+
+  /// The errors of fetchLater's calls so far (after polling for `seconds`).
+  std::vector<std::string> laterErrors(double seconds) {
+    auto deadline = kj::systemPreciseMonotonicClock().now() + int64_t(seconds * 1000) * kj::MILLISECONDS;
+    connection_.timer().atTime(deadline).wait(connection_.waitScope());
+    return errors_;
+  }
+
+  void sync(uint64_t sequence) {
+    auto req = reader().syncRequest();
+    req.setSequence(sequence);
+    wait(req.send());
+  }
+
+private:
+  template <typename R> void fill(R &req, uint64_t id, uint64_t sequence, int dtype, const std::vector<int64_t> &shape) {
+    req.setId(id);
+    req.setSequence(sequence);
+    auto t = req.initType();
+    t.setDtype(uint8_t(dtype));
+    auto s = t.initShape(unsigned(shape.size()));
+    for (unsigned i = 0; i < shape.size(); ++i) s.set(i, shape[i]);
+  }
+  wire::SessionReader::Client &reader() {
+    if (!reader_) throw std::runtime_error("open first");
+    return *reader_;
+  }
+
+  double timeout_;
+  transport::Connection connection_;
+  wire::WorkerDoor::Client door_;
+  std::optional<wire::SessionReader::Client> reader_;
+  std::vector<kj::Promise<void>> pending_;
+  std::vector<std::string> errors_;
+};
+
 } // namespace
 
 void bindRaw(py::module_ &m) {
@@ -174,7 +256,18 @@ void bindRaw(py::module_ &m) {
       .def("submit", &RawConnection::submit)
       .def("fetch", &RawConnection::fetch)
       .def("sync", &RawConnection::sync)
+      .def("direct_reads", &RawConnection::directReads, "Session.directReads: (worker, address, token).")
       .def("store_set", &RawConnection::storeSet)
       .def("store_get", &RawConnection::storeGet)
       .def("store_get_later", &RawConnection::storeGetLater);
+  py::class_<RawReader>(m, "RawReader",
+                        "A connection to a worker's reader socket (gt-worker --listen) that sends what it is told "
+                        "(tests). Errors raise RuntimeError with the worker's message.")
+      .def(py::init<const std::string &, int, double>(), py::arg("host"), py::arg("port") = 0, py::arg("timeout") = 10.0)
+      .def("open", &RawReader::open, py::arg("token"))
+      .def("fetch", &RawReader::fetch, py::arg("id"), py::arg("sequence"), py::arg("dtype"), py::arg("shape"),
+           "(here, bytes, error) of the session's tensor `id` after its batch `sequence`.")
+      .def("fetch_later", &RawReader::fetchLater, py::arg("id"), py::arg("sequence"), py::arg("dtype"), py::arg("shape"))
+      .def("later_errors", &RawReader::laterErrors, py::arg("seconds"))
+      .def("sync", &RawReader::sync, py::arg("sequence"));
 }

@@ -31,6 +31,10 @@ int main(int argc, char **argv) {
   app.add_option("--address", options.address,
                  "address other workers use to reach this one for collectives (default: the local "
                  "address of the route to the dispatcher)");
+  app.add_option("--listen", options.listen,
+                 "accept clients' direct reads of their own tensors here: unix:PATH, or HOST:PORT (port 0: a "
+                 "free one); each client proves its session with a token the dispatcher gives it (TLS with "
+                 "GT_TLS_CERT and GT_TLS_KEY). A fetch then takes one hop instead of two");
   app.add_option("--threads", options.threads,
                  "cpu: the threads of each GEMM (OpenBLAS) and of each large fused kernel's loops and each "
                  "batch of small GEMMs (OpenMP); "

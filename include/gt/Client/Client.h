@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 #include <vector>
@@ -88,10 +89,17 @@ public:
   /// Sends the buffered instructions now (no waiting for them to run).
   void flush();
   /// Flushes, then waits for the tensor's bytes. Throws RemoteError naming the failed op and the
-  /// user's line, or ConnectionError.
+  /// user's line, or ConnectionError. Read straight from the worker that holds the tensor when
+  /// the dispatcher names one (Session.directReads: one hop instead of two), else through the
+  /// dispatcher, which also puts sharded tensors together.
   FetchedTensor fetch(uint64_t id);
-  /// Flushes and waits until every worker has run everything sent so far.
+  /// Flushes and waits until every worker has run everything sent so far (asking the worker
+  /// directly when the session reads from one).
   void sync();
+  /// Whether fetches go straight to a worker: "direct (worker N at ADDRESS)", "not yet asked",
+  /// or "through the dispatcher: WHY" (GT_DIRECT_READS=0, no worker --listen, a sharding
+  /// config, a link that broke).
+  std::string readPath() const;
   /// Syncs, then collects the counters of the dispatcher and every worker (counts; `*_ms`
   /// in milliseconds). Throws ConnectionError if the dispatcher is gone.
   Stats stats();
@@ -152,6 +160,17 @@ private:
   template <typename T> T waitAlive(kj::Promise<T> promise, const char *what);
   /// Pings every second; rejects when a ping goes unanswered for timeout_ seconds.
   kj::Promise<void> heartbeat();
+  /// Waits for a call on the direct link as waitAlive does, pinging the worker too; nullopt
+  /// when that link broke or its worker answered no ping for the timeout (the link is dropped:
+  /// the caller asks the dispatcher, which knows what became of the worker).
+  template <typename T> std::optional<T> waitDirect(kj::Promise<T> promise, const char *what);
+  kj::Promise<void> readerHeartbeat();
+  /// The direct link (opened on first use), or null when reads go through the dispatcher.
+  struct Reader;
+  Reader *reader();
+  /// The tensor read over the direct link; nullopt when the worker does not hold it whole or
+  /// the link broke (then ask the dispatcher).
+  std::optional<FetchedTensor> fetchDirect(Reader &reader, uint64_t id);
   /// Sends an upload of more than kUploadChunk bytes as 1-D pieces joined and reshaped.
   std::pair<uint64_t, TensorType> emitLargeUpload(OpAttrs attrs, std::string data, std::string location);
   void setLimits(const Limits &limits);
@@ -166,6 +185,11 @@ private:
 
   struct Rpc;
   std::unique_ptr<Rpc> rpc_;
+  std::unique_ptr<Reader> reader_; ///< the direct link to the session's worker, once open
+  bool directOff_ = false;         ///< reads go through the dispatcher (directWhy_ says why)
+  std::string directWhy_ = "not yet asked";
+  std::string tlsCa_;
+  uint64_t submits_ = 0;           ///< batches sent (Batch.sequence of the last one)
   std::vector<Instruction> buffer_; ///< [0, buffered_) waits to be sent; the rest are slots to reuse
   size_t buffered_ = 0;
   size_t bufferedBytes_ = 0;

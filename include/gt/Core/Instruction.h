@@ -26,4 +26,17 @@ struct Instruction {
   std::optional<TensorType> type;
 };
 
+/// Worker-side tensor ids. A session's tensor `id` is `sessionTensorId(session, id)` on every
+/// worker holding it, so that a worker can name it from the session's id alone (a client's
+/// direct read, Session.directReads); values the dispatcher's passes add have the top bit set.
+/// Session ids are below kMaxSessionTensorId (the dispatcher refuses others) and sessions are
+/// numbered below kMaxSessions.
+constexpr unsigned kSessionTensorIdBits = 44;
+constexpr uint64_t kMaxSessionTensorId = uint64_t(1) << kSessionTensorIdBits;
+constexpr uint32_t kMaxSessions = uint32_t(1) << (63 - kSessionTensorIdBits);
+constexpr uint64_t kPassValueIdBit = uint64_t(1) << 63;
+inline uint64_t sessionTensorId(uint32_t session, uint64_t id) {
+  return uint64_t(session % kMaxSessions) << kSessionTensorIdBits | (id % kMaxSessionTensorId);
+}
+
 } // namespace gt

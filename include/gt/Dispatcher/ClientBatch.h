@@ -24,8 +24,8 @@ std::string checkBatchSize(size_t n, const BatchLimits &limits);
 
 /// Why `inst` is refused ("" if it is acceptable), naming the op and the user's line ("all_reduce
 /// at train.py:12: ..."): an op clients may not send, a wrong operand count, a negative or
-/// overflowing shape, an upload whose bytes do not fit its shape and dtype, or an oversized
-/// list or text. Shape rules that need the operands' types are left to the passes.
+/// overflowing shape, an upload whose bytes do not fit its shape and dtype, a result id of
+/// kMaxSessionTensorId or more, or an oversized list or text. Shape rules that need the operands' types are left to the passes.
 std::string checkClientInstruction(const Instruction &inst, const BatchLimits &limits);
 
 } // namespace gt::dispatcher

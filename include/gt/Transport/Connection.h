@@ -59,6 +59,8 @@ public:
   template <typename T> typename T::Client main() { return bootstrap().castAs<T>(); }
   kj::WaitScope &waitScope();
   kj::Timer &timer();
+  /// The event loop and I/O of the thread that made it (a Listener on the same thread uses it).
+  kj::AsyncIoContext &io();
   /// Resolves when the connection is gone.
   kj::Promise<void> onDisconnect();
 
@@ -68,7 +70,7 @@ private:
 };
 
 struct ListenerOptions {
-  std::string host = "127.0.0.1";
+  std::string host = "127.0.0.1";     ///< "unix:PATH": a Unix-domain socket only (as unixPath)
   int port = 0;                       ///< 0: a free port
   size_t maxConnections = 1024;       ///< more are accepted and closed at once
   size_t maxPending = 64;             ///< connections not yet through the handshake; a new one

@@ -8,6 +8,11 @@ namespace gt::wire {
 
 /// The most axes a carried result type may have (as a client's attribute lists, ClientBatch.h).
 constexpr size_t kMaxCarriedRank = 64;
+/// A client's direct read (SessionReader.fetch) moves at most this many bytes of a tensor per
+/// call; a worker's reader socket takes messages of up to this plus kReadSlackBytes (Cap'n
+/// Proto 0.9 applies a connection's message limit to what it sends as well).
+constexpr uint64_t kReadChunkBytes = uint64_t(64) << 20;
+constexpr uint64_t kReadSlackBytes = uint64_t(1) << 20;
 
 void toWire(const gt::Instruction &in, Instruction::Builder out);
 /// Throws std::invalid_argument for an unknown opcode or dtype, or a result type no tensor can

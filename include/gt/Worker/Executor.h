@@ -132,6 +132,9 @@ public:
   uint64_t sessionBytes(uint32_t session) const;
   /// Whether tensor `id` exists and belongs to `session`.
   bool ownedBy(uint64_t id, uint32_t session) const;
+  /// Whether tensor `id` exists, belongs to `session` and has type `type` (a session's direct
+  /// read: a block of a split tensor has another shape).
+  bool holds(uint64_t id, uint32_t session, const TensorType &type) const;
   /// Whether fetching tensor `id` is a copy of at most `maxBytes` and nothing else (no deferred
   /// transpose to carry out first, which may compile a kernel). True for a missing tensor (its
   /// fetch is an error message).

@@ -15,7 +15,8 @@ struct Options {
   std::string workerToken;        ///< GT_WORKER_TOKEN: the dispatcher's worker credential
   std::string workerTokenFile;    ///< read when workerToken is empty (the file a dispatcher on this
                                   ///< machine wrote: ~/.gt/worker-token-PORT)
-  transport::TlsOptions tls;      ///< caFile set: TLS, trusting only those certificates (GT_TLS_CA)
+  transport::TlsOptions tls;      ///< caFile set: TLS to the dispatcher, trusting only those certificates
+                                  ///< (GT_TLS_CA); certFile + keyFile: the --listen socket's TLS
   uint64_t memoryBytes = 0;       ///< what tensors may take on the device (--memory); 0: 4/5 of what
                                   ///< it has free at start
   uint64_t sessionMemoryBytes = 0; ///< one session's quota (--session-memory N); 0: see the fraction
@@ -27,6 +28,10 @@ struct Options {
                                   ///< local address of the route to the dispatcher
   bool allowTF32 = false;         ///< CUDA: float32 GEMM may use TF32 tensor cores (--allow-tf32, GT_ALLOW_TF32=1)
   int threads = 0;                ///< CPU: BLAS threads (--threads); 0 = the BLAS default (all cores)
+  /// --listen: where this worker accepts sessions' direct reads of their own tensors ("unix:PATH"
+  /// or "host:port", port 0: a free one; "": nowhere, clients fetch through the dispatcher).
+  /// TLS (GT_TLS_CERT and GT_TLS_KEY in `tls`) when both are set.
+  std::string listen;
   int metricsPort = -1;           ///< --metrics-port: serve Prometheus metrics there (0: a free port; -1: off)
   std::string metricsHost = "127.0.0.1"; ///< --metrics-host: the address /metrics binds (unauthenticated)
 };

@@ -746,6 +746,11 @@ bool Executor::ownedBy(uint64_t id, uint32_t session) const {
   return it != tensors_.end() && it->second.session == session;
 }
 
+bool Executor::holds(uint64_t id, uint32_t session, const TensorType &type) const {
+  auto it = tensors_.find(id);
+  return it != tensors_.end() && it->second.session == session && it->second.type == type;
+}
+
 bool Executor::cheapToFetch(uint64_t id, uint64_t maxBytes) const {
   auto it = tensors_.find(id);
   return it == tensors_.end() || (!it->second.swapped && it->second.buffer.bytes <= maxBytes);
