@@ -2,7 +2,9 @@
 
 Workloads (each timed after warm-up iterations shaped like the timed ones):
 - per-op overhead: 1000 dependent `x = x + 1.0` on 256 float32, then one read; microseconds
-  per op (what a long chain of small ops costs: issue, dispatch, launch);
+  per op (what a long chain of small ops costs: issue, dispatch, launch), and the issue alone
+  (the loop, before the read: what the Python line costs the user while the device works);
+- the `.item()` round trip of a value already computed, p50 and p99 over 2000 reads;
 - the fused chain gelu(x * w + b) * y over 1M float32 (gelu in its tanh form, Hendrycks &
   Gimpel 2016); milliseconds per iteration, the iterations queued back to back, one read at
   the end;
@@ -10,6 +12,10 @@ Workloads (each timed after warm-up iterations shaped like the timed ones):
   each step ending by reading the loss, as a training loop that logs it does;
 - the GPT training step of examples/char_gpt.py (default model: 2 layers, 4 heads, embd 128,
   block 64, batch 32, AdamW), each step ending by reading the loss.
+
+For the two training steps it also prints the CPU time per step (all of GT's processes summed,
+client and auto-started daemons, against PyTorch's one process) and, for GT, the kernels and
+fused regions compiled during the timed steps (a steady state compiles nothing).
 
 GT runs on GT_DEVICE (cpu unless set; `GT_DEVICE=cuda` for the GPU) with its fusion on
 (GT_JIT_SYNC=1, so the warm-up compiles the hot regions); PyTorch on CUDA when it sees a GPU,
@@ -32,7 +38,13 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(HERE, "..", "examples")
-WORKLOADS = ["per-op", "chain", "mlp", "gpt"]
+WORKLOADS = ["per-op", "item", "chain", "mlp", "gpt"]
+ROWS = {"per-op": ["per-op", "per-op issue"], "item": ["item p50", "item p99"], "chain": ["chain"],
+        "mlp": ["mlp", "mlp cpu", "mlp compiles"], "gpt": ["gpt", "gpt cpu", "gpt compiles"]}
+UNITS = {"per-op": ("us per op", 1e6), "per-op issue": ("us per op", 1e6), "item p50": ("us", 1e6),
+         "item p99": ("us", 1e6), "chain": ("ms per iteration", 1e3), "mlp": ("ms per step", 1e3),
+         "mlp cpu": ("CPU ms per step", 1e3), "mlp compiles": ("in timed steps", 1), "gpt": ("ms per step", 1e3),
+         "gpt cpu": ("CPU ms per step", 1e3), "gpt compiles": ("in timed steps", 1)}
 
 
 def backend_module(backend):
@@ -79,15 +91,62 @@ def timed(fn, warmup, iters):
     return (time.perf_counter() - start) / iters
 
 
+def _proc_cpu_seconds(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def cpu_seconds(lib):
+    """CPU time used so far by this process and, for GT, the daemons it started."""
+    t = os.times()
+    total = t.user + t.system
+    if lib.__name__ == "gt":
+        from gt import _runtime
+        total += sum(_proc_cpu_seconds(p.pid) for p in _runtime._processes if p.poll() is None)
+    return total
+
+
+def compiles(lib):
+    """Kernels and fused regions GT's workers have compiled so far (0 for PyTorch)."""
+    if lib.__name__ != "gt":
+        return 0
+    s = lib.debug.stats()
+    return s["kernels_compiled"] + s["regions_compiled"] + s["region_fallbacks"]
+
+
+def timed_step(lib, step, warmup, iters):
+    """{"step": seconds per step, "cpu": CPU seconds per step, "compiles": during the timed steps}."""
+    for _ in range(warmup):
+        step()
+    compiled, cpu = compiles(lib), cpu_seconds(lib)
+    seconds = timed(step, 0, iters)
+    return {"step": seconds, "cpu": (cpu_seconds(lib) - cpu) / iters, "compiles": compiles(lib) - compiled}
+
+
 def per_op(lib, compiled, quick):
     x0 = lib.zeros(256)
+    issued = []
 
     def run():
         x = x0
+        start = time.perf_counter()
         for _ in range(1000):
             x = x + 1.0
+        issued.append(time.perf_counter() - start)
         sync(lib, x)
-    return timed(run, 1 if quick else 2, 2 if quick else 10) / 1000
+    seconds = timed(run, 1 if quick else 2, 2 if quick else 10) / 1000
+    return {"per-op": seconds, "per-op issue": min(issued) / 1000}
+
+
+def item(lib, compiled, quick):
+    x = lib.ones(4).sum()
+    samples = []
+    for i in range(200 + (300 if quick else 2000)):
+        start = time.perf_counter()
+        x.item()
+        if i >= 200:
+            samples.append(time.perf_counter() - start)
+    return {"item p50": float(np.percentile(samples, 50)), "item p99": float(np.percentile(samples, 99))}
 
 
 def chain(lib, compiled, quick):
@@ -106,7 +165,7 @@ def chain(lib, compiled, quick):
         for _ in range(10):
             out = f(x, w, b, y)
         sync(lib, out)
-    return timed(run, 2 if quick else 3, 2 if quick else 20) / 10
+    return {"chain": timed(run, 2 if quick else 3, 2 if quick else 20) / 10}
 
 
 def mlp_step(lib, compiled=False):
@@ -133,7 +192,8 @@ def mlp_step(lib, compiled=False):
 
 
 def mlp(lib, compiled, quick):
-    return timed(mlp_step(lib, compiled), 3 if quick else 10, 3 if quick else 50)
+    r = timed_step(lib, mlp_step(lib, compiled), 3 if quick else 10, 3 if quick else 50)
+    return {"mlp": r["step"], "mlp cpu": r["cpu"], "mlp compiles": r["compiles"]}
 
 
 def gpt_training_step(lib, compiled=False):
@@ -158,14 +218,15 @@ def gpt_training_step(lib, compiled=False):
 
 
 def gpt(lib, compiled, quick):
-    return timed(gpt_training_step(lib, compiled), 3 if quick else 10, 2 if quick else 20)
+    r = timed_step(lib, gpt_training_step(lib, compiled), 3 if quick else 10, 2 if quick else 20)
+    return {"gpt": r["step"], "gpt cpu": r["cpu"], "gpt compiles": r["compiles"]}
 
 
 def child(backend, workload, quick):
     lib, device = backend_module(backend)
-    seconds = {"per-op": per_op, "chain": chain, "mlp": mlp, "gpt": gpt}[workload](lib, backend == "torch.compile",
-                                                                                   quick)
-    print(json.dumps({"seconds": seconds, "device": device}))
+    rows = {"per-op": per_op, "item": item, "chain": chain, "mlp": mlp, "gpt": gpt}[workload](
+        lib, backend == "torch.compile", quick)
+    print(json.dumps({"rows": rows, "device": device}))
 
 
 def run(backend, workload, quick):
@@ -190,31 +251,31 @@ def main():
     if args.child:
         return child(*args.child, args.quick)
     backends = args.only.split(",")
-    units = {"per-op": ("us per op", 1e6), "chain": ("ms per iteration", 1e3), "mlp": ("ms per step", 1e3),
-             "gpt": ("ms per step", 1e3)}
     results, devices, notes = {}, {}, []
     for workload in WORKLOADS:
         for backend in backends:
-            if backend == "torch.compile" and workload == "per-op":
+            if backend == "torch.compile" and workload in ("per-op", "item"):
                 continue
             r, why = run(backend, workload, args.quick)
-            results[workload, backend] = r["seconds"] if r else None
             if r:
                 devices[backend] = r["device"]
+                results.update({(row, backend): value for row, value in r["rows"].items()})
             else:
+                results.update({(row, backend): None for row in ROWS[workload]})
                 notes.append(f"{backend}, {workload}: {why}")
     print("devices: " + ", ".join(f"{b} on {d}" for b, d in devices.items()))
     print("| workload | unit | " + " | ".join(backends) + " | GT / eager |")
     print("|---|---|" + "---|" * len(backends) + "---|")
     for workload in WORKLOADS:
-        unit, scale = units[workload]
-        cells = []
-        for backend in backends:
-            s = results.get((workload, backend))
-            cells.append("n/a" if (workload, backend) not in results else "failed" if s is None else f"{s * scale:.3g}")
-        g, t = results.get((workload, "gt")), results.get((workload, "torch"))
-        ratio = f"{g / t:.2f}x" if g and t else ""
-        print(f"| {workload} | {unit} | " + " | ".join(cells) + f" | {ratio} |")
+        for row in ROWS[workload]:
+            unit, scale = UNITS[row]
+            cells = []
+            for backend in backends:
+                v = results.get((row, backend), "n/a")
+                cells.append(v if v == "n/a" else "failed" if v is None else f"{v * scale:.3g}")
+            g, t = results.get((row, "gt")), results.get((row, "torch"))
+            ratio = f"{g / t:.2f}x" if g and t and "compiles" not in row else ""
+            print(f"| {row} | {unit} | " + " | ".join(cells) + f" | {ratio} |")
     for n in notes:
         print("failed: " + n)
     sys.exit(1 if notes else 0)
