@@ -334,21 +334,27 @@ def _on_session_open():
 
 # ---------------------------------------------------------------- the active signal
 
+_signal_now = (None, None)  # current_signal(), worked out again by apply_signal() (ops read it)
+
+
 def current_signal():
     """The signal that applies now, as (name, backward name or None): the innermost active
     signal the loaded config names (without a config: the innermost active signal), or
     (None, None)."""
-    for name, backward in reversed(_signals):
-        if _configured is None or name in _configured:
-            return name, backward
-    return None, None
+    return _signal_now
 
 
 def apply_signal():
-    """Tells the session which signal its next instructions carry (after the active ones changed)."""
+    """After the active signals or the config changed: works out the signal that applies now
+    and tells the session, whose next instructions carry it."""
+    global _signal_now
+    _signal_now = (None, None)
+    for name, backward in reversed(_signals):
+        if _configured is None or name in _configured:
+            _signal_now = (name, backward)
+            break
     if _client is not None:  # else the session applies it when it opens
-        name, _ = current_signal()
-        _client.set_signal(name or "", False)
+        _client.set_signal(_signal_now[0] or "", False)
 
 
 def _set_configured(names):

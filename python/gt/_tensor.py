@@ -27,21 +27,6 @@ _UNPACK_SCALAR = {_dt.float32: struct.Struct("=f").unpack, _dt.float64: struct.S
                   _dt.bool: struct.Struct("=?").unpack}
 
 
-class _Handle:
-    """Owns one tensor id; when the last Tensor using it goes away, the worker frees it."""
-    __slots__ = ("id", "client")
-
-    def __init__(self, id, client):
-        self.id = id
-        self.client = client
-
-    def __del__(self):
-        try:
-            self.client.release(self.id)
-        except Exception:
-            pass  # interpreter shutdown
-
-
 class Tensor:
     """A tensor on a GT worker.
 
@@ -171,10 +156,10 @@ class Tensor:
         return self
 
     # ------------------------------------------------------------ operators
-    def __add__(self, o): return add(self, o)
-    def __radd__(self, o): return add(o, self)
-    def __sub__(self, o): return sub(self, o)
-    def __rsub__(self, o): return sub(o, self)
+    def __add__(self, o): return _op("add", self, o)
+    def __radd__(self, o): return _op("add", o, self)
+    def __sub__(self, o): return _op("sub", self, o)
+    def __rsub__(self, o): return _op("sub", o, self)
     def __mul__(self, o): return _op("mul", self, o)
     def __rmul__(self, o): return _op("mul", o, self)
     def __truediv__(self, o): return div(self, o)
@@ -268,11 +253,12 @@ def _client():
 
 
 def _make(result, inputs, backward=None, attrs=None):
-    """Wraps an emitted (id, shape, dtype) and records it on the tape if it needs a gradient
+    """Wraps a recorded (handle, shape, dtype) (_C.Client.op: the handle, a _C.Handle, frees the
+    tensor when the last Tensor using it goes) and records it on the tape if it needs a gradient
     (a floating-point result of an op with a backward function and an input that requires grad).
     Runs once per op: written for speed (no generator, the client as emit left it)."""
-    id, shape, code = result
-    t = Tensor(_Handle(id, _runtime._client), shape, _dt.from_code(code))
+    handle, shape, dtype = result
+    t = Tensor(handle, shape, dtype)
     if backward is None or not t.dtype.is_floating_point:
         return t
     for i in inputs:
@@ -282,7 +268,7 @@ def _make(result, inputs, backward=None, attrs=None):
         return t
     if _ag.is_grad_enabled():
         t.requires_grad = True
-        t._node = _ag.Node(backward, inputs, attrs, _runtime.current_signal())
+        t._node = _ag.Node(backward, inputs, attrs, _runtime._signal_now)
     return t
 
 
@@ -305,10 +291,10 @@ def _op(name, *operands, backward=None, **attrs):
         code = _codes[name] = _C.op_code(name)  # the op table's; ValueError for an unknown op
     client = _runtime._client or _runtime.client()
     if _trace is None:
-        return _make(client.emit(code, [t._h.id for t in operands], attrs), operands,
+        return _make(client.op(code, [t._h.id for t in operands], attrs), operands,
                      backward or _ag.formulas.get(name), attrs)
     start = time.perf_counter_ns()
-    out = _make(client.emit(code, [t._h.id for t in operands], attrs), operands,
+    out = _make(client.op(code, [t._h.id for t in operands], attrs), operands,
                 backward or _ag.formulas.get(name), attrs)
     _trace.op(name, start, out)
     return out
@@ -316,12 +302,16 @@ def _op(name, *operands, backward=None, **attrs):
 
 def _as_tensors(name, operands):
     """`operands` with numbers as 0-d tensors like the first tensor among them."""
-    ref = next((o for o in operands if isinstance(o, Tensor)), None)
+    ref = None
+    for o in operands:
+        if isinstance(o, Tensor):
+            ref = o
+            break
     if ref is None and operands:
         if len(operands) == 1:
             raise TypeError(f"{name}: expected a gt.Tensor, got {type(operands[0]).__name__}")
         raise TypeError(f"{name}: at least one operand must be a gt.Tensor")
-    return tuple(o if isinstance(o, Tensor) else _scalar(o, ref) for o in operands)
+    return tuple([o if isinstance(o, Tensor) else _scalar(o, ref) for o in operands])
 
 
 _codes = {}  # op name -> op code, as _op first meets them
@@ -354,7 +344,7 @@ def _scalar(value, like):
     else:
         value = value.item() if isinstance(value, np.generic) else value
         d = _scalar_dtype(value, like)
-    key = (value, d.code, type(value), _runtime.current_signal()[0])  # a scalar lives where its signal says
+    key = (value, d.code, type(value), _runtime._signal_now[0])  # a scalar lives where its signal says
     t = _scalars.get(key)
     if t is None or t._h.client is not _runtime._client:
         if len(_scalars) > 512:
@@ -431,9 +421,9 @@ def from_numpy(array, requires_grad=False):
     d = _dt.resolve(array.dtype)
     raw = array.view(np.uint16) if d is _dt.bfloat16 else array  # the buffer protocol has no bfloat16
     if _trace is None:
-        return _leaf(_make(_client().upload(raw, list(array.shape), d.code), ()), requires_grad)
+        return _leaf(_make(_client().upload_tensor(raw, list(array.shape), d.code), ()), requires_grad)
     start = time.perf_counter_ns()
-    out = _leaf(_make(_client().upload(raw, list(array.shape), d.code), ()), requires_grad)
+    out = _leaf(_make(_client().upload_tensor(raw, list(array.shape), d.code), ()), requires_grad)
     _trace.op("upload", start, out)
     return out
 

@@ -41,6 +41,7 @@ float, double, half, long, int = float32, float64, float16, int64, int32
 
 _all = (float32, float64, float16, bfloat16, int32, int64, bool)
 _by_code = {d.code: d for d in _all}
+_C.set_dtypes(_by_code)  # an op's result comes back with its dtype object
 _by_numpy = {d.numpy: d for d in _all if d.numpy is not None}
 _NAMES = "float32, float64, float16, bfloat16, int32, int64 or bool"
 

@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <frameobject.h>
+#include <structmember.h>
 
 #include <unordered_map>
 
@@ -107,6 +108,70 @@ py::tuple typeTuple(uint64_t id, const TensorType &t) {
   return py::make_tuple(id, py::tuple(py::cast(t.shape)), int(t.dtype));
 }
 
+// ---------------------------------------------------------------- gt._C.Handle
+// Owns one tensor id of a session: when the last gt.Tensor using it goes, its deallocation
+// queues the tensor's free (Client::release). A plain CPython type rather than a Python class
+// with __del__ (or a pybind11 class): made and dropped once per op, it costs about half a
+// microsecond less per op that way.
+
+struct HandleObject {
+  PyObject_HEAD
+  unsigned long long id;
+  PyObject *client;     ///< the _C.Client that made it (a strong reference: the session outlives it)
+  client::Client *core; ///< that client's C++ side
+};
+
+PyMemberDef handleMembers[] = {
+    {"id", T_ULONGLONG, offsetof(HandleObject, id), READONLY, "The session's id of the tensor."},
+    {"client", T_OBJECT, offsetof(HandleObject, client), READONLY, "The _C.Client whose session holds it."},
+    {nullptr, 0, 0, 0, nullptr},
+};
+
+void handleDealloc(PyObject *self) {
+  auto *h = reinterpret_cast<HandleObject *>(self);
+  if (h->core) h->core->release(h->id); // any thread; takes the client's release lock only
+  Py_XDECREF(h->client);
+  PyTypeObject *type = Py_TYPE(self);
+  type->tp_free(self);
+  Py_DECREF(type); // a heap type: each instance holds a reference to it
+}
+
+PyType_Slot handleSlots[] = {
+    {Py_tp_dealloc, reinterpret_cast<void *>(handleDealloc)},
+    {Py_tp_members, handleMembers},
+    {Py_tp_doc, const_cast<char *>("One tensor of a session; its tensor is freed when the last gt.Tensor using it goes.")},
+    {0, nullptr},
+};
+PyType_Spec handleSpec = {"gt._C.Handle", sizeof(HandleObject), 0, Py_TPFLAGS_DEFAULT, handleSlots};
+PyTypeObject *handleType = nullptr;
+
+py::object newHandle(uint64_t id, PyObject *clientObject, client::Client &core) {
+  auto *h = reinterpret_cast<HandleObject *>(handleType->tp_alloc(handleType, 0));
+  if (!h) throw py::error_already_set();
+  h->id = id;
+  Py_INCREF(clientObject);
+  h->client = clientObject;
+  h->core = &core;
+  return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject *>(h));
+}
+
+/// gt.dtype objects by dtype code (gt.dtypes registers them), so that an op's result comes back
+/// with its dtype object and not a code to look up.
+std::vector<py::object> dtypeObjects;
+
+py::object dtypeObject(DType d) {
+  size_t code = size_t(d);
+  if (code < dtypeObjects.size() && dtypeObjects[code]) return dtypeObjects[code];
+  return py::int_(int(d));
+}
+
+/// (Handle, shape, dtype object) of a result just recorded.
+py::tuple handleTuple(py::object self, client::Client &c, uint64_t id, const TensorType &t) {
+  py::tuple shape(t.shape.size());
+  for (size_t i = 0; i < t.shape.size(); ++i) shape[i] = py::int_(t.shape[i]);
+  return py::make_tuple(newHandle(id, self.ptr(), c), std::move(shape), dtypeObject(t.dtype));
+}
+
 } // namespace
 
 void bindRaw(py::module_ &m); // raw.cpp
@@ -152,6 +217,17 @@ PYBIND11_MODULE(_C, m) {
     }
   });
 
+  handleType = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&handleSpec));
+  if (!handleType) throw py::error_already_set();
+  m.attr("Handle") = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject *>(handleType));
+  m.def("set_dtypes", [](py::dict byCode) {
+    dtypeObjects.clear();
+    for (auto [code, d] : byCode) {
+      size_t i = code.cast<size_t>();
+      if (i >= dtypeObjects.size()) dtypeObjects.resize(i + 1);
+      dtypeObjects[i] = py::reinterpret_borrow<py::object>(d);
+    }
+  }, "gt.dtypes registers its dtype objects by code: Client.op and upload_tensor return them.");
   m.attr("max_concat_operands") = kMaxConcatOperands;
   bindRaw(m);
   m.def("set_package_dir", [](std::string dir) { packageDir = std::move(dir); },
@@ -230,6 +306,29 @@ PYBIND11_MODULE(_C, m) {
            py::arg("op"), py::arg("operands"), py::arg("attrs") = py::dict(),
            "Records op(operands) with `attrs` (the names the op's spec declares: ops/*.yaml) and returns "
            "(id, shape, dtype code). Raises ValueError for an attribute the op does not declare.")
+      .def("op",
+           [](py::object self, int op, const std::vector<uint64_t> &operands, const py::dict &attrs) {
+             client::Client &c = self.cast<client::Client &>();
+             if (op < 0 || op >= int(OpCode::NumOps)) throw std::invalid_argument("unknown op code " + std::to_string(op));
+             OpAttrs a = attrs.empty() ? OpAttrs{} : attrsFromPython(OpCode(op), attrs);
+             lastLocation = userLocation();
+             auto [id, t] = c.emit(OpCode(op), operands, std::move(a), {}, lastLocation);
+             return handleTuple(self, c, id, t);
+           },
+           py::arg("op"), py::arg("operands"), py::arg("attrs") = py::dict(),
+           "As emit, for gt.Tensor: returns (Handle, shape, gt.dtype); the Handle frees the tensor when "
+           "it goes.")
+      .def("upload_tensor", [](py::object self, py::buffer data, Shape shape, int dtype) {
+        client::Client &c = self.cast<client::Client &>();
+        py::buffer_info info = data.request();
+        OpAttrs a;
+        a.shape = std::move(shape);
+        a.dtype = DType(dtype);
+        std::string bytes(static_cast<const char *>(info.ptr), size_t(info.size * info.itemsize));
+        lastLocation = userLocation();
+        auto [id, t] = c.emit(OpCode::Upload, {}, std::move(a), std::move(bytes), lastLocation);
+        return handleTuple(self, c, id, t);
+      }, "As upload, for gt.Tensor: returns (Handle, shape, gt.dtype).")
       .def("upload", [](client::Client &c, py::buffer data, Shape shape, int dtype) {
         py::buffer_info info = data.request();
         OpAttrs a;

@@ -718,6 +718,23 @@ def test_inplace_update_reuses_memory():
         p -= 1.0
 
 
+def test_a_worker_tensor_is_freed_when_the_last_tensor_using_it_goes():
+    def live():
+        return gt.debug.stats()["live_tensors"]  # syncs: queued frees have run
+
+    x = gt.full((1000,), 3.0)
+    y, z = x.detach(), x * 2  # y shares x's worker tensor (one handle)
+    made = live()
+    assert type(x._h).__name__ == "Handle" and x._h is y._h and x._h.id != z._h.id
+    del x
+    assert live() == made  # y still holds it
+    assert y.sum().item() == 3000.0
+    del y
+    assert live() == made - 1
+    del z
+    assert live() == made - 2
+
+
 # ---------------------------------------------------------------- float16 and bfloat16
 
 HALVES = [pytest.param(gt.float16, np.float16, 4e-3, id="float16"), pytest.param(gt.bfloat16, bfloat16, 3e-2, id="bfloat16")]
