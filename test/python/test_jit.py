@@ -287,7 +287,9 @@ print(json.dumps({"close": close, "stats": gt.debug.stats()}))
 
 @pytest.mark.parametrize("threads", [1, 3])
 def test_large_fused_regions_run_on_the_workers_threads_as_eager(threads, tmp_path):
-    out = run_script(LARGE_REGIONS, [], tmp_path, GT_JIT_VERIFY="1", GT_WORKER_THREADS=str(threads))
+    # (64, 96, 32) elements: over the parallel threshold set here (the default is 2^20).
+    out = run_script(LARGE_REGIONS, [], tmp_path, GT_JIT_VERIFY="1", GT_WORKER_THREADS=str(threads),
+                     GT_JIT_PARALLEL_MIN="32768")
     s = out["stats"]
     assert out["close"]
     assert s["kernel_threads"] == threads, s  # gt-worker --threads N: OpenMP's threads too

@@ -242,11 +242,14 @@ TEST(Regions, FusedReplayMatchesEager) {
 }
 
 TEST(Regions, LargeRegionsSplitTheirLoopsOverThreadsAndMatchEager) {
-  // relu(x + b) and its row sums over 256 x 512 elements: above gt-cpu-parallel-loops'
-  // min-work, so the fused kernel forks OpenMP threads (its object calls __kmpc_fork_call);
-  // every element is computed as the eager kernels do, so the results agree bit for bit.
+  // relu(x + b) and its row sums over 256 x 512 elements: with GT_JIT_PARALLEL_MIN below that
+  // (the default, 2^20 elements, is larger), the fused kernel forks OpenMP threads (its object
+  // calls __kmpc_fork_call); every element is computed as the eager kernels do, so the results
+  // agree bit for bit.
   std::string dir = tempCacheDir();
+  ::setenv("GT_JIT_PARALLEL_MIN", "32768", 1);
   Executor eager(""), fused(ExecutorOptions{dir, /*backgroundCompile=*/false});
+  ::unsetenv("GT_JIT_PARALLEL_MIN");
   std::vector<float> x(256 * 512), b(512);
   for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 97) - 48) / 7.0f;
   for (size_t i = 0; i < b.size(); ++i) b[i] = float(int(i % 13) - 6) / 3.0f;

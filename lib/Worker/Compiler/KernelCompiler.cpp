@@ -119,6 +119,12 @@ struct KernelCompiler::Impl {
   std::unique_ptr<llvm::TargetMachine> tm;
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::string targetKey; ///< triple, CPU and features: part of every disk-cache key
+  /// gt-cpu-parallel-loops' min-work for fused kernels: the fewest elements a loop nest writes
+  /// to run on several threads (GT_JIT_PARALLEL_MIN; part of targetKey). Waking OpenMP's
+  /// sleeping threads (KMP_BLOCKTIME=0) took 50-150 us on the 2-core development machine, more
+  /// than a 200k-element Adam update takes on one thread (benchmarks/RESULTS.md).
+  static constexpr int64_t kParallelMinElements = int64_t(1) << 20;
+  int64_t parallelMinElements = kParallelMinElements;
   std::unordered_map<std::string, std::unique_ptr<Kernel>> kernels; ///< by memory key; guarded by kernelsMu
   std::unordered_map<std::string, std::string> failures;            ///< keys that failed to compile, and why
   CompilerStats stats;
@@ -181,8 +187,16 @@ struct KernelCompiler::Impl {
     auto machine = jtmb->createTargetMachine();
     if (!machine) throw std::runtime_error("kernel compiler: cannot create a target machine");
     tm = std::move(*machine);
+    if (const char *v = std::getenv("GT_JIT_PARALLEL_MIN"); v && *v) {
+      char *end = nullptr;
+      long long n = std::strtoll(v, &end, 10);
+      if (*end || n < 1)
+        throw std::runtime_error(std::string("GT_JIT_PARALLEL_MIN must be a positive number of elements, got '") + v + "'");
+      parallelMinElements = n;
+    }
     targetKey = tm->getTargetTriple().str() + " " + tm->getTargetCPU().str() + " " +
-                tm->getTargetFeatureString().str() + (cuda() ? " cuda " + target.chip : std::string());
+                tm->getTargetFeatureString().str() + (cuda() ? " cuda " + target.chip : std::string()) +
+                " parallel-min " + std::to_string(parallelMinElements);
     auto built = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
     if (!built) throw std::runtime_error("kernel compiler: cannot create the JIT: " + llvm::toString(built.takeError()));
     jit = std::move(*built);
@@ -344,7 +358,9 @@ struct KernelCompiler::Impl {
       // A fused kernel (static shapes) splits each large loop nest's outer dimensions over the
       // worker's threads (OpenMP); eager kernels (dynamic sizes) run on the calling thread.
       pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
-      pm.addNestedPass<func::FuncOp>(mlir::gt::createGTCPUParallelLoops());
+      mlir::gt::GTCPUParallelLoopsOptions parallel;
+      parallel.minWork = parallelMinElements;
+      pm.addNestedPass<func::FuncOp>(mlir::gt::createGTCPUParallelLoops(parallel));
       pm.addPass(createConvertSCFToOpenMPPass());
       pm.addPass(createCanonicalizerPass()); // inlines the memref.alloca_scope around each loop body
     } else {
