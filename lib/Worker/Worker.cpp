@@ -96,6 +96,8 @@ using Values = std::vector<std::pair<std::string, double>>;
 /// dispatcher has sent here, and the reads waiting for a batch that has not come yet.
 struct Readers {
   static constexpr size_t kMaxWaiting = 64; ///< a session's reads waiting for batches, at most
+  static constexpr size_t kMaxReaders = 8;  ///< a session's open readers, at most (the socket's
+                                            ///< connections are shared by every session)
   struct Waiter {
     uint64_t sequence;
     kj::Own<kj::PromiseFulfiller<void>> ready;
@@ -103,6 +105,7 @@ struct Readers {
   struct Session {
     uint64_t heard = 0;  ///< the last Batch.sequence run() received
     std::string token;   ///< "" until the dispatcher admits the session's reader
+    size_t readers = 0;  ///< SessionReaders open
     std::vector<Waiter> waiting;
     uint64_t readBytes = 0, readErrors = 0; ///< gt top (Worker.monitor)
     std::string lastError;
@@ -284,7 +287,13 @@ constexpr uint64_t kInlineFetchBytes = 1 << 20;
 class SessionReaderImpl final : public wire::SessionReader::Server {
 public:
   SessionReaderImpl(uint32_t session, Executor &executor, Scheduler &scheduler, Readers &readers)
-      : session_(session), executor_(executor), scheduler_(scheduler), readers_(readers) {}
+      : session_(session), executor_(executor), scheduler_(scheduler), readers_(readers) {
+    readers_.sessions[session_].readers++;
+  }
+  ~SessionReaderImpl() {
+    if (auto it = readers_.sessions.find(session_); it != readers_.sessions.end() && it->second.readers > 0)
+      it->second.readers--;
+  }
 
   kj::Promise<void> fetch(FetchContext context) override {
     auto params = context.getParams();
@@ -360,6 +369,10 @@ public:
 
   kj::Promise<void> open(OpenContext context) override {
     std::optional<uint32_t> session = readers_.admitted(context.getParams().getToken().cStr());
+    if (session && readers_.sessions[*session].readers >= Readers::kMaxReaders) {
+      listener_.authenticated(connection_); // a known client: its connection stays, it gets no reader
+      return KJ_EXCEPTION(FAILED, "this session has the most readers open on this worker already", Readers::kMaxReaders);
+    }
     if (!session) {
       uint64_t id = connection_;
       transport::Listener *listener = &listener_;

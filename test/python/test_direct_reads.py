@@ -278,6 +278,28 @@ def test_reads_waiting_for_unsent_batches_are_bounded(direct):
     assert np.frombuffer(c.fetch(exp_of(c, [0]))[0], np.float32).tolist() == [1.0]
 
 
+def test_a_session_holds_a_bounded_number_of_readers(direct):
+    attacker = raw_session(direct)
+    _, address, token = attacker.direct_reads()
+    readers = [_C.RawReader(address, 0, 5.0) for _ in range(9)]
+    for r in readers[:8]:
+        r.open(token)
+    with pytest.raises(RuntimeError, match="the most readers open"):
+        readers[8].open(token)
+    readers[0] = None  # its connection closes, and its reader with it
+    deadline = time.time() + 10
+    while True:
+        try:
+            readers[8].open(token)
+            break
+        except RuntimeError:
+            assert time.time() < deadline, "a closed reader was not given back"
+            time.sleep(0.05)
+    c = direct.client()  # another session reads directly all along
+    assert np.frombuffer(c.fetch(exp_of(c, [0]))[0], np.float32).tolist() == [1.0]
+    assert c.read_path().startswith("direct")
+
+
 def test_an_ended_sessions_token_stops_working(direct):
     attacker = raw_session(direct)
     _, address, token = attacker.direct_reads()
