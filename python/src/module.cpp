@@ -104,6 +104,26 @@ OpAttrs attrsFromPython(OpCode code, const py::dict &values) {
   return a;
 }
 
+/// Records op code `op` on `operands` with `attrs` from Python, at the user's line.
+std::pair<uint64_t, TensorType> recordOp(client::Client &c, int op, const std::vector<uint64_t> &operands,
+                                         const py::dict &attrs) {
+  if (op < 0 || op >= int(OpCode::NumOps)) throw std::invalid_argument("unknown op code " + std::to_string(op));
+  OpAttrs a = attrs.empty() ? OpAttrs{} : attrsFromPython(OpCode(op), attrs);
+  lastLocation = userLocation();
+  return c.emit(OpCode(op), operands, std::move(a), {}, lastLocation);
+}
+
+/// Records an upload of C-contiguous `data` as a tensor of `shape` and dtype code `dtype`.
+std::pair<uint64_t, TensorType> recordUpload(client::Client &c, py::buffer data, Shape shape, int dtype) {
+  py::buffer_info info = data.request();
+  OpAttrs a;
+  a.shape = std::move(shape);
+  a.dtype = DType(dtype);
+  std::string bytes(static_cast<const char *>(info.ptr), size_t(info.size * info.itemsize));
+  lastLocation = userLocation();
+  return c.emit(OpCode::Upload, {}, std::move(a), std::move(bytes), lastLocation);
+}
+
 py::tuple typeTuple(uint64_t id, const TensorType &t) {
   return py::make_tuple(id, py::tuple(py::cast(t.shape)), int(t.dtype));
 }
@@ -297,10 +317,7 @@ PYBIND11_MODULE(_C, m) {
            py::call_guard<py::gil_scoped_release>())
       .def("emit",
            [](client::Client &c, int op, const std::vector<uint64_t> &operands, const py::dict &attrs) {
-             if (op < 0 || op >= int(OpCode::NumOps)) throw std::invalid_argument("unknown op code " + std::to_string(op));
-             OpAttrs a = attrsFromPython(OpCode(op), attrs);
-             lastLocation = userLocation();
-             auto [id, t] = c.emit(OpCode(op), operands, std::move(a), {}, lastLocation);
+             auto [id, t] = recordOp(c, op, operands, attrs);
              return typeTuple(id, t);
            },
            py::arg("op"), py::arg("operands"), py::arg("attrs") = py::dict(),
@@ -309,10 +326,7 @@ PYBIND11_MODULE(_C, m) {
       .def("op",
            [](py::object self, int op, const std::vector<uint64_t> &operands, const py::dict &attrs) {
              client::Client &c = self.cast<client::Client &>();
-             if (op < 0 || op >= int(OpCode::NumOps)) throw std::invalid_argument("unknown op code " + std::to_string(op));
-             OpAttrs a = attrs.empty() ? OpAttrs{} : attrsFromPython(OpCode(op), attrs);
-             lastLocation = userLocation();
-             auto [id, t] = c.emit(OpCode(op), operands, std::move(a), {}, lastLocation);
+             auto [id, t] = recordOp(c, op, operands, attrs);
              return handleTuple(self, c, id, t);
            },
            py::arg("op"), py::arg("operands"), py::arg("attrs") = py::dict(),
@@ -320,23 +334,11 @@ PYBIND11_MODULE(_C, m) {
            "it goes.")
       .def("upload_tensor", [](py::object self, py::buffer data, Shape shape, int dtype) {
         client::Client &c = self.cast<client::Client &>();
-        py::buffer_info info = data.request();
-        OpAttrs a;
-        a.shape = std::move(shape);
-        a.dtype = DType(dtype);
-        std::string bytes(static_cast<const char *>(info.ptr), size_t(info.size * info.itemsize));
-        lastLocation = userLocation();
-        auto [id, t] = c.emit(OpCode::Upload, {}, std::move(a), std::move(bytes), lastLocation);
+        auto [id, t] = recordUpload(c, data, std::move(shape), dtype);
         return handleTuple(self, c, id, t);
       }, "As upload, for gt.Tensor: returns (Handle, shape, gt.dtype).")
       .def("upload", [](client::Client &c, py::buffer data, Shape shape, int dtype) {
-        py::buffer_info info = data.request();
-        OpAttrs a;
-        a.shape = std::move(shape);
-        a.dtype = DType(dtype);
-        std::string bytes(static_cast<const char *>(info.ptr), size_t(info.size * info.itemsize));
-        lastLocation = userLocation();
-        auto [id, t] = c.emit(OpCode::Upload, {}, std::move(a), std::move(bytes), lastLocation);
+        auto [id, t] = recordUpload(c, data, std::move(shape), dtype);
         return typeTuple(id, t);
       }, "Uploads a C-contiguous buffer as a tensor of `shape` and dtype code `dtype`.")
       .def("release", &client::Client::release)

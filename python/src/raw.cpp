@@ -21,6 +21,17 @@ class RefusingWorker final : public wire::Worker::Server {};
 
 std::string describe(const kj::Exception &e) { return e.getDescription().cStr(); }
 
+/// Waits at most `timeout` seconds for `promise` on `connection`'s event loop; raises
+/// RuntimeError with the peer's message.
+template <typename T> auto waitFor(transport::Connection &connection, double timeout, T &&promise) {
+  auto deadline = kj::systemPreciseMonotonicClock().now() + int64_t(timeout * 1000) * kj::MILLISECONDS;
+  try {
+    return connection.timer().timeoutAt(deadline, kj::mv(promise)).wait(connection.waitScope());
+  } catch (const kj::Exception &e) {
+    throw std::runtime_error(describe(e));
+  }
+}
+
 class RawConnection {
 public:
   RawConnection(const std::string &host, int port, const std::string &caFile, double timeout)
@@ -28,14 +39,7 @@ public:
         door_(connection_.main<wire::Dispatcher>()) {}
 
   /// Waits at most the timeout; raises RuntimeError with the dispatcher's message.
-  template <typename T> auto wait(T &&promise) {
-    auto deadline = kj::systemPreciseMonotonicClock().now() + int64_t(timeout_ * 1000) * kj::MILLISECONDS;
-    try {
-      return connection_.timer().timeoutAt(deadline, kj::mv(promise)).wait(connection_.waitScope());
-    } catch (const kj::Exception &e) {
-      throw std::runtime_error(describe(e));
-    }
-  }
+  template <typename T> auto wait(T &&promise) { return waitFor(connection_, timeout_, kj::mv(promise)); }
 
   void openSession(const std::string &token) {
     auto req = door_.openSessionRequest();
@@ -170,14 +174,7 @@ public:
       : timeout_(timeout), connection_(host, port, transport::TlsOptions{}, timeout),
         door_(connection_.main<wire::WorkerDoor>()) {}
 
-  template <typename T> auto wait(T &&promise) {
-    auto deadline = kj::systemPreciseMonotonicClock().now() + int64_t(timeout_ * 1000) * kj::MILLISECONDS;
-    try {
-      return connection_.timer().timeoutAt(deadline, kj::mv(promise)).wait(connection_.waitScope());
-    } catch (const kj::Exception &e) {
-      throw std::runtime_error(describe(e));
-    }
-  }
+  template <typename T> auto wait(T &&promise) { return waitFor(connection_, timeout_, kj::mv(promise)); }
 
   void open(const std::string &token) {
     auto req = door_.openRequest();
