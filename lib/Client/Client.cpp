@@ -449,7 +449,8 @@ void Client::sync() {
   if (Reader *link = reader()) {
     auto req = link->reader.syncRequest();
     req.setSequence(submits_);
-    if (waitDirect(req.send(), "synchronizing")) return;
+    auto r = waitDirect(req.send(), "synchronizing");
+    if (r && r->getWhole()) return; // (else work ran on other workers too: the dispatcher waits for all)
   }
   waitAlive(rpc_->session.syncRequest().send().ignoreResult(), "synchronizing");
 }

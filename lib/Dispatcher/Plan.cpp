@@ -225,6 +225,8 @@ void SessionImpl::runPlan(const ShardedPlan &plan, const std::vector<Instruction
   // location and type) with this batch's ids, fill values, seeds and bytes: no Instruction is
   // built, unless GT_RECORD wants the programs.
   bool recording = !state_.options.record.empty();
+  for (auto &[w, steps] : plan.programs)
+    if (!steps.empty()) usedWorkers_.insert(w); // before any request is built (Batch.elsewhere)
   std::vector<std::pair<int64_t, RunRequest>> requests;
   for (auto &[w, steps] : plan.programs) {
     if (steps.empty()) continue;

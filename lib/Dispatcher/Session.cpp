@@ -342,7 +342,12 @@ SessionImpl::RunRequest SessionImpl::runRequest(int64_t worker, uint64_t words, 
   req.getProgram().setSession(id_);
   req.getProgram().setWeight(weight_);
   req.getProgram().setSequence(sequence_);
-  if (worker == readerWorker_) readerHeard_ = sequence_;
+  if (worker == readerWorker_) {
+    readerHeard_ = sequence_;
+    // (usedWorkers_ already holds every worker of this batch: see runPlan and send)
+    bool elsewhere = usedWorkers_.size() > 1 || (usedWorkers_.size() == 1 && !usedWorkers_.count(worker));
+    req.getProgram().setElsewhere(elsewhere);
+  }
   return req;
 }
 
@@ -382,6 +387,7 @@ void SessionImpl::send(int64_t worker, const std::vector<Instruction> &program, 
   if (!state_.workers[worker].alive) return;
   if (!state_.options.record.empty()) recordProgram(worker, program, regions);
   int64_t traceStart = tracing_ ? monotonicNs() : 0;
+  usedWorkers_.insert(worker);
   auto req = runRequest(worker, wire::wireSize(program).wordCount - 65, regions);
   auto list = req.getProgram().initInstructions(unsigned(program.size()));
   for (unsigned i = 0; i < program.size(); ++i) wire::toWire(program[i], list[i]);

@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -427,6 +428,7 @@ private:
   int64_t readerWorker_ = -1;  ///< the worker this session reads from directly (-1: none yet)
   std::string readerToken_;
   uint64_t readerHeard_ = 0;   ///< the last sequence sent to readerWorker_
+  std::set<int64_t> usedWorkers_; ///< every worker this session has sent a program to (Batch.elsewhere)
   /// gt.profiler: while tracing, what the dispatcher did for this session (Trace.cpp).
   struct Tracing {
     std::vector<TraceEvent> events;

@@ -49,6 +49,8 @@ struct Batch {
   session @2 :UInt32;           # dispatcher -> worker: whose program (queues, quotas, fairness)
   weight @3 :Float64;           # dispatcher -> worker: the session's share of the worker (0 = 1)
   sequence @4 :UInt64;          # dispatcher -> worker: the client batch (the session's submit, from 1) it comes from
+  elsewhere @5 :Bool;           # dispatcher -> a session's reader worker: the session has had work on other
+                                # workers too (SessionReader.sync cannot speak for them)
 }
 
 # What a session may send and hold; the client checks it to raise at the user's line.
@@ -239,8 +241,9 @@ interface SessionReader {
   # through the dispatcher. Bytes [offset, offset + length) (length 0: to the end).
   fetch @0 (id :UInt64, sequence :UInt64, type :TensorType, offset :UInt64, length :UInt64)
       -> (here :Bool, result :Fetched);
-  # Returns once everything the session queued here up to batch `sequence` has run.
-  sync @1 (sequence :UInt64) -> ();
+  # Returns once everything the session queued here up to batch `sequence` has run. `whole`
+  # false: the session has had work on other workers as well; sync through the dispatcher.
+  sync @1 (sequence :UInt64) -> (whole :Bool);
   # Answered at once (the client's heartbeat while it waits).
   ping @2 () -> ();
 }

@@ -106,6 +106,7 @@ struct Readers {
     uint64_t heard = 0;  ///< the last Batch.sequence run() received
     std::string token;   ///< "" until the dispatcher admits the session's reader
     size_t readers = 0;  ///< SessionReaders open
+    bool elsewhere = false; ///< the session has had work on other workers (Batch.elsewhere)
     std::vector<Waiter> waiting;
     uint64_t readBytes = 0, readErrors = 0; ///< gt top (Worker.monitor)
     std::string lastError;
@@ -114,9 +115,10 @@ struct Readers {
   std::atomic<uint64_t> reads{0}, readBytes{0}, misses{0}; ///< all sessions (gt.debug.stats)
 
   /// The dispatcher sent `session`'s batch `sequence`: reads waiting for it go on.
-  void heard(uint32_t session, uint64_t sequence) {
+  void heard(uint32_t session, uint64_t sequence, bool elsewhere) {
     Session &s = sessions[session];
     s.heard = std::max(s.heard, sequence);
+    s.elsewhere = s.elsewhere || elsewhere;
     std::erase_if(s.waiting, [&](Waiter &w) {
       if (!w.ready->isWaiting()) return true; // its caller went away
       if (w.sequence > s.heard) return false;
@@ -344,8 +346,12 @@ public:
   kj::Promise<void> sync(SyncContext context) override {
     uint32_t session = session_;
     Scheduler &scheduler = scheduler_;
+    Readers &readers = readers_;
     return readers_.whenHeard(session, context.getParams().getSequence()).then([session, &scheduler] {
       return afterQueued<bool>(scheduler, session, [] { return true; }, [] { return true; }).ignoreResult();
+    }).then([context, session, &readers]() mutable {
+      auto it = readers.sessions.find(session);
+      context.getResults().setWhole(it != readers.sessions.end() && !it->second.elsewhere);
     });
   }
 
@@ -402,7 +408,7 @@ public:
   // only says which of the session's batches the dispatcher has sent (Batch.sequence).
   kj::Promise<void> run(RunContext context) override {
     auto batch = context.getParams().getProgram();
-    KJ_DEFER(readers_.heard(batch.getSession(), batch.getSequence())); // after the program is queued
+    KJ_DEFER(readers_.heard(batch.getSession(), batch.getSequence(), batch.getElsewhere())); // after the program is queued
     if (batch.getInstructions().size() == 0) return kj::READY_NOW;
     ProgramRun program;
     program.instructions.reserve(batch.getInstructions().size());

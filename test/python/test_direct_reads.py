@@ -162,6 +162,39 @@ def test_sharded_tensors_are_put_together_by_the_dispatcher(tmp_path):
         d.stop()
 
 
+def test_sessions_whose_work_moves_to_a_new_worker_read_and_sync_through_the_dispatcher(tmp_path):
+    # A session's tensors go to its first live worker counting from its number: when a second
+    # worker joins, one of two consecutive sessions moves there, away from its reader worker.
+    d = listening(tmp_path)
+    try:
+        clients = [d.client(), d.client()]
+        for c in clients:
+            c.fetch(exp_of(c, [0]))
+            assert c.read_path().startswith("direct (worker 0")
+        d.workers.append(subprocess.Popen([os.path.join(gt._runtime.bin_dir(), "gt-worker"), "--host", d.host, "-p",
+                                           str(d.port), "--listen", "unix:" + str(tmp_path / "w1.sock")],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=d.env))
+        deadline = time.time() + 30
+        while clients[0].num_workers() < 2:
+            assert time.time() < deadline, "the second worker did not register"
+            time.sleep(0.01)
+        for c in clients:
+            x, _, _ = c.upload(np.ones((512, 512), np.float32), [512, 512], F32)
+            for _ in range(60):  # about a quarter second of GEMMs
+                x = c.emit(_C.op_code("matmul"), [x, x])[0]
+                x = c.emit(_C.op_code("div"), [x, c.emit(_C.op_code("sum"), [x], {"axes": [0, 1]})[0]])[0]
+            c.sync()  # waits for the worker that ran it, wherever that is
+            for w in _C.Monitor("127.0.0.1", d.port, TOKEN).poll()["workers"]:
+                assert w["stats"]["scheduler_queued"] == 0
+            data, _, _ = c.fetch(x)
+            np.testing.assert_allclose(np.frombuffer(data, np.float32).sum(), 1.0, rtol=1e-4)
+        stats = clients[0].stats()["by_worker"]
+        assert stats[0]["direct_read_misses"] == 1  # the moved session's new tensor: not on its reader
+        assert all(c.read_path().startswith("direct (worker 0") for c in clients)
+    finally:
+        d.stop()
+
+
 def test_a_worker_without_listen_is_read_through_the_dispatcher(daemons):
     c = daemons.client()
     data, _, _ = c.fetch(exp_of(c, [0, 1]))
