@@ -507,10 +507,6 @@ std::vector<Client::ProcessTrace> Client::stopTrace() {
 
 std::vector<std::string> Client::loadConfig(const std::string &yaml, const std::string &path, uint64_t autoShardBytes) {
   flush(); // instructions issued before the config keep the old one
-  // A sharded tensor lives in pieces, which only the dispatcher puts together.
-  reader_.reset();
-  directOff_ = true;
-  directWhy_ = "a sharding config is loaded";
   auto req = rpc_->session.loadConfigRequest();
   req.setYaml(yaml);
   req.setPath(path);
@@ -519,7 +515,11 @@ std::vector<std::string> Client::loadConfig(const std::string &yaml, const std::
   std::string error = result.getError().cStr();
   std::vector<std::string> signals;
   for (auto name : result.getSignals()) signals.emplace_back(name.cStr());
-  if (!error.empty()) throw std::invalid_argument(error);
+  if (!error.empty()) throw std::invalid_argument(error); // the session keeps its old config
+  // A sharded tensor lives in pieces, which only the dispatcher puts together.
+  reader_.reset();
+  directOff_ = true;
+  directWhy_ = "a sharding config is loaded";
   return signals;
 }
 

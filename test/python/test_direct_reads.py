@@ -152,6 +152,9 @@ def test_sharded_tensors_are_put_together_by_the_dispatcher(tmp_path):
         c = d.client()
         c.fetch(exp_of(c, [0]))  # opens the direct link
         assert c.read_path().startswith("direct")
+        with pytest.raises(ValueError):  # refused: the session keeps no config, and its direct reads
+            c.load_config("data:\n  shard: {axis: 7, bogus: 1}\n", "bad.yaml")
+        assert c.read_path().startswith("direct")
         c.load_config(config.read_text(), str(config))
         assert c.read_path() == "through the dispatcher: a sharding config is loaded"
         c.set_signal("data")

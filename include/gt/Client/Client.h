@@ -124,7 +124,8 @@ public:
   /// Loads a sharding config into this session (flushing first): `yaml` is the file's text,
   /// `path` names it in errors. Throws std::invalid_argument with the dispatcher's message
   /// ("cfg.yaml:3: unknown key ...") if it is invalid; the session keeps its old config then.
-  /// Returns the signal names the config defines. `autoShardBytes` > 0 (GT_AUTO_SHARD) also
+  /// Returns the signal names the config defines; from then on fetches go through the dispatcher
+  /// (which puts sharded tensors together). `autoShardBytes` > 0 (GT_AUTO_SHARD) also
   /// places tensors made outside the config's signals: split along axis 0 over all workers
   /// from that many bytes on, replicated over all workers below.
   std::vector<std::string> loadConfig(const std::string &yaml, const std::string &path, uint64_t autoShardBytes = 0);
