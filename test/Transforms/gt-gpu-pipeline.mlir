@@ -14,13 +14,21 @@
 // CHECK: llvm.func @total
 // CHECK: gpu.launch_func
 // CHECK: gpu.binary @total_kernel
+// The sum's kernel (gt-gpu-reductions): 256 threads, a tree of warp shuffles, the warps'
+// partials through shared memory between two barriers; no serial kernel.
+// CHECK: gpu.binary @total_kernel_0
+// CHECK-SAME: .maxntid 256, 1, 1
+// CHECK-SAME: .shared .align 4 .b8
+// CHECK-SAME: shfl.sync.bfly.b32
+// CHECK-SAME: bar.sync
+// CHECK-SAME: bar.sync
 func.func @chain(%x: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
   %0 = gt.add %x, %b : tensor<4x3xf32>, tensor<3xf32> -> tensor<4x3xf32>
   %1 = gt.tanh %0 : tensor<4x3xf32> -> tensor<4x3xf32>
   return %1 : tensor<4x3xf32>
 }
 
-// A full sum: serial code, a one-thread kernel (correct; not fast).
+// A full sum: the fill of its output, then a block-parallel reduction (two kernels).
 func.func @total(%x: tensor<1000xf32>) -> tensor<f32> {
   %0 = gt.exp %x : tensor<1000xf32> -> tensor<1000xf32>
   %1 = gt.sum %0 {axes = array<i64: 0>} : tensor<1000xf32> -> tensor<f32>

@@ -172,7 +172,7 @@ TEST(CUDAKernels, EveryKernelIsPTXThatPtxasAccepts) {
     OpAttrs attrs = c.attrs;
     std::vector<TensorType> inferOperands = c.operands;
     if (c.code == OpCode::Full || c.code == OpCode::Randn || c.code == OpCode::Rand) inferOperands.clear();
-    if (c.code == OpCode::Sum && attrs.axes.empty()) attrs.axes = {0, 1}; // full reduction: a one-thread kernel
+    if (c.code == OpCode::Sum && attrs.axes.empty()) attrs.axes = {0, 1}; // a full reduction
     TensorType result = inferType(c.code, inferOperands, attrs);
     const Kernel &k = compiler.get(c.code, c.operands, attrs, result);
     ASSERT_FALSE(k.ptx.empty()) << "no GPU kernel";
@@ -265,6 +265,43 @@ TEST(CUDAKernels, EveryElementwiseAndReductionOpInEveryDTypeIsPTX) {
     }
   }
   EXPECT_GT(compiled, 150) << "the loop above stopped covering the op table";
+}
+
+// gt-gpu-reductions: a reduction's kernel is a block of threads combining their partials with
+// warp shuffles and shared memory (not one thread per output looping over the reduced axis).
+TEST(CUDAKernels, ReductionsAreBlockParallel) {
+  if (ptxas().empty()) GTEST_SKIP() << "ptxas not found (install the CUDA toolkit)";
+  KernelCompiler compiler("", cudaCompileOnlyTarget("sm_90"));
+  OpAttrs rows, all, cols;
+  rows.axes = {1};
+  all.axes = {0};
+  cols.axes = {0};
+  struct Case {
+    OpCode code;
+    TensorType x;
+    OpAttrs attrs;
+    size_t reductionKernels; ///< kernels with a block reduction (a split range needs a second)
+  };
+  std::vector<Case> cases = {{OpCode::Sum, f32({4096, 1024}), rows, 1},
+                             {OpCode::Max, f32({2048, 768}), cols, 1},
+                             {OpCode::Sum, f32({1 << 20}), all, 2},
+                             {OpCode::Sum, TensorType{DType::Float64, {64, 1000}}, rows, 1},
+                             {OpCode::Sum, TensorType{DType::Int64, {64, 1000}}, rows, 1}};
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::string(opInfo(c.code).mnemonic) + " " + dtypeName(c.x.dtype));
+    std::vector<TensorType> operands{c.x};
+    const Kernel &k = compiler.get(c.code, operands, c.attrs, inferType(c.code, operands, c.attrs));
+    size_t blockReductions = 0;
+    for (size_t i = 0; i < k.ptx.size(); ++i) {
+      EXPECT_EQ(assemble(k.ptx[i], "reduction" + std::to_string(i)), "");
+      if (k.ptx[i].find("shfl.sync.bfly") == std::string::npos) continue;
+      ++blockReductions;
+      EXPECT_NE(k.ptx[i].find(".maxntid 256, 1, 1"), std::string::npos) << k.ptx[i];
+      EXPECT_NE(k.ptx[i].find(".shared"), std::string::npos) << "the warps' partials go through shared memory";
+      EXPECT_NE(k.ptx[i].find("bar.sync"), std::string::npos);
+    }
+    EXPECT_EQ(blockReductions, c.reductionKernels);
+  }
 }
 
 TEST(CUDAKernels, FusedRegionIsOneKernel) {

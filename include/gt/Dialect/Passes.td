@@ -274,6 +274,49 @@ def GTCopyToLinalg : Pass<"gt-copy-to-linalg", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def GTGPUReductions : Pass<"gt-gpu-reductions", "::mlir::func::FuncOp"> {
+  let summary = "turns bufferized linalg reductions into block-parallel GPU kernels";
+  let description = [{
+    Runs on a CUDA kernel after bufferization, before convert-linalg-to-parallel-loops (which
+    would give each output element one thread looping over the whole reduced axis, and a
+    full reduction one thread in all). A `linalg.generic` with reduction iterators, one
+    f32/f64/i32/i64 output, static bounds, projected-permutation maps and a body ending in one
+    associative combine of an element with `%out` (addf, mulf, maximumf, minimumf, maxnumf,
+    minnumf, addi, muli, max/min si/ui, andi, ori, xori) becomes a `gpu.launch`:
+    - one block per output element, `threads` = the reduced size rounded up to a power of two,
+      between 32 and `block-size`; thread t folds elements t, t + threads, ... (its partial,
+      starting from the combine's identity), then `gpu.all_reduce` combines the block's
+      partials (warp shuffles and shared memory once convert-gpu-to-nvvm lowers it) and
+      thread 0 stores `combine(total, out[i])`;
+    - when there are fewer than `target-blocks` outputs, each output's range is split over
+      several blocks (each thread at least 4 elements) that write partials to a temporary
+      buffer, and a second kernel reduces the partials into the output.
+    Reductions over fewer than `min-reduced` elements, and those it does not match (argmax's
+    two outputs, bf16/f16, a non-associative body), keep the one-thread-per-output loops.
+    Reassociating changes float results in the last bits, as any parallel reduction does.
+    (Harris, "Optimizing Parallel Reduction in CUDA", NVIDIA, 2007.)
+    ```mlir
+    linalg.generic {iterator_types = ["parallel", "reduction"]}
+        ins(%x : memref<64x1000xf32>) outs(%out : memref<64xf32>) {
+      ^bb0(%in: f32, %acc: f32): %s = arith.addf %in, %acc : f32  linalg.yield %s : f32 }
+    // =>
+    gpu.launch blocks(%b, ...) in (64, 1, 1) threads(%t, ...) in (256, 1, 1) {
+      %p = scf.for %j = %t to %c1000 step %c256 iter_args(%a = 0.0) -> f32 { ... addf ... }
+      %total = gpu.all_reduce add %p uniform {} : (f32) -> f32
+      scf.if %t == 0 { store (total + out[%b]) into out[%b] }
+    }
+    ```
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256", "most threads per block">,
+    Option<"minReduced", "min-reduced", "int64_t", "32", "fewest reduced elements per output to use a block">,
+    Option<"targetBlocks", "target-blocks", "int64_t", "512",
+           "below this many outputs, an output's range is split over several blocks">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def GTGPULoops : Pass<"gt-gpu-loops", "::mlir::func::FuncOp"> {
   let summary = "turns every top-level loop nest into blocks x threads, ready to map onto the GPU";
   let description = [{

@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
@@ -23,7 +24,7 @@ constexpr const char *kTiled = "gt.tiled"; ///< marks loops this pass already ma
 
 /// Whether `op` (or anything nested in it) reads or writes memref contents.
 bool touchesMemory(Operation *op) {
-  if (isa<scf::ParallelOp, memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(op)) return false;
+  if (isa<scf::ParallelOp, gpu::LaunchOp, memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(op)) return false;
   bool touches = false;
   op->walk([&](Operation *inner) {
     if (isa<memref::LoadOp, memref::StoreOp, memref::CopyOp>(inner)) touches = true;
@@ -35,8 +36,9 @@ struct GTGPULoopsPass : impl::GTGPULoopsBase<GTGPULoopsPass> {
   using GTGPULoopsBase::GTGPULoopsBase;
 
   /// A scalar read at the top (a fill value: memref.load of a 0-d argument, then pure ops like
-  /// arith.truncf) that only parallel loops use is cloned into each of them, so the kernels
-  /// read it on the device. Only loads from memrefs nothing in the function writes.
+  /// arith.truncf) that only parallel loops (or gt-gpu-reductions' kernels) use is cloned into
+  /// each of them, so the kernels read it on the device. Only loads from memrefs nothing in the
+  /// function writes.
   void sinkScalarLoads(func::FuncOp func, Block &block) {
     llvm::SmallPtrSet<Value, 8> written;
     func.walk([&](Operation *op) {
@@ -57,18 +59,19 @@ struct GTGPULoopsPass : impl::GTGPULoopsBase<GTGPULoopsPass> {
           chain.push_back(op);
           inChain.insert(op);
         }
-      SetVector<scf::ParallelOp> consumers;
+      SetVector<Operation *> consumers;
       bool sinkable = true;
       for (Operation *op : chain)
         for (Operation *user : op->getUsers()) {
           if (inChain.contains(user)) continue;
           Operation *top = block.findAncestorOpInBlock(*user);
-          if (auto loop = dyn_cast_or_null<scf::ParallelOp>(top); loop && top != user) consumers.insert(loop);
+          if (isa_and_nonnull<scf::ParallelOp, gpu::LaunchOp>(top) && top != user) consumers.insert(top);
           else sinkable = false;
         }
       if (!sinkable || consumers.empty()) continue;
-      for (scf::ParallelOp loop : consumers) {
-        OpBuilder b(loop.getBody(), loop.getBody()->begin());
+      for (Operation *loop : consumers) {
+        Block *body = &loop->getRegion(0).front();
+        OpBuilder b(body, body->begin());
         IRMapping map;
         for (Operation *op : chain) b.clone(*op, map);
         for (Operation *op : chain)

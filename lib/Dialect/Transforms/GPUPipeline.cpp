@@ -35,6 +35,8 @@ void buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options) {
   // 1. Every memory access becomes part of a parallel loop nest (copies, full reductions and
   //    0-d stores included), so nothing left on the host dereferences device memory.
   pm.addNestedPass<func::FuncOp>(createGTCopyToLinalg());
+  //    Reductions first: block-parallel kernels (gpu.launch) of their own.
+  pm.addNestedPass<func::FuncOp>(createGTGPUReductions(GTGPUReductionsOptions{options.blockSize}));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   // 2. Each loop nest -> blocks of `blockSize` threads -> gpu.launch -> outlined gpu.func.
   pm.addNestedPass<func::FuncOp>(createGTGPULoops(GTGPULoopsOptions{options.blockSize}));
