@@ -19,6 +19,8 @@
 #   jit-bench       benchmarks/jit.py on the GPU
 #   vs-torch        benchmarks/vs_torch.py: per-op overhead, the fused chain, the MLP and GPT
 #                   steps, beside PyTorch eager and torch.compile on the same GPU
+#   reductions      benchmarks/reductions.py: a full sum, row and column sums, softmax, beside
+#                   PyTorch eager on the same GPU
 #   trace           a Perfetto trace (gt.profiler: client, dispatcher and workers) of two GPT steps,
 #                   OUT/gpt-steps.trace.json; trace-summary: `gt trace summary` of it
 # --dry-run: the same steps on CPU workers (GT_DEVICE=cpu), skipping the GPU-only ones; `make
@@ -91,7 +93,7 @@ fi
 # Without a GPU the CUDA device tests skip themselves (with the reason); the PTX checks run.
 step cuda-gtests 150 "${gtests[@]}" --gtest_filter='CUDADevice.*:CUDAKernels.*:CachingAllocator.*:NCCL.*'
 # (test_cuda.py's own run of these files on the GPU would repeat them: -k leaves it out.)
-step python-cuda 240 "${python[@]}" -m pytest -q -p no:cacheprovider test/python/test_api.py \
+step python-cuda 360 "${python[@]}" -m pytest -q -p no:cacheprovider test/python/test_api.py \
   test/python/test_nn.py test/python/test_char_gpt.py test/python/test_cuda.py -k "not api_harness"
 # GT_DEVICE=cuda:0 puts every auto-started worker of each job on the one GPU.
 [ $dry = 1 ] || export GT_DEVICE=cuda:0
@@ -105,6 +107,12 @@ if [ $dry = 1 ]; then
   step vs-torch 240 "${python[@]}" benchmarks/vs_torch.py --only gt --quick
 else
   step vs-torch 300 "${python[@]}" benchmarks/vs_torch.py
+fi
+# Reductions (block-parallel on the GPU: gt-gpu-reductions) beside PyTorch eager.
+if [ $dry = 1 ]; then
+  step reductions 120 "${python[@]}" benchmarks/reductions.py --only gt --iters 1
+else
+  step reductions 120 "${python[@]}" benchmarks/reductions.py
 fi
 # The timeline of two GPT steps (gt.profiler: the client, the dispatcher and each worker on one
 # clock), and where the time went (the top kernels: which eager ops or regions are slow there).
