@@ -348,6 +348,39 @@ def GTGPULoops : Pass<"gt-gpu-loops", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
 }
 
+def GTCPUReductions : Pass<"gt-cpu-reductions", "::mlir::func::FuncOp"> {
+  let summary = "vectorizes bufferized reductions over their innermost dimension (CPU)";
+  let description = [{
+    Runs on every CPU kernel, eager and fused, after bufferization. Folded one element at a
+    time, a reduction is a chain of dependent adds that LLVM may not reorder, so neither the
+    combine nor the element computation before it (softmax's exp, LayerNorm's squares)
+    vectorizes. A `linalg.generic` whose only reduction dimension is its innermost loop, with
+    inputs contiguous along it (or not depending on it), a body of arith/math ops on
+    numbers, one f32/f64/i32/i64 output and an associative combine (as gt-gpu-reductions)
+    becomes, for each output element (an `scf.parallel` over the other dimensions):
+    - `lanes` partials in a vector: element i is folded into lane i mod `lanes`, over the
+      largest multiple of `lanes` (vector loads, the body on vectors);
+    - the lanes combined in order 0, 1, ..., then the remaining elements one at a time;
+    - `out = combine(total, out)`.
+    The order depends only on the reduced length, so eager kernels (dynamic sizes) and fused
+    ones (static) agree bit for bit; results differ from a one-at-a-time sum in the last bits.
+    ```mlir
+    linalg.generic {iterator_types = ["parallel", "reduction"]}
+        ins(%x : memref<?x?xf32>) outs(%out : memref<?xf32>) { addf }
+    // =>
+    scf.parallel (%i) = (%c0) to (%rows) step (%c1) {
+      %v = scf.for %j = %c0 to %main step %c8 iter_args(%acc = dense<0.0> : vector<8xf32>) {
+        %x = vector.load %x[%i, %j] : memref<?x?xf32>, vector<8xf32>  ... arith.addf %x, %acc
+      }
+      %t = lane 0 + (lane 1 + ...) ; scf.for %j = %main to %cols ... ; store out[i] + %t
+    }
+    ```
+  }];
+  let options = [Option<"lanes", "lanes", "int64_t", "8", "partials per output (the vector width: 8 float32 on AVX2)">];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def GTCPUParallelLoops : Pass<"gt-cpu-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "keeps one scf.parallel per large top-level loop nest, over its outer dimensions, for OpenMP";
   let description = [{

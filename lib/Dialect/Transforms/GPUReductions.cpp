@@ -7,6 +7,7 @@
 // 2007): grid-stride partial sums per thread, then a tree inside the block; the split into
 // several blocks per output with a second pass over their partials is "split-K" style.
 #include "gt/Dialect/Passes.h"
+#include "Reductions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,38 +31,31 @@ namespace {
 /// output (`%out`), and nothing else in the body reads `%out`.
 struct Reduction {
   mutable linalg::GenericOp op; // (its accessors are not const)
-  Operation *combiner;      ///< the body's op yielding `combine(element, %out)`
-  unsigned outOperand;      ///< which of the combiner's two operands is `%out`
+  Combiner combiner;
   gpu::AllReduceOperation kind;
-  TypedAttr identity;       ///< combine(identity, x) == x
   SmallVector<int64_t> parallelDims, reductionDims, sizes;
   int64_t outputs = 1, reduced = 1;
 };
 
-/// The all_reduce kind and the identity of a combining op, if it is associative and commutative.
-std::optional<std::pair<gpu::AllReduceOperation, TypedAttr>> kindOf(Operation *op, Type type) {
+/// The all_reduce kind of a combining op.
+std::optional<gpu::AllReduceOperation> kindOf(Operation *op) {
   using K = gpu::AllReduceOperation;
-  Builder b(op->getContext());
-  auto fl = [&](double v) -> TypedAttr { return b.getFloatAttr(type, v); };
-  auto in = [&](const APInt &v) -> TypedAttr { return b.getIntegerAttr(type, v); };
-  unsigned width = type.isIntOrFloat() ? type.getIntOrFloatBitWidth() : 0;
-  double inf = std::numeric_limits<double>::infinity();
-  return llvm::TypeSwitch<Operation *, std::optional<std::pair<K, TypedAttr>>>(op)
-      .Case([&](arith::AddFOp) { return std::pair{K::ADD, fl(0.0)}; })
-      .Case([&](arith::MulFOp) { return std::pair{K::MUL, fl(1.0)}; })
-      .Case([&](arith::MaximumFOp) { return std::pair{K::MAXIMUMF, fl(-inf)}; })
-      .Case([&](arith::MinimumFOp) { return std::pair{K::MINIMUMF, fl(inf)}; })
-      .Case([&](arith::MaxNumFOp) { return std::pair{K::MAXNUMF, fl(-inf)}; })
-      .Case([&](arith::MinNumFOp) { return std::pair{K::MINNUMF, fl(inf)}; })
-      .Case([&](arith::AddIOp) { return std::pair{K::ADD, in(APInt(width, 0))}; })
-      .Case([&](arith::MulIOp) { return std::pair{K::MUL, in(APInt(width, 1))}; })
-      .Case([&](arith::MaxSIOp) { return std::pair{K::MAXSI, in(APInt::getSignedMinValue(width))}; })
-      .Case([&](arith::MinSIOp) { return std::pair{K::MINSI, in(APInt::getSignedMaxValue(width))}; })
-      .Case([&](arith::MaxUIOp) { return std::pair{K::MAXUI, in(APInt(width, 0))}; })
-      .Case([&](arith::MinUIOp) { return std::pair{K::MINUI, in(APInt::getAllOnes(width))}; })
-      .Case([&](arith::AndIOp) { return std::pair{K::AND, in(APInt::getAllOnes(width))}; })
-      .Case([&](arith::OrIOp) { return std::pair{K::OR, in(APInt(width, 0))}; })
-      .Case([&](arith::XOrIOp) { return std::pair{K::XOR, in(APInt(width, 0))}; })
+  return llvm::TypeSwitch<Operation *, std::optional<K>>(op)
+      .Case([](arith::AddFOp) { return K::ADD; })
+      .Case([](arith::MulFOp) { return K::MUL; })
+      .Case([](arith::MaximumFOp) { return K::MAXIMUMF; })
+      .Case([](arith::MinimumFOp) { return K::MINIMUMF; })
+      .Case([](arith::MaxNumFOp) { return K::MAXNUMF; })
+      .Case([](arith::MinNumFOp) { return K::MINNUMF; })
+      .Case([](arith::AddIOp) { return K::ADD; })
+      .Case([](arith::MulIOp) { return K::MUL; })
+      .Case([](arith::MaxSIOp) { return K::MAXSI; })
+      .Case([](arith::MinSIOp) { return K::MINSI; })
+      .Case([](arith::MaxUIOp) { return K::MAXUI; })
+      .Case([](arith::MinUIOp) { return K::MINUI; })
+      .Case([](arith::AndIOp) { return K::AND; })
+      .Case([](arith::OrIOp) { return K::OR; })
+      .Case([](arith::XOrIOp) { return K::XOR; })
       .Default([](Operation *) { return std::nullopt; });
 }
 
@@ -73,7 +67,7 @@ std::optional<Reduction> match(linalg::GenericOp op, int64_t minReduced) {
     return std::nullopt;
   for (AffineMap map : op.getIndexingMapsArray())
     if (!map.isProjectedPermutation(/*allowZeroInResults=*/false)) return std::nullopt;
-  Reduction r{op, nullptr, 0, {}, {}, {}, {}, {}};
+  Reduction r{op, {}, {}, {}, {}, {}};
   for (int64_t size : op.getStaticLoopRanges())
     if (ShapedType::isDynamic(size)) return std::nullopt;
   r.sizes = op.getStaticLoopRanges();
@@ -82,22 +76,12 @@ std::optional<Reduction> match(linalg::GenericOp op, int64_t minReduced) {
     else r.parallelDims.push_back(d), r.outputs *= r.sizes[d];
   }
   if (r.reduced < minReduced || r.outputs == 0) return std::nullopt;
-  Block &body = op.getRegion().front();
-  BlockArgument out = body.getArguments().back();
-  Type type = out.getType();
+  Type type = op.getRegion().front().getArguments().back().getType();
   if (!(type.isF32() || type.isF64() || type.isInteger(32) || type.isInteger(64))) return std::nullopt;
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  Operation *combiner = yield.getValues()[0].getDefiningOp();
-  if (!combiner || combiner->getBlock() != &body || combiner->getNumOperands() != 2 ||
-      combiner->getNumResults() != 1 || !out.hasOneUse() || out.getUses().begin()->getOwner() != combiner ||
-      !combiner->getResult(0).hasOneUse())
-    return std::nullopt;
-  auto kind = kindOf(combiner, type);
-  if (!kind) return std::nullopt;
-  r.combiner = combiner;
-  r.outOperand = combiner->getOperand(0) == out ? 0 : 1;
-  r.kind = kind->first;
-  r.identity = kind->second;
+  auto combiner = matchCombiner(op);
+  if (!combiner) return std::nullopt;
+  r.combiner = *combiner;
+  r.kind = *kindOf(combiner->op);
   return r;
 }
 
@@ -121,13 +105,7 @@ struct Emitter {
     return result;
   }
 
-  /// `combine(element, acc)` as the body wrote it (the combiner cloned, `%out` <- acc).
-  Value combine(const Reduction &r, Value element, Value acc) {
-    IRMapping map;
-    map.map(r.combiner->getOperand(r.outOperand), acc);
-    map.map(r.combiner->getOperand(1 - r.outOperand), element);
-    return b.clone(*r.combiner, map)->getResult(0);
-  }
+  Value combine(const Reduction &r, Value element, Value acc) { return r.combiner.build(b, element, acc); }
 
   /// One element of the reduction at loop indices `ivs`: the inputs loaded, the body cloned
   /// up to its combiner.
@@ -145,11 +123,11 @@ struct Emitter {
       map.map(arg, value);
     }
     for (Operation &op : body.without_terminator()) {
-      if (&op == r.combiner) continue;
+      if (&op == r.combiner.op) continue;
       if (auto idx = dyn_cast<linalg::IndexOp>(op)) map.map(idx.getResult(), ivs[idx.getDim()]);
       else b.clone(op, map);
     }
-    return map.lookupOrDefault(r.combiner->getOperand(1 - r.outOperand));
+    return map.lookupOrDefault(r.combiner.element());
   }
 
   /// The output's indices for output number `linear` (parallel loop dims, row-major).
@@ -178,7 +156,7 @@ struct Emitter {
   /// the block's all_reduce. Every thread gets the block's result.
   Value blockReduce(const Reduction &r, Value lo, Value hi, Value thread, int64_t threads,
                     llvm::function_ref<Value(Value)> from) {
-    Value init = b.create<arith::ConstantOp>(loc, r.identity);
+    Value init = b.create<arith::ConstantOp>(loc, r.combiner.identity);
     Value start = b.create<arith::AddIOp>(loc, lo, thread);
     auto loop = b.create<scf::ForOp>(loc, start, hi, index(threads), ValueRange{init});
     {
@@ -226,7 +204,7 @@ struct GTGPUReductionsPass : impl::GTGPUReductionsBase<GTGPUReductionsPass> {
     }
     int64_t chunk = llvm::divideCeil(r.reduced, splits);
     splits = llvm::divideCeil(r.reduced, chunk); // no empty split
-    Type type = r.identity.getType();
+    Type type = r.combiner.identity.getType();
     Value partials;
     if (splits > 1)
       partials = b.create<memref::AllocOp>(e.loc, MemRefType::get({r.outputs * splits}, type));

@@ -4,6 +4,7 @@
 #include "gt/Dialect/GTOps.h"
 #include "gt/Dialect/Passes.h"
 
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -78,7 +79,7 @@ namespace gt::worker {
 
 /// Bump when the kernel ABI or any lowering pass changes (the disk key hashes the gt-level
 /// source, not the pipeline): old disk-cache entries then stop matching.
-static constexpr const char *kCompilerVersion = "gt-kernels-9 llvm-" LLVM_VERSION_STRING;
+static constexpr const char *kCompilerVersion = "gt-kernels-10 llvm-" LLVM_VERSION_STRING;
 
 namespace {
 /// Calls `entry` with `N` pointer arguments taken from `d`.
@@ -354,6 +355,9 @@ struct KernelCompiler::Impl {
       return;
     }
     pm.addNestedPass<func::FuncOp>(mlir::gt::createGTCopyToLinalg());
+    // Reductions over the innermost dimension as vector partials, eager and fused alike (so
+    // they agree bit for bit).
+    pm.addNestedPass<func::FuncOp>(mlir::gt::createGTCPUReductions());
     if (fuse) {
       // A fused kernel (static shapes) splits each large loop nest's outer dimensions over the
       // worker's threads (OpenMP); eager kernels (dynamic sizes) run on the calling thread.
@@ -375,6 +379,7 @@ struct KernelCompiler::Impl {
     pm.addPass(createConvertSCFToCFPass());
     pm.addPass(memref::createExpandStridedMetadataPass());
     pm.addPass(createLowerAffinePass());
+    pm.addPass(createConvertVectorToLLVMPass()); // gt-cpu-reductions' vector partials
     pm.addPass(createFinalizeMemRefToLLVMConversionPass());
     pm.addPass(createConvertMathToLLVMPass());
     pm.addPass(createConvertMathToLibmPass()); // what has no LLVM intrinsic (tanh) calls libm

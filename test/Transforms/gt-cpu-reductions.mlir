@@ -1,0 +1,104 @@
+// RUN: gt-opt %s --pass-pipeline='builtin.module(func.func(gt-cpu-reductions))' | FileCheck %s
+
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+#all = affine_map<(d0) -> (d0)>
+#scalar = affine_map<(d0) -> ()>
+
+// Softmax's sum of exp(x - max) per row, sizes dynamic (an eager kernel): for each row, 8
+// partials in a vector over the largest multiple of 8 columns (x loaded 8 at a time, the row's
+// max broadcast, the exp on vectors), the lanes folded in order 0..7, the other columns one at a
+// time, then added to the output.
+// CHECK-LABEL: func.func @row_sums
+// CHECK: %[[ROWS:.*]] = memref.dim %arg0, %c0
+// CHECK: %[[COLS:.*]] = memref.dim %arg0, %c1
+// CHECK: scf.parallel (%[[I:[a-z0-9_]+]]) = (%{{.*}}) to (%[[ROWS]])
+// CHECK: %[[REM:.*]] = arith.remui %[[COLS]], %[[C8:.*]] : index
+// CHECK: %[[MAIN:.*]] = arith.subi %[[COLS]], %[[REM]] : index
+// CHECK: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<8xf32>
+// CHECK: %[[V:.*]] = scf.for %[[J:[a-z0-9_]+]] = %{{.*}} to %[[MAIN]] step %[[C8]] iter_args(%[[ACC:[a-z0-9_]+]] = %[[ZEROS]]) -> (vector<8xf32>)
+// CHECK:   %[[X:.*]] = vector.load %arg0[%[[I]], %[[J]]] : memref<?x?xf32>, vector<8xf32>
+// CHECK:   %[[M:.*]] = memref.load %arg1[%[[I]]]
+// CHECK:   %[[MV:.*]] = vector.broadcast %[[M]] : f32 to vector<8xf32>
+// CHECK:   %[[D:.*]] = arith.subf %[[X]], %[[MV]] : vector<8xf32>
+// CHECK:   %[[E:.*]] = math.exp %[[D]] : vector<8xf32>
+// CHECK:   %[[S:.*]] = arith.addf %[[E]], %[[ACC]] : vector<8xf32>
+// CHECK:   scf.yield %[[S]]
+// CHECK: %[[L0:.*]] = vector.extract %[[V]][0]
+// CHECK: %[[T0:.*]] = arith.addf %[[L0]], %{{.*}} : f32
+// CHECK: %[[L1:.*]] = vector.extract %[[V]][1]
+// CHECK: %[[T1:.*]] = arith.addf %[[L1]], %[[T0]] : f32
+// CHECK: vector.extract %[[V]][7]
+// CHECK: %[[TAIL:.*]] = scf.for %{{.*}} = %[[MAIN]] to %[[COLS]] step %{{.*}} iter_args
+// CHECK:   memref.load %arg0
+// CHECK:   math.exp %{{.*}} : f32
+// CHECK: %[[OLD:.*]] = memref.load %arg2[%[[I]]]
+// CHECK: %[[NEW:.*]] = arith.addf %[[TAIL]], %[[OLD]] : f32
+// CHECK: memref.store %[[NEW]], %arg2[%[[I]]]
+func.func @row_sums(%x: memref<?x?xf32>, %m: memref<?xf32>, %out: memref<?xf32>) {
+  linalg.generic {indexing_maps = [#rows, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %m : memref<?x?xf32>, memref<?xf32>) outs(%out : memref<?xf32>) {
+  ^bb0(%in: f32, %mx: f32, %acc: f32):
+    %d = arith.subf %in, %mx : f32
+    %e = math.exp %d : f32
+    %r = arith.addf %e, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// A full max with a constant in the body: no parallel loop, partials from -inf, the constant
+// splat.
+// CHECK-LABEL: func.func @full_max
+// CHECK-NOT: scf.parallel
+// CHECK: arith.constant dense<0xFF800000> : vector<8xf32>
+// CHECK: scf.for
+// CHECK: vector.load %arg0
+// CHECK: vector.broadcast
+// CHECK: arith.maximumf %{{.*}} : vector<8xf32>
+// CHECK: memref.store %{{.*}}, %arg1[]
+func.func @full_max(%x: memref<1000xf32>, %out: memref<f32>) {
+  linalg.generic {indexing_maps = [#all, #scalar], iterator_types = ["reduction"]}
+      ins(%x : memref<1000xf32>) outs(%out : memref<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %k = arith.constant 1.0 : f32
+    %y = arith.addf %in, %k : f32
+    %r = arith.maximumf %y, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// Left as they are: a reduction over the outer axis (its rows vectorize as they are), an
+// input strided along the reduced axis (a transposed view), a body reading linalg.index.
+// CHECK-LABEL: func.func @kept
+// CHECK-NOT: vector.
+// CHECK-COUNT-3: linalg.generic
+// CHECK-NOT: vector.
+func.func @kept(%x: memref<100x64xf32>, %cols: memref<64xf32>, %t: memref<64x100xf32, strided<[1, 64]>>,
+                %rows: memref<64xf32>, %y: memref<64x100xf32>) {
+  linalg.generic {indexing_maps = [#rows, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<100x64xf32>) outs(%cols : memref<64xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%t : memref<64x100xf32, strided<[1, 64]>>) outs(%rows : memref<64xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%y : memref<64x100xf32>) outs(%rows : memref<64xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i32
+    %f = arith.sitofp %ji : i32 to f32
+    %v = arith.mulf %in, %f : f32
+    %s = arith.addf %v, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
