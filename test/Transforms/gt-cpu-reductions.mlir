@@ -102,3 +102,22 @@ func.func @kept(%x: memref<100x64xf32>, %cols: memref<64xf32>, %t: memref<64x100
   }
   return
 }
+
+// keepdims: the output (and the row's max) indexed with a constant 0 for the kept axis.
+// CHECK-LABEL: func.func @keepdims
+// CHECK: scf.parallel (%[[I:[a-z0-9_]+]]) =
+// CHECK: vector.load %arg0[%[[I]], %{{.*}}] : memref<64x100xf32>, vector<8xf32>
+// CHECK: memref.load %arg1[%[[I]], %[[Z:.*]]] : memref<64x1xf32>
+// CHECK: memref.store %{{.*}}, %arg2[%[[I]], %{{.*}}] : memref<64x1xf32>
+func.func @keepdims(%x: memref<64x100xf32>, %m: memref<64x1xf32>, %out: memref<64x1xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>,
+                                   affine_map<(d0, d1) -> (d0, 0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %m : memref<64x100xf32>, memref<64x1xf32>) outs(%out : memref<64x1xf32>) {
+  ^bb0(%in: f32, %mx: f32, %acc: f32):
+    %d = arith.subf %in, %mx : f32
+    %e = math.exp %d : f32
+    %r = arith.addf %e, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}

@@ -133,3 +133,19 @@ func.func @kept(%short: memref<64x16xf32>, %out: memref<64xf32>, %h: memref<64x1
   }
   return
 }
+
+// keepdims (softmax's `x.sum(-1, keepdim=True)`): the kept axis is index 0 of the output.
+// CHECK-LABEL: func.func @keepdims
+// CHECK: gpu.launch blocks(%[[B:[a-z0-9_]+]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c64{{.*}})
+// CHECK: gpu.all_reduce add
+// CHECK: memref.store %{{.*}}, %arg1[%[[B]], %{{.*}}] : memref<64x1xf32>
+func.func @keepdims(%x: memref<64x100xf32>, %out: memref<64x1xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<64x100xf32>) outs(%out : memref<64x1xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -40,7 +40,7 @@ std::optional<Reduction> match(linalg::GenericOp op) {
   unsigned n = op.getNumLoops();
   if (op.getIteratorTypesArray().back() != utils::IteratorType::reduction) return std::nullopt;
   for (AffineMap map : op.getIndexingMapsArray())
-    if (!map.isProjectedPermutation(/*allowZeroInResults=*/false)) return std::nullopt;
+    if (!map.isProjectedPermutation(/*allowZeroInResults=*/true)) return std::nullopt;
   auto combiner = matchCombiner(op);
   if (!combiner) return std::nullopt;
   Type type = combiner->identity.getType();
@@ -62,7 +62,8 @@ std::optional<Reduction> match(linalg::GenericOp op) {
     // Along the reduced dimension: the memref's innermost dimension, unit stride.
     SmallVector<int64_t> strides;
     int64_t offset;
-    if (cast<AffineDimExpr>(map.getResults().back()).getPosition() != n - 1 ||
+    auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
+    if (!last || last.getPosition() != n - 1 ||
         failed(getStridesAndOffset(memref, strides, offset)) || strides.back() != 1)
       return std::nullopt;
     r.reads.push_back(Read::Vector);
@@ -99,9 +100,7 @@ struct Emitter {
     for (auto [input, read] : llvm::zip(op.getDpsInputOperands(), r.reads)) {
       Value value = input->get();
       if (read != Read::Value) {
-        SmallVector<Value> indices;
-        for (AffineExpr e : op.getMatchingIndexingMap(input).getResults())
-          indices.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
+        SmallVector<Value> indices = indicesAt(b, loc, op.getMatchingIndexingMap(input), ivs);
         auto memref = cast<MemRefType>(value.getType());
         if (read == Read::Vector && lanes)
           value = b.create<vector::LoadOp>(loc, VectorType::get({lanes}, memref.getElementType()), value, indices);
@@ -176,9 +175,8 @@ struct GTCPUReductionsPass : impl::GTCPUReductionsBase<GTCPUReductionsPass> {
         b.create<scf::YieldOp>(loc, r.combiner.build(b, element, tail.getRegionIterArgs()[0]));
       }
       Value output = op.getDpsInitOperand(0)->get();
-      SmallVector<Value> indices;
-      for (AffineExpr e : op.getMatchingIndexingMap(op.getDpsInitOperand(0)).getResults())
-        indices.push_back(outer[cast<AffineDimExpr>(e).getPosition()]);
+      SmallVector<Value> indices = indicesAt(b, loc, op.getMatchingIndexingMap(op.getDpsInitOperand(0)),
+                                                   SmallVector<Value>(outer.begin(), outer.end()));
       Value old = b.create<memref::LoadOp>(loc, output, indices);
       b.create<memref::StoreOp>(loc, r.combiner.build(b, tail.getResult(0), old), output, indices);
     };

@@ -66,7 +66,7 @@ std::optional<Reduction> match(linalg::GenericOp op, int64_t minReduced) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
     return std::nullopt;
   for (AffineMap map : op.getIndexingMapsArray())
-    if (!map.isProjectedPermutation(/*allowZeroInResults=*/false)) return std::nullopt;
+    if (!map.isProjectedPermutation(/*allowZeroInResults=*/true)) return std::nullopt;
   Reduction r{op, {}, {}, {}, {}, {}};
   for (int64_t size : op.getStaticLoopRanges())
     if (ShapedType::isDynamic(size)) return std::nullopt;
@@ -115,10 +115,7 @@ struct Emitter {
     for (OpOperand *input : r.op.getDpsInputOperands()) {
       Value arg = body.getArgument(input->getOperandNumber()), value = input->get();
       if (isa<MemRefType>(value.getType())) {
-        SmallVector<Value> indices;
-        for (AffineExpr e : r.op.getMatchingIndexingMap(input).getResults())
-          indices.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
-        value = b.create<memref::LoadOp>(loc, value, indices);
+        value = b.create<memref::LoadOp>(loc, value, indicesAt(b, loc, r.op.getMatchingIndexingMap(input), ivs));
       }
       map.map(arg, value);
     }
@@ -136,10 +133,7 @@ struct Emitter {
     for (int64_t d : r.parallelDims) sizes.push_back(r.sizes[d]);
     SmallVector<Value> p = r.parallelDims.empty() ? SmallVector<Value>{} : delinearize(linear, sizes);
     for (auto [d, v] : llvm::zip(r.parallelDims, p)) ivs[d] = v;
-    SmallVector<Value> indices;
-    for (AffineExpr e : r.op.getMatchingIndexingMap(r.op.getDpsInitOperand(0)).getResults())
-      indices.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
-    return indices;
+    return indicesAt(b, loc, r.op.getMatchingIndexingMap(r.op.getDpsInitOperand(0)), ivs);
   }
 
   /// gpu.launch over `grid` blocks of `threads` threads (x only), body(block id, thread id).

@@ -3,6 +3,7 @@
 #ifndef GT_DIALECT_TRANSFORMS_REDUCTIONS_H
 #define GT_DIALECT_TRANSFORMS_REDUCTIONS_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/IRMapping.h"
@@ -33,6 +34,17 @@ struct Combiner {
     return copy->getResult(0);
   }
 };
+
+/// The indices an indexing map (a projected permutation, zeros allowed: a kept dimension of
+/// size 1) gives at loop indices `ivs`.
+inline SmallVector<Value> indicesAt(OpBuilder &b, Location loc, AffineMap map, ArrayRef<Value> ivs) {
+  SmallVector<Value> indices;
+  for (AffineExpr e : map.getResults()) {
+    if (auto dim = dyn_cast<AffineDimExpr>(e)) indices.push_back(ivs[dim.getPosition()]);
+    else indices.push_back(b.create<arith::ConstantIndexOp>(loc, cast<AffineConstantExpr>(e).getValue()));
+  }
+  return indices;
+}
 
 /// The combiner of `op` (one output, a body ending in addf/mulf/maximumf/minimumf/maxnumf/
 /// minnumf/addi/muli/max-min si-ui/andi/ori/xori of an element and `%out`), if it has one.
