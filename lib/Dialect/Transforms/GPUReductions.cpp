@@ -19,8 +19,6 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
-#include <limits>
-
 namespace mlir::gt {
 #define GEN_PASS_DEF_GTGPUREDUCTIONS
 #include "gt/Dialect/Passes.h.inc"
