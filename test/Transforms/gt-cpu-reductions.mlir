@@ -121,3 +121,26 @@ func.func @keepdims(%x: memref<64x100xf32>, %m: memref<64x1xf32>, %out: memref<6
   }
   return
 }
+
+// A mask along the reduced axis: a vector<8xi1> is 8 bits in memory, a memref's i1 a byte each,
+// so its lanes are loaded one at a time and inserted; the floats still come in one vector load.
+// CHECK-LABEL: func.func @masked
+// CHECK: scf.for
+// CHECK: vector.load %arg0
+// CHECK-NOT: vector.load %arg1
+// CHECK: memref.load %arg1
+// CHECK: vector.insert %{{.*}}, %{{.*}} [0] : i1 into vector<8xi1>
+// CHECK: vector.insert %{{.*}}, %{{.*}} [7] : i1 into vector<8xi1>
+// CHECK: arith.select %{{.*}} : vector<8xi1>, vector<8xf32>
+func.func @masked(%x: memref<64x100xf32>, %m: memref<64x100xi1>, %out: memref<64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %m : memref<64x100xf32>, memref<64x100xi1>) outs(%out : memref<64xf32>) {
+  ^bb0(%in: f32, %keep: i1, %acc: f32):
+    %v = arith.select %keep, %in, %zero : f32
+    %r = arith.addf %v, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}

@@ -92,6 +92,39 @@ def test_random_programs_fused_equal_eager_bit_for_bit(seed, tmp_path):
     assert fused["results"] == eager["results"]
 
 
+# Reductions over rows long enough for gt-cpu-reductions' vector partials (8 lanes), with a tail
+# (37, 100, 1000 columns) and without (8), over floats, bools (a mask: 1 byte per element in
+# memory, 1 bit per lane in a vector) and keepdims, compared with NumPy; run 3 times so the
+# chain is a hot region.
+REDUCTIONS_PROGRAM = """
+import gt, numpy as np, json
+rng = np.random.default_rng(0)
+out = {}
+for cols in (7, 8, 37, 100, 1000):
+    a = rng.standard_normal((6, cols)).astype(np.float32)
+    m = rng.random((6, cols)) > 0.5
+    x, mask = gt.tensor(a), gt.tensor(m)
+    for step in range(3):
+        s = gt.where(mask, x, -1.0).exp().sum(-1, keepdims=True)
+        vals = [s, (x * 2.0).amax(-1), mask.sum(-1), x.sum(), (x * x).mean(-1)]
+        vals = [v.numpy() for v in vals]
+    expect = [np.exp(np.where(m, a, -1.0)).sum(-1, keepdims=True), (a * 2).max(-1), m.sum(-1), a.sum(),
+              (a * a).mean(-1)]
+    for v, e in zip(vals, expect):
+        assert v.shape == e.shape and np.allclose(v, e, rtol=1e-5, atol=1e-4), (cols, v, e)
+    out[cols] = [v.tolist() for v in vals]
+print(json.dumps({"results": out, "stats": gt.debug.stats()}))
+"""
+
+
+def test_row_reductions_match_numpy_and_fused_equal_eager_bit_for_bit(tmp_path):
+    fused = run_script(REDUCTIONS_PROGRAM, [], tmp_path, GT_JIT_VERIFY="1")
+    s = fused["stats"]
+    assert s["region_replays"] >= 5 and s["region_verify_failures"] == 0, s
+    eager = run_script(REDUCTIONS_PROGRAM, [], tmp_path, GT_JIT="0")
+    assert fused["results"] == eager["results"]
+
+
 def test_mlp_training_fused_matches_eager_and_reaches_steady_state(tmp_path):
     fused = run_script(MLP_STEPS, [6], tmp_path, GT_JIT_VERIFY="1")
     eager = run_script(MLP_STEPS, [6], tmp_path, GT_JIT="0")

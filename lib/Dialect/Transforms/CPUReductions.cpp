@@ -23,7 +23,13 @@ namespace mlir::gt {
 namespace {
 
 /// How an input is read along the reduced dimension.
-enum class Read { Vector, Broadcast, Value };
+enum class Read {
+  Vector,    ///< contiguous along it: one vector load
+  Elements,  ///< contiguous bools: a vector<8xi1> is 8 bits in memory but a memref's i1 is a
+             ///< byte each, so its lanes are loaded one at a time
+  Broadcast, ///< does not depend on it: one load, splat
+  Value      ///< a scalar operand, splat
+};
 
 struct Reduction {
   linalg::GenericOp op;
@@ -66,7 +72,7 @@ std::optional<Reduction> match(linalg::GenericOp op) {
     if (!last || last.getPosition() != n - 1 ||
         failed(getStridesAndOffset(memref, strides, offset)) || strides.back() != 1)
       return std::nullopt;
-    r.reads.push_back(Read::Vector);
+    r.reads.push_back(memref.getElementType().getIntOrFloatBitWidth() % 8 ? Read::Elements : Read::Vector);
   }
   Block &body = op.getRegion().front();
   for (Operation &inner : body.without_terminator()) {
@@ -102,9 +108,17 @@ struct Emitter {
       if (read != Read::Value) {
         SmallVector<Value> indices = indicesAt(b, loc, op.getMatchingIndexingMap(input), ivs);
         auto memref = cast<MemRefType>(value.getType());
-        if (read == Read::Vector && lanes)
+        if (read == Read::Vector && lanes) {
           value = b.create<vector::LoadOp>(loc, VectorType::get({lanes}, memref.getElementType()), value, indices);
-        else
+        } else if (read == Read::Elements && lanes) {
+          Value lanesV = b.create<arith::ConstantOp>(loc, b.getZeroAttr(VectorType::get({lanes}, memref.getElementType())));
+          for (int64_t lane = 0; lane < lanes; ++lane) {
+            SmallVector<Value> at = indices;
+            at.back() = b.create<arith::AddIOp>(loc, at.back(), b.create<arith::ConstantIndexOp>(loc, lane));
+            lanesV = b.create<vector::InsertOp>(loc, b.create<memref::LoadOp>(loc, value, at), lanesV, lane);
+          }
+          value = lanesV;
+        } else
           value = splat(b.create<memref::LoadOp>(loc, value, indices));
       } else {
         value = splat(value);
