@@ -3,6 +3,7 @@
 #include "gt/Worker/Executor.h"
 
 #include "Programs.h"
+#include "../../lib/Worker/Runtime/MatmulShape.h"
 
 #include <gtest/gtest.h>
 
@@ -83,6 +84,40 @@ TEST(Executor, TransposesOfTheLastTwoAxesAreDeferredIntoMatmul) {
   Fetched b = ex.fetch(13);
   EXPECT_EQ(b.type.shape, (Shape{2, 3, 1}));
   EXPECT_EQ(floats(b), (std::vector<float>{5, 7, 9, 4, 5, 6}));
+}
+
+TEST(Executor, ABatchTimesOneMatrixFoldsIntoOneGEMM) {
+  // (2, 2, 3) @ (3, 2): B is one matrix for the whole batch, so the batch folds into A's rows
+  // ((4, 3) @ (3, 2), one GEMM); B stored transposed (2, 3) folds too; a transposed A does not.
+  EXPECT_TRUE(MatmulShape({DType::Float32, {2, 2, 3}}, {DType::Float32, {3, 2}}).foldBatchIntoRows());
+  EXPECT_TRUE(MatmulShape({DType::Float32, {2, 2, 2, 3}}, {DType::Float32, {1, 3, 2}}).foldBatchIntoRows());
+  EXPECT_FALSE(MatmulShape({DType::Float32, {2, 2, 3}}, {DType::Float32, {2, 3, 2}}).foldBatchIntoRows());
+  EXPECT_FALSE(MatmulShape({DType::Float32, {1, 2, 3}}, {DType::Float32, {2, 3, 2}}).foldBatchIntoRows());
+  EXPECT_FALSE(MatmulShape({DType::Float32, {2, 3}}, {DType::Float32, {3, 2}}).foldBatchIntoRows());
+  MatmulShape folded({DType::Float32, {4, 5, 2, 3}}, {DType::Float32, {3, 7}});
+  ASSERT_TRUE(folded.foldBatchIntoRows());
+  EXPECT_EQ(folded.m, 40);
+  EXPECT_EQ(folded.batches, 1);
+
+  Executor ex("");
+  ex.run(upload(1, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {2, 2, 3})); // a
+  ex.run(upload(2, {1, 0, 0, 1, 1, -1}, {3, 2}));                         // b
+  ex.run(op(OpCode::Matmul, 3, {1, 2}));
+  Fetched c = ex.fetch(3);
+  EXPECT_EQ(c.type.shape, (Shape{2, 2, 2}));
+  EXPECT_EQ(floats(c), (std::vector<float>{4, -1, 10, -1, 16, -1, 22, -1}));
+  ex.run(upload(4, {1, 0, 1, 0, 1, -1}, {2, 3}));                         // b^T stored
+  OpAttrs swap;
+  swap.axes = {1, 0};
+  ex.run(op(OpCode::Transpose, 5, {4}, swap));                            // deferred: CblasTrans on the rhs
+  ex.run(op(OpCode::Matmul, 6, {1, 5}));
+  EXPECT_EQ(floats(ex.fetch(6)), (std::vector<float>{4, -1, 10, -1, 16, -1, 22, -1}));
+  OpAttrs batchedSwap;
+  batchedSwap.axes = {0, 2, 1};
+  ex.run(op(OpCode::Transpose, 7, {1}, batchedSwap));                     // a^T: (2, 3, 2), not folded
+  ex.run(upload(8, {1, 0, 0, 1}, {2, 2}));
+  ex.run(op(OpCode::Matmul, 9, {7, 8}));
+  EXPECT_EQ(floats(ex.fetch(9)), (std::vector<float>{1, 4, 2, 5, 3, 6, 7, 10, 8, 11, 9, 12}));
 }
 
 TEST(Executor, RandnIsSeededAndNormal) {

@@ -39,6 +39,20 @@ struct MatmulShape {
     return offset;
   }
   int64_t offsetA(int64_t index) const { return batchOffset(index, batchA, m * k); }
+
+  /// Folds the batch into A's rows when B is one matrix for every batch element and A is fully
+  /// batched: its matrices then lie one after another, so the batch is one GEMM of
+  /// (batches * m) x k times k x n, whose result is C's memory as it is (PyTorch's matmul folds
+  /// the same way). An nn.Linear on (batch, time, features) is this case: one large GEMM runs
+  /// at a BLAS's full speed where `batches` GEMMs of m rows each did not. Only for an A stored
+  /// as its matrices (a transposed A's rows are not contiguous). Returns whether it folded.
+  bool foldBatchIntoRows() {
+    if (batches <= 1 || numElements(batchB) != 1 || batchA != outBatch) return false;
+    m *= batches;
+    batches = 1;
+    batchA.clear(), batchB.clear(), outBatch.clear();
+    return true;
+  }
   int64_t offsetB(int64_t index) const { return batchOffset(index, batchB, k * n); }
 };
 

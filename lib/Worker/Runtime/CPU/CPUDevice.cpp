@@ -29,7 +29,8 @@ constexpr int64_t kBatchPerThreadMaxMNK = 262144;
 /// ... and the least work (multiply-adds, all elements) worth waking the threads for.
 constexpr int64_t kBatchPerThreadMinWork = 1 << 17;
 
-/// NumPy matmul through cblas_{s,d}gemm, one call per batch element; a transposed operand's
+/// NumPy matmul through cblas_{s,d}gemm: one call for a batch that folds into A's rows
+/// (MatmulShape::foldBatchIntoRows), else one call per batch element; a transposed operand's
 /// matrices are stored (k x m) / (n x k) and go to the GEMM as CblasTrans. A batch of small
 /// GEMMs runs its elements on the OpenMP threads (each element's GEMM, hence its result, is the
 /// same as on one thread); larger GEMMs run one after another on OpenBLAS's threads. Returns
@@ -37,6 +38,7 @@ constexpr int64_t kBatchPerThreadMinWork = 1 << 17;
 bool matmulBlas(const TensorType &ta, const void *a, const TensorType &tb, const void *b, const TensorType &tc,
                 void *c, Device::Transposed transposed) {
   MatmulShape s(ta, tb);
+  if (!transposed.lhs) s.foldBatchIntoRows();
   int64_t m = s.m, k = s.k, n = s.n;
   CBLAS_TRANSPOSE opA = transposed.lhs ? CblasTrans : CblasNoTrans, opB = transposed.rhs ? CblasTrans : CblasNoTrans;
   int64_t lda = transposed.lhs ? m : k, ldb = transposed.rhs ? k : n;

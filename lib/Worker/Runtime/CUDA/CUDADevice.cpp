@@ -404,6 +404,7 @@ void CUDADevice::matmul(const TensorType &ta, const void *a, const TensorType &t
     cublas_->check(cublas_->setMathMode(cublasHandle_, allowTF32_ ? kTF32TensorOpMath : kDefaultMath), "cublasSetMathMode");
   }
   MatmulShape s(ta, tb);
+  s.foldBatchIntoRows(); // (batch, m) x k @ k x n as one GEMM
   bool f64 = tc.dtype == DType::Float64;
   // float16/bfloat16 operands and result with float32 accumulation and float32 alpha/beta.
   int type = f64 ? kR64F : tc.dtype == DType::Float16 ? kR16F : tc.dtype == DType::BFloat16 ? kR16BF : kR32F;
