@@ -11,6 +11,7 @@ APT_PACKAGES=(
   pybind11-dev python3-pybind11
   libgloo-dev
   libopenblas-dev libomp-19-dev
+  libgoogle-perftools-dev
   libgtest-dev libgmock-dev
   clang-19 libclang-rt-19-dev
   libcli11-dev
