@@ -23,8 +23,19 @@
 #include <iostream>
 #include <sstream>
 
+// gperftools' tcmalloc (linked into gt-worker, see CMakeLists.txt): keeps the pages of freed
+// spans for later allocations instead of returning them to the system. Absent (a test binary,
+// the fuzzing build), the weak symbol is null.
+extern "C" void MallocExtension_ReleaseFreeMemory() __attribute__((weak));
+
 namespace gt::worker {
 namespace {
+
+/// Returns the allocator's free pages to the system, once a session's buffers are gone: a
+/// session that peaked at gigabytes must not leave the worker holding them for nobody.
+void releaseFreeMemory() {
+  if (MallocExtension_ReleaseFreeMemory) MallocExtension_ReleaseFreeMemory();
+}
 
 /// The dispatcher's rendezvous store, called from the scheduler's thread (a collective's first
 /// use of its group) through the event loop of the main thread, which owns the connection.
@@ -520,7 +531,10 @@ public:
   kj::Promise<void> endSession(EndSessionContext context) override {
     readers_.end(context.getParams().getSession());
     auto ended = handoff<void>();
-    scheduler_.endSession(context.getParams().getSession(), [f = ended.fulfiller] { (*f)->fulfill(); });
+    scheduler_.endSession(context.getParams().getSession(), [f = ended.fulfiller] {
+      releaseFreeMemory(); // (the scheduler freed the session's buffers just before)
+      (*f)->fulfill();
+    });
     return kj::mv(ended.promise);
   }
 
