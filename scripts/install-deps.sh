@@ -38,4 +38,11 @@ if ! "$PYTHON" -c "import numpy, pytest, scikit_build_core, pybind11, lit, safet
   echo "install-deps: pip install ${PIP_PACKAGES[*]}"
   "$PYTHON" -m pip install -q "${PIP_PACKAGES[@]}"
 fi
+# Intel oneMKL for the CPU worker's GEMMs (CMakeLists.txt: GT_BLAS), on x86-64. --no-deps: GT runs
+# MKL on LLVM's libomp (libomp-19-dev), so MKL's own OpenMP runtime (intel-openmp) and TBB are not
+# needed, and a second OpenMP runtime in the worker would make a second pool of threads.
+if [ "$(uname -m)" = x86_64 ] && ! "$PYTHON" -m pip show mkl >/dev/null 2>&1; then
+  echo "install-deps: pip install --no-deps mkl"
+  "$PYTHON" -m pip install -q --no-deps "mkl>=2025,<2027"
+fi
 echo "install-deps: ok"

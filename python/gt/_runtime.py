@@ -63,17 +63,18 @@ def worker_device(index):
 
 
 def worker_threads(num_workers):
-    """BLAS threads of each auto-started CPU worker: $GT_WORKER_THREADS, else None (the BLAS
-    library's default) when $OPENBLAS_NUM_THREADS is set or there is one worker, else the
-    cores this process may use divided among the workers (at least 1). OpenBLAS threads spin
-    while they wait, so workers sharing a machine must not each take every core (torchrun
-    sets OMP_NUM_THREADS=1 for the same reason)."""
+    """Threads of each auto-started CPU worker (its GEMMs' and fused kernels'): $GT_WORKER_THREADS,
+    else None (the libraries' default, or the user's $OMP_NUM_THREADS, $MKL_NUM_THREADS or
+    $OPENBLAS_NUM_THREADS) when one of those is set or there is one worker, else the cores this
+    process may use divided among the workers (at least 1). Waiting threads spin for a while,
+    so workers sharing a machine must not each take every core (torchrun sets
+    OMP_NUM_THREADS=1 for the same reason)."""
     if os.environ.get("GT_WORKER_THREADS"):
         value = os.environ["GT_WORKER_THREADS"]
         if not value.isdigit() or int(value) < 1:
             raise ValueError(f"GT_WORKER_THREADS must be a positive integer, got {value!r}")
         return int(value)
-    if num_workers == 1 or os.environ.get("OPENBLAS_NUM_THREADS"):
+    if num_workers == 1 or any(os.environ.get(v) for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")):
         return None
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, cores // num_workers)

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${GT_FUZZ_SECONDS:-60}
 build=build-fuzz
-CC=clang-19 CXX=clang++-19 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGT_FUZZ=ON \
+CC=clang-19 CXX=clang++-19 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGT_FUZZ=ON -DGT_BLAS=openblas \
   -DPython3_EXECUTABLE="$(command -v python3)" >/dev/null
 cmake --build "$build" --target gt-fuzz-client-batch gt-fuzz-worker-program
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:detect_odr_violation=0}

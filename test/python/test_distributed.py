@@ -517,13 +517,18 @@ def test_local_cpu_workers_split_the_cores(tmp_path, monkeypatch):
     # OpenBLAS threads spin while they wait: n workers on one machine get cores / n each.
     from gt import _runtime
     monkeypatch.delenv("GT_WORKER_THREADS", raising=False)
-    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    for name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
     cores = len(os.sched_getaffinity(0))
     assert _runtime.worker_threads(1) is None  # one worker: the library's default
     assert _runtime.worker_threads(2) == max(1, cores // 2)
     assert _runtime.worker_threads(4 * cores) == 1
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
     assert _runtime.worker_threads(2) is None  # the user's OpenBLAS setting stands
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert _runtime.worker_threads(2) is None  # and so does the user's OpenMP setting (torchrun's)
+    monkeypatch.delenv("OMP_NUM_THREADS")
     monkeypatch.setenv("GT_WORKER_THREADS", "2")
     assert _runtime.worker_threads(4) == 2
     monkeypatch.setenv("GT_WORKER_THREADS", "two")
@@ -532,7 +537,8 @@ def test_local_cpu_workers_split_the_cores(tmp_path, monkeypatch):
     # The workers really run with it (each reports its BLAS threads).
     script = tmp_path / "threads.py"
     script.write_text(THREADS_SCRIPT)
-    env = {k: v for k, v in os.environ.items() if k not in ("GT_WORKER_THREADS", "OPENBLAS_NUM_THREADS")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("GT_WORKER_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")}
     for workers, want in ((2, max(1, cores // 2)), (3, max(1, cores // 3))):
         p = subprocess.run([sys.executable, str(script), str(workers)], capture_output=True, text=True, timeout=120,
                            env=env)

@@ -36,11 +36,12 @@ int main(int argc, char **argv) {
                  "free one); each client proves its session with a token the dispatcher gives it (TLS with "
                  "GT_TLS_CERT and GT_TLS_KEY). A fetch then takes one hop instead of two");
   app.add_option("--threads", options.threads,
-                 "cpu: the threads of each GEMM (OpenBLAS) and of each large fused kernel's loops and each "
-                 "batch of small GEMMs (OpenMP); "
+                 "cpu: the threads of each GEMM (MKL or OpenBLAS) and of each large fused kernel's loops and "
+                 "each batch of small GEMMs (OpenMP; with MKL one pool for both); "
                  "default: the libraries', one per core. Eager kernels run on the worker's one executor "
                  "thread. Workers sharing a machine should split "
-                 "its cores; beside clients on the same cores, set OPENBLAS_THREAD_TIMEOUT=4 so that "
+                 "its cores. Idle OpenMP threads spin KMP_BLOCKTIME ms (default 2) before they sleep; with "
+                 "OpenBLAS, set OPENBLAS_THREAD_TIMEOUT=4 beside clients on the same cores so that "
                  "idle BLAS threads sleep instead of spinning (auto-started workers get it)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--memory", memory,

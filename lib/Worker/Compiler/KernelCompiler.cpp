@@ -121,10 +121,11 @@ struct KernelCompiler::Impl {
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::string targetKey; ///< triple, CPU and features: part of every disk-cache key
   /// gt-cpu-parallel-loops' min-work for fused kernels: the fewest elements a loop nest writes
-  /// to run on several threads (GT_JIT_PARALLEL_MIN; part of targetKey). Waking OpenMP's
-  /// sleeping threads (KMP_BLOCKTIME=0) took 50-150 us on the 2-core development machine, more
-  /// than a 200k-element Adam update takes on one thread (benchmarks/RESULTS.md).
-  static constexpr int64_t kParallelMinElements = int64_t(1) << 20;
+  /// to run on several threads (GT_JIT_PARALLEL_MIN; part of targetKey). While libomp's threads
+  /// still spin from the last loop or GEMM (CPUDevice: KMP_BLOCKTIME=2 ms) a loop of 2^16
+  /// elements gains from a second thread; char_gpt's step (most of its regions write 2^18
+  /// elements) took 42-43 ms with 2^16 or 2^17 against 48 ms with 2^20 (benchmarks/RESULTS.md).
+  static constexpr int64_t kParallelMinElements = int64_t(1) << 16;
   int64_t parallelMinElements = kParallelMinElements;
   std::unordered_map<std::string, std::unique_ptr<Kernel>> kernels; ///< by memory key; guarded by kernelsMu
   std::unordered_map<std::string, std::string> failures;            ///< keys that failed to compile, and why

@@ -25,6 +25,7 @@ namespace {
 /// OpenMP threads, one whole GEMM per thread. At or below it OpenBLAS (0.3.x, interface/gemm.c:
 /// SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD = 65536 * 4) runs a GEMM on the calling thread
 /// alone, so a batch of small GEMMs (attention's per-head products) would otherwise use one core.
+/// (MKL, called inside the parallel loop, runs each GEMM on the thread that calls it.)
 constexpr int64_t kBatchPerThreadMaxMNK = 262144;
 /// ... and the least work (multiply-adds, all elements) worth waking the threads for.
 constexpr int64_t kBatchPerThreadMinWork = 1 << 17;
@@ -33,7 +34,7 @@ constexpr int64_t kBatchPerThreadMinWork = 1 << 17;
 /// (MatmulShape::foldBatchIntoRows), else one call per batch element; a transposed operand's
 /// matrices are stored (k x m) / (n x k) and go to the GEMM as CblasTrans. A batch of small
 /// GEMMs runs its elements on the OpenMP threads (each element's GEMM, hence its result, is the
-/// same as on one thread); larger GEMMs run one after another on OpenBLAS's threads. Returns
+/// same as on one thread); larger GEMMs run one after another on the BLAS's threads. Returns
 /// whether the batch was split over the threads.
 bool matmulBlas(const TensorType &ta, const void *a, const TensorType &tb, const void *b, const TensorType &tc,
                 void *c, Device::Transposed transposed) {
@@ -62,11 +63,21 @@ bool matmulBlas(const TensorType &ta, const void *a, const TensorType &tb, const
   return false;
 }
 
-/// OpenBLAS's thread count, looked up at run time (another BLAS has no such call: nullptr).
+/// The BLAS library's thread count, looked up at run time: OpenBLAS's own pool, or MKL's (which
+/// runs on libomp's threads, shared with the fused kernels); nullptr for another BLAS.
 using GetThreads = int (*)();
 using SetThreads = void (*)(int);
-GetThreads blasGetThreads() { return reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads")); }
-SetThreads blasSetThreads() { return reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")); }
+template <typename F> F lookup(const char *openblas, const char *mkl) {
+  void *f = dlsym(RTLD_DEFAULT, openblas);
+  return reinterpret_cast<F>(f ? f : dlsym(RTLD_DEFAULT, mkl));
+}
+GetThreads blasGetThreads() { return lookup<GetThreads>("openblas_get_num_threads", "MKL_Get_Max_Threads"); }
+SetThreads blasSetThreads() { return lookup<SetThreads>("openblas_set_num_threads", "MKL_Set_Num_Threads"); }
+/// "mkl" or "openblas" (whichever the worker was linked with, CMakeLists.txt's GT_BLAS), else "blas".
+const char *blasName() {
+  if (dlsym(RTLD_DEFAULT, "openblas_get_num_threads")) return "openblas";
+  return dlsym(RTLD_DEFAULT, "MKL_Get_Max_Threads") ? "mkl" : "blas";
+}
 
 /// The first number on the line of `path` that starts with `key` ("MemAvailable:"), or on its
 /// first line when `key` is empty; 0 if there is none ("max" in a cgroup file).
@@ -94,16 +105,20 @@ uint64_t hostMemoryAvailable() {
 
 class CPUDevice final : public Device {
 public:
-  /// `threads` > 0: the threads of each GEMM (OpenBLAS) and of each fused kernel's parallel
-  /// loops (OpenMP); 0: each library's default, one per core. Several workers on one machine
-  /// should split its cores: an OpenBLAS thread spins while it waits for work, so more threads
-  /// than cores slow every process down (gt.gpu_workers(n) gives each of its n workers cores / n).
-  /// OpenMP's threads sleep as soon as a loop ends (KMP_BLOCKTIME=0 unless set), so that they
-  /// leave the cores to the GEMM that usually follows and to the client beside the worker.
+  /// `threads` > 0: the threads of each GEMM and of each fused kernel's parallel loops; 0: the
+  /// libraries' default, one per core. With MKL both are libomp's one pool of threads; with
+  /// OpenBLAS, GEMMs run on OpenBLAS's own. Several workers on one machine should split its
+  /// cores: a waiting thread spins for a while, so more threads than cores slow every process
+  /// down (gt.gpu_workers(n) gives each of its n workers cores / n).
+  /// libomp's threads spin 2 ms after a loop or GEMM before they sleep (KMP_BLOCKTIME=2 unless
+  /// set): the units of a step follow one another closely, and waking sleeping threads took
+  /// 50-150 us on the 2-core development machine, so with KMP_BLOCKTIME=0 (sleep at once) the
+  /// char_gpt step took 55 ms against 42-43 with 1-20 ms (MKL; benchmarks/RESULTS.md). 2 ms
+  /// bounds what the spinning takes from the client issuing the next step beside the worker.
   explicit CPUDevice(int threads) {
     // Read when libomp starts (its first call, below). The environment, not omp_set_num_threads:
     // that sets the calling thread's count, and kernels run on the executor's thread.
-    ::setenv("KMP_BLOCKTIME", "0", /*overwrite=*/0);
+    ::setenv("KMP_BLOCKTIME", "2", /*overwrite=*/0);
     if (threads > 0) ::setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), /*overwrite=*/1);
     (void)omp_get_max_threads();
     if (threads <= 0) return;
@@ -112,7 +127,8 @@ public:
   std::string describe() const override {
     GetThreads get = blasGetThreads();
     std::string kernels = ", " + std::to_string(omp_get_max_threads()) + " kernel threads";
-    return get ? "cpu, " + std::to_string(get()) + " BLAS threads" + kernels : "cpu" + kernels;
+    std::string blas = std::string(", ") + blasName();
+    return get ? "cpu" + blas + " with " + std::to_string(get()) + " threads" + kernels : "cpu" + blas + kernels;
   }
   std::vector<std::pair<std::string, double>> counters() const override {
     std::vector<std::pair<std::string, double>> out{{"kernel_threads", double(omp_get_max_threads())},
