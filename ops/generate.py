@@ -84,6 +84,8 @@ HELPERS = {
     "sign": ("x", "-1, 0 or 1 by the sign of x, in x's dtype"),
     "zeros_like": ("x", "zeros of x's shape and dtype"),
     "mT": ("x", "x with its last two axes swapped"),
+    "matmul_rhs_grad": ("lhs, g, rhs", "mT(lhs) @ g summed to rhs's shape; one product over all of lhs's rows "
+                                       "when rhs is one matrix that every batch element of lhs multiplied"),
     "inverse_perm": ("perm", "the inverse of a permutation (a list of ints)"),
     "expand_reduced": ("g, x, axes, keepdims", "a reduction's gradient broadcast back to x's shape"),
     "reduced_count": ("x, axes", "the number of elements a reduction over axes combines (a number)"),

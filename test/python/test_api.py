@@ -558,7 +558,7 @@ def test_tensor_methods():
 # ---------------------------------------------------------------- linear algebra
 
 MATMUL_SHAPES = [((3, 4), (4, 5)), ((4,), (4, 2)), ((3, 4), (4,)), ((4,), (4,)), ((2, 3, 4), (4, 5)),
-                 ((2, 1, 3, 4), (5, 4, 2)), ((1, 4), (3, 4, 1))]
+                 ((2, 1, 3, 4), (5, 4, 2)), ((1, 4), (3, 4, 1)), ((2, 3, 2, 4), (4, 5)), ((2, 3, 4), (1, 4, 5))]
 
 
 @pytest.mark.parametrize("sa,sb", MATMUL_SHAPES, ids=str)
@@ -566,6 +566,18 @@ def test_batched_matmul_with_broadcasting(sa, sb):
     a, b = data(sa, np.float32), data(sb, np.float32)
     check(gt.tensor(a) @ gt.tensor(b), np.matmul(a.astype(np.float64), b.astype(np.float64)), atol=1e-5)
     check_grad(gt.matmul, np.matmul, data(sa, np.float64), data(sb, np.float64))
+
+
+def test_the_gradient_of_a_matrix_every_batch_element_multiplied_is_one_product():
+    # (B, T, k) @ (k, n), as a tied output head: rhs's gradient is one (k, B*T) @ (B*T, n)
+    # product, as PyTorch's matmul backward, not B products of T rows summed afterwards.
+    a0, b0 = data((3, 5, 4), np.float64), data((4, 6), np.float64)
+    a, b = gt.tensor(a0, requires_grad=True), gt.tensor(b0, requires_grad=True)
+    ops = _ops_of_backward(((a @ b) ** 2).sum())
+    assert ops.count("matmul") == 2 and "sum" not in ops, ops
+    g = 2 * (a0 @ b0)
+    check(b.grad, a0.reshape(15, 4).T @ g.reshape(15, 6), atol=1e-10)
+    check(a.grad, g @ b0.T, atol=1e-10)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16], ids=lambda d: np.dtype(d).name)
