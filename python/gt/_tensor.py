@@ -300,6 +300,47 @@ def _op(name, *operands, backward=None, **attrs):
     return out
 
 
+def _foreach(name, *operands, **attrs):
+    """Op `name` on the i-th element of each list among `operands`, for every i, as PyTorch's
+    torch._foreach_* ops (its optimizers' default path): one call into the client core records
+    them all, instead of one Python call per tensor. Each operand is a list of n Tensors or
+    numbers, or one Tensor or number for every i (a number becomes a 0-d tensor like that
+    element's first tensor, as in `_op`). Returns the n results, in order. Records no autograd
+    history (an optimizer's update runs under no_grad). Raises ValueError for lists of
+    different lengths, and what `_op` raises for the first element that fails."""
+    lists = [o for o in operands if isinstance(o, (list, tuple))]
+    n = max((len(o) for o in lists), default=0)
+    if n == 0:
+        return []
+    tensors = next((o for o in lists if isinstance(o[0], Tensor)), None)
+    if tensors is None:
+        raise TypeError(f"{name}: foreach needs a list of gt.Tensors among its operands")
+    ids = []
+    for o in operands:
+        if isinstance(o, Tensor):
+            ids.append([o._h.id])
+        elif isinstance(o, (list, tuple)):
+            if len(o) != n:
+                raise ValueError(f"{name}: foreach over lists of {len(o)} and {n} elements")
+            ids.append([(x if isinstance(x, Tensor) else _scalar(x, tensors[i]))._h.id for i, x in enumerate(o)])
+        else:
+            ids.append([_scalar(o, t)._h.id for t in tensors])
+    if attrs:
+        for k, v in attrs.items():
+            if isinstance(v, _dt.dtype):
+                attrs[k] = v.code
+    code = _codes.get(name)
+    if code is None:
+        code = _codes[name] = _C.op_code(name)
+    client = _runtime._client or _runtime.client()
+    start = time.perf_counter_ns() if _trace is not None else 0
+    out = [Tensor(*r) for r in client.op_foreach(code, ids, attrs)]
+    if _trace is not None:
+        for t in out:
+            _trace.op(name, start, t)
+    return out
+
+
 def _as_tensors(name, operands):
     """`operands` with numbers as 0-d tensors like the first tensor among them."""
     ref = None

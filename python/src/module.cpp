@@ -8,6 +8,7 @@
 #include <frameobject.h>
 #include <structmember.h>
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace py = pybind11;
@@ -332,6 +333,34 @@ PYBIND11_MODULE(_C, m) {
            py::arg("op"), py::arg("operands"), py::arg("attrs") = py::dict(),
            "As emit, for gt.Tensor: returns (Handle, shape, gt.dtype); the Handle frees the tensor when "
            "it goes.")
+      .def("op_foreach",
+           [](py::object self, int op, const std::vector<std::vector<uint64_t>> &operands, const py::dict &attrs) {
+             client::Client &c = self.cast<client::Client &>();
+             size_t n = 0;
+             for (const auto &ids : operands) n = std::max(n, ids.size());
+             for (const auto &ids : operands)
+               if (ids.size() != n && ids.size() != 1)
+                 throw std::invalid_argument("foreach: operand lists of " + std::to_string(ids.size()) + " and " +
+                                             std::to_string(n) + " tensors");
+             if (op < 0 || op >= int(OpCode::NumOps)) throw std::invalid_argument("unknown op code " + std::to_string(op));
+             OpAttrs a = attrs.empty() ? OpAttrs{} : attrsFromPython(OpCode(op), attrs);
+             lastLocation = userLocation();
+             py::list out(n);
+             std::vector<uint64_t> args(operands.size());
+             for (size_t i = 0; i < n; ++i) {
+               for (size_t k = 0; k < operands.size(); ++k) args[k] = operands[k][operands[k].size() == 1 ? 0 : i];
+               // A bad element raises at the user's line; the results recorded before it are
+               // freed with the list that held them.
+               auto [id, t] = c.emit(OpCode(op), args, OpAttrs(a), {}, lastLocation);
+               out[i] = handleTuple(self, c, id, t);
+             }
+             return out;
+           },
+           py::arg("op"), py::arg("operands"), py::arg("attrs") = py::dict(),
+           "op on the i-th tensor of each operand list, for each i (torch._foreach_*'s loop, in C++): "
+           "`operands` holds one list of ids per operand, of n ids or of 1 (the same tensor for every i). "
+           "Returns n (Handle, shape, gt.dtype). Raises as op for the first element that fails, and "
+           "ValueError for lists of different lengths.")
       .def("upload_tensor", [](py::object self, py::buffer data, Shape shape, int dtype) {
         client::Client &c = self.cast<client::Client &>();
         auto [id, t] = recordUpload(c, data, std::move(shape), dtype);

@@ -106,6 +106,72 @@ def test_zero_grad_and_parameters_update():
     assert m.weight.grad is None
 
 
+def _reference_step(kind, hp, p, g, st):
+    """torch.optim's update of one float64 parameter, in NumPy (the formulas in gt.optim's
+    docstrings); `st` is the parameter's state."""
+    if kind == "sgd":
+        g = g + hp.get("weight_decay", 0) * p
+        if hp.get("momentum"):
+            buf = st.get("buf")
+            buf = g if buf is None else hp["momentum"] * buf + (1 - hp.get("dampening", 0)) * g
+            st["buf"] = buf
+            g = g + hp["momentum"] * buf if hp.get("nesterov") else buf
+        return p - hp["lr"] * g
+    b1, b2 = hp.get("betas", (0.9, 0.999))
+    wd, lr = hp.get("weight_decay", 0.01 if kind == "adamw" else 0.0), hp["lr"]
+    if kind == "adamw":
+        p = p - lr * wd * p
+    else:
+        g = g + wd * p
+    t = st["t"] = st.get("t", 0) + 1
+    m = st["m"] = b1 * st.get("m", 0) + (1 - b1) * g
+    v = st["v"] = b2 * st.get("v", 0) + (1 - b2) * g * g
+    return p - lr / (1 - b1 ** t) * m / (np.sqrt(v) / np.sqrt(1 - b2 ** t) + 1e-8)
+
+
+@pytest.mark.parametrize("kind,hp", [
+    ("sgd", dict(lr=0.1)), ("sgd", dict(lr=0.1, momentum=0.9, weight_decay=0.01)),
+    ("sgd", dict(lr=0.1, momentum=0.9, dampening=0.2)), ("sgd", dict(lr=0.1, momentum=0.9, nesterov=True)),
+    ("adam", dict(lr=0.01)), ("adam", dict(lr=0.01, weight_decay=0.1, betas=(0.8, 0.99))), ("adamw", dict(lr=0.01)),
+], ids=lambda v: v if isinstance(v, str) else ",".join(f"{k}={x}" for k, x in v.items()))
+def test_optimizers_match_torch_optims_formulas(kind, hp):
+    # Updates are foreach ops over a group's parameters (gt._tensor._foreach); each parameter
+    # still gets torch.optim's per-parameter update. `late` has no gradient in the first two
+    # steps (skipped, then its first moments start late) and `none` never has one.
+    rng = np.random.default_rng(1)
+    init = {n: rng.standard_normal(s) for n, s in (("w", (3, 4)), ("b", (4,)), ("late", (2,)), ("none", (2,)))}
+    params = {n: gt.tensor(a, dtype=gt.float64, requires_grad=True) for n, a in init.items()}
+    make = {"sgd": gt.optim.SGD, "adam": gt.optim.Adam, "adamw": gt.optim.AdamW}[kind]
+    opt = make(list(params.values()), **hp)
+    want, states = dict(init), {n: {} for n in init}
+    for step in range(4):
+        x = rng.standard_normal((5, 3))
+        y = gt.tensor(x) @ params["w"] + params["b"]
+        loss = (y * y).sum() + ((params["late"] ** 2).sum() * 3.0 if step >= 2 else 0.0)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        yy = x @ want["w"] + want["b"]
+        grads = {"w": x.T @ (2 * yy), "b": (2 * yy).sum(0), "late": 6 * want["late"] if step >= 2 else None}
+        for n, g in grads.items():
+            if g is not None:
+                want[n] = _reference_step(kind, hp, want[n], g, states[n])
+    for n, p in params.items():
+        check(p, want[n], atol=1e-10)
+
+
+def test_foreach_ops_check_their_lists():
+    a, b = [gt.ones(2), gt.ones(3)], [gt.ones(2)]
+    with pytest.raises(ValueError, match="foreach over lists of 1 and 2 elements"):
+        gt._tensor._foreach("add", a, b)
+    with pytest.raises(gt.ShapeError):
+        gt._tensor._foreach("add", a, [gt.ones(2), gt.ones(4)])
+    out = gt._tensor._foreach("mul", a, [2.0, 3.0])
+    check(out[0], [2.0, 2.0])
+    check(out[1], [3.0, 3.0, 3.0])
+    assert gt._tensor._foreach("add", [], 1.0) == []
+
+
 def test_each_optimizer_step_is_one_batch_the_plan_cache_recognizes():
     # A loop that never reads a value back: each step() ends a batch, so every step after the
     # first few is the same batch again (a plan cache hit), for gt's optimizers and for a

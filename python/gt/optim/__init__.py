@@ -10,12 +10,19 @@ with the same structure each time, which the dispatcher's plan cache recognizes;
 loop that reads nothing back is cut every 2048 instructions, anywhere in a step, and every batch
 looks new to the dispatcher (capture and passes again: benchmarks/overhead.py's 60000-image
 MLP epoch took 3.8-4.0 s instead of 2.2 s).
+
+The updates are written with foreach ops (gt._tensor._foreach, as PyTorch's optimizers use
+torch._foreach_*): each line of an update is one call into the client core for all of a
+group's parameters, not one Python call per parameter. The instructions, and so the results,
+are those of the per-parameter formulas in the docstrings; the client's time for a char_gpt
+AdamW step (28 parameters, 420 instructions) went from about 2.0 to 0.5 ms.
 """
 import functools
 import math
 
 from .. import _functions as T
 from .. import _runtime
+from .._tensor import _foreach
 from ..autograd import no_grad
 from . import lr_scheduler
 
@@ -73,6 +80,12 @@ class Optimizer:
         raise NotImplementedError
 
 
+def _assign_all(params, values):
+    """params[i] now holds values[i] (as `p -= ...` rebinds p's tensor in place)."""
+    for p, value in zip(params, values):
+        p._assign(value)
+
+
 def _check_lr(lr):
     if lr < 0:
         raise ValueError(f"Invalid learning rate: {lr}")
@@ -94,17 +107,25 @@ class SGD(Optimizer):
         with no_grad():
             for group in self.param_groups:
                 lr, momentum, wd = group["lr"], group["momentum"], group["weight_decay"]
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    g = p.grad + wd * p if wd else p.grad
-                    if momentum:
-                        st = self._state(p)
-                        buf = st.get("momentum_buffer")
-                        buf = g if buf is None else buf * momentum + (1 - group["dampening"]) * g
-                        st["momentum_buffer"] = buf
-                        g = g + momentum * buf if group["nesterov"] else buf
-                    p -= lr * g
+                params = [p for p in group["params"] if p.grad is not None]
+                grads = [p.grad for p in params]
+                if not params:
+                    continue
+                if wd:
+                    grads = _foreach("add", grads, _foreach("mul", params, wd))
+                if momentum:
+                    states = [self._state(p) for p in params]
+                    bufs = [st.get("momentum_buffer") for st in states]
+                    old = [i for i, b in enumerate(bufs) if b is not None]  # (buf = g at the first step)
+                    updated = _foreach("add", _foreach("mul", [bufs[i] for i in old], momentum),
+                                       _foreach("mul", [grads[i] for i in old], 1 - group["dampening"]))
+                    bufs = list(grads)
+                    for i, b in zip(old, updated):
+                        bufs[i] = b
+                    for st, b in zip(states, bufs):
+                        st["momentum_buffer"] = b
+                    grads = _foreach("add", grads, _foreach("mul", bufs, momentum)) if group["nesterov"] else bufs
+                _assign_all(params, _foreach("sub", params, _foreach("mul", grads, lr)))
 
 
 class Adam(Optimizer):
@@ -123,22 +144,36 @@ class Adam(Optimizer):
         with no_grad():
             for group in self.param_groups:
                 lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    g = p.grad
-                    if wd and self.decoupled:
-                        p -= (lr * wd) * p
-                    elif wd:
-                        g = g + wd * p
-                    st = self._state(p)
-                    t = st["step"] = st.get("step", 0) + 1
-                    m, v = st.get("exp_avg"), st.get("exp_avg_sq")
-                    m = g * (1 - b1) if m is None else m * b1 + g * (1 - b1)
-                    v = g * g * (1 - b2) if v is None else v * b2 + g * g * (1 - b2)
-                    st["exp_avg"], st["exp_avg_sq"] = m, v
-                    c1, c2 = 1 - b1 ** t, 1 - b2 ** t
-                    p -= (lr / c1) * m / (T.sqrt(v) / math.sqrt(c2) + eps)
+                params = [p for p in group["params"] if p.grad is not None]
+                grads = [p.grad for p in params]
+                if not params:
+                    continue
+                if wd and self.decoupled:
+                    _assign_all(params, _foreach("sub", params, _foreach("mul", params, lr * wd)))
+                elif wd:
+                    grads = _foreach("add", grads, _foreach("mul", params, wd))
+                states = [self._state(p) for p in params]
+                steps = []
+                for st in states:
+                    st["step"] = st.get("step", 0) + 1
+                    steps.append(st["step"])
+                # m = g (1-b1) and v = g^2 (1-b2) at a parameter's first step, else the moving averages.
+                first = [i for i, st in enumerate(states) if st.get("exp_avg") is None]
+                later = [i for i, st in enumerate(states) if st.get("exp_avg") is not None]
+                g1, g2 = [grads[i] for i in first], [grads[i] for i in later]
+                new_m = _foreach("mul", g1, 1 - b1) + _foreach(
+                    "add", _foreach("mul", [states[i]["exp_avg"] for i in later], b1), _foreach("mul", g2, 1 - b1))
+                new_v = _foreach("mul", _foreach("mul", g1, g1), 1 - b2) + _foreach(
+                    "add", _foreach("mul", [states[i]["exp_avg_sq"] for i in later], b2),
+                    _foreach("mul", _foreach("mul", g2, g2), 1 - b2))
+                for i, m, v in zip(first + later, new_m, new_v):
+                    states[i]["exp_avg"], states[i]["exp_avg_sq"] = m, v
+                m = [states[i]["exp_avg"] for i in range(len(params))]
+                v = [states[i]["exp_avg_sq"] for i in range(len(params))]
+                step_size = [lr / (1 - b1 ** t) for t in steps]
+                root_c2 = [math.sqrt(1 - b2 ** t) for t in steps]
+                denominator = _foreach("add", _foreach("div", _foreach("sqrt", v), root_c2), eps)
+                _assign_all(params, _foreach("sub", params, _foreach("div", _foreach("mul", step_size, m), denominator)))
 
 
 class AdamW(Adam):
