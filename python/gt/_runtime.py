@@ -365,26 +365,37 @@ def _set_configured(names):
     apply_signal()
 
 
+def gradient_signal_of(node_signal):
+    """The signal a node's gradient ops carry, as the session's (name, is_backward), given the
+    (name, backward) that was current when the node's op ran: its `backward=`, or its own
+    signal marked as a gradient so the config's `backward:` entry applies; ("", False) for a
+    node without a signal."""
+    if node_signal and node_signal[0]:
+        name, backward = node_signal
+        return (backward, False) if backward else (name, True)
+    return ("", False)
+
+
 @contextlib.contextmanager
-def gradient_signal(node_signal):
-    """Inside autograd: the signal a node's gradient ops carry, given the (name, backward) that
-    was current when the node's op ran: its `backward=`, or its own signal marked as a gradient
-    so the config's `backward:` entry applies. Nothing changes when neither the node nor the
-    present has a signal."""
-    if (node_signal is None or node_signal[0] is None) and current_signal()[0] is None:
-        yield
-        return
+def gradient_signals():
+    """Inside autograd's backward pass: yields `use(node_signal)`, which makes the gradient ops
+    issued next carry that node's signal (gradient_signal_of), telling the session only when it
+    changes (consecutive nodes mostly share one); the session's signal is restored at the end.
+    Nothing changes when neither the nodes nor the present have a signal."""
     c = client()
     previous = c.signal()
-    name, backward = node_signal if node_signal and node_signal[0] else (None, None)
-    if backward:
-        c.set_signal(backward, False)
-    else:
-        c.set_signal(name or "", bool(name))
+    last = [previous]
+
+    def use(node_signal):
+        s = gradient_signal_of(node_signal)
+        if s != last[0]:
+            c.set_signal(*s)
+            last[0] = s
     try:
-        yield
+        yield use
     finally:
-        c.set_signal(*previous)
+        if last[0] != previous:
+            c.set_signal(*previous)
 
 
 def _last_log_line():

@@ -84,25 +84,27 @@ def backward(root, gradient, retain_graph=False):
                     stack.append((i, False))
 
     grads = {id(root): gradient}
-    with no_grad():
+    with no_grad(), _runtime.gradient_signals() as use_signal:
         for t in reversed(order):
             g = grads.pop(id(t), None)
             if g is None:
                 continue
-            g = _derivatives.materialize(g)  # the gradients of slices of t, joined (SliceGrad)
-            if t._node is None:  # a leaf: accumulate
+            if type(g) is _derivatives.SliceGrad:
+                g = _derivatives.materialize(g)  # the gradients of slices of t, joined
+            node = t._node
+            if node is None:  # a leaf: accumulate
                 t.grad = g if t.grad is None else t.grad + g
                 continue
-            node = t._node
             # Gradient ops carry the forward op's signal, marked as backward (gt.signal).
-            with _runtime.gradient_signal(node.signal):
-                for inp, ig in zip(node.inputs, node.backward(g, t, node.inputs, node.attrs)):
-                    if ig is None or not inp.requires_grad:
-                        continue
-                    k = id(inp)
-                    grads[k] = _accumulate(grads.get(k), ig)
+            use_signal(node.signal)
+            for inp, ig in zip(node.inputs, node.backward(g, t, node.inputs, node.attrs)):
+                if ig is None or not inp.requires_grad:
+                    continue
+                k = id(inp)
+                total = grads.get(k)
+                grads[k] = ig if total is None else _accumulate(total, ig)
             if not retain_graph:
-                t._node = Node(_freed, (), None, None)  # release the saved tensors
+                t._node = _FREED  # release the saved tensors
 
 
 def _accumulate(total, g):
@@ -117,3 +119,6 @@ def _accumulate(total, g):
 def _freed(*args):
     raise RuntimeError("Trying to backward through the graph a second time; pass retain_graph=True "
                        "to the first backward() if you need to")
+
+
+_FREED = Node(_freed, (), None, None)  # a node whose saved tensors backward released
