@@ -104,6 +104,31 @@ func.func @independent_chains(%x: tensor<4xf32>, %w: tensor<4xf32>) {
   return
 }
 
+// CHECK-LABEL: func.func @chains_sharing_a_scalar
+// Two parameters' updates issued op by op (foreach: both muls, then both subs), reading one
+// scalar fill: one region per parameter, each whole (its product stays inside), not one region
+// per op; the fill, read by both, stays out of them.
+// CHECK: %[[LR:.*]] = gt.full
+// CHECK: gt.region(%arg1, %[[LR]], %arg0)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: gt.mul
+// CHECK-NEXT: gt.sub
+// CHECK: gt.region(%arg3, %[[LR]], %arg2) {gt.worker = 0 : i64, hot
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: gt.mul
+// CHECK-NEXT: gt.sub
+func.func @chains_sharing_a_scalar(%p: tensor<4xf32>, %g: tensor<4xf32>, %q: tensor<4xf32>, %h: tensor<4xf32>) {
+  %lr = gt.full {value = 0.1 : f64, gt.worker = 0 : i64} : tensor<f32>
+  %0 = gt.mul %g, %lr {gt.worker = 0 : i64} : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+  %1 = gt.mul %h, %lr {gt.worker = 0 : i64} : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+  %2 = gt.sub %p, %0 {gt.worker = 0 : i64} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %3 = gt.sub %q, %1 {gt.worker = 0 : i64} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  gt.free %0 {gt.worker = 0 : i64} : tensor<4xf32>
+  gt.free %1 {gt.worker = 0 : i64} : tensor<4xf32>
+  gt.free %lr {gt.worker = 0 : i64} : tensor<f32>
+  return
+}
+
 // CHECK-LABEL: func.func @interleaved_chains
 // Chain A (mul, tanh) starts first and ends last, around chain B (exp, neg). The free of A's
 // input %x, which sat inside the run, must follow A's region, placed last (found with
