@@ -27,7 +27,8 @@ from ._functions import (
 from ._ops import *  # noqa: E402,F401,F403 (every function generated from ops/*.yaml: `python: generated`)
 from . import _indexing  # noqa: F401 (registers Tensor.__getitem__ / __setitem__)
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
-from . import nn, optim, debug, signal, profiler
+from ._tensor import Generator, randperm
+from . import nn, optim, debug, signal, profiler, utils
 from .serialization import save, load
 
 RemoteError = _C.RemoteError

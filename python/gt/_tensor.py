@@ -11,6 +11,7 @@ their Tensor methods here with `_method`; gt._indexing adds `x[...]`.
 """
 import builtins
 import math
+import os
 import struct
 import time
 
@@ -443,6 +444,41 @@ def manual_seed(seed):
 def _next_seed():
     _seed[1] += 1
     return (_seed[0] * 1_000_003 + _seed[1]) & 0x7FFFFFFFFFFFFFFF
+
+
+class Generator:
+    """A source of random draws for what takes `generator=` (gt.randperm, gt.utils.data's
+    RandomSampler, DataLoader and random_split), as torch.Generator: `manual_seed(seed)` (returns
+    the generator), `initial_seed()`, `seed()` (a fresh random seed, returned). Its draws are a
+    counter-based stream like gt.manual_seed's; the default seed is PyTorch's, 67280421310721.
+    `device` is accepted and ignored."""
+
+    def __init__(self, device="cpu"):
+        self._state = [67280421310721, 0]
+
+    def manual_seed(self, seed):
+        self._state = [builtins.int(seed), 0]
+        return self
+
+    def initial_seed(self):
+        return self._state[0]
+
+    def seed(self):
+        self._state = [builtins.int.from_bytes(os.urandom(8), "little") >> 1, 0]
+        return self._state[0]
+
+    def _next_seed(self):
+        self._state[1] += 1
+        return (self._state[0] * 1_000_003 + self._state[1]) & 0x7FFFFFFFFFFFFFFF
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """A random permutation of 0 .. n-1 (int64 unless `dtype`), drawn on the client from
+    `generator` (a gt.Generator) or gt.manual_seed's stream and uploaded (`device` is
+    accepted for PyTorch's signature; see gt.device)."""
+    seed = generator._next_seed() if generator is not None else _next_seed()
+    order = np.random.default_rng(seed).permutation(builtins.int(n))
+    return tensor(order, dtype=dtype or "int64", requires_grad=requires_grad)
 
 
 def _leaf(t, requires_grad):

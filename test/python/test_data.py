@@ -1,0 +1,179 @@
+"""gt.utils.data: datasets, samplers, collation and the DataLoader, as torch.utils.data."""
+from collections import namedtuple
+
+import numpy as np
+import pytest
+
+import gt
+from gt.utils.data import (BatchSampler, ConcatDataset, DataLoader, Dataset, IterableDataset, RandomSampler,
+                           SequentialSampler, Subset, TensorDataset, default_collate, random_split)
+from conftest import check
+
+X = np.arange(30, dtype=np.float32).reshape(10, 3)
+Y = np.arange(10, dtype=np.int64) * 7
+
+
+def tensor_dataset():
+    return TensorDataset(gt.tensor(X), gt.tensor(Y))
+
+
+def rows_of(batches):
+    """The row numbers a list of (x, y) batches holds, in order (each row of X starts at 3 * i)."""
+    out = []
+    for xb, yb in batches:
+        xs, ys = xb.numpy(), yb.numpy()
+        assert (xs[:, 0] // 3 * 7 == ys).all(), (xs, ys)  # x and y of one sample stay together
+        out += (xs[:, 0] // 3).astype(int).tolist()
+    return out
+
+
+@pytest.mark.parametrize("batch_size,drop_last,sizes", [(4, False, [4, 4, 2]), (4, True, [4, 4]), (10, False, [10]),
+                                                         (3, True, [3, 3, 3])])
+def test_batches_in_order(batch_size, drop_last, sizes):
+    loader = DataLoader(tensor_dataset(), batch_size=batch_size, drop_last=drop_last)
+    batches = list(loader)
+    assert len(loader) == len(sizes) and [len(xb) for xb, _ in batches] == sizes
+    assert rows_of(batches) == list(range(sum(sizes)))
+    assert batches[0][0].dtype == gt.float32 and batches[0][1].dtype == gt.int64
+    check(batches[-1][0], X[sum(sizes[:-1]):sum(sizes)])
+
+
+def test_shuffle_draws_a_new_order_each_epoch_reproducibly():
+    def epochs(generator):
+        loader = DataLoader(tensor_dataset(), batch_size=3, shuffle=True, generator=generator)
+        return [rows_of(loader) for _ in range(3)]
+    a = epochs(gt.Generator().manual_seed(5))
+    assert a == epochs(gt.Generator().manual_seed(5))  # the same seed, the same orders
+    assert a != epochs(gt.Generator().manual_seed(6))
+    assert all(sorted(e) == list(range(10)) for e in a)  # every sample once per epoch
+    assert len({tuple(e) for e in a}) == 3  # a new order each epoch
+    gt.manual_seed(1)  # without a generator: gt.manual_seed's stream
+    b = epochs(None)
+    gt.manual_seed(1)
+    assert epochs(None) == b
+
+
+def test_a_tensor_dataset_batch_is_one_indexing_op_per_tensor():
+    loader = DataLoader(tensor_dataset(), batch_size=5, shuffle=True, generator=gt.Generator().manual_seed(0))
+    it = iter(loader)
+    next(it)  # the dataset's tensors are made
+    before = len(gt.debug.get_tape())
+    xb, yb = next(it)
+    ops = [e["op"] for e in gt.debug.get_tape()[before:] if e["op"] != "free"]
+    # The indices are uploaded once and gathered from each tensor: no per-sample op, no stack.
+    assert ops == ["upload", "index_select", "index_select"], ops
+    sequential = DataLoader(tensor_dataset(), batch_size=5)
+    it = iter(sequential)
+    before = len(gt.debug.get_tape())
+    next(it)
+    ops = [e["op"] for e in gt.debug.get_tape()[before:] if e["op"] != "free"]
+    assert ops == ["slice", "slice"], ops  # consecutive indices: a slice of each tensor
+    with pytest.raises(IndexError, match="index 10 is out of range for a dataset of 10 samples"):
+        next(iter(DataLoader(tensor_dataset(), sampler=[3, 10], batch_size=2)))
+    xb, _ = next(iter(DataLoader(tensor_dataset(), sampler=[-1, 0], batch_size=2)))
+    check(xb, X[[9, 0]])
+
+
+class Squares(Dataset):
+    """Samples of Python numbers, NumPy arrays and dicts, for default_collate."""
+
+    def __len__(self):
+        return 6
+
+    def __getitem__(self, i):
+        return {"x": np.full((2,), i, dtype=np.float32), "i": i, "f": i / 2, "ok": i % 2 == 0, "name": f"s{i}"}
+
+
+def test_default_collate_of_numbers_arrays_and_dicts():
+    batch = next(iter(DataLoader(Squares(), batch_size=4)))
+    assert batch["x"].shape == (4, 2) and batch["x"].dtype == gt.float32
+    check(batch["x"], [[0, 0], [1, 1], [2, 2], [3, 3]])
+    assert batch["i"].dtype == gt.int64 and batch["i"].numpy().tolist() == [0, 1, 2, 3]
+    assert batch["f"].dtype == gt.float64  # Python floats: float64, as PyTorch
+    assert batch["ok"].dtype == gt.bool and batch["ok"].numpy().tolist() == [True, False, True, False]
+    assert batch["name"] == ["s0", "s1", "s2", "s3"]
+    Point = namedtuple("Point", "x y")
+    p = default_collate([Point(1, 2.0), Point(3, 4.0)])
+    assert isinstance(p, Point) and p.x.numpy().tolist() == [1, 3]
+    pair = default_collate([(gt.ones(2), 1), (gt.zeros(2), 0)])  # gt Tensors are stacked
+    check(pair[0], [[1, 1], [0, 0]])
+    with pytest.raises(RuntimeError, match="equal size"):
+        default_collate([np.zeros(2), np.zeros(3)])
+    with pytest.raises(TypeError, match="found object"):
+        default_collate([object()])
+
+
+def test_collate_fn_sampler_and_batch_sampler():
+    loader = DataLoader(Squares(), batch_size=2, collate_fn=lambda samples: [s["i"] for s in samples])
+    assert list(loader) == [[0, 1], [2, 3], [4, 5]]
+    loader = DataLoader(Squares(), batch_size=None)  # no batching: samples as they are
+    assert [s["i"] for s in loader] == list(range(6))
+    loader = DataLoader(Squares(), batch_sampler=[[5, 0], [3]], collate_fn=lambda s: [x["i"] for x in s])
+    assert list(loader) == [[5, 0], [3]]
+    loader = DataLoader(Squares(), sampler=[4, 2, 0], batch_size=2, collate_fn=lambda s: [x["i"] for x in s])
+    assert list(loader) == [[4, 2], [0]] and len(loader) == 2
+    with pytest.raises(ValueError, match="mutually exclusive with shuffle"):
+        DataLoader(Squares(), sampler=[0], shuffle=True)
+    with pytest.raises(ValueError, match="batch_sampler option is mutually exclusive"):
+        DataLoader(Squares(), batch_sampler=[[0]], batch_size=2)
+    with pytest.raises(ValueError, match="batch_size should be a positive integer"):
+        DataLoader(Squares(), batch_size=0)
+    assert list(BatchSampler(SequentialSampler(range(5)), 2, drop_last=True)) == [[0, 1], [2, 3]]
+    assert sorted(RandomSampler(range(7), generator=gt.Generator().manual_seed(0))) == list(range(7))
+    assert len(list(RandomSampler(range(3), replacement=True, num_samples=8))) == 8
+
+
+class Counter(IterableDataset):
+    def __init__(self, n):
+        self.n = n
+
+    def __iter__(self):
+        return iter(range(self.n))
+
+
+def test_iterable_datasets_are_batched_in_order():
+    assert [b.numpy().tolist() for b in DataLoader(Counter(7), batch_size=3)] == [[0, 1, 2], [3, 4, 5], [6]]
+    assert len(list(DataLoader(Counter(7), batch_size=3, drop_last=True))) == 2
+    with pytest.raises(ValueError, match="expected unspecified shuffle option"):
+        DataLoader(Counter(3), shuffle=True)
+    with pytest.raises(TypeError):
+        len(DataLoader(Counter(3), batch_size=2))  # the stream has no length, as in PyTorch
+
+
+def test_random_split_and_subsets():
+    ds = tensor_dataset()
+    parts = random_split(ds, [6, 4], generator=gt.Generator().manual_seed(0))
+    assert [len(p) for p in parts] == [6, 4] and all(isinstance(p, Subset) for p in parts)
+    seen = sorted(parts[0].indices + parts[1].indices)
+    assert seen == list(range(10))
+    again = random_split(ds, [6, 4], generator=gt.Generator().manual_seed(0))
+    assert again[0].indices == parts[0].indices
+    assert [len(p) for p in random_split(ds, [0.5, 0.3, 0.2])] == [5, 3, 2]
+    assert [len(p) for p in random_split(range(11), [0.5, 0.5])] == [6, 5]  # the remainder goes first
+    with pytest.raises(ValueError, match="Sum of input lengths"):
+        random_split(ds, [3, 3])
+    # A loader over a Subset of a TensorDataset batches the subset's own samples.
+    batches = list(DataLoader(parts[1], batch_size=3))
+    assert rows_of(batches) == parts[1].indices
+    inner = Subset(Subset(ds, [9, 8, 7, 6]), [3, 1])  # nested subsets map through each
+    assert rows_of(DataLoader(inner, batch_size=2)) == [6, 8]
+    both = ConcatDataset([Subset(ds, [1, 2]), Subset(ds, [5])])
+    assert len(both) == 3 and int(both[2][1].item()) == 35 and int(both[-3][1].item()) == 7
+    with pytest.raises(IndexError):
+        both[3]
+
+
+def test_tensor_dataset_checks_sizes_and_takes_numpy_arrays():
+    with pytest.raises(ValueError, match="Size mismatch"):
+        TensorDataset(gt.zeros(3, 2), gt.zeros(4))
+    xb, yb = next(iter(DataLoader(TensorDataset(X, Y), batch_size=4, shuffle=True)))
+    assert isinstance(xb, gt.Tensor) and xb.shape == (4, 3) and yb.dtype == gt.int64
+    assert (xb.numpy()[:, 0] // 3 * 7 == yb.numpy()).all()
+
+
+def test_randperm():
+    p = gt.randperm(50, generator=gt.Generator().manual_seed(3))
+    assert p.dtype == gt.int64 and sorted(p.numpy().tolist()) == list(range(50))
+    assert p.numpy().tolist() == gt.randperm(50, generator=gt.Generator().manual_seed(3)).numpy().tolist()
+    g = gt.Generator()
+    assert g.initial_seed() == 67280421310721 and g.manual_seed(7) is g and g.initial_seed() == 7
