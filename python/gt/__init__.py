@@ -28,8 +28,15 @@ from ._ops import *  # noqa: E402,F401,F403 (every function generated from ops/*
 from . import _indexing  # noqa: F401 (registers Tensor.__getitem__ / __setitem__)
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
 from ._tensor import Generator, randperm
-from . import nn, optim, debug, signal, profiler, utils
+from ._device import device
+from . import nn, optim, debug, signal, profiler, utils, cuda
 from .serialization import save, load
+
+try:
+    from importlib.metadata import version as _version
+    __version__ = _version("gt")
+except Exception:  # not installed as a package (PYTHONPATH): the version pyproject.toml gives
+    __version__ = "0.1.0"
 
 RemoteError = _C.RemoteError
 OutOfMemoryError = _C.OutOfMemoryError

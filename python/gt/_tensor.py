@@ -10,6 +10,7 @@ the op spec (gt._ops) and the hand-written ones (gt._functions) are built on it 
 their Tensor methods here with `_method`; gt._indexing adds `x[...]`.
 """
 import builtins
+import functools
 import math
 import os
 import struct
@@ -17,7 +18,7 @@ import time
 
 import numpy as np
 
-from . import _C, _runtime
+from . import _C, _device, _runtime
 from . import dtypes as _dt
 from . import autograd as _ag
 
@@ -40,7 +41,9 @@ class Tensor:
     __slots__ = ("_h", "shape", "dtype", "requires_grad", "grad", "_node", "__weakref__")
     __array_priority__ = 1000  # numpy_scalar * tensor -> Tensor.__rmul__
 
-    def __init__(self, handle, shape, dtype, requires_grad=False):
+    def __init__(self, handle, shape=None, dtype=None, requires_grad=False):
+        if shape is None or dtype is None or type(handle) is builtins.int:  # gt.Tensor([1, 2]), gt.Tensor(2, 3)
+            handle, shape, dtype = _legacy_constructor(handle, shape, dtype)
         self._h = handle
         self.shape = shape
         self.dtype = dtype
@@ -125,6 +128,15 @@ class Tensor:
         if not self.shape:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
+
+    def __format__(self, spec):
+        """f"{loss:.4f}": a 0-d tensor formats as its number; another tensor without a format
+        spec as str(); else TypeError, as PyTorch."""
+        if not self.shape:
+            return format(self.item(), spec)
+        if not spec:
+            return str(self)
+        raise TypeError(f"unsupported format string passed to Tensor.__format__ (a tensor of shape {self.shape})")
 
     def __bool__(self):
         return builtins.bool(self.item())
@@ -217,7 +229,40 @@ class Tensor:
     # modules defining them: here with @_method, gt._ops, gt._functions and gt._indexing)
     def expand_as(self, other): return _op("broadcast_to", self, shape=other.shape) if self.shape != other.shape else self
     def contiguous(self): return self
-    def to(self, dtype): return cast(self, dtype)
+    def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
+        """x.to(dtype), x.to(device), x.to(device, dtype), x.to(other) (its dtype), as PyTorch: a
+        cast when the dtype differs, else x itself (a copy with copy=True). A device is checked
+        and moves nothing: x stays on its session's workers (see gt.device)."""
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype = a.dtype if dtype is None else dtype
+            elif _device.is_device(a) or (isinstance(a, builtins.int) and not isinstance(a, builtins.bool)):
+                device = a
+            else:
+                dtype = _device.dtype_or_device(a)
+        if device is not None:
+            _device.check(device)
+        out = self if dtype is None or dtype == self.dtype else cast(self, dtype)
+        return out.clone() if copy and out is self else out
+
+    def cpu(self):
+        """x itself: a tensor stays on its session's workers (see gt.device); .numpy() fetches it."""
+        return self
+
+    def cuda(self, device=None, non_blocking=False):
+        """x itself (see gt.device): GPU workers, when the session has them, hold it already."""
+        if device is not None:
+            _device.check(device)
+        return self
+
+    @property
+    def device(self):
+        """What the session's workers are: gt.device('cuda', 0) on GPU workers, else 'cpu'."""
+        return _device.session_device()
+
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
     def type_as(self, other): return cast(self, other.dtype)
     def float(self): return cast(self, _dt.float32)
     def double(self): return cast(self, _dt.float64)
@@ -476,6 +521,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     """A random permutation of 0 .. n-1 (int64 unless `dtype`), drawn on the client from
     `generator` (a gt.Generator) or gt.manual_seed's stream and uploaded (`device` is
     accepted for PyTorch's signature; see gt.device)."""
+    _device.check(device)
     seed = generator._next_seed() if generator is not None else _next_seed()
     order = np.random.default_rng(seed).permutation(builtins.int(n))
     return tensor(order, dtype=dtype or "int64", requires_grad=requires_grad)
@@ -486,6 +532,32 @@ def _leaf(t, requires_grad):
         raise RuntimeError(f"only floating-point tensors can require gradients, got {t.dtype}")
     t.requires_grad = builtins.bool(requires_grad)
     return t
+
+
+def _legacy_constructor(*args):
+    """(handle, shape, dtype) of the legacy constructor, as torch.Tensor: gt.Tensor(data), a
+    float32 tensor of a list or an array; gt.Tensor(n, m, k), float32 zeros of that shape (up to
+    three sizes; torch.Tensor leaves them uninitialised, GT never hands out uninitialised memory)."""
+    args = [a for a in args if a is not None]
+    if args and builtins.all(type(a) is builtins.int for a in args):
+        t = zeros(*args)
+    elif len(args) == 1:
+        t = tensor(args[0], dtype=_dt.float32)
+    else:
+        raise TypeError(f"gt.Tensor() takes data (a list or an array) or sizes, got {args!r}")
+    return t._h, t.shape, t.dtype
+
+
+def _takes_device(fn):
+    """`fn` also takes PyTorch's `device=` (checked: gt.device raises for a name that is not a
+    device), `layout=` and `pin_memory=`, which place nothing: a tensor lives on its session's
+    workers (see gt._device)."""
+    @functools.wraps(fn)
+    def with_device(*args, device=None, layout=None, pin_memory=False, **kwargs):
+        if device is not None:
+            _device.check(device)
+        return fn(*args, **kwargs)
+    return with_device
 
 
 def from_numpy(array, requires_grad=False):
@@ -505,6 +577,7 @@ def from_numpy(array, requires_grad=False):
     return out
 
 
+@_takes_device
 def tensor(data, dtype=None, requires_grad=False):
     """A tensor from nested lists, a number or a NumPy array. Python floats give float32, ints
     int64, bools bool (as PyTorch). Raises TypeError for an unknown dtype."""
@@ -533,6 +606,7 @@ def _default_dtype(value, dtype):
     return _dt.float32
 
 
+@_takes_device
 def full(shape, value, dtype=None, requires_grad=False):
     """A tensor of `shape` filled with `value` (dtype from the value: float32, int64 or bool)."""
     d = _default_dtype(value, dtype)
@@ -541,29 +615,35 @@ def full(shape, value, dtype=None, requires_grad=False):
     return _leaf(t, requires_grad)
 
 
+@_takes_device
 def zeros(*shape, dtype=None, requires_grad=False):
     """A tensor of `shape` (ints or one tuple) filled with 0 (float32 unless `dtype`)."""
     return full(_shape_args(shape), 0.0, dtype or _dt.float32, requires_grad)
 
 
+@_takes_device
 def ones(*shape, dtype=None, requires_grad=False):
     """A tensor of `shape` (ints or one tuple) filled with 1 (float32 unless `dtype`)."""
     return full(_shape_args(shape), 1.0, dtype or _dt.float32, requires_grad)
 
 
+@_takes_device
 def empty(*shape, dtype=None, requires_grad=False):
     """Zeros (GT never hands out uninitialised memory)."""
     return zeros(*shape, dtype=dtype, requires_grad=requires_grad)
 
 
+@_takes_device
 def zeros_like(t, dtype=None, requires_grad=False):
     return zeros(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
+@_takes_device
 def ones_like(t, dtype=None, requires_grad=False):
     return ones(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
+@_takes_device
 def full_like(t, value, dtype=None, requires_grad=False):
     """A tensor of t's shape (and dtype unless `dtype`) filled with `value`."""
     return full(t.shape, value, dtype=dtype or t.dtype, requires_grad=requires_grad)
@@ -580,25 +660,30 @@ def _random(op, shape, dtype, requires_grad):
     return _leaf(t, requires_grad)
 
 
+@_takes_device
 def randn(*shape, dtype=None, requires_grad=False):
     """Standard normal samples (counter-based generator on the worker; see gt.manual_seed)."""
     return _random("randn", shape, dtype, requires_grad)
 
 
+@_takes_device
 def rand(*shape, dtype=None, requires_grad=False):
     """Uniform samples in [0, 1) (counter-based generator on the worker; see gt.manual_seed)."""
     return _random("rand", shape, dtype, requires_grad)
 
 
+@_takes_device
 def randn_like(t, dtype=None):
     return randn(t.shape, dtype=dtype or t.dtype)
 
 
+@_takes_device
 def rand_like(t, dtype=None):
     """rand of t's shape and (float) dtype."""
     return rand(t.shape, dtype=dtype or t.dtype)
 
 
+@_takes_device
 def randint(low, high=None, size=None, dtype=None):
     """Integers uniform in [low, high) (torch.randint(low, high, size) or randint(high, size))."""
     if size is None:
@@ -607,6 +692,7 @@ def randint(low, high=None, size=None, dtype=None):
     return cast(_op("floor", u * (high - low)) + low, dtype or _dt.int64)
 
 
+@_takes_device
 def arange(start, end=None, step=1, dtype=None, requires_grad=False):
     """[start, end) by step, as torch.arange (int64 for integer arguments, else float32). The
     values are computed on the client and uploaded."""
@@ -620,11 +706,13 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False):
     return from_numpy(values.astype(_dt.numpy_dtype(d)), requires_grad=requires_grad)
 
 
+@_takes_device
 def linspace(start, end, steps, dtype=None):
     """`steps` evenly spaced values from start to end inclusive (float32; uploaded)."""
     return from_numpy(np.linspace(start, end, steps).astype(_dt.numpy_dtype(_dt.resolve(dtype or _dt.float32))))
 
 
+@_takes_device
 def eye(n, m=None, dtype=None):
     """The n x m identity (uploaded from the client)."""
     return from_numpy(np.eye(n, m, dtype=_dt.numpy_dtype(_dt.resolve(dtype or _dt.float32))))

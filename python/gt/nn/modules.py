@@ -5,6 +5,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import _functions as T
+from .. import _device
 from .. import dtypes as _dt
 from ..autograd import no_grad
 from .. import signal as _signal
@@ -25,6 +26,18 @@ class Parameter(T.Tensor):
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
+
+
+class _Parameters(list):
+    """Module.parameters(): a list that `next()` also walks, as the generator PyTorch returns."""
+    __slots__ = ("_at",)
+
+    def __next__(self):
+        at = getattr(self, "_at", 0)
+        if at >= len(self):
+            raise StopIteration
+        self._at = at + 1
+        return self[at]
 
 
 class Module:
@@ -109,8 +122,10 @@ class Module:
                 yield (prefix + "." if prefix else "") + full, p
 
     def parameters(self, recurse=True):
-        """All parameters of this module and its submodules (in registration order)."""
-        return [p for _, p in self.named_parameters(recurse=recurse)]
+        """All parameters of this module and its submodules (in registration order): a list
+        (the original GT's scripts add two: a.parameters() + b.parameters()) that is also an
+        iterator, as PyTorch's generator: next(model.parameters()) is the first parameter."""
+        return _Parameters(p for _, p in self.named_parameters(recurse=recurse))
 
     def named_buffers(self):
         for mname, m in self.named_modules():
@@ -145,8 +160,21 @@ class Module:
     def eval(self):
         return self.train(False)
 
-    def to(self, dtype):
-        """Casts every floating-point parameter and buffer to `dtype` (in place)."""
+    def to(self, *args, dtype=None, device=None, non_blocking=False):
+        """module.to(dtype), .to(device), .to(device, dtype), as PyTorch: casts every floating-
+        point parameter and buffer to `dtype` (in place) and returns the module. A device is
+        checked and moves nothing: the module's tensors stay on the session's workers (see
+        gt.device)."""
+        for a in args:
+            if isinstance(a, T.Tensor):
+                dtype = a.dtype
+            elif _device.is_device(a) or (isinstance(a, int) and not isinstance(a, bool)):
+                device = a
+            else:
+                dtype = _device.dtype_or_device(a)
+        _device.check(device)
+        if dtype is None:
+            return self
         d = _dt.resolve(dtype)
         with no_grad():
             for p in list(self.parameters()) + list(self.buffers()):
@@ -157,6 +185,14 @@ class Module:
 
     def float(self):
         return self.to(_dt.float32)
+
+    def cuda(self, device=None):
+        """The module itself (see gt.device and Module.to)."""
+        return self.to(device) if device is not None else self
+
+    def cpu(self):
+        """The module itself (see gt.device and Module.to)."""
+        return self
 
     def double(self):
         return self.to(_dt.float64)
@@ -240,8 +276,9 @@ class Linear(Module):
     a=sqrt(5)), bias ~ U(-1/sqrt(in), 1/sqrt(in)).
     """
 
-    def __init__(self, in_features, out_features, bias=True, dtype=None):
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
+        _device.check(device)  # (see gt.device: the session's workers hold every tensor)
         self.in_features, self.out_features = in_features, out_features
         self.weight = Parameter(T.zeros(out_features, in_features, dtype=dtype))
         self.bias = Parameter(T.zeros(out_features, dtype=dtype)) if bias else None
@@ -263,8 +300,9 @@ class Linear(Module):
 class Embedding(Module):
     """A lookup table: integer indices (*) -> rows (*, embedding_dim); weight ~ N(0, 1)."""
 
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, dtype=None):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, *, device=None, dtype=None):
         super().__init__()
+        _device.check(device)
         self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
         self.weight = Parameter(T.zeros(num_embeddings, embedding_dim, dtype=dtype))
         init.normal_(self.weight)
@@ -283,8 +321,9 @@ class Embedding(Module):
 class LayerNorm(Module):
     """Normalizes over the last axes `normalized_shape`; weight ones, bias zeros (Ba et al. 2016)."""
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, dtype=None):
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
         super().__init__()
+        _device.check(device)
         self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.eps = eps
         self.weight = Parameter(T.ones(self.normalized_shape, dtype=dtype)) if elementwise_affine else None

@@ -1,0 +1,54 @@
+"""gt.cuda: what PyTorch scripts ask torch.cuda, answered for the session's workers.
+
+GT runs every tensor on its session's workers; these say whether they are GPUs (see gt.device):
+
+    device = "cuda" if gt.cuda.is_available() else "cpu"
+"""
+from . import _device
+
+
+def is_available():
+    """Whether the session's workers are GPUs (before an auto-started session opens: whether
+    GT_DEVICE asks for CUDA workers; with GT_SERVER, the dispatcher is asked once)."""
+    return _device.session_device_type() == "cuda"
+
+
+def device_count():
+    """How many of the session's workers are GPUs."""
+    return _device.cuda_worker_count()
+
+
+def current_device():
+    return 0
+
+
+def get_device_name(device=None):
+    """'GT worker (cuda)': the GPUs are the workers', whatever their model."""
+    return "GT worker (cuda)"
+
+
+def synchronize(device=None):
+    """Waits until every op issued so far has run (gt.synchronize)."""
+    from . import synchronize as _sync
+    _sync()
+
+
+def manual_seed(seed):
+    """gt.manual_seed: one seed stream serves every worker, GPU or not."""
+    from ._tensor import manual_seed as _seed
+    _seed(seed)
+
+
+manual_seed_all = manual_seed
+
+
+def is_bf16_supported():
+    return True
+
+
+def empty_cache():
+    """Nothing to do on the client: workers keep their own caches."""
+
+
+__all__ = ["is_available", "device_count", "current_device", "get_device_name", "synchronize", "manual_seed",
+           "manual_seed_all", "is_bf16_supported", "empty_cache"]

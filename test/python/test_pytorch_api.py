@@ -1,0 +1,102 @@
+"""PyTorch spellings that scripts use in their first minutes (issue 24): devices, f-strings of
+tensors, next(model.parameters()), the legacy gt.Tensor(...) constructor, __version__."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import gt
+import gt.nn as nn
+from conftest import ROOT, check
+
+
+def test_device_names_parse_and_compare_as_torch_device():
+    assert gt.device("cuda:1") == gt.device("cuda", 1) == "cuda:1"
+    assert gt.device("cuda").index is None and gt.device("cpu").type == "cpu" and gt.device(0) == "cuda:0"
+    assert repr(gt.device("cuda", 2)) == "device(type='cuda', index=2)" and str(gt.device("cpu")) == "cpu"
+    assert gt.device("cpu") != "cuda" and gt.device("cpu") != "not a device"
+    assert len({gt.device("cpu"), gt.device("cpu")}) == 1
+    for bad in ("gpu", "cuda:x", "cuda:-1", ""):
+        with pytest.raises(RuntimeError, match="device"):
+            gt.device(bad)
+    with pytest.raises(RuntimeError, match="must not include an index"):
+        gt.device("cuda:0", 1)
+
+
+def test_tensors_stay_on_the_sessions_workers_whatever_device_a_script_names():
+    # The tests' workers are CPU workers: x.device says so, and the idiom below picks "cpu".
+    device = "cuda" if gt.cuda.is_available() else "cpu"
+    assert device == "cpu" and gt.cuda.device_count() == 0
+    x = gt.tensor([1.0, 2.0], device=device)
+    assert x.device == gt.device("cpu") and not x.is_cuda
+    assert x.to("cuda") is x and x.cuda() is x and x.cpu() is x and x.to(gt.device("cuda", 3)) is x
+    y = x.to("cuda:0", gt.float64)
+    assert y.dtype == gt.float64 and y.device.type == "cpu"
+    check(y, [1.0, 2.0])
+    assert x.to(gt.zeros(1, dtype=gt.int64)).dtype == gt.int64  # to(other): other's dtype
+    assert x.to(dtype=gt.float32) is x
+    c = x.to(gt.float32, copy=True)
+    assert c is not x
+    check(c, [1.0, 2.0])
+    for make in (lambda d: gt.zeros(2, device=d), lambda d: gt.ones(2, 2, device=d), lambda d: gt.randn(3, device=d),
+                 lambda d: gt.arange(4, device=d), lambda d: gt.full((2,), 1.5, device=d),
+                 lambda d: gt.zeros_like(x, device=d), lambda d: gt.eye(2, device=d), lambda d: gt.randperm(3, device=d)):
+        assert make("cuda").device == "cpu"
+        with pytest.raises(RuntimeError, match="device type at start of device string: gpu"):
+            make("gpu")
+    with pytest.raises(RuntimeError, match="device type"):
+        x.to("gpu")
+
+
+def test_modules_take_and_ignore_devices():
+    model = nn.Sequential(nn.Linear(3, 4, device="cuda"), nn.LayerNorm(4, device="cuda"),
+                          nn.Embedding(5, 4, device="cpu"))
+    assert model.to("cuda") is model and model.cuda() is model and model.cpu() is model
+    assert model.to(gt.device("cuda"), gt.float64) is model
+    assert all(p.dtype == gt.float64 for p in model.parameters())
+    with pytest.raises(RuntimeError, match="device type"):
+        nn.Linear(2, 2, device="tpu")
+    with pytest.raises(RuntimeError, match="device type"):
+        model.to("tpu")
+
+
+def test_is_available_before_the_session_opens_follows_GT_DEVICE():
+    # Answered from GT_DEVICE without starting the daemons (no CUDA worker could start here).
+    code = "import gt; from gt import _runtime; print(gt.cuda.is_available(), _runtime._client is None)"
+    for device, want in (("cuda", "True True"), ("cpu", "False True")):
+        env = dict(os.environ, GT_DEVICE=device, PYTHONPATH=os.path.join(ROOT, "python"))
+        env.pop("GT_SERVER", None)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+        assert out.returncode == 0 and out.stdout.split() == want.split(), out.stderr[-2000:]
+
+
+def test_format_of_tensors():
+    loss = gt.tensor(0.123456)
+    # As PyTorch: a 0-d tensor formats as its number (an empty spec too), others only as str().
+    assert f"{loss:.4f}" == "0.1235" and f"{gt.tensor(7):3d}" == "  7" and f"{loss}" == format(loss.item())
+    assert f"{gt.ones(2)}" == str(gt.ones(2))
+    with pytest.raises(TypeError, match="unsupported format string"):
+        f"{gt.ones(2):.2f}"
+    with pytest.raises(TypeError, match="unsupported format string"):
+        f"{gt.tensor([7]):d}"
+
+
+def test_parameters_is_a_list_and_an_iterator():
+    model = nn.Sequential(nn.Linear(2, 3), nn.Linear(3, 1))
+    assert next(model.parameters()).shape == (3, 2)  # as PyTorch's generator
+    params = model.parameters()
+    assert [next(params).shape for _ in range(4)] == [(3, 2), (3,), (1, 3), (1,)]
+    with pytest.raises(StopIteration):
+        next(params)
+    assert len(model[0].parameters() + model[1].parameters()) == 4  # the original GT's spelling
+
+
+def test_legacy_tensor_constructor_and_version():
+    t = gt.Tensor([1, 2])
+    assert t.dtype == gt.float32 and t.numpy().tolist() == [1.0, 2.0]
+    assert gt.Tensor(np.zeros((2, 2), np.float64)).dtype == gt.float32
+    z = gt.Tensor(2, 3)
+    assert z.shape == (2, 3) and z.dtype == gt.float32 and not z.numpy().any()
+    assert isinstance(gt.__version__, str) and gt.__version__.count(".") >= 1
