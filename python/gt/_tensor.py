@@ -329,12 +329,10 @@ def _op(name, *operands, backward=None, **attrs):
             operands = _as_tensors(name, operands)
             break
     if attrs:
-        for k, v in attrs.items():
-            if isinstance(v, _dt.dtype):
-                attrs[k] = v.code
+        _attr_codes(attrs)
     code = _codes.get(name)
     if code is None:
-        code = _codes[name] = _C.op_code(name)  # the op table's; ValueError for an unknown op
+        code = _op_code(name)
     client = _runtime._client or _runtime.client()
     if _trace is None:
         return _make(client.op(code, [t._h.id for t in operands], attrs), operands,
@@ -371,13 +369,8 @@ def _foreach(name, *operands, **attrs):
             ids.append([(x if isinstance(x, Tensor) else _scalar(x, tensors[i]))._h.id for i, x in enumerate(o)])
         else:
             ids.append([_scalar(o, t)._h.id for t in tensors])
-    if attrs:
-        for k, v in attrs.items():
-            if isinstance(v, _dt.dtype):
-                attrs[k] = v.code
-    code = _codes.get(name)
-    if code is None:
-        code = _codes[name] = _C.op_code(name)
+    _attr_codes(attrs)
+    code = _op_code(name)
     client = _runtime._client or _runtime.client()
     start = time.perf_counter_ns() if _trace is not None else 0
     out = [Tensor(*r) for r in client.op_foreach(code, ids, attrs)]
@@ -385,6 +378,21 @@ def _foreach(name, *operands, **attrs):
         for t in out:
             _trace.op(name, start, t)
     return out
+
+
+def _op_code(name):
+    """The op table's code of op `name` (cached); ValueError for an unknown op."""
+    code = _codes.get(name)
+    if code is None:
+        code = _codes[name] = _C.op_code(name)
+    return code
+
+
+def _attr_codes(attrs):
+    """`attrs` with their gt.dtype values as dtype codes (in place), as the client core takes them."""
+    for k, v in attrs.items():
+        if isinstance(v, _dt.dtype):
+            attrs[k] = v.code
 
 
 def _as_tensors(name, operands):
