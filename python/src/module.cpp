@@ -177,8 +177,11 @@ py::object newHandle(uint64_t id, PyObject *clientObject, client::Client &core) 
 }
 
 /// gt.dtype objects by dtype code (gt.dtypes registers them), so that an op's result comes back
-/// with its dtype object and not a code to look up.
-std::vector<py::object> dtypeObjects;
+/// with its dtype object and not a code to look up. Never destroyed: a static vector's
+/// destructor runs at exit, after the interpreter has finalized, and dropping the last
+/// reference to a dtype object then aborts the process ("PyThreadState_Get: ... the GIL is
+/// released"; seen when a tensor outlived the session in an exception's traceback).
+std::vector<py::object> &dtypeObjects = *new std::vector<py::object>;
 
 py::object dtypeObject(DType d) {
   size_t code = size_t(d);
