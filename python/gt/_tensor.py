@@ -129,6 +129,12 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
 
+    def __reduce_ex__(self, protocol):
+        """pickle, copy.deepcopy and gt.save: the values (fetched from the workers), dtype, shape
+        and requires_grad; unpickling uploads them again (a copy, as deepcopy of a torch.Tensor).
+        The autograd history is not kept."""
+        return (_rebuild_tensor, (type(self), self.numpy().tobytes(), self.dtype.name, self.shape, self.requires_grad))
+
     def __format__(self, spec):
         """f"{loss:.4f}": a 0-d tensor formats as its number; another tensor without a format
         spec as str(); else TypeError, as PyTorch."""
@@ -539,6 +545,17 @@ def _leaf(t, requires_grad):
     if requires_grad and not t.dtype.is_floating_point:
         raise RuntimeError(f"only floating-point tensors can require gradients, got {t.dtype}")
     t.requires_grad = builtins.bool(requires_grad)
+    return t
+
+
+def _rebuild_tensor(cls, data, dtype, shape, requires_grad):
+    """The tensor Tensor.__reduce_ex__ describes: `data` (bytes) of gt dtype name `dtype` and
+    `shape`, uploaded; a Parameter (cls) wraps it again."""
+    d = _dt.resolve(dtype)
+    t = from_numpy(np.frombuffer(data, dtype=_dt.numpy_dtype(d)).reshape(shape).copy())
+    if cls is not Tensor:
+        return cls(t, requires_grad=requires_grad)
+    t.requires_grad = builtins.bool(requires_grad) and d.is_floating_point
     return t
 
 

@@ -1,24 +1,40 @@
-"""gt.save / gt.load: state dicts (name -> tensor) to a file, as NumPy .npz or safetensors.
+"""gt.save / gt.load, as torch.save / torch.load: any object holding tensors (a state_dict, a
+dict with an epoch and an optimizer's state, a list, one tensor, a whole module) to a file.
 
-    gt.save(model.state_dict(), "model.safetensors")   # or "model.npz"
-    model.load_state_dict(gt.load("model.safetensors"))
+    gt.save({"model": model.state_dict(), "opt": opt.state_dict(), "epoch": 3}, "ckpt.pt")
+    ckpt = gt.load("ckpt.pt")
+    model.load_state_dict(ckpt["model"])
 
-The format follows the file name: `.safetensors` uses the safetensors library (Hugging Face's
-format: a JSON header and raw little-endian bytes), anything else NumPy's .npz. Values are
-stored exactly (a save/load round trip is bit for bit), bfloat16 included.
+The format follows the file name:
+- `.safetensors`: Hugging Face's safetensors (a JSON header and raw little-endian bytes), for a
+  flat dict of name -> tensor;
+- `.npz`: NumPy's, for a flat dict of name -> tensor;
+- anything else (or a file object): Python's pickle, each tensor stored as its values, dtype and
+  shape (Tensor.__reduce_ex__: the values are fetched from the workers, and uploaded again when
+  loaded).
+Values are stored exactly (a save/load round trip is bit for bit), bfloat16 included.
+
+gt.load reads all three (by the file's first bytes, or its name for safetensors). Like
+torch.load since PyTorch 2.6 it unpickles only tensors, numbers, strings, lists, tuples, dicts,
+sets and NumPy arrays unless `weights_only=False`: unpickling can run any code a file names,
+so load whole modules or other objects only from files you trust.
 """
+import io
 import os
+import pickle
 from collections import OrderedDict
 
 import numpy as np
 
+from . import _device
 from . import _functions as T
 from . import dtypes as _dt
 
 
-def _arrays(state_dict):
+def _arrays(state_dict, fmt):
     if not isinstance(state_dict, dict):
-        raise TypeError(f"gt.save expects a dict of name -> tensor (a state_dict), got {type(state_dict).__name__}")
+        raise TypeError(f"gt.save to {fmt} expects a dict of name -> tensor (a state_dict), got "
+                        f"{type(state_dict).__name__}; save other objects to a .pt file")
     out = OrderedDict()
     for name, value in state_dict.items():
         if not isinstance(name, str):
@@ -34,27 +50,67 @@ def _from_npz(a):
     return a
 
 
-def save(state_dict, path):
-    """Writes `state_dict` (str -> Tensor or array) to `path` (.safetensors or .npz)."""
-    arrays = _arrays(state_dict)
-    path = os.fspath(path)
+def save(obj, f):
+    """Writes `obj` to `f` (a path or a binary file object): safetensors or .npz for a flat
+    dict of name -> Tensor (or array) named so, else a pickle (see the module's docstring).
+    Raises TypeError for a .safetensors or .npz file of anything but such a dict."""
+    if hasattr(f, "write"):
+        pickle.dump(obj, f, protocol=pickle.HIGHEST_PROTOCOL)
+        return
+    path = os.fspath(f)
     if path.endswith(".safetensors"):
         from safetensors.numpy import save_file
-        save_file(dict(arrays), path)
+        save_file(dict(_arrays(obj, ".safetensors")), path)
+    elif path.endswith(".npz"):
+        arrays = _arrays(obj, ".npz")
+        with open(path, "wb") as out:  # a file object: np.savez must not append ".npz"
+            np.savez(out, **arrays)
     else:
-        with open(path, "wb") as f:  # a file object: np.savez must not append ".npz"
-            np.savez(f, **arrays)
+        with open(path, "wb") as out:
+            pickle.dump(obj, out, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def load(path):
-    """Reads a file written by gt.save (or any .npz / .safetensors of arrays) into an
-    OrderedDict of name -> Tensor (.npz keeps the saved order; safetensors stores names
-    sorted). Raises FileNotFoundError."""
-    path = os.fspath(path)
-    if path.endswith(".safetensors"):
-        from safetensors.numpy import load_file
-        arrays = load_file(path)
+# What a weights-only load may unpickle: containers, numbers, strings, NumPy arrays, tensors.
+_SAFE = {
+    ("builtins", n) for n in ("dict", "list", "tuple", "set", "frozenset", "int", "float", "complex", "str", "bytes",
+                              "bytearray", "bool", "slice", "range")
+} | {("collections", "OrderedDict"), ("gt._tensor", "_rebuild_tensor"), ("gt", "Tensor"), ("gt._tensor", "Tensor"),
+     ("gt.nn.modules", "Parameter")} | {
+    (m, n) for m in ("numpy.core.multiarray", "numpy._core.multiarray") for n in ("_reconstruct", "scalar")
+} | {(m, "_frombuffer") for m in ("numpy.core.numeric", "numpy._core.numeric")} | {("numpy", "ndarray"), ("numpy", "dtype")}
+
+
+class _WeightsOnly(pickle.Unpickler):
+    def find_class(self, module, name):
+        if (module, name) in _SAFE or (module == "numpy" and name.startswith("dtypes.")):
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(
+            f"gt.load(weights_only=True) does not unpickle {module}.{name}: load files that hold "
+            "other objects (a whole module, your own classes) with weights_only=False, and only from "
+            "sources you trust, since unpickling can run code")
+
+
+def load(f, map_location=None, weights_only=True, **kwargs):
+    """Reads what gt.save wrote (or any .npz / .safetensors of arrays, or a pickle) from `f` (a
+    path or a binary file object). A .npz or .safetensors file gives an OrderedDict of name ->
+    Tensor (.npz keeps the saved order; safetensors stores names sorted). `map_location` (a
+    device name, a dict or a function, as torch.load's) is accepted: tensors load onto the
+    session's workers (see gt.device). Raises FileNotFoundError, and pickle.UnpicklingError for
+    an object a weights-only load does not make (see the module's docstring)."""
+    if isinstance(map_location, (str, _device.device)):
+        _device.check(map_location)
+    if hasattr(f, "read"):
+        data = f.read()
     else:
-        with np.load(path, allow_pickle=False) as z:
-            arrays = {k: _from_npz(z[k]) for k in z.files}
-    return OrderedDict((k, T.from_numpy(v)) for k, v in arrays.items())
+        path = os.fspath(f)
+        if path.endswith(".safetensors"):
+            from safetensors.numpy import load_file
+            return OrderedDict((k, T.from_numpy(v)) for k, v in load_file(path).items())
+        with open(path, "rb") as inp:
+            data = inp.read()
+    if data[:4] == b"PK\x03\x04":  # a zip: .npz
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            return OrderedDict((k, T.from_numpy(_from_npz(z[k]))) for k in z.files)
+    unpickler = _WeightsOnly if weights_only else pickle.Unpickler
+    return unpickler(io.BytesIO(data)).load()
+

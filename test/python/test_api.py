@@ -693,7 +693,7 @@ def test_shape_errors_are_also_value_errors_for_numpy_users():
 
 # ---------------------------------------------------------------- state dicts
 
-@pytest.mark.parametrize("suffix", [".npz", ".safetensors"])
+@pytest.mark.parametrize("suffix", [".npz", ".safetensors", ".pt"])
 def test_state_dict_save_load_reproduces_outputs_bit_for_bit(tmp_path, suffix):
     gt.manual_seed(3)
     model = gt.nn.Sequential(gt.nn.Linear(5, 8), gt.nn.GELU(), gt.nn.LayerNorm(8), gt.nn.Linear(8, 2))

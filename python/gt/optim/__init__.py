@@ -73,11 +73,72 @@ class Optimizer:
         for p in self.params:
             p.grad = None
 
+    def add_param_group(self, param_group):
+        """Adds a group of parameters (a dict with 'params' and any hyper-parameters, the
+        defaults for the rest), as torch.optim. Raises ValueError for a parameter already in a
+        group."""
+        group = dict(self.defaults)
+        group.update(param_group)
+        params = param_group["params"]
+        group["params"] = [params] if isinstance(params, T.Tensor) else list(params)
+        seen = {id(p) for p in self.params}
+        for p in group["params"]:
+            if not isinstance(p, T.Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, got {type(p).__name__}")
+            if id(p) in seen:
+                raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    def state_dict(self):
+        """The optimizer's state as torch.optim's: {"state": {index: {name: value}}, "param_groups":
+        [hyper-parameters with "params": [index, ...]]}, parameters numbered in group order.
+        The per-parameter buffers are the optimizer's tensors (gt.save fetches them)."""
+        index, groups = {}, []
+        for g in self.param_groups:
+            packed = {k: v for k, v in g.items() if k != "params"}
+            packed["params"] = []
+            for p in g["params"]:
+                index.setdefault(id(p), len(index))
+                packed["params"].append(index[id(p)])
+            groups.append(packed)
+        state = {index[key]: dict(value) for key, value in self.state.items() if key in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        """Restores what state_dict() gave (from this optimizer or another over parameters of
+        the same shapes, in the same order). Raises ValueError when the groups or their sizes
+        differ, as torch.optim."""
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(a["params"]) != len(b["params"]) for a, b in zip(groups, self.param_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                             "optimizer's group")
+        by_index = {}
+        for saved, group in zip(groups, self.param_groups):
+            by_index.update(zip(saved["params"], group["params"]))
+            group.update({k: v for k, v in saved.items() if k != "params"})
+        self.state = {}
+        for i, values in state_dict["state"].items():
+            p = by_index[int(i)]
+            self.state[id(p)] = {k: _like(v, p) for k, v in values.items()}
+
     def _state(self, p):
         return self.state.setdefault(id(p), {})
 
     def step(self):
         raise NotImplementedError
+
+
+def _like(value, p):
+    """A saved state value for parameter p: a tensor (an array made one) in p's dtype and shape,
+    anything else as it is. Raises ValueError for a tensor of another shape."""
+    if isinstance(value, T.Tensor) or hasattr(value, "__array__") and not isinstance(value, (int, float)):
+        t = value if isinstance(value, T.Tensor) else T.tensor(value)
+        if t.shape != p.shape:
+            raise ValueError(f"loaded state has a tensor of shape {t.shape} for a parameter of shape {p.shape}")
+        return t if t.dtype == p.dtype else t.to(p.dtype)
+    return value
 
 
 def _assign_all(params, values):

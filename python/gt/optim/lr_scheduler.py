@@ -18,6 +18,15 @@ class LRScheduler:
     def get_last_lr(self):
         return [g["lr"] for g in self.optimizer.param_groups]
 
+    def state_dict(self):
+        """The scheduler's attributes but its optimizer (and, as PyTorch, functions: a lambda's
+        schedule is rebuilt from the code that made the scheduler)."""
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer" and not callable(v)
+                and not (isinstance(v, list) and v and all(callable(x) for x in v))}
+
+    def load_state_dict(self, state_dict):
+        self.__dict__.update(state_dict)
+
     def step(self):
         self.last_epoch += 1
         for g, lr in zip(self.optimizer.param_groups, self.get_lr()):
