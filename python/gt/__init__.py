@@ -23,7 +23,9 @@ from ._functions import (
     matmul, mm, bmm, transpose, swapaxes, permute, reshape, view, flatten, squeeze, unsqueeze, broadcast_to, expand,
     broadcast_tensors, narrow, cat, concat, concatenate, stack, split, chunk, unbind,
     index_select, gather, take_along_dim, one_hot, embedding,
-    sum, mean, max, min, amax, amin, argmax, argmin, var, std, logsumexp, log_softmax, softmax, norm, allclose)
+    sum, mean, max, min, amax, amin, argmax, argmin, var, std, logsumexp, log_softmax, softmax, norm, allclose,
+    isnan, isinf, isfinite, any, all, equal, outer, ger, addmm, baddbmm, addbmm, lerp, clamp_min, clamp_max, sign,
+    repeat, roll, finfo, iinfo)
 from ._ops import *  # noqa: E402,F401,F403 (every function generated from ops/*.yaml: `python: generated`)
 from . import _indexing  # noqa: F401 (registers Tensor.__getitem__ / __setitem__)
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled

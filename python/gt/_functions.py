@@ -185,6 +185,7 @@ def _slice(x, starts, steps, shape):
     return _op("slice", x, shape=shape, starts=starts, steps=steps)
 
 
+@_method()
 def narrow(x, dim, start, length):
     """x[..., start:start + length, ...] along `dim`; raises gt.ShapeError if it does not fit."""
     d = _dim(dim, x.ndim)
@@ -263,6 +264,7 @@ def chunk(x, chunks, dim=0):
     return split(x, builtins.max(1, -(-n // chunks)), dim)
 
 
+@_method()
 def unbind(x, dim=0):
     """The slices of x along `dim`, each without that dim."""
     d = _dim(dim, x.ndim)
@@ -483,6 +485,7 @@ def softmax(x, dim=-1):
     return e / sum(e, dim, keepdim=True)
 
 
+@_method()
 def norm(x, p=2, dim=None, keepdim=False):
     """The p-norm (2 by default) over `dim` (None: all elements)."""
     if p == 2:
@@ -494,6 +497,218 @@ def norm(x, p=2, dim=None, keepdim=False):
 
 def allclose(a, b, rtol=1e-5, atol=1e-8):
     return builtins.bool(np.allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol))
+
+
+# ---------------------------------------------------------------- built from other ops
+# PyTorch's functions that scripts reach for early, written with the ops above (their
+# gradients follow from those ops' formulas).
+
+@_method()
+def isnan(x):
+    """Whether each element is NaN (bool; all False for integer and bool tensors): x != x."""
+    return ne(x, x) if x.dtype.is_floating_point else zeros(x.shape, dtype=_dt.bool)
+
+
+@_method()
+def isinf(x):
+    """Whether each element is +inf or -inf (bool)."""
+    return eq(abs(x), math.inf) if x.dtype.is_floating_point else zeros(x.shape, dtype=_dt.bool)
+
+
+@_method()
+def isfinite(x):
+    """Whether each element is neither NaN nor infinite (bool): x - x == 0."""
+    return eq(x - x, 0.0) if x.dtype.is_floating_point else ones(x.shape, dtype=_dt.bool)
+
+
+def _nonzero(x):
+    return x if x.dtype == _dt.bool else ne(x, 0)
+
+
+@_method()
+def any(x, dim=None, keepdim=False):
+    """Whether any element (along `dim`; None: of all) is nonzero (bool)."""
+    return gt(sum(cast(_nonzero(x), _dt.int64), dim, keepdim), 0)
+
+
+@_method()
+def all(x, dim=None, keepdim=False):
+    """Whether every element (along `dim`; None: of all) is nonzero (bool)."""
+    return eq(sum(cast(logical_not(_nonzero(x)), _dt.int64), dim, keepdim), 0)
+
+
+def equal(a, b):
+    """Whether a and b have the same shape and elements (a Python bool: waits for the values)."""
+    return tuple(a.shape) == tuple(b.shape) and builtins.bool(all(eq(a, b)).item())
+
+
+@_method()
+def outer(a, b):
+    """The outer product of 1-D a (n,) and b (m,): (n, m), a[i] * b[j]."""
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"outer: expected 1-D tensors, got {a.ndim}-D and {b.ndim}-D")
+    return reshape(a, (-1, 1)) * reshape(b, (1, -1))
+
+
+ger = outer
+
+
+def _scaled_sum(input, product, beta, alpha):
+    """beta * input + alpha * product, without the products by 1; beta == 0 ignores input (its
+    NaNs too), as PyTorch."""
+    if alpha != 1:
+        product = product * alpha
+    if beta == 0:
+        return product
+    return (input if beta == 1 else input * beta) + product
+
+
+@_method()
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """beta * input + alpha * (mat1 (n, k) @ mat2 (k, m)); input broadcasts to (n, m)."""
+    return _scaled_sum(input, mm(mat1, mat2), beta, alpha)
+
+
+@_method()
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """beta * input + alpha * (batch1 (b, n, k) @ batch2 (b, k, m)); input broadcasts to (b, n, m)."""
+    return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
+
+
+@_method()
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """beta * input + alpha * the sum over b of batch1[b] @ batch2[b]."""
+    return _scaled_sum(input, sum(bmm(batch1, batch2), 0), beta, alpha)
+
+
+@_method()
+def lerp(input, end, weight):
+    """input + weight * (end - input) (weight a number or a tensor)."""
+    return input + weight * (end - input)
+
+
+@_method()
+def clamp_min(x, min):
+    return clamp(x, min=min)
+
+
+@_method()
+def clamp_max(x, max):
+    return clamp(x, max=max)
+
+
+@_method()
+def sign(x):
+    """-1, 0 or 1 by the sign of each element (NaN stays NaN), in x's dtype (bool stays bool).
+    Its gradient is zero (PyTorch's too), so the result does not require grad."""
+    if x.dtype == _dt.bool:
+        return x
+    s = cast(gt(x, 0), x.dtype) - cast(lt(x, 0), x.dtype)
+    return where(isnan(x), x.detach(), s) if x.dtype.is_floating_point else s
+
+
+@_method()
+def repeat(x, *sizes):
+    """x tiled `sizes` times along each axis (torch.Tensor.repeat; len(sizes) >= x.ndim, x
+    taking leading axes of size 1 first): one broadcast and a reshape."""
+    sizes = _shape_args(sizes)
+    if len(sizes) < x.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
+    shape = (1,) * (len(sizes) - x.ndim) + tuple(x.shape)
+    interleaved = [d for s in shape for d in (1, s)]
+    tiled = [d for r, s in zip(sizes, shape) for d in (r, s)]
+    return reshape(broadcast_to(reshape(x, interleaved), tiled), [r * s for r, s in zip(sizes, shape)])
+
+
+@_method()
+def roll(x, shifts, dims=None):
+    """x with its elements shifted by `shifts` along `dims` (wrapping around; dims None: over
+    the flattened tensor, then the shape restored)."""
+    if dims is None:
+        return reshape(roll(reshape(x, -1), shifts, 0), x.shape)
+    shifts = [shifts] if isinstance(shifts, builtins.int) else list(shifts)
+    dims = [dims] if isinstance(dims, builtins.int) else list(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"roll: shifts ({len(shifts)}) and dims ({len(dims)}) must have the same length")
+    for shift, dim in zip(shifts, dims):
+        d = _dim(dim, x.ndim)
+        n = x.shape[d]
+        s = shift % n if n else 0
+        if s:
+            x = cat([narrow(x, d, n - s, s), narrow(x, d, 0, n - s)], d)
+    return x
+
+
+def finfo(dtype=None):
+    """Limits of a floating dtype (default float32), as torch.finfo: bits, eps, max, min, tiny
+    (= smallest_normal), resolution, dtype."""
+    d = _dt.resolve(dtype or _dt.float32)
+    if not d.is_floating_point:
+        raise TypeError(f"finfo: expected a floating-point dtype, got {d}")
+    info = _ml_finfo(d)
+    return _Limits(bits=info.bits, eps=builtins.float(info.eps), max=builtins.float(info.max),
+                   min=builtins.float(info.min), tiny=builtins.float(info.tiny),
+                   smallest_normal=builtins.float(info.tiny), resolution=builtins.float(info.resolution), dtype=d.name)
+
+
+def iinfo(dtype):
+    """Limits of an integer dtype, as torch.iinfo: bits, max, min, dtype."""
+    d = _dt.resolve(dtype)
+    if d.is_floating_point or d == _dt.bool:
+        raise TypeError(f"iinfo: expected an integer dtype, got {d}")
+    info = np.iinfo(d.numpy)
+    return _Limits(bits=info.bits, max=builtins.int(info.max), min=builtins.int(info.min), dtype=d.name)
+
+
+def _ml_finfo(d):
+    if d == _dt.bfloat16:
+        import ml_dtypes
+        return ml_dtypes.finfo(ml_dtypes.bfloat16)
+    return np.finfo(d.numpy)
+
+
+class _Limits:
+    """What finfo / iinfo return: the limits as attributes."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+    def __repr__(self):
+        kind = "finfo" if "eps" in self.__dict__ else "iinfo"
+        return f"{kind}(" + ", ".join(f"{k}={v}" for k, v in self.__dict__.items()) + ")"
+
+
+# ---------------------------------------------------------------- in-place forms
+# As `x += y`: the tensor is rebound to the new values (GT never writes a worker buffer in
+# place); on a leaf that requires grad they raise unless under gt.no_grad(), as PyTorch.
+
+def _inplace(name, fn):
+    def method(self, *args, **kwargs):
+        return self._in_place(fn, *args, **kwargs)
+    method.__name__ = name
+    method.__doc__ = f"In place: x.{name}(...) rebinds x to {fn.__name__}(x, ...)."
+    setattr(Tensor, name, method)
+
+
+_inplace("add_", add)
+_inplace("sub_", sub)
+_inplace("mul_", lambda x, y: mul(x, y))
+_inplace("div_", div)
+_inplace("clamp_", clamp)
+_inplace("masked_fill_", masked_fill)
+_inplace("fill_", lambda x, value: full(x.shape, value.item() if isinstance(value, Tensor) else value, dtype=x.dtype))
+_inplace("copy_", lambda x, src, non_blocking=False: cast(broadcast_to(src, x.shape), x.dtype) if tuple(src.shape) != x.shape
+         else cast(src, x.dtype))
+_inplace("normal_", lambda x, mean=0.0, std=1.0, generator=None: randn(x.shape, dtype=x.dtype) * std + mean)
+_inplace("uniform_", lambda x, a=0.0, b=1.0, generator=None: rand(x.shape, dtype=x.dtype) * (b - a) + a)
+_inplace("lerp_", lerp)
+_inplace("sign_", sign)
+
+
+@_method("where")
+def _where_method(x, condition, y):
+    """x.where(condition, y): where(condition, x, y)."""
+    return where(condition, x, y)
 
 
 multiply = mul

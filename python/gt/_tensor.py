@@ -221,10 +221,24 @@ class Tensor:
             self._node = new._node
         return self
 
-    def __iadd__(self, o): return self._assign(add(self, o))
-    def __isub__(self, o): return self._assign(sub(self, o))
-    def __imul__(self, o): return self._assign(_op("mul", self, o))
-    def __itruediv__(self, o): return self._assign(div(self, o))
+    def _before(self):
+        """A new Tensor with this one's values and history, for an in-place op to read: its result
+        rebinds this object, so the op's autograd node must hold the old state, not `self`
+        (which would then be its own input)."""
+        t = Tensor(self._h, self.shape, self.dtype, self.requires_grad)
+        t._node = self._node
+        return t
+
+    def _in_place(self, fn, *args, **kwargs):
+        """self rebound to fn(self, *args, **kwargs), computed from self's state before (in `args`
+        too: x *= x squares the old x)."""
+        before = self._before()
+        return self._assign(fn(before, *[before if a is self else a for a in args], **kwargs))
+
+    def __iadd__(self, o): return self._in_place(add, o)
+    def __isub__(self, o): return self._in_place(sub, o)
+    def __imul__(self, o): return self._in_place(lambda a, b: _op("mul", a, b), o)
+    def __itruediv__(self, o): return self._in_place(div, o)
 
     def zero_(self):
         with _ag.no_grad():

@@ -1,0 +1,120 @@
+"""PyTorch functions built from other ops (issue 24): values against NumPy (float64 references)
+and gradients against central differences, in-place forms, finfo / iinfo."""
+import numpy as np
+import pytest
+
+import gt
+from conftest import check
+from test_api import check_grad, data
+
+NAN_INF = np.array([1.5, np.nan, np.inf, -np.inf, -2.0, 0.0])
+
+
+def test_nan_and_inf_tests_and_any_all():
+    x = gt.tensor(NAN_INF)
+    check(x.isnan(), np.isnan(NAN_INF))
+    check(gt.isinf(x), np.isinf(NAN_INF))
+    check(gt.isfinite(x), np.isfinite(NAN_INF))
+    check(gt.sign(x), np.sign(NAN_INF))
+    ints = gt.tensor([3, -1, 0])
+    assert not gt.isnan(ints).numpy().any() and gt.isfinite(ints).numpy().all()
+    check(gt.sign(ints), [1, -1, 0])
+    m = np.array([[0, 1, 0], [0, 0, 0]])
+    for dim, keepdim in ((None, False), (0, False), (1, True), (-1, False)):
+        check(gt.any(gt.tensor(m), dim, keepdim), np.any(m, axis=dim, keepdims=keepdim if dim is not None else False))
+        check(gt.tensor(m).all(dim, keepdim), np.all(m, axis=dim, keepdims=keepdim if dim is not None else False))
+    assert gt.tensor([True, True]).all().item() and not gt.tensor([False]).any().item()
+    assert gt.equal(gt.tensor([1, 2]), gt.tensor([1, 2])) and not gt.equal(gt.tensor([1, 2]), gt.tensor([1, 3]))
+    assert not gt.equal(gt.ones(2), gt.ones(3))
+
+
+@pytest.mark.parametrize("name,fn,ref,shapes", [
+    ("outer", gt.outer, np.outer, [(4,), (3,)]),
+    ("addmm", lambda i, a, b: gt.addmm(i, a, b, beta=0.5, alpha=2.0), lambda i, a, b: 0.5 * i + 2.0 * a @ b,
+     [(3, 1), (3, 4), (4, 2)]),
+    ("addmm-default", gt.addmm, lambda i, a, b: i + a @ b, [(2,), (3, 4), (4, 2)]),
+    ("baddbmm", lambda i, a, b: gt.baddbmm(i, a, b, alpha=-1.0), lambda i, a, b: i - a @ b, [(2, 3, 2), (2, 3, 4), (2, 4, 2)]),
+    ("addbmm", gt.addbmm, lambda i, a, b: i + (a @ b).sum(0), [(3, 2), (2, 3, 4), (2, 4, 2)]),
+    ("lerp", gt.lerp, lambda a, b, w: a + w * (b - a), [(3, 4), (3, 4), (4,)]),
+    ("lerp-number", lambda a, b: gt.lerp(a, b, 0.25), lambda a, b: a + 0.25 * (b - a), [(5,), (5,)]),
+    ("clamp_min", lambda x: gt.clamp_min(x, 0.1), lambda x: np.maximum(x, 0.1), [(7,)]),
+    ("clamp_max", lambda x: x.clamp_max(-0.1), lambda x: np.minimum(x, -0.1), [(2, 3)]),
+    ("repeat", lambda x: x.repeat(2, 1, 3), lambda x: np.tile(x, (2, 1, 3)), [(2, 3)]),
+    ("repeat-same-rank", lambda x: gt.repeat(x, 1, 2), lambda x: np.tile(x, (1, 2)), [(3, 2)]),
+    ("roll", lambda x: x.roll(2, 1), lambda x: np.roll(x, 2, 1), [(3, 5)]),
+    ("roll-dims", lambda x: gt.roll(x, (-1, 4), (0, 1)), lambda x: np.roll(x, (-1, 4), (0, 1)), [(3, 5)]),
+    ("roll-flat", lambda x: gt.roll(x, 3), lambda x: np.roll(x, 3), [(2, 3)]),
+])
+def test_composite_values_and_gradients(name, fn, ref, shapes):
+    arrays = [data(s, np.float64) for s in shapes]
+    check(fn(*[gt.tensor(a) for a in arrays]), ref(*arrays), atol=1e-10)
+    check_grad(fn, ref, *arrays)
+
+
+def test_methods_that_were_functions_only():
+    x = gt.tensor(np.arange(12.0).reshape(3, 4))
+    check(x.norm(), np.linalg.norm(np.arange(12.0)))
+    check(x.narrow(1, 1, 2), np.arange(12.0).reshape(3, 4)[:, 1:3])
+    assert [t.shape for t in x.unbind(1)] == [(3,)] * 4
+    check(x.where(x > 5, -1.0), np.where(np.arange(12.0).reshape(3, 4) > 5, np.arange(12.0).reshape(3, 4), -1.0))
+    with pytest.raises(RuntimeError, match="expected 1-D"):
+        gt.outer(gt.ones(2, 2), gt.ones(2))
+    with pytest.raises(RuntimeError, match="can not be smaller"):
+        gt.ones(2, 2).repeat(2)
+
+
+def test_in_place_forms():
+    x = gt.tensor([1.0, 2.0, 3.0])
+    same = x
+    x.add_(1).mul_(2).sub_(gt.tensor([1.0, 1.0, 1.0]), alpha=2).div_(2)
+    assert same is x  # rebound in place: the same Python object, new values
+    check(x, [1.0, 2.0, 3.0])
+    x.clamp_(1.5, 2.5)
+    check(x, [1.5, 2.0, 2.5])
+    x.masked_fill_(gt.tensor([True, False, False]), 9.0)
+    check(x, [9.0, 2.0, 2.5])
+    x.fill_(4)
+    check(x, [4.0, 4.0, 4.0])
+    x.copy_(gt.tensor([7, 8, 9]))  # the dtype stays float32
+    assert x.dtype == gt.float32
+    check(x, [7.0, 8.0, 9.0])
+    x.copy_(gt.tensor(0.5))  # broadcast
+    check(x, [0.5, 0.5, 0.5])
+    x.lerp_(gt.tensor([1.5, 1.5, 1.5]), 0.5)
+    check(x, [1.0, 1.0, 1.0])
+    gt.manual_seed(0)
+    w = gt.zeros(1000)
+    w.normal_(2.0, 0.5)
+    assert abs(float(w.mean()) - 2.0) < 0.1 and abs(float(w.std()) - 0.5) < 0.1
+    w.uniform_(-1.0, 3.0)
+    assert float(w.amin()) >= -1.0 and float(w.amax()) < 3.0
+    leaf = gt.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        leaf.add_(1)
+    with gt.no_grad():
+        leaf.mul_(3)
+    check(leaf, [3.0, 3.0])
+    # On a tensor with history, an in-place op is part of it.
+    a = gt.tensor([1.0, 2.0], requires_grad=True)
+    b = a * 1.0
+    b.mul_(3).add_(1)
+    b.sum().backward()
+    check(a.grad, [3.0, 3.0])
+    a.grad = None
+    b = a * 2.0
+    b += 1
+    b *= b  # the old b times the old b: (2a + 1)^2
+    b.sum().backward()
+    check(a.grad, 4 * (2 * np.array([1.0, 2.0]) + 1))
+
+
+def test_finfo_and_iinfo():
+    f = gt.finfo(gt.float32)
+    assert f.eps == float(np.finfo(np.float32).eps) and f.bits == 32 and f.max == float(np.finfo(np.float32).max)
+    assert gt.finfo().dtype == "float32" and gt.finfo(gt.float16).max == 65504.0
+    assert gt.finfo(gt.bfloat16).eps == 2.0 ** -7
+    assert gt.iinfo(gt.int64).max == 2 ** 63 - 1 and gt.iinfo(gt.int32).min == -2 ** 31
+    with pytest.raises(TypeError, match="floating-point"):
+        gt.finfo(gt.int64)
+    with pytest.raises(TypeError, match="integer"):
+        gt.iinfo(gt.float32)
