@@ -262,6 +262,8 @@ class Tensor:
                 dtype = _device.dtype_or_device(a)
         if device is not None:
             _device.check(device)
+        if dtype is not None:
+            dtype = _dt.resolve(dtype)
         out = self if dtype is None or dtype == self.dtype else cast(self, dtype)
         return out.clone() if copy and out is self else out
 
