@@ -110,7 +110,7 @@ def session_device_type():
 
 def cuda_worker_count():
     """How many of the session's workers are GPUs (0 before an auto-started session opens with
-    GT_DEVICE=cpu)."""
+    GT_DEVICE=cpu). With GPU workers it asks the dispatcher, so it waits for what was issued."""
     if session_device_type() != "cuda":
         return 0
     client = _runtime._client

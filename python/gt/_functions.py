@@ -589,11 +589,13 @@ def lerp(input, end, weight):
 
 @_method()
 def clamp_min(x, min):
+    """clamp(x, min=min): x limited from below (a number or a tensor that broadcasts)."""
     return clamp(x, min=min)
 
 
 @_method()
 def clamp_max(x, max):
+    """clamp(x, max=max): x limited from above (a number or a tensor that broadcasts)."""
     return clamp(x, max=max)
 
 
@@ -682,27 +684,34 @@ class _Limits:
 # As `x += y`: the tensor is rebound to the new values (GT never writes a worker buffer in
 # place); on a leaf that requires grad they raise unless under gt.no_grad(), as PyTorch.
 
-def _inplace(name, fn):
+def _inplace(name, fn, what):
     def method(self, *args, **kwargs):
         return self._in_place(fn, *args, **kwargs)
     method.__name__ = name
-    method.__doc__ = f"In place: x.{name}(...) rebinds x to {fn.__name__}(x, ...)."
+    method.__doc__ = f"In place (x rebound, see Tensor._in_place): x = {what}; returns x."
     setattr(Tensor, name, method)
 
 
-_inplace("add_", add)
-_inplace("sub_", sub)
-_inplace("mul_", lambda x, y: mul(x, y))
-_inplace("div_", div)
-_inplace("clamp_", clamp)
-_inplace("masked_fill_", masked_fill)
-_inplace("fill_", lambda x, value: full(x.shape, value.item() if isinstance(value, Tensor) else value, dtype=x.dtype))
-_inplace("copy_", lambda x, src, non_blocking=False: cast(broadcast_to(src, x.shape), x.dtype) if tuple(src.shape) != x.shape
-         else cast(src, x.dtype))
-_inplace("normal_", lambda x, mean=0.0, std=1.0, generator=None: randn(x.shape, dtype=x.dtype) * std + mean)
-_inplace("uniform_", lambda x, a=0.0, b=1.0, generator=None: rand(x.shape, dtype=x.dtype) * (b - a) + a)
-_inplace("lerp_", lerp)
-_inplace("sign_", sign)
+def _copy(x, src, non_blocking=False):
+    """src broadcast to x's shape and cast to x's dtype."""
+    return cast(src if tuple(src.shape) == x.shape else broadcast_to(src, x.shape), x.dtype)
+
+
+_inplace("add_", add, "add(x, other, alpha=alpha)")
+_inplace("sub_", sub, "sub(x, other, alpha=alpha)")
+_inplace("mul_", mul, "mul(x, other)")
+_inplace("div_", div, "div(x, other)")
+_inplace("clamp_", clamp, "clamp(x, min, max)")
+_inplace("masked_fill_", masked_fill, "masked_fill(x, mask, value)")
+_inplace("lerp_", lerp, "lerp(x, end, weight)")
+_inplace("sign_", sign, "sign(x)")
+_inplace("copy_", _copy, "src broadcast to x's shape, in x's dtype")
+_inplace("fill_", lambda x, value: full(x.shape, value.item() if isinstance(value, Tensor) else value, dtype=x.dtype),
+         "full(x.shape, value) in x's dtype")
+_inplace("normal_", lambda x, mean=0.0, std=1.0, generator=None: randn(x.shape, dtype=x.dtype) * std + mean,
+         "samples of N(mean, std^2) of x's shape and dtype (floats; `generator` is accepted and ignored)")
+_inplace("uniform_", lambda x, a=0.0, b=1.0, generator=None: rand(x.shape, dtype=x.dtype) * (b - a) + a,
+         "samples of U[a, b) of x's shape and dtype (floats; `generator` is accepted and ignored)")
 
 
 @_method("where")

@@ -19,6 +19,7 @@ def device_count():
 
 
 def current_device():
+    """0: a session's GPUs are its workers', not this process's to choose among."""
     return 0
 
 
@@ -43,6 +44,7 @@ manual_seed_all = manual_seed
 
 
 def is_bf16_supported():
+    """True: every GT worker computes bfloat16 (in float32, rounded once per op)."""
     return True
 
 

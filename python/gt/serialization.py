@@ -82,7 +82,7 @@ _SAFE = {
 
 class _WeightsOnly(pickle.Unpickler):
     def find_class(self, module, name):
-        if (module, name) in _SAFE or (module == "numpy" and name.startswith("dtypes.")):
+        if (module, name) in _SAFE:
             return super().find_class(module, name)
         raise pickle.UnpicklingError(
             f"gt.load(weights_only=True) does not unpickle {module}.{name}: load files that hold "
