@@ -115,3 +115,32 @@ func.func @dynamic(%a: memref<?xf32>, %n: index) {
   }
   return
 }
+
+// A row reduction in gt-cpu-reductions' form: each row is read 8 lanes at a time and stored
+// once, so only 8192 elements are stored but 8192 x 64 are read. The loads count: the rows
+// are split over the threads.
+// CHECK-LABEL: func.func @vector_rows
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c8192)
+// CHECK-NEXT: scf.for
+// CHECK: vector.load
+// SMALL-LABEL: func.func @vector_rows
+// SMALL-NOT: scf.parallel
+func.func @vector_rows(%a: memref<8192x64xf32>, %out: memref<8192xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %c8192 = arith.constant 8192 : index
+  %zero = arith.constant dense<0.0> : vector<8xf32>
+  scf.parallel (%r) = (%c0) to (%c8192) step (%c1) {
+    %v = scf.for %c = %c0 to %c64 step %c8 iter_args(%acc = %zero) -> (vector<8xf32>) {
+      %x = vector.load %a[%r, %c] : memref<8192x64xf32>, vector<8xf32>
+      %s = arith.addf %x, %acc : vector<8xf32>
+      scf.yield %s : vector<8xf32>
+    }
+    %t = vector.reduction <add>, %v : vector<8xf32> into f32
+    memref.store %t, %out[%r] : memref<8192xf32>
+    scf.reduce
+  }
+  return
+}

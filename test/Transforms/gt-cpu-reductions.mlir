@@ -144,3 +144,69 @@ func.func @masked(%x: memref<64x100xf32>, %m: memref<64x100xi1>, %out: memref<64
   }
   return
 }
+
+// A full sum of a 4-D tensor with a scalar added to each element (`(x + 1).sum()`): the four
+// reduction dimensions are one, 524288 elements, read through memref.collapse_shape; then the
+// vector partials as for a row. The scalar operand is a broadcast.
+// CHECK-LABEL: func.func @full_sum_4d
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %arg0 {{\[}}[0, 1, 2, 3]] : memref<32x4x64x64xf32> into memref<524288xf32>
+// CHECK-NOT: scf.parallel
+// CHECK: scf.for
+// CHECK: vector.load %[[FLAT]]
+// CHECK: memref.store %{{.*}}, %arg2[]
+// CHECK-NOT: linalg.generic
+func.func @full_sum_4d(%x: memref<32x4x64x64xf32>, %c: memref<f32>, %out: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>,
+                                   affine_map<(d0, d1, d2, d3) -> ()>],
+                  iterator_types = ["reduction", "reduction", "reduction", "reduction"]}
+      ins(%x, %c : memref<32x4x64x64xf32>, memref<f32>) outs(%out : memref<f32>) {
+  ^bb0(%in: f32, %k: f32, %acc: f32):
+    %y = arith.addf %in, %k : f32
+    %r = arith.addf %y, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// Dynamic sizes (an eager kernel): a sum over the last two of three dimensions, each outer
+// index's plane collapsed to one row; the per-plane scale is a broadcast.
+// CHECK-LABEL: func.func @planes
+// CHECK: %[[P:.*]] = memref.collapse_shape %arg0 {{\[}}[0], [1, 2]] : memref<?x?x?xf32> into memref<?x?xf32>
+// CHECK: scf.parallel (%[[I:[a-z0-9_]+]])
+// CHECK: vector.load %[[P]][%[[I]], %{{.*}}] : memref<?x?xf32>, vector<8xf32>
+// CHECK: memref.load %arg1[%[[I]]]
+func.func @planes(%x: memref<?x?x?xf32>, %s: memref<?xf32>, %out: memref<?xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0)>,
+                                   affine_map<(d0, d1, d2) -> (d0)>],
+                  iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%x, %s : memref<?x?x?xf32>, memref<?xf32>) outs(%out : memref<?xf32>) {
+  ^bb0(%in: f32, %k: f32, %acc: f32):
+    %y = arith.mulf %in, %k : f32
+    %r = arith.addf %y, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// Not collapsed: the reduced dimensions are not contiguous in the input (every other row of a
+// larger buffer), or are read in another order (a transposed view).
+// CHECK-LABEL: func.func @not_collapsed
+// CHECK-NOT: memref.collapse_shape
+// CHECK-COUNT-2: linalg.generic
+func.func @not_collapsed(%x: memref<16x64xf32, strided<[128, 1]>>, %y: memref<16x64xf32>, %out: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>],
+                  iterator_types = ["reduction", "reduction"]}
+      ins(%x : memref<16x64xf32, strided<[128, 1]>>) outs(%out : memref<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.addf %in, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> ()>],
+                  iterator_types = ["reduction", "reduction"]}
+      ins(%y : memref<16x64xf32>) outs(%out : memref<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.addf %in, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}

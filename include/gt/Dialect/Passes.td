@@ -364,6 +364,9 @@ def GTCPUReductions : Pass<"gt-cpu-reductions", "::mlir::func::FuncOp"> {
     - `out = combine(total, out)`.
     The order depends only on the reduced length, so eager kernels (dynamic sizes) and fused
     ones (static) agree bit for bit; results differ from a one-at-a-time sum in the last bits.
+    A reduction over several innermost dimensions (a full sum, a mean over the last two axes)
+    whose inputs hold those dimensions contiguous, innermost and in order is first rewritten
+    over one dimension (the inputs through `memref.collapse_shape`), then vectorized as above.
     ```mlir
     linalg.generic {iterator_types = ["parallel", "reduction"]}
         ins(%x : memref<?x?xf32>) outs(%out : memref<?xf32>) { addf }
@@ -387,8 +390,8 @@ def GTCPUParallelLoops : Pass<"gt-cpu-parallel-loops", "::mlir::func::FuncOp"> {
     Runs on a CPU kernel after convert-linalg-to-parallel-loops and before convert-scf-to-openmp,
     which turns every `scf.parallel` left into an OpenMP worksharing loop (the iterations are
     split statically over the worker's threads: `gt-worker --threads`, or one per core).
-    1. A top-level `scf.parallel` whose nest writes at least `min-work` elements (all bounds
-       static) keeps its leading dimensions, as few as give at least `min-chunks` iterations;
+    1. A top-level `scf.parallel` whose nest reads or writes at least `min-work` elements in
+       one load or store (over all its executions, vector lanes counted; all bounds static) keeps its leading dimensions, as few as give at least `min-chunks` iterations;
        its other dimensions become `scf.for` loops inside, so the innermost loop stays
        sequential and LLVM vectorizes it.
     2. Every other `scf.parallel` (small, dynamic, or nested in another loop) becomes a nest
@@ -403,10 +406,36 @@ def GTCPUParallelLoops : Pass<"gt-cpu-parallel-loops", "::mlir::func::FuncOp"> {
   }];
   let options = [
     Option<"minWork", "min-work", "int64_t", "32768",
-           "fewest elements a loop nest writes to run on several threads">,
+           "fewest elements one load or store of a loop nest moves for it to run on several threads">,
     Option<"minChunks", "min-chunks", "int64_t", "16", "fewest iterations of the parallel dimensions kept">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
+def GTCPUFuseParallelLoops : Pass<"gt-cpu-fuse-parallel-loops", "::mlir::func::FuncOp"> {
+  let summary = "fuses consecutive top-level loop nests over the same outer range into one scf.parallel (CPU)";
+  let description = [{
+    Runs on a fused CPU kernel after gt-cpu-parallel-loops, before convert-scf-to-openmp. A
+    fused region's ops become one loop nest each wherever a reduction separates them (softmax:
+    mask, max, exp, sum, divide), and each `scf.parallel` forks and joins the worker's threads,
+    with every intermediate written whole to memory and read back. Consecutive top-level
+    nests, a one-dimensional `scf.parallel` or an `scf.for` with the same constant bounds, at
+    least one of them parallel, become one `scf.parallel` whose body runs the nests' bodies in
+    order, when each outer iteration touches only its own slab of every buffer they write:
+    every load and store of such a buffer (through reshapes that keep the first dimension)
+    indexes its first dimension with the outer loop's induction variable. A buffer written by
+    one `scf.parallel` of the group and touched by no other nest needs no such check. Ops
+    without side effects and allocations between the nests move above the first. Nothing
+    changes in what each element computes, so results stay bit for bit the same.
+    ```mlir
+    scf.parallel (%i) = (%c0) to (%c32) step (%c1) { ... memref.store %y, %t[%i, %j] }
+    scf.for %i = %c0 to %c32 step %c1 { ... memref.store %z, %m[%i] }
+    scf.parallel (%i) = (%c0) to (%c32) step (%c1) { ... memref.load %t[%i, %j] ... memref.load %m[%i] }
+    // =>
+    scf.parallel (%i) = (%c0) to (%c32) step (%c1) { ...t[%i, %j]...; ...m[%i]...; ...both read... }
+    ```
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
 }
 
 def GTGPUDeviceMemory : Pass<"gt-gpu-device-memory", "::mlir::ModuleOp"> {

@@ -7,6 +7,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <optional>
@@ -38,14 +39,22 @@ std::optional<int64_t> iterations(Operation *op) {
   return 1;
 }
 
-/// Elements the nest under `top` writes: the most memref.store executions of any one store
-/// (the product of its enclosing loops' trip counts); nullopt if a bound is dynamic.
-std::optional<int64_t> elementsWritten(scf::ParallelOp top) {
+/// Elements the nest under `top` reads or writes: the most elements any one load or store
+/// moves over all its executions (the product of its enclosing loops' trip counts, times the
+/// lanes of a vector load or store); nullopt if a bound is dynamic. Loads count too: a row
+/// reduction in gt-cpu-reductions' form reads a row in its inner loop and stores once per row.
+std::optional<int64_t> elementsTouched(scf::ParallelOp top) {
   std::optional<int64_t> most = 0;
-  top.walk([&](memref::StoreOp store) {
+  top.walk([&](Operation *access) {
     if (!most) return;
     int64_t n = 1;
-    for (Operation *op = store->getParentOp(); op; op = op->getParentOp()) {
+    if (auto load = dyn_cast<vector::LoadOp>(access))
+      n = load.getVectorType().getNumElements();
+    else if (auto store = dyn_cast<vector::StoreOp>(access))
+      n = store.getVectorType().getNumElements();
+    else if (!isa<memref::LoadOp, memref::StoreOp>(access))
+      return;
+    for (Operation *op = access->getParentOp(); op; op = op->getParentOp()) {
       auto t = iterations(op);
       if (!t) {
         most = std::nullopt;
@@ -96,8 +105,8 @@ struct GTCPUParallelLoopsPass : impl::GTCPUParallelLoopsBase<GTCPUParallelLoopsP
     for (Block &block : func.getBody())
       for (auto loop : block.getOps<scf::ParallelOp>()) {
         if (loop.getNumResults() != 0) continue; // a reduction loop: not what linalg makes
-        auto written = elementsWritten(loop);
-        if (!written || *written < minWork) continue;
+        auto work = elementsTouched(loop);
+        if (!work || *work < minWork) continue;
         // Leading dimensions until there are minChunks iterations; the innermost one stays
         // sequential unless it is the only one.
         unsigned n = loop.getNumLoops(), most = n == 1 ? 1 : n - 1, keep = 0;

@@ -86,6 +86,71 @@ std::optional<Reduction> match(linalg::GenericOp op) {
   return r;
 }
 
+/// A reduction over its k > 1 innermost loop dimensions whose inputs read those dimensions as
+/// their own contiguous innermost dimensions, in order (or do not read them), as a reduction
+/// over one innermost dimension: those inputs collapsed by memref.collapse_shape. A full sum of
+/// a 4-D tensor becomes a sum over one dimension of all its elements, which `match` takes.
+/// Returns the new op, or null (and changes nothing) when `op` is not of that form.
+linalg::GenericOp collapseInnerReductions(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1) return nullptr;
+  unsigned n = op.getNumLoops(), k = op.getNumReductionLoops();
+  if (k < 2) return nullptr;
+  auto iterators = op.getIteratorTypesArray();
+  for (unsigned d = 0; d < n; ++d)
+    if ((iterators[d] == utils::IteratorType::reduction) != (d >= n - k)) return nullptr;
+  if (!op.getRegion().front().getOps<linalg::IndexOp>().empty()) return nullptr;
+  auto reduced = [&](AffineExpr e) {
+    auto dim = dyn_cast<AffineDimExpr>(e);
+    return dim && dim.getPosition() >= n - k;
+  };
+  MLIRContext *ctx = op.getContext();
+  unsigned m = n - k + 1; // loops after collapsing: the parallel ones and one reduction
+  OpBuilder b(op);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  SmallVector<Operation *> created;
+  auto fail = [&]() -> linalg::GenericOp {
+    for (Operation *c : llvm::reverse(created)) c->erase();
+    return nullptr;
+  };
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    auto results = map.getResults();
+    unsigned r = results.size(), uses = llvm::count_if(results, reduced);
+    if (uses == 0) { // does not read the reduced dimensions: the same indices, fewer loops
+      maps.push_back(AffineMap::get(m, 0, results, ctx));
+      inputs.push_back(input->get());
+      continue;
+    }
+    auto memref = dyn_cast<MemRefType>(input->get().getType());
+    if (!memref || uses != k || r < k) return fail();
+    for (unsigned i = 0; i < k; ++i)
+      if (results[r - k + i] != getAffineDimExpr(n - k + i, ctx)) return fail();
+    SmallVector<ReassociationIndices> groups;
+    for (unsigned i = 0; i + k < r; ++i) groups.push_back({int64_t(i)});
+    ReassociationIndices inner;
+    for (unsigned i = r - k; i < r; ++i) inner.push_back(i);
+    groups.push_back(inner);
+    if (!memref::CollapseShapeOp::isGuaranteedCollapsible(memref, groups)) return fail();
+    auto collapse = b.create<memref::CollapseShapeOp>(op.getLoc(), input->get(), groups);
+    created.push_back(collapse);
+    SmallVector<AffineExpr> kept(results.begin(), results.end() - k);
+    kept.push_back(getAffineDimExpr(n - k, ctx));
+    maps.push_back(AffineMap::get(m, 0, kept, ctx));
+    inputs.push_back(collapse.getResult());
+  }
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (llvm::any_of(outMap.getResults(), reduced)) return fail();
+  maps.push_back(AffineMap::get(m, 0, outMap.getResults(), ctx));
+  SmallVector<utils::IteratorType> types(n - k, utils::IteratorType::parallel);
+  types.push_back(utils::IteratorType::reduction);
+  auto collapsed = b.create<linalg::GenericOp>(op.getLoc(), TypeRange{}, inputs, ValueRange{op.getDpsInitOperand(0)->get()},
+                                               maps, types);
+  collapsed.getRegion().takeBody(op.getRegion());
+  op.erase();
+  return collapsed;
+}
+
 struct Emitter {
   OpBuilder &b;
   Location loc;
@@ -206,9 +271,12 @@ struct GTCPUReductionsPass : impl::GTCPUReductionsBase<GTCPUReductionsPass> {
 
   void runOnOperation() override {
     SmallVector<Reduction> found;
-    getOperation().walk([&](linalg::GenericOp op) {
+    SmallVector<linalg::GenericOp> generics;
+    getOperation().walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    for (linalg::GenericOp op : generics) {
+      if (linalg::GenericOp collapsed = collapseInnerReductions(op)) op = collapsed;
       if (auto r = match(op)) found.push_back(*r);
-    });
+    }
     for (const Reduction &r : found) rewrite(r);
   }
 };

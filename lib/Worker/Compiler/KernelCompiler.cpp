@@ -79,7 +79,7 @@ namespace gt::worker {
 
 /// Bump when the kernel ABI or any lowering pass changes (the disk key hashes the gt-level
 /// source, not the pipeline): old disk-cache entries then stop matching.
-static constexpr const char *kCompilerVersion = "gt-kernels-12 llvm-" LLVM_VERSION_STRING;
+static constexpr const char *kCompilerVersion = "gt-kernels-14 llvm-" LLVM_VERSION_STRING;
 
 namespace {
 /// Calls `entry` with `N` pointer arguments taken from `d`.
@@ -366,6 +366,9 @@ struct KernelCompiler::Impl {
       mlir::gt::GTCPUParallelLoopsOptions parallel;
       parallel.minWork = parallelMinElements;
       pm.addNestedPass<func::FuncOp>(mlir::gt::createGTCPUParallelLoops(parallel));
+      // Consecutive nests over the same row blocks (softmax's, LayerNorm's) as one loop: each
+      // block's intermediates stay in cache, one fork/join.
+      pm.addNestedPass<func::FuncOp>(mlir::gt::createGTCPUFuseParallelLoops());
       pm.addPass(createConvertSCFToOpenMPPass());
       pm.addPass(createCanonicalizerPass()); // inlines the memref.alloca_scope around each loop body
     } else {
@@ -444,6 +447,11 @@ struct KernelCompiler::Impl {
     llvmModule->setDataLayout(tm->createDataLayout());
     llvmModule->setTargetTriple(tm->getTargetTriple().str());
     optimize(*llvmModule);
+    if (const char *dump = std::getenv("GT_DUMP_KERNELS"); dump && *dump) { // what LLVM vectorized
+      std::error_code ec;
+      llvm::raw_fd_ostream out((fs::path(dump) / (name + ".ll")).string(), ec);
+      if (!ec) llvmModule->print(out, nullptr);
+    }
     auto obj = llvm::orc::SimpleCompiler(*tm)(*llvmModule);
     if (!obj) throw std::runtime_error("code generation failed: " + llvm::toString(obj.takeError()));
     return (*obj)->getBuffer().str();
