@@ -1,5 +1,6 @@
 """Learning-rate schedules (torch.optim.lr_scheduler): each sets group['lr'] of its optimizer
 from the initial learning rates and the epoch count; call step() once per epoch (or step)."""
+import bisect
 import math
 
 
@@ -67,3 +68,231 @@ class CosineAnnealingLR(LRScheduler):
     def get_lr(self):
         return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
                 for base in self.base_lrs]
+
+
+class MultiStepLR(LRScheduler):
+    """lr = base_lr * gamma ** (number of milestones <= epoch)."""
+
+    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
+        self.milestones, self.gamma = sorted(milestones), gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [base * self.gamma ** bisect.bisect_right(self.milestones, self.last_epoch) for base in self.base_lrs]
+
+
+class ExponentialLR(LRScheduler):
+    """lr = base_lr * gamma ** epoch."""
+
+    def __init__(self, optimizer, gamma, last_epoch=-1):
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
+
+
+class ConstantLR(LRScheduler):
+    """lr = base_lr * factor for the first total_iters epochs, then base_lr."""
+
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+        if not 0 <= factor <= 1:
+            raise ValueError(f"Constant multiplicative factor expected to be between 0 and 1, got {factor}")
+        self.factor, self.total_iters = factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        f = self.factor if self.last_epoch < self.total_iters else 1.0
+        return [base * f for base in self.base_lrs]
+
+
+class LinearLR(LRScheduler):
+    """lr = base_lr * (start_factor + (end_factor - start_factor) * min(epoch, total_iters) /
+    total_iters): a linear warm-up (or decay) over total_iters epochs, then constant."""
+
+    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
+        if not 0 < start_factor <= 1 or not 0 <= end_factor <= 1:
+            raise ValueError("Starting multiplicative factor expected to be greater than 0 and less or equal to 1, "
+                             f"and the ending one between 0 and 1; got {start_factor} and {end_factor}")
+        self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        t = min(self.last_epoch, self.total_iters) / self.total_iters
+        return [base * (self.start_factor + (self.end_factor - self.start_factor) * t) for base in self.base_lrs]
+
+
+class SequentialLR(LRScheduler):
+    """schedulers[i] from epoch milestones[i - 1] on, each started from its own epoch 0 (a
+    warm-up LinearLR, then a CosineAnnealingLR). milestones: len(schedulers) - 1 increasing epochs."""
+
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError("SequentialLR expects one milestone fewer than schedulers, got "
+                             f"{len(schedulers)} schedulers and {len(milestones)} milestones")
+        if any(s.optimizer is not optimizer for s in schedulers):
+            raise ValueError("SequentialLR expects every scheduler to belong to the same optimizer")
+        self.optimizer, self._schedulers, self._milestones = optimizer, list(schedulers), list(milestones)
+        self.last_epoch = last_epoch + 1
+        for g in optimizer.param_groups:  # undo the step each scheduler took when it was made
+            g["lr"] = g["initial_lr"]
+        for s in self._schedulers:
+            s.last_epoch -= 1
+        self._schedulers[0].step()
+        self.base_lrs = self._schedulers[0].base_lrs
+
+    def step(self):
+        self.last_epoch += 1
+        i = bisect.bisect_right(self._milestones, self.last_epoch)
+        s = self._schedulers[i]
+        if i > 0 and self._milestones[i - 1] == self.last_epoch:
+            s.last_epoch = -1  # this scheduler starts now, at its epoch 0
+        s.step()
+
+    def state_dict(self):
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict):
+        state = dict(state_dict)
+        for s, st in zip(self._schedulers, state.pop("_schedulers")):
+            s.load_state_dict(st)
+        self.__dict__.update(state)
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy (Smith & Topin 2018, "Super-Convergence"), as torch.optim.lr_scheduler.
+    OneCycleLR: from max_lr / div_factor up to max_lr over the first pct_start of total_steps,
+    then down to max_lr / div_factor / final_div_factor (three_phase: back to the start first),
+    each phase a cosine (anneal_strategy='cos') or a line ('linear'); momentum (SGD's momentum,
+    Adam's beta1) cycles the other way between max_momentum and base_momentum. Call step()
+    after every batch; total_steps = epochs * steps_per_epoch when not given. Stepping past
+    total_steps raises ValueError."""
+
+    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, pct_start=0.3,
+                 anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85, max_momentum=0.95,
+                 div_factor=25.0, final_div_factor=1e4, three_phase=False, last_epoch=-1):
+        if total_steps is None:
+            if epochs is None or steps_per_epoch is None:
+                raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+            total_steps = epochs * steps_per_epoch
+        if total_steps <= 0:
+            raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+        if not 0 <= pct_start <= 1:
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
+        self.total_steps, self.cycle_momentum = total_steps, cycle_momentum
+        self._anneal = self._cos if anneal_strategy == "cos" else self._linear
+        up = float(pct_start * total_steps) - 1
+        if three_phase:
+            self._phases = [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                            (2 * up, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
+                            (total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+        else:
+            self._phases = [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                            (total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+        groups = optimizer.param_groups
+        max_lrs = list(max_lr) if isinstance(max_lr, (list, tuple)) else [max_lr] * len(groups)
+        if len(max_lrs) != len(groups):
+            raise ValueError(f"expected {len(groups)} values for max_lr, got {len(max_lrs)}")
+        if cycle_momentum and not all("momentum" in g or "betas" in g for g in groups):
+            raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+        for g, m in zip(groups, max_lrs):
+            g["initial_lr"], g["max_lr"] = m / div_factor, m
+            g["min_lr"] = g["initial_lr"] / final_div_factor
+            if cycle_momentum:
+                g["max_momentum"], g["base_momentum"] = max_momentum, base_momentum
+                self._set_momentum(g, max_momentum)
+        super().__init__(optimizer, last_epoch)
+
+    @staticmethod
+    def _cos(start, end, pct):
+        return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+
+    @staticmethod
+    def _linear(start, end, pct):
+        return (end - start) * pct + start
+
+    @staticmethod
+    def _set_momentum(group, m):
+        if "betas" in group:
+            group["betas"] = (m, *group["betas"][1:])
+        else:
+            group["momentum"] = m
+
+    def get_lr(self):
+        step = self.last_epoch
+        if step > self.total_steps:
+            raise ValueError(f"Tried to step {step} times. The specified number of total steps is {self.total_steps}")
+        lrs = []
+        for g in self.optimizer.param_groups:
+            start = 0.0
+            for i, (end, lr0, lr1, m0, m1) in enumerate(self._phases):
+                if step <= end or i == len(self._phases) - 1:
+                    pct = (step - start) / (end - start)
+                    lrs.append(self._anneal(g[lr0], g[lr1], pct))
+                    if self.cycle_momentum:
+                        self._set_momentum(g, self._anneal(g[m0], g[m1], pct))
+                    break
+                start = end
+        return lrs
+
+
+class ReduceLROnPlateau:
+    """lr = max(lr * factor, min_lr) when the metric passed to step(metric) has not improved for
+    more than patience epochs (mode 'min': fallen below best * (1 - threshold), 'rel', or best -
+    threshold, 'abs'; 'max' the other way), then cooldown epochs without counting. As
+    torch.optim.lr_scheduler.ReduceLROnPlateau; changes smaller than eps are skipped."""
+
+    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
+                 cooldown=0, min_lr=0, eps=1e-8):
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        if mode not in ("min", "max"):
+            raise ValueError(f"mode {mode} is unknown!")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"threshold mode {threshold_mode} is unknown!")
+        n = len(optimizer.param_groups)
+        self.min_lrs = list(min_lr) if isinstance(min_lr, (list, tuple)) else [min_lr] * n
+        if len(self.min_lrs) != n:
+            raise ValueError(f"expected {n} min_lrs, got {len(self.min_lrs)}")
+        self.optimizer, self.mode, self.factor, self.patience = optimizer, mode, factor, patience
+        self.threshold, self.threshold_mode, self.cooldown, self.eps = threshold, threshold_mode, cooldown, eps
+        self.best = math.inf if mode == "min" else -math.inf
+        self.num_bad_epochs = self.cooldown_counter = 0
+        self.last_epoch = 0
+        self._last_lr = [g["lr"] for g in optimizer.param_groups]
+
+    def _better(self, a):
+        if self.mode == "min":
+            return a < (self.best * (1 - self.threshold) if self.threshold_mode == "rel" else self.best - self.threshold)
+        return a > (self.best * (1 + self.threshold) if self.threshold_mode == "rel" else self.best + self.threshold)
+
+    def step(self, metrics):
+        current = float(metrics)  # a 0-d tensor or a number
+        self.last_epoch += 1
+        if self._better(current):
+            self.best, self.num_bad_epochs = current, 0
+        else:
+            self.num_bad_epochs += 1
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0
+        if self.num_bad_epochs > self.patience:
+            for g, floor in zip(self.optimizer.param_groups, self.min_lrs):
+                new = max(g["lr"] * self.factor, floor)
+                if g["lr"] - new > self.eps:
+                    g["lr"] = new
+            self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
+        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
+
+    def get_last_lr(self):
+        return list(self._last_lr)
+
+    def state_dict(self):
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+
+    def load_state_dict(self, state_dict):
+        self.__dict__.update(state_dict)

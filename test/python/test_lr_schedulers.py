@@ -1,0 +1,106 @@
+"""gt.optim.lr_scheduler against the closed forms PyTorch documents for each schedule (no
+timing, no torch import: the expected values are computed here from those formulas)."""
+import math
+
+import pytest
+
+import gt
+
+S = gt.optim.lr_scheduler
+
+
+def lrs(opt, sched, n, key="lr", metrics=None):
+    out = []
+    for i in range(n):
+        g = opt.param_groups[0]
+        out.append(g[key][0] if key == "betas" else g[key])
+        sched.step(metrics[i]) if metrics else sched.step()
+    return out
+
+
+def sgd(lr=0.1):
+    return gt.optim.SGD([gt.nn.Parameter(gt.zeros(2))], lr=lr, momentum=0.9)
+
+
+def test_multistep_exponential_constant_and_linear_follow_their_formulas():
+    opt = sgd()
+    assert lrs(opt, S.MultiStepLR(opt, [5, 2], gamma=0.5), 8) == pytest.approx(
+        [0.1 * 0.5 ** sum(e >= m for m in (2, 5)) for e in range(8)])
+    opt = sgd()
+    assert lrs(opt, S.ExponentialLR(opt, 0.9), 5) == pytest.approx([0.1 * 0.9 ** e for e in range(5)])
+    opt = sgd()
+    assert lrs(opt, S.ConstantLR(opt, factor=0.5, total_iters=3), 5) == pytest.approx([0.05] * 3 + [0.1] * 2)
+    opt = sgd()
+    assert lrs(opt, S.LinearLR(opt, start_factor=0.25, total_iters=4), 6) == pytest.approx(
+        [0.1 * (0.25 + 0.75 * min(e, 4) / 4) for e in range(6)])
+
+
+def test_sequential_lr_starts_each_schedule_at_its_own_epoch_zero():
+    opt = sgd()
+    warm = S.LinearLR(opt, start_factor=0.1, total_iters=3)
+    cos = S.CosineAnnealingLR(opt, T_max=5)
+    got = lrs(opt, S.SequentialLR(opt, [warm, cos], milestones=[3]), 9)
+    want = [0.1 * (0.1 + 0.9 * e / 3) for e in range(3)] + [0.1 * (1 + math.cos(math.pi * e / 5)) / 2 for e in range(6)]
+    assert got == pytest.approx(want)
+    with pytest.raises(ValueError, match="one milestone fewer"):
+        S.SequentialLR(opt, [warm, cos], milestones=[3, 4])
+
+
+def test_one_cycle_rises_to_max_lr_then_anneals_and_cycles_beta1_the_other_way():
+    opt = gt.optim.Adam([gt.nn.Parameter(gt.zeros(2))], lr=0.1)
+    total, peak = 10, 0.3 * 10 - 1  # the last step of the rise
+    sched = S.OneCycleLR(opt, max_lr=1.0, total_steps=total)
+    got_lr = lrs(opt, sched, total)
+
+    def cos(a, b, pct):
+        return b + (a - b) / 2 * (math.cos(math.pi * pct) + 1)
+
+    lo, end = 1.0 / 25, 1.0 / 25 / 1e4
+    want = [cos(lo, 1.0, s / peak) if s <= peak else cos(1.0, end, (s - peak) / (total - 1 - peak)) for s in range(total)]
+    assert got_lr == pytest.approx(want)
+    assert max(got_lr) == pytest.approx(1.0) and got_lr[-1] == pytest.approx(end)
+    with pytest.raises(ValueError, match="Tried to step 11 times"):
+        sched.step()
+
+    opt = gt.optim.Adam([gt.nn.Parameter(gt.zeros(2))], lr=0.1)
+    betas = lrs(opt, S.OneCycleLR(opt, max_lr=1.0, total_steps=total), total, key="betas")
+    assert betas[0] == pytest.approx(0.95) and min(betas) == pytest.approx(0.85) and betas[2] == pytest.approx(0.85)
+
+    opt = sgd()
+    three = lrs(opt, S.OneCycleLR(opt, 1.0, total_steps=12, three_phase=True, anneal_strategy="linear"), 12)
+    up = 0.3 * 12 - 1
+    assert three[0] == pytest.approx(lo) and three[int(up) + 1] < 1.0 and three[-1] == pytest.approx(end)
+    assert three[1] == pytest.approx(lo + (1.0 - lo) / up)  # linear
+    with pytest.raises(ValueError, match="total_steps OR"):
+        S.OneCycleLR(sgd(), 1.0)
+
+
+def test_reduce_lr_on_plateau_waits_patience_epochs_then_cooldown():
+    opt = sgd()
+    sched = S.ReduceLROnPlateau(opt, patience=1, cooldown=1)
+    metrics = [5, 4, 4, 4, 4, 4, 3, 3, 3, 3]
+    # 5 and 4 improve; the next two 4s are two bad epochs (more than patience 1): the 4th step
+    # cuts the lr. One cooldown epoch, one bad epoch, 3 improves, two bad ones cut it again.
+    assert lrs(opt, sched, 10, metrics=metrics) == pytest.approx([0.1] * 4 + [0.01] * 5 + [0.001])
+    assert sched.get_last_lr() == pytest.approx([0.001])
+    max_mode = S.ReduceLROnPlateau(sgd(), mode="max", patience=0, min_lr=0.05)
+    max_mode.step(gt.tensor(1.0))  # a 0-d tensor is a metric too
+    max_mode.step(0.5)
+    max_mode.step(0.5)
+    assert max_mode.get_last_lr() == pytest.approx([0.05])  # floored at min_lr
+    with pytest.raises(ValueError, match="Factor"):
+        S.ReduceLROnPlateau(sgd(), factor=1.5)
+
+
+def test_new_schedulers_round_trip_their_state():
+    opt = sgd()
+    sched = S.SequentialLR(opt, [S.ExponentialLR(opt, 0.5), S.MultiStepLR(opt, [2])], milestones=[2])
+    for _ in range(3):
+        sched.step()
+    state = sched.state_dict()
+    opt2 = sgd()
+    again = S.SequentialLR(opt2, [S.ExponentialLR(opt2, 0.5), S.MultiStepLR(opt2, [2])], milestones=[2])
+    again.load_state_dict(state)
+    sched.step(), again.step()
+    assert opt2.param_groups[0]["lr"] == pytest.approx(opt.param_groups[0]["lr"])
+    assert again.last_epoch == sched.last_epoch == 4
