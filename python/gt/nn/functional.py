@@ -160,11 +160,30 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     indices `target` (N,) or (N, d...): nll_loss(log_softmax(input, 1), target), with
     ignore_index and label smoothing as PyTorch. Raises gt.DTypeError for float targets and
     gt.ShapeError when the shapes do not fit."""
-    target = _check_targets(input, target, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
+    if isinstance(target, T.Tensor) and target.dtype.is_floating_point and target.shape == input.shape:
+        return _cross_entropy_probabilities(input, target, weight, reduction, label_smoothing)
+    target = _check_targets(input, target, "cross_entropy")
     logp = T.log_softmax(input, dim=1 if input.ndim > 1 else 0)
     return _nll(logp, target, weight, ignore_index, reduction, label_smoothing)
+
+
+def _cross_entropy_probabilities(input, target, weight, reduction, label_smoothing):
+    """Class probabilities as target (same shape as input, classes on axis 1): -sum_c w_c t_c
+    log softmax(input)_c per element, t smoothed to t (1 - eps) + eps / C; 'mean' divides by the
+    number of elements, not by weights (as PyTorch)."""
+    axis = 1 if input.ndim > 1 else 0
+    C = input.shape[axis]
+    logp = T.log_softmax(input, dim=axis)
+    if label_smoothing:
+        target = target * (1.0 - label_smoothing) + label_smoothing / C
+    terms = logp * target
+    if weight is not None:
+        shape = [1] * input.ndim
+        shape[axis] = C
+        terms = terms * T.reshape(weight, *shape)
+    return _reduce(-T.sum(terms, axis), reduction)
 
 
 def mse_loss(input, target, reduction="mean"):
@@ -174,7 +193,69 @@ def mse_loss(input, target, reduction="mean"):
 
 
 def l1_loss(input, target, reduction="mean"):
+    """mean(|input - target|); reduction 'mean', 'sum' or 'none'."""
     return _reduce(T.abs(input - target), reduction)
+
+
+def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
+    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target; Girshick 2015,
+    Fast R-CNN); beta 0 is l1_loss."""
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    a = T.abs(input - target)
+    if beta == 0:
+        return _reduce(a, reduction)
+    return _reduce(T.where(a < beta, 0.5 * a * a / beta, a - 0.5 * beta), reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0):
+    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta) (Huber 1964): smooth_l1_loss * delta."""
+    if delta <= 0:
+        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+    a = T.abs(input - target)
+    return _reduce(T.where(a < delta, 0.5 * a * a, delta * (a - 0.5 * delta)), reduction)
+
+
+def kl_div(input, target, reduction="mean", log_target=False):
+    """Kullback-Leibler divergence KL(target || exp(input)) pointwise, input a log-probability:
+    target (log target - input), or exp(target) (target - input) with log_target. 'batchmean'
+    divides the sum by the batch size input.shape[0] (the true KL divergence per example);
+    'mean' by the number of elements, as PyTorch."""
+    if log_target:
+        loss = T.exp(target) * (target - input)
+    else:
+        loss = T.where(target > 0, target * (T.log(T.where(target > 0, target, T.ones_like(target))) - input),
+                       T.zeros_like(input))
+    if reduction == "batchmean":
+        return T.sum(loss) / (input.shape[0] if input.ndim else 1)
+    return _reduce(loss, reduction)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12):
+    """input / max(||input||_p over dim, eps), as torch.nn.functional.normalize."""
+    norm = T.sum(T.abs(input) ** p, dim, keepdim=True) ** (1.0 / p) if p != 2.0 else \
+        T.sqrt(T.sum(input * input, dim, keepdim=True))
+    return input / T.clamp(norm, min=eps)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """sum(x1 x2) / max(||x1|| ||x2||, eps) over dim."""
+    n = T.sqrt(T.sum(x1 * x1, dim)) * T.sqrt(T.sum(x2 * x2, dim))
+    return T.sum(x1 * x2, dim) / T.clamp(n, min=eps)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """input / sqrt(mean(input^2 over the trailing normalized_shape axes) + eps) * weight (Zhang &
+    Sennrich 2019); eps defaults to float32's machine epsilon, as PyTorch."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    if tuple(input.shape[input.ndim - len(normalized_shape):]) != tuple(normalized_shape):
+        raise _C.ShapeError(f"rms_norm: normalized_shape {list(normalized_shape)} does not match the trailing "
+                            f"axes of input shape {list(input.shape)}")
+    axes = tuple(range(input.ndim - len(normalized_shape), input.ndim))
+    eps = 1.1920928955078125e-07 if eps is None else eps
+    y = input * T.rsqrt(T.mean(input * input, axes, keepdim=True) + eps)
+    return y * weight if weight is not None else y
 
 
 def binary_cross_entropy(input, target, weight=None, reduction="mean"):

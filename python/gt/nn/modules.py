@@ -336,6 +336,24 @@ class LayerNorm(Module):
         return f"{self.normalized_shape}, eps={self.eps}"
 
 
+class RMSNorm(Module):
+    """x / sqrt(mean(x^2 over the last axes normalized_shape) + eps) * weight (Zhang & Sennrich
+    2019); weight ones; eps None is float32's machine epsilon, as torch.nn.RMSNorm."""
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
+        super().__init__()
+        _device.check(device)
+        self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.eps = eps
+        self.weight = Parameter(T.ones(self.normalized_shape, dtype=dtype)) if elementwise_affine else None
+
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}"
+
+
 class Dropout(Module):
     def __init__(self, p=0.5):
         super().__init__()
@@ -418,6 +436,72 @@ class MSELoss(Module):
 
     def forward(self, input, target):
         return F.mse_loss(input, target, self.reduction)
+
+
+class _Loss(Module):
+    """A loss module: forward(input, target) calls its functional form with the module's options."""
+
+    _options = ()
+
+    def __init__(self, **options):
+        super().__init__()
+        for k, v in options.items():
+            setattr(self, k, v)
+
+    def forward(self, input, target):
+        return type(self)._fn(input, target, **{k: getattr(self, k) for k in self._options})
+
+    def extra_repr(self):
+        return ", ".join(f"{k}={getattr(self, k)!r}" for k in self._options if k not in ("weight", "pos_weight"))
+
+
+class L1Loss(_Loss):
+    _fn, _options = staticmethod(F.l1_loss), ("reduction",)
+
+    def __init__(self, reduction="mean"):
+        super().__init__(reduction=reduction)
+
+
+class SmoothL1Loss(_Loss):
+    _fn, _options = staticmethod(F.smooth_l1_loss), ("reduction", "beta")
+
+    def __init__(self, reduction="mean", beta=1.0):
+        super().__init__(reduction=reduction, beta=beta)
+
+
+class HuberLoss(_Loss):
+    _fn, _options = staticmethod(F.huber_loss), ("reduction", "delta")
+
+    def __init__(self, reduction="mean", delta=1.0):
+        super().__init__(reduction=reduction, delta=delta)
+
+
+class NLLLoss(_Loss):
+    _fn, _options = staticmethod(F.nll_loss), ("weight", "ignore_index", "reduction")
+
+    def __init__(self, weight=None, ignore_index=-100, reduction="mean"):
+        super().__init__(weight=weight, ignore_index=ignore_index, reduction=reduction)
+
+
+class BCELoss(_Loss):
+    _fn, _options = staticmethod(F.binary_cross_entropy), ("weight", "reduction")
+
+    def __init__(self, weight=None, reduction="mean"):
+        super().__init__(weight=weight, reduction=reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    _fn, _options = staticmethod(F.binary_cross_entropy_with_logits), ("weight", "reduction", "pos_weight")
+
+    def __init__(self, weight=None, reduction="mean", pos_weight=None):
+        super().__init__(weight=weight, reduction=reduction, pos_weight=pos_weight)
+
+
+class KLDivLoss(_Loss):
+    _fn, _options = staticmethod(F.kl_div), ("reduction", "log_target")
+
+    def __init__(self, reduction="mean", log_target=False):
+        super().__init__(reduction=reduction, log_target=log_target)
 
 
 class Sequential(Module):
