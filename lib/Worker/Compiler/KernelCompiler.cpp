@@ -120,7 +120,7 @@ struct KernelCompiler::Impl {
   std::unique_ptr<llvm::TargetMachine> tm;
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::string targetKey; ///< triple, CPU and features: part of every disk-cache key
-  /// gt-cpu-parallel-loops' min-work for fused kernels: the fewest elements a loop nest writes
+  /// gt-cpu-parallel-loops' min-work for fused kernels: the fewest elements one load or store of a loop nest moves
   /// to run on several threads (GT_JIT_PARALLEL_MIN; part of targetKey). While libomp's threads
   /// still spin from the last loop or GEMM (CPUDevice: KMP_BLOCKTIME=2 ms) a loop of 2^16
   /// elements gains from a second thread; char_gpt's step (most of its regions write 2^18
