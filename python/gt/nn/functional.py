@@ -298,3 +298,452 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, scale
         scores = T.masked_fill(scores, T.logical_not(attn_mask), float("-inf")) if attn_mask.dtype == _dt.bool \
             else scores + attn_mask
     return T.matmul(T.softmax(scores, -1), v)
+
+
+# ---------------------------------------------------------------- padding, convolution, pooling
+#
+# Built from GT's ops (slice, concat, matmul, reductions), so autograd and fusion come with them:
+# a convolution is im2col (one strided slice of the padded input per kernel tap, joined into
+# rows of C * prod(kernel) values) and one matrix product with the flattened weight (Chellapilla
+# et al. 2006, "High performance convolutional neural networks for document processing"); its
+# gradient is the product's two GEMMs and, for the input, the slices' scatters summed.
+
+
+def _ntuple(value, n, name):
+    if isinstance(value, int):
+        return (value,) * n
+    value = tuple(int(v) for v in value)
+    if len(value) == 1:
+        return value * n
+    if len(value) != n:
+        raise ValueError(f"{name} must be an int or a tuple of {n} ints, got {value}")
+    return value
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pads the last len(pad) // 2 axes of `input`, as torch.nn.functional.pad: `pad` is
+    (left, right) for the last axis, then (left, right) for the one before it, and so on. A
+    negative amount crops. Modes: 'constant' (with `value`, default 0), 'reflect' (mirrors
+    without repeating the edge; each amount < that axis's size), 'replicate' (repeats the edge),
+    'circular' (wraps around; each amount <= the size). Raises ValueError for an odd-length or
+    too long `pad`, an unknown mode, or amounts the mode cannot give."""
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise ValueError(f"pad: padding length must be even and at most 2 * input.ndim ({2 * input.ndim}), "
+                         f"got {len(pad)}")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise ValueError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {mode!r}")
+    if mode != "constant" and value not in (None, 0):
+        raise ValueError(f"pad: padding mode {mode!r} doesn't take in value argument")
+    x = input
+    for i in range(len(pad) // 2):
+        x = _pad_axis(x, x.ndim - 1 - i, pad[2 * i], pad[2 * i + 1], mode, 0.0 if value is None else value)
+    return x
+
+
+def _pad_axis(x, d, lo, hi, mode, value):
+    n = x.shape[d]
+    if lo < 0 or hi < 0:  # cropping
+        start, keep = max(-lo, 0), n - max(-lo, 0) - max(-hi, 0)
+        if keep < 0:
+            raise ValueError(f"pad: cropping {-lo}, {-hi} from an axis of size {n}")
+        x, n = T.narrow(x, d, start, keep), keep
+        lo, hi = max(lo, 0), max(hi, 0)
+    if lo == 0 and hi == 0:
+        return x
+    if mode == "reflect" and (lo >= n or hi >= n):
+        raise ValueError(f"pad: reflect padding ({lo}, {hi}) must be smaller than the axis's size {n}")
+    if mode == "circular" and (lo > n or hi > n):
+        raise ValueError(f"pad: circular padding ({lo}, {hi}) must be at most the axis's size {n}")
+    if mode in ("replicate", "reflect", "circular") and n == 0:
+        raise ValueError(f"pad: {mode} padding of an empty axis")
+
+    def side(k, at_start):
+        if k == 0:
+            return None
+        if mode == "constant":
+            shape = list(x.shape)
+            shape[d] = k
+            return T.full(shape, value, dtype=x.dtype)
+        if mode == "reflect":
+            return T.flip(T.narrow(x, d, 1 if at_start else n - 1 - k, k), d)
+        if mode == "replicate":
+            edge = T.narrow(x, d, 0 if at_start else n - 1, 1)
+            shape = list(x.shape)
+            shape[d] = k
+            return T.expand(edge, *shape)
+        return T.narrow(x, d, n - k if at_start else 0, k)  # circular
+
+    return T.cat([p for p in (side(lo, True), x, side(hi, False)) if p is not None], d)
+
+
+def _windows(x, n, kernel, stride, dilation, out):
+    """For (N, C, *spatial) x: one (N, C, *out) strided slice per kernel tap, taps in row-major
+    order of the kernel (the order of a (O, C, *kernel) weight's flattened trailing axes)."""
+    import itertools
+    shape = list(x.shape[:2]) + list(out)
+    steps = [1, 1] + list(stride)
+    return [T._slice(x, [0, 0] + [o * d for o, d in zip(offs, dilation)], steps, shape)
+            for offs in itertools.product(*[range(k) for k in kernel])]
+
+
+def _out_size(size, k, s, d, p_lo, p_hi, ceil_mode=False):
+    span = size + p_lo + p_hi - d * (k - 1) - 1
+    if span < 0:
+        return 0
+    if not ceil_mode:
+        return span // s + 1
+    o = -(-span // s) + 1
+    if (o - 1) * s >= size + p_lo:  # the last window must start inside the input or the left padding
+        o -= 1
+    return o
+
+
+def _batched(input, n, name):
+    if input.ndim == n + 1:
+        return T.unsqueeze(input, 0), True
+    if input.ndim != n + 2:
+        raise _C.ShapeError(f"{name}: expected {n + 1}-D (unbatched) or {n + 2}-D (batched) input, "
+                            f"got input of shape {list(input.shape)}")
+    return input, False
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, n, name):
+    x, unbatched = _batched(input, n, name)
+    if weight.ndim != n + 2:
+        raise _C.ShapeError(f"{name}: expected a {n + 2}-D weight (out_channels, in_channels / groups, *kernel), "
+                            f"got shape {list(weight.shape)}")
+    N, C = x.shape[:2]
+    O, Cg = weight.shape[:2]
+    kernel = tuple(weight.shape[2:])
+    if groups < 1 or O % groups:
+        raise ValueError(f"{name}: out_channels ({O}) must be divisible by groups ({groups})")
+    if C != Cg * groups:
+        raise _C.ShapeError(f"{name}: given groups={groups}, weight of shape {list(weight.shape)}, expected input "
+                            f"{list(input.shape)} to have {Cg * groups} channels, but got {C} channels instead")
+    stride, dilation = _ntuple(stride, n, "stride"), _ntuple(dilation, n, "dilation")
+    if isinstance(padding, str):
+        if padding == "valid":
+            pads = [(0, 0)] * n
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise ValueError(f"{name}: padding='same' is not supported for strided convolutions")
+            pads = [(d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for k, d in zip(kernel, dilation)]
+        else:
+            raise ValueError(f"{name}: padding must be 'valid', 'same', an int or a tuple, got {padding!r}")
+    else:
+        pads = [(p, p) for p in _ntuple(padding, n, "padding")]
+    if any(p for pair in pads for p in pair):
+        x = pad(x, [p for pair in reversed(pads) for p in pair])
+    out = [_out_size(x.shape[2 + i], kernel[i], stride[i], dilation[i], 0, 0) for i in range(n)]
+    if any(o <= 0 for o in out):
+        raise _C.ShapeError(f"{name}: kernel {list(kernel)} (dilation {list(dilation)}) is larger than the padded "
+                            f"input {list(x.shape[2:])}")
+    K, L = math.prod(kernel), math.prod(out)
+    cols = T.stack(_windows(x, n, kernel, stride, dilation, out), dim=-1)  # (N, C, *out, K)
+    rows = T.reshape(T.permute(cols, 0, *range(2, n + 2), 1, n + 2), N * L, C * K)  # (N*L, C*K)
+    w = T.reshape(weight, O, Cg * K)
+    if groups == 1:
+        y = linear(rows, w, bias)  # (N*L, O)
+    else:
+        Og = O // groups
+        y = T.cat([linear(T.narrow(rows, 1, g * Cg * K, Cg * K), T.narrow(w, 0, g * Og, Og)) for g in range(groups)], 1)
+        if bias is not None:
+            y = y + bias
+    y = T.permute(T.reshape(y, N, *out, O), 0, n + 1, *range(1, n + 1))  # (N, O, *out)
+    return T.squeeze(y, 0) if unbatched else y
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D convolution (cross-correlation, as PyTorch): input (N, C, L) or (C, L), weight
+    (O, C / groups, k), bias (O,) -> (N, O, L_out), L_out = (L + 2 p - d (k - 1) - 1) // s + 1.
+    padding: an int, 'valid' or 'same' (stride 1). Raises gt.ShapeError for shapes that do not
+    fit, ValueError for bad groups or padding."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution (cross-correlation, as PyTorch): input (N, C, H, W) or (C, H, W), weight
+    (O, C / groups, kH, kW), bias (O,) -> (N, O, H_out, W_out), H_out = (H + 2 pH - dH (kH - 1)
+    - 1) // sH + 1 and likewise W_out. stride, padding, dilation: an int or a pair; padding also
+    'valid' or 'same' (stride 1). Computed as im2col and one matrix product (one per group).
+    Raises gt.ShapeError for shapes that do not fit, ValueError for bad groups or padding."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution: input (N, C, D, H, W) or unbatched, weight (O, C / groups, kD, kH, kW);
+    as conv2d with one more spatial axis."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+def _pool_args(n, kernel_size, stride, padding, dilation, name):
+    kernel = _ntuple(kernel_size, n, "kernel_size")
+    stride = kernel if stride is None or stride == () or stride == [] else _ntuple(stride, n, "stride")
+    padding, dilation = _ntuple(padding, n, "padding"), _ntuple(dilation, n, "dilation")
+    if any(k <= 0 for k in kernel) or any(s <= 0 for s in stride) or any(d <= 0 for d in dilation):
+        raise ValueError(f"{name}: kernel_size, stride and dilation must be positive, got {kernel}, {stride}, "
+                         f"{dilation}")
+    if any(p < 0 or p > k // 2 for p, k in zip(padding, kernel)):
+        raise ValueError(f"{name}: pad should be at most half of the kernel size, got padding {padding} for "
+                         f"kernel {kernel}")
+    return kernel, stride, padding, dilation
+
+
+def _pool(x, n, kernel, stride, padding, dilation, ceil_mode, fill, name):
+    """x (N, C, *spatial) padded with `fill` as the windows need -> (taps, out, padded x)."""
+    out = [_out_size(x.shape[2 + i], kernel[i], stride[i], dilation[i], padding[i], padding[i], ceil_mode)
+           for i in range(n)]
+    if any(o <= 0 for o in out):
+        raise _C.ShapeError(f"{name}: output size {out} is too small for input {list(x.shape)}")
+    # the right padding the last window reaches (more than `padding` in ceil mode)
+    his = [max(padding[i], (out[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 - x.shape[2 + i] - padding[i])
+           for i in range(n)]
+    if any(padding) or any(his):
+        amounts = []
+        for i in reversed(range(n)):
+            amounts += [padding[i], his[i]]
+        x = pad(x, amounts, value=fill)
+    return _windows(x, n, kernel, stride, dilation, out), out, x
+
+
+def _max_pool(input, n, kernel_size, stride, padding, dilation, ceil_mode, return_indices, name):
+    x, unbatched = _batched(input, n, name)
+    kernel, stride, padding, dilation = _pool_args(n, kernel_size, stride, padding, dilation, name)
+    spatial = x.shape[2:]
+    simple = (kernel == stride and not any(padding) and all(d == 1 for d in dilation)
+              and all(s % k == 0 for s, k in zip(spatial, kernel)))
+    if simple and not return_indices:  # non-overlapping windows: one reshape and one reduction
+        split = list(x.shape[:2])
+        for s, k in zip(spatial, kernel):
+            split += [s // k, k]
+        y = T.amax(T.reshape(x, *split), tuple(range(3, 3 + 2 * n, 2)))
+        return T.squeeze(y, 0) if unbatched else y
+    lowest = float("-inf") if x.dtype.is_floating_point else T.iinfo(x.dtype).min
+    taps, out, _ = _pool(x, n, kernel, stride, padding, dilation, ceil_mode, lowest, name)
+    stacked = T.stack(taps, dim=-1)
+    y = T.amax(stacked, -1)
+    if return_indices:
+        indices = _flat_indices(T.argmax(stacked, -1), spatial, kernel, stride, padding, dilation, out)
+        if unbatched:
+            y, indices = T.squeeze(y, 0), T.squeeze(indices, 0)
+        return y, indices
+    return T.squeeze(y, 0) if unbatched else y
+
+
+def _flat_indices(tap, spatial, kernel, stride, padding, dilation, out):
+    """The row-major index into the unpadded spatial plane of each window's chosen tap."""
+    import numpy as np
+    n = len(spatial)
+    flat = None
+    rest = tap
+    for i in reversed(range(n)):  # the tap index is row-major over the kernel: last axis fastest
+        k_i = T.remainder(rest, kernel[i]) if i else rest
+        rest = T.floor_divide(rest, kernel[i])
+        shape = [1] * (2 + n)
+        shape[2 + i] = out[i]
+        start = T.from_numpy((np.arange(out[i], dtype=np.int64) * stride[i] - padding[i]).reshape(shape))
+        coord = start + k_i * dilation[i]
+        scale = math.prod(spatial[i + 1:])
+        flat = coord * scale if flat is None else flat + coord * scale
+    return flat
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Maximum over sliding windows of (N, C, L) or (C, L) input, as torch.nn.functional.max_pool1d
+    (stride defaults to kernel_size; padding counts as -inf; return_indices gives each maximum's
+    index along L). Ties pass the gradient to every tied element in equal parts (PyTorch: to one)."""
+    return _max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode, return_indices, "max_pool1d")
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Maximum over sliding kH x kW windows of (N, C, H, W) or (C, H, W) input -> (N, C, H_out,
+    W_out), H_out = (H + 2 pH - dH (kH - 1) - 1) // sH + 1 (rounded up with ceil_mode), as
+    torch.nn.functional.max_pool2d: stride defaults to kernel_size, padding (at most half the
+    kernel) counts as -inf, return_indices also gives each maximum's flat index into H * W.
+    Ties pass the gradient to every tied element in equal parts (PyTorch: to one of them)."""
+    return _max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode, return_indices, "max_pool2d")
+
+
+def _avg_pool(input, n, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, name):
+    import numpy as np
+    x, unbatched = _batched(input, n, name)
+    kernel, stride, padding, dilation = _pool_args(n, kernel_size, stride, padding, 1, name)
+    if not x.dtype.is_floating_point:
+        raise _C.DTypeError(f"{name} needs a floating-point input, got {x.dtype}")
+    spatial = x.shape[2:]
+    taps, out, _ = _pool(x, n, kernel, stride, padding, dilation, ceil_mode, 0.0, name)
+    total = taps[0]
+    for t in taps[1:]:
+        total = total + t
+    if divisor_override:
+        return T.squeeze(total / divisor_override, 0) if unbatched else total / divisor_override
+    # PyTorch's divisor per window: its size clipped to the padded input (count_include_pad) or
+    # to the input itself; computed from the shapes alone, on the client.
+    div = np.ones((), dtype=np.float64)
+    for i in range(n):
+        start = np.arange(out[i]) * stride[i] - padding[i]
+        end = np.minimum(start + kernel[i], spatial[i] + padding[i])
+        if not count_include_pad:
+            start, end = np.maximum(start, 0), np.minimum(end, spatial[i])
+        div = np.multiply.outer(div, (end - start).astype(np.float64))
+    if np.all(div == div.flat[0]):
+        y = total / float(div.flat[0])
+    else:
+        y = total / T.from_numpy(div.astype(_dt.numpy_dtype(x.dtype)))
+    return T.squeeze(y, 0) if unbatched else y
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """Mean over sliding windows of (N, C, L) or (C, L) input, as torch.nn.functional.avg_pool1d."""
+    return _avg_pool(input, 1, kernel_size, stride, padding, ceil_mode, count_include_pad, None, "avg_pool1d")
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Mean over sliding kH x kW windows of (N, C, H, W) or (C, H, W) input, as
+    torch.nn.functional.avg_pool2d (stride defaults to kernel_size; zero padding counted in the
+    divisor unless count_include_pad=False; windows that ceil_mode adds are divided by the part
+    of them inside the padded input)."""
+    return _avg_pool(input, 2, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+                     "avg_pool2d")
+
+
+def _adaptive_bounds(size, out):
+    """PyTorch's adaptive pooling windows: [floor(i size / out), ceil((i + 1) size / out))."""
+    return [((i * size) // out, -(-((i + 1) * size) // out)) for i in range(out)]
+
+
+def _adaptive_pool(input, n, output_size, reduce, name):
+    x, unbatched = _batched(input, n, name)
+    sizes = _ntuple(output_size, n, "output_size") if not isinstance(output_size, (tuple, list)) or \
+        None not in output_size else tuple(x.shape[2 + i] if o is None else int(o) for i, o in enumerate(output_size))
+    if any(o <= 0 for o in sizes):
+        raise ValueError(f"{name}: output_size must be positive, got {sizes}")
+    for i in range(n):  # one axis at a time: both the mean and the max over a box are separable
+        d, size, o = 2 + i, x.shape[2 + i], sizes[i]
+        if size == o:
+            continue
+        if size % o == 0:
+            shape = list(x.shape)
+            shape[d:d + 1] = [o, size // o]
+            x = reduce(T.reshape(x, *shape), d + 1)
+        else:
+            x = T.stack([reduce(T.narrow(x, d, a, b - a), d) for a, b in _adaptive_bounds(size, o)], d)
+    return T.squeeze(x, 0) if unbatched else x
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Mean over output_size windows covering (N, C, L): window i is [floor(i L / out),
+    ceil((i + 1) L / out)), as torch.nn.functional.adaptive_avg_pool1d."""
+    return _adaptive_pool(input, 1, output_size, lambda t, d: T.mean(t, d), "adaptive_avg_pool1d")
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Mean over windows giving an (N, C, *output_size) result from (N, C, H, W) or (C, H, W)
+    input; window i of an axis is [floor(i H / out), ceil((i + 1) H / out)); an output size of
+    None keeps that axis. As torch.nn.functional.adaptive_avg_pool2d."""
+    return _adaptive_pool(input, 2, output_size, lambda t, d: T.mean(t, d), "adaptive_avg_pool2d")
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Maximum over the windows of adaptive_avg_pool2d (return_indices is not supported)."""
+    if return_indices:
+        raise NotImplementedError("adaptive_max_pool2d: return_indices=True is not supported by GT")
+    return _adaptive_pool(input, 2, output_size, lambda t, d: T.amax(t, d), "adaptive_max_pool2d")
+
+
+# ---------------------------------------------------------------- normalization over channels
+
+
+def _channel_shape(x):
+    return (1, x.shape[1]) + (1,) * (x.ndim - 2)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """Batch normalization (Ioffe & Szegedy 2015) of (N, C, *) input over every axis but C:
+    (x - mean) / sqrt(var + eps) * weight + bias. Training (or no running stats) uses the
+    batch's mean and biased variance and, when running_mean/running_var are given, updates them
+    in place: running = (1 - momentum) running + momentum batch, with the unbiased variance, as
+    PyTorch. Otherwise the running statistics normalize. Raises ValueError when training on one
+    value per channel."""
+    if input.ndim < 2:
+        raise _C.ShapeError(f"batch_norm: expected input with at least 2 axes (N, C, *), got {list(input.shape)}")
+    axes = (0,) + tuple(range(2, input.ndim))
+    shape = _channel_shape(input)
+    if training or running_mean is None:
+        count = input.numel() // input.shape[1]
+        if training and count <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                             f"{list(input.shape)}")
+        mean = T.mean(input, axes, keepdim=True)
+        d = input - mean
+        var = T.mean(d * d, axes, keepdim=True)
+        y = d * T.rsqrt(var + eps)
+        if training and running_mean is not None:
+            with _ag.no_grad():
+                m = T.reshape(mean.detach(), -1)
+                v = T.reshape(var.detach(), -1) * (count / max(count - 1, 1))
+                running_mean.mul_(1.0 - momentum).add_(m * momentum)
+                running_var.mul_(1.0 - momentum).add_(v * momentum)
+    else:
+        y = (input - T.reshape(running_mean, *shape)) * T.rsqrt(T.reshape(running_var, *shape) + eps)
+    if weight is not None:
+        y = y * T.reshape(weight, *shape)
+    if bias is not None:
+        y = y + T.reshape(bias, *shape)
+    return y
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalizes each (sample, channel) plane of (N, C, *) input over its spatial axes (Ulyanov
+    et al. 2016); running statistics are not supported."""
+    if running_mean is not None or running_var is not None or not use_input_stats:
+        raise NotImplementedError("instance_norm: running statistics are not supported by GT")
+    axes = tuple(range(2, input.ndim))
+    mean = T.mean(input, axes, keepdim=True)
+    d = input - mean
+    y = d * T.rsqrt(T.mean(d * d, axes, keepdim=True) + eps)
+    shape = _channel_shape(input)
+    if weight is not None:
+        y = y * T.reshape(weight, *shape)
+    if bias is not None:
+        y = y + T.reshape(bias, *shape)
+    return y
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Group normalization (Wu & He 2018) of (N, C, *) input: the channels split into num_groups
+    groups, each sample's group normalized over its channels and spatial axes (biased
+    variance), then weight (C,) and bias (C,) per channel. Raises ValueError when C is not
+    divisible by num_groups."""
+    if input.ndim < 2:
+        raise _C.ShapeError(f"group_norm: expected input with at least 2 axes (N, C, *), got {list(input.shape)}")
+    N, C = input.shape[:2]
+    if num_groups <= 0 or C % num_groups:
+        raise ValueError(f"group_norm: num_channels ({C}) must be divisible by num_groups ({num_groups})")
+    g = T.reshape(input, N, num_groups, -1)
+    mean = T.mean(g, -1, keepdim=True)
+    d = g - mean
+    y = T.reshape(d * T.rsqrt(T.mean(d * d, -1, keepdim=True) + eps), *input.shape)
+    shape = _channel_shape(input)
+    if weight is not None:
+        y = y * T.reshape(weight, *shape)
+    if bias is not None:
+        y = y + T.reshape(bias, *shape)
+    return y
+
+
+def dropout2d(input, p=0.5, training=True):
+    """Zeroes whole channels of (N, C, H, W) or (C, H, W) input with probability p, scaling the
+    rest by 1 / (1 - p) (Tompson et al. 2015), as torch.nn.functional.dropout2d."""
+    if p < 0 or p > 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return input
+    if p == 1:
+        return input * 0.0
+    shape = tuple(input.shape[:-2]) + (1, 1)
+    keep = T.rand(shape, dtype=input.dtype) >= p
+    return T.where(keep, input * (1.0 / (1.0 - p)), 0.0)

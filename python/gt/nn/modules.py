@@ -7,10 +7,14 @@ import numpy as np
 from .. import _functions as T
 from .. import _device
 from .. import dtypes as _dt
+from .. import autograd as _ag
+from .. import _runtime
 from ..autograd import no_grad
 from .. import signal as _signal
 from . import functional as F
 from . import init
+from .. import _C
+
 
 
 class Parameter(T.Tensor):
@@ -38,6 +42,69 @@ class _Parameters(list):
             raise StopIteration
         self._at = at + 1
         return self[at]
+
+
+class _BackwardHookState:
+    """One call's gradients for a module's full backward hooks."""
+    __slots__ = ("module", "hooks", "inputs", "grad_output", "grad_input", "pending")
+
+
+def _watch_inputs(module, args, hooks):
+    """Passes each tensor input that requires grad through an identity node whose gradient
+    completes grad_input: the hooks run when the last of them arrives. Returns (args, state)."""
+    state = _BackwardHookState()
+    state.module, state.hooks, state.grad_output = module, hooks, None
+    new_args, state.inputs = [], []
+    for a in args:
+        if isinstance(a, T.Tensor) and a.requires_grad and _ag.is_grad_enabled():
+            b = T.Tensor(a._h, a.shape, a.dtype)
+            b.requires_grad = True
+            b._node = _ag.Node(_ag.identity_backward, (a,), None, _runtime.current_signal())
+            state.inputs.append(b)
+            new_args.append(b)
+        else:
+            new_args.append(a)
+    state.grad_input, state.pending = [], 0  # (set when the output's gradient arrives)
+    for i, b in enumerate(state.inputs):
+        b.register_hook(lambda g, i=i: _input_grad(state, i, g))
+    return tuple(new_args), state
+
+
+def _watch_output(out, state):
+    """Records the output's gradient; with no input that needs a gradient the hooks run then."""
+    if not isinstance(out, T.Tensor):
+        raise NotImplementedError(f"{type(state.module).__name__}: full backward hooks are supported for modules "
+                                  f"whose forward returns one tensor")
+    if not out.requires_grad:
+        return
+
+    def output_grad(g):  # each backward pass through this call reaches the output first
+        state.grad_output = g
+        state.grad_input = [None] * len(state.inputs)
+        state.pending = len(state.inputs)
+        if not state.inputs:
+            _run_backward_hooks(state, (None,))
+
+    out.register_hook(output_grad)
+
+
+def _input_grad(state, i, g):
+    state.grad_input[i] = g
+    state.pending -= 1
+    if state.pending == 0:
+        changed = _run_backward_hooks(state, tuple(state.grad_input))
+        if changed is not None:
+            return changed[i]
+    return None
+
+
+def _run_backward_hooks(state, grad_input):
+    changed = None
+    for hook in state.hooks:
+        out = hook(state.module, grad_input if changed is None else changed, (state.grad_output,))
+        if out is not None:
+            changed = tuple(out)
+    return changed
 
 
 class Module:
@@ -92,7 +159,54 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        hooks = self.__dict__.get("_hooks")
+        if not hooks:
+            return self.forward(*args, **kwargs)
+        for hook in list(hooks["forward_pre"].values()):
+            changed = hook(self, args)
+            if changed is not None:
+                args = changed if isinstance(changed, tuple) else (changed,)
+        backward = list(hooks["backward"].values())
+        if backward:
+            args, state = _watch_inputs(self, args, backward)
+        out = self.forward(*args, **kwargs)
+        for hook in list(hooks["forward"].values()):
+            changed = hook(self, args, out)
+            if changed is not None:
+                out = changed
+        if backward:
+            _watch_output(out, state)
+        return out
+
+    # ------------------------------------------------------------ hooks
+    def _add_hook(self, kind, hook):
+        hooks = self.__dict__.get("_hooks")
+        if hooks is None:
+            hooks = {"forward_pre": OrderedDict(), "forward": OrderedDict(), "backward": OrderedDict()}
+            object.__setattr__(self, "_hooks", hooks)
+        key = object()
+        hooks[kind][key] = hook
+        return _ag.RemovableHandle(hooks[kind], key)
+
+    def register_forward_pre_hook(self, hook):
+        """hook(module, args) runs before forward; it may return new args (a tuple, or one value).
+        Returns a handle whose remove() unregisters it."""
+        return self._add_hook("forward_pre", hook)
+
+    def register_forward_hook(self, hook):
+        """hook(module, args, output) runs after forward; it may return a new output. Returns a
+        handle whose remove() unregisters it."""
+        return self._add_hook("forward", hook)
+
+    def register_full_backward_hook(self, hook):
+        """hook(module, grad_input, grad_output) runs when the gradients with respect to the
+        module's tensor inputs are computed (grad_input: a tuple, None for an input that needs
+        none; grad_output: a tuple with the output's gradient); it may return a new grad_input
+        tuple. Supported for modules whose forward returns one tensor; registering is fine on
+        others, calling them raises NotImplementedError."""
+        return self._add_hook("backward", hook)
+
+    register_backward_hook = register_full_backward_hook
 
     # ------------------------------------------------------------ traversal
     def named_modules(self, prefix=""):
@@ -418,6 +532,325 @@ class Flatten(Module):
 
     def forward(self, x):
         return T.flatten(x, self.start_dim, self.end_dim)
+
+
+class LeakyReLU(Module):
+    def __init__(self, negative_slope=0.01, inplace=False):
+        super().__init__()
+        self.negative_slope = negative_slope
+
+    def forward(self, x):
+        return F.leaky_relu(x, self.negative_slope)
+
+    def extra_repr(self):
+        return f"negative_slope={self.negative_slope}"
+
+
+class Unflatten(Module):
+    """Splits axis `dim` into `unflattened_size` (as torch.nn.Unflatten)."""
+
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+
+    def forward(self, x):
+        d = self.dim % x.ndim
+        return T.reshape(x, *x.shape[:d], *self.unflattened_size, *x.shape[d + 1:])
+
+
+# ---------------------------------------------------------------- convolution and pooling
+
+class _ConvNd(Module):
+    """Weight (out_channels, in_channels / groups, *kernel_size), bias (out_channels,), both
+    ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with fan_in = in_channels / groups * prod(kernel_size)
+    (PyTorch's kaiming_uniform with a=sqrt(5)). padding_mode 'zeros', 'reflect', 'replicate' or
+    'circular' (the non-zero modes pad with F.pad first)."""
+    _n = 2
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__()
+        _device.check(device)
+        n = self._n
+        if groups <= 0 or in_channels % groups or out_channels % groups:
+            raise ValueError(f"in_channels ({in_channels}) and out_channels ({out_channels}) must be divisible "
+                             f"by groups ({groups})")
+        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
+            raise ValueError(f"padding_mode must be 'zeros', 'reflect', 'replicate' or 'circular', got {padding_mode!r}")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size = F._ntuple(kernel_size, n, "kernel_size")
+        self.stride, self.dilation = F._ntuple(stride, n, "stride"), F._ntuple(dilation, n, "dilation")
+        self.padding = padding if isinstance(padding, str) else F._ntuple(padding, n, "padding")
+        if padding == "same" and any(s != 1 for s in self.stride):
+            raise ValueError("padding='same' is not supported for strided convolutions")
+        self.padding_mode = padding_mode
+        self.weight = Parameter(T.zeros(out_channels, in_channels // groups, *self.kernel_size, dtype=dtype))
+        self.bias = Parameter(T.zeros(out_channels, dtype=dtype)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
+            bound = 1.0 / math.sqrt(fan_in) if fan_in else 0.0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x):
+        padding = self.padding
+        if self.padding_mode != "zeros" and padding != "valid":
+            if padding == "same":
+                pairs = [(d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2)
+                         for k, d in zip(self.kernel_size, self.dilation)]
+            else:
+                pairs = [(p, p) for p in padding]
+            x = F.pad(x, [p for pair in reversed(pairs) for p in pair], mode=self.padding_mode)
+            padding = 0
+        return F._conv(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups, self._n,
+                       type(self).__name__)
+
+    def extra_repr(self):
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0,) * self._n:
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * self._n:
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+
+class Conv1d(_ConvNd):
+    """(N, C_in, L) -> (N, C_out, L_out): see gt.nn.functional.conv1d."""
+    _n = 1
+
+
+class Conv2d(_ConvNd):
+    """(N, C_in, H, W) -> (N, C_out, H_out, W_out): see gt.nn.functional.conv2d."""
+    _n = 2
+
+
+class Conv3d(_ConvNd):
+    """(N, C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out): see gt.nn.functional.conv3d."""
+    _n = 3
+
+
+class _MaxPoolNd(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
+        super().__init__()
+        self.kernel_size, self.stride, self.padding, self.dilation = kernel_size, stride or kernel_size, padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool1d(_MaxPoolNd):
+    def forward(self, x):
+        return F.max_pool1d(x, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+                            self.return_indices)
+
+
+class MaxPool2d(_MaxPoolNd):
+    """Maximum over sliding windows: see gt.nn.functional.max_pool2d."""
+
+    def forward(self, x):
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+                            self.return_indices)
+
+
+class _AvgPoolNd(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride or kernel_size, padding
+        self.ceil_mode, self.count_include_pad, self.divisor_override = ceil_mode, count_include_pad, divisor_override
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(_AvgPoolNd):
+    def forward(self, x):
+        return F.avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
+
+
+class AvgPool2d(_AvgPoolNd):
+    """Mean over sliding windows: see gt.nn.functional.avg_pool2d."""
+
+    def forward(self, x):
+        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
+                            self.divisor_override)
+
+
+class AdaptiveAvgPool1d(Module):
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, x):
+        return F.adaptive_avg_pool1d(x, self.output_size)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool2d(AdaptiveAvgPool1d):
+    """(N, C, H, W) -> (N, C, *output_size): see gt.nn.functional.adaptive_avg_pool2d."""
+
+    def forward(self, x):
+        return F.adaptive_avg_pool2d(x, self.output_size)
+
+
+class AdaptiveMaxPool2d(AdaptiveAvgPool1d):
+    def forward(self, x):
+        return F.adaptive_max_pool2d(x, self.output_size)
+
+
+class _PadNd(Module):
+    _mode, _n = "constant", 2
+
+    def __init__(self, padding, value=0.0):
+        super().__init__()
+        self.padding = F._ntuple(padding, 2 * self._n, "padding")
+        self.value = value
+
+    def forward(self, x):
+        return F.pad(x, self.padding, self._mode, self.value if self._mode == "constant" else None)
+
+    def extra_repr(self):
+        return f"{self.padding}"
+
+
+class ConstantPad1d(_PadNd):
+    _n = 1
+
+    def __init__(self, padding, value):
+        super().__init__(padding, value)
+
+
+class ConstantPad2d(_PadNd):
+    def __init__(self, padding, value):
+        super().__init__(padding, value)
+
+
+class ZeroPad2d(_PadNd):
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+
+class ReflectionPad1d(_PadNd):
+    _mode, _n = "reflect", 1
+
+
+class ReflectionPad2d(_PadNd):
+    _mode = "reflect"
+
+
+class ReplicationPad2d(_PadNd):
+    _mode = "replicate"
+
+
+class Dropout2d(Dropout):
+    """Zeroes whole channels: see gt.nn.functional.dropout2d."""
+
+    def forward(self, x):
+        return F.dropout2d(x, self.p, self.training)
+
+
+# ---------------------------------------------------------------- normalization over channels
+
+class _BatchNorm(Module):
+    """Batch normalization (Ioffe & Szegedy 2015) over every axis but the channels (axis 1):
+    weight ones and bias zeros (num_features,) when affine; buffers running_mean (zeros),
+    running_var (ones) and num_batches_tracked (int64) when track_running_stats. In training
+    the batch's statistics normalize and update the running ones with `momentum` (None: a
+    cumulative average over the batches seen, which reads num_batches_tracked each step); in
+    eval mode the running statistics normalize."""
+    _ranks = (2, 3, 4)
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
+                 dtype=None):
+        super().__init__()
+        _device.check(device)
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        self.weight = Parameter(T.ones(num_features, dtype=dtype)) if affine else None
+        self.bias = Parameter(T.zeros(num_features, dtype=dtype)) if affine else None
+        if track_running_stats:
+            self.register_buffer("running_mean", T.zeros(num_features, dtype=dtype))
+            self.register_buffer("running_var", T.ones(num_features, dtype=dtype))
+            self.register_buffer("num_batches_tracked", T.zeros((), dtype=_dt.int64))
+        else:
+            self.running_mean = self.running_var = self.num_batches_tracked = None
+
+    def reset_running_stats(self):
+        if self.track_running_stats:
+            with no_grad():
+                self.running_mean.zero_()
+                self.running_var.fill_(1.0)
+                self.num_batches_tracked.zero_()
+
+    def forward(self, x):
+        if x.ndim not in self._ranks:
+            raise ValueError(f"{type(self).__name__}: expected {' or '.join(f'{r}D' for r in self._ranks)} input "
+                             f"(got {x.ndim}D input)")
+        if x.shape[1] != self.num_features:
+            raise _C.ShapeError(f"{type(self).__name__}: expected {self.num_features} channels (axis 1), got input "
+                                 f"of shape {list(x.shape)}")
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats:
+            with no_grad():
+                self.num_batches_tracked.add_(1)
+            if self.momentum is None:
+                factor = 1.0 / float(self.num_batches_tracked.item())
+        use_batch = self.training or self.running_mean is None
+        track = not self.training or self.track_running_stats
+        return F.batch_norm(x, self.running_mean if track else None, self.running_var if track else None,
+                            self.weight, self.bias, use_batch, factor, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """(N, C) or (N, C, L) input."""
+    _ranks = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """(N, C, H, W) input."""
+    _ranks = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    """(N, C, D, H, W) input."""
+    _ranks = (5,)
+
+
+class GroupNorm(Module):
+    """Group normalization (Wu & He 2018): see gt.nn.functional.group_norm; weight ones and
+    bias zeros (num_channels,) when affine."""
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None):
+        super().__init__()
+        _device.check(device)
+        if num_groups <= 0 or num_channels % num_groups:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        self.weight = Parameter(T.ones(num_channels, dtype=dtype)) if affine else None
+        self.bias = Parameter(T.zeros(num_channels, dtype=dtype)) if affine else None
+
+    def forward(self, x):
+        return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
 
 
 class CrossEntropyLoss(Module):

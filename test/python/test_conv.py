@@ -1,0 +1,306 @@
+"""Convolution, pooling, padding and channel normalization (issue 24): values and gradients
+against NumPy float64 references written another way (a sum over kernel taps with einsum,
+np.pad, sliding windows), the layers' parameters and buffers, and the errors raised."""
+import itertools
+
+import numpy as np
+import pytest
+
+import gt
+
+nn, F = gt.nn, gt.nn.functional
+rng = np.random.default_rng(0)
+
+
+def t(a, grad=False):
+    return gt.tensor(np.asarray(a, dtype=np.float32), requires_grad=grad)
+
+
+def conv_ref(x, w, b, stride, padding, dilation, groups):
+    """N-d cross-correlation in float64: out = sum over kernel taps of einsum(window, w[..., tap])."""
+    n = x.ndim - 2
+    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] + [(p, p) for p in padding])
+    O, Cg = w.shape[:2]
+    out_sz = [(xp.shape[2 + i] - dilation[i] * (w.shape[2 + i] - 1) - 1) // stride[i] + 1 for i in range(n)]
+    out = np.zeros((x.shape[0], O, *out_sz))
+    Og = O // groups
+    for tap in itertools.product(*[range(k) for k in w.shape[2:]]):
+        window = (slice(None), slice(None)) + tuple(
+            slice(tap[i] * dilation[i], tap[i] * dilation[i] + stride[i] * (out_sz[i] - 1) + 1, stride[i]) for i in range(n))
+        patch = xp[window]
+        for g in range(groups):
+            out[:, g * Og:(g + 1) * Og] += np.einsum("nc...,oc->no...", patch[:, g * Cg:(g + 1) * Cg],
+                                                     w[(slice(g * Og, (g + 1) * Og), slice(None)) + tap])
+    if b is not None:
+        out += b.reshape((1, O) + (1,) * n)
+    return out
+
+
+def conv_grads_ref(x, w, r, stride, padding, dilation, groups):
+    """d sum(conv(x, w) * r) / dx and / dw: the adjoint of each tap's einsum."""
+    n = x.ndim - 2
+    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] + [(p, p) for p in padding])
+    gxp, gw = np.zeros_like(xp), np.zeros(w.shape)
+    O, Cg = w.shape[:2]
+    Og, out_sz = O // groups, r.shape[2:]
+    for tap in itertools.product(*[range(k) for k in w.shape[2:]]):
+        window = (slice(None), slice(None)) + tuple(
+            slice(tap[i] * dilation[i], tap[i] * dilation[i] + stride[i] * (out_sz[i] - 1) + 1, stride[i]) for i in range(n))
+        for g in range(groups):
+            og, cg = slice(g * Og, (g + 1) * Og), slice(g * Cg, (g + 1) * Cg)
+            sp = "hwd"[:n]  # the spatial axes, summed
+            gw[(og, slice(None)) + tap] += np.einsum(f"no{sp},nc{sp}->oc", r[:, og], xp[window][:, cg])
+            sub = gxp[window]
+            sub[:, cg] += np.einsum("no...,oc->nc...", r[:, og], w[(og, slice(None)) + tap])
+    crop = (slice(None), slice(None)) + tuple(slice(p, p + x.shape[2 + i]) for i, p in enumerate(padding))
+    return gxp[crop], gw
+
+
+@pytest.mark.parametrize("kw", [
+    dict(), dict(stride=2), dict(padding=1), dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2)),
+    dict(groups=2), dict(groups=4, padding=1),
+], ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()) or "plain")
+def test_conv2d_values_and_gradients(kw):
+    groups = kw.get("groups", 1)
+    x = rng.standard_normal((2, 4, 9, 8)).astype(np.float32)
+    w = rng.standard_normal((8, 4 // groups, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(8).astype(np.float32)
+    stride = F._ntuple(kw.get("stride", 1), 2, "stride")
+    padding = F._ntuple(kw.get("padding", 0), 2, "padding")
+    dilation = F._ntuple(kw.get("dilation", 1), 2, "dilation")
+    want = conv_ref(x, w, b, stride, padding, dilation, groups)
+    gx, gw, gb = t(x, True), t(w, True), t(b, True)
+    y = F.conv2d(gx, gw, gb, **kw)
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-4, atol=1e-4)
+    r = rng.standard_normal(want.shape)
+    (y * t(r)).sum().backward()
+    want_gx, want_gw = conv_grads_ref(x, w, r, stride, padding, dilation, groups)
+    np.testing.assert_allclose(gx.grad.numpy(), want_gx, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(gw.grad.numpy(), want_gw, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(gb.grad.numpy(), r.sum((0, 2, 3)), rtol=1e-4, atol=1e-4)
+
+
+def test_conv1d_conv3d_same_padding_and_unbatched_input():
+    x = rng.standard_normal((2, 3, 11)).astype(np.float32)
+    w = rng.standard_normal((5, 3, 4)).astype(np.float32)
+    np.testing.assert_allclose(F.conv1d(t(x), t(w), stride=2, padding=2).numpy(),
+                               conv_ref(x, w, None, (2,), (2,), (1,), 1), rtol=1e-4, atol=1e-4)
+    # 'same' with an even kernel pads one more on the right (as PyTorch)
+    same = F.conv1d(t(x), t(w), padding="same").numpy()
+    want = conv_ref(np.pad(x, [(0, 0), (0, 0), (0, 1)]), w, None, (1,), (1,), (1,), 1)
+    assert same.shape == (2, 5, 11)
+    np.testing.assert_allclose(same, want, rtol=1e-4, atol=1e-4)
+    x3 = rng.standard_normal((1, 2, 4, 5, 6)).astype(np.float32)
+    w3 = rng.standard_normal((3, 2, 2, 3, 2)).astype(np.float32)
+    np.testing.assert_allclose(F.conv3d(t(x3), t(w3), padding=1).numpy(),
+                               conv_ref(x3, w3, None, (1, 1, 1), (1, 1, 1), (1, 1, 1), 1), rtol=1e-4, atol=1e-4)
+    x2 = rng.standard_normal((3, 6, 6)).astype(np.float32)  # (C, H, W)
+    w2 = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    y = F.conv2d(t(x2), t(w2))
+    assert y.shape == (4, 4, 4)
+    np.testing.assert_allclose(y.numpy(), conv_ref(x2[None], w2, None, (1, 1), (0, 0), (1, 1), 1)[0], rtol=1e-4,
+                               atol=1e-4)
+
+
+@pytest.mark.parametrize("mode,np_mode", [("constant", "constant"), ("reflect", "reflect"), ("replicate", "edge"),
+                                          ("circular", "wrap")])
+def test_pad_modes_match_numpy_pad(mode, np_mode):
+    x = rng.standard_normal((2, 3, 5, 6)).astype(np.float32)
+    got = F.pad(t(x), (1, 2, 3, 0), mode=mode).numpy()
+    np.testing.assert_array_equal(got, np.pad(x, [(0, 0), (0, 0), (3, 0), (1, 2)], mode=np_mode))
+
+
+def test_pad_value_cropping_and_gradient():
+    x = rng.standard_normal((2, 5, 6)).astype(np.float32)
+    got = F.pad(t(x), (-1, 2, 1, -2), value=7.0).numpy()
+    want = np.pad(x[:, :3, 1:], [(0, 0), (1, 0), (0, 2)], constant_values=7.0)
+    np.testing.assert_array_equal(got, want)
+    gx = t(x, True)
+    F.pad(gx, (2, 2), mode="reflect").sum().backward()
+    # each element's gradient counts how often reflection copies it
+    counts = np.ones(6)
+    counts[[1, 2, 4, 3]] += 1
+    np.testing.assert_array_equal(gx.grad.numpy(), np.broadcast_to(counts, x.shape))
+
+
+def windows_ref(x, k, s, p, fill, ceil_mode=False):
+    """(N, C, OH, OW, kH*kW) windows of x padded with `fill` (PyTorch's output size rule)."""
+    H, W = x.shape[2:]
+    out = []
+    for size, ki, si, pi in ((H, k[0], s[0], p[0]), (W, k[1], s[1], p[1])):
+        span = size + 2 * pi - ki
+        o = (-(-span // si) if ceil_mode else span // si) + 1
+        if ceil_mode and (o - 1) * si >= size + pi:
+            o -= 1
+        out.append(o)
+    need = [max(0, (out[i] - 1) * s[i] + k[i] - x.shape[2 + i] - p[i]) for i in range(2)]
+    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (p[0], max(p[0], need[0])), (p[1], max(p[1], need[1]))],
+                constant_values=fill)
+    win = np.lib.stride_tricks.sliding_window_view(xp, k, axis=(2, 3))[:, :, ::s[0], ::s[1]][:, :, :out[0], :out[1]]
+    return win.reshape(*win.shape[:4], -1), out
+
+
+@pytest.mark.parametrize("k,s,p,ceil", [((2, 2), (2, 2), (0, 0), False), ((3, 3), (2, 2), (1, 1), False),
+                                        ((3, 3), (2, 2), (0, 0), True), ((2, 3), (1, 2), (1, 1), False)])
+def test_max_pool2d_values_indices_and_gradient(k, s, p, ceil):
+    x = rng.standard_normal((2, 3, 11, 10)).astype(np.float32)
+    win, out = windows_ref(x, k, s, p, -np.inf, ceil)
+    gx = t(x, True)
+    y, idx = F.max_pool2d(gx, k, s, p, ceil_mode=ceil, return_indices=True)
+    np.testing.assert_array_equal(y.numpy(), win.max(-1))
+    tap = win.argmax(-1)  # the index into H * W of each window's maximum
+    oh = np.arange(out[0])[:, None] * s[0] - p[0] + tap // k[1]
+    ow = np.arange(out[1])[None, :] * s[1] - p[1] + tap % k[1]
+    np.testing.assert_array_equal(idx.numpy(), oh * x.shape[3] + ow)
+    assert idx.dtype == gt.int64
+    r = rng.standard_normal(y.shape)
+    (y * t(r)).sum().backward()
+    want = np.zeros(x.shape).reshape(2, 3, -1)
+    for n, c in itertools.product(range(2), range(3)):
+        np.add.at(want[n, c], (oh * x.shape[3] + ow)[n, c].ravel(), r[n, c].ravel())
+    np.testing.assert_allclose(gx.grad.numpy(), want.reshape(x.shape), rtol=1e-5, atol=1e-6)
+    assert F.max_pool2d(t(x), k, s, p, ceil_mode=ceil).shape == y.shape  # without indices too
+
+
+@pytest.mark.parametrize("k,s,p,ceil,include", [((2, 2), (2, 2), (0, 0), False, True),
+                                                ((3, 3), (2, 2), (1, 1), False, True),
+                                                ((3, 3), (2, 2), (1, 1), False, False),
+                                                ((3, 3), (2, 2), (1, 1), True, False),
+                                                ((3, 2), (2, 2), (0, 0), True, True)])
+def test_avg_pool2d_divisors(k, s, p, ceil, include):
+    x = rng.standard_normal((2, 3, 11, 10)).astype(np.float32)
+    win, out = windows_ref(x, k, s, p, 0.0, ceil)
+    # PyTorch's divisor: the window clipped to the padded input, or to the input itself
+    div = np.ones(out)
+    for axis, size in ((0, 11), (1, 10)):
+        start = np.arange(out[axis]) * s[axis] - p[axis]
+        end = np.minimum(start + k[axis], size + p[axis])
+        if not include:
+            start, end = np.maximum(start, 0), np.minimum(end, size)
+        div = div * ((end - start)[:, None] if axis == 0 else (end - start)[None, :])
+    got = F.avg_pool2d(t(x), k, s, p, ceil_mode=ceil, count_include_pad=include).numpy()
+    np.testing.assert_allclose(got, win.sum(-1) / div, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("size", [1, (2, 3), (4, 5), (3, None), 7])
+def test_adaptive_pools(size):
+    x = rng.standard_normal((2, 3, 11, 10)).astype(np.float64)
+    oh, ow = (size, size) if isinstance(size, int) else (size[0], size[1] or 10)
+    want_avg, want_max = np.zeros((2, 3, oh, ow)), np.zeros((2, 3, oh, ow))
+    for i, j in itertools.product(range(oh), range(ow)):
+        rows = slice(i * 11 // oh, -(-(i + 1) * 11 // oh))
+        cols = slice(j * 10 // ow, -(-(j + 1) * 10 // ow))
+        want_avg[:, :, i, j] = x[:, :, rows, cols].mean((2, 3))
+        want_max[:, :, i, j] = x[:, :, rows, cols].max((2, 3))
+    np.testing.assert_allclose(F.adaptive_avg_pool2d(t(x), size).numpy(), want_avg, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(F.adaptive_max_pool2d(t(x), size).numpy(), want_max, rtol=1e-6, atol=1e-6)
+    assert nn.AdaptiveAvgPool2d(size)(t(x)).shape == (2, 3, oh, ow)
+
+
+def test_batch_norm_training_updates_running_stats_and_eval_uses_them():
+    x = (rng.standard_normal((8, 3, 4, 5)) * 2 + 1).astype(np.float32)
+    bn = nn.BatchNorm2d(3)
+    assert [n for n, _ in bn.named_parameters()] == ["weight", "bias"]
+    assert sorted(bn.state_dict()) == ["bias", "num_batches_tracked", "running_mean", "running_var", "weight"]
+    gx = t(x, True)
+    y = bn(gx)
+    x64 = x.astype(np.float64)
+    mean, var = x64.mean((0, 2, 3)), x64.var((0, 2, 3))
+    want = (x64 - mean[None, :, None, None]) / np.sqrt(var[None, :, None, None] + 1e-5)
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-4, atol=1e-4)
+    n = x.size // 3
+    np.testing.assert_allclose(bn.running_mean.numpy(), 0.1 * mean, rtol=1e-5)
+    np.testing.assert_allclose(bn.running_var.numpy(), 0.9 + 0.1 * var * n / (n - 1), rtol=1e-5)
+    assert bn.num_batches_tracked.item() == 1
+    # the gradient of sum(y * r) through the batch statistics (Ioffe & Szegedy 2015, section 3)
+    r = rng.standard_normal(x.shape)
+    (y * t(r)).sum().backward()
+    xhat = want
+    rm = r.mean((0, 2, 3), keepdims=True)
+    rxm = (r * xhat).mean((0, 2, 3), keepdims=True)
+    want_gx = (r - rm - xhat * rxm) / np.sqrt(var[None, :, None, None] + 1e-5)
+    np.testing.assert_allclose(gx.grad.numpy(), want_gx, rtol=1e-3, atol=1e-4)
+    bn.eval()
+    z = bn(t(x)).numpy()
+    rmean, rvar = bn.running_mean.numpy(), bn.running_var.numpy()
+    np.testing.assert_allclose(z, (x64 - rmean[None, :, None, None]) / np.sqrt(rvar[None, :, None, None] + 1e-5),
+                               rtol=1e-4, atol=1e-4)
+    assert bn.num_batches_tracked.item() == 1  # eval leaves the statistics alone
+
+
+def test_batch_norm_cumulative_average_and_without_running_stats():
+    bn = nn.BatchNorm1d(2, momentum=None)
+    xs = [rng.standard_normal((6, 2)).astype(np.float32) for _ in range(3)]
+    for x in xs:
+        bn(t(x))
+    np.testing.assert_allclose(bn.running_mean.numpy(), np.mean([x.mean(0) for x in xs], 0), rtol=1e-5, atol=1e-6)
+    free = nn.BatchNorm1d(2, affine=False, track_running_stats=False).eval()
+    assert free.state_dict() == {} and free.running_mean is None
+    x = xs[0].astype(np.float64)
+    np.testing.assert_allclose(free(t(xs[0])).numpy(), (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5), rtol=1e-4,
+                               atol=1e-4)
+
+
+def test_group_norm_and_instance_norm():
+    x = rng.standard_normal((2, 6, 3, 4)).astype(np.float32)
+    w, b = rng.standard_normal(6).astype(np.float32), rng.standard_normal(6).astype(np.float32)
+    g = x.astype(np.float64).reshape(2, 3, -1)
+    want = ((g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5)).reshape(x.shape)
+    gn = nn.GroupNorm(3, 6)
+    gn.load_state_dict({"weight": w, "bias": b})
+    np.testing.assert_allclose(gn(t(x)).numpy(), want * w[:, None, None] + b[:, None, None], rtol=1e-4, atol=1e-4)
+    p = x.astype(np.float64)
+    inst = (p - p.mean((2, 3), keepdims=True)) / np.sqrt(p.var((2, 3), keepdims=True) + 1e-5)
+    np.testing.assert_allclose(F.instance_norm(t(x)).numpy(), inst, rtol=1e-4, atol=1e-4)
+
+
+def test_conv_modules_parameters_init_and_padding_modes():
+    conv = nn.Conv2d(4, 6, (3, 5), stride=2, padding=1, groups=2)
+    assert conv.weight.shape == (6, 2, 3, 5) and conv.bias.shape == (6,)
+    bound = 1 / np.sqrt(2 * 3 * 5)
+    assert np.abs(conv.weight.numpy()).max() <= bound and np.abs(conv.bias.numpy()).max() <= bound
+    assert nn.Conv1d(3, 4, 2, bias=False).bias is None
+    x = rng.standard_normal((1, 2, 5, 5)).astype(np.float32)
+    circ = nn.Conv2d(2, 3, 3, padding=1, padding_mode="circular")
+    want = conv_ref(np.pad(x, [(0, 0), (0, 0), (1, 1), (1, 1)], mode="wrap"), circ.weight.numpy(), circ.bias.numpy(),
+                    (1, 1), (0, 0), (1, 1), 1)
+    np.testing.assert_allclose(circ(t(x)).numpy(), want, rtol=1e-4, atol=1e-4)
+    net = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
+                        nn.AvgPool2d(2, ceil_mode=True), nn.Dropout2d(0.5), nn.Flatten(), nn.Linear(4, 3))
+    assert net(t(x)).shape == (1, 3)
+    assert "Conv2d(2, 4, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))" in repr(net)
+
+
+def test_dropout2d_zeroes_whole_channels():
+    gt.manual_seed(3)
+    y = F.dropout2d(gt.ones(4, 16, 3, 3), 0.5).numpy()
+    per_channel = y.reshape(4, 16, -1)
+    assert np.all((per_channel == 0).all(-1) | (per_channel == 2).all(-1))
+    assert 0 < (per_channel == 0).all(-1).sum() < 64
+    assert F.dropout2d(gt.ones(2, 3, 2, 2), 0.5, training=False).numpy().min() == 1
+
+
+def test_errors_name_the_problem():
+    x = t(rng.standard_normal((1, 3, 5, 5)))
+    with pytest.raises(gt.ShapeError, match="expected input .* to have 4 channels, but got 3"):
+        F.conv2d(x, t(np.ones((2, 4, 3, 3))))
+    with pytest.raises(gt.ShapeError, match="larger than the padded input"):
+        F.conv2d(x, t(np.ones((2, 3, 7, 7))))
+    with pytest.raises(gt.ShapeError, match="expected 3-D \\(unbatched\\) or 4-D"):
+        F.conv2d(t(np.ones((5, 5))), t(np.ones((2, 3, 3, 3))))
+    with pytest.raises(ValueError, match="padding='same' is not supported for strided"):
+        F.conv2d(x, t(np.ones((2, 3, 3, 3))), stride=2, padding="same")
+    with pytest.raises(ValueError, match="divisible by groups"):
+        nn.Conv2d(3, 4, 3, groups=2)
+    with pytest.raises(ValueError, match="pad should be at most half"):
+        F.max_pool2d(x, 2, padding=2)
+    with pytest.raises(ValueError, match="even"):
+        F.pad(x, (1, 2, 3))
+    with pytest.raises(ValueError, match="must be smaller"):
+        F.pad(x, (5, 0), mode="reflect")
+    with pytest.raises(ValueError, match="expected 4D input \\(got 3D input\\)"):
+        nn.BatchNorm2d(3)(t(np.ones((2, 3, 4))))
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel when training"):
+        nn.BatchNorm1d(3)(t(np.ones((1, 3))))
+    with pytest.raises(ValueError, match="divisible by num_groups"):
+        nn.GroupNorm(4, 6)
