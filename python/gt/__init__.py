@@ -15,7 +15,7 @@ from ._runtime import connect, gpu_workers, load_config
 from .dtypes import dtype, float32, float64, float16, bfloat16, int32, int64, bool, float, double, half, long
 from ._functions import (
     Tensor, tensor, as_tensor, from_numpy, zeros, ones, full, empty, zeros_like, ones_like, full_like, empty_like,
-    randn, rand, randn_like, rand_like, randint, arange, linspace, eye, manual_seed,
+    randn, rand, randn_like, rand_like, randint, arange, linspace, eye, manual_seed, get_rng_state, set_rng_state,
     add, sub, subtract, mul, multiply, div, divide, true_divide, pow, maximum, minimum, floor_divide, remainder,
     eq, ne, lt, le, gt, ge, logical_not, logical_and, logical_or, logical_xor, where, masked_fill,
     neg, negative, exp, log, log1p, sqrt, rsqrt, sin, cos, erf, relu, sigmoid, tanh, abs, floor, gelu, silu,

@@ -38,7 +38,7 @@ class Tensor:
     that define them.
     """
     __module__ = "gt"  # type(x) is gt.Tensor, as torch.Tensor
-    __slots__ = ("_h", "shape", "dtype", "requires_grad", "grad", "_node", "__weakref__")
+    __slots__ = ("_h", "shape", "dtype", "requires_grad", "grad", "_node", "_hooks", "_retains_grad", "__weakref__")
     __array_priority__ = 1000  # numpy_scalar * tensor -> Tensor.__rmul__
 
     def __init__(self, handle, shape=None, dtype=None, requires_grad=False):
@@ -154,10 +154,12 @@ class Tensor:
         return builtins.int(self.item())
 
     # ------------------------------------------------------------ autograd
-    def backward(self, gradient=None, retain_graph=False):
-        """Accumulates d(self)/d(leaf) into every leaf's `.grad`. `gradient` is required for a
-        non-scalar tensor (as PyTorch). Raises RuntimeError if self does not require grad or
-        is not a scalar without `gradient`, and ValueError if `gradient` has another shape."""
+    def backward(self, gradient=None, retain_graph=None, create_graph=False):
+        """Accumulates d(self)/d(leaf) into every leaf's `.grad` (and that of tensors that called
+        retain_grad()). `gradient` is required for a non-scalar tensor (as PyTorch); with
+        create_graph the gradients are differentiable again. Raises RuntimeError if self does
+        not require grad or is not a scalar without `gradient`, and ValueError if `gradient`
+        has another shape."""
         if not self.requires_grad:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
         if gradient is None:
@@ -168,7 +170,29 @@ class Tensor:
             gradient = tensor(gradient, dtype=self.dtype)
         if gradient.shape != self.shape:
             raise ValueError(f"gradient has shape {gradient.shape}, expected {self.shape}")
-        _ag.backward(self, gradient, retain_graph)
+        _ag.backward(self, gradient, bool(retain_graph), create_graph)
+
+    def register_hook(self, hook):
+        """hook(grad) runs when this tensor's gradient is computed; it may return a tensor to use
+        instead. Returns a handle whose remove() unregisters it. Raises RuntimeError if the
+        tensor does not require grad."""
+        return _ag.register_hook(self, hook)
+
+    def retain_grad(self):
+        """Keeps this non-leaf tensor's gradient in `.grad` during backward (leaves always do)."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._node is not None:
+            self._retains_grad = True
+
+    @property
+    def retains_grad(self):
+        return self._node is not None and getattr(self, "_retains_grad", False)
+
+    @property
+    def grad_fn(self):
+        """The autograd node that made this tensor (None for a leaf), as PyTorch's grad_fn."""
+        return self._node
 
     def requires_grad_(self, flag=True):
         self.requires_grad = flag
@@ -521,6 +545,29 @@ def _next_seed():
     return (_seed[0] * 1_000_003 + _seed[1]) & 0x7FFFFFFFFFFFFFFF
 
 
+def _rng_state(state):
+    return tensor([builtins.int(state[0]), builtins.int(state[1])], dtype="int64")
+
+
+def _set_state(target, new_state, what):
+    values = new_state.tolist() if isinstance(new_state, Tensor) else list(new_state)
+    if len(values) != 2:
+        raise ValueError(f"{what}: expected a state from get_rng_state / get_state (2 integers), got {values}")
+    target[0], target[1] = builtins.int(values[0]), builtins.int(values[1])
+
+
+def get_rng_state():
+    """The default generator's state (what gt.manual_seed set and how many draws followed), as
+    an int64 tensor of 2 elements to give back to set_rng_state (torch.get_rng_state's bytes
+    differ; scripts only hand the value back)."""
+    return _rng_state(_seed)
+
+
+def set_rng_state(new_state):
+    """Restores the default generator to a get_rng_state() value: later draws repeat."""
+    _set_state(_seed, new_state, "set_rng_state")
+
+
 class Generator:
     """A source of random draws for what takes `generator=` (gt.randperm, gt.utils.data's
     RandomSampler, DataLoader and random_split), as torch.Generator: `manual_seed(seed)` (returns
@@ -541,6 +588,15 @@ class Generator:
     def seed(self):
         self._state = [builtins.int.from_bytes(os.urandom(8), "little") >> 1, 0]
         return self._state[0]
+
+    def get_state(self):
+        """This generator's state, an int64 tensor of 2 elements for set_state."""
+        return _rng_state(self._state)
+
+    def set_state(self, new_state):
+        """Restores a get_state() value (returns the generator)."""
+        _set_state(self._state, new_state, "Generator.set_state")
+        return self
 
     def _next_seed(self):
         self._state[1] += 1

@@ -64,11 +64,71 @@ def identity_backward(g, result, inputs, attrs):
 
 # ---------------------------------------------------------------- the backward pass
 
-def backward(root, gradient, retain_graph=False):
+def backward(root, gradient, retain_graph=False, create_graph=False):
     """Accumulates d(root)/d(leaf) * gradient into the `.grad` of every leaf above root (a
-    tensor that requires grad; `gradient` has root's shape). Tensor.backward checks both."""
-    # Topological order of the graph above root (iterative DFS: deep graphs are fine).
-    order, seen, stack = [], set(), [(root, False)]
+    tensor that requires grad; `gradient` has root's shape), and of every tensor that called
+    retain_grad(). With create_graph the gradient ops are recorded too (for a second
+    derivative). Tensor.backward checks both arguments."""
+    _run([root], [gradient], retain_graph or create_graph, create_graph, None)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
+         materialize_grads=False):
+    """The gradients of `outputs` (a tensor or a sequence) with respect to `inputs` (a tensor or
+    a sequence of tensors that require grad), as a tuple, like torch.autograd.grad: nothing is
+    accumulated into any `.grad`. grad_outputs: one tensor per output (required for a
+    non-scalar output). create_graph records the gradient ops, so the result can be
+    differentiated again (retain_graph then defaults to True). An input the outputs do not
+    depend on raises RuntimeError unless allow_unused (then None, or zeros with
+    materialize_grads). Raises RuntimeError for an input that does not require grad."""
+    from ._tensor import Tensor, ones
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    single = isinstance(inputs, Tensor)
+    inputs = [inputs] if single else list(inputs)
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs]
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"grad requires one grad_output per output: got {len(grad_outputs)} for {len(outputs)} outputs")
+    for t in inputs:
+        if not isinstance(t, Tensor) or not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    roots, seeds = [], []
+    for out, g in zip(outputs, grad_outputs):
+        if not out.requires_grad:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError(f"grad can be implicitly created only for scalar outputs (shape {out.shape})")
+            g = ones(out.shape, dtype=out.dtype)
+        elif g.shape != out.shape:
+            raise RuntimeError(f"grad_output has shape {g.shape}, expected {out.shape}")
+        roots.append(out)
+        seeds.append(g)
+    if retain_graph is None:
+        retain_graph = create_graph
+    captured = _run(roots, seeds, retain_graph, create_graph, {id(t) for t in inputs})
+    result = []
+    for t in inputs:
+        g = captured.get(id(t))
+        if g is None:
+            if not (allow_unused or materialize_grads):
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
+                                   "Set allow_unused=True if this is the desired behavior.")
+            if materialize_grads:
+                from ._tensor import zeros
+                g = zeros(t.shape, dtype=t.dtype)
+        result.append(g)
+    return tuple(result)
+
+
+def _run(roots, seeds, retain_graph, create_graph, wanted):
+    """The backward pass from `roots` (gradients `seeds`). wanted=None: accumulate into leaves'
+    (and retain_grad tensors') .grad; else a set of tensor ids whose gradients are returned
+    (id -> gradient) and nothing else is touched or computed."""
+    # Topological order of the graph above the roots (iterative DFS: deep graphs are fine).
+    order, seen, stack = [], set(), [(r, False) for r in reversed(roots)]
     while stack:
         t, done = stack.pop()
         if done:
@@ -82,29 +142,176 @@ def backward(root, gradient, retain_graph=False):
             for i in t._node.inputs:
                 if i.requires_grad and id(i) not in seen:
                     stack.append((i, False))
+    needed = None
+    if wanted is not None:  # only what lies on a path to a wanted tensor (order: inputs first)
+        needed = set()
+        for t in order:
+            if id(t) in wanted or (t._node is not None and any(id(i) in needed for i in t._node.inputs)):
+                needed.add(id(t))
 
-    grads = {id(root): gradient}
-    with no_grad(), _runtime.gradient_signals() as use_signal:
+    grads, captured = {}, {}
+    for r, g in zip(roots, seeds):
+        grads[id(r)] = _accumulate(grads.get(id(r)), g)
+    with _grad_mode(create_graph), _runtime.gradient_signals() as use_signal:
         for t in reversed(order):
             g = grads.pop(id(t), None)
             if g is None:
                 continue
             if type(g) is _derivatives.SliceGrad:
                 g = _derivatives.materialize(g)  # the gradients of slices of t, joined
+            hooks = getattr(t, "_hooks", None)
+            if hooks:
+                for hook in list(hooks.values()):
+                    replaced = hook(g)
+                    if replaced is not None:
+                        g = replaced
             node = t._node
-            if node is None:  # a leaf: accumulate
+            if wanted is not None:
+                if id(t) in wanted:
+                    captured[id(t)] = g
+            elif node is None:  # a leaf: accumulate
                 t.grad = g if t.grad is None else t.grad + g
+                continue
+            elif getattr(t, "_retains_grad", False):
+                t.grad = g if t.grad is None else t.grad + g
+            if node is None:
                 continue
             # Gradient ops carry the forward op's signal, marked as backward (gt.signal).
             use_signal(node.signal)
             for inp, ig in zip(node.inputs, node.backward(g, t, node.inputs, node.attrs)):
-                if ig is None or not inp.requires_grad:
+                if ig is None or not inp.requires_grad or (needed is not None and id(inp) not in needed):
                     continue
                 k = id(inp)
                 total = grads.get(k)
                 grads[k] = ig if total is None else _accumulate(total, ig)
             if not retain_graph:
                 t._node = _FREED  # release the saved tensors
+    return captured
+
+
+class RemovableHandle:
+    """What register_hook returns: remove() unregisters the hook."""
+
+    def __init__(self, hooks, key):
+        self._hooks, self._key = hooks, key
+
+    def remove(self):
+        self._hooks.pop(self._key, None)
+
+
+def register_hook(tensor, hook):
+    """tensor.register_hook(hook): hook(grad) runs when the gradient of `tensor` is computed and
+    may return a tensor to use instead (as PyTorch)."""
+    if not tensor.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    hooks = getattr(tensor, "_hooks", None)
+    if hooks is None:
+        hooks = tensor._hooks = {}
+    key = object()
+    hooks[key] = hook
+    return RemovableHandle(hooks, key)
+
+
+# ---------------------------------------------------------------- custom functions
+
+class FunctionCtx:
+    """The `ctx` of a custom Function: save_for_backward(*tensors) / saved_tensors,
+    needs_input_grad (one bool per forward argument), mark_non_differentiable(*outputs),
+    set_materialize_grads(flag), and any attribute you set."""
+
+    def __init__(self):
+        self.saved_tensors = ()
+        self.needs_input_grad = ()
+        self._non_differentiable = set()
+        self._materialize = True
+
+    def save_for_backward(self, *tensors):
+        self.saved_tensors = tensors
+
+    def mark_non_differentiable(self, *outputs):
+        self._non_differentiable.update(id(o) for o in outputs)
+
+    def set_materialize_grads(self, value):
+        self._materialize = bool(value)
+
+
+class Function:
+    """A differentiable operation with your own forward and backward, as torch.autograd.Function:
+
+        class Exp(gt.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                y = x.exp()
+                ctx.save_for_backward(y)
+                return y
+
+            @staticmethod
+            def backward(ctx, g):
+                (y,) = ctx.saved_tensors
+                return g * y
+
+        y = Exp.apply(x)
+
+    forward runs without recording (its ops are not differentiated); backward gets one gradient
+    per output and returns one per forward argument (None for non-tensors or no gradient). A
+    function with several outputs calls backward once per output that receives a gradient,
+    with zeros for the others (set_materialize_grads(False): None), and sums the results, which
+    is right for any backward that is linear in its gradients, as backward formulas are.
+    Raises RuntimeError when backward returns the wrong number of gradients or a gradient of
+    the wrong shape."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("a Function subclass must define forward(ctx, *args)")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("a Function subclass must define backward(ctx, *grad_outputs)")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        from ._tensor import Tensor, zeros
+        ctx = FunctionCtx()
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        with no_grad():
+            out = cls.forward(ctx, *args, **kwargs)
+        if not (is_grad_enabled() and any(ctx.needs_input_grad)):
+            return out
+        single = not isinstance(out, tuple)
+        outs = [out] if single else list(out)
+        positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        inputs = tuple(args[i] for i in positions)
+        for k, o in enumerate(outs):
+            if not isinstance(o, Tensor) or not o.dtype.is_floating_point or id(o) in ctx._non_differentiable:
+                continue
+            if any(o is a for a in args) or o._node is not None:
+                with no_grad():
+                    o = outs[k] = o.clone()  # a fresh result to hang this function's node on
+
+            def node_backward(g, y, node_inputs, attrs, k=k):
+                grads = [None] * len(outs)
+                for j, other in enumerate(outs):
+                    if j == k:
+                        grads[j] = g
+                    elif ctx._materialize and isinstance(other, Tensor) and other.dtype.is_floating_point:
+                        grads[j] = zeros(other.shape, dtype=other.dtype)
+                result = cls.backward(ctx, *grads)
+                result = result if isinstance(result, tuple) else (result,)
+                if len(result) != len(args):
+                    raise RuntimeError(f"function {cls.__name__}Backward returned an incorrect number of gradients "
+                                       f"(expected {len(args)}, got {len(result)})")
+                picked = []
+                for i in positions:
+                    gi = result[i]
+                    if gi is not None and tuple(gi.shape) != tuple(args[i].shape):
+                        raise RuntimeError(f"function {cls.__name__}Backward returned an invalid gradient at index {i}"
+                                           f" - got {list(gi.shape)} but expected shape {list(args[i].shape)}")
+                    picked.append(gi)
+                return tuple(picked)
+
+            o.requires_grad = True
+            o._node = Node(node_backward, inputs, None, _runtime.current_signal())
+        return outs[0] if single else tuple(outs)
 
 
 def _accumulate(total, g):

@@ -1,0 +1,173 @@
+"""torch.autograd's user-facing API on GT (issue 24): autograd.grad (with create_graph for a
+second derivative), custom autograd.Function, tensor hooks, retain_grad, and module forward and
+backward hooks. References are closed-form derivatives in NumPy float64."""
+import numpy as np
+import pytest
+
+import gt
+
+nn = gt.nn
+rng = np.random.default_rng(0)
+A = rng.standard_normal((3, 4)).astype(np.float32)
+
+
+def leaf(a=A):
+    return gt.tensor(a, requires_grad=True)
+
+
+def test_grad_returns_gradients_without_touching_dot_grad():
+    x, w = leaf(), leaf(rng.standard_normal((4, 2)).astype(np.float32))
+    y = ((x @ w) ** 2).sum()
+    gx, gw = gt.autograd.grad(y, [x, w])
+    xw = A.astype(np.float64) @ w.detach().numpy()
+    np.testing.assert_allclose(gx.numpy(), 2 * xw @ w.detach().numpy().T, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(gw.numpy(), A.T @ (2 * xw), rtol=1e-5, atol=1e-5)
+    assert x.grad is None and w.grad is None
+    assert not gx.requires_grad
+
+
+def test_second_derivative_with_create_graph():
+    x = leaf()
+    (g,) = gt.autograd.grad((x * x * x).sum(), x, create_graph=True)
+    assert g.requires_grad
+    np.testing.assert_allclose(g.detach().numpy(), 3 * A.astype(np.float64) ** 2, rtol=1e-5)
+    (g2,) = gt.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(g2.numpy(), 6 * A.astype(np.float64), rtol=1e-5, atol=1e-6)
+    # a gradient penalty: backward through a gradient into .grad
+    x = leaf()
+    (g,) = gt.autograd.grad(gt.sin(x).sum(), x, create_graph=True)
+    (g * g).sum().backward()  # d/dx cos(x)^2 = -2 sin(x) cos(x)
+    np.testing.assert_allclose(x.grad.numpy(), -np.sin(2 * A.astype(np.float64)), rtol=1e-4, atol=1e-5)
+
+
+def test_grad_outputs_unused_inputs_and_errors():
+    x, unused = leaf(), leaf()
+    y = x * 2
+    (g,) = gt.autograd.grad(y, x, grad_outputs=gt.ones(3, 4) * 3)
+    np.testing.assert_allclose(g.numpy(), np.full((3, 4), 6.0))
+    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+        gt.autograd.grad((x * 2).sum(), [x, unused])
+    gx, gu = gt.autograd.grad((x * 2).sum(), [x, unused], allow_unused=True)
+    assert gu is None
+    _, gz = gt.autograd.grad((x * 2).sum(), [x, unused], materialize_grads=True)
+    assert gz.numpy().sum() == 0
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        gt.autograd.grad((x * 2).sum(), gt.ones(2))
+    with pytest.raises(RuntimeError, match="only for scalar outputs"):
+        gt.autograd.grad(x * 2, x)
+    y = (x * 2).sum()
+    gt.autograd.grad(y, x)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        gt.autograd.grad(y, x)
+
+
+def test_tensor_hooks_and_retain_grad():
+    x = leaf()
+    h = gt.exp(x)
+    h.retain_grad()
+    assert h.retains_grad and not x.retains_grad
+    seen = []
+    handle = h.register_hook(lambda g: seen.append(g.numpy().copy()) or g * 2)
+    (h * 3).sum().backward()
+    np.testing.assert_allclose(seen[0], np.full((3, 4), 3.0))
+    np.testing.assert_allclose(h.grad.numpy(), np.full((3, 4), 6.0))  # the hook's result, as PyTorch
+    np.testing.assert_allclose(x.grad.numpy(), 6 * np.exp(A.astype(np.float64)), rtol=1e-5)
+    handle.remove()
+    x2 = leaf()
+    leaf_seen = []
+    x2.register_hook(lambda g: leaf_seen.append(1))
+    y = gt.exp(x2)
+    y.register_hook(lambda g: leaf_seen.append(2))
+    y.sum().backward()
+    assert leaf_seen == [2, 1]
+    with pytest.raises(RuntimeError, match="doesn't require gradient"):
+        gt.ones(2).register_hook(lambda g: g)
+    assert x.grad_fn is None and h.grad_fn is not None
+
+
+class Cube(gt.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.save_for_backward(x)
+        ctx.scale = scale
+        return x * x * x * scale
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * 3 * x * x * ctx.scale, None
+
+
+class SplitSigns(gt.autograd.Function):
+    """Two outputs: relu(x) and relu(-x)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return gt.relu(x), gt.relu(-x)
+
+    @staticmethod
+    def backward(ctx, g_pos, g_neg):
+        (x,) = ctx.saved_tensors
+        return gt.where(x > 0, g_pos, -g_neg)
+
+
+def test_custom_function_forward_backward_and_checks():
+    x = leaf()
+    y = Cube.apply(x, 2.0)
+    np.testing.assert_allclose(y.detach().numpy(), 2 * A.astype(np.float64) ** 3, rtol=1e-5)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 6 * A.astype(np.float64) ** 2, rtol=1e-5)
+    x = leaf()
+    pos, neg = SplitSigns.apply(x)
+    (pos * 2 + neg * 5).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.where(A > 0, 2.0, -5.0))
+    with gt.no_grad():
+        assert not Cube.apply(leaf(), 1.0).requires_grad
+
+    class Wrong(gt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g
+
+    with pytest.raises(RuntimeError, match="incorrect number of gradients \\(expected 1, got 2\\)"):
+        Wrong.apply(leaf()).sum().backward()
+
+    class BadShape(Wrong):
+        @staticmethod
+        def backward(ctx, g):
+            return g.sum(0)
+
+    with pytest.raises(RuntimeError, match="invalid gradient at index 0"):
+        BadShape.apply(leaf()).sum().backward()
+
+
+def test_module_forward_and_backward_hooks():
+    m = nn.Linear(4, 2)
+    calls = []
+    pre = m.register_forward_pre_hook(lambda mod, args: calls.append(("pre", args[0].shape)))
+    m.register_forward_hook(lambda mod, args, out: calls.append(("fwd", out.shape)))
+    m.register_full_backward_hook(lambda mod, gi, go: calls.append(
+        ("bwd", [None if g is None else g.shape for g in gi], go[0].shape)))
+    m(leaf()).sum().backward()
+    m(gt.tensor(A)).sum().backward()
+    assert calls == [("pre", (3, 4)), ("fwd", (3, 2)), ("bwd", [(3, 4)], (3, 2)),
+                     ("pre", (3, 4)), ("fwd", (3, 2)), ("bwd", [None], (3, 2))]
+    pre.remove()
+    calls.clear()
+    m(gt.tensor(A))
+    assert calls == [("fwd", (3, 2))]
+    # hooks may replace: the input, the output, the input's gradient
+    m2 = nn.Identity()
+    m2.register_forward_pre_hook(lambda mod, args: (args[0] * 2,))
+    m2.register_forward_hook(lambda mod, args, out: out + 1)
+    m2.register_full_backward_hook(lambda mod, gi, go: (gi[0] * 10,))
+    x = leaf()
+    y = m2(x)
+    np.testing.assert_allclose(y.detach().numpy(), 2 * A + 1, rtol=1e-6)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full((3, 4), 20.0))
