@@ -117,6 +117,31 @@ def _reference_step(kind, hp, p, g, st):
             st["buf"] = buf
             g = g + hp["momentum"] * buf if hp.get("nesterov") else buf
         return p - hp["lr"] * g
+    if kind == "rmsprop":
+        g = g + hp.get("weight_decay", 0) * p
+        a, eps, mom = hp.get("alpha", 0.99), hp.get("eps", 1e-8), hp.get("momentum", 0)
+        v = st["v"] = a * st.get("v", 0) + (1 - a) * g * g
+        if hp.get("centered"):
+            ga = st["ga"] = a * st.get("ga", 0) + (1 - a) * g
+            v = v - ga * ga
+        d = np.sqrt(v) + eps
+        if mom:
+            buf = st["buf"] = mom * st.get("buf", 0) + g / d
+            return p - hp["lr"] * buf
+        return p - hp["lr"] * g / d
+    if kind == "adagrad":
+        g = g + hp.get("weight_decay", 0) * p
+        t = st["t"] = st.get("t", 0) + 1
+        acc = st["sum"] = st.get("sum", hp.get("initial_accumulator_value", 0)) + g * g
+        clr = hp["lr"] / (1 + (t - 1) * hp.get("lr_decay", 0))
+        return p - clr * g / (np.sqrt(acc) + hp.get("eps", 1e-10))
+    if kind == "adadelta":
+        g = g + hp.get("weight_decay", 0) * p
+        rho, eps = hp.get("rho", 0.9), hp.get("eps", 1e-6)
+        v = st["v"] = rho * st.get("v", 0) + (1 - rho) * g * g
+        delta = np.sqrt(st.get("u", 0) + eps) / np.sqrt(v + eps) * g
+        st["u"] = rho * st.get("u", 0) + (1 - rho) * delta * delta
+        return p - hp.get("lr", 1.0) * delta
     b1, b2 = hp.get("betas", (0.9, 0.999))
     wd, lr = hp.get("weight_decay", 0.01 if kind == "adamw" else 0.0), hp["lr"]
     if kind == "adamw":
@@ -126,6 +151,8 @@ def _reference_step(kind, hp, p, g, st):
     t = st["t"] = st.get("t", 0) + 1
     m = st["m"] = b1 * st.get("m", 0) + (1 - b1) * g
     v = st["v"] = b2 * st.get("v", 0) + (1 - b2) * g * g
+    if hp.get("amsgrad"):  # Reddi et al. 2018: the running maximum of v
+        v = st["vmax"] = np.maximum(st.get("vmax", 0), v)
     return p - lr / (1 - b1 ** t) * m / (np.sqrt(v) / np.sqrt(1 - b2 ** t) + 1e-8)
 
 
@@ -133,6 +160,10 @@ def _reference_step(kind, hp, p, g, st):
     ("sgd", dict(lr=0.1)), ("sgd", dict(lr=0.1, momentum=0.9, weight_decay=0.01)),
     ("sgd", dict(lr=0.1, momentum=0.9, dampening=0.2)), ("sgd", dict(lr=0.1, momentum=0.9, nesterov=True)),
     ("adam", dict(lr=0.01)), ("adam", dict(lr=0.01, weight_decay=0.1, betas=(0.8, 0.99))), ("adamw", dict(lr=0.01)),
+    ("adam", dict(lr=0.01, amsgrad=True)), ("adamw", dict(lr=0.01, amsgrad=True)),
+    ("rmsprop", dict(lr=0.01)), ("rmsprop", dict(lr=0.01, momentum=0.9, centered=True, weight_decay=0.1)),
+    ("adagrad", dict(lr=0.1, lr_decay=0.01, initial_accumulator_value=0.1, weight_decay=0.01)),
+    ("adadelta", dict(lr=1.0)), ("adadelta", dict(lr=0.5, rho=0.8, weight_decay=0.1)),
 ], ids=lambda v: v if isinstance(v, str) else ",".join(f"{k}={x}" for k, x in v.items()))
 def test_optimizers_match_torch_optims_formulas(kind, hp):
     # Updates are foreach ops over a group's parameters (gt._tensor._foreach); each parameter
@@ -141,7 +172,8 @@ def test_optimizers_match_torch_optims_formulas(kind, hp):
     rng = np.random.default_rng(1)
     init = {n: rng.standard_normal(s) for n, s in (("w", (3, 4)), ("b", (4,)), ("late", (2,)), ("none", (2,)))}
     params = {n: gt.tensor(a, dtype=gt.float64, requires_grad=True) for n, a in init.items()}
-    make = {"sgd": gt.optim.SGD, "adam": gt.optim.Adam, "adamw": gt.optim.AdamW}[kind]
+    make = {"sgd": gt.optim.SGD, "adam": gt.optim.Adam, "adamw": gt.optim.AdamW, "rmsprop": gt.optim.RMSprop,
+            "adagrad": gt.optim.Adagrad, "adadelta": gt.optim.Adadelta}[kind]
     opt = make(list(params.values()), **hp)
     want, states = dict(init), {n: {} for n in init}
     for step in range(4):

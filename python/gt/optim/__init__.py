@@ -1,4 +1,5 @@
-"""gt.optim: SGD, Adam and AdamW with torch.optim's API (param groups, zero_grad, step).
+"""gt.optim: SGD, Adam, AdamW, RMSprop, Adagrad and Adadelta with torch.optim's API (param groups,
+zero_grad, step).
 
 Updates run under no_grad and rebind each parameter (`p -= ...`), so a step leaks no worker
 memory; every scalar (learning rate, bias corrections) is a fill value, so the update of a
@@ -194,15 +195,16 @@ class SGD(Optimizer):
 
 class Adam(Optimizer):
     """Adam (Kingma & Ba 2015, Algorithm 1) as torch.optim.Adam: g += weight_decay * p (L2);
-    m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; p -= lr / (1-b1^t) * m / (sqrt(v / (1-b2^t)) + eps)."""
+    m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; p -= lr / (1-b1^t) * m / (sqrt(v / (1-b2^t)) + eps).
+    amsgrad (Reddi et al. 2018) divides by the running maximum of v instead of v."""
 
     decoupled = False
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False):
         _check_lr(lr)
         if not 0.0 <= betas[0] < 1.0 or not 0.0 <= betas[1] < 1.0:
             raise ValueError(f"Invalid beta parameters: {betas}")
-        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad))
 
     def step(self):
         with no_grad():
@@ -234,6 +236,11 @@ class Adam(Optimizer):
                     states[i]["exp_avg"], states[i]["exp_avg_sq"] = m, v
                 m = [states[i]["exp_avg"] for i in range(len(params))]
                 v = [states[i]["exp_avg_sq"] for i in range(len(params))]
+                if group.get("amsgrad"):
+                    v = [st["max_exp_avg_sq"] if "max_exp_avg_sq" in st else T.zeros_like(vi) for st, vi in zip(states, v)]
+                    v = _foreach("maximum", v, [st["exp_avg_sq"] for st in states])
+                    for st, vi in zip(states, v):
+                        st["max_exp_avg_sq"] = vi
                 step_size = [lr / (1 - b1 ** t) for t in steps]
                 root_c2 = [math.sqrt(1 - b2 ** t) for t in steps]
                 denominator = _foreach("add", _foreach("div", _foreach("sqrt", v), root_c2), eps)
@@ -246,5 +253,129 @@ class AdamW(Adam):
 
     decoupled = True
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
-        super().__init__(params, lr, betas, eps, weight_decay)
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01, amsgrad=False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad)
+
+
+def _grads_with_decay(params, wd):
+    grads = [p.grad for p in params]
+    return _foreach("add", grads, _foreach("mul", params, wd)) if wd else grads
+
+
+class RMSprop(Optimizer):
+    """RMSprop (Hinton, Coursera lecture 6e) as torch.optim.RMSprop: g += weight_decay * p;
+    v = alpha v + (1 - alpha) g^2 (v starts at 0); with centered, ga = alpha ga + (1 - alpha) g
+    and the denominator is sqrt(v - ga^2) + eps, else sqrt(v) + eps; with momentum,
+    buf = momentum buf + g / denominator and p -= lr buf, else p -= lr g / denominator."""
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False):
+        _check_lr(lr)
+        if alpha < 0 or eps < 0 or momentum < 0:
+            raise ValueError(f"Invalid alpha, eps or momentum: {alpha}, {eps}, {momentum}")
+        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
+                                      centered=centered))
+
+    def step(self):
+        with no_grad():
+            for group in self.param_groups:
+                lr, alpha, eps, momentum = group["lr"], group["alpha"], group["eps"], group["momentum"]
+                params = [p for p in group["params"] if p.grad is not None]
+                if not params:
+                    continue
+                grads = _grads_with_decay(params, group["weight_decay"])
+                states = [self._state(p) for p in params]
+                for st, p in zip(states, params):
+                    st["step"] = st.get("step", 0) + 1
+                    if "square_avg" not in st:
+                        st["square_avg"] = T.zeros_like(p)
+                        if momentum:
+                            st["momentum_buffer"] = T.zeros_like(p)
+                        if group["centered"]:
+                            st["grad_avg"] = T.zeros_like(p)
+                v = _foreach("add", _foreach("mul", [st["square_avg"] for st in states], alpha),
+                             _foreach("mul", _foreach("mul", grads, grads), 1 - alpha))
+                for st, vi in zip(states, v):
+                    st["square_avg"] = vi
+                if group["centered"]:
+                    ga = _foreach("add", _foreach("mul", [st["grad_avg"] for st in states], alpha),
+                                  _foreach("mul", grads, 1 - alpha))
+                    for st, gi in zip(states, ga):
+                        st["grad_avg"] = gi
+                    v = _foreach("sub", v, _foreach("mul", ga, ga))
+                denominator = _foreach("add", _foreach("sqrt", v), eps)
+                if momentum:
+                    buf = _foreach("add", _foreach("mul", [st["momentum_buffer"] for st in states], momentum),
+                                   _foreach("div", grads, denominator))
+                    for st, b in zip(states, buf):
+                        st["momentum_buffer"] = b
+                    _assign_all(params, _foreach("sub", params, _foreach("mul", buf, lr)))
+                else:
+                    _assign_all(params, _foreach("sub", params, _foreach("div", _foreach("mul", grads, lr), denominator)))
+
+
+class Adagrad(Optimizer):
+    """Adagrad (Duchi et al. 2011) as torch.optim.Adagrad: g += weight_decay * p;
+    clr = lr / (1 + (t - 1) lr_decay); sum += g^2 (starting at initial_accumulator_value);
+    p -= clr g / (sqrt(sum) + eps)."""
+
+    def __init__(self, params, lr=1e-2, lr_decay=0.0, weight_decay=0.0, initial_accumulator_value=0.0, eps=1e-10):
+        _check_lr(lr)
+        if lr_decay < 0 or initial_accumulator_value < 0 or eps < 0:
+            raise ValueError(f"Invalid lr_decay, initial_accumulator_value or eps: {lr_decay}, "
+                             f"{initial_accumulator_value}, {eps}")
+        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                                      initial_accumulator_value=initial_accumulator_value, eps=eps))
+
+    def step(self):
+        with no_grad():
+            for group in self.param_groups:
+                params = [p for p in group["params"] if p.grad is not None]
+                if not params:
+                    continue
+                grads = _grads_with_decay(params, group["weight_decay"])
+                states = [self._state(p) for p in params]
+                for st, p in zip(states, params):
+                    st["step"] = st.get("step", 0) + 1
+                    if "sum" not in st:
+                        st["sum"] = T.full_like(p, group["initial_accumulator_value"])
+                sums = _foreach("add", [st["sum"] for st in states], _foreach("mul", grads, grads))
+                for st, si in zip(states, sums):
+                    st["sum"] = si
+                clr = [group["lr"] / (1 + (st["step"] - 1) * group["lr_decay"]) for st in states]
+                denominator = _foreach("add", _foreach("sqrt", sums), group["eps"])
+                _assign_all(params, _foreach("sub", params, _foreach("div", _foreach("mul", grads, clr), denominator)))
+
+
+class Adadelta(Optimizer):
+    """Adadelta (Zeiler 2012) as torch.optim.Adadelta: g += weight_decay * p;
+    v = rho v + (1 - rho) g^2; delta = sqrt(u + eps) / sqrt(v + eps) g;
+    u = rho u + (1 - rho) delta^2; p -= lr delta (v and u start at 0)."""
+
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0):
+        _check_lr(lr)
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Invalid rho value: {rho}")
+        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay))
+
+    def step(self):
+        with no_grad():
+            for group in self.param_groups:
+                rho, eps = group["rho"], group["eps"]
+                params = [p for p in group["params"] if p.grad is not None]
+                if not params:
+                    continue
+                grads = _grads_with_decay(params, group["weight_decay"])
+                states = [self._state(p) for p in params]
+                for st, p in zip(states, params):
+                    st["step"] = st.get("step", 0) + 1
+                    if "square_avg" not in st:
+                        st["square_avg"], st["acc_delta"] = T.zeros_like(p), T.zeros_like(p)
+                v = _foreach("add", _foreach("mul", [st["square_avg"] for st in states], rho),
+                             _foreach("mul", _foreach("mul", grads, grads), 1 - rho))
+                u = [st["acc_delta"] for st in states]
+                delta = _foreach("mul", _foreach("div", _foreach("sqrt", _foreach("add", u, eps)),
+                                                 _foreach("sqrt", _foreach("add", v, eps))), grads)
+                u = _foreach("add", _foreach("mul", u, rho), _foreach("mul", _foreach("mul", delta, delta), 1 - rho))
+                for st, vi, ui in zip(states, v, u):
+                    st["square_avg"], st["acc_delta"] = vi, ui
+                _assign_all(params, _foreach("sub", params, _foreach("mul", delta, group["lr"])))
