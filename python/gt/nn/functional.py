@@ -440,14 +440,15 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n, name):
         raise _C.ShapeError(f"{name}: kernel {list(kernel)} (dilation {list(dilation)}) is larger than the padded "
                             f"input {list(x.shape[2:])}")
     K, L = math.prod(kernel), math.prod(out)
-    cols = T.stack(_windows(x, n, kernel, stride, dilation, out), dim=-1)  # (N, C, *out, K)
-    rows = T.reshape(T.permute(cols, 0, *range(2, n + 2), 1, n + 2), N * L, C * K)  # (N*L, C*K)
-    w = T.reshape(weight, O, Cg * K)
+    cols = T.stack(_windows(x, n, kernel, stride, dilation, out), dim=1)  # (N, K, C, *out)
+    rows = T.reshape(T.permute(cols, 0, *range(3, n + 3), 1, 2), N * L, K * C)  # (N*L, K*C)
+    w = T.reshape(T.permute(weight, 0, *range(2, n + 2), 1), O, K * Cg)  # (O, K*Cg), taps outer
     if groups == 1:
         y = linear(rows, w, bias)  # (N*L, O)
     else:
         Og = O // groups
-        y = T.cat([linear(T.narrow(rows, 1, g * Cg * K, Cg * K), T.narrow(w, 0, g * Og, Og)) for g in range(groups)], 1)
+        rows = T.reshape(T.transpose(T.reshape(rows, N * L, K, groups, Cg), 1, 2), N * L, groups * K * Cg)
+        y = T.cat([linear(T.narrow(rows, 1, g * K * Cg, K * Cg), T.narrow(w, 0, g * Og, Og)) for g in range(groups)], 1)
         if bias is not None:
             y = y + bias
     y = T.permute(T.reshape(y, N, *out, O), 0, n + 1, *range(1, n + 1))  # (N, O, *out)
