@@ -1,5 +1,6 @@
 """Bad input: clear errors at the user's line, and the daemons keep serving."""
 import os
+import re
 import signal
 import socket
 import time
@@ -110,3 +111,60 @@ def test_connect_to_closed_port():
     with pytest.raises(ConnectionError, match=f"127.0.0.1:{port}"):
         gt._C.Client("127.0.0.1", port, "", 3.0)
     assert time.time() - start < 5
+
+
+def _source_line(n):
+    with open(__file__) as f:
+        return f.readlines()[n - 1]
+
+
+@pytest.mark.parametrize("make,op,message", [
+    (lambda x: gt.index_select(x, 0, gt.tensor([0, 5])), "index_select",
+     "index 5 is out of bounds for dimension with size 4"),
+    (lambda x: gt.gather(x, 1, gt.tensor([[0], [3], [1], [1]])), "gather",
+     "index 3 is out of bounds for dimension with size 3"),
+    (lambda x: x[gt.tensor([1, -7])], "index_select", "index -3 is out of bounds"),
+    (lambda x: gt.nn.functional.one_hot(gt.tensor([1, 7]), 5), "one_hot",
+     "Class values must be smaller than num_classes \\(got 7, 5 classes\\)"),
+    (lambda x: gt.nn.functional.cross_entropy(x, gt.tensor([0, 1, 3, 2])), "gather",
+     "index 3 is out of bounds for dimension with size 3"),
+    (lambda x: gt.tensor([4, 2]) // gt.tensor([1, 0]), "floor_divide", "ZeroDivisionError"),
+    (lambda x: gt.tensor([4, 2]) % 0, "remainder", "ZeroDivisionError"),
+], ids=["index_select", "gather", "indexing", "one_hot", "cross_entropy", "floor_divide", "remainder"])
+def test_out_of_range_indices_and_integer_division_by_zero_raise(make, op, message):
+    # PyTorch raises on these; a CPU worker's kernels report them (gt_runtime_error) instead of
+    # clamping the index or giving 0, and the error names the op and the user's line.
+    x = gt.randn(4, 3)
+    y = make(x)
+    with pytest.raises(gt.RemoteError, match=f"{op} at .*test_errors.py:[0-9]+: {message}") as info:
+        y.numpy()
+    line = int(re.search(r"test_errors.py:([0-9]+)", str(info.value)).group(1))
+    assert "lambda x:" in _source_line(line)  # the line that issued the op
+    # the session goes on: a valid op on the same worker works
+    assert gt.index_select(x, 0, gt.tensor([3])).numpy().shape == (1, 3)
+
+
+def test_an_index_check_in_a_fused_region_poisons_its_outputs(monkeypatch):
+    # The same embedding lookup and arithmetic replayed until it runs as a fused region; then
+    # an index out of range there is reported too, naming index_select and the user's line.
+    emb = gt.nn.Embedding(10, 4)
+
+    def step(idx):
+        return (emb(gt.tensor(idx)) * 2 + 1).sum()
+
+    replays = gt.debug.stats()["region_replays"]
+    for _ in range(200):  # until the region has compiled (in the background) and replays
+        step([1, 2, 3]).item()
+        now = gt.debug.stats()["region_replays"]
+        if now > replays:
+            break
+        replays = now
+        time.sleep(0.01)
+    else:
+        pytest.fail("the lookup never ran as a fused region")
+    replays = gt.debug.stats()["region_replays"]
+    total = step([1, 2, 12])
+    with pytest.raises(gt.RemoteError, match="index_select at .*: index 12 is out of bounds for dimension with size 10"):
+        total.item()
+    assert gt.debug.stats()["region_replays"] > replays  # the failing lookup ran fused
+    assert (emb(gt.tensor([9])) * 2).sum().item() == pytest.approx(2 * emb.weight.numpy()[9].sum(), rel=1e-5)

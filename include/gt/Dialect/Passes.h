@@ -58,11 +58,22 @@ void buildDispatcherPipeline(OpPassManager &pm, const DispatcherPipelineOptions 
 enum class LinalgLowering { Converted, Stays, Missing };
 LinalgLowering linalgLoweringOf(::gt::OpCode code);
 
+/// Run-time checks of CPU kernels (gt-lower-to-linalg's `checks` option): where an index is
+/// out of range or an integer is divided by zero, the kernel calls
+/// `gt_runtime_error(i64 op, i64 check, i64 value, i64 bound)` (op: the gt::OpCode being
+/// lowered; check: a RuntimeCheck; value: the bad index or the dividend; bound: the size the
+/// index must be below, 0 for a division) and goes on with a clamped index or a 0 quotient.
+/// The CPU worker defines the function (KernelCompiler: takeKernelError) and poisons the
+/// kernel's results with the error, as PyTorch's CPU kernels raise.
+inline constexpr const char *kRuntimeErrorFunction = "gt_runtime_error";
+enum class RuntimeCheck : int64_t { IndexOutOfRange = 0, DivisionByZero = 1, ClassOutOfRange = 2 };
+
 /// gt ops -> linalg on tensors with elementwise producers fused into their consumers
 /// (reductions included): gt-lower-to-linalg, canonicalize, linalg-fuse-elementwise-ops,
 /// canonicalize. Workers run it on every fused region; gt-opt exposes it as
-/// --gt-fuse-pipeline. `scatterLoops`: gt-lower-to-linalg's scatter-loops option (CPU workers).
-void buildFusionPipeline(OpPassManager &pm, bool scatterLoops = false);
+/// --gt-fuse-pipeline. `scatterLoops` and `checks`: gt-lower-to-linalg's options of those names
+/// (CPU workers).
+void buildFusionPipeline(OpPassManager &pm, bool scatterLoops = false, bool checks = false);
 
 /// What a CUDA worker compiles for.
 struct GPUPipelineOptions {

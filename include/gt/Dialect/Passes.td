@@ -195,7 +195,12 @@ def GTLowerToLinalg : Pass<"gt-lower-to-linalg", "::mlir::ModuleOp"> {
            "sequential scf.for loops where they do less work (for the CPU): index_add/scatter_add "
            "over the source, result[clamp(idx)] += src (source size adds, not result size x indices), "
            "and cumsum as a running sum (n adds along the axis, not n^2 / 2); without it, dense "
-           "linalg.generic forms with independent output elements (for the GPU)">
+           "linalg.generic forms with independent output elements (for the GPU)">,
+    Option<"checks", "checks", "bool", "false",
+           "call gt_runtime_error (declared in the module) where an index is out of range "
+           "(index_select, gather, index_add, scatter_add, one_hot) or an integer floor_divide or "
+           "remainder divides by zero; kernels still clamp the index and give 0 (for the CPU, "
+           "whose worker defines the function and poisons the results; see kRuntimeErrorFunction)">
   ];
 }
 

@@ -8,6 +8,8 @@
 // and the host target (triple, CPU, features): a second process finds them and compiles nothing.
 #pragma once
 
+#include <optional>
+
 #include "gt/Core/OpTable.h"
 
 #include <memory>
@@ -65,6 +67,23 @@ struct CompilerTarget {
   std::string chip = "sm_90";                            ///< CUDA compute capability
   std::vector<std::pair<std::string, void *>> symbols;  ///< extra symbols the JIT resolves
 };
+
+/// A run-time check a CPU kernel failed (an index out of range, an integer division by zero):
+/// see mlir::gt::kRuntimeErrorFunction. The kernel goes on (clamped index, 0 quotient) and
+/// the first failure since the last takeKernelError() is kept.
+struct KernelError {
+  OpCode op;          ///< the op whose check failed (of a fused region: one of its ops)
+  int64_t check = 0;  ///< a mlir::gt::RuntimeCheck
+  int64_t value = 0;  ///< the bad index or class, or the dividend
+  int64_t bound = 0;  ///< what an index must stay below
+  /// PyTorch's wording: "index 12 is out of bounds for dimension with size 10",
+  /// "ZeroDivisionError", "Class values must be smaller than num_classes (got 12, 10 classes)".
+  std::string message() const;
+};
+
+/// The first check a kernel of this process failed since the last call (and clears it); what
+/// runs kernels calls it after each. Thread-safe (kernels' loops run on several threads).
+std::optional<KernelError> takeKernelError();
 
 class KernelCompiler {
 public:

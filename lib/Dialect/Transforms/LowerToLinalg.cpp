@@ -131,12 +131,37 @@ Value scalarUnary(OpBuilder &b, Location loc, OpCode code, Value x, Type resultT
   }
 }
 
-/// Integer floor division and Python remainder that never trap: a divisor of 0 gives 0 and
-/// INT_MIN // -1 wraps (x86's idiv would kill the worker on either).
+/// The run-time checks the op being lowered emits (the pass' `checks` option and the op's code):
+/// set by GTOpToLinalg around each op's lowering and read by the helpers many lowerings share
+/// (indices, integer quotients), so that they need not pass it along.
+struct CheckContext {
+  bool enabled = false;
+  OpCode op = OpCode::Free;
+};
+thread_local CheckContext currentChecks;
+
+/// When `failed` holds, calls gt_runtime_error(op, check, value, bound) (see
+/// kRuntimeErrorFunction); nothing without the `checks` option.
+void reportIf(OpBuilder &b, Location loc, Value failed, RuntimeCheck check, Value value, int64_t bound) {
+  if (!currentChecks.enabled) return;
+  Type i64 = b.getI64Type();
+  SmallVector<Value> args = {b.create<arith::ConstantIntOp>(loc, int64_t(currentChecks.op), 64),
+                             b.create<arith::ConstantIntOp>(loc, int64_t(check), 64), convertScalar(b, loc, value, i64),
+                             b.create<arith::ConstantIntOp>(loc, bound, 64)};
+  b.create<scf::IfOp>(loc, failed, [&](OpBuilder &nb, Location nloc) {
+    nb.create<func::CallOp>(nloc, kRuntimeErrorFunction, TypeRange{}, args);
+    nb.create<scf::YieldOp>(nloc);
+  });
+}
+
+/// Integer floor division and Python remainder that never trap: a divisor of 0 gives 0 (and is
+/// reported with the `checks` option) and INT_MIN // -1 wraps (x86's idiv would kill the
+/// worker on either).
 Value integerDivision(OpBuilder &b, Location loc, OpCode code, Value x, Value y) {
   Type t = x.getType();
   Value zero = constantOf(b, loc, t, 0), one = constantOf(b, loc, t, 1), minusOne = constantOf(b, loc, t, -1);
   Value byZero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, zero);
+  reportIf(b, loc, byZero, RuntimeCheck::DivisionByZero, x, 0);
   Value byMinusOne = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, minusOne);
   Value safe = b.create<arith::SelectOp>(loc, b.create<arith::OrIOp>(loc, byZero, byMinusOne), one, y);
   // C division truncates; floor differs when the remainder is nonzero and its sign is not y's
@@ -485,9 +510,14 @@ SmallVector<OpFoldResult> indexAttrs(OpBuilder &b, ArrayRef<int64_t> values) {
 }
 
 /// An index value from a tensor element, clamped into [0, size) so that no index can read
-/// outside the tensor.
+/// outside the tensor; one outside is reported with the `checks` option.
 Value clampedIndex(OpBuilder &b, Location loc, Value raw, int64_t size) {
   Value i = convertScalar(b, loc, raw, b.getI64Type());
+  if (currentChecks.enabled) {
+    Value low = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, i, constantOf(b, loc, b.getI64Type(), 0));
+    Value high = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, i, constantOf(b, loc, b.getI64Type(), double(size)));
+    reportIf(b, loc, b.create<arith::OrIOp>(loc, low, high), RuntimeCheck::IndexOutOfRange, i, size);
+  }
   i = b.create<arith::MaxSIOp>(loc, i, constantOf(b, loc, b.getI64Type(), 0));
   i = b.create<arith::MinSIOp>(loc, i, constantOf(b, loc, b.getI64Type(), std::max<int64_t>(size - 1, 0)));
   return b.create<arith::IndexCastOp>(loc, b.getIndexType(), i);
@@ -728,6 +758,16 @@ Value lowerOneHot(OpBuilder &b, const Lowering &l) { // result[..., c] = (input[
         Value c = nb.create<arith::IndexCastOp>(nloc, nb.getI64Type(), nb.create<linalg::IndexOp>(nloc, rank - 1));
         Value label = convertScalar(nb, nloc, a[0], nb.getI64Type());
         Value hit = nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::eq, c, label);
+        if (currentChecks.enabled) { // once per label: at class 0
+          int64_t classes = l.resultType.getDimSize(rank - 1);
+          Type i64 = nb.getI64Type();
+          Value first = nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::eq, c, constantOf(nb, nloc, i64, 0));
+          Value low = nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::slt, label, constantOf(nb, nloc, i64, 0));
+          Value high = nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::sge, label,
+                                                constantOf(nb, nloc, i64, double(classes)));
+          Value bad = nb.create<arith::AndIOp>(nloc, first, nb.create<arith::OrIOp>(nloc, low, high));
+          reportIf(nb, nloc, bad, RuntimeCheck::ClassOutOfRange, label, classes);
+        }
         nb.create<linalg::YieldOp>(nloc, convertScalar(nb, nloc, hit, l.elem()));
       });
   return generic.getResult(0);
@@ -901,14 +941,17 @@ bool staysGT(const core::OpInfo &info) {
 
 /// One gt op -> its linalg form (a conversion pattern per op; the function is shared by a family).
 struct GTOpToLinalg : ConversionPattern {
-  GTOpToLinalg(MLIRContext *ctx, StringRef opName, LowerFn lower, bool scatterLoops)
-      : ConversionPattern(opName, /*benefit=*/1, ctx), lower(lower), scatterLoops(scatterLoops) {}
+  GTOpToLinalg(MLIRContext *ctx, StringRef opName, LowerFn lower, bool scatterLoops, bool checks)
+      : ConversionPattern(opName, /*benefit=*/1, ctx), lower(lower), scatterLoops(scatterLoops), checks(checks) {}
 
   LogicalResult matchAndRewrite(Operation *op, ArrayRef<Value> operands,
                                 ConversionPatternRewriter &rewriter) const override {
     const core::OpInfo &info = *opInfoOf(op);
     Lowering l{op, info, operands, attrsOf(op), cast<RankedTensorType>(op->getResult(0).getType()), scatterLoops};
+    CheckContext outer = currentChecks;
+    currentChecks = {checks, info.code};
     Value lowered = lower(rewriter, l);
+    currentChecks = outer;
     if (!lowered) return rewriter.notifyMatchFailure(op, "no linalg form for this op");
     rewriter.replaceOp(op, lowered);
     return success();
@@ -916,6 +959,7 @@ struct GTOpToLinalg : ConversionPattern {
 
   LowerFn lower;
   bool scatterLoops;
+  bool checks;
 };
 
 struct GTLowerToLinalgPass : impl::GTLowerToLinalgBase<GTLowerToLinalgPass> {
@@ -937,7 +981,15 @@ struct GTLowerToLinalgPass : impl::GTLowerToLinalgBase<GTLowerToLinalgPass> {
       if (staysGT(info)) continue;
       if (LowerFn lower = loweringOf(info))
         patterns.add<GTOpToLinalg>(ctx, (GTDialect::getDialectNamespace() + "." + info.mnemonic).str(), lower,
-                                   scatterLoops);
+                                   scatterLoops, checks);
+    }
+    ModuleOp module = getOperation();
+    if (checks && !module.lookupSymbol(kRuntimeErrorFunction)) { // what the checks call
+      OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+      Type i64 = b.getI64Type();
+      auto fn = b.create<func::FuncOp>(module.getLoc(), kRuntimeErrorFunction,
+                                       b.getFunctionType({i64, i64, i64, i64}, {}));
+      fn.setPrivate();
     }
     if (failed(applyPartialConversion(getOperation(), target, std::move(patterns)))) signalPassFailure();
   }

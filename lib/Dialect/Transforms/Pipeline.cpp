@@ -15,9 +15,10 @@
 
 namespace mlir::gt {
 
-void buildFusionPipeline(OpPassManager &pm, bool scatterLoops) {
+void buildFusionPipeline(OpPassManager &pm, bool scatterLoops, bool checks) {
   GTLowerToLinalgOptions lowering;
   lowering.scatterLoops = scatterLoops;
+  lowering.checks = checks;
   pm.addPass(createGTLowerToLinalg(lowering));
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());

@@ -60,6 +60,7 @@
 #include "llvm/Target/TargetMachine.h"
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <utility>
@@ -79,7 +80,7 @@ namespace gt::worker {
 
 /// Bump when the kernel ABI or any lowering pass changes (the disk key hashes the gt-level
 /// source, not the pipeline): old disk-cache entries then stop matching.
-static constexpr const char *kCompilerVersion = "gt-kernels-14 llvm-" LLVM_VERSION_STRING;
+static constexpr const char *kCompilerVersion = "gt-kernels-15 llvm-" LLVM_VERSION_STRING;
 
 namespace {
 /// Calls `entry` with `N` pointer arguments taken from `d`.
@@ -99,7 +100,43 @@ namespace {
 /// libgcc 12 does not have. Same ABI as compiler-rt's: float in, the 16 result bits in xmm0
 /// (declared _Float16 only to get that register; no half conversion happens).
 extern "C" _Float16 gtTruncSFBF2(float value) { return std::bit_cast<_Float16>(floatToBFloat16(value)); }
+
+/// The first failed check since takeKernelError() last ran (see mlir::gt::kRuntimeErrorFunction).
+std::mutex kernelErrorMu;
+std::optional<KernelError> kernelError;
+std::atomic<bool> kernelErrorSet{false};
+
+/// What CPU kernels call where a check fails (gt_runtime_error), on any of their threads.
+extern "C" void gtRuntimeError(int64_t op, int64_t check, int64_t value, int64_t bound) {
+  std::lock_guard lock(kernelErrorMu);
+  if (kernelError || op < 0 || op >= int64_t(OpCode::NumOps)) return;
+  kernelError = KernelError{OpCode(op), check, value, bound};
+  kernelErrorSet.store(true, std::memory_order_release);
+}
 } // namespace
+
+std::optional<KernelError> takeKernelError() {
+  if (!kernelErrorSet.load(std::memory_order_acquire)) return std::nullopt; // the common case: one load
+  std::lock_guard lock(kernelErrorMu);
+  std::optional<KernelError> out = std::move(kernelError);
+  kernelError.reset();
+  kernelErrorSet.store(false, std::memory_order_release);
+  return out;
+}
+
+std::string KernelError::message() const {
+  switch (mlir::gt::RuntimeCheck(check)) {
+  case mlir::gt::RuntimeCheck::IndexOutOfRange:
+    return "index " + std::to_string(value) + " is out of bounds for dimension with size " + std::to_string(bound);
+  case mlir::gt::RuntimeCheck::DivisionByZero:
+    return "ZeroDivisionError (integer division or remainder of " + std::to_string(value) + " by zero)";
+  case mlir::gt::RuntimeCheck::ClassOutOfRange:
+    return value < 0 ? "Class values must be non-negative (got " + std::to_string(value) + ")"
+                     : "Class values must be smaller than num_classes (got " + std::to_string(value) + ", " +
+                           std::to_string(bound) + " classes)";
+  }
+  return "check " + std::to_string(check) + " failed";
+}
 
 void Kernel::invoke(void **d) const {
   if (numArgs < 0 || numArgs > kMaxArgs) throw std::logic_error("kernel with unsupported argument count");
@@ -209,6 +246,8 @@ struct KernelCompiler::Impl {
     llvm::orc::SymbolMap symbols;
     symbols[jit->mangleAndIntern("__truncsfbf2")] = {llvm::orc::ExecutorAddr::fromPtr(&gtTruncSFBF2),
                                                      llvm::JITSymbolFlags::Exported};
+    symbols[jit->mangleAndIntern(mlir::gt::kRuntimeErrorFunction)] = {llvm::orc::ExecutorAddr::fromPtr(&gtRuntimeError),
+                                                                      llvm::JITSymbolFlags::Exported};
     for (auto &[name, address] : target.symbols)
       symbols[jit->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(address), llvm::JITSymbolFlags::Exported};
     if (!symbols.empty()) llvm::cantFail(jit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(symbols))));
@@ -335,11 +374,13 @@ struct KernelCompiler::Impl {
   void lowerToLLVMDialect(ModuleOp module, bool fuse) {
     PassManager pm(&ctx);
     bool scatterLoops = !cuda(); // sequential loops on the CPU; the dense form on the GPU
+    bool checks = !cuda(); // out-of-range indices and integer division by zero call gtRuntimeError
     if (fuse) {
-      mlir::gt::buildFusionPipeline(pm, scatterLoops);
+      mlir::gt::buildFusionPipeline(pm, scatterLoops, checks);
     } else {
       mlir::gt::GTLowerToLinalgOptions lowering;
       lowering.scatterLoops = scatterLoops;
+      lowering.checks = checks;
       pm.addPass(mlir::gt::createGTLowerToLinalg(lowering));
       pm.addPass(createCanonicalizerPass());
     }

@@ -858,6 +858,19 @@ bool Executor::replay(std::span<const Instruction> insts, const RegionCall &regi
   for (Descriptor &d : descriptors) args.push_back(d.words.data());
   entry.kernel->invoke(args.data());
   device_->checkLaunches();
+  if (std::optional<KernelError> failed = takeKernelError()) {
+    // Every output is poisoned, naming the first op of the failed check's kind and its line.
+    std::string where = opInfo(failed->op).mnemonic;
+    for (const Instruction &inst : insts)
+      if (inst.op == failed->op) {
+        if (!inst.location.empty()) where += " at " + inst.location;
+        break;
+      }
+    for (Tensor &out : outs) {
+      out.buffer = {};
+      out.error = where + ": " + failed->message();
+    }
+  }
   for (size_t i = 0; i < outs.size(); ++i) store(region.outputs[i], std::move(outs[i]));
   stats_.instructions += insts.size();
   stats_.regionReplays++;
@@ -1048,6 +1061,10 @@ void Executor::execute(const Instruction &inst, const std::vector<const Tensor *
   if (numElements(out.type.shape) > 0) {
     kernel.invoke(args.data());
     device_->checkLaunches();
+    if (std::optional<KernelError> failed = takeKernelError()) {
+      out.buffer = {}; // a poisoned result holds no memory
+      throw std::invalid_argument(failed->message());
+    }
   }
 }
 
