@@ -91,6 +91,9 @@ CASES = {
     "flip": ((B3,), dict(dims=[0]), lambda x, dims: np.flip(x, dims), dict(dims=[1, 2])),
     "cumsum": ((B3,), dict(axis=0), lambda x, axis: np.cumsum(x, axis), dict(axis=2)),
     "prod": ((A / 4 + 1,), dict(axes=[0], keepdims=False), _reduce(np.prod), dict(axes=[1], keepdims=True)),
+    "argsort": ((B3,), dict(axis=0, descending=False),
+                lambda x, axis, descending: np.argsort(-x if descending else x, axis, kind="stable"),
+                dict(axis=2, descending=True)),
 }
 # A changed axis of index_add/scatter_add needs a shape that fits it: the pairs to run.
 TOGETHER = {("index_add", "axis"): dict(shape=[2, 2]), ("scatter_add", "axis"): dict(shape=[2, 2])}

@@ -887,6 +887,151 @@ Value lowerCumsum(OpBuilder &b, const Lowering &l) {
   return acc == elem ? generic.getResult(0) : convert(generic.getResult(0), elem);
 }
 
+/// Whether key `x` sorts strictly before `y`: x < y, NaN as the largest value (x > y with
+/// `descending`, NaN then first), as PyTorch's sort.
+Value sortsBefore(OpBuilder &b, Location loc, Value x, Value y, bool descending) {
+  if (descending) std::swap(x, y);
+  if (!isa<FloatType>(x.getType())) return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, x, y);
+  Value less = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, x, y);
+  Value xNumber = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ORD, x, x);
+  Value yNaN = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, y, y);
+  return b.create<arith::OrIOp>(loc, less, b.create<arith::AndIOp>(loc, xNumber, yNaN));
+}
+
+/// argsort, dense (CUDA workers): the stable rank of element i of a row is the number of j
+/// that sort before it (before(x_j, x_i), or neither before the other and j < i); then
+/// result[r] = the i whose rank is r. Two n^2 generics with independent outputs.
+Value lowerArgsortDense(OpBuilder &b, Location loc, Value input, int64_t axis, bool descending,
+                        RankedTensorType resultType) {
+  int64_t rank = resultType.getRank();
+  Type i64 = b.getI64Type();
+  SmallVector<AffineExpr> other; // the input at the inner loop's position j along `axis`
+  for (int64_t d = 0; d < rank; ++d) other.push_back(b.getAffineDimExpr(d == axis ? rank : d));
+  AffineMap self = leadingDims(b, rank + 1, rank);
+  AffineMap atJ = AffineMap::get(rank + 1, 0, other, b.getContext());
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  iters.push_back(utils::IteratorType::reduction);
+  Value zero = constantOf(b, loc, i64, 0);
+  Value ranks = b.create<linalg::GenericOp>(
+      loc, TypeRange{resultType}, ValueRange{input, input}, ValueRange{fill(b, loc, resultType, zero)},
+      SmallVector<AffineMap>{self, atJ, self}, iters, [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value i = nb.create<linalg::IndexOp>(nl, axis), j = nb.create<linalg::IndexOp>(nl, rank);
+        Value jFirst = sortsBefore(nb, nl, a[1], a[0], descending);
+        Value iFirst = sortsBefore(nb, nl, a[0], a[1], descending);
+        Value earlier = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::ult, j, i);
+        Value tieBefore = nb.create<arith::AndIOp>(
+            nl, nb.create<arith::XOrIOp>(nl, iFirst, constantOf(nb, nl, nb.getI1Type(), 1)), earlier);
+        Value counts = nb.create<arith::OrIOp>(nl, jFirst, tieBefore);
+        nb.create<linalg::YieldOp>(nl, nb.create<arith::AddIOp>(nl, a[2], nb.create<arith::ExtUIOp>(nl, i64, counts)).getResult());
+      }).getResult(0);
+  // result[..., r, ...] = sum over i of (ranks[..., i, ...] == r) * i
+  return b.create<linalg::GenericOp>(
+      loc, TypeRange{resultType}, ValueRange{ranks}, ValueRange{fill(b, loc, resultType, zero)},
+      SmallVector<AffineMap>{atJ, self}, iters, [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value r = nb.create<arith::IndexCastOp>(nl, i64, nb.create<linalg::IndexOp>(nl, axis));
+        Value i = nb.create<arith::IndexCastOp>(nl, i64, nb.create<linalg::IndexOp>(nl, rank));
+        Value hit = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::eq, a[0], r);
+        Value term = nb.create<arith::SelectOp>(nl, hit, i, constantOf(nb, nl, i64, 0));
+        nb.create<linalg::YieldOp>(nl, nb.create<arith::AddIOp>(nl, a[1], term).getResult());
+      }).getResult(0);
+}
+
+/// argsort, loops (CPU workers): each row (every position of the other axes) is sorted by a
+/// bottom-up merge sort of its indices (Knuth, TAOCP vol. 3, 5.2.4): ceil(log2 n) passes, pass
+/// p merging neighbouring runs of 2^p (left first on ties: stable) from one scratch row into
+/// the other; n log n comparisons, each reading the keys through the indices.
+Value lowerArgsortLoops(OpBuilder &b, Location loc, Value input, int64_t axis, bool descending,
+                        RankedTensorType resultType) {
+  int64_t rank = resultType.getRank(), n = resultType.getDimSize(axis);
+  Type i64 = b.getI64Type();
+  auto c = [&](OpBuilder &nb, Location nl, int64_t v) { return nb.create<arith::ConstantIndexOp>(nl, v).getResult(); };
+  auto rowType = RankedTensorType::get({n}, i64);
+  SmallVector<Value> lower, upper, steps;
+  for (int64_t d = 0; d < rank; ++d) {
+    lower.push_back(c(b, loc, 0));
+    upper.push_back(c(b, loc, d == axis ? 1 : resultType.getDimSize(d)));
+    steps.push_back(c(b, loc, 1));
+  }
+  scf::LoopNest rows = scf::buildLoopNest(
+      b, loc, lower, upper, steps, ValueRange{emptyLike(b, loc, resultType)},
+      [&](OpBuilder &nb, Location nl, ValueRange ivs, ValueRange result) -> scf::ValueVector {
+        auto at = [&](Value k) { // the row's element k
+          SmallVector<Value> where(ivs.begin(), ivs.end());
+          where[size_t(axis)] = k;
+          return where;
+        };
+        auto key = [&](OpBuilder &kb, Location kl, Value row, Value k) { // input at index row[k]
+          Value i = kb.create<arith::IndexCastOp>(kl, kb.getIndexType(), kb.create<tensor::ExtractOp>(kl, row, k));
+          SmallVector<Value> where(ivs.begin(), ivs.end());
+          where[size_t(axis)] = i;
+          return kb.create<tensor::ExtractOp>(kl, input, where).getResult();
+        };
+        Value src = nb.create<scf::ForOp>(
+            nl, c(nb, nl, 0), c(nb, nl, n), c(nb, nl, 1), ValueRange{nb.create<tensor::EmptyOp>(nl, rowType.getShape(), i64)},
+            [&](OpBuilder &fb, Location fl, Value k, ValueRange row) {
+              Value v = fb.create<arith::IndexCastOp>(fl, i64, k);
+              fb.create<scf::YieldOp>(fl, ValueRange{fb.create<tensor::InsertOp>(fl, v, row[0], k).getResult()});
+            }).getResult(0);
+        Value dst = nb.create<tensor::EmptyOp>(nl, rowType.getShape(), i64);
+        for (int64_t width = 1; width < n; width *= 2) { // one pass: runs of `width` merged in pairs
+          Value merged = nb.create<scf::ForOp>(
+              nl, c(nb, nl, 0), c(nb, nl, n), c(nb, nl, 2 * width), ValueRange{dst},
+              [&](OpBuilder &pb, Location pl, Value lo, ValueRange out) {
+                Value last = c(pb, pl, n);
+                Value mid = pb.create<arith::MinUIOp>(pl, pb.create<arith::AddIOp>(pl, lo, c(pb, pl, width)), last);
+                Value hi = pb.create<arith::MinUIOp>(pl, pb.create<arith::AddIOp>(pl, lo, c(pb, pl, 2 * width)), last);
+                auto step = pb.create<scf::ForOp>(
+                    pl, lo, hi, c(pb, pl, 1), ValueRange{lo, mid, out[0]},
+                    [&](OpBuilder &mb, Location ml, Value k, ValueRange s) {
+                      Value i = s[0], j = s[1];
+                      Value lastIndex = c(mb, ml, n - 1); // reads stay in the row; a run's end is masked below
+                      Value iAt = mb.create<arith::MinUIOp>(ml, i, lastIndex), jAt = mb.create<arith::MinUIOp>(ml, j, lastIndex);
+                      Value leftLeft = mb.create<arith::CmpIOp>(ml, arith::CmpIPredicate::ult, i, mid);
+                      Value rightDone = mb.create<arith::CmpIOp>(ml, arith::CmpIPredicate::uge, j, hi);
+                      Value rightFirst = sortsBefore(mb, ml, key(mb, ml, src, jAt), key(mb, ml, src, iAt), descending);
+                      Value takeLeft = mb.create<arith::AndIOp>(
+                          ml, leftLeft,
+                          mb.create<arith::OrIOp>(ml, rightDone, mb.create<arith::XOrIOp>(ml, rightFirst,
+                                                                                      constantOf(mb, ml, mb.getI1Type(), 1))));
+                      Value v = mb.create<arith::SelectOp>(ml, takeLeft, mb.create<tensor::ExtractOp>(ml, src, iAt),
+                                                           mb.create<tensor::ExtractOp>(ml, src, jAt));
+                      Value one = c(mb, ml, 1), none = c(mb, ml, 0);
+                      Value nextI = mb.create<arith::AddIOp>(ml, i, mb.create<arith::SelectOp>(ml, takeLeft, one, none));
+                      Value nextJ = mb.create<arith::AddIOp>(ml, j, mb.create<arith::SelectOp>(ml, takeLeft, none, one));
+                      mb.create<scf::YieldOp>(ml, ValueRange{nextI, nextJ, mb.create<tensor::InsertOp>(ml, v, s[2], k).getResult()});
+                    });
+                pb.create<scf::YieldOp>(pl, ValueRange{step.getResult(2)});
+              }).getResult(0);
+          dst = src;
+          src = merged;
+        }
+        Value written = nb.create<scf::ForOp>(
+            nl, c(nb, nl, 0), c(nb, nl, n), c(nb, nl, 1), ValueRange{result[0]},
+            [&](OpBuilder &fb, Location fl, Value k, ValueRange out) {
+              Value v = fb.create<tensor::ExtractOp>(fl, src, k);
+              fb.create<scf::YieldOp>(fl, ValueRange{fb.create<tensor::InsertOp>(fl, v, out[0], at(k)).getResult()});
+            }).getResult(0);
+        return {written};
+      });
+  return rows.results.front();
+}
+
+Value lowerArgsort(OpBuilder &b, const Lowering &l) {
+  auto a = attrs::Argsort::of(l.attrs);
+  Value input = l.in[0];
+  Type elem = cast<RankedTensorType>(input.getType()).getElementType();
+  if (isHalfFloat(elem)) { // compare in float32 (exact: every half value is a float)
+    auto wide = RankedTensorType::get(l.resultType.getShape(), Float32Type::get(b.getContext()));
+    input = buildElementwise(b, l.loc(), wide, {input}, [&](OpBuilder &nb, Location nloc, ValueRange v) {
+      return convertScalar(nb, nloc, v[0], wide.getElementType());
+    });
+  }
+  if (l.resultType.getRank() == 0 || l.resultType.getNumElements() == 0)
+    return fill(b, l.loc(), l.resultType, constantOf(b, l.loc(), l.elem(), 0));
+  if (l.scatterLoops) return lowerArgsortLoops(b, l.loc(), input, a.axis, a.descending, l.resultType);
+  return lowerArgsortDense(b, l.loc(), input, a.axis, a.descending, l.resultType);
+}
+
 /// The lowering of each op, by op or (when no op entry exists) by kind. An op of the spec with
 /// neither gets no pattern, and the conversion fails on it by name.
 struct OpLowering {
@@ -914,6 +1059,7 @@ const OpLowering kOpLowerings[] = {
     {OpCode::IndexAdd, lowerScatter},
     {OpCode::Gather, lowerGatherOp},
     {OpCode::ScatterAdd, lowerScatter},
+    {OpCode::Argsort, lowerArgsort},
 };
 struct KindLowering {
   core::OpKind kind;
