@@ -33,6 +33,9 @@ from ._tensor import Generator, randperm
 from ._device import device
 from . import nn, optim, debug, signal, profiler, utils, cuda
 from .serialization import save, load
+from ._sorting import sort, argsort, msort, topk, kthvalue, median, multinomial  # noqa: E402
+from ._shaping import (round, diag, diagonal, repeat_interleave, einsum, nonzero, argwhere,  # noqa: A001,E402
+                       masked_select)
 
 try:
     from importlib.metadata import version as _version

@@ -29,6 +29,22 @@ class dtype:
     def __repr__(self):
         return f"gt.{self.name}"
 
+    def __eq__(self, other):
+        """Equal to itself and to its name, as the original GT's `x.dtype == "float32"` (also
+        "torch.float32" and aliases such as "float" or "half")."""
+        if isinstance(other, dtype):
+            return self is other
+        if isinstance(other, str):
+            name = other.removeprefix("torch.").removeprefix("gt.")
+            try:
+                return resolve(name) is self
+            except Exception:  # not a dtype's name
+                return False
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(self.name)
+
 
 float32 = dtype("float32", np.float32, 4)
 float64 = dtype("float64", np.float64, 8)

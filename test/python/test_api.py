@@ -962,6 +962,47 @@ def test_cumsum_gradient_and_errors():
 
 
 @pytest.mark.parametrize("dtype", SCAN_DTYPES)
+@pytest.mark.parametrize("shape,dim", [((7,), 0), ((3, 5), 1), ((3, 5), 0), ((2, 33, 4), -2), ((0, 3), 0), ((3, 0), 1),
+                                       ((1000,), 0), ((), 0)], ids=str)
+@pytest.mark.parametrize("descending", [False, True], ids=["up", "down"])
+def test_argsort_and_sort_are_numpys_stable_sort(shape, dim, dtype, descending):
+    # Few distinct values (ties) and, in floats, NaN: stable order, NaN as the largest value.
+    x = data(shape, dtype)
+    if is_float(dtype) and x.size:
+        x = (np.round(x.astype(np.float64) * 2) / 2).astype(x.dtype)
+        x.flat[::5] = np.nan
+    key = x.astype(np.float64)
+    if descending:  # NumPy's stable sort of the negated keys, NaN (largest) first
+        key = np.where(np.isnan(key), -np.inf, -key)
+    want = np.argsort(key, axis=dim if shape else None, kind="stable").reshape(shape)
+    idx = gt.argsort(gt.tensor(x), dim, descending=descending)
+    assert idx.dtype == gt.int64
+    check(idx, want, atol=0, rtol=0)
+    values, indices = gt.tensor(x).sort(dim, descending=descending)
+    check(indices, want, atol=0, rtol=0)
+    sorted_x = np.take_along_axis(x, want, dim) if shape else x
+    np.testing.assert_array_equal(values.numpy().astype(np.float64), sorted_x.astype(np.float64))
+
+
+def test_topk_kthvalue_median_and_their_gradient():
+    x = data((4, 9), np.float64)
+    values, indices = gt.topk(gt.tensor(x), 3)
+    want = np.argsort(-x, 1, kind="stable")[:, :3]
+    check(indices, want, atol=0, rtol=0)
+    check(values, np.take_along_axis(x, want, 1))
+    check(gt.topk(gt.tensor(x), 2, dim=0, largest=False).values, np.sort(x, 0)[:2])
+    check(gt.kthvalue(gt.tensor(x), 4, 1).values, np.sort(x, 1)[:, 3])
+    check(gt.median(gt.tensor(x)), np.sort(x.ravel())[(x.size - 1) // 2])
+    check(gt.tensor(x).median(0).values, np.sort(x, 0)[(4 - 1) // 2])
+    check_grad(lambda t: gt.topk(t, 3).values * 2, lambda a: np.sort(a, 1)[:, ::-1][:, :3] * 2, x)
+    check_grad(lambda t: t.sort(0).values ** 2, lambda a: np.sort(a, 0) ** 2, x)
+    with pytest.raises(RuntimeError, match="selected index k \\(10\\) out of range"):
+        gt.topk(gt.tensor(x), 10)
+    with pytest.raises(gt.DTypeError):
+        gt._ops._T._op("argsort", gt.tensor([True, False]), axis=0, descending=False)
+
+
+@pytest.mark.parametrize("dtype", SCAN_DTYPES)
 @pytest.mark.parametrize("shape,dim,keepdim", [((5,), None, False), ((3, 4), 1, False), ((3, 4), 0, True),
                                                ((2, 3, 4), (0, 2), False), ((2, 3, 4), -1, True), ((0, 3), 0, False),
                                                ((3, 0), None, False), ((), None, False)], ids=str)

@@ -118,3 +118,86 @@ def test_finfo_and_iinfo():
         gt.finfo(gt.int64)
     with pytest.raises(TypeError, match="integer"):
         gt.iinfo(gt.float32)
+
+
+def test_multinomial_frequencies_and_without_replacement():
+    p = np.array([0.1, 0.0, 0.6, 0.3])
+    gt.manual_seed(0)
+    draws = gt.multinomial(gt.tensor(p, dtype=gt.float32), 20000, replacement=True)
+    assert draws.dtype == gt.int64 and draws.shape == (20000,)
+    freq = np.bincount(draws.numpy(), minlength=4) / 20000
+    np.testing.assert_allclose(freq, p, atol=0.02)  # 5 standard deviations of a 0.6 share: 0.017
+    assert freq[1] == 0  # a zero weight is never drawn
+    rows = gt.multinomial(gt.tensor(np.tile(p * 7, (50, 1))), 3).numpy()  # weights need not sum to 1
+    assert rows.shape == (50, 3) and all(len(set(r)) == 3 and 1 not in r for r in rows)
+    g = gt.Generator().manual_seed(5)
+    a = gt.multinomial(gt.tensor(p), 10, True, generator=g).numpy()
+    b = gt.multinomial(gt.tensor(p), 10, True, generator=gt.Generator().manual_seed(5)).numpy()
+    np.testing.assert_array_equal(a, b)
+    with pytest.raises(RuntimeError, match="without replacement"):
+        gt.multinomial(gt.tensor(p), 5)
+
+
+def test_round_half_to_even_diag_and_diagonal():
+    x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 2.4, -2.6, 1e9 + 1, 3.0])
+    check(gt.round(gt.tensor(x)), np.round(x), atol=0, rtol=0)
+    check(gt.tensor(np.float32(x)).round(), np.round(np.float32(x)), atol=0, rtol=0)
+    check(gt.round(gt.tensor([1.234, -5.678], dtype=gt.float64), decimals=2), [1.23, -5.68])
+    t = gt.tensor(x, requires_grad=True)
+    gt.round(t).sum().backward()
+    assert not t.grad.numpy().any()  # the gradient of round is 0, as PyTorch's
+    v, m = data((3,), np.float64), data((3, 4), np.float64)
+    for k in (0, 2, -1):
+        check(gt.diag(gt.tensor(v), k), np.diag(v, k))
+        check(gt.tensor(m).diag(k), np.diag(m, k))
+    b = data((2, 3, 4), np.float64)
+    check(gt.diagonal(gt.tensor(b), 1, 1, 2), np.diagonal(b, 1, 1, 2))
+    check(gt.diagonal(gt.tensor(b), -1, 0, 2), np.diagonal(b, -1, 0, 2))
+    check_grad(lambda a: gt.diagonal(a, 1, 1, 2) * 3, lambda a: np.diagonal(a, 1, 1, 2) * 3, b)
+
+
+def test_repeat_interleave_nonzero_masked_select():
+    m = data((3, 4), np.float64)
+    check(gt.repeat_interleave(gt.tensor(m), 2, dim=1), np.repeat(m, 2, 1))
+    check(gt.tensor(m).repeat_interleave(gt.tensor([1, 0, 2]), dim=0), np.repeat(m, [1, 0, 2], 0))
+    check(gt.repeat_interleave(gt.tensor(m), 2), np.repeat(m, 2))
+    check(gt.repeat_interleave(gt.tensor([2, 1])), [0, 0, 1])
+    with pytest.raises(RuntimeError, match="same size as input"):
+        gt.repeat_interleave(gt.tensor(m), [1, 2], dim=0)
+    mask = m > 0
+    check(gt.nonzero(gt.tensor(mask)), np.argwhere(mask))
+    rows, cols = gt.tensor(mask).nonzero(as_tuple=True)
+    check(rows, np.nonzero(mask)[0])
+    check(cols, np.nonzero(mask)[1])
+    check(gt.masked_select(gt.tensor(m), gt.tensor(mask)), m[mask])
+    check(gt.masked_select(gt.tensor(m), gt.tensor(mask[0])), m[np.broadcast_to(mask[0], m.shape)])
+    check_grad(lambda a: gt.masked_select(a, gt.tensor(mask)) ** 2, lambda a: a[mask] ** 2, m)
+
+
+@pytest.mark.parametrize("eq,shapes", [
+    ("bhqd,bhkd->bhqk", [(2, 3, 5, 4), (2, 3, 6, 4)]), ("ij,jk->ik", [(3, 4), (4, 5)]), ("ij->ji", [(3, 4)]),
+    ("ij->", [(3, 4)]), ("i,j->ij", [(3,), (4,)]), ("...qd,...kd->...qk", [(2, 3, 5, 4), (2, 3, 6, 4)]),
+    ("bij,bjk", [(2, 3, 4), (2, 4, 5)]), ("ij,ij->i", [(3, 4), (3, 4)]), ("ab,bc,cd->ad", [(3, 4), (4, 5), (5, 2)]),
+    ("bi,i->b", [(3, 4), (4,)]),
+], ids=lambda v: v if isinstance(v, str) else None)
+def test_einsum_matches_numpy(eq, shapes):
+    ops = [data(s, np.float64) for s in shapes]
+    check(gt.einsum(eq, *[gt.tensor(o) for o in ops]), np.einsum(eq, *ops))
+    if len(ops) == 2:
+        check_grad(lambda a: gt.einsum(eq, a, gt.tensor(ops[1])), lambda a: np.einsum(eq, a, ops[1]), ops[0])
+
+
+def test_einsum_errors():
+    with pytest.raises(ValueError, match="2 operands in the equation, 1 given"):
+        gt.einsum("ij,jk->ik", gt.ones(2, 2))
+    with pytest.raises(NotImplementedError, match="repeated letter"):
+        gt.einsum("ii->i", gt.ones(2, 2))
+    with pytest.raises(ValueError, match="letter 'j' has sizes 3 and 4"):
+        gt.einsum("ij,jk->ik", gt.ones(2, 3), gt.ones(4, 2))
+
+
+def test_dtype_compares_equal_to_its_name():
+    x = gt.ones(2)
+    assert x.dtype == "float32" and x.dtype == "torch.float32" and x.dtype == "float"
+    assert x.dtype != "int64" and x.dtype != "nonsense" and gt.int64 == "long"
+    assert {gt.float32: 1}[x.dtype] == 1

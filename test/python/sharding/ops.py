@@ -92,6 +92,9 @@ def main():
     record("flip1", lambda: gt.flip(c, (1, 2)) * 1)
     record("cumsum0", lambda: a.cumsum(0))  # along a split axis: gathered first
     record("cumsum1", lambda: gt.cumsum(c, 1))
+    record("argsort0", lambda: a.argsort(0))  # along a split axis: gathered first
+    record("argsort1", lambda: gt.argsort(c, 1, descending=True))
+    record("topk", lambda: gt.topk(c, 2, -1).values * 1)
     record("prod0", lambda: (a * 0.1 + 1).prod(0))  # over a split axis: gathered first
     record("prod1", lambda: (c * 0.1 + 1).prod((1, 2), keepdim=True))
     record("matmul", lambda: a @ b)

@@ -1,0 +1,134 @@
+"""Sorting and sampling, as torch's: sort, argsort, topk, kthvalue, median, msort (on the
+gt.argsort op: a stable sort of each row along an axis, NaN as the largest value) and
+multinomial (inverse-CDF sampling on cumsum).
+
+Values come from gather(x, dim, indices), so they carry x's gradient (to the elements they
+were taken from), as PyTorch's do.
+"""
+import builtins
+
+from . import dtypes as _dt
+from . import _functions as T
+from ._tensor import Tensor, _op, _method, _dim, _next_seed
+
+
+class _ValuesIndices(tuple):
+    """(values, indices), as torch.return_types.sort / topk / kthvalue / median."""
+    __slots__ = ()
+
+    @property
+    def values(self):
+        return self[0]
+
+    @property
+    def indices(self):
+        return self[1]
+
+
+@_method()
+def argsort(x, dim=-1, descending=False, stable=False):
+    """int64 indices that sort `x` along `dim` (the gt.argsort op), as torch.argsort. The sort is
+    always stable (equal elements keep their order; `stable` is accepted); NaN sorts as the
+    largest value. Bool sorts as 0/1. Raises gt.AxisError for a dim out of range."""
+    if x.ndim == 0:
+        return T.zeros((), dtype=_dt.int64)
+    src = T.cast(x, _dt.int64) if x.dtype == _dt.bool else x
+    return _op("argsort", src, axis=_dim(dim, x.ndim), descending=builtins.bool(descending))
+
+
+@_method()
+def sort(x, dim=-1, descending=False, stable=False):
+    """(values, indices) of `x` sorted along `dim`, as torch.sort (stable; NaN largest); values
+    carry x's gradient."""
+    if x.ndim == 0:
+        return _ValuesIndices((x, T.zeros((), dtype=_dt.int64)))
+    idx = argsort(x, dim, descending)
+    return _ValuesIndices((T.gather(x, dim, idx), idx))
+
+
+@_method()
+def msort(x):
+    """x sorted along its first axis (torch.msort)."""
+    return sort(x, 0).values
+
+
+@_method()
+def topk(x, k, dim=-1, largest=True, sorted=True):
+    """(values, indices) of the k largest (smallest with largest=False) elements along `dim`,
+    in order, as torch.topk. Raises RuntimeError when k is outside [0, size of dim]."""
+    d = _dim(dim, x.ndim)
+    size = x.shape[d] if x.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError(f"topk: selected index k ({k}) out of range for a dimension of size {size}")
+    if x.ndim == 0:
+        return _ValuesIndices((x, T.zeros((), dtype=_dt.int64)))
+    idx = T.narrow(argsort(x, d, descending=largest), d, 0, k)
+    return _ValuesIndices((T.gather(x, d, idx), idx))
+
+
+@_method()
+def kthvalue(x, k, dim=-1, keepdim=False):
+    """(values, indices) of the k-th smallest element (k from 1) along `dim`, as torch.kthvalue.
+    Raises RuntimeError when k is outside [1, size of dim]."""
+    d = _dim(dim, x.ndim)
+    size = x.shape[d] if x.ndim else 1
+    if not 1 <= k <= size:
+        raise RuntimeError(f"kthvalue: k ({k}) out of range for a dimension of size {size}")
+    if x.ndim == 0:
+        return _ValuesIndices((x, T.zeros((), dtype=_dt.int64)))
+    idx = T.narrow(argsort(x, d), d, k - 1, 1)
+    values = T.gather(x, d, idx)
+    if not keepdim:
+        values, idx = T.squeeze(values, d), T.squeeze(idx, d)
+    return _ValuesIndices((values, idx))
+
+
+@_method()
+def median(x, dim=None, keepdim=False):
+    """The lower median (the ((n - 1) // 2 + 1)-th smallest), as torch.median: of all elements
+    with dim=None (a 0-d tensor), else (values, indices) along `dim`."""
+    if dim is None:
+        flat = T.reshape(x, -1)
+        return kthvalue(flat, (flat.shape[0] - 1) // 2 + 1, 0).values
+    n = x.shape[_dim(dim, x.ndim)] if x.ndim else 1
+    return kthvalue(x, (n - 1) // 2 + 1, dim, keepdim)
+
+
+@_method()
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """int64 indices drawn from the categorical distributions in the rows of `input` ((n,) or
+    (N, n) non-negative weights, need not sum to 1), as torch.multinomial: num_samples per row,
+    with or without replacement. Each draw is inverse-CDF sampling: the number of cumulative
+    weights <= u * total, u ~ U[0, 1) from `generator` (a gt.Generator) or gt.manual_seed's
+    stream; without replacement, each drawn category's weight is zeroed before the next draw.
+    Raises RuntimeError for another rank or num_samples > n without replacement."""
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim, got {input.ndim}")
+    n = input.shape[-1]
+    if num_samples <= 0:
+        raise RuntimeError(f"multinomial: cannot sample {num_samples} samples")
+    if not replacement and num_samples > n:
+        raise RuntimeError("multinomial: cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    from .autograd import no_grad
+    with no_grad():
+        p = T.cast(input if input.ndim == 2 else T.unsqueeze(input, 0), _dt.float64)
+        rows = p.shape[0]
+
+        def draw(weights, count):  # (rows, count) indices, with replacement
+            seed = generator._next_seed() if generator is not None else _next_seed()
+            u = _op("rand", shape=(rows, count, 1), seed=seed, dtype=_dt.float64)
+            cdf = T.unsqueeze(T.cumsum(weights, -1), 1)  # (rows, 1, n)
+            total = T.narrow(cdf, 2, n - 1, 1)
+            picked = T.sum(T.cast(cdf <= u * total, _dt.int64), -1)
+            return T.clamp(picked, max=n - 1)
+
+        if replacement or num_samples == 1:
+            out = draw(p, num_samples)
+        else:
+            picks = []
+            for _ in range(num_samples):
+                i = draw(p, 1)
+                picks.append(i)
+                p = T.where(T.one_hot(T.squeeze(i, 1), n) > 0, 0.0, p)
+            out = T.cat(picks, 1)
+    return out if input.ndim == 2 else T.squeeze(out, 0)
