@@ -358,9 +358,10 @@ void SessionImpl::announceBatch() {
 
 kj::Promise<void> SessionImpl::directReads(DirectReadsContext context) {
   // The worker an unsharded session's tensors live on; a session with a sharding config has
-  // tensors in pieces, which only the dispatcher puts together.
+  // tensors in pieces, which only the dispatcher puts together (a config of `compile:` entries
+  // only, as gt.compile loads, places nothing).
   int64_t w = readerWorker_ >= 0 ? readerWorker_ : homeWorker();
-  if (config_ || w < 0 || !state_.workers[w].alive || state_.workers[w].readerAddress.empty()) return kj::READY_NOW;
+  if ((config_ && config_->placesTensors()) || w < 0 || !state_.workers[w].alive || state_.workers[w].readerAddress.empty()) return kj::READY_NOW;
   auto results = context.getResults();
   results.setWorker(uint32_t(w));
   results.setAddress(state_.workers[w].readerAddress);

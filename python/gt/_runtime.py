@@ -283,6 +283,36 @@ def client():
     return _client
 
 
+# gt.compile: a config entry that makes the regions of ops issued under its signal hot at once
+# (`compile: true`), appended to whatever config the session loads.
+COMPILE_SIGNAL = "gt_compile"
+_COMPILE_ENTRY = f"\n{COMPILE_SIGNAL}:\n  compile: true\n"
+_compile_wanted = False
+_config_source = ("", "")  # the (text, source) of the config the script loaded
+
+
+def _with_compile_entry(text):
+    return text + _COMPILE_ENTRY if _compile_wanted else text
+
+
+def _load(c, text, source, auto):
+    global _config_source
+    _set_configured(c.load_config(_with_compile_entry(text), source, auto))
+    _config_source = (text, source)  # (a config that failed to load is not kept)
+
+
+def enable_compile_signal():
+    """Makes sure the session's config has the gt.compile entry (loading it again with the entry
+    appended, once)."""
+    global _compile_wanted
+    if _compile_wanted:
+        return
+    _compile_wanted = True
+    c = client()
+    text, source = _config_source
+    _load(c, text, source or "gt.compile", _auto_shard_bytes(c))
+
+
 def load_config(path):
     """Loads the sharding config (YAML) at `path` into this session: signals named in it now
     shard tensors and compute (see gt.signal). Opens the session if needed, so call
@@ -294,7 +324,7 @@ def load_config(path):
     with open(path) as f:
         text = f.read()
     c = client()
-    _set_configured(c.load_config(text, str(path), _auto_shard_bytes(c)))
+    _load(c, text, str(path), _auto_shard_bytes(c))
 
 
 def _auto_shard_bytes(c):
@@ -328,9 +358,11 @@ def _on_session_open():
     auto = _auto_shard_bytes(_client)
     if path:
         with open(path) as f:
-            _set_configured(_client.load_config(f.read(), path, auto))
+            _load(_client, f.read(), path, auto)
     elif auto:
-        _set_configured(_client.load_config("", "GT_AUTO_SHARD", auto))
+        _load(_client, "", "GT_AUTO_SHARD", auto)
+    elif _compile_wanted:  # gt.compile ran before this session opened
+        _load(_client, "", "gt.compile", auto)
 
 
 # ---------------------------------------------------------------- the active signal

@@ -56,6 +56,14 @@ public:
   std::string where(int line) const { return source + ":" + std::to_string(line); }
 
   bool empty() const { return signals.empty() && autoShardBytes == 0; }
+  /// Whether the config can put a tensor anywhere but the session's home worker (a `shard:` or
+  /// `replicated:` entry, or GT_AUTO_SHARD); a config of `compile:` entries only cannot.
+  bool placesTensors() const {
+    if (autoShardBytes > 0) return true;
+    for (const auto &[name, entry] : signals)
+      if (entry.shard || entry.replicated) return true;
+    return false;
+  }
   std::string source;
   std::map<std::string, SignalConfig, std::less<>> signals;
   /// GT_AUTO_SHARD: tensors made outside any configured signal are split along axis 0 over

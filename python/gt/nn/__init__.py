@@ -4,6 +4,9 @@ from .modules import (Module, Parameter, Identity, Linear, Embedding, LayerNorm,
                       RMSNorm, L1Loss, SmoothL1Loss, HuberLoss, NLLLoss, BCELoss, BCEWithLogitsLoss, KLDivLoss, LeakyReLU, Unflatten,
                       Conv1d, Conv2d, Conv3d, MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d, AdaptiveAvgPool1d,
                       AdaptiveAvgPool2d, AdaptiveMaxPool2d, ConstantPad1d, ConstantPad2d, ZeroPad2d, ReflectionPad1d,
-                      ReflectionPad2d, ReplicationPad2d, Dropout2d, BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm)
+                      ReflectionPad2d, ReplicationPad2d, Dropout2d, BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm,
+                      ParameterList, ParameterDict)
+from .transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerEncoder,
+                          TransformerDecoderLayer, TransformerDecoder, Transformer)
 from . import functional, init, utils
 from ..optim import SGD, Adam, AdamW  # the original GT exported SGD from gt.nn

@@ -162,6 +162,12 @@ class Module:
         hooks = self.__dict__.get("_hooks")
         if not hooks:
             return self.forward(*args, **kwargs)
+        if hooks["compiled"]:  # gt.compile(module)
+            with _signal.context(_runtime.COMPILE_SIGNAL):
+                return self._call_with_hooks(hooks, args, kwargs)
+        return self._call_with_hooks(hooks, args, kwargs)
+
+    def _call_with_hooks(self, hooks, args, kwargs):
         for hook in list(hooks["forward_pre"].values()):
             changed = hook(self, args)
             if changed is not None:
@@ -179,11 +185,17 @@ class Module:
         return out
 
     # ------------------------------------------------------------ hooks
-    def _add_hook(self, kind, hook):
+    def _call_state(self):
+        """The hooks (and gt.compile's mark) that make a call take the slow path."""
         hooks = self.__dict__.get("_hooks")
         if hooks is None:
-            hooks = {"forward_pre": OrderedDict(), "forward": OrderedDict(), "backward": OrderedDict()}
+            hooks = {"forward_pre": OrderedDict(), "forward": OrderedDict(), "backward": OrderedDict(),
+                     "compiled": False}
             object.__setattr__(self, "_hooks", hooks)
+        return hooks
+
+    def _add_hook(self, kind, hook):
+        hooks = self._call_state()
         key = object()
         hooks[kind][key] = hook
         return _ag.RemovableHandle(hooks[kind], key)
@@ -1031,3 +1043,103 @@ class ModuleDict(Module):
 
     def items(self):
         return self._modules.items()
+
+
+def _as_parameter(value):
+    """A Parameter as ParameterList/ParameterDict store it (a plain tensor becomes a Parameter
+    that requires grad, as in PyTorch)."""
+    if isinstance(value, Parameter) or value is None:
+        return value
+    if isinstance(value, T.Tensor):
+        return Parameter(value.detach())
+    raise TypeError(f"ParameterList/ParameterDict hold tensors, got {type(value).__name__}")
+
+
+class ParameterList(Module):
+    """A list of parameters the parent registers (named "0", "1", ...), as torch.nn.ParameterList;
+    a plain tensor added to it becomes a Parameter."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        for v in values or ():
+            self.append(v)
+
+    def append(self, value):
+        setattr(self, str(len(self._parameters)), _as_parameter(value))
+        return self
+
+    def extend(self, values):
+        for v in values:
+            self.append(v)
+        return self
+
+    def __getitem__(self, i):
+        items = list(self._parameters.values())
+        return ParameterList(items[i]) if isinstance(i, slice) else items[i]
+
+    def __setitem__(self, i, value):
+        key = list(self._parameters)[i]
+        setattr(self, key, _as_parameter(value))
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters.values())
+
+    def extra_repr(self):
+        return "\n".join(f"({i}): Parameter containing: [{p.dtype} of size {list(p.shape)}]"
+                         for i, p in enumerate(self._parameters.values()))
+
+
+class ParameterDict(Module):
+    """Parameters by name, registered with the parent, as torch.nn.ParameterDict (insertion
+    order kept; a plain tensor becomes a Parameter)."""
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key):
+        return self._parameters[key]
+
+    def __setitem__(self, key, value):
+        if not isinstance(key, str) or not key or "." in key:
+            raise KeyError(f"parameter name must be a non-empty string without '.', got {key!r}")
+        setattr(self, key, _as_parameter(value))
+
+    def __delitem__(self, key):
+        del self._parameters[key]
+        object.__delattr__(self, key)
+
+    def __contains__(self, key):
+        return key in self._parameters
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters)
+
+    def keys(self):
+        return self._parameters.keys()
+
+    def values(self):
+        return self._parameters.values()
+
+    def items(self):
+        return self._parameters.items()
+
+    def update(self, parameters):
+        items = parameters.items() if hasattr(parameters, "items") else parameters
+        for k, v in items:
+            self[k] = v
+
+    def pop(self, key):
+        value = self._parameters[key]
+        del self[key]
+        return value
+
+    def get(self, key, default=None):
+        return self._parameters.get(key, default)

@@ -1,0 +1,260 @@
+"""Attention and Transformer layers with torch.nn's names, parameters and arguments
+(Vaswani et al. 2017, "Attention is all you need"): MultiheadAttention,
+TransformerEncoderLayer / TransformerEncoder, TransformerDecoderLayer / TransformerDecoder and
+Transformer. Built from gt.nn's layers, so a state dict of PyTorch's modules loads into them.
+
+Shapes use PyTorch's letters: L target (query) length, S source (key) length, N batch, E
+embedding. Inputs are (L, N, E) unless batch_first=True ((N, L, E)); MultiheadAttention also
+takes unbatched (L, E) inputs.
+"""
+import copy
+import math
+
+from .. import _functions as T
+from .. import dtypes as _dt
+from . import functional as F
+from . import init
+from .modules import Module, ModuleList, Parameter, Linear, LayerNorm, Dropout
+
+
+class MultiheadAttention(Module):
+    """softmax(q k^T / sqrt(E / num_heads) + mask) v per head, heads joined and projected.
+
+    Parameters as PyTorch's: in_proj_weight (3E, E) (xavier_uniform_), in_proj_bias (3E,)
+    (zeros), out_proj (a Linear E -> E, bias zeros). forward(query, key, value,
+    key_padding_mask=None, need_weights=True, attn_mask=None, average_attn_weights=True,
+    is_causal=False) returns (output, weights): weights (N, L, S) averaged over heads, or
+    (N, num_heads, L, S), or None without need_weights. A bool mask is True where attention is
+    NOT allowed (attn_mask (L, S) or (N * num_heads, L, S); key_padding_mask (N, S)); a float
+    mask is added to the scores. kdim/vdim other than embed_dim, add_bias_kv and add_zero_attn
+    raise NotImplementedError."""
+
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
+                 kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
+        super().__init__()
+        if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads:
+            raise ValueError(f"embed_dim ({embed_dim}) must be divisible by num_heads ({num_heads})")
+        if (kdim not in (None, embed_dim)) or (vdim not in (None, embed_dim)) or add_bias_kv or add_zero_attn:
+            raise NotImplementedError("MultiheadAttention: kdim/vdim other than embed_dim, add_bias_kv and "
+                                      "add_zero_attn are not supported by GT")
+        self.embed_dim, self.num_heads, self.dropout, self.batch_first = embed_dim, num_heads, dropout, batch_first
+        self.head_dim = embed_dim // num_heads
+        self.in_proj_weight = Parameter(T.zeros(3 * embed_dim, embed_dim, dtype=dtype))
+        self.in_proj_bias = Parameter(T.zeros(3 * embed_dim, dtype=dtype)) if bias else None
+        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, device=device, dtype=dtype)
+        init.xavier_uniform_(self.in_proj_weight)
+        if bias:
+            init.zeros_(self.out_proj.bias)
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+                average_attn_weights=True, is_causal=False):
+        unbatched = query.ndim == 2
+        if unbatched:
+            query, key, value = T.unsqueeze(query, 1), T.unsqueeze(key, 1), T.unsqueeze(value, 1)
+            if key_padding_mask is not None:
+                key_padding_mask = T.unsqueeze(key_padding_mask, 0)
+        elif self.batch_first:
+            query, key, value = (T.transpose(t, 0, 1) for t in (query, key, value))
+        L, N, E = query.shape
+        S = key.shape[0]
+        if E != self.embed_dim:
+            raise ValueError(f"was expecting embedding dimension of {self.embed_dim}, but got {E}")
+        if key.shape != value.shape or key.shape[1:] != (N, E):
+            raise ValueError(f"key {list(key.shape)} and value {list(value.shape)} must be (S, N, E) with N={N}, E={E}")
+        w, b = self.in_proj_weight, self.in_proj_bias
+        Wq, Wk, Wv = T.narrow(w, 0, 0, E), T.narrow(w, 0, E, E), T.narrow(w, 0, 2 * E, E)
+        bq, bk, bv = (None, None, None) if b is None else (T.narrow(b, 0, 0, E), T.narrow(b, 0, E, E),
+                                                           T.narrow(b, 0, 2 * E, E))
+        H, D = self.num_heads, self.head_dim
+
+        def heads(x, W, bias, length):  # (length, N, E) -> (N, H, length, D)
+            return T.permute(T.reshape(F.linear(x, W, bias), length, N, H, D), 1, 2, 0, 3)
+
+        q, k, v = heads(query, Wq, bq, L), heads(key, Wk, bk, S), heads(value, Wv, bv, S)
+        scores = T.matmul(q, T.transpose(k, -2, -1)) * (1.0 / math.sqrt(D))  # (N, H, L, S)
+        if is_causal and attn_mask is None:
+            attn_mask = T.triu(T.ones(L, S, dtype=_dt.bool), diagonal=1)
+        if attn_mask is not None:
+            mask = attn_mask if attn_mask.ndim == 2 else T.reshape(attn_mask, N, H, L, S)
+            scores = T.masked_fill(scores, mask, float("-inf")) if mask.dtype == _dt.bool else scores + mask
+        if key_padding_mask is not None:
+            pad = T.reshape(key_padding_mask, N, 1, 1, S)
+            scores = T.masked_fill(scores, pad, float("-inf")) if pad.dtype == _dt.bool else scores + pad
+        weights = T.softmax(scores, -1)
+        dropped = F.dropout(weights, self.dropout, self.training) if self.dropout > 0 else weights
+        out = T.reshape(T.permute(T.matmul(dropped, v), 2, 0, 1, 3), L, N, E)  # (L, N, E)
+        out = self.out_proj(out)
+        if unbatched:
+            out = T.squeeze(out, 1)
+        elif self.batch_first:
+            out = T.transpose(out, 0, 1)
+        if not need_weights:
+            return out, None
+        if average_attn_weights:
+            weights = T.mean(weights, 1)
+        return out, (T.squeeze(weights, 0) if unbatched else weights)
+
+    def extra_repr(self):
+        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}"
+
+
+def _activation(activation):
+    if callable(activation):
+        return activation
+    if activation == "relu":
+        return F.relu
+    if activation == "gelu":
+        return F.gelu
+    raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+
+
+class TransformerEncoderLayer(Module):
+    """Self-attention then a feed-forward block (linear1, activation, dropout, linear2), each
+    with a residual and a LayerNorm: after (norm_first=False, Vaswani et al. 2017) or before
+    (norm_first=True). forward(src, src_mask=None, src_key_padding_mask=None, is_causal=False)."""
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout, bias=bias, batch_first=batch_first, dtype=dtype)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.dropout1, self.dropout2 = Dropout(dropout), Dropout(dropout)
+        self.activation = _activation(activation)
+
+    def _sa(self, x, mask, padding, is_causal):
+        return self.dropout1(self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=padding, need_weights=False,
+                                            is_causal=is_causal)[0])
+
+    def _ff(self, x):
+        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        x = src
+        if self.norm_first:
+            x = x + self._sa(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            return x + self._ff(self.norm2(x))
+        x = self.norm1(x + self._sa(x, src_mask, src_key_padding_mask, is_causal))
+        return self.norm2(x + self._ff(x))
+
+
+class TransformerDecoderLayer(Module):
+    """Self-attention, attention over `memory` (the encoder's output), then a feed-forward
+    block, each with a residual and a LayerNorm (after, or before with norm_first).
+    forward(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+    memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False)."""
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout, bias=bias, batch_first=batch_first, dtype=dtype)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout, bias=bias, batch_first=batch_first,
+                                                 dtype=dtype)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.dropout1, self.dropout2, self.dropout3 = Dropout(dropout), Dropout(dropout), Dropout(dropout)
+        self.activation = _activation(activation)
+
+    def _sa(self, x, mask, padding, is_causal):
+        return self.dropout1(self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=padding, need_weights=False,
+                                            is_causal=is_causal)[0])
+
+    def _mha(self, x, memory, mask, padding, is_causal):
+        return self.dropout2(self.multihead_attn(x, memory, memory, attn_mask=mask, key_padding_mask=padding,
+                                                 need_weights=False, is_causal=is_causal)[0])
+
+    def _ff(self, x):
+        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+            x = x + self._mha(self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal)
+            return x + self._ff(self.norm3(x))
+        x = self.norm1(x + self._sa(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
+        x = self.norm2(x + self._mha(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal))
+        return self.norm3(x + self._ff(x))
+
+
+class TransformerEncoder(Module):
+    """`num_layers` copies of `encoder_layer` (deep copies: their own parameters) applied in
+    turn, then `norm` if given."""
+
+    def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
+        self.num_layers, self.norm = num_layers, norm
+
+    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+        x = src
+        for layer in self.layers:
+            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask, is_causal=bool(is_causal))
+        return self.norm(x) if self.norm is not None else x
+
+
+class TransformerDecoder(Module):
+    """`num_layers` copies of `decoder_layer` applied in turn, then `norm` if given."""
+
+    def __init__(self, decoder_layer, num_layers, norm=None):
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
+        self.num_layers, self.norm = num_layers, norm
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
+        x = tgt
+        for layer in self.layers:
+            x = layer(x, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask,
+                      bool(tgt_is_causal), memory_is_causal)
+        return self.norm(x) if self.norm is not None else x
+
+
+class Transformer(Module):
+    """An encoder of num_encoder_layers TransformerEncoderLayers and a decoder of
+    num_decoder_layers TransformerDecoderLayers, each stack ending in a LayerNorm, as
+    torch.nn.Transformer. forward(src, tgt, src_mask=None, tgt_mask=None, memory_mask=None,
+    src_key_padding_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None)."""
+
+    def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048,
+                 dropout=0.1, activation="relu", custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+        super().__init__()
+        kw = dict(dim_feedforward=dim_feedforward, dropout=dropout, activation=activation,
+                  layer_norm_eps=layer_norm_eps, batch_first=batch_first, norm_first=norm_first, bias=bias, dtype=dtype)
+        self.encoder = custom_encoder or TransformerEncoder(
+            TransformerEncoderLayer(d_model, nhead, **kw), num_encoder_layers,
+            LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+        self.decoder = custom_decoder or TransformerDecoder(
+            TransformerDecoderLayer(d_model, nhead, **kw), num_decoder_layers,
+            LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+        self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
+        for p in self.parameters():  # as PyTorch's _reset_parameters
+            if p.ndim > 1:
+                init.xavier_uniform_(p)
+
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
+                tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
+                memory_is_causal=False):
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=tgt_is_causal,
+                            memory_is_causal=memory_is_causal)
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz, device=None, dtype=None):
+        """(sz, sz) float mask: 0 on and below the diagonal, -inf above (a causal mask)."""
+        import numpy as np
+        mask = np.triu(np.full((sz, sz), -np.inf, dtype=np.float32), 1)
+        return T.from_numpy(mask.astype(_dt.numpy_dtype(_dt.resolve(dtype or _dt.float32))))
