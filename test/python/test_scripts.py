@@ -13,6 +13,7 @@ sys.path.insert(0, os.path.join(ROOT, "examples"))
 sys.path.insert(0, os.path.join(ROOT, "test", "python", "scripts"))
 import cnn_fashion_mnist  # noqa: E402
 import hooks_and_grad  # noqa: E402
+import tiny_gpt  # noqa: E402
 
 needs_data = pytest.mark.skipif(not os.path.exists(cnn_fashion_mnist.DATA_DIR),
                                 reason="dataset-fashion-mnist is not installed")
@@ -40,3 +41,11 @@ def test_hooks_and_autograd_grad_script():
     assert len(stats) == 30
     # the head's backward hook runs in autograd.grad's pass and in backward()'s, as PyTorch's
     assert len(backward_calls) == 60 and backward_calls[0] == (256, 1)
+
+
+def test_tiny_gpt_trains_with_param_groups_and_samples_with_topk_and_multinomial():
+    losses, text, opt = tiny_gpt.main(["--steps", "120"])
+    assert losses[0] > 3.0 and losses[-1] < 0.5 * losses[0]
+    assert [g["weight_decay"] for g in opt.param_groups] == [0.1, 0.0]
+    assert all(p.dim() >= 2 for p in opt.param_groups[0]["params"])
+    assert len(text) == 41 and set(text) <= set(tiny_gpt.TEXT)  # prompt + 40 sampled characters

@@ -170,3 +170,14 @@ def test_compile_returns_the_model_and_makes_its_regions_hot_at_once():
     f = gt.compile(lambda a: (a * 2 + 1).exp().sum())
     assert f(gt.ones(3)).item() == pytest.approx(3 * np.exp(3), rel=1e-6)
     assert gt.compile(disable=True)(model) is model
+
+
+def test_scaled_dot_product_attention_takes_dropout_p():
+    q = gt.randn(2, 3, 5, 4)
+    plain = gt.nn.functional.scaled_dot_product_attention(q, q, q, dropout_p=0.0, is_causal=True)
+    gt.manual_seed(1)
+    dropped = gt.nn.functional.scaled_dot_product_attention(q, q, q, dropout_p=0.5, is_causal=True)
+    assert dropped.shape == plain.shape and not np.allclose(dropped.numpy(), plain.numpy())
+    # the first query sees only itself: its weight 1 is dropped (0) or scaled to 2
+    first = dropped.numpy()[:, :, 0] / plain.numpy()[:, :, 0]
+    assert set(np.round(first.ravel(), 4)) <= {0.0, 2.0}

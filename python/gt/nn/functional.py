@@ -284,9 +284,14 @@ def softplus(x, beta=1.0):
     return (T.log1p(T.exp(-T.abs(x * beta))) + T.relu(x * beta)) / beta
 
 
-def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, scale=None):
+def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
     """softmax(q k^T * scale + mask) v for (..., L, E) queries and (..., S, E) keys/values
-    (Vaswani et al. 2017); is_causal masks keys after each query."""
+    (Vaswani et al. 2017), as torch.nn.functional.scaled_dot_product_attention: is_causal masks
+    keys after each query; a bool attn_mask is True where attention is allowed, a float one is
+    added; dropout_p > 0 drops attention weights (always: the function has no eval mode, as in
+    PyTorch, so scripts pass 0 when not training). enable_gqa is accepted; keys and values must
+    have the queries' heads."""
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     scores = T.matmul(q, T.transpose(k, -2, -1)) * scale
     L, S = q.shape[-2], k.shape[-2]
@@ -297,7 +302,10 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, scale
     if attn_mask is not None:
         scores = T.masked_fill(scores, T.logical_not(attn_mask), float("-inf")) if attn_mask.dtype == _dt.bool \
             else scores + attn_mask
-    return T.matmul(T.softmax(scores, -1), v)
+    weights = T.softmax(scores, -1)
+    if dropout_p > 0:
+        weights = dropout(weights, dropout_p)
+    return T.matmul(weights, v)
 
 
 # ---------------------------------------------------------------- padding, convolution, pooling
