@@ -8,6 +8,7 @@ The first op starts a local dispatcher and worker (see gt.gpu_workers); gt.conne
 (or "unix:PATH") uses a running one instead.
 """
 import os as _os
+import sys as _sys
 import time as _time
 
 from . import _C
@@ -58,6 +59,9 @@ def synchronize():
         _tensor._trace.sync(start, 0)
     _runtime.after_wait((_time.perf_counter_ns() - start) * 1e-9)
 
+
+from . import _aliases  # noqa: E402
+_aliases.install([_sys.modules[__name__], nn.functional], Tensor)  # axis= / keepdims= beside dim= / keepdim=
 
 if _os.environ.get("GT_TRACE"):  # the whole run's timeline (gt.profiler), written at exit
     profiler._trace_whole_run(_os.environ["GT_TRACE"])

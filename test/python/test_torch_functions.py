@@ -201,3 +201,16 @@ def test_dtype_compares_equal_to_its_name():
     assert x.dtype == "float32" and x.dtype == "torch.float32" and x.dtype == "float"
     assert x.dtype != "int64" and x.dtype != "nonsense" and gt.int64 == "long"
     assert {gt.float32: 1}[x.dtype] == 1
+
+
+def test_axis_and_keepdims_are_aliases_of_dim_and_keepdim():
+    x = gt.tensor(np.arange(6.0).reshape(2, 3))
+    assert gt.cat([x, x], axis=0).shape == (4, 3) and gt.stack([x, x], axis=1).shape == (2, 2, 3)
+    check(gt.softmax(x, axis=1), gt.softmax(x, dim=1).numpy())
+    check(gt.nn.functional.log_softmax(x, axis=0), gt.log_softmax(x, 0).numpy())
+    check(x.argmax(axis=1), [2, 2])
+    check(x.var(axis=1, keepdims=True), np.var(np.arange(6.0).reshape(2, 3), 1, ddof=1, keepdims=True))
+    check(gt.cumsum(x, axis=1), np.cumsum(np.arange(6.0).reshape(2, 3), 1))
+    assert x.unsqueeze(axis=0).shape == (1, 2, 3) and gt.topk(x, 2, axis=1).values.shape == (2, 2)
+    with pytest.raises(TypeError, match="both dim= and its alias axis="):
+        gt.cat([x], dim=0, axis=0)
