@@ -909,8 +909,17 @@ def cast(x, dtype):
 
 # ---------------------------------------------------------------- matmul and axes
 
+_autocast_dtype = None  # gt.amp.autocast's dtype while one is active: matmul operands are cast to it
+
+
 def matmul(a, b):
-    """NumPy/PyTorch matmul: (..., m, k) @ (..., k, n) -> (..., m, n), batch axes broadcast."""
+    """NumPy/PyTorch matmul: (..., m, k) @ (..., k, n) -> (..., m, n), batch axes broadcast.
+    Inside gt.amp.autocast, float32/float64 operands are cast to its dtype first."""
+    if _autocast_dtype is not None:
+        if a.dtype in (_dt.float32, _dt.float64):
+            a = _op("cast", a, dtype=_autocast_dtype)
+        if b.dtype in (_dt.float32, _dt.float64):
+            b = _op("cast", b, dtype=_autocast_dtype)
     if a.ndim == 1 and b.ndim == 1:
         return _op("reshape", matmul(_op("reshape", a, shape=(1, a.shape[0])), b), shape=())
     if a.ndim == 1:

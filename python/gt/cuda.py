@@ -52,5 +52,19 @@ def empty_cache():
     """Nothing to do on the client: workers keep their own caches."""
 
 
-__all__ = ["is_available", "device_count", "current_device", "get_device_name", "synchronize", "manual_seed",
+class amp:
+    """torch.cuda.amp (PyTorch's older spelling of torch.amp with device "cuda")."""
+
+    @staticmethod
+    def autocast(enabled=True, dtype=None, cache_enabled=None):
+        from . import amp as _amp
+        return _amp.autocast("cuda", dtype or "float16", enabled, cache_enabled)
+
+    @staticmethod
+    def GradScaler(init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000, enabled=True):
+        from . import amp as _amp
+        return _amp.GradScaler("cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled)
+
+
+__all__ = ["amp", "is_available", "device_count", "current_device", "get_device_name", "synchronize", "manual_seed",
            "manual_seed_all", "is_bf16_supported", "empty_cache"]

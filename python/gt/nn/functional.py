@@ -4,7 +4,7 @@ Shapes use PyTorch's letters: N batch, C classes, D features, (*) any extra axes
 """
 import math
 
-from .. import _C, _runtime
+from .. import _C, _runtime, _tensor
 from .. import autograd as _ag
 from .. import _functions as T
 from .. import dtypes as _dt
@@ -26,7 +26,12 @@ def linear(x, weight, bias=None):
     own (out, in) layout: g (N, out)^T @ x (N, in), N the product of x's leading axes (as
     PyTorch's linear). Through matmul's own formula it would be mT of x^T @ g: for a 3-D x a
     batch of small products summed afterwards, and a transposed result that every later reader
-    (the optimizer's fused update) reads across rows."""
+    (the optimizer's fused update) reads across rows. Inside gt.amp.autocast the operands are
+    cast first, as recorded ops, so the gradients come back through the casts."""
+    half = _tensor._autocast_dtype
+    if half is not None:
+        x = T.cast(x, half) if x.dtype in (_dt.float32, _dt.float64) else x
+        weight = T.cast(weight, half) if weight.dtype in (_dt.float32, _dt.float64) else weight
     with _ag.no_grad():
         y = T.matmul(x, weight.T)
     if _ag.is_grad_enabled() and y.dtype.is_floating_point and (x.requires_grad or weight.requires_grad):

@@ -1,0 +1,170 @@
+"""gt.amp: mixed precision with torch.amp's API: `autocast` and `GradScaler`.
+
+    scaler = gt.amp.GradScaler()
+    with gt.autocast(device_type="cuda", dtype=gt.bfloat16):
+        loss = model(x)
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+
+Inside `autocast`, matrix products (`matmul`, `@`, `mm`, `bmm`, `F.linear`, and so the layers and
+convolutions built on them) cast float32/float64 operands to the autocast dtype and give their
+result in it; every other op follows ordinary type promotion (a float32 bias added to a
+bfloat16 product gives float32), so reductions and normalizations stay in float32 as
+PyTorch's autocast keeps them. The gradients flow back through the casts to float32
+parameters. GT's kernels compute float16 and bfloat16 in float32 and round once per op, so on
+CPU workers autocast saves memory and traffic, not arithmetic.
+"""
+import contextlib
+
+from . import _tensor
+from . import dtypes as _dt
+
+
+class autocast(contextlib.ContextDecorator):
+    """Context manager (or decorator): matrix products inside compute in `dtype` (default
+    float16 for device_type "cuda", bfloat16 otherwise); enabled=False turns an enclosing
+    autocast off. cache_enabled is accepted."""
+
+    def __init__(self, device_type="cuda", dtype=None, enabled=True, cache_enabled=None):
+        if dtype is None:
+            dtype = _dt.float16 if device_type == "cuda" else _dt.bfloat16
+        dtype = _dt.resolve(dtype)
+        if dtype not in (_dt.float16, _dt.bfloat16, _dt.float32):
+            raise ValueError(f"autocast: dtype must be float16, bfloat16 or float32, got {dtype}")
+        self.device_type, self.dtype, self.enabled = device_type, dtype, bool(enabled)
+        self._saved = []
+
+    def __enter__(self):
+        self._saved.append(_tensor._autocast_dtype)
+        _tensor._autocast_dtype = self.dtype if self.enabled and self.dtype != _dt.float32 else None
+        return self
+
+    def __exit__(self, *exc):
+        _tensor._autocast_dtype = self._saved.pop()
+        return False
+
+
+def is_autocast_available(device_type):
+    return True
+
+
+def _apply(value, fn):
+    """fn on every tensor in a tensor, list, tuple or dict (nested)."""
+    if isinstance(value, _tensor.Tensor):
+        return fn(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_apply(v, fn) for v in value)
+    if isinstance(value, dict):
+        return {k: _apply(v, fn) for k, v in value.items()}
+    return value
+
+
+class GradScaler:
+    """Loss scaling for float16 training (Micikevicius et al. 2018), as torch.amp.GradScaler:
+    scale(loss) multiplies by the scale; step(optimizer) divides the gradients by it
+    (unscale_, if you have not), reads whether any is inf or NaN (a wait, as PyTorch's does)
+    and skips the optimizer's step if so; update() halves the scale (backoff_factor) after a
+    skipped step and doubles it (growth_factor) after growth_interval steps without one. With
+    enabled=False every method passes through. The scale is a Python float."""
+
+    def __init__(self, device="cuda", init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
+                 growth_interval=2000, enabled=True):
+        if growth_factor <= 1.0 or not 0.0 < backoff_factor < 1.0:
+            raise ValueError("GradScaler: growth_factor must be > 1 and backoff_factor in (0, 1)")
+        self._enabled = bool(enabled)
+        self._scale = float(init_scale)
+        self._growth_factor, self._backoff_factor = float(growth_factor), float(backoff_factor)
+        self._growth_interval, self._growth_tracker = int(growth_interval), 0
+        self._per_optimizer = {}  # id(optimizer) -> {"unscaled": bool, "found_inf": Tensor or bool, "stepped": bool}
+
+    def is_enabled(self):
+        return self._enabled
+
+    def get_scale(self):
+        return self._scale if self._enabled else 1.0
+
+    def scale(self, outputs):
+        """outputs (a tensor, or nested lists/tuples/dicts of them) times the scale."""
+        if not self._enabled:
+            return outputs
+        return _apply(outputs, lambda t: t * self._scale)
+
+    def unscale_(self, optimizer):
+        """Divides the gradients of optimizer's parameters by the scale (in place, once per
+        step) and notes whether any is inf or NaN. Raises RuntimeError when called twice
+        before update()."""
+        if not self._enabled:
+            return
+        state = self._per_optimizer.setdefault(id(optimizer), {})
+        if state.get("unscaled"):
+            raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
+        from .autograd import no_grad
+        inv = 1.0 / self._scale
+        bad = None
+        with no_grad():
+            for group in optimizer.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    p.grad = p.grad * inv
+                    nonfinite = _nonfinite_count(p.grad)
+                    bad = nonfinite if bad is None else bad + nonfinite
+        state["unscaled"] = True
+        state["found_inf"] = bad
+
+    def step(self, optimizer, *args, **kwargs):
+        """optimizer.step(*args, **kwargs) unless a gradient is inf or NaN; returns what it
+        returns (None when skipped)."""
+        if not self._enabled:
+            return optimizer.step(*args, **kwargs)
+        state = self._per_optimizer.setdefault(id(optimizer), {})
+        if not state.get("unscaled"):
+            self.unscale_(optimizer)
+        bad = state.get("found_inf")
+        found = bad is not None and float(bad.item()) > 0
+        state["stepped"], state["skipped"] = True, found
+        return None if found else optimizer.step(*args, **kwargs)
+
+    def update(self, new_scale=None):
+        """Adjusts the scale after the step(s) since the last update (or sets new_scale)."""
+        if not self._enabled:
+            return
+        if new_scale is not None:
+            self._scale = float(new_scale.item() if isinstance(new_scale, _tensor.Tensor) else new_scale)
+        elif any(s.get("skipped") for s in self._per_optimizer.values()):
+            self._scale *= self._backoff_factor
+            self._growth_tracker = 0
+        elif self._per_optimizer:
+            self._growth_tracker += 1
+            if self._growth_tracker == self._growth_interval:
+                self._scale *= self._growth_factor
+                self._growth_tracker = 0
+        self._per_optimizer = {}
+
+    def state_dict(self):
+        if not self._enabled:
+            return {}
+        return {"scale": self._scale, "growth_factor": self._growth_factor, "backoff_factor": self._backoff_factor,
+                "growth_interval": self._growth_interval, "_growth_tracker": self._growth_tracker}
+
+    def load_state_dict(self, state_dict):
+        if not self._enabled:
+            return
+        if not state_dict:
+            raise RuntimeError("The source state dict is empty, possibly because it was saved from a disabled "
+                               "instance of GradScaler.")
+        self._scale = float(state_dict["scale"])
+        self._growth_factor = float(state_dict["growth_factor"])
+        self._backoff_factor = float(state_dict["backoff_factor"])
+        self._growth_interval = int(state_dict["growth_interval"])
+        self._growth_tracker = int(state_dict["_growth_tracker"])
+
+
+def _nonfinite_count(t):
+    """A 0-d float32 tensor: how many elements of t are inf or NaN."""
+    from . import _functions as T
+    return T.sum(T.cast(T.logical_not(T.isfinite(t)), _dt.float32))
+
+
+__all__ = ["autocast", "GradScaler", "is_autocast_available"]

@@ -1,0 +1,97 @@
+"""gt.amp (issue 24): autocast casts matrix products, GradScaler scales, unscales, skips and
+adapts like torch.amp.GradScaler; gt.backends' switches are accepted."""
+import numpy as np
+import pytest
+
+import gt
+
+nn = gt.nn
+rng = np.random.default_rng(0)
+
+
+def test_autocast_casts_matrix_products_and_gradients_reach_float32_parameters():
+    x = gt.tensor(rng.standard_normal((5, 4)).astype(np.float32))
+    m = nn.Linear(4, 3, bias=False)
+    with gt.autocast(device_type="cpu"):
+        assert (x @ x.T).dtype == gt.bfloat16 and m(x).dtype == gt.bfloat16
+        with gt.autocast("cpu", enabled=False):
+            assert (x @ x.T).dtype == gt.float32
+        assert gt.matmul(x.to(gt.float16), x.T.to(gt.float16)).dtype == gt.float16  # already half: kept
+    assert (x @ x.T).dtype == gt.float32
+    with gt.autocast("cuda"):
+        assert (x @ x.T).dtype == gt.float16
+    with gt.cuda.amp.autocast():
+        assert (x @ x.T).dtype == gt.float16
+
+    @gt.autocast("cpu", dtype=gt.bfloat16)
+    def product(a):
+        return a @ a.T
+
+    assert product(x).dtype == gt.bfloat16
+    with gt.autocast("cpu"):
+        loss = m(x).float().pow(2).sum()
+    loss.backward()
+    assert m.weight.grad.dtype == gt.float32
+    w = m.weight.detach().numpy().astype(np.float64)
+    xv = x.numpy().astype(np.float64)
+    want = 2 * (xv @ w.T).T @ xv  # d sum((x W^T)^2) / dW
+    np.testing.assert_allclose(m.weight.grad.numpy(), want, rtol=3e-2, atol=3e-2)  # bfloat16 products
+    with pytest.raises(ValueError, match="float16, bfloat16 or float32"):
+        gt.autocast("cpu", dtype=gt.int64)
+
+
+def _model_and_data():
+    gt.manual_seed(0)
+    m = nn.Linear(3, 1)
+    x = gt.tensor(rng.standard_normal((8, 3)).astype(np.float32))
+    return m, x
+
+
+def test_grad_scaler_matches_unscaled_training_and_skips_non_finite_steps():
+    m, x = _model_and_data()
+    ref = nn.Linear(3, 1)
+    ref.load_state_dict(m.state_dict())
+    scaler = gt.amp.GradScaler(init_scale=1024.0, growth_interval=2)
+    opt, ref_opt = gt.optim.SGD(m.parameters(), lr=0.1), gt.optim.SGD(ref.parameters(), lr=0.1)
+    for _ in range(3):
+        scaler.scale((m(x) ** 2).mean()).backward()
+        assert scaler.step(opt) is None and True  # SGD.step returns None
+        scaler.update()
+        opt.zero_grad()
+        (ref(x) ** 2).mean().backward()
+        ref_opt.step()
+        ref_opt.zero_grad()
+    np.testing.assert_allclose(m.weight.numpy(), ref.weight.numpy(), rtol=1e-5, atol=1e-6)
+    assert scaler.get_scale() == 2048.0  # grown once, after growth_interval (2) finite steps
+    before = m.weight.numpy().copy()
+    (m(x).sum() * float("inf")).backward()
+    scaler.unscale_(opt)
+    with pytest.raises(RuntimeError, match="already been called"):
+        scaler.unscale_(opt)
+    scaler.step(opt)
+    scaler.update()
+    np.testing.assert_array_equal(m.weight.numpy(), before)  # skipped
+    assert scaler.get_scale() == 1024.0  # backed off
+    state = scaler.state_dict()
+    other = gt.amp.GradScaler()
+    other.load_state_dict(state)
+    assert other.get_scale() == 1024.0 and other.state_dict() == state
+
+
+def test_a_disabled_grad_scaler_passes_through():
+    m, x = _model_and_data()
+    scaler = gt.cuda.amp.GradScaler(enabled=False)
+    loss = (m(x) ** 2).mean()
+    assert scaler.scale(loss) is loss and scaler.get_scale() == 1.0 and scaler.state_dict() == {}
+    opt = gt.optim.SGD(m.parameters(), lr=0.1)
+    loss.backward()
+    before = m.weight.numpy().copy()
+    scaler.step(opt)
+    scaler.update()
+    assert not np.array_equal(m.weight.numpy(), before)
+
+
+def test_backends_switches_are_accepted():
+    gt.backends.cudnn.benchmark = True
+    gt.backends.cuda.matmul.allow_tf32 = True
+    assert gt.backends.cudnn.benchmark and not gt.backends.mps.is_available()
