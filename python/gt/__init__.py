@@ -35,7 +35,7 @@ from ._device import device
 from . import nn, optim, debug, signal, profiler, utils, cuda
 from .serialization import save, load
 from ._compile import compile  # noqa: A001 (torch.compile's name)
-from . import amp, backends  # noqa: E402
+from . import amp, backends, distributed  # noqa: E402
 from .amp import autocast  # noqa: E402
 from ._sorting import sort, argsort, msort, topk, kthvalue, median, multinomial  # noqa: E402
 from ._shaping import (round, diag, diagonal, repeat_interleave, einsum, nonzero, argwhere,  # noqa: A001,E402

@@ -153,6 +153,13 @@ class Tensor:
     def __int__(self):
         return builtins.int(self.item())
 
+    def __index__(self):
+        """An integer tensor of one element as a Python int (list indices, slices, range), as
+        PyTorch; waits for the value. TypeError for other tensors."""
+        if self.dtype.is_floating_point or self.dtype == _dt.bool or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return builtins.int(self.item())
+
     # ------------------------------------------------------------ autograd
     def backward(self, gradient=None, retain_graph=None, create_graph=False):
         """Accumulates d(self)/d(leaf) into every leaf's `.grad` (and that of tensors that called

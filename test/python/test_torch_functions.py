@@ -214,3 +214,27 @@ def test_axis_and_keepdims_are_aliases_of_dim_and_keepdim():
     assert x.unsqueeze(axis=0).shape == (1, 2, 3) and gt.topk(x, 2, axis=1).values.shape == (2, 2)
     with pytest.raises(TypeError, match="both dim= and its alias axis="):
         gt.cat([x], dim=0, axis=0)
+
+
+def test_integer_tensors_index_python_sequences():
+    data = list(range(10))
+    i = gt.tensor([2, 5])
+    assert [data[k] for k in i] == [2, 5] and data[i[0]:i[1]] == [2, 3, 4]
+    assert list(range(gt.tensor(3))) == [0, 1, 2]
+    with pytest.raises(TypeError, match="integer tensors of a single element"):
+        data[gt.tensor(1.0)]
+
+
+def test_single_process_distributed_and_data_parallel_wrappers():
+    assert gt.distributed.is_available() and not gt.distributed.is_initialized()
+    assert gt.distributed.get_rank() == 0 and gt.distributed.get_world_size() == 1
+    with pytest.raises(RuntimeError, match="sharding config"):
+        gt.distributed.init_process_group(backend="gloo")
+    inner = gt.nn.Linear(3, 2)
+    wrapped = gt.nn.parallel.DistributedDataParallel(inner, device_ids=[0])
+    x = gt.randn(4, 3)
+    np.testing.assert_array_equal(wrapped(x).numpy(), inner(x).numpy())
+    assert wrapped.module is inner and sorted(wrapped.state_dict()) == ["module.bias", "module.weight"]
+    with wrapped.no_sync():
+        pass
+    assert gt.nn.DataParallel(inner).module is inner

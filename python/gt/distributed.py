@@ -1,0 +1,45 @@
+"""gt.distributed: what scripts written for torch.distributed call when they run as one process.
+
+GT does not run one process per GPU: one client drives every worker of its session, and a
+sharding config (gt.signal, docs/sharding.md) says how tensors and compute spread over them.
+So a script is always rank 0 of a world of 1 here; `init_process_group` raises, naming the GT
+way, because a script that calls it expects other processes to exist."""
+
+_INITIALIZED = False
+
+
+def is_available():
+    return True
+
+
+def is_initialized():
+    return _INITIALIZED
+
+
+def init_process_group(backend=None, init_method=None, world_size=-1, rank=-1, **kwargs):
+    """Raises RuntimeError: GT spreads one process's work over its workers instead (see the
+    module's docstring)."""
+    raise RuntimeError("gt.distributed.init_process_group: GT runs one client process for all workers; "
+                       "spread work over them with a sharding config (gt.load_config, docs/sharding.md) instead "
+                       "of one process per device (torchrun)")
+
+
+def destroy_process_group(group=None):
+    global _INITIALIZED
+    _INITIALIZED = False
+
+
+def get_rank(group=None):
+    return 0
+
+
+def get_world_size(group=None):
+    return 1
+
+
+def barrier(group=None, **kwargs):
+    """Nothing to wait for in a world of one process."""
+
+
+__all__ = ["is_available", "is_initialized", "init_process_group", "destroy_process_group", "get_rank",
+           "get_world_size", "barrier"]
