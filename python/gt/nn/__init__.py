@@ -8,6 +8,7 @@ from .modules import (Module, Parameter, Identity, Linear, Embedding, LayerNorm,
                       ParameterList, ParameterDict)
 from .transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerEncoder,
                           TransformerDecoderLayer, TransformerDecoder, Transformer)
+from .rnn import RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell
 from . import functional, init, utils, parallel
 from .parallel import DataParallel
 from ..optim import SGD, Adam, AdamW  # the original GT exported SGD from gt.nn

@@ -1,0 +1,233 @@
+"""Recurrent layers with torch.nn's names, parameters and gate order: RNN, LSTM (Hochreiter &
+Schmidhuber 1997, with a forget gate: Gers et al. 2000), GRU (Cho et al. 2014) and their cells.
+
+Per layer and direction: weight_ih_l{k} (G*H, input), weight_hh_l{k} (G*H, H), bias_ih_l{k},
+bias_hh_l{k} (G*H,), suffixed `_reverse` for the backward direction; G = 1 (RNN), 4 (LSTM:
+input, forget, cell, output) or 3 (GRU: reset, update, new), every one ~ U(-1/sqrt(H),
+1/sqrt(H)) as PyTorch. A layer's input projections for the whole sequence are one matrix
+product; the recurrence then runs one time step at a time (a few ops per step).
+
+Shapes: input (L, N, H_in), (N, L, H_in) with batch_first, or unbatched (L, H_in); output
+(L, N, D*H) with D = 2 if bidirectional; h_n (and the LSTM's c_n) (D*num_layers, N, H).
+"""
+import math
+
+from .. import _functions as T
+from . import functional as F
+from . import init
+from .modules import Module, Parameter
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+def _lstm_step(gi, h, c, w_hh, b_hh):
+    gates = gi + F.linear(h, w_hh, b_hh)
+    i, f, g, o = T.chunk(gates, 4, -1)
+    c = T.sigmoid(f) * c + T.sigmoid(i) * T.tanh(g)
+    return T.sigmoid(o) * T.tanh(c), c
+
+
+def _gru_step(gi, h, w_hh, b_hh):
+    gh = F.linear(h, w_hh, b_hh)
+    ir, iz, inn = T.chunk(gi, 3, -1)
+    hr, hz, hn = T.chunk(gh, 3, -1)
+    r, z = T.sigmoid(ir + hr), T.sigmoid(iz + hz)
+    n = T.tanh(inn + r * hn)
+    return (1.0 - z) * n + z * h
+
+
+def _rnn_step(gi, h, w_hh, b_hh, relu):
+    pre = gi + F.linear(h, w_hh, b_hh)
+    return T.relu(pre) if relu else T.tanh(pre)
+
+
+class _RNNBase(Module):
+    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, proj_size=0, device=None, dtype=None):
+        super().__init__()
+        if proj_size:
+            raise NotImplementedError("LSTM: proj_size is not supported by GT")
+        if not 0 <= dropout <= 1:
+            raise ValueError(f"dropout should be a number in range [0, 1], got {dropout}")
+        if hidden_size <= 0 or num_layers <= 0:
+            raise ValueError("hidden_size and num_layers must be positive")
+        self.mode, self.input_size, self.hidden_size, self.num_layers = mode, input_size, hidden_size, num_layers
+        self.bias, self.batch_first, self.dropout, self.bidirectional = bias, batch_first, float(dropout), bidirectional
+        gates = _GATES[mode] * hidden_size
+        directions = 2 if bidirectional else 1
+        self._flat_names = []
+        for layer in range(num_layers):
+            for d in range(directions):
+                suffix = f"_l{layer}" + ("_reverse" if d else "")
+                width = input_size if layer == 0 else hidden_size * directions
+                names = [f"weight_ih{suffix}", f"weight_hh{suffix}"]
+                setattr(self, names[0], Parameter(T.zeros(gates, width, dtype=dtype)))
+                setattr(self, names[1], Parameter(T.zeros(gates, hidden_size, dtype=dtype)))
+                if bias:
+                    names += [f"bias_ih{suffix}", f"bias_hh{suffix}"]
+                    setattr(self, names[2], Parameter(T.zeros(gates, dtype=dtype)))
+                    setattr(self, names[3], Parameter(T.zeros(gates, dtype=dtype)))
+                self._flat_names.append(names)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        bound = 1.0 / math.sqrt(self.hidden_size)
+        for p in self.parameters():
+            init.uniform_(p, -bound, bound)
+
+    def _weights(self, layer, direction):
+        names = self._flat_names[layer * (2 if self.bidirectional else 1) + direction]
+        w_ih, w_hh = getattr(self, names[0]), getattr(self, names[1])
+        b_ih, b_hh = (getattr(self, names[2]), getattr(self, names[3])) if self.bias else (None, None)
+        return w_ih, w_hh, b_ih, b_hh
+
+    def forward(self, input, hx=None):
+        lstm = self.mode == "LSTM"
+        unbatched = input.ndim == 2
+        if input.ndim not in (2, 3):
+            raise ValueError(f"{type(self).__name__}: expected input of 2 or 3 dims, got {input.ndim}")
+        x = T.unsqueeze(input, 1) if unbatched else (T.transpose(input, 0, 1) if self.batch_first else input)
+        if x.shape[-1] != self.input_size:
+            raise ValueError(f"{type(self).__name__}: input.size(-1) must be equal to input_size. Expected "
+                             f"{self.input_size}, got {x.shape[-1]}")
+        L, N = x.shape[:2]
+        D = 2 if self.bidirectional else 1
+        shape = (D * self.num_layers, N, self.hidden_size)
+        if hx is None:
+            h0 = T.zeros(shape, dtype=x.dtype)
+            c0 = T.zeros(shape, dtype=x.dtype) if lstm else None
+        else:
+            h0, c0 = hx if lstm else (hx, None)
+            if unbatched:
+                h0 = T.unsqueeze(h0, 1)
+                c0 = T.unsqueeze(c0, 1) if c0 is not None else None
+            if tuple(h0.shape) != shape:
+                raise RuntimeError(f"Expected hidden size {list(shape)}, got {list(h0.shape)}")
+        h_n, c_n = [], []
+        for layer in range(self.num_layers):
+            outputs = []
+            for d in range(D):
+                w_ih, w_hh, b_ih, b_hh = self._weights(layer, d)
+                gi = F.linear(x, w_ih, b_ih)  # (L, N, G*H): the input's part of every step at once
+                h = h0[layer * D + d]
+                c = c0[layer * D + d] if lstm else None
+                steps = range(L - 1, -1, -1) if d else range(L)
+                out = [None] * L
+                for t in steps:
+                    if lstm:
+                        h, c = _lstm_step(gi[t], h, c, w_hh, b_hh)
+                    elif self.mode == "GRU":
+                        h = _gru_step(gi[t], h, w_hh, b_hh)
+                    else:
+                        h = _rnn_step(gi[t], h, w_hh, b_hh, self.mode == "RNN_RELU")
+                    out[t] = h
+                outputs.append(T.stack(out, 0))
+                h_n.append(h)
+                if lstm:
+                    c_n.append(c)
+            x = outputs[0] if D == 1 else T.cat(outputs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, True)
+        output = T.squeeze(x, 1) if unbatched else (T.transpose(x, 0, 1) if self.batch_first else x)
+        h_n = T.stack(h_n, 0)
+        if unbatched:
+            h_n = T.squeeze(h_n, 1)
+        if lstm:
+            c_n = T.stack(c_n, 0)
+            return output, (h_n, T.squeeze(c_n, 1) if unbatched else c_n)
+        return output, h_n
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.batch_first:
+            s += ", batch_first=True"
+        if self.dropout:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional:
+            s += ", bidirectional=True"
+        return s
+
+
+class RNN(_RNNBase):
+    """h_t = tanh(W_ih x_t + b_ih + W_hh h_(t-1) + b_hh) (nonlinearity='relu': relu)."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, device=None, dtype=None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
+        super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size, hidden_size, num_layers,
+                         bias, batch_first, dropout, bidirectional, device=device, dtype=dtype)
+        self.nonlinearity = nonlinearity
+
+
+class LSTM(_RNNBase):
+    """i, f, g, o = sigmoid, sigmoid, tanh, sigmoid of W_ih x_t + b_ih + W_hh h + b_hh (in that
+    order); c_t = f c + i g; h_t = o tanh(c_t). forward(input, (h0, c0)) -> (output, (h_n, c_n))."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, proj_size=0, device=None, dtype=None):
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         proj_size, device, dtype)
+
+
+class GRU(_RNNBase):
+    """r, z = sigmoid(W_i x + b_i + W_h h + b_h) (reset, update); n = tanh(W_in x + b_in +
+    r (W_hn h + b_hn)); h_t = (1 - z) n + z h."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, device=None, dtype=None):
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         device=device, dtype=dtype)
+
+
+class _CellBase(Module):
+    def __init__(self, input_size, hidden_size, bias, gates, dtype=None):
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        self.weight_ih = Parameter(T.zeros(gates * hidden_size, input_size, dtype=dtype))
+        self.weight_hh = Parameter(T.zeros(gates * hidden_size, hidden_size, dtype=dtype))
+        self.bias_ih = Parameter(T.zeros(gates * hidden_size, dtype=dtype)) if bias else None
+        self.bias_hh = Parameter(T.zeros(gates * hidden_size, dtype=dtype)) if bias else None
+        bound = 1.0 / math.sqrt(hidden_size)
+        for p in self.parameters():
+            init.uniform_(p, -bound, bound)
+
+    def _zeros(self, x):
+        return T.zeros(x.shape[:-1] + (self.hidden_size,), dtype=x.dtype)
+
+
+class RNNCell(_CellBase):
+    """One step of RNN: (N, input) and h (N, H) -> h'."""
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, 1, dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input, hx=None):
+        h = self._zeros(input) if hx is None else hx
+        return _rnn_step(F.linear(input, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh,
+                         self.nonlinearity == "relu")
+
+
+class LSTMCell(_CellBase):
+    """One step of LSTM: (N, input) and (h, c) -> (h', c')."""
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, 4, dtype)
+
+    def forward(self, input, hx=None):
+        h, c = (self._zeros(input), self._zeros(input)) if hx is None else hx
+        return _lstm_step(F.linear(input, self.weight_ih, self.bias_ih), h, c, self.weight_hh, self.bias_hh)
+
+
+class GRUCell(_CellBase):
+    """One step of GRU: (N, input) and h -> h'."""
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, 3, dtype)
+
+    def forward(self, input, hx=None):
+        h = self._zeros(input) if hx is None else hx
+        return _gru_step(F.linear(input, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)

@@ -1,0 +1,103 @@
+"""nn.RNN, LSTM, GRU and their cells (issue 24) against NumPy float64 forms of their equations
+(PyTorch's gate order and parameter names), gradients by central differences, and errors."""
+import numpy as np
+import pytest
+
+import gt
+from test_api import check_grad
+
+nn = gt.nn
+rng = np.random.default_rng(0)
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def params(m):
+    return {k: v.numpy().astype(np.float64) for k, v in m.state_dict().items()}
+
+
+def lstm_ref(p, x, h, c, suffix="_l0", reverse=False):
+    out = [None] * len(x)
+    for t in (range(len(x) - 1, -1, -1) if reverse else range(len(x))):
+        g = x[t] @ p["weight_ih" + suffix].T + p["bias_ih" + suffix] + h @ p["weight_hh" + suffix].T + p["bias_hh" + suffix]
+        i, f, gg, o = np.split(g, 4, -1)
+        c = sigmoid(f) * c + sigmoid(i) * np.tanh(gg)
+        h = sigmoid(o) * np.tanh(c)
+        out[t] = h
+    return np.stack(out), h, c
+
+
+def gru_ref(p, x, h, suffix="_l0"):
+    out = []
+    for t in range(len(x)):
+        gi = x[t] @ p["weight_ih" + suffix].T + p["bias_ih" + suffix]
+        gh = h @ p["weight_hh" + suffix].T + p["bias_hh" + suffix]
+        (ir, iz, inn), (hr, hz, hn) = np.split(gi, 3, -1), np.split(gh, 3, -1)
+        r, z = sigmoid(ir + hr), sigmoid(iz + hz)
+        h = (1 - z) * np.tanh(inn + r * hn) + z * h
+        out.append(h)
+    return np.stack(out), h
+
+
+def test_lstm_two_layers_bidirectional_matches_the_equations():
+    m = nn.LSTM(4, 5, num_layers=2, bidirectional=True)
+    names = list(m.state_dict())
+    assert names[:8] == ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0", "weight_ih_l0_reverse",
+                         "weight_hh_l0_reverse", "bias_ih_l0_reverse", "bias_hh_l0_reverse"]
+    assert m.weight_ih_l1.shape == (20, 10) and np.abs(m.weight_hh_l0.numpy()).max() <= 1 / np.sqrt(5)
+    p = params(m)
+    x = rng.standard_normal((6, 3, 4))
+    h0, c0 = rng.standard_normal((4, 3, 5)), rng.standard_normal((4, 3, 5))
+    out, (h, c) = m(gt.tensor(x, dtype=gt.float32), (gt.tensor(h0, dtype=gt.float32), gt.tensor(c0, dtype=gt.float32)))
+    fw, hf, cf = lstm_ref(p, x, h0[0], c0[0])
+    bw, hb, cb = lstm_ref(p, x, h0[1], c0[1], "_l0_reverse", reverse=True)
+    layer1 = np.concatenate([fw, bw], -1)
+    fw2, hf2, cf2 = lstm_ref(p, layer1, h0[2], c0[2], "_l1")
+    bw2, hb2, cb2 = lstm_ref(p, layer1, h0[3], c0[3], "_l1_reverse", reverse=True)
+    np.testing.assert_allclose(out.numpy(), np.concatenate([fw2, bw2], -1), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(h.numpy(), np.stack([hf, hb, hf2, hb2]), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(c.numpy(), np.stack([cf, cb, cf2, cb2]), rtol=1e-4, atol=1e-5)
+
+
+def test_gru_batch_first_and_unbatched():
+    m = nn.GRU(3, 4, batch_first=True)
+    p = params(m)
+    x = rng.standard_normal((2, 5, 3))
+    out, h = m(gt.tensor(x, dtype=gt.float32))
+    want, wh = gru_ref(p, x.transpose(1, 0, 2), np.zeros((2, 4)))
+    np.testing.assert_allclose(out.numpy(), want.transpose(1, 0, 2), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(h.numpy(), wh[None], rtol=1e-4, atol=1e-5)
+    single, h1 = m(gt.tensor(x[0], dtype=gt.float32))
+    assert single.shape == (5, 4) and h1.shape == (1, 4)
+    cell = nn.GRUCell(3, 4)
+    cp = {k.replace("_ih", "_ih_l0").replace("_hh", "_hh_l0"): v for k, v in params(cell).items()}
+    np.testing.assert_allclose(cell(gt.tensor(x[:, 0], dtype=gt.float32)).numpy(),
+                               gru_ref(cp, x[:, :1].transpose(1, 0, 2), np.zeros((2, 4)))[1], rtol=1e-4, atol=1e-5)
+
+
+def test_rnn_gradients_and_errors():
+    rnn = nn.RNN(3, 4, nonlinearity="tanh").double()
+    x = rng.standard_normal((4, 2, 3))
+    p = params(rnn)
+
+    def ref(a):
+        h, outs = np.zeros((2, 4)), []
+        for t in range(4):
+            h = np.tanh(a[t] @ p["weight_ih_l0"].T + p["bias_ih_l0"] + h @ p["weight_hh_l0"].T + p["bias_hh_l0"])
+            outs.append(h)
+        return np.stack(outs) ** 2
+
+    check_grad(lambda t: rnn(t)[0] ** 2, ref, x)
+    lstm = nn.LSTM(3, 4)
+    lstm(gt.randn(4, 2, 3))[0].sum().backward()
+    assert all(q.grad is not None for q in lstm.parameters())
+    with pytest.raises(ValueError, match="input_size. Expected 3, got 5"):
+        lstm(gt.randn(4, 2, 5))
+    with pytest.raises(RuntimeError, match="Expected hidden size"):
+        nn.GRU(3, 4)(gt.randn(4, 2, 3), gt.zeros(2, 2, 4))
+    with pytest.raises(NotImplementedError, match="proj_size"):
+        nn.LSTM(3, 4, proj_size=2)
+    with pytest.raises(ValueError, match="Unknown nonlinearity"):
+        nn.RNN(3, 4, nonlinearity="sigmoid")
