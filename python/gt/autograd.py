@@ -43,6 +43,11 @@ def set_grad_enabled(mode):
     return _grad_mode(bool(mode))
 
 
+def inference_mode(mode=True):
+    """torch.inference_mode: no_grad() (with mode=False, a context that records as usual)."""
+    return _grad_mode(not mode)
+
+
 # ---------------------------------------------------------------- the tape
 
 class Node:

@@ -5,7 +5,8 @@ from .modules import (Module, Parameter, Identity, Linear, Embedding, LayerNorm,
                       Conv1d, Conv2d, Conv3d, MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d, AdaptiveAvgPool1d,
                       AdaptiveAvgPool2d, AdaptiveMaxPool2d, ConstantPad1d, ConstantPad2d, ZeroPad2d, ReflectionPad1d,
                       ReflectionPad2d, ReplicationPad2d, Dropout2d, BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm,
-                      ParameterList, ParameterDict)
+                      ParameterList, ParameterDict, ELU, CELU, SELU, Softplus, Mish, Hardtanh, ReLU6,
+                      Hardsigmoid, Hardswish, LogSigmoid, Softsign, PReLU, Upsample)
 from .transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerEncoder,
                           TransformerDecoderLayer, TransformerDecoder, Transformer)
 from .rnn import RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell

@@ -761,3 +761,126 @@ def dropout2d(input, p=0.5, training=True):
     shape = tuple(input.shape[:-2]) + (1, 1)
     keep = T.rand(shape, dtype=input.dtype) >= p
     return T.where(keep, input * (1.0 / (1.0 - p)), 0.0)
+
+
+# ---------------------------------------------------------------- resampling
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
+                antialias=False):
+    """Resizes the spatial axes of (N, C, *spatial) input (1 to 3 of them), as
+    torch.nn.functional.interpolate: to `size`, or by `scale_factor` (the output size is
+    floor(input size * factor)). Modes: 'nearest' (source index floor(dst * in / out)),
+    'nearest-exact' (floor((dst + 0.5) * in / out)), and 'linear' / 'bilinear' / 'trilinear'
+    (separable linear interpolation, one axis at a time; align_corners as PyTorch, source
+    coordinate (dst + 0.5) * in / out - 0.5 clamped at 0 without it). Each axis is one or two
+    index_selects with client-computed indices, so the gradient comes with them. Raises
+    ValueError for a bad mode, both or neither of size and scale_factor, or the wrong rank."""
+    import numpy as np
+    n = input.ndim - 2
+    if n < 1 or n > 3:
+        raise ValueError(f"interpolate: expected a 3-D, 4-D or 5-D input (N, C, *spatial), got {input.ndim}-D")
+    linear_modes = {"linear": 1, "bilinear": 2, "trilinear": 3}
+    if mode not in ("nearest", "nearest-exact") and mode not in linear_modes:
+        raise ValueError(f"interpolate: mode {mode!r} is not supported (nearest, nearest-exact, linear, bilinear, "
+                         f"trilinear)")
+    if mode in linear_modes and linear_modes[mode] != n:
+        raise ValueError(f"interpolate: mode {mode!r} expects {linear_modes[mode] + 2}-D input, got {input.ndim}-D")
+    if mode not in linear_modes and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
+                         "trilinear")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("interpolate: give exactly one of size and scale_factor")
+    spatial = input.shape[2:]
+    if size is not None:
+        out = _ntuple(size, n, "size")
+        scales = [s / o for s, o in zip(spatial, out)]
+    else:
+        factors = [float(f) for f in (scale_factor if isinstance(scale_factor, (tuple, list)) else [scale_factor] * n)]
+        out = tuple(int(math.floor(s * f)) for s, f in zip(spatial, factors))
+        scales = [1.0 / f if not recompute_scale_factor else s / o for f, s, o in zip(factors, spatial, out)]
+    x = input
+    for i in range(n):
+        axis, size_in, size_out, scale = 2 + i, spatial[i], out[i], scales[i]
+        if size_in == size_out and mode in ("nearest", "nearest-exact"):
+            continue
+        dst = np.arange(size_out, dtype=np.float64)
+        if mode == "nearest":
+            src = np.minimum(np.floor(dst * scale).astype(np.int64), size_in - 1)
+            x = T.index_select(x, axis, T.tensor(src))
+            continue
+        if mode == "nearest-exact":
+            src = np.minimum(np.floor((dst + 0.5) * scale).astype(np.int64), size_in - 1)
+            x = T.index_select(x, axis, T.tensor(src))
+            continue
+        if align_corners:
+            pos = dst * ((size_in - 1) / (size_out - 1)) if size_out > 1 else np.zeros_like(dst)
+        else:
+            pos = np.maximum((dst + 0.5) * scale - 0.5, 0.0)
+        lo = np.minimum(np.floor(pos).astype(np.int64), size_in - 1)
+        hi = np.minimum(lo + 1, size_in - 1)
+        w = (pos - lo).astype(_dt.numpy_dtype(x.dtype))
+        shape = [1] * x.ndim
+        shape[axis] = size_out
+        w = T.tensor(w.reshape(shape))
+        x = T.index_select(x, axis, T.tensor(lo)) * (1.0 - w) + T.index_select(x, axis, T.tensor(hi)) * w
+    return x
+
+
+upsample = interpolate
+
+
+# ---------------------------------------------------------------- more activations
+
+
+def elu(x, alpha=1.0):
+    """x where x > 0, else alpha (exp(x) - 1) (Clevert et al. 2016)."""
+    return T.where(x > 0, x, alpha * (T.exp(T.minimum(x, 0.0)) - 1.0))
+
+
+def selu(x):
+    """scale * elu(x, alpha) with Klambauer et al. 2017's constants."""
+    return 1.0507009873554804934193349852946 * elu(x, 1.6732632423543772848170429916717)
+
+
+def celu(x, alpha=1.0):
+    """max(0, x) + min(0, alpha (exp(x / alpha) - 1))."""
+    return T.relu(x) + T.minimum(alpha * (T.exp(T.minimum(x, 0.0) / alpha) - 1.0), 0.0)
+
+
+def mish(x):
+    """x tanh(softplus(x)) (Misra 2019)."""
+    return x * T.tanh(softplus(x))
+
+
+def hardtanh(x, min_val=-1.0, max_val=1.0):
+    return T.clamp(x, min_val, max_val)
+
+
+def relu6(x):
+    return T.clamp(x, 0.0, 6.0)
+
+
+def hardsigmoid(x):
+    """relu6(x + 3) / 6."""
+    return T.clamp(x + 3.0, 0.0, 6.0) / 6.0
+
+
+def hardswish(x):
+    """x relu6(x + 3) / 6 (Howard et al. 2019)."""
+    return x * hardsigmoid(x)
+
+
+def logsigmoid(x):
+    """log(sigmoid(x)) = -softplus(-x), computed stably."""
+    return -softplus(-x)
+
+
+def softsign(x):
+    return x / (1.0 + T.abs(x))
+
+
+def prelu(x, weight):
+    """x where x > 0, else weight * x; weight has one value or one per channel (axis 1)."""
+    w = weight if weight.numel() == 1 or x.ndim < 2 else T.reshape(weight, weight.shape[0], *(1,) * (x.ndim - 2))
+    return T.where(x > 0, x, w * x)

@@ -93,3 +93,22 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
     """Normal(mean, std) samples clamped to [a, b]. PyTorch redraws samples outside [a, b];
     clamping instead puts that (small, for the default +-2 std) mass on the bounds."""
     return _fill(tensor, lambda: T.clamp(T.randn(tensor.shape, dtype=tensor.dtype) * std + mean, a, b))
+
+
+def orthogonal_(tensor, gain=1.0):
+    """A (semi-)orthogonal matrix of the tensor's shape flattened to (rows, rest), times gain
+    (Saxe et al. 2014): the Q of a QR decomposition of a Gaussian matrix, signs fixed by R's
+    diagonal, computed on the client with NumPy and uploaded."""
+    import numpy as np
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    rows = tensor.shape[0]
+    cols = math.prod(tensor.shape) // rows if rows else 0
+    from .._tensor import _next_seed
+    a = np.random.default_rng(_next_seed()).standard_normal((max(rows, cols), min(rows, cols)))
+    q, r = np.linalg.qr(a)
+    q *= np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    values = (gain * q[:rows, :cols]).reshape(tensor.shape)
+    return _fill(tensor, lambda: T.tensor(values.astype(np.float32)))

@@ -558,6 +558,112 @@ class LeakyReLU(Module):
         return f"negative_slope={self.negative_slope}"
 
 
+class _Activation(Module):
+    """A module calling one gt.nn.functional activation with fixed keyword arguments."""
+    _fn = None
+
+    def __init__(self, **kwargs):
+        super().__init__()
+        self._kwargs = kwargs
+
+    def forward(self, x):
+        return type(self)._fn(x, **self._kwargs)
+
+    def extra_repr(self):
+        return ", ".join(f"{k}={v}" for k, v in self._kwargs.items())
+
+
+class ELU(_Activation):
+    _fn = staticmethod(F.elu)
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__(alpha=alpha)
+
+
+class CELU(_Activation):
+    _fn = staticmethod(F.celu)
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__(alpha=alpha)
+
+
+class SELU(_Activation):
+    _fn = staticmethod(F.selu)
+
+    def __init__(self, inplace=False):
+        super().__init__()
+
+
+class Softplus(_Activation):
+    _fn = staticmethod(F.softplus)
+
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__(beta=beta)
+
+
+class Mish(_Activation):
+    _fn = staticmethod(F.mish)
+
+    def __init__(self, inplace=False):
+        super().__init__()
+
+
+class Hardtanh(_Activation):
+    _fn = staticmethod(F.hardtanh)
+
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+        super().__init__(min_val=min_val, max_val=max_val)
+
+
+class ReLU6(_Activation):
+    _fn = staticmethod(F.relu6)
+
+    def __init__(self, inplace=False):
+        super().__init__()
+
+
+class Hardsigmoid(ReLU6):
+    _fn = staticmethod(F.hardsigmoid)
+
+
+class Hardswish(ReLU6):
+    _fn = staticmethod(F.hardswish)
+
+
+class LogSigmoid(_Activation):
+    _fn = staticmethod(F.logsigmoid)
+
+
+class Softsign(_Activation):
+    _fn = staticmethod(F.softsign)
+
+
+class PReLU(Module):
+    """x where x > 0, else weight * x; weight (num_parameters,) starts at `init` (He et al. 2015)."""
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.weight = Parameter(T.full((num_parameters,), init, dtype=dtype))
+
+    def forward(self, x):
+        return F.prelu(x, self.weight)
+
+
+class Upsample(Module):
+    """Resizes spatial axes: see gt.nn.functional.interpolate."""
+
+    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None):
+        super().__init__()
+        self.size, self.scale_factor, self.mode, self.align_corners = size, scale_factor, mode, align_corners
+
+    def forward(self, x):
+        return F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners)
+
+    def extra_repr(self):
+        return f"size={self.size}, scale_factor={self.scale_factor}, mode={self.mode!r}"
+
+
 class Unflatten(Module):
     """Splits axis `dim` into `unflattened_size` (as torch.nn.Unflatten)."""
 

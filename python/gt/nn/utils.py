@@ -27,3 +27,13 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0):
             if p.grad is not None:
                 p.grad = p.grad * T.cast(coef, p.grad.dtype)
     return total
+
+
+def clip_grad_value_(parameters, clip_value):
+    """Clamps every gradient to [-clip_value, clip_value] elementwise, as torch.nn.utils."""
+    if isinstance(parameters, T.Tensor):
+        parameters = [parameters]
+    with no_grad():
+        for p in parameters:
+            if p.grad is not None:
+                p.grad = T.clamp(p.grad, -clip_value, clip_value)

@@ -1,0 +1,96 @@
+"""Activations, interpolate/Upsample, clip_grad_value_, orthogonal_ and inference_mode
+(issue 24), against NumPy float64 forms of their definitions."""
+import numpy as np
+import pytest
+
+import gt
+
+nn, F = gt.nn, gt.nn.functional
+rng = np.random.default_rng(0)
+X = (rng.standard_normal((4, 6)) * 3).astype(np.float32)
+x64 = X.astype(np.float64)
+softplus = np.log1p(np.exp(-np.abs(x64))) + np.maximum(x64, 0)
+ALPHA, SCALE = 1.6732632423543772, 1.0507009873554805
+REFERENCES = {
+    "elu": np.where(x64 > 0, x64, np.expm1(np.minimum(x64, 0))),
+    "selu": SCALE * np.where(x64 > 0, x64, ALPHA * np.expm1(np.minimum(x64, 0))),
+    "celu": np.maximum(x64, 0) + np.minimum(np.expm1(np.minimum(x64, 0)), 0),
+    "mish": x64 * np.tanh(softplus),
+    "hardtanh": np.clip(x64, -1, 1),
+    "relu6": np.clip(x64, 0, 6),
+    "hardsigmoid": np.clip(x64 + 3, 0, 6) / 6,
+    "hardswish": x64 * np.clip(x64 + 3, 0, 6) / 6,
+    "logsigmoid": -np.log1p(np.exp(-x64)),
+    "softsign": x64 / (1 + np.abs(x64)),
+}
+MODULES = {"elu": "ELU", "selu": "SELU", "celu": "CELU", "mish": "Mish", "hardtanh": "Hardtanh", "relu6": "ReLU6",
+           "hardsigmoid": "Hardsigmoid", "hardswish": "Hardswish", "logsigmoid": "LogSigmoid", "softsign": "Softsign"}
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCES))
+def test_activation_function_and_module(name):
+    want = REFERENCES[name]
+    np.testing.assert_allclose(getattr(F, name)(gt.tensor(X)).numpy(), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(getattr(nn, MODULES[name])()(gt.tensor(X)).numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_prelu_softplus_module():
+    p = nn.PReLU(3, init=0.1)
+    x = rng.standard_normal((2, 3, 4))
+    want = np.where(x > 0, x, 0.1 * x)
+    np.testing.assert_allclose(p(gt.tensor(x, dtype=gt.float32)).numpy(), want, rtol=1e-6, atol=1e-7)
+    assert [n for n, _ in p.named_parameters()] == ["weight"]
+    np.testing.assert_allclose(nn.Softplus()(gt.tensor(X)).numpy(), softplus, rtol=1e-5, atol=1e-6)
+
+
+def interp_linear_ref(x, axis, out, align_corners):
+    n = x.shape[axis]
+    dst = np.arange(out, dtype=np.float64)
+    if align_corners:
+        pos = dst * ((n - 1) / (out - 1)) if out > 1 else np.zeros(out)
+    else:
+        pos = np.maximum((dst + 0.5) * n / out - 0.5, 0)
+    lo = np.minimum(np.floor(pos).astype(int), n - 1)
+    hi = np.minimum(lo + 1, n - 1)
+    w = pos - lo
+    shape = [1] * x.ndim
+    shape[axis] = out
+    return np.take(x, lo, axis) * (1 - w.reshape(shape)) + np.take(x, hi, axis) * w.reshape(shape)
+
+
+@pytest.mark.parametrize("size,align", [((9, 3), False), ((9, 3), True), ((2, 14), False)])
+def test_bilinear_interpolate(size, align):
+    x = rng.standard_normal((2, 3, 5, 7))
+    want = interp_linear_ref(interp_linear_ref(x, 2, size[0], align), 3, size[1], align)
+    got = F.interpolate(gt.tensor(x, dtype=gt.float32), size=size, mode="bilinear", align_corners=align)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_nearest_interpolate_upsample_and_errors():
+    x = rng.standard_normal((1, 2, 3, 4)).astype(np.float32)
+    np.testing.assert_array_equal(F.interpolate(gt.tensor(x), scale_factor=2).numpy(),
+                                  x.repeat(2, 2).repeat(2, 3))
+    got = nn.Upsample(size=(2, 6), mode="nearest")(gt.tensor(x)).numpy()
+    np.testing.assert_array_equal(got, x[:, :, np.floor(np.arange(2) * 1.5).astype(int)][..., np.floor(
+        np.arange(6) * 4 / 6).astype(int)])
+    with pytest.raises(ValueError, match="exactly one of size and scale_factor"):
+        F.interpolate(gt.tensor(x))
+    with pytest.raises(ValueError, match="expects 3-D input"):
+        F.interpolate(gt.tensor(x), scale_factor=2, mode="linear")
+    with pytest.raises(ValueError, match="align_corners option"):
+        F.interpolate(gt.tensor(x), scale_factor=2, align_corners=True)
+
+
+def test_clip_grad_value_orthogonal_and_inference_mode():
+    w = gt.tensor(np.ones(4, np.float32), requires_grad=True)
+    (w * gt.tensor([-5.0, -0.5, 0.5, 5.0])).sum().backward()
+    nn.utils.clip_grad_value_([w], 1.0)
+    np.testing.assert_array_equal(w.grad.numpy(), [-1.0, -0.5, 0.5, 1.0])
+    q = nn.init.orthogonal_(gt.zeros(6, 3), gain=2.0).numpy()
+    np.testing.assert_allclose(q.T @ q, 4 * np.eye(3), atol=1e-5)
+    wide = nn.init.orthogonal_(gt.zeros(2, 3, 2)).numpy().reshape(2, 6)
+    np.testing.assert_allclose(wide @ wide.T, np.eye(2), atol=1e-5)
+    with gt.inference_mode():
+        assert not (gt.ones(2, requires_grad=True) * 2).requires_grad
+    with gt.inference_mode(False):
+        assert (gt.ones(2, requires_grad=True) * 2).requires_grad
