@@ -12,17 +12,7 @@ from . import _functions as T
 from ._tensor import Tensor, _op, _method, _dim, _next_seed
 
 
-class _ValuesIndices(tuple):
-    """(values, indices), as torch.return_types.sort / topk / kthvalue / median."""
-    __slots__ = ()
-
-    @property
-    def values(self):
-        return self[0]
-
-    @property
-    def indices(self):
-        return self[1]
+_ValuesIndices = T.MaxMin  # (values, indices), as torch.return_types.sort / topk / kthvalue / median
 
 
 @_method()

@@ -89,13 +89,18 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
 def dropout(x, p=0.5, training=True):
     """Zeroes each element with probability p and scales the rest by 1/(1-p) (Srivastava et al.
     2014); the identity when not training or p == 0."""
+    return _dropout(x, p, training, x.shape)
+
+
+def _dropout(x, p, training, mask_shape):
+    """x with elements zeroed by a keep mask of `mask_shape` (broadcast to x), the rest scaled."""
     if p < 0 or p > 1:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
         return x
     if p == 1:
         return x * 0.0
-    keep = T.rand(x.shape, dtype=x.dtype) >= p
+    keep = T.rand(mask_shape, dtype=x.dtype) >= p
     return T.where(keep, x * (1.0 / (1.0 - p)), 0.0)
 
 
@@ -674,6 +679,16 @@ def _channel_shape(x):
     return (1, x.shape[1]) + (1,) * (x.ndim - 2)
 
 
+def _channel_affine(y, weight, bias):
+    """y * weight + bias with weight and bias (C,) applied per channel (axis 1)."""
+    shape = _channel_shape(y)
+    if weight is not None:
+        y = y * T.reshape(weight, *shape)
+    if bias is not None:
+        y = y + T.reshape(bias, *shape)
+    return y
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Batch normalization (Ioffe & Szegedy 2015) of (N, C, *) input over every axis but C:
     (x - mean) / sqrt(var + eps) * weight + bias. Training (or no running stats) uses the
@@ -702,11 +717,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                 running_var.mul_(1.0 - momentum).add_(v * momentum)
     else:
         y = (input - T.reshape(running_mean, *shape)) * T.rsqrt(T.reshape(running_var, *shape) + eps)
-    if weight is not None:
-        y = y * T.reshape(weight, *shape)
-    if bias is not None:
-        y = y + T.reshape(bias, *shape)
-    return y
+    return _channel_affine(y, weight, bias)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
@@ -719,12 +730,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     mean = T.mean(input, axes, keepdim=True)
     d = input - mean
     y = d * T.rsqrt(T.mean(d * d, axes, keepdim=True) + eps)
-    shape = _channel_shape(input)
-    if weight is not None:
-        y = y * T.reshape(weight, *shape)
-    if bias is not None:
-        y = y + T.reshape(bias, *shape)
-    return y
+    return _channel_affine(y, weight, bias)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
@@ -741,26 +747,13 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     mean = T.mean(g, -1, keepdim=True)
     d = g - mean
     y = T.reshape(d * T.rsqrt(T.mean(d * d, -1, keepdim=True) + eps), *input.shape)
-    shape = _channel_shape(input)
-    if weight is not None:
-        y = y * T.reshape(weight, *shape)
-    if bias is not None:
-        y = y + T.reshape(bias, *shape)
-    return y
+    return _channel_affine(y, weight, bias)
 
 
 def dropout2d(input, p=0.5, training=True):
     """Zeroes whole channels of (N, C, H, W) or (C, H, W) input with probability p, scaling the
     rest by 1 / (1 - p) (Tompson et al. 2015), as torch.nn.functional.dropout2d."""
-    if p < 0 or p > 1:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0:
-        return input
-    if p == 1:
-        return input * 0.0
-    shape = tuple(input.shape[:-2]) + (1, 1)
-    keep = T.rand(shape, dtype=input.dtype) >= p
-    return T.where(keep, input * (1.0 / (1.0 - p)), 0.0)
+    return _dropout(input, p, training, tuple(input.shape[:-2]) + (1, 1))
 
 
 # ---------------------------------------------------------------- resampling

@@ -98,6 +98,12 @@ class MultiheadAttention(Module):
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}"
 
 
+def _attend(attention, x, memory, mask, padding, is_causal):
+    """The output of `attention` (a MultiheadAttention) of queries x over keys and values memory."""
+    return attention(x, memory, memory, attn_mask=mask, key_padding_mask=padding, need_weights=False,
+                     is_causal=is_causal)[0]
+
+
 def _activation(activation):
     if callable(activation):
         return activation
@@ -127,8 +133,7 @@ class TransformerEncoderLayer(Module):
         self.activation = _activation(activation)
 
     def _sa(self, x, mask, padding, is_causal):
-        return self.dropout1(self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=padding, need_weights=False,
-                                            is_causal=is_causal)[0])
+        return self.dropout1(_attend(self.self_attn, x, x, mask, padding, is_causal))
 
     def _ff(self, x):
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
@@ -165,12 +170,10 @@ class TransformerDecoderLayer(Module):
         self.activation = _activation(activation)
 
     def _sa(self, x, mask, padding, is_causal):
-        return self.dropout1(self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=padding, need_weights=False,
-                                            is_causal=is_causal)[0])
+        return self.dropout1(_attend(self.self_attn, x, x, mask, padding, is_causal))
 
     def _mha(self, x, memory, mask, padding, is_causal):
-        return self.dropout2(self.multihead_attn(x, memory, memory, attn_mask=mask, key_padding_mask=padding,
-                                                 need_weights=False, is_causal=is_causal)[0])
+        return self.dropout2(_attend(self.multihead_attn, x, memory, mask, padding, is_causal))
 
     def _ff(self, x):
         return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))

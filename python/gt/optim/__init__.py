@@ -129,6 +129,17 @@ class Optimizer:
     def _state(self, p):
         return self.state.setdefault(id(p), {})
 
+    def _step_states(self, params, buffers):
+        """Each parameter's state with its step count advanced and the named buffers (name ->
+        initial value) made, filled with that value in the parameter's shape, if missing."""
+        states = [self._state(p) for p in params]
+        for st, p in zip(states, params):
+            st["step"] = st.get("step", 0) + 1
+            for name, value in buffers.items():
+                if name not in st:
+                    st[name] = T.full_like(p, value)
+        return states
+
     def step(self):
         raise NotImplementedError
 
@@ -283,15 +294,8 @@ class RMSprop(Optimizer):
                 if not params:
                     continue
                 grads = _grads_with_decay(params, group["weight_decay"])
-                states = [self._state(p) for p in params]
-                for st, p in zip(states, params):
-                    st["step"] = st.get("step", 0) + 1
-                    if "square_avg" not in st:
-                        st["square_avg"] = T.zeros_like(p)
-                        if momentum:
-                            st["momentum_buffer"] = T.zeros_like(p)
-                        if group["centered"]:
-                            st["grad_avg"] = T.zeros_like(p)
+                buffers = ["square_avg"] + ["momentum_buffer"] * bool(momentum) + ["grad_avg"] * group["centered"]
+                states = self._step_states(params, {name: 0.0 for name in buffers})
                 v = _foreach("add", _foreach("mul", [st["square_avg"] for st in states], alpha),
                              _foreach("mul", _foreach("mul", grads, grads), 1 - alpha))
                 for st, vi in zip(states, v):
@@ -333,11 +337,7 @@ class Adagrad(Optimizer):
                 if not params:
                     continue
                 grads = _grads_with_decay(params, group["weight_decay"])
-                states = [self._state(p) for p in params]
-                for st, p in zip(states, params):
-                    st["step"] = st.get("step", 0) + 1
-                    if "sum" not in st:
-                        st["sum"] = T.full_like(p, group["initial_accumulator_value"])
+                states = self._step_states(params, {"sum": group["initial_accumulator_value"]})
                 sums = _foreach("add", [st["sum"] for st in states], _foreach("mul", grads, grads))
                 for st, si in zip(states, sums):
                     st["sum"] = si
@@ -365,11 +365,7 @@ class Adadelta(Optimizer):
                 if not params:
                     continue
                 grads = _grads_with_decay(params, group["weight_decay"])
-                states = [self._state(p) for p in params]
-                for st, p in zip(states, params):
-                    st["step"] = st.get("step", 0) + 1
-                    if "square_avg" not in st:
-                        st["square_avg"], st["acc_delta"] = T.zeros_like(p), T.zeros_like(p)
+                states = self._step_states(params, {"square_avg": 0.0, "acc_delta": 0.0})
                 v = _foreach("add", _foreach("mul", [st["square_avg"] for st in states], rho),
                              _foreach("mul", _foreach("mul", grads, grads), 1 - rho))
                 u = [st["acc_delta"] for st in states]
