@@ -36,6 +36,11 @@ from . import nn, optim, debug, signal, profiler, utils, cuda
 from .serialization import save, load
 from ._compile import compile  # noqa: A001 (torch.compile's name)
 from . import amp, backends, distributed  # noqa: E402
+from ._composites import (reciprocal, square, trunc, fix, frac, ceil, fmod, expm1, exp2, log2, log10, sinh,  # noqa
+                          cosh, tan, hypot, logaddexp, xlogy, deg2rad, rad2deg, heaviside, sinc, nan_to_num, addcmul,
+                          addcdiv, nansum, nanmean, count_nonzero, var_mean, std_mean, tile, tensor_split, scatter,
+                          searchsorted, bucketize, cdist, meshgrid, cartesian_prod, tril_indices, triu_indices,
+                          bincount, unique, bernoulli, normal, randint_like)
 from .amp import autocast  # noqa: E402
 from ._sorting import sort, argsort, msort, topk, kthvalue, median, multinomial  # noqa: E402
 from ._shaping import (round, diag, diagonal, repeat_interleave, einsum, nonzero, argwhere,  # noqa: A001,E402

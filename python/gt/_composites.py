@@ -1,0 +1,501 @@
+"""More of torch's functions and Tensor methods, each built from GT's ops (so gradients and
+fusion come with them): elementwise math (reciprocal, square, trunc, frac, ceil, fmod, expm1,
+exp2, log2, log10, sinh, cosh, tan, hypot, logaddexp, xlogy, deg2rad, heaviside, sinc,
+nan_to_num), addcmul / addcdiv, nansum / nanmean, count_nonzero, var_mean / std_mean, tile,
+tensor_split, scatter, searchsorted / bucketize, cdist, meshgrid, cartesian_prod,
+tril_indices / triu_indices, bincount, unique, bernoulli, normal, randint_like; and the Tensor
+methods new_tensor, new_empty, view_as, reshape_as, element_size, nelement, nbytes, itemsize,
+is_contiguous, stride, storage_offset, t, mH, type and in-place forms of unary functions.
+
+bincount and unique have a size that depends on the values, so they read them (a wait).
+"""
+import builtins
+import math
+
+import numpy as np
+
+from . import dtypes as _dt
+from . import _functions as T
+from ._tensor import Tensor, _method, _dim, _next_seed, _op
+
+LN2, LN10 = math.log(2.0), math.log(10.0)
+
+
+def _float(x):
+    return x if x.dtype.is_floating_point else T.cast(x, _dt.float32)
+
+
+# ---------------------------------------------------------------- elementwise
+
+@_method()
+def reciprocal(x):
+    return 1.0 / _float(x)
+
+
+@_method()
+def square(x):
+    return x * x
+
+
+@_method()
+def trunc(x):
+    """Rounds toward zero."""
+    return x if not x.dtype.is_floating_point else T.where(x < 0, -T.floor(-x), T.floor(x))
+
+
+fix = trunc
+
+
+@_method()
+def frac(x):
+    return x - trunc(x)
+
+
+@_method()
+def ceil(x):
+    return x if not x.dtype.is_floating_point else -T.floor(-x)
+
+
+@_method()
+def fmod(x, other):
+    """C's remainder: x - trunc(x / other) * other (the sign of x), as torch.fmod."""
+    if not x.dtype.is_floating_point and not (isinstance(other, Tensor) and other.dtype.is_floating_point) \
+            and not isinstance(other, builtins.float):
+        r = T.remainder(x, other)  # Python's (the divisor's sign): move it to the dividend's sign
+        return T.where(T.logical_and(r != 0, (r < 0) != (x < 0)), r - other, r)
+    return x - trunc(x / other) * other
+
+
+@_method()
+def expm1(x):
+    return T.exp(_float(x)) - 1.0
+
+
+@_method()
+def exp2(x):
+    return T.exp(_float(x) * LN2)
+
+
+@_method()
+def log2(x):
+    return T.log(_float(x)) / LN2
+
+
+@_method()
+def log10(x):
+    return T.log(_float(x)) / LN10
+
+
+@_method()
+def sinh(x):
+    e = T.exp(_float(x))
+    return (e - 1.0 / e) * 0.5
+
+
+@_method()
+def cosh(x):
+    e = T.exp(_float(x))
+    return (e + 1.0 / e) * 0.5
+
+
+@_method()
+def tan(x):
+    return T.sin(_float(x)) / T.cos(_float(x))
+
+
+@_method()
+def hypot(x, other):
+    return T.sqrt(x * x + other * other)
+
+
+@_method()
+def logaddexp(x, other):
+    """log(exp(x) + exp(other)), computed stably."""
+    m = T.maximum(x, other)
+    return m + T.log1p(T.exp(-T.abs(x - other)))
+
+
+@_method()
+def xlogy(x, other):
+    """x * log(other), 0 where x is 0 (as torch.xlogy)."""
+    x = _float(x) if isinstance(x, Tensor) else x
+    return T.where(x == 0, 0.0, x * T.log(other))
+
+
+@_method()
+def deg2rad(x):
+    return _float(x) * (math.pi / 180.0)
+
+
+@_method()
+def rad2deg(x):
+    return _float(x) * (180.0 / math.pi)
+
+
+@_method()
+def heaviside(x, values):
+    """1 where x > 0, 0 where x < 0, `values` where x == 0."""
+    return T.where(x > 0, T.ones_like(x), T.where(x < 0, T.zeros_like(x), values))
+
+
+@_method()
+def sinc(x):
+    """sin(pi x) / (pi x), 1 at 0."""
+    px = _float(x) * math.pi
+    safe = T.where(px == 0, 1.0, px)
+    return T.where(px == 0, 1.0, T.sin(safe) / safe)
+
+
+@_method()
+def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
+    """NaN -> nan, inf -> posinf (default the dtype's largest value), -inf -> neginf."""
+    if not x.dtype.is_floating_point:
+        return x
+    info = T.finfo(x.dtype)
+    y = T.where(T.isnan(x), nan, x)
+    y = T.where(y == float("inf"), info.max if posinf is None else posinf, y)
+    return T.where(y == float("-inf"), info.min if neginf is None else neginf, y)
+
+
+@_method()
+def addcmul(x, tensor1, tensor2, value=1):
+    return x + value * tensor1 * tensor2
+
+
+@_method()
+def addcdiv(x, tensor1, tensor2, value=1):
+    return x + value * tensor1 / tensor2
+
+
+# ---------------------------------------------------------------- reductions
+
+@_method()
+def nansum(x, dim=None, keepdim=False):
+    """sum with NaN counted as 0."""
+    return T.sum(T.where(T.isnan(x), 0.0, x) if x.dtype.is_floating_point else x, dim, keepdim)
+
+
+@_method()
+def nanmean(x, dim=None, keepdim=False):
+    """mean over the elements that are not NaN."""
+    keep = T.logical_not(T.isnan(x))
+    return T.sum(T.where(keep, x, 0.0), dim, keepdim) / T.sum(T.cast(keep, x.dtype), dim, keepdim)
+
+
+@_method()
+def count_nonzero(x, dim=None):
+    return T.sum(T.cast(x != 0, _dt.int64), dim)
+
+
+def var_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(var, mean) as torch.var_mean."""
+    kw = {} if correction is None else {"correction": correction}
+    if unbiased is not None:
+        kw["unbiased"] = unbiased
+    return T.var(x, dim, keepdim=keepdim, **kw), T.mean(x, dim, keepdim=keepdim)
+
+
+def std_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(std, mean) as torch.std_mean."""
+    v, m = var_mean(x, dim, unbiased, keepdim, correction=correction)
+    return T.sqrt(v), m
+
+
+# ---------------------------------------------------------------- shapes and indices
+
+@_method()
+def tile(x, dims):
+    """x repeated along each axis dims[i] times (missing leading dims count as 1), as torch.tile."""
+    dims = tuple(dims)
+    if len(dims) < x.ndim:
+        dims = (1,) * (x.ndim - len(dims)) + dims
+    return T.repeat(x, *dims)
+
+
+@_method()
+def tensor_split(x, indices_or_sections, dim=0):
+    """Splits along dim into n nearly equal parts (the first size % n one longer) or at the
+    given indices, as torch.tensor_split; views are narrow()s."""
+    d = _dim(dim, x.ndim)
+    size = x.shape[d]
+    if isinstance(indices_or_sections, builtins.int):
+        n = indices_or_sections
+        if n <= 0:
+            raise RuntimeError(f"tensor_split: number of sections must be positive, got {n}")
+        bounds = [i * (size // n) + builtins.min(i, size % n) for i in range(n + 1)]
+    else:
+        bounds = [0] + [builtins.min(builtins.max(int(i), 0), size) for i in indices_or_sections] + [size]
+    return tuple(T.narrow(x, d, a, builtins.max(b - a, 0)) for a, b in zip(bounds[:-1], bounds[1:]))
+
+
+@_method()
+def scatter(x, dim, index, src=None, value=None, reduce=None):
+    """x with src (or the number `value`) written at index along dim, as torch.scatter: where
+    several writes hit one element PyTorch leaves the result undefined; here they add up.
+    reduce='add' adds to x, 'multiply' is not supported."""
+    if reduce not in (None, "add"):
+        raise NotImplementedError(f"scatter: reduce={reduce!r} is not supported by GT (None or 'add')")
+    d = _dim(dim, x.ndim)
+    if src is None or not isinstance(src, Tensor):
+        src = T.full(index.shape, value if src is None else src, dtype=x.dtype)
+    added = T.scatter_add_zeros(x.shape, d, index, T.cast(src, x.dtype))
+    if reduce == "add":
+        return x + added
+    hit = T.scatter_add_zeros(x.shape, d, index, T.ones(index.shape, dtype=x.dtype)) > 0
+    return T.where(hit, added, x)
+
+
+def searchsorted(sorted_sequence, values, *, right=False, out_int32=False, side=None):
+    """Insertion points of `values` in the last axis of `sorted_sequence` (1-D, or one row per
+    leading position of values), as torch.searchsorted: the count of elements < v (<= v with
+    right=True or side='right'). One comparison per (value, element)."""
+    right = right or side == "right"
+    vals = values if isinstance(values, Tensor) else T.tensor(values)
+    seq = sorted_sequence
+    expanded = T.unsqueeze(vals, -1)
+    boundary = seq if seq.ndim == 1 else T.unsqueeze(seq, -2) if seq.ndim == vals.ndim else seq
+    below = (boundary <= expanded) if right else (boundary < expanded)
+    out = T.sum(T.cast(below, _dt.int64), -1)
+    return T.cast(out, _dt.int32) if out_int32 else out
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    """The bucket of each input element among 1-D `boundaries`, as torch.bucketize."""
+    return searchsorted(boundaries, input, right=right, out_int32=out_int32)
+
+
+def cdist(x1, x2, p=2.0):
+    """Pairwise p-norm distances between the rows of (..., P, M) x1 and (..., R, M) x2 ->
+    (..., P, R); p=2 through x1^2 + x2^2 - 2 x1 x2^T (clamped at 0), as PyTorch's default."""
+    if p == 2.0:
+        sq = T.sum(x1 * x1, -1, keepdim=True) + T.transpose(T.sum(x2 * x2, -1, keepdim=True), -2, -1) \
+            - 2.0 * T.matmul(x1, T.transpose(x2, -2, -1))
+        return T.sqrt(T.clamp(sq, min=0.0))
+    diff = T.abs(T.unsqueeze(x1, -2) - T.unsqueeze(x2, -3))
+    if p == float("inf"):
+        return T.amax(diff, -1)
+    return T.sum(diff ** p, -1) ** (1.0 / p)
+
+
+def meshgrid(*tensors, indexing="ij"):
+    """Coordinate grids from 1-D tensors, as torch.meshgrid ('ij' or 'xy' indexing)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+    ts = list(tensors)
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = tuple(t.numel() for t in ts)
+    grids = []
+    for i, t in enumerate(ts):
+        view = [1] * len(ts)
+        view[i] = shape[i]
+        grids.append(T.expand(T.reshape(t, *view), *shape))
+    if swap:  # 'xy': the grids of (t1, t0, ...) in 'ij', the first two swapped back
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def cartesian_prod(*tensors):
+    """All combinations of the elements of 1-D tensors, (count, len(tensors)), as torch."""
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return T.stack([T.reshape(g, -1) for g in grids], 1)
+
+
+def _triangle_indices(row, col, offset, upper):
+    r, c = np.triu_indices(row, offset, col) if upper else np.tril_indices(row, offset, col)
+    return T.tensor(np.stack([r, c]).astype(np.int64))
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None):
+    """(2, count) int64 row and column indices of the lower triangle, as torch.tril_indices."""
+    return _triangle_indices(row, col, offset, upper=False)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None):
+    """(2, count) int64 row and column indices of the upper triangle, as torch.triu_indices."""
+    return _triangle_indices(row, col, offset, upper=True)
+
+
+@_method()
+def bincount(x, weights=None, minlength=0):
+    """Counts (or weight sums) of each non-negative integer in 1-D x, as torch.bincount; reads
+    x's largest value to size the result (a wait)."""
+    if x.ndim != 1:
+        raise RuntimeError(f"bincount only supports 1-d non-negative integral inputs, got {x.ndim}-d")
+    n = builtins.max(int(T.amax(x).item()) + 1 if x.numel() else 0, minlength)
+    if weights is None:
+        return T.scatter_add_zeros((n,), 0, x, T.ones(x.shape, dtype=_dt.int64))
+    return T.scatter_add_zeros((n,), 0, x, _float(weights) if weights.dtype != _dt.float64 else weights)
+
+
+@_method()
+def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct values of x in ascending order (with the inverse indices and the counts if
+    asked), as torch.unique; computed from x's values (a wait). dim is not supported."""
+    if dim is not None:
+        raise NotImplementedError("unique: dim= is not supported by GT")
+    values, inverse, counts = np.unique(x.numpy(), return_inverse=True, return_counts=True)
+    out = [T.tensor(values, dtype=x.dtype)]
+    if return_inverse:
+        out.append(T.tensor(inverse.reshape(x.shape).astype(np.int64)))
+    if return_counts:
+        out.append(T.tensor(counts.astype(np.int64)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+# ---------------------------------------------------------------- random
+
+@_method()
+def bernoulli(input, p=None, *, generator=None):
+    """1 with probability input (or p) per element, else 0, in input's dtype."""
+    probs = input if p is None else T.full(input.shape, p, dtype=input.dtype)
+    seed = generator._next_seed() if generator is not None else _next_seed()
+    u = _op("rand", shape=tuple(input.shape), seed=seed, dtype=_float(probs).dtype)
+    return T.cast(u < probs, input.dtype)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None):
+    """Samples of N(mean, std^2): mean and std tensors or numbers (broadcast), or a `size`."""
+    if size is None:
+        shape = np.broadcast_shapes(*[tuple(v.shape) for v in (mean, std) if isinstance(v, Tensor)])
+    else:
+        shape = tuple(size)
+    like = next((v for v in (mean, std) if isinstance(v, Tensor)), None)
+    d = dtype or (like.dtype if like is not None else _dt.float32)
+    seed = generator._next_seed() if generator is not None else _next_seed()
+    return _op("randn", shape=shape, seed=seed, dtype=_dt.resolve(d)) * std + mean
+
+
+def randint_like(input, low=0, high=None, *, dtype=None):
+    """Integers uniform in [low, high) of input's shape (randint_like(x, high) as torch)."""
+    if high is None:
+        low, high = 0, low
+    return T.randint(low, high, input.shape, dtype=dtype or input.dtype)
+
+
+# ---------------------------------------------------------------- Tensor methods
+
+def _method_only(name):
+    def register(fn):
+        setattr(Tensor, name, fn)
+        return fn
+    return register
+
+
+@_method_only("new_tensor")
+def _new_tensor(x, data, dtype=None, device=None, requires_grad=False):
+    return T.tensor(data.numpy() if isinstance(data, Tensor) else data, dtype=dtype or x.dtype,
+                    requires_grad=requires_grad)
+
+
+@_method_only("new_empty")
+def _new_empty(x, *size, dtype=None, device=None, requires_grad=False):
+    return T.zeros(*size, dtype=dtype or x.dtype, requires_grad=requires_grad)
+
+
+@_method_only("view_as")
+def _view_as(x, other):
+    return T.reshape(x, *other.shape)
+
+
+@_method_only("reshape_as")
+def _reshape_as(x, other):
+    return T.reshape(x, *other.shape)
+
+
+@_method_only("element_size")
+def _element_size(x):
+    return x.dtype.itemsize
+
+
+@_method_only("nelement")
+def _nelement(x):
+    return x.numel()
+
+
+@_method_only("is_contiguous")
+def _is_contiguous(x, memory_format=None):
+    """True: a GT tensor's values are always laid out row-major (views are copies)."""
+    return True
+
+
+@_method_only("stride")
+def _stride(x, dim=None):
+    """The row-major strides in elements (GT tensors are always contiguous)."""
+    strides = [math.prod(x.shape[i + 1:]) for i in range(x.ndim)]
+    return tuple(strides) if dim is None else strides[_dim(dim, x.ndim)]
+
+
+@_method_only("storage_offset")
+def _storage_offset(x):
+    return 0
+
+
+@_method_only("t")
+def _t(x):
+    """The transpose of a tensor of at most 2 dims, as torch.Tensor.t."""
+    if x.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
+    return T.transpose(x, 0, 1) if x.ndim == 2 else x
+
+
+@_method_only("type")
+def _type(x, dtype=None, non_blocking=False):
+    """Without dtype: the type's name ('torch.FloatTensor' style, as PyTorch); with one: a cast."""
+    if dtype is None:
+        names = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+                 "bfloat16": "BFloat16Tensor", "int32": "IntTensor", "int64": "LongTensor", "bool": "BoolTensor"}
+        return "torch." + names[x.dtype.name]
+    if isinstance(dtype, str) and dtype.startswith("torch.") and dtype.endswith("Tensor"):
+        dtype = {"FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
+                 "BFloat16Tensor": "bfloat16", "IntTensor": "int32", "LongTensor": "int64",
+                 "BoolTensor": "bool"}[dtype[len("torch."):]]
+    return T.cast(x, _dt.resolve(dtype))
+
+
+Tensor.mH = property(lambda x: T.transpose(x, -2, -1))  # real tensors: the conjugate is the tensor
+Tensor.nbytes = property(lambda x: x.numel() * x.dtype.itemsize)
+Tensor.itemsize = property(lambda x: x.dtype.itemsize)
+
+
+def _install_inplace():
+    """x.f_() for these unary functions: computes f(x) and rebinds x to it (see Tensor._assign)."""
+    for name, fn in (("abs_", T.abs), ("exp_", T.exp), ("sqrt_", T.sqrt), ("neg_", T.neg), ("sigmoid_", T.sigmoid),
+                     ("tanh_", T.tanh), ("relu_", T.relu), ("log_", T.log), ("floor_", T.floor),
+                     ("reciprocal_", reciprocal), ("square_", square), ("trunc_", trunc), ("ceil_", ceil),
+                     ("round_", None), ("clamp_min_", T.clamp_min), ("clamp_max_", T.clamp_max),
+                     ("pow_", T.pow), ("cumsum_", T.cumsum), ("nan_to_num_", nan_to_num),
+                     ("addcmul_", addcmul), ("addcdiv_", addcdiv), ("fmod_", fmod), ("remainder_", T.remainder)):
+        if fn is None:
+            from ._shaping import round as fn  # noqa: A001
+        if hasattr(Tensor, name):
+            continue
+
+        def inplace(x, *args, _fn=fn, **kwargs):
+            x._assign(_fn(x, *args, **kwargs))
+            return x
+        inplace.__name__ = name
+        inplace.__doc__ = f"In place: x = {name[:-1]}(x, ...) (x is rebound to the result, as GT's in-place ops)."
+        setattr(Tensor, name, inplace)
+
+    def bernoulli_(x, p=0.5, *, generator=None):
+        """Fills x with 1 (probability p, a number or a tensor) or 0, in x's dtype."""
+        probs = p if isinstance(p, Tensor) else T.full(x.shape, p, dtype=_float(x).dtype)
+        x._assign(T.cast(bernoulli(probs, generator=generator), x.dtype))
+        return x
+    Tensor.bernoulli_ = bernoulli_
+
+    def detach_(x):
+        """Makes x a leaf that records no history (as torch.Tensor.detach_)."""
+        x._node = None
+        x.requires_grad = False
+        return x
+    Tensor.detach_ = detach_
+
+
+_install_inplace()
