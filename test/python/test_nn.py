@@ -240,3 +240,24 @@ def test_each_optimizer_step_is_one_batch_the_plan_cache_recognizes():
         misses = after["dispatcher_plan_cache_misses"] - before["dispatcher_plan_cache_misses"]
         assert hits == 10, (hits, misses)  # and at most the frees left after the last step() are new
         assert misses <= 1, (hits, misses)
+
+
+def test_non_persistent_buffers_submodule_access_and_load_result():
+    class M(gt.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = gt.nn.Linear(2, 3)
+            self.register_buffer("kept", gt.ones(2))
+            self.register_buffer("scratch", gt.zeros(4), persistent=False)
+
+    m = M()
+    assert sorted(m.state_dict()) == ["inner.bias", "inner.weight", "kept"]
+    assert len(m.buffers()) == 2  # both are buffers (moved by .to())
+    result = m.load_state_dict(m.state_dict())
+    assert result.missing_keys == [] and result.unexpected_keys == [] and tuple(result) == ([], [])
+    assert m.get_submodule("inner") is m.inner and m.get_submodule("") is m
+    assert m.get_parameter("inner.weight") is m.inner.weight and m.get_buffer("kept") is m.kept
+    with pytest.raises(AttributeError, match="no attribute `nope`"):
+        m.get_submodule("nope")
+    m.register_module("extra", gt.nn.ReLU())
+    assert "extra" in dict(m.named_children())

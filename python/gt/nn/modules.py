@@ -1,6 +1,6 @@
 """nn.Module and the layers built on it (torch.nn's API)."""
 import math
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 
 import numpy as np
 
@@ -30,6 +30,11 @@ class Parameter(T.Tensor):
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What load_state_dict returns: (missing_keys, unexpected_keys), as PyTorch's."""
+    __slots__ = ()
 
 
 class _Parameters(list):
@@ -146,8 +151,40 @@ class Module:
         object.__setattr__(self, name, value)
 
     def register_buffer(self, name, tensor, persistent=True):
+        """A tensor kept with the module (moved by .to(), listed by buffers()); in state_dict
+        unless persistent=False."""
         self._buffers[name] = tensor
+        if not persistent:
+            self.__dict__.setdefault("_non_persistent", set()).add(name)
+        else:
+            self.__dict__.get("_non_persistent", set()).discard(name)
         object.__setattr__(self, name, tensor)
+
+    def register_module(self, name, module):
+        setattr(self, name, module)
+
+    def get_submodule(self, target):
+        """The submodule at dotted path `target` ("" is the module itself); AttributeError if none."""
+        m = self
+        for part in target.split(".") if target else []:
+            if part not in m._modules or m._modules[part] is None:
+                raise AttributeError(f"{type(m).__name__} has no attribute `{part}`")
+            m = m._modules[part]
+        return m
+
+    def get_parameter(self, target):
+        module, _, name = target.rpartition(".")
+        m = self.get_submodule(module)
+        if name not in m._parameters:
+            raise AttributeError(f"{type(m).__name__} has no parameter `{name}`")
+        return m._parameters[name]
+
+    def get_buffer(self, target):
+        module, _, name = target.rpartition(".")
+        m = self.get_submodule(module)
+        if name not in m._buffers:
+            raise AttributeError(f"{type(m).__name__} has no buffer `{name}`")
+        return m._buffers[name]
 
     def register_parameter(self, name, param):
         setattr(self, name, param)
@@ -339,8 +376,9 @@ class Module:
             for name, p in m._parameters.items():
                 if p is not None:
                     out[(mname + "." if mname else "") + name] = p.detach()
+            skip = m.__dict__.get("_non_persistent", ())
             for name, b in m._buffers.items():
-                if b is not None:
+                if b is not None and name not in skip:
                     out[(mname + "." if mname else "") + name] = b.detach()
         return out
 
@@ -348,10 +386,11 @@ class Module:
         """Copies values (Tensors or NumPy arrays) into this module's parameters and buffers.
 
         Raises RuntimeError listing missing and unexpected keys when strict, and for a shape
-        mismatch. Returns (missing_keys, unexpected_keys)."""
+        mismatch. Returns (missing_keys, unexpected_keys), a named tuple as PyTorch's."""
         own = {}
         for mname, m in self.named_modules():
-            for name in list(m._parameters) + list(m._buffers):
+            skip = m.__dict__.get("_non_persistent", ())
+            for name in list(m._parameters) + [b for b in m._buffers if b not in skip]:
                 own[(mname + "." if mname else "") + name] = (m, name)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
@@ -374,7 +413,7 @@ class Module:
             else:
                 m._buffers[name] = v.detach()
                 object.__setattr__(m, name, m._buffers[name])
-        return missing, unexpected
+        return _IncompatibleKeys(missing, unexpected)
 
     # ------------------------------------------------------------ printing
     def __repr__(self):
