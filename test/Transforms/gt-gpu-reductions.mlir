@@ -1,4 +1,6 @@
 // RUN: gt-opt %s --pass-pipeline='builtin.module(func.func(gt-gpu-reductions))' | FileCheck %s
+// batch_sum's input map after its loops are reordered (the batch axis is now the last loop):
+// CHECK-DAG: affine_map<(d0, d1, d2) -> (d2, d0, d1)>
 
 #rows = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
@@ -95,8 +97,9 @@ func.func @column_max(%x: memref<100x600xf32>, %out: memref<600xf32>) {
 }
 
 // Left as they were (one thread per output, a loop over the reduced axis):
-// a short axis (16 < min-reduced), a bf16 output (warp shuffles move 32 and 64 bits), a body
-// whose combine is not associative (subf), and argmax's two outputs.
+// a short axis (16 < min-reduced), a bf16 sum into a bf16 output (GT's lowering sums 16-bit
+// floats into f32 outputs; warp shuffles move 32 and 64 bits), a body whose combine is not
+// associative (subf), and argmax's two outputs.
 // CHECK-LABEL: func.func @kept
 // CHECK-NOT: gpu.launch
 // CHECK-COUNT-4: linalg.generic
@@ -130,6 +133,45 @@ func.func @kept(%short: memref<64x16xf32>, %out: memref<64xf32>, %h: memref<64x1
     %m = arith.select %gt, %in, %best : f32
     %k = arith.select %gt, %ji, %at : i64
     linalg.yield %m, %k : f32, i64
+  }
+  return
+}
+
+// A bf16 row max (softmax's first reduction under autocast): the threads compare in f32 (exact),
+// the block's maximum is rounded back to bf16 (exactly) when stored.
+// CHECK-LABEL: func.func @half_max
+// CHECK: gpu.launch
+// CHECK: memref.load {{.*}} : memref<64x1000xbf16>
+// CHECK: arith.extf {{.*}} : bf16 to f32
+// CHECK: arith.maximumf {{.*}} : f32
+// CHECK: gpu.all_reduce maximumf
+// CHECK: arith.truncf {{.*}} : f32 to bf16
+// CHECK: memref.store {{.*}} : memref<64xbf16>
+func.func @half_max(%h: memref<64x1000xbf16>, %hout: memref<64xbf16>) {
+  linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%h : memref<64x1000xbf16>) outs(%hout : memref<64xbf16>) {
+  ^bb0(%in: bf16, %acc: bf16):
+    %m = arith.maximumf %in, %acc : bf16
+    linalg.yield %m : bf16
+  }
+  return
+}
+
+// A short reduction over an outer axis (a bias gradient summed over a batch of 8: too few
+// elements per output for a block) stays a linalg.generic, its loops reordered parallel first,
+// so that each output gets a thread instead of one thread looping over the whole nest.
+// CHECK-LABEL: func.func @batch_sum
+// CHECK-NOT: gpu.launch
+// CHECK: linalg.generic {indexing_maps = [#[[IN:map[0-9]*]], #[[OUT:map[0-9]*]]], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK-NOT: gpu.launch
+#batch_in = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#batch_out = affine_map<(d0, d1, d2) -> (d1, d2)>
+func.func @batch_sum(%x: memref<8x64x32xf32>, %out: memref<64x32xf32>) {
+  linalg.generic {indexing_maps = [#batch_in, #batch_out], iterator_types = ["reduction", "parallel", "parallel"]}
+      ins(%x : memref<8x64x32xf32>) outs(%out : memref<64x32xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
   }
   return
 }

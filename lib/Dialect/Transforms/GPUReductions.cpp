@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
@@ -33,6 +34,9 @@ struct Reduction {
   gpu::AllReduceOperation kind;
   SmallVector<int64_t> parallelDims, reductionDims, sizes;
   int64_t outputs = 1, reduced = 1;
+  /// f16/bf16 output of a max or min: the threads compare in f32 (exact: every 16-bit float is
+  /// an f32), the result is rounded back (exactly) when stored.
+  Type half;
 };
 
 /// The all_reduce kind of a combining op.
@@ -58,8 +62,9 @@ std::optional<gpu::AllReduceOperation> kindOf(Operation *op) {
 }
 
 /// The reduction `op` computes, if the pass can run it block-parallel: one output (f32, f64,
-/// i32 or i64: what warp shuffles move), static loop bounds, projected-permutation maps, and a
-/// body ending in one associative combine of an element with `%out`.
+/// i32 or i64: what warp shuffles move; f16/bf16 for max and min, in f32), static loop bounds,
+/// projected-permutation maps, and a body ending in one associative combine of an element with
+/// `%out`. (GT's lowering sums f16/bf16 into an f32 output already.)
 std::optional<Reduction> match(linalg::GenericOp op, int64_t minReduced) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
     return std::nullopt;
@@ -75,11 +80,21 @@ std::optional<Reduction> match(linalg::GenericOp op, int64_t minReduced) {
   }
   if (r.reduced < minReduced || r.outputs == 0) return std::nullopt;
   Type type = op.getRegion().front().getArguments().back().getType();
-  if (!(type.isF32() || type.isF64() || type.isInteger(32) || type.isInteger(64))) return std::nullopt;
+  bool half = type.isF16() || type.isBF16();
+  if (!(half || type.isF32() || type.isF64() || type.isInteger(32) || type.isInteger(64))) return std::nullopt;
   auto combiner = matchCombiner(op);
   if (!combiner) return std::nullopt;
   r.combiner = *combiner;
   r.kind = *kindOf(combiner->op);
+  if (half) {
+    using K = gpu::AllReduceOperation;
+    if (!llvm::is_contained({K::MAXIMUMF, K::MINIMUMF, K::MAXNUMF, K::MINNUMF}, r.kind)) return std::nullopt;
+    APFloat identity = cast<FloatAttr>(r.combiner.identity).getValue();
+    bool lost = false;
+    identity.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+    r.combiner.identity = FloatAttr::get(Float32Type::get(op.getContext()), identity);
+    r.half = type;
+  }
   return r;
 }
 
@@ -104,6 +119,8 @@ struct Emitter {
   }
 
   Value combine(const Reduction &r, Value element, Value acc) { return r.combiner.build(b, element, acc); }
+  /// An element or output value in the type the threads combine in (f32 for f16/bf16).
+  Value widen(const Reduction &r, Value v) { return r.half ? b.create<arith::ExtFOp>(loc, b.getF32Type(), v) : v; }
 
   /// One element of the reduction at loop indices `ivs`: the inputs loaded, the body cloned
   /// up to its combiner.
@@ -169,8 +186,10 @@ struct Emitter {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPoint(guard.thenBlock()->getTerminator());
     Value output = r.op.getDpsInitOperand(0)->get();
-    Value init = b.create<memref::LoadOp>(loc, output, indices);
-    b.create<memref::StoreOp>(loc, combine(r, total, init), output, indices);
+    Value init = widen(r, b.create<memref::LoadOp>(loc, output, indices));
+    Value result = combine(r, total, init);
+    if (r.half) result = b.create<arith::TruncFOp>(loc, r.half, result);
+    b.create<memref::StoreOp>(loc, result, output, indices);
   }
 };
 
@@ -215,7 +234,7 @@ struct GTGPUReductionsPass : impl::GTGPUReductionsBase<GTGPUReductionsPass> {
         SmallVector<Value> loopIvs = ivs;
         SmallVector<Value> red = e.delinearize(i, reducedSizes);
         for (auto [d, v] : llvm::zip(r.reductionDims, red)) loopIvs[d] = v;
-        return e.element(r, loopIvs);
+        return e.widen(r, e.element(r, loopIvs));
       });
       if (splits == 1) return e.storeResult(r, thread, total, indices);
       Value first = b.create<arith::CmpIOp>(e.loc, arith::CmpIPredicate::eq, thread, e.index(0));
@@ -240,13 +259,38 @@ struct GTGPUReductionsPass : impl::GTGPUReductionsBase<GTGPUReductionsPass> {
     r.op.erase();
   }
 
+  /// A reduction left as it is (a short reduced axis, argmax's two outputs, ...) runs one
+  /// thread per output, looping over the reduced elements, once its loops are parallel loops
+  /// outside and reduction loops inside. Loops in the op's order would make a reduction over
+  /// an outer axis (a bias gradient summed over the batch axis: `x.sum(0)` of (8, 1024, 768))
+  /// a loop around the whole nest, which gt-gpu-loops runs in one thread (400 ms on an H200
+  /// where a thread per output takes microseconds). Each output's elements are visited in the
+  /// same order as before.
+  void parallelOutside(linalg::GenericOp op) {
+    SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+    SmallVector<unsigned> order;
+    for (auto [d, it] : llvm::enumerate(iters))
+      if (it == utils::IteratorType::parallel) order.push_back(unsigned(d));
+    for (auto [d, it] : llvm::enumerate(iters))
+      if (it == utils::IteratorType::reduction) order.push_back(unsigned(d));
+    bool changed = false;
+    for (auto [i, d] : llvm::enumerate(order)) changed |= unsigned(i) != d;
+    if (!changed) return;
+    IRRewriter rewriter(op.getContext());
+    rewriter.setInsertionPoint(op);
+    (void)linalg::interchangeGenericOp(rewriter, op, order);
+  }
+
   void runOnOperation() override {
-    SmallVector<Reduction> found;
+    SmallVector<Reduction, 4> found;
+    SmallVector<linalg::GenericOp> kept;
     getOperation().walk([&](linalg::GenericOp op) {
       if (op->getParentOfType<gpu::LaunchOp>()) return;
       if (auto r = match(op, minReduced)) found.push_back(*r);
+      else if (op.getNumReductionLoops() > 0) kept.push_back(op);
     });
     for (Reduction &r : found) rewrite(r);
+    for (linalg::GenericOp op : kept) parallelOutside(op);
   }
 };
 } // namespace
