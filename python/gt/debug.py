@@ -22,6 +22,11 @@ def stats():
       ``region_fallbacks``: hot regions that failed to compile and stay eager (see ``notes``);
       ``region_verify_failures``: with ``GT_JIT_VERIFY=1``, fused outputs that differed from
       op-by-op execution (always 0 unless there is a compiler bug).
+    - CUDA workers: ``cuda_graph_captures`` / ``cuda_graph_replays``: hot regions captured as a
+      CUDA graph, and replays that ran as one graph launch (a replay reading and writing the
+      same buffers as an earlier one; with ``GT_CUDA_GRAPHS=1`` in the worker's environment);
+      ``region_kernel_launches``: GPU kernels the region replays launched;
+      ``gpu_kernel_launches`` (graph launches counted by their kernels), ``gpu_graph_launches``.
     - ``fused_ops`` / ``eager_ops``: ops run inside fused kernels / one kernel per op.
     - ``types_inferred``: result types a worker inferred instead of taking the one the client
       inferred and the program carries (ops that run without a kernel, such as uploads,

@@ -440,6 +440,54 @@ TEST(CUDADevice, HotRegionReplaysOnTheGPU) {
   EXPECT_EQ(s.verifyFailures, 0u);
 }
 
+/// A hot region replayed step after step, as a training loop does, with a full reduction (two
+/// kernels and a temporary) inside: from the second replay with the same buffers on, it runs
+/// as one CUDA graph launch, and it still reads its inputs' current contents.
+TEST(CUDADevice, HotRegionReplaysAsACUDAGraph) {
+  std::string why;
+  if (!cudaAvailable(&why)) GTEST_SKIP() << "no GPU: " << why;
+  for (bool graphs : {true, false}) {
+    SCOPED_TRACE(graphs ? "CUDA graphs" : "no CUDA graphs");
+    ExecutorOptions options{"", false, false, createDevice("cuda:0")}; // sync compile
+    options.cudaGraphs = graphs;
+    Executor gpu(options);
+    const int n = 1 << 20;
+    std::vector<float> x(n), y(n);
+    for (int i = 0; i < n; ++i) x[i] = 0.001f * float(i % 1000 - 500), y[i] = 1.0f + 0.0001f * float(i % 100);
+    gpu.run(upload(2, y, {n}));
+    OpAttrs all;
+    all.axes = {0};
+    std::vector<Instruction> body = {op(OpCode::Mul, 3, {1, 2}), op(OpCode::Tanh, 4, {3}), op(OpCode::Sum, 5, {4}, all),
+                                     op(OpCode::Free, 0, {3})};
+    RegionCall region{0xfeed, true, 0, uint32_t(body.size()), {4, 5}};
+    for (int step = 0; step < 8; ++step) {
+      if (step == 0 || step == 5) { // new input values (the same shape) half way
+        for (float &v : x) v = -v + 0.25f;
+        gpu.run(upload(1, x, {n}));
+      }
+      gpu.runProgram(body, std::span<const RegionCall>(&region, 1));
+    }
+    std::vector<float> t = floats(gpu.fetch(4));
+    double sum = 0;
+    for (int i = 0; i < n; ++i) {
+      float want = std::tanh(x[i] * y[i]);
+      ASSERT_NEAR(t[i], want, 1e-5) << i;
+      sum += want;
+    }
+    Fetched total = gpu.fetch(5);
+    ASSERT_EQ(total.error, "");
+    EXPECT_NEAR(floats(total)[0], sum, 1e-3 * std::max(1.0, std::abs(sum)));
+    ExecutorStats s = gpu.stats();
+    EXPECT_EQ(s.regionReplays, 8u);
+    if (graphs) {
+      EXPECT_GE(s.graphCaptures, 1u);
+      EXPECT_GE(s.graphReplays, 3u) << "the caching allocator repeats a step's addresses";
+    } else {
+      EXPECT_EQ(s.graphCaptures + s.graphReplays, 0u);
+    }
+  }
+}
+
 TEST(CUDADevice, ReportsAMissingGPUClearly) {
   std::string why;
   if (cudaAvailable(&why)) GTEST_SKIP() << "a GPU is present";

@@ -74,6 +74,23 @@ public:
   /// Device counters for gt.debug.stats() (allocator bytes, cache hits, ...).
   virtual std::vector<std::pair<std::string, double>> counters() const { return {}; }
 
+  /// CUDA graphs (stream capture; the GPU issue's item 4). beginCapture: the work queued from
+  /// the calling thread from now on is recorded into a graph, not run; false where the device
+  /// has no graphs (the CPU) or capture could not start. endCapture: the recorded work as a
+  /// graph for launchGraph, which queues all of it again with one driver call (the same
+  /// kernels, arguments and buffers each time), or null when capture failed, in which case
+  /// nothing ran and the caller runs the work directly. Device memory the captured work
+  /// allocated for itself (kernel temporaries) belongs to the graph until the returned handle
+  /// goes. The caller must not launch a graph unless every buffer it was captured with is
+  /// again the right one to read and write.
+  virtual bool beginCapture() { return false; }
+  virtual std::shared_ptr<void> endCapture() { return nullptr; }
+  virtual void launchGraph(void *graph) {}
+  /// GPU kernels launched so far (a graph's launch counts its kernels); 0 for the CPU.
+  virtual uint64_t kernelLaunches() const { return 0; }
+  /// Bytes of device memory a graph from endCapture keeps (its kernel temporaries).
+  virtual size_t graphBytes(const void *graph) const { return 0; }
+
   /// Device time, for traces. A timing event recorded on the device's queue now (CUDA: a
   /// CUevent on the compute stream); nullptr where work runs on the calling thread as it is
   /// queued (the CPU), so that the host's clock already times it. Free it with

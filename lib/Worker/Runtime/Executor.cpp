@@ -539,12 +539,49 @@ std::string gib(uint64_t bytes) {
 }
 } // namespace
 
+/// CUDA graphs of region replays (ExecutorOptions::cudaGraphs, GT_CUDA_GRAPHS=1). A replay is
+/// named by its region, kernel and every word of its arguments (buffer addresses, shapes), with
+/// fill values instead of their scalar buffers: a graph launched under such a name runs exactly
+/// the kernels, with exactly the arguments, that invoking the region's host code would queue.
+/// A name seen twice is captured (its first run loaded the kernels), and from then on one
+/// cuGraphLaunch replaces the host code's launches. That pays only where a loop gives a region
+/// the same buffers again; GT's training loops on an H200 did for 1-3 % of replays.
+struct Executor::RegionGraphs {
+  struct Slot {
+    int seen = 0;
+    std::shared_ptr<void> graph;
+    std::vector<Buffer> fills; ///< the fill scalars the graph reads
+  };
+  std::unordered_map<std::string, Slot> slots;
+  std::unordered_set<const Kernel *> refused; ///< kernels whose capture failed: never captured again
+  size_t graphs = 0, bytes = 0; ///< graphs held, and the device memory they keep
+  /// Bounds (each graph keeps its kernels' temporaries): past kMaxSlots, names without a graph
+  /// are forgotten; past kMaxGraphs or kMaxBytes, every graph is dropped (and captured again
+  /// as the regions recur).
+  static constexpr size_t kMaxSlots = 16384, kMaxGraphs = 2048, kMaxBytes = size_t(1) << 30;
+
+  Slot &slot(std::string name) {
+    if (graphs >= kMaxGraphs || bytes >= kMaxBytes) clear();
+    if (slots.size() >= kMaxSlots) std::erase_if(slots, [](const auto &s) { return !s.second.graph; });
+    if (slots.size() >= kMaxSlots) clear();
+    return slots[std::move(name)];
+  }
+  void clear() {
+    slots.clear();
+    graphs = bytes = 0;
+  }
+};
+
 Executor::Executor(ExecutorOptions options)
     : options_(options), accounts_(std::make_shared<Accounts>()),
       device_(options.device ? options.device : std::shared_ptr<Device>(createCPUDevice())),
       compiler_(options.cacheDir, device_->target()), jit_(std::make_unique<RegionJit>(options, device_->target())),
       profile_(std::getenv("GT_JIT_PROFILE") != nullptr) {
   if (options_.backgroundCompile) eager_ = std::make_unique<EagerCompiles>(compiler_);
+  const char *graphs = std::getenv("GT_CUDA_GRAPHS");
+  bool useGraphs = graphs && *graphs ? std::string(graphs) != "0" : options_.cudaGraphs;
+  if (useGraphs && device_->nativeStream())
+    graphs_ = std::make_unique<RegionGraphs>();
   sizeGenericKernels_ = device_->target().kind == CompilerTarget::Kind::CPU;
 }
 Executor::~Executor() = default;
@@ -832,32 +869,75 @@ bool Executor::replay(std::span<const Instruction> insts, const RegionCall &regi
   if (outputTypes.size() != region.outputs.size() || layout.inputs.size() != entry.inputTypes.size() ||
       int(layout.inputs.size() + layout.fills.size() + outputTypes.size()) != entry.kernel->numArgs)
     return false;
-  std::vector<Descriptor> descriptors;
-  descriptors.reserve(layout.inputs.size() + layout.fills.size() + region.outputs.size());
+  std::vector<Descriptor> inputs;
+  inputs.reserve(layout.inputs.size());
   for (uint64_t id : layout.inputs) {
     auto it = tensors_.find(id);
     if (it == tensors_.end() || !it->second.error.empty()) return false; // the eager path reports it
-    if (!(it->second.type == entry.inputTypes[descriptors.size()])) return false;
+    if (!(it->second.type == entry.inputTypes[inputs.size()])) return false;
     materialize(it->second); // (OutOfMemory: the caller runs the region op by op)
-    descriptors.emplace_back(it->second.buffer.data.get(), it->second.type.shape);
-  }
-  std::vector<Buffer> fills;
-  for (double v : layout.fills) {
-    uint64_t bits;
-    std::memcpy(&bits, &v, 8);
-    fills.push_back(scalar(bits));
-    descriptors.emplace_back(fills.back().data.get(), Shape{});
+    inputs.emplace_back(it->second.buffer.data.get(), it->second.type.shape);
   }
   std::vector<Tensor> outs(region.outputs.size());
+  std::vector<Descriptor> outputs;
+  outputs.reserve(outs.size());
   for (size_t i = 0; i < outs.size(); ++i) {
     outs[i].type = outputTypes[i];
     outs[i].buffer = allocate(size_t(numElements(outs[i].type.shape)) * dtypeSize(outs[i].type.dtype));
-    descriptors.emplace_back(outs[i].buffer.data.get(), outs[i].type.shape);
+    outputs.emplace_back(outs[i].buffer.data.get(), outs[i].type.shape);
   }
-  std::vector<void *> args;
-  for (Descriptor &d : descriptors) args.push_back(d.words.data());
-  entry.kernel->invoke(args.data());
+  // A CUDA graph of this very replay (RegionGraphs), if one was captured: one launch.
+  uint64_t launchedBefore = device_->kernelLaunches();
+  RegionGraphs::Slot *slot = nullptr;
+  bool ran = false;
+  if (graphs_ && !graphs_->refused.count(entry.kernel)) {
+    std::string name;
+    auto put = [&name](const void *p, size_t n) { name.append(static_cast<const char *>(p), n); };
+    put(&region.key, 8);
+    put(&entry.kernel, sizeof entry.kernel);
+    for (const Descriptor &d : inputs) put(d.words.data(), d.words.size() * 8);
+    for (double v : layout.fills) put(&v, 8);
+    for (const Descriptor &d : outputs) put(d.words.data(), d.words.size() * 8);
+    slot = &graphs_->slot(std::move(name));
+    if (slot->graph) {
+      device_->launchGraph(slot->graph.get());
+      stats_.graphReplays++;
+      ran = true;
+    } else if (++slot->seen < 2) {
+      slot = nullptr; // the first run loads the kernels: capture the next
+    }
+  }
+  if (!ran) {
+    std::vector<Buffer> fills;
+    std::vector<Descriptor> descriptors = std::move(inputs);
+    for (double v : layout.fills) {
+      uint64_t bits;
+      std::memcpy(&bits, &v, 8);
+      fills.push_back(scalar(bits));
+      descriptors.emplace_back(fills.back().data.get(), Shape{});
+    }
+    for (Descriptor &d : outputs) descriptors.push_back(std::move(d));
+    std::vector<void *> args;
+    for (Descriptor &d : descriptors) args.push_back(d.words.data());
+    if (slot && device_->beginCapture()) {
+      entry.kernel->invoke(args.data()); // recorded, not run
+      if (std::shared_ptr<void> graph = device_->endCapture()) {
+        slot->graph = std::move(graph);
+        slot->fills = std::move(fills);
+        graphs_->graphs++;
+        graphs_->bytes += device_->graphBytes(slot->graph.get());
+        stats_.graphCaptures++;
+        device_->launchGraph(slot->graph.get());
+        stats_.graphReplays++;
+        ran = true;
+      } else {
+        graphs_->refused.insert(entry.kernel); // capture failed (nothing ran): launch directly
+      }
+    }
+    if (!ran) entry.kernel->invoke(args.data());
+  }
   device_->checkLaunches();
+  stats_.regionKernels += device_->kernelLaunches() - launchedBefore;
   if (std::optional<KernelError> failed = takeKernelError()) {
     // Every output is poisoned, naming the first op of the failed check's kind and its line.
     std::string where = opInfo(failed->op).mnemonic;

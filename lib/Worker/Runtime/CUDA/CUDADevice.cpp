@@ -13,6 +13,8 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -40,7 +42,9 @@ namespace {
   X(cuStreamSynchronize) X(cuMemAlloc) X(cuMemFree) X(cuMemHostAlloc) X(cuMemFreeHost)               \
   X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuMemsetD32Async) X(cuModuleLoadDataEx)                \
   X(cuModuleGetFunction) X(cuLaunchKernel) X(cuEventCreate) X(cuEventRecord) X(cuEventQuery)         \
-  X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) X(cuGetErrorName) X(cuGetErrorString) X(cuMemGetInfo)
+  X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) X(cuGetErrorName) X(cuGetErrorString) X(cuMemGetInfo) \
+  X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiateWithFlags) X(cuGraphLaunch)      \
+  X(cuGraphExecDestroy) X(cuGraphDestroy)
 
 struct Driver {
 #define GT_MEMBER(fn) decltype(&::fn) fn = nullptr;
@@ -290,7 +294,78 @@ public:
     return {{"device_allocated_bytes", double(s.allocatedBytes)}, {"device_cached_bytes", double(s.cachedBytes)},
             {"device_peak_bytes", double(s.peakBytes)},           {"device_raw_allocs", double(s.rawAllocs)},
             {"device_alloc_reuses", double(s.reuses)},            {"gpu_modules_loaded", double(modules_.size())},
-            {"gpu_kernel_launches", double(launches_)}};
+            {"gpu_kernel_launches", double(launches_)}, {"gpu_graph_launches", double(graphLaunches_)}};
+  }
+
+  // ---- CUDA graphs ---------------------------------------------------------------------------
+  /// A captured graph: its executable form, the kernel temporaries it reads and writes (owned
+  /// until it is destroyed), and how many kernels one launch runs.
+  struct Graph {
+    CUgraphExec exec = nullptr;
+    std::vector<void *> owned;
+    size_t ownedBytes = 0;
+    uint64_t kernels = 0;
+  };
+
+  bool beginCapture() override {
+    {
+      std::lock_guard lock(mu_);
+      if (capturing_) return false;
+      capturing_ = true;
+      captured_.clear();
+      capturedBytes_ = 0;
+      capturedKernels_ = 0;
+    }
+    // Relaxed: the caching allocator may call cuMemAlloc while a region's host code runs.
+    if (d_.cuStreamBeginCapture(compute_, CU_STREAM_CAPTURE_MODE_RELAXED) == CUDA_SUCCESS) return true;
+    std::lock_guard lock(mu_);
+    capturing_ = false;
+    return false;
+  }
+
+  std::shared_ptr<void> endCapture() override {
+    CUgraph graph = nullptr;
+    CUresult ended = d_.cuStreamEndCapture(compute_, &graph);
+    auto g = std::make_unique<Graph>();
+    bool launchFailed;
+    {
+      std::lock_guard lock(mu_);
+      capturing_ = false;
+      g->owned = std::move(captured_);
+      g->ownedBytes = capturedBytes_;
+      captured_.clear();
+      g->kernels = capturedKernels_;
+      // A launch that failed while capturing is not an error of the work: the caller runs it
+      // directly, which reports the error if there is one.
+      launchFailed = !launchError_.empty();
+      launchError_.clear();
+    }
+    bool ok = ended == CUDA_SUCCESS && graph && !launchFailed &&
+              d_.cuGraphInstantiateWithFlags(&g->exec, graph, 0) == CUDA_SUCCESS;
+    if (graph) d_.cuGraphDestroy(graph);
+    if (!ok) {
+      for (void *p : g->owned) allocator_->release(p);
+      return nullptr;
+    }
+    // The handle's end destroys the graph and hands its temporaries back to the cache: later
+    // work on the one stream reuses them only after the graph's last launch has run.
+    return std::shared_ptr<void>(g.release(), [this](void *p) {
+      auto *graph = static_cast<Graph *>(p);
+      if (d_.cuCtxSetCurrent(context_) == CUDA_SUCCESS) d_.cuGraphExecDestroy(graph->exec);
+      for (void *q : graph->owned) allocator_->release(q);
+      delete graph;
+    });
+  }
+
+  uint64_t kernelLaunches() const override { return launches_; }
+  size_t graphBytes(const void *graph) const override { return static_cast<const Graph *>(graph)->ownedBytes; }
+
+  void launchGraph(void *graph) override {
+    auto *g = static_cast<Graph *>(graph);
+    d_.check(d_.cuGraphLaunch(g->exec, compute_), "cuGraphLaunch");
+    std::lock_guard lock(mu_);
+    graphLaunches_++;
+    launches_ += g->kernels;
   }
 
   // ---- the mgpu* runtime (called from compiled host code on the executor thread) ----------
@@ -330,6 +405,7 @@ public:
               void **params) {
     if (!f) return; // loading failed; the error is recorded
     launches_++;
+    if (capturing_) capturedKernels_++;
     if (CUresult r = d_.cuLaunchKernel(static_cast<CUfunction>(f), unsigned(gx), unsigned(gy), unsigned(gz), unsigned(bx),
                                        unsigned(by), unsigned(bz), unsigned(smem), compute_, params, nullptr);
         r != CUDA_SUCCESS)
@@ -337,13 +413,23 @@ public:
   }
   void *alloc(uint64_t bytes) {
     try {
-      return allocator_->allocate(bytes);
+      void *p = allocator_->allocate(bytes);
+      if (capturing_) { // a temporary of captured work: the graph keeps it
+        std::lock_guard lock(mu_);
+        captured_.push_back(p);
+        capturedBytes_ += CachingAllocator::roundUp(bytes);
+      }
+      return p;
     } catch (const std::exception &e) {
       fail(e.what());
       return nullptr;
     }
   }
   void free(void *p) {
+    if (capturing_) { // a temporary of the captured work stays the graph's, freed with it
+      std::lock_guard lock(mu_);
+      if (std::find(captured_.begin(), captured_.end(), p) != captured_.end()) return;
+    }
     try {
       allocator_->release(p);
     } catch (const std::exception &e) {
@@ -385,7 +471,14 @@ private:
   std::string launchError_;
   std::map<const void *, CUmodule> modules_;
   std::map<std::pair<void *, std::string>, CUfunction> functions_;
-  uint64_t launches_ = 0;
+  std::atomic<uint64_t> launches_ = 0;
+  uint64_t graphLaunches_ = 0;
+  /// Capture in progress (beginCapture..endCapture, on the executor's thread, which is also the
+  /// one that calls alloc, free and launch): temporaries allocated and kernels launched so far.
+  std::atomic<bool> capturing_ = false;
+  std::vector<void *> captured_;
+  size_t capturedBytes_ = 0;
+  uint64_t capturedKernels_ = 0;
 };
 
 void CUDADevice::matmul(const TensorType &ta, const void *a, const TensorType &tb, const void *b,
