@@ -21,6 +21,10 @@
 #                   steps, beside PyTorch eager and torch.compile on the same GPU
 #   reductions      benchmarks/reductions.py: a full sum, row and column sums, softmax, beside
 #                   PyTorch eager on the same GPU
+#   cuda-graphs     benchmarks/cuda_graphs.py: the worker's host time per region replay, with and
+#                   without CUDA graphs, in the MLP and GPT steps
+#   gpt2            benchmarks/gpt2.py: a GPT-2 124M training step (bfloat16 autocast) in tokens/s,
+#                   beside PyTorch eager and torch.compile on the same GPU
 #   trace           a Perfetto trace (gt.profiler: client, dispatcher and workers) of two GPT steps,
 #                   OUT/gpt-steps.trace.json; trace-summary: `gt trace summary` of it
 # --dry-run: the same steps on CPU workers (GT_DEVICE=cpu), skipping the GPU-only ones; `make
@@ -113,6 +117,15 @@ if [ $dry = 1 ]; then
   step reductions 120 "${python[@]}" benchmarks/reductions.py --only gt --iters 1
 else
   step reductions 120 "${python[@]}" benchmarks/reductions.py
+fi
+# CUDA graphs: the worker's host time per hot-region replay, graphs off and on (on CPU workers
+# both columns run the same code).
+step cuda-graphs 180 "${python[@]}" benchmarks/cuda_graphs.py --steps $([ $dry = 1 ] && echo 2 || echo 20)
+# GPT-2 124M in bfloat16 beside PyTorch (the dry run: a tiny model, GT alone).
+if [ $dry = 1 ]; then
+  step gpt2 120 "${python[@]}" benchmarks/gpt2.py --tiny --only gt --warmup 1 --steps 1
+else
+  step gpt2 300 "${python[@]}" benchmarks/gpt2.py --warmup 2 --steps 3
 fi
 # The timeline of two GPT steps (gt.profiler: the client, the dispatcher and each worker on one
 # clock), and where the time went (the top kernels: which eager ops or regions are slow there).

@@ -164,6 +164,11 @@ def _run(roots, seeds, retain_graph, create_graph, wanted):
                 continue
             if type(g) is _derivatives.SliceGrad:
                 g = _derivatives.materialize(g)  # the gradients of slices of t, joined
+            if g.dtype != t.dtype and t.dtype.is_floating_point:
+                # A gradient has its tensor's dtype (PyTorch's engine casts too): under
+                # autocast a bfloat16 product's gradient can arrive in float32.
+                from . import _tensor
+                g = _tensor.cast(g, t.dtype)
             hooks = getattr(t, "_hooks", None)
             if hooks:
                 for hook in list(hooks.values()):

@@ -40,6 +40,27 @@ def test_autocast_casts_matrix_products_and_gradients_reach_float32_parameters()
         gt.autocast("cpu", dtype=gt.int64)
 
 
+def test_a_gradient_arrives_in_its_tensors_dtype_under_autocast():
+    # A bfloat16 product plus a float32 tensor is float32 (type promotion), so the gradient
+    # reaching the product is float32; it is cast to bfloat16 there, as PyTorch's engine casts
+    # (it used to reach the product's backward as float32 and fail: "operands must have the
+    # same dtype"). GPT-2's head and llm.c-style models hit this.
+    x = gt.tensor(rng.standard_normal((5, 4)).astype(np.float32))
+    m = nn.Linear(4, 3, bias=False)
+    b = gt.zeros(3, requires_grad=True)
+    with gt.autocast("cpu"):
+        y = m(x)
+        out = y + b
+    assert y.dtype == gt.bfloat16 and out.dtype == gt.float32
+    y.retain_grad()
+    out.pow(2).sum().backward()
+    assert y.grad.dtype == gt.bfloat16
+    assert m.weight.grad.dtype == gt.float32 and b.grad.dtype == gt.float32
+    w = m.weight.detach().numpy().astype(np.float64)
+    xv = x.numpy().astype(np.float64)
+    np.testing.assert_allclose(m.weight.grad.numpy(), 2 * (xv @ w.T).T @ xv, rtol=3e-2, atol=3e-2)
+
+
 def _model_and_data():
     gt.manual_seed(0)
     m = nn.Linear(3, 1)
