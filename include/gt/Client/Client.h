@@ -4,6 +4,7 @@
 #include "gt/Core/Instruction.h"
 #include "gt/Core/Trace.h"
 
+#include <algorithm>
 #include <kj/async.h>
 
 #include <chrono>
@@ -179,6 +180,13 @@ private:
   size_t uploadChunk() const;
   /// Queues a `free` for every id released since the last call.
   void drainReleased();
+  /// Sends the buffered instructions as one batch (flush() without draining released ids).
+  void sendBuffered();
+  /// The most instructions a batch holds: kFlushInstructions (GT_WORKER_BATCH_SIZE), at most
+  /// what the dispatcher takes.
+  size_t batchLimit() const {
+    return limits_.maxBatchInstructions ? std::min(flushInstructions_, limits_.maxBatchInstructions) : flushInstructions_;
+  }
   /// Appends to the tape (the dispatcher writes GT_INSTRUCTION_LOG).
   void record(const Instruction &inst, const TensorType &type);
   /// The next instruction of the buffer to fill in (a slot an earlier batch used, or a new one).
