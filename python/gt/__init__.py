@@ -40,7 +40,9 @@ from ._composites import (reciprocal, square, trunc, fix, frac, ceil, fmod, expm
                           cosh, tan, hypot, logaddexp, xlogy, deg2rad, rad2deg, heaviside, sinc, nan_to_num, addcmul,
                           addcdiv, nansum, nanmean, count_nonzero, var_mean, std_mean, tile, tensor_split, scatter,
                           searchsorted, bucketize, cdist, meshgrid, cartesian_prod, tril_indices, triu_indices,
-                          bincount, unique, bernoulli, normal, randint_like)
+                          bincount, unique, bernoulli, normal, randint_like, dot, inner, vdot, mv, index_add,
+                          scatter_add, index_fill, index_copy, select, cumprod, cross, multiply, subtract, divide,
+                          greater, less, greater_equal, less_equal, not_equal, absolute)
 from .amp import autocast  # noqa: E402
 from ._sorting import sort, argsort, msort, topk, kthvalue, median, multinomial  # noqa: E402
 from ._shaping import (round, diag, diagonal, repeat_interleave, einsum, nonzero, argwhere,  # noqa: A001,E402

@@ -499,3 +499,175 @@ def _install_inplace():
 
 
 _install_inplace()
+
+
+# ---------------------------------------------------------------- methods scripts call on tensors
+# torch.Tensor has a method for most torch functions; these were missing (x.add(y), x.eq(y),
+# x.mm(w), x.index_add_(0, i, src), ...), each the function of the same name.
+
+def _install_function_methods():
+    for name in ("add", "sub", "mul", "div", "true_divide", "floor_divide", "eq", "ne", "lt", "le", "gt", "ge",
+                 "neg", "matmul", "mm", "bmm", "maximum", "minimum", "logical_and", "logical_or", "logical_xor",
+                 "allclose", "equal"):
+        if not hasattr(Tensor, name):
+            setattr(Tensor, name, getattr(T, name))
+    Tensor.absolute = T.abs
+    Tensor.ndimension = Tensor.dim
+    Tensor.multiply, Tensor.subtract, Tensor.divide = T.mul, T.sub, T.div
+    Tensor.greater, Tensor.less, Tensor.greater_equal, Tensor.less_equal = T.gt, T.lt, T.ge, T.le
+    Tensor.not_equal = T.ne
+    Tensor.H = property(lambda x: T.transpose(x, 0, 1) if x.ndim == 2 else x)
+
+
+_install_function_methods()
+for _name in ("multiply", "subtract", "divide", "greater", "less", "greater_equal", "less_equal", "not_equal",
+              "absolute"):
+    globals()[_name] = getattr(Tensor, _name)
+
+
+@_method()
+def dot(a, b):
+    """The dot product of 1-D a (n,) and b (n,): a 0-d tensor."""
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    return T.sum(a * b)
+
+
+inner = vdot = dot
+
+
+@_method()
+def mv(mat, vec):
+    """Matrix (n, m) times vector (m,): (n,)."""
+    if mat.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"mv: expected a 2-D matrix and a 1-D vector, got {mat.ndim}-D and {vec.ndim}-D")
+    return T.matmul(mat, vec)
+
+
+@_method()
+def index_add(x, dim, index, source, *, alpha=1):
+    """x plus the slices of `source` added at `index` (1-D, int) along dim; repeated indices
+    accumulate (torch.index_add). source has x's shape except index.numel() along dim."""
+    d = _dim(dim, x.ndim)
+    added = _op("index_add", index, T.cast(source, x.dtype), shape=x.shape, axis=d)
+    return x + (added * alpha if alpha != 1 else added)
+
+
+@_method()
+def scatter_add(x, dim, index, src):
+    """x plus src[i][j] added at [index[i][j]][j] (dim 0; likewise for other dims), as
+    torch.scatter_add; repeated indices accumulate. index has src's shape."""
+    return x + T.scatter_add_zeros(x.shape, _dim(dim, x.ndim), index, T.cast(src, x.dtype))
+
+
+@_method()
+def index_fill(x, dim, index, value):
+    """x with the slices at `index` (1-D) along dim set to `value` (a number or 0-d tensor)."""
+    d = _dim(dim, x.ndim)
+    idx = index if isinstance(index, Tensor) else T.tensor(np.asarray(index, dtype=np.int64).reshape(-1))
+    shape, ones = [1] * x.ndim, [1] * x.ndim
+    shape[d], ones[d] = x.shape[d], idx.shape[0]
+    hit = _op("index_add", idx, T.ones(tuple(ones), dtype=_dt.float32), shape=tuple(shape), axis=d) > 0
+    v = value if isinstance(value, Tensor) else T.full((), value, dtype=x.dtype)
+    return T.where(hit, T.cast(v, x.dtype), x)
+
+
+@_method()
+def index_copy(x, dim, index, source):
+    """x with the slices at `index` (1-D, distinct) along dim replaced by those of source."""
+    d = _dim(dim, x.ndim)
+    placed = _op("index_add", index, T.cast(source, x.dtype), shape=x.shape, axis=d)
+    ones_shape = [1] * x.ndim
+    ones_shape[d] = index.shape[0]
+    hit_shape = [1] * x.ndim
+    hit_shape[d] = x.shape[d]
+    hit = _op("index_add", index, T.ones(tuple(ones_shape), dtype=_dt.float32), shape=tuple(hit_shape), axis=d) > 0
+    return T.where(hit, placed, x)
+
+
+@_method()
+def select(x, dim, index):
+    """The slice at `index` along dim, that dim removed (x[..., index, ...])."""
+    d = _dim(dim, x.ndim)
+    i = index + x.shape[d] if index < 0 else index
+    if not 0 <= i < x.shape[d]:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {x.shape[d]} at dimension {dim}")
+    return T.squeeze(T.narrow(x, d, i, 1), d)
+
+
+@_method_only("unfold")
+def _unfold(x, dimension, size, step):
+    """Every window of `size` elements along `dimension`, `step` apart: that dim becomes the
+    number of windows and a last dim of `size` is added (torch.Tensor.unfold)."""
+    d = _dim(dimension, x.ndim)
+    n = (x.shape[d] - size) // step + 1
+    if size > x.shape[d] or n < 1:
+        raise RuntimeError(f"unfold: size {size} is larger than the dimension's {x.shape[d]}")
+    windows = [T.narrow(x, d, i * step, size) for i in range(n)]
+    stacked = T.stack(windows, d)  # (..., n, size, ...): the window's axis d + 1 goes last
+    order = [i for i in range(stacked.ndim) if i != d + 1] + [d + 1]
+    return T.permute(stacked, *order)
+
+
+@_method()
+def cumprod(x, dim, *, dtype=None):
+    """Running products along dim (torch.cumprod), by Hillis-Steele doubling: log2(n) steps of
+    y = y * (y shifted by 2^k, ones shifted in), so gradients come from the products
+    themselves, zeros included. The association order differs from a sequential product (the
+    last bits of floats can differ from PyTorch's)."""
+    y = T.cast(x, _dt.resolve(dtype)) if dtype is not None else x
+    if y.dtype == _dt.bool:
+        y = T.cast(y, _dt.int64)
+    d = _dim(dim, y.ndim) if y.ndim else 0
+    if y.ndim == 0:
+        return y
+    n, shift = y.shape[d], 1
+    while shift < n:
+        ones_shape = list(y.shape)
+        ones_shape[d] = shift
+        shifted = T.cat([T.ones(tuple(ones_shape), dtype=y.dtype), T.narrow(y, d, 0, n - shift)], d)
+        y = y * shifted
+        shift *= 2
+    return y
+
+
+@_method()
+def cross(a, b, dim=None):
+    """The cross product of 3-vectors along dim (the first dim of size 3 when None)."""
+    if dim is None:
+        dim = next(i for i, s in enumerate(a.shape) if s == 3)
+    d = _dim(dim, a.ndim)
+    a0, a1, a2 = (select(a, d, i) for i in range(3))
+    b0, b1, b2 = (select(b, d, i) for i in range(3))
+    return T.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
+
+
+def _install_more_inplace():
+    for name, fn in (("index_add_", index_add), ("scatter_add_", scatter_add), ("index_fill_", index_fill),
+                     ("index_copy_", index_copy), ("scatter_", scatter), ("cumprod_", cumprod),
+                     ("t_", _t), ("unsqueeze_", T.unsqueeze), ("squeeze_", T.squeeze), ("mul_", T.mul),
+                     ("sub_", T.sub), ("transpose_", T.transpose)):
+        if hasattr(Tensor, name):
+            continue
+
+        def inplace(x, *args, _fn=fn, **kwargs):
+            x._assign(_fn(x, *args, **kwargs))
+            return x
+        inplace.__name__ = name
+        inplace.__doc__ = f"In place: x = {name[:-1]}(x, ...) (x is rebound to the result, as GT's in-place ops)."
+        setattr(Tensor, name, inplace)
+
+
+_install_more_inplace()
+
+
+@_method_only("get_device")
+def _get_device(x):
+    """-1 (PyTorch's answer for a CPU tensor): a GT tensor lives on the dispatcher's workers."""
+    return -1
+
+
+Tensor.pin_memory = lambda x, device=None: x
+Tensor.is_pinned = lambda x, device=None: False
+Tensor.share_memory_ = lambda x: x
+Tensor.is_shared = lambda x: False

@@ -140,3 +140,79 @@ def test_tensor_methods():
     assert h.is_leaf and not h.requires_grad
     with pytest.raises(RuntimeError, match="<= 2 dimensions"):
         gt.zeros(2, 2, 2).t()
+
+
+def test_methods_scripts_call_are_the_functions():
+    a, b = gt.tensor(X), gt.tensor(Y)
+    check(a.add(b, alpha=2), X + 2 * Y)
+    check(a.sub(b), X - Y)
+    check(a.mul(0.5), X * 0.5)
+    check(a.div(b), X / Y)
+    check(gt.tensor([-7, 7]).div(2, rounding_mode="floor"), [-4, 3])
+    check(a.eq(a), np.ones_like(X, dtype=bool))
+    check(a.gt(b), X > Y)
+    check(a.le(b), X <= Y)
+    check(a.ne(b), X != Y)
+    check(a.neg(), -X)
+    check(a.matmul(b.T), X @ Y.T)
+    check(a.mm(b.T), X @ Y.T)
+    check(gt.tensor(X[None]).bmm(gt.tensor(Y.T[None])), (X @ Y.T)[None])
+    check(a.maximum(b), np.maximum(X, Y))
+    check(a.absolute(), np.abs(X))
+    assert a.ndimension() == 2 and a.allclose(a) and a.equal(a)
+    check(gt.tensor(X[0]).dot(gt.tensor(Y[0])), X[0] @ Y[0])
+    check(a.mv(gt.tensor(Y[0])), X @ Y[0])
+    with pytest.raises(RuntimeError, match="1D tensors expected"):
+        a.dot(b)
+
+
+def test_index_add_scatter_add_index_fill_index_copy_and_their_in_place_forms():
+    idx = np.array([2, 0, 2])
+    src = rng.standard_normal((3, 4))
+    want = X.copy()
+    np.add.at(want, idx, 0.5 * src)
+    check(gt.tensor(X).index_add(0, gt.tensor(idx), gt.tensor(src), alpha=0.5), want)
+    check(gt.index_add(gt.tensor(X), 0, gt.tensor(idx), gt.tensor(src), alpha=0.5), want)
+    t = gt.tensor(X)
+    assert t.index_add_(0, gt.tensor(idx), gt.tensor(src), alpha=0.5) is t
+    check(t, want)
+    check_grad(lambda x, s: gt.index_add(x, 1, gt.tensor([3, 1]), s), lambda x, s: _index_add_np(x, s), X, Y[:, :2])
+    index = np.array([[0, 1, 2, 0], [2, 0, 1, 1]])
+    want = X.copy()
+    for i in range(2):
+        for j in range(4):
+            want[index[i, j], j] += Y[i, j]
+    check(gt.tensor(X).scatter_add(0, gt.tensor(index), gt.tensor(Y[:2])), want)
+    check(gt.tensor(X).index_fill(1, gt.tensor([0, 3]), -1.0), np.where(np.isin(np.arange(4), [0, 3]), -1.0, X))
+    want = X.copy()
+    want[[2, 0]] = Y[:2]
+    check(gt.tensor(X).index_copy(0, gt.tensor([2, 0]), gt.tensor(Y[:2])), want)
+    t = gt.tensor(X)
+    t.scatter_(1, gt.tensor([[0], [1], [2]]), 9.0)
+    want = X.copy()
+    want[[0, 1, 2], [0, 1, 2]] = 9.0
+    check(t, want)
+
+
+def _index_add_np(x, s):
+    out = x.copy()
+    out[:, 3] += s[:, 0]
+    out[:, 1] += s[:, 1]
+    return out
+
+
+def test_select_unfold_cross_and_cumprod():
+    check(gt.tensor(X).select(1, -1), X[:, -1])
+    with pytest.raises(IndexError, match="out of range"):
+        gt.tensor(X).select(0, 3)
+    v = np.arange(10.0)
+    check(gt.tensor(v).unfold(0, 4, 3), np.stack([v[0:4], v[3:7], v[6:10]]))
+    check(gt.tensor(X).unfold(1, 2, 2), X.reshape(3, 2, 2))
+    a3, b3 = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    check(gt.cross(gt.tensor(a3), gt.tensor(b3), dim=1), np.cross(a3, b3))
+    z = np.array([[1.5, -2.0, 0.0, 3.0, 0.5], [0.5, 2.0, -1.0, 1.0, 4.0]])
+    check(gt.cumprod(gt.tensor(z), 1), np.cumprod(z, 1))
+    check(gt.tensor(z).cumprod(0), np.cumprod(z, 0))
+    check(gt.cumprod(gt.tensor([1, 2, 3, 4]), 0), [1, 2, 6, 24])
+    # gradients through a zero, against central differences
+    check_grad(lambda t: gt.cumprod(t, 1), lambda t: np.cumprod(t, 1), z)
