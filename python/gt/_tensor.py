@@ -38,7 +38,8 @@ class Tensor:
     that define them.
     """
     __module__ = "gt"  # type(x) is gt.Tensor, as torch.Tensor
-    __slots__ = ("_h", "shape", "dtype", "requires_grad", "grad", "_node", "_hooks", "_retains_grad", "__weakref__")
+    __slots__ = ("_h", "shape", "dtype", "requires_grad", "grad", "_node", "_hooks", "_retains_grad", "_data_of",
+                 "__weakref__")
     __array_priority__ = 1000  # numpy_scalar * tensor -> Tensor.__rmul__
 
     def __init__(self, handle, shape=None, dtype=None, requires_grad=False):
@@ -108,8 +109,20 @@ class Tensor:
 
     @property
     def data(self):
-        """This tensor without its autograd history (shares the values); has .numpy()."""
-        return self.detach()
+        """This tensor without its autograd history, sharing its values: an in-place op on it
+        (`p.data.add_(u)`, `p.data.copy_(w)`, `p.data.normal_()`) changes this tensor's values,
+        as PyTorch's shared storage does, without recording autograd history."""
+        d = Tensor(self._h, self.shape, self.dtype)
+        d._data_of = self
+        return d
+
+    @data.setter
+    def data(self, value):
+        """`p.data = t`: p now holds t's values, shape and dtype; its autograd role (a leaf that
+        requires grad) stays."""
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Tensor.data must be set to a Tensor, not {type(value).__name__}")
+        self._h, self.shape, self.dtype = value._h, value.shape, value.dtype
 
     def detach(self):
         return Tensor(self._h, self.shape, self.dtype)
@@ -248,6 +261,9 @@ class Tensor:
         if new.dtype != self.dtype:
             new = new.to(self.dtype)
         self._h = new._h
+        base = getattr(self, "_data_of", None)
+        if base is not None and base.shape == self.shape and base.dtype == self.dtype:
+            base._h = new._h  # x.data's in-place op changes x's values (not its history)
         if not self.is_leaf or new._node is not None:
             self._node = new._node
         return self
