@@ -261,3 +261,42 @@ def test_non_persistent_buffers_submodule_access_and_load_result():
         m.get_submodule("nope")
     m.register_module("extra", gt.nn.ReLU())
     assert "extra" in dict(m.named_children())
+
+
+def _rosenbrock(p):
+    return (1 - p[0]) ** 2 + 100 * (p[1] - p[0] ** 2) ** 2
+
+
+def test_lbfgs_follows_torchs_iterates_and_converges_with_strong_wolfe():
+    # torch.optim.LBFGS (PyTorch 2.15, float64) on Rosenbrock from (-1.5, 2) with lr=0.1 and no
+    # line search: the parameters after each of three step(closure) calls of 20 iterations.
+    torch_iterates = [[-1.4043758711403123, 1.990984189901701], [-0.5929776891606293, 0.05270172336971457],
+                      [-0.7554142666140178, 0.511121603087909]]
+    p = gt.tensor([-1.5, 2.0], dtype=gt.float64, requires_grad=True)
+    opt = gt.optim.LBFGS([p], lr=0.1, max_iter=20)
+
+    def closure():
+        opt.zero_grad()
+        loss = _rosenbrock(p)
+        loss.backward()
+        return loss
+
+    for want in torch_iterates:
+        opt.step(closure)
+        np.testing.assert_allclose(p.numpy(), want, rtol=1e-9, atol=1e-12)
+    assert opt.state["lbfgs"]["func_evals"] == 60  # as PyTorch counts
+    # With the strong Wolfe line search (lr=1): PyTorch's iterates and closure calls, reaching
+    # the minimum (1, 1).
+    torch_iterates = [([-0.08511855589860293, -0.028757058413769698], 25),
+                      ([0.9995835472529905, 0.9991550319577943], 50), ([0.9999979943196398, 0.9999973438921637], 53)]
+    p = gt.tensor([-1.5, 2.0], dtype=gt.float64, requires_grad=True)
+    opt = gt.optim.LBFGS([p], lr=1, max_iter=20, line_search_fn="strong_wolfe")
+    for want, evals in torch_iterates:
+        opt.step(closure)
+        np.testing.assert_allclose(p.numpy(), want, rtol=1e-6, atol=1e-9)
+        assert opt.state["lbfgs"]["func_evals"] == evals
+    assert float(_rosenbrock(p).item()) < 1e-9
+    with pytest.raises(RuntimeError, match="closure"):
+        opt.step(None)
+    with pytest.raises(ValueError, match="line_search_fn"):
+        gt.optim.LBFGS([p], line_search_fn="backtracking")

@@ -1,4 +1,4 @@
-"""gt.optim: SGD, Adam, AdamW, RMSprop, Adagrad and Adadelta with torch.optim's API (param groups,
+"""gt.optim: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta and LBFGS with torch.optim's API (param groups,
 zero_grad, step).
 
 Updates run under no_grad and rebind each parameter (`p -= ...`), so a step leaks no worker
@@ -375,3 +375,212 @@ class Adadelta(Optimizer):
                 for st, vi, ui in zip(states, v, u):
                     st["square_avg"], st["acc_delta"] = vi, ui
                 _assign_all(params, _foreach("sub", params, _foreach("mul", delta, group["lr"])))
+
+
+def _dot(a, b):
+    """The dot product of two flat vectors, a 0-d tensor."""
+    return T.sum(a * b)
+
+
+def _cubic_minimum(x1, f1, g1, x2, f2, g2, bounds=None):
+    """The minimizer of the cubic through (x1, f1) and (x2, f2) with slopes g1, g2, clamped to
+    `bounds` (default: the interval); the bisection point where the cubic has no minimum
+    (Nocedal & Wright, Numerical Optimization, 2nd ed., eq. 3.59). Python floats."""
+    lo, hi = bounds if bounds is not None else (min(x1, x2), max(x1, x2))
+    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
+    square = d1 * d1 - g1 * g2
+    if square < 0:
+        return (lo + hi) / 2.0
+    d2 = math.sqrt(square)
+    x = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2)) if x1 <= x2 else \
+        x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
+    return min(max(x, lo), hi)
+
+
+class LBFGS(Optimizer):
+    """Limited-memory BFGS (Liu & Nocedal 1989; the two-loop recursion of Nocedal & Wright,
+    Numerical Optimization, algorithm 7.4) as torch.optim.LBFGS: one parameter group,
+    `step(closure)` where closure() recomputes the loss (zero_grad, forward, backward) and
+    returns it; up to max_iter iterations per step (max_eval closure calls, default
+    max_iter * 5 / 4), keeping history_size curvature pairs; stops when the largest gradient
+    component is <= tolerance_grad or a step or loss change is <= tolerance_change. Step size:
+    lr (the first iteration min(1, 1 / |g|_1) * lr), or line_search_fn="strong_wolfe" (the
+    strong Wolfe conditions, c1 = 1e-4, c2 = 0.9, by cubic interpolation: Nocedal & Wright
+    algorithms 3.5 and 3.6). The parameters are one flat vector inside (their concatenation);
+    comparisons with the tolerances read values back (a wait each), as PyTorch's do."""
+
+    def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7, tolerance_change=1e-9,
+                 history_size=100, line_search_fn=None):
+        _check_lr(lr)
+        if line_search_fn not in (None, "strong_wolfe"):
+            raise ValueError(f"LBFGS: line_search_fn must be None or 'strong_wolfe', got {line_search_fn!r}")
+        max_eval = max_iter * 5 // 4 if max_eval is None else max_eval
+        super().__init__(params, dict(lr=lr, max_iter=max_iter, max_eval=max_eval, tolerance_grad=tolerance_grad,
+                                      tolerance_change=tolerance_change, history_size=history_size,
+                                      line_search_fn=line_search_fn))
+        if len(self.param_groups) != 1:
+            raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
+        self._params = self.param_groups[0]["params"]
+
+    def _flat_grad(self):
+        # (detach: a new tensor object even where cat and reshape give their operand back, so
+        # that rebinding a parameter or its gradient later does not change it)
+        return T.cat([T.reshape(p.grad, -1) if p.grad is not None else T.zeros(p.numel(), dtype=p.dtype)
+                      for p in self._params], 0).detach()
+
+    def _add(self, t, d):
+        """p += t * d for each parameter's slice of the flat direction d."""
+        offset = 0
+        for p in self._params:
+            n = p.numel()
+            p._assign(p + T.reshape(T.narrow(d, 0, offset, n), p.shape) * t)
+            offset += n
+
+    def _flat_params(self):
+        return T.cat([T.reshape(p, -1) for p in self._params], 0).detach()
+
+    def _set_params(self, flat):
+        offset = 0
+        for p in self._params:
+            n = p.numel()
+            p._assign(T.reshape(T.narrow(flat, 0, offset, n), p.shape))
+            offset += n
+
+    def _evaluate(self, closure, x, t, d):
+        """Loss (a float) and flat gradient at x + t d; the parameters are put back to x."""
+        with no_grad():
+            self._set_params(x)
+            self._add(t, d)
+        from ..autograd import enable_grad
+        with enable_grad():
+            loss = float(closure())
+        g = self._flat_grad()
+        with no_grad():
+            self._set_params(x)
+        return loss, g
+
+    def _strong_wolfe(self, closure, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9, max_ls=25):
+        """Step t along d satisfying the strong Wolfe conditions (bracketing, then zoom by cubic
+        interpolation). Returns (f_new, g_new, t, evaluations)."""
+        d_norm = float(T.max(T.abs(d)).item())
+        f_new, g_new = self._evaluate(closure, x, t, d)
+        evals, gtd_new = 1, float(_dot(g_new, d).item())
+        t_prev, f_prev, g_prev, gtd_prev = 0.0, f, g, gtd
+        done, bracket = False, None
+        for _ in range(max_ls):
+            if f_new > f + c1 * t * gtd or (evals > 2 and f_new >= f_prev):
+                bracket = [(t_prev, f_prev, g_prev, gtd_prev), (t, f_new, g_new, gtd_new)]
+                break
+            if abs(gtd_new) <= -c2 * gtd:
+                return f_new, g_new, t, evals
+            if gtd_new >= 0:
+                bracket = [(t_prev, f_prev, g_prev, gtd_prev), (t, f_new, g_new, gtd_new)]
+                break
+            lo, hi = t + 0.01 * (t - t_prev), t * 10
+            t_next = _cubic_minimum(t_prev, f_prev, gtd_prev, t, f_new, gtd_new, bounds=(lo, hi))
+            t_prev, f_prev, g_prev, gtd_prev = t, f_new, g_new, gtd_new
+            t = t_next
+            f_new, g_new = self._evaluate(closure, x, t, d)
+            evals += 1
+            gtd_new = float(_dot(g_new, d).item())
+        else:
+            return f_new, g_new, t, evals
+        # zoom: shrink the bracket until the strong Wolfe conditions hold
+        for _ in range(max_ls - evals + 1):
+            (t0, f0, g0, gtd0), (t1, f1, g1, gtd1) = bracket
+            low, high = (0, 1) if f0 <= f1 else (1, 0)
+            if abs(t1 - t0) * d_norm < tolerance_change:
+                break
+            t = _cubic_minimum(t0, f0, gtd0, t1, f1, gtd1)
+            width = max(t0, t1) - min(t0, t1)
+            if min(max(t0, t1) - t, t - min(t0, t1)) < 0.1 * width:  # too close to an end: move in
+                t = max(t0, t1) - 0.1 * width if abs(t - max(t0, t1)) < abs(t - min(t0, t1)) else min(t0, t1) + 0.1 * width
+            f_new, g_new = self._evaluate(closure, x, t, d)
+            evals += 1
+            gtd_new = float(_dot(g_new, d).item())
+            point = (t, f_new, g_new, gtd_new)
+            if f_new > f + c1 * t * gtd or f_new >= bracket[low][1]:
+                bracket[high] = point
+            else:
+                if abs(gtd_new) <= -c2 * gtd:
+                    done = True
+                elif gtd_new * (bracket[high][0] - bracket[low][0]) >= 0:
+                    bracket[high] = bracket[low]
+                bracket[low] = point
+            if done:
+                break
+        t, f_new, g_new, _ = bracket[0] if bracket[0][1] <= bracket[1][1] else bracket[1]
+        return f_new, g_new, t, evals
+
+    def step(self, closure):
+        if closure is None:
+            raise RuntimeError("LBFGS.step needs a closure that recomputes the loss (closure() -> loss)")
+        group = self.param_groups[0]
+        lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
+        tol_grad, tol_change, history = group["tolerance_grad"], group["tolerance_change"], group["history_size"]
+        state = self.state.setdefault("lbfgs", {"func_evals": 0, "n_iter": 0})
+        from ..autograd import enable_grad
+        with enable_grad():
+            orig_loss = closure()
+        loss = float(orig_loss)
+        evals = 1
+        state["func_evals"] += 1
+        with no_grad():
+            g = self._flat_grad()
+            if float(T.max(T.abs(g)).item()) <= tol_grad:
+                return orig_loss
+            d, t = state.get("d"), state.get("t")
+            dirs, steps, ro = state.get("old_dirs", []), state.get("old_stps", []), state.get("ro", [])
+            h_diag, g_prev, loss_prev = state.get("H_diag"), state.get("prev_flat_grad"), state.get("prev_loss")
+            n_iter = 0
+            while n_iter < max_iter:
+                n_iter += 1
+                state["n_iter"] += 1
+                if state["n_iter"] == 1:
+                    d, dirs, steps, ro, h_diag = -g, [], [], [], 1.0
+                else:
+                    y, s = g - g_prev, d * t
+                    ys = _dot(y, s)
+                    if float(ys.item()) > 1e-10:  # a curvature pair that keeps H positive definite
+                        if len(dirs) == history:
+                            dirs.pop(0), steps.pop(0), ro.pop(0)
+                        dirs.append(y), steps.append(s), ro.append(1.0 / ys)
+                        h_diag = ys / _dot(y, y)
+                    q, alphas = -g, [None] * len(dirs)
+                    for i in range(len(dirs) - 1, -1, -1):  # two-loop recursion
+                        alphas[i] = _dot(steps[i], q) * ro[i]
+                        q = q - dirs[i] * alphas[i]
+                    d = r = q * h_diag
+                    for i in range(len(dirs)):
+                        beta = _dot(dirs[i], r) * ro[i]
+                        r = r + steps[i] * (alphas[i] - beta)
+                    d = r
+                g_prev, loss_prev = g, loss
+                t = min(1.0, 1.0 / float(T.sum(T.abs(g)).item())) * lr if state["n_iter"] == 1 else lr
+                gtd = float(_dot(g, d).item())
+                if gtd > -tol_change:  # not a descent direction
+                    break
+                used = 0
+                if group["line_search_fn"] == "strong_wolfe":
+                    x = self._flat_params()
+                    loss, g, t, used = self._strong_wolfe(closure, x, t, d, loss, g, gtd, tolerance_change=tol_change)
+                    self._add(t, d)
+                    done = float(T.max(T.abs(g)).item()) <= tol_grad
+                else:
+                    self._add(t, d)
+                    done = False
+                    if n_iter != max_iter:
+                        with enable_grad():
+                            loss = float(closure())
+                        g = self._flat_grad()
+                        done = float(T.max(T.abs(g)).item()) <= tol_grad
+                        used = 1
+                evals += used
+                state["func_evals"] += used
+                if n_iter == max_iter or evals >= max_eval or done:
+                    break
+                if float(T.max(T.abs(d * t)).item()) <= tol_change or abs(loss - loss_prev) < tol_change:
+                    break
+            state.update(d=d, t=t, old_dirs=dirs, old_stps=steps, ro=ro, H_diag=h_diag, prev_flat_grad=g_prev,
+                         prev_loss=loss_prev)
+        return orig_loss
