@@ -304,3 +304,115 @@ def test_errors_name_the_problem():
         nn.BatchNorm1d(3)(t(np.ones((1, 3))))
     with pytest.raises(ValueError, match="divisible by num_groups"):
         nn.GroupNorm(4, 6)
+
+
+def conv_transpose_ref(x, w, b, stride, padding, output_padding, dilation, groups):
+    """Transposed convolution by its definition, in float64: every input element scatters
+    x[n, c, i] * w[c, o, k] to output position i s + k d - p."""
+    n = x.ndim - 2
+    C, Og = w.shape[:2]
+    kernel = w.shape[2:]
+    out_sz = [(x.shape[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1) + output_padding[i] + 1
+              for i in range(n)]
+    full = [s + 2 * p for s, p in zip(out_sz, padding)]
+    out = np.zeros((x.shape[0], Og * groups, *full))
+    Cg = C // groups
+    for g in range(groups):
+        xs = x[:, g * Cg:(g + 1) * Cg].astype(np.float64)
+        for pos in itertools.product(*[range(s) for s in x.shape[2:]]):
+            for tap in itertools.product(*[range(k) for k in kernel]):
+                at = tuple(pos[i] * stride[i] + tap[i] * dilation[i] for i in range(n))
+                contrib = np.einsum("nc,co->no", xs[(slice(None), slice(None)) + pos],
+                                    w[g * Cg:(g + 1) * Cg][(slice(None), slice(None)) + tap])
+                out[(slice(None), slice(g * Og, (g + 1) * Og)) + at] += contrib
+    out = out[(slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(padding, out_sz))]
+    return out + (b.reshape((1, -1) + (1,) * n) if b is not None else 0)
+
+
+@pytest.mark.parametrize("n, stride, padding, output_padding, dilation, groups", [
+    (1, 2, 1, 1, 1, 1), (2, 2, 1, 1, 1, 1), (2, 1, 0, 0, 2, 2), (2, (2, 3), (0, 2), (1, 0), 1, 1), (3, 2, 1, 0, 1, 1),
+    (2, 3, 4, 2, 1, 1),  # padding larger than d (k - 1): the spread input is cropped
+])
+def test_conv_transpose_matches_its_definition_and_its_gradient(n, stride, padding, output_padding, dilation, groups):
+    C, O, k = 4, 6, 3
+    x = rng.standard_normal((2, C) + (5,) * n).astype(np.float32)
+    w = rng.standard_normal((C, O // groups) + (k,) * n).astype(np.float32)
+    b = rng.standard_normal(O).astype(np.float32)
+    tup = lambda v: (v,) * n if isinstance(v, int) else v  # noqa: E731
+    want = conv_transpose_ref(x, w, b, tup(stride), tup(padding), tup(output_padding), tup(dilation), groups)
+    fn = getattr(F, f"conv_transpose{n}d")
+    xt, wt = t(x, True), t(w, True)
+    y = fn(xt, wt, t(b), stride, padding, output_padding, groups, dilation)
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-4, atol=1e-4)
+    # its gradient with respect to the input is a convolution with the same weight
+    g = rng.standard_normal(want.shape).astype(np.float32)
+    (y * t(g)).sum().backward()
+    conv = getattr(F, f"conv{n}d")
+    gx = conv(t(g), t(w), None, stride, padding, dilation, groups)  # weight (C, O / groups, *k) as (out, in)
+    np.testing.assert_allclose(xt.grad.numpy(), gx.numpy(), rtol=1e-4, atol=1e-4)
+    assert wt.grad.shape == w.shape
+
+
+def test_conv_transpose_modules():
+    m = nn.ConvTranspose2d(3, 8, 4, stride=2, padding=1)
+    assert m.weight.shape == (3, 8, 4, 4) and m.bias.shape == (8,)
+    x = t(rng.standard_normal((2, 3, 7, 7)))
+    assert m(x).shape == (2, 8, 14, 14)  # DCGAN's doubling layer
+    assert m(x, output_size=(15, 15)).shape == (2, 8, 15, 15)
+    with pytest.raises(ValueError, match="output size"):
+        m(x, output_size=(20, 20))
+    assert nn.ConvTranspose1d(2, 4, 3)(t(rng.standard_normal((1, 2, 5)))).shape == (1, 4, 7)
+    assert nn.ConvTranspose3d(2, 2, 2, stride=2)(t(rng.standard_normal((2, 2, 2, 2)))).shape == (2, 4, 4, 4)
+    with pytest.raises(ValueError, match="output padding must be smaller"):
+        F.conv_transpose2d(x, m.weight, stride=1, output_padding=1)
+
+
+def test_pixel_shuffle_instance_norm_and_3d_pooling():
+    x = rng.standard_normal((2, 8, 3, 5)).astype(np.float32)
+    y = F.pixel_shuffle(t(x), 2)
+    want = x.reshape(2, 2, 2, 2, 3, 5).transpose(0, 1, 4, 2, 5, 3).reshape(2, 2, 6, 10)
+    np.testing.assert_array_equal(y.numpy(), want)
+    np.testing.assert_array_equal(nn.PixelUnshuffle(2)(y).numpy(), x)
+    m = nn.InstanceNorm2d(8, affine=True)
+    z = m(t(x)).numpy()
+    np.testing.assert_allclose(z, (x - x.mean((2, 3), keepdims=True)) / np.sqrt(x.var((2, 3), keepdims=True) + 1e-5),
+                               rtol=1e-4, atol=1e-4)
+    assert [p.shape for p in m.parameters()] == [(8,), (8,)]
+    v = rng.standard_normal((1, 2, 4, 4, 4)).astype(np.float32)
+    np.testing.assert_allclose(nn.MaxPool3d(2)(t(v)).numpy(), v.reshape(1, 2, 2, 2, 2, 2, 2, 2).max((3, 5, 7)))
+    np.testing.assert_allclose(nn.AvgPool3d(2)(t(v)).numpy(), v.reshape(1, 2, 2, 2, 2, 2, 2, 2).mean((3, 5, 7)),
+                               rtol=1e-6)
+    np.testing.assert_allclose(nn.AdaptiveAvgPool3d(1)(t(v)).numpy(), v.mean((2, 3, 4), keepdims=True), rtol=1e-5)
+    assert nn.ZeroPad3d(1)(t(v)).shape == (1, 2, 6, 6, 6) and nn.CircularPad1d((1, 2))(t(x[0])).shape == (8, 3, 8)
+
+
+def test_small_layers_and_losses_against_their_formulas():
+    x = rng.standard_normal((4, 6))
+    a, b = rng.standard_normal((4, 6)), rng.standard_normal((4, 6))
+    y = np.array([1.0, -1.0, 1.0, -1.0])
+    check = lambda got, want: np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-6)  # noqa: E731
+    check(nn.Softmin(1)(t(x)), np.exp(-x) / np.exp(-x).sum(1, keepdims=True))
+    check(nn.Threshold(0.1, 20.0)(t(x)), np.where(x > 0.1, x, 20.0))
+    check(nn.GLU()(t(x)), x[:, :3] / (1 + np.exp(-x[:, 3:])))
+    check(nn.Hardshrink()(t(x)), np.where(np.abs(x) > 0.5, x, 0))
+    check(nn.Softshrink(0.3)(t(x)), np.sign(x) * np.maximum(np.abs(x) - 0.3, 0))
+    check(nn.Tanhshrink()(t(x)), x - np.tanh(x))
+    check(nn.PairwiseDistance()(t(a), t(b)), np.linalg.norm(a - b + 1e-6, axis=-1))
+    check(nn.CosineSimilarity()(t(a), t(b)), (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1))
+    s1, s2 = rng.standard_normal(4), rng.standard_normal(4)
+    check(nn.MarginRankingLoss(0.2)(t(s1), t(s2), t(y)), np.maximum(0, -y * (s1 - s2) + 0.2).mean())
+    check(nn.HingeEmbeddingLoss()(t(s1), t(y)), np.where(y == 1, s1, np.maximum(0, 1 - s1)).mean())
+    check(nn.SoftMarginLoss()(t(s1), t(y)), np.log1p(np.exp(-y * s1)).mean())
+    cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    check(nn.CosineEmbeddingLoss(0.1)(t(a), t(b), t(y)), np.where(y == 1, 1 - cos, np.maximum(0, cos - 0.1)).mean())
+    lab = (rng.random((4, 6)) > 0.5).astype(np.float64)
+    sig = 1 / (1 + np.exp(-x))
+    check(nn.MultiLabelSoftMarginLoss()(t(x), t(lab)), (-(lab * np.log(sig) + (1 - lab) * np.log(1 - sig))).mean())
+    c = rng.standard_normal((4, 6))
+    d_ap, d_an = np.linalg.norm(a - b + 1e-6, axis=1), np.linalg.norm(a - c + 1e-6, axis=1)
+    check(nn.TripletMarginLoss()(t(a), t(b), t(c)), np.maximum(d_ap - d_an + 1, 0).mean())
+    counts = rng.poisson(2.0, (4, 6)).astype(np.float64)
+    check(nn.PoissonNLLLoss()(t(x), t(counts)), (np.exp(x) - counts * x).mean())
+    var = np.abs(b) + 0.1
+    check(nn.GaussianNLLLoss()(t(x), t(a), t(var)), (0.5 * (np.log(var) + (x - a) ** 2 / var)).mean())
+    assert nn.Dropout1d(0.5).eval()(t(x)).shape == (4, 6)

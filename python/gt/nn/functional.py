@@ -877,3 +877,251 @@ def prelu(x, weight):
     """x where x > 0, else weight * x; weight has one value or one per channel (axis 1)."""
     w = weight if weight.numel() == 1 or x.ndim < 2 else T.reshape(weight, weight.shape[0], *(1,) * (x.ndim - 2))
     return T.where(x > 0, x, w * x)
+
+
+# ---------------------------------------------------------------- transposed convolution
+
+
+def _dilate(x, d, s):
+    """x with s - 1 zeros between neighbours along axis d: size (n - 1) s + 1."""
+    if s == 1:
+        return x
+    n = x.shape[d]
+    spread = T.stack([x] + [T.zeros(x.shape, dtype=x.dtype)] * (s - 1), d + 1)  # (..., n, s, ...)
+    shape = list(x.shape)
+    shape[d] = n * s
+    return T.narrow(T.reshape(spread, *shape), d, 0, (n - 1) * s + 1)
+
+
+def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, n, name):
+    x, unbatched = _batched(input, n, name)
+    if weight.ndim != n + 2:
+        raise _C.ShapeError(f"{name}: expected a {n + 2}-D weight (in_channels, out_channels / groups, *kernel), "
+                            f"got shape {list(weight.shape)}")
+    C, Og = weight.shape[:2]
+    if groups < 1 or C % groups:
+        raise ValueError(f"{name}: in_channels ({C}) must be divisible by groups ({groups})")
+    if x.shape[1] != C:
+        raise _C.ShapeError(f"{name}: weight of shape {list(weight.shape)} expects {C} input channels, "
+                            f"got input of shape {list(input.shape)}")
+    kernel = tuple(weight.shape[2:])
+    stride, padding = _ntuple(stride, n, "stride"), _ntuple(padding, n, "padding")
+    output_padding, dilation = _ntuple(output_padding, n, "output_padding"), _ntuple(dilation, n, "dilation")
+    for op, s, d in zip(output_padding, stride, dilation):
+        if op >= max(s, d):
+            raise ValueError(f"{name}: output padding must be smaller than either stride or dilation, got "
+                             f"output_padding={output_padding}, stride={stride}, dilation={dilation}")
+    # The gradient of a convolution with respect to its input: spread the input by the stride,
+    # pad by d (k - 1) - p (plus output_padding at the end; a negative pad crops), and correlate
+    # with the kernel flipped and its channel axes swapped in each group.
+    for i in range(n):
+        x = _dilate(x, 2 + i, stride[i])
+    pads = []
+    for i in range(n):
+        lo = dilation[i] * (kernel[i] - 1) - padding[i]
+        hi = lo + output_padding[i]
+        d = 2 + i
+        if lo < 0:
+            x = T.narrow(x, d, -lo, x.shape[d] + lo)
+        if hi < 0:
+            x = T.narrow(x, d, 0, x.shape[d] + hi)
+        pads.append((max(lo, 0), max(hi, 0)))
+    if any(p for pair in pads for p in pair):
+        x = pad(x, [p for pair in reversed(pads) for p in pair])
+    w = T.flip(weight, tuple(range(2, n + 2)))
+    w = T.reshape(T.transpose(T.reshape(w, groups, C // groups, Og, *kernel), 1, 2), groups * Og, C // groups, *kernel)
+    y = _conv(x, w, bias, 1, 0, dilation, groups, n, name)
+    return T.squeeze(y, 0) if unbatched else y
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """Transposed 1-D convolution (the gradient of conv1d with respect to its input): input
+    (N, C_in, L) or (C_in, L), weight (C_in, C_out / groups, k), bias (C_out,) -> (N, C_out,
+    L_out), L_out = (L - 1) s - 2 p + d (k - 1) + output_padding + 1, as
+    torch.nn.functional.conv_transpose1d. Computed as a convolution of the stride-spread input."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1, "conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """Transposed 2-D convolution ("deconvolution"): input (N, C_in, H, W) or unbatched, weight
+    (C_in, C_out / groups, kH, kW) -> (N, C_out, H_out, W_out), H_out = (H - 1) sH - 2 pH +
+    dH (kH - 1) + output_padding + 1 and likewise W_out, as torch.nn.functional.conv_transpose2d.
+    Raises gt.ShapeError for shapes that do not fit, ValueError for bad groups or output_padding."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2, "conv_transpose2d")
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """Transposed 3-D convolution: as conv_transpose2d with one more spatial axis."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3, "conv_transpose3d")
+
+
+# ---------------------------------------------------------------- more layers scripts use
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C r^2, H, W) -> (*, C, H r, W r) (Shi et al. 2016, sub-pixel convolution)."""
+    r = upscale_factor
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise _C.ShapeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square "
+                            f"of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    k = len(lead)
+    x = T.reshape(input, *lead, c // (r * r), r, r, h, w)
+    x = T.permute(x, *range(k), k, k + 3, k + 1, k + 4, k + 2)
+    return T.reshape(x, *lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H r, W r) -> (*, C r^2, H, W): the inverse of pixel_shuffle."""
+    r = downscale_factor
+    *lead, c, hr, wr = input.shape
+    if hr % r or wr % r:
+        raise _C.ShapeError(f"pixel_unshuffle expects height and width divisible by {r}, got {hr} x {wr}")
+    k = len(lead)
+    x = T.reshape(input, *lead, c, hr // r, r, wr // r, r)
+    x = T.permute(x, *range(k), k, k + 2, k + 4, k + 1, k + 3)
+    return T.reshape(x, *lead, c * r * r, hr // r, wr // r)
+
+
+def softmin(input, dim=None, dtype=None):
+    """softmax(-input) along dim."""
+    return softmax(-input, dim, dtype=dtype) if dtype is not None else softmax(-input, dim)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """input where input > threshold, else value."""
+    return T.where(input > threshold, input, value)
+
+
+def glu(input, dim=-1):
+    """a * sigmoid(b) for the halves a, b of input along dim (Dauphin et al. 2017)."""
+    if input.shape[dim] % 2:
+        raise _C.ShapeError(f"glu: halving dimension must be even, but dimension {dim} is size {input.shape[dim]}")
+    a, b = T.chunk(input, 2, dim)
+    return a * T.sigmoid(b)
+
+
+def hardshrink(input, lambd=0.5):
+    """input where |input| > lambd, else 0."""
+    return T.where(T.abs(input) > lambd, input, 0.0)
+
+
+def softshrink(input, lambd=0.5):
+    """input - lambd above lambd, input + lambd below -lambd, else 0."""
+    return T.where(input > lambd, input - lambd, T.where(input < -lambd, input + lambd, 0.0))
+
+
+def tanhshrink(input):
+    """input - tanh(input)."""
+    return input - T.tanh(input)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """||x1 - x2 + eps||_p over the last axis, as torch.nn.functional.pairwise_distance."""
+    d = T.abs(x1 - x2 + eps)
+    if p == 2.0:
+        return T.sqrt(T.sum(d * d, -1, keepdim=keepdim))
+    return T.sum(d ** p, -1, keepdim=keepdim) ** (1.0 / p)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of (N, C, L) or (C, L) input, as torch.nn.functional.dropout1d."""
+    return _dropout(input, p, training, tuple(input.shape[:-1]) + (1,))
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) input."""
+    return _dropout(input, p, training, tuple(input.shape[:-3]) + (1, 1, 1))
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Maximum over sliding kD x kH x kW windows of (N, C, D, H, W) input: as max_pool2d."""
+    return _max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode, return_indices, "max_pool3d")
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Mean over sliding windows of (N, C, D, H, W) input: as avg_pool2d."""
+    return _avg_pool(input, 3, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+                     "avg_pool3d")
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """adaptive_avg_pool2d with one more spatial axis."""
+    return _adaptive_pool(input, 3, output_size, lambda t, d: T.mean(t, d), "adaptive_avg_pool3d")
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Maximum over the windows of adaptive_avg_pool1d (return_indices is not supported)."""
+    if return_indices:
+        raise NotImplementedError("adaptive_max_pool1d: return_indices=True is not supported by GT")
+    return _adaptive_pool(input, 1, output_size, lambda t, d: T.amax(t, d), "adaptive_max_pool1d")
+
+
+# ---------------------------------------------------------------- more losses
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean"):
+    """max(0, -target (input1 - input2) + margin), target 1 or -1."""
+    return _reduce(T.clamp(-target * (input1 - input2) + margin, min=0.0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, reduction="mean"):
+    """input where target is 1, max(0, margin - input) where it is -1."""
+    return _reduce(T.where(target == 1, input, 0.0) + T.where(target == -1, T.clamp(margin - input, min=0.0), 0.0),
+                   reduction)
+
+
+def soft_margin_loss(input, target, reduction="mean"):
+    """log(1 + exp(-target input)) (target 1 or -1), computed as softplus."""
+    return _reduce(softplus(-target * input), reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean"):
+    """1 - cos(input1, input2) where target is 1, max(0, cos - margin) where it is -1 (cos over
+    the last axis, eps 1e-8 in the norms' product as PyTorch's kernel)."""
+    cos = T.sum(input1 * input2, -1) / T.sqrt((T.sum(input1 * input1, -1) + 1e-12) * (T.sum(input2 * input2, -1) + 1e-12))
+    return _reduce(T.where(target == 1, 1.0 - cos, T.clamp(cos - margin, min=0.0)), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, reduction="mean"):
+    """-mean over classes of target log sigmoid(input) + (1 - target) log sigmoid(-input) (times
+    weight), per sample; then the reduction over samples."""
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(T.mean(loss, -1), reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False, reduction="mean"):
+    """max(d(anchor, positive) - d(anchor, negative) + margin, 0), d = pairwise_distance; with swap
+    the negative's distance is the smaller of d(a, n) and d(p, n) (Balntas et al. 2016)."""
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = T.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce(T.clamp(d_pos - d_neg + margin, min=0.0), reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    """exp(input) - target input (log_input), else input - target log(input + eps); full adds
+    Stirling's term target log target - target + 0.5 log(2 pi target) where target > 1."""
+    loss = T.exp(input) - target * input if log_input else input - target * T.log(input + eps)
+    if full:
+        t = T.clamp(target, min=1.0)
+        stirling = t * T.log(t) - t + 0.5 * T.log(2 * math.pi * t)
+        loss = loss + T.where(target > 1, stirling, 0.0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """0.5 (log(max(var, eps)) + (input - target)^2 / max(var, eps)) (+ 0.5 log(2 pi) with full);
+    var has input's shape, or one fewer trailing axis, or a trailing axis of 1."""
+    if var.ndim == input.ndim - 1:
+        var = T.unsqueeze(var, -1)
+    v = T.clamp(var, min=eps)
+    loss = 0.5 * (T.log(v) + (input - target) ** 2 / v)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)

@@ -1288,3 +1288,328 @@ class ParameterDict(Module):
 
     def get(self, key, default=None):
         return self._parameters.get(key, default)
+
+
+# ---------------------------------------------------------------- more layers scripts use
+
+class _ConvTransposeNd(Module):
+    """Weight (in_channels, out_channels / groups, *kernel_size), bias (out_channels,), both
+    initialized as PyTorch's (kaiming_uniform with a=sqrt(5) on the weight, whose fan_in is
+    out_channels / groups * prod(kernel_size)). forward(x, output_size=None): output_size (the
+    spatial sizes, or with the batch and channel axes) picks the output_padding that gives it."""
+    _n = 2
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__()
+        _device.check(device)
+        n = self._n
+        if groups <= 0 or in_channels % groups or out_channels % groups:
+            raise ValueError(f"in_channels ({in_channels}) and out_channels ({out_channels}) must be divisible "
+                             f"by groups ({groups})")
+        if padding_mode != "zeros":
+            raise ValueError(f"Only 'zeros' padding mode is supported for {type(self).__name__}")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size = F._ntuple(kernel_size, n, "kernel_size")
+        self.stride, self.padding = F._ntuple(stride, n, "stride"), F._ntuple(padding, n, "padding")
+        self.output_padding = F._ntuple(output_padding, n, "output_padding")
+        self.dilation, self.padding_mode = F._ntuple(dilation, n, "dilation"), padding_mode
+        self.weight = Parameter(T.zeros(in_channels, out_channels // groups, *self.kernel_size, dtype=dtype))
+        self.bias = Parameter(T.zeros(out_channels, dtype=dtype)) if bias else None
+        self.reset_parameters()
+
+    reset_parameters = _ConvNd.reset_parameters
+
+    def forward(self, x, output_size=None):
+        output_padding = self.output_padding
+        if output_size is not None:
+            size = list(output_size)[-self._n:]
+            base = [(x.shape[-self._n + i] - 1) * self.stride[i] - 2 * self.padding[i] +
+                    self.dilation[i] * (self.kernel_size[i] - 1) + 1 for i in range(self._n)]
+            output_padding = tuple(s - b for s, b in zip(size, base))
+            if any(not 0 <= op < max(s, d) for op, s, d in zip(output_padding, self.stride, self.dilation)):
+                raise ValueError(f"requested an output size of {size}, but valid sizes are {base} plus less than "
+                                 f"the stride or dilation")
+        return F._conv_transpose(x, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
+                                 self.dilation, self._n, type(self).__name__)
+
+    extra_repr = _ConvNd.extra_repr
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """(N, C_in, L) -> (N, C_out, L_out): see gt.nn.functional.conv_transpose1d."""
+    _n = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """(N, C_in, H, W) -> (N, C_out, H_out, W_out): see gt.nn.functional.conv_transpose2d."""
+    _n = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """(N, C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out): see gt.nn.functional.conv_transpose3d."""
+    _n = 3
+
+
+class PixelShuffle(Module):
+    """(*, C r^2, H, W) -> (*, C, H r, W r): see gt.nn.functional.pixel_shuffle."""
+
+    def __init__(self, upscale_factor):
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, x):
+        return F.pixel_shuffle(x, self.upscale_factor)
+
+
+class PixelUnshuffle(Module):
+    def __init__(self, downscale_factor):
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, x):
+        return F.pixel_unshuffle(x, self.downscale_factor)
+
+
+class _InstanceNorm(Module):
+    """Instance normalization (Ulyanov et al. 2016): each sample's channel normalized over its
+    spatial axes; weight ones and bias zeros (num_features,) when affine. track_running_stats
+    is not supported (PyTorch's default is off)."""
+    _n = 2
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
+                 dtype=None):
+        super().__init__()
+        _device.check(device)
+        if track_running_stats:
+            raise NotImplementedError(f"{type(self).__name__}: track_running_stats=True is not supported by GT")
+        self.num_features, self.eps, self.momentum, self.affine = num_features, eps, momentum, affine
+        self.track_running_stats = False
+        self.weight = Parameter(T.ones(num_features, dtype=dtype)) if affine else None
+        self.bias = Parameter(T.zeros(num_features, dtype=dtype)) if affine else None
+
+    def forward(self, x):
+        if x.ndim not in (self._n + 1, self._n + 2):
+            raise ValueError(f"{type(self).__name__}: expected {self._n + 1}D or {self._n + 2}D input "
+                             f"(got {x.ndim}D input)")
+        unbatched = x.ndim == self._n + 1
+        if unbatched:
+            x = T.unsqueeze(x, 0)
+        y = F.instance_norm(x, weight=self.weight, bias=self.bias, eps=self.eps)
+        return T.squeeze(y, 0) if unbatched else y
+
+    def extra_repr(self):
+        return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}"
+
+
+class InstanceNorm1d(_InstanceNorm):
+    _n = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    _n = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    _n = 3
+
+
+class UpsamplingNearest2d(Upsample):
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Bilinear resizing with align_corners=True (as PyTorch's UpsamplingBilinear2d)."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def _elementwise_module(name, fn, *params, doc=None):
+    """A Module class whose forward(x) is fn(x, *its params), e.g. Softshrink(lambd=0.5)."""
+    names = [p[0] for p in params]
+
+    def __init__(self, *args, **kwargs):
+        Module.__init__(self)
+        values = dict(params)
+        values.update(zip(names, args))
+        values.update(kwargs)
+        for k in names:
+            setattr(self, k, values[k])
+
+    def forward(self, x):
+        return fn(x, *(getattr(self, k) for k in names))
+
+    def extra_repr(self):
+        return ", ".join(f"{k}={getattr(self, k)}" for k in names)
+
+    return type(name, (Module,), {"__init__": __init__, "forward": forward, "extra_repr": extra_repr,
+                                  "__doc__": doc or f"See gt.nn.functional.{fn.__name__}."})
+
+
+Softmin = _elementwise_module("Softmin", F.softmin, ("dim", None))
+Threshold = _elementwise_module("Threshold", lambda x, t, v, inplace=False: F.threshold(x, t, v),
+                                ("threshold", None), ("value", None), ("inplace", False),
+                                doc="input where input > threshold, else value.")
+GLU = _elementwise_module("GLU", F.glu, ("dim", -1))
+Hardshrink = _elementwise_module("Hardshrink", F.hardshrink, ("lambd", 0.5))
+Softshrink = _elementwise_module("Softshrink", F.softshrink, ("lambd", 0.5))
+Tanhshrink = _elementwise_module("Tanhshrink", F.tanhshrink)
+Dropout1d = type("Dropout1d", (Dropout,), {"forward": lambda self, x: F.dropout1d(x, self.p, self.training),
+                                           "__doc__": "Zeroes whole channels: see gt.nn.functional.dropout1d."})
+Dropout3d = type("Dropout3d", (Dropout,), {"forward": lambda self, x: F.dropout3d(x, self.p, self.training),
+                                           "__doc__": "Zeroes whole channels: see gt.nn.functional.dropout3d."})
+
+
+class CosineSimilarity(Module):
+    def __init__(self, dim=1, eps=1e-8):
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1, x2):
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    def __init__(self, p=2.0, eps=1e-6, keepdim=False):
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1, x2):
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+class MaxPool3d(_MaxPoolNd):
+    def forward(self, x):
+        return F.max_pool3d(x, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+                            self.return_indices)
+
+
+class AvgPool3d(_AvgPoolNd):
+    def forward(self, x):
+        return F.avg_pool3d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
+                            self.divisor_override)
+
+
+class AdaptiveAvgPool3d(AdaptiveAvgPool1d):
+    def forward(self, x):
+        return F.adaptive_avg_pool3d(x, self.output_size)
+
+
+class AdaptiveMaxPool1d(AdaptiveAvgPool1d):
+    def forward(self, x):
+        return F.adaptive_max_pool1d(x, self.output_size)
+
+
+class ZeroPad1d(_PadNd):
+    _n = 1
+
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+
+class ZeroPad3d(_PadNd):
+    _n = 3
+
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+
+class ConstantPad3d(_PadNd):
+    _n = 3
+
+    def __init__(self, padding, value):
+        super().__init__(padding, value)
+
+
+class ReflectionPad3d(_PadNd):
+    _mode, _n = "reflect", 3
+
+
+class ReplicationPad1d(_PadNd):
+    _mode, _n = "replicate", 1
+
+
+class ReplicationPad3d(_PadNd):
+    _mode, _n = "replicate", 3
+
+
+class CircularPad1d(_PadNd):
+    _mode, _n = "circular", 1
+
+
+class CircularPad2d(_PadNd):
+    _mode, _n = "circular", 2
+
+
+class CircularPad3d(_PadNd):
+    _mode, _n = "circular", 3
+
+
+class _PairLoss(_Loss):
+    """A loss of (input1, input2, target)."""
+
+    def forward(self, input1, input2, target):
+        return type(self)._fn(input1, input2, target, **{k: getattr(self, k) for k in self._options})
+
+
+class MarginRankingLoss(_PairLoss):
+    _fn, _options = staticmethod(F.margin_ranking_loss), ("margin", "reduction")
+
+    def __init__(self, margin=0.0, reduction="mean"):
+        super().__init__(margin=margin, reduction=reduction)
+
+
+class CosineEmbeddingLoss(_PairLoss):
+    _fn, _options = staticmethod(F.cosine_embedding_loss), ("margin", "reduction")
+
+    def __init__(self, margin=0.0, reduction="mean"):
+        super().__init__(margin=margin, reduction=reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    _fn, _options = staticmethod(F.hinge_embedding_loss), ("margin", "reduction")
+
+    def __init__(self, margin=1.0, reduction="mean"):
+        super().__init__(margin=margin, reduction=reduction)
+
+
+class SoftMarginLoss(_Loss):
+    _fn, _options = staticmethod(F.soft_margin_loss), ("reduction",)
+
+    def __init__(self, reduction="mean"):
+        super().__init__(reduction=reduction)
+
+
+class MultiLabelSoftMarginLoss(_Loss):
+    _fn, _options = staticmethod(F.multilabel_soft_margin_loss), ("weight", "reduction")
+
+    def __init__(self, weight=None, reduction="mean"):
+        super().__init__(weight=weight, reduction=reduction)
+
+
+class PoissonNLLLoss(_Loss):
+    _fn, _options = staticmethod(F.poisson_nll_loss), ("log_input", "full", "eps", "reduction")
+
+    def __init__(self, log_input=True, full=False, eps=1e-8, reduction="mean"):
+        super().__init__(log_input=log_input, full=full, eps=eps, reduction=reduction)
+
+
+class TripletMarginLoss(Module):
+    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, reduction="mean"):
+        super().__init__()
+        self.margin, self.p, self.eps, self.swap, self.reduction = margin, p, eps, swap, reduction
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_loss(anchor, positive, negative, self.margin, self.p, self.eps, self.swap,
+                                     self.reduction)
+
+
+class GaussianNLLLoss(Module):
+    def __init__(self, full=False, eps=1e-6, reduction="mean"):
+        super().__init__()
+        self.full, self.eps, self.reduction = full, eps, reduction
+
+    def forward(self, input, target, var):
+        return F.gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
