@@ -100,3 +100,68 @@ def test_legacy_tensor_constructor_and_version():
     z = gt.Tensor(2, 3)
     assert z.shape == (2, 3) and z.dtype == gt.float32 and not z.numpy().any()
     assert isinstance(gt.__version__, str) and gt.__version__.count(".") >= 1
+
+
+def test_in_place_ops_on_data_change_the_tensor_itself():
+    # pytorch/examples' regression trains with `param.data.add_(-0.1 * param.grad)`; weight
+    # initializations write `p.data.normal_()` / `p.data.copy_(w)`. They used to change a copy.
+    p = nn.Parameter(gt.ones(3))
+    (p * gt.tensor([1.0, 2.0, 3.0])).sum().backward()
+    p.data.add_(-0.1 * p.grad)
+    check(p, [0.9, 0.8, 0.7])
+    assert p.requires_grad and p.is_leaf and p.grad is not None
+    p.data.copy_(gt.tensor([1.0, 2.0, 3.0]))
+    p.data.mul_(2)
+    check(p, [2.0, 4.0, 6.0])
+    p.data.zero_()
+    check(p, [0.0, 0.0, 0.0])
+    p.data = gt.arange(4, dtype=gt.float32)  # a new shape, as PyTorch allows
+    assert p.shape == (4,) and p.requires_grad
+    check(p, [0.0, 1.0, 2.0, 3.0])
+    d = p.data
+    assert not d.requires_grad and d.grad_fn is None
+    with pytest.raises(TypeError, match="must be set to a Tensor"):
+        p.data = [1.0]
+
+
+def test_a_burst_of_releases_is_cut_into_batches_the_dispatcher_takes():
+    # A backward pass over a long unrolled RNN releases its graph's saved tensors at once; the
+    # frees were one batch (10856 instructions after a 600-step LSTM), which the dispatcher
+    # refused (it takes 8192), losing every gradient of that backward pass.
+    many = [gt.full((1,), float(i)) for i in range(9000)]
+    assert many[-1].item() == 8999.0
+    del many
+    check(gt.ones(2) * 3, [3.0, 3.0])
+    cell = nn.LSTMCell(1, 4)
+    h = c = gt.zeros(2, 4)
+    x = gt.tensor(rng_data(2, 700))
+    for t in range(700):
+        h, c = cell(x[:, t:t + 1], (h, c))
+    h.sum().backward()
+    assert np.isfinite(cell.weight_hh.grad.numpy()).all()
+
+
+def rng_data(*shape):
+    return np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+
+
+def test_as_torch_makes_every_torch_module_gts_own(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import sys\n"
+        "import torch, torch.nn as nn, torch.optim as optim, torch.autograd, torch.nn.functional as F\n"
+        "import gt\n"
+        "assert torch is gt and optim is gt.optim and torch.autograd is gt.autograd and F is gt.nn.functional\n"
+        "p = nn.Parameter(torch.ones(2))\n"
+        "opt = optim.LBFGS([p], lr=0.5)\n"
+        "def closure():\n"
+        "    opt.zero_grad(); loss = ((p - 3) ** 2).sum(); loss.backward(); return loss\n"
+        "opt.step(closure)\n"  # LBFGS updates under torch.no_grad, which the tensors see
+        "print('done', sys.argv[1:], [round(v, 4) for v in p.tolist()])\n")
+    out = subprocess.run([sys.executable, "-m", "gt.as_torch", str(script), "--flag"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "done ['--flag'] [3.0, 3.0]" in out.stdout
+    out = subprocess.run([sys.executable, "-c", "import gt.as_torch, torch.vision"], capture_output=True, text=True,
+                         timeout=60)
+    assert "No module named 'torch.vision'" in out.stderr

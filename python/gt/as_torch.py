@@ -1,0 +1,65 @@
+"""Run a PyTorch script on GT unchanged: `import torch` (and `torch.nn`, `torch.optim`, ...)
+imports GT's module of the same name.
+
+    python -m gt.as_torch train.py --steps 100    # runs train.py with torch meaning gt
+
+or, in a script or notebook, before anything imports torch:
+
+    import gt.as_torch  # noqa: F401
+
+`sys.modules["torch"] = gt` alone is not enough: `import torch.optim` would then load GT's
+optim package a second time under the name torch.optim, with its own copy of gt.autograd, whose
+no_grad() the tensors never see. Here every `torch.X` is GT's `gt.X` module itself, imported
+on first use; a torch module GT does not have raises ModuleNotFoundError naming it.
+"""
+import importlib
+import importlib.abc
+import importlib.util
+import runpy
+import sys
+
+import gt
+
+
+class _TorchIsGT(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds `torch` and `torch.X` as `gt` and `gt.X`."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch" and not name.startswith("torch."):
+            return None
+        real = "gt" + name[len("torch"):]
+        if real not in sys.modules and importlib.util.find_spec(real) is None:
+            return None  # ModuleNotFoundError: No module named 'torch.X'
+        return importlib.util.spec_from_loader(name, self)
+
+    def create_module(self, spec):
+        return importlib.import_module("gt" + spec.name[len("torch"):])
+
+    def exec_module(self, module):
+        pass  # imported already, as gt.X
+
+
+def install():
+    """Makes `torch` and every `torch.X` GT's module (idempotent)."""
+    if not any(isinstance(f, _TorchIsGT) for f in sys.meta_path):
+        sys.meta_path.insert(0, _TorchIsGT())
+    for name, module in list(sys.modules.items()):
+        if name == "gt" or name.startswith("gt."):
+            sys.modules.setdefault("torch" + name[len("gt"):], module)
+
+
+install()
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        print("usage: python -m gt.as_torch SCRIPT [ARGS...]: runs SCRIPT with `import torch` meaning GT")
+        return 0 if argv else 2
+    sys.argv = argv
+    runpy.run_path(argv[0], run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
