@@ -463,16 +463,10 @@ Tensor.nbytes = property(lambda x: x.numel() * x.dtype.itemsize)
 Tensor.itemsize = property(lambda x: x.dtype.itemsize)
 
 
-def _install_inplace():
-    """x.f_() for these unary functions: computes f(x) and rebinds x to it (see Tensor._assign)."""
-    for name, fn in (("abs_", T.abs), ("exp_", T.exp), ("sqrt_", T.sqrt), ("neg_", T.neg), ("sigmoid_", T.sigmoid),
-                     ("tanh_", T.tanh), ("relu_", T.relu), ("log_", T.log), ("floor_", T.floor),
-                     ("reciprocal_", reciprocal), ("square_", square), ("trunc_", trunc), ("ceil_", ceil),
-                     ("round_", None), ("clamp_min_", T.clamp_min), ("clamp_max_", T.clamp_max),
-                     ("pow_", T.pow), ("cumsum_", T.cumsum), ("nan_to_num_", nan_to_num),
-                     ("addcmul_", addcmul), ("addcdiv_", addcdiv), ("fmod_", fmod), ("remainder_", T.remainder)):
-        if fn is None:
-            from ._shaping import round as fn  # noqa: A001
+def _add_inplace_forms(pairs):
+    """x.name_(...) for each (name_, fn): computes fn(x, ...) and rebinds x to it (see
+    Tensor._assign); names Tensor already has are kept."""
+    for name, fn in pairs:
         if hasattr(Tensor, name):
             continue
 
@@ -482,6 +476,17 @@ def _install_inplace():
         inplace.__name__ = name
         inplace.__doc__ = f"In place: x = {name[:-1]}(x, ...) (x is rebound to the result, as GT's in-place ops)."
         setattr(Tensor, name, inplace)
+
+
+def _install_inplace():
+    """x.f_() for these unary functions: computes f(x) and rebinds x to it (see Tensor._assign)."""
+    from ._shaping import round as round_
+    _add_inplace_forms((("abs_", T.abs), ("exp_", T.exp), ("sqrt_", T.sqrt), ("neg_", T.neg), ("sigmoid_", T.sigmoid),
+                        ("tanh_", T.tanh), ("relu_", T.relu), ("log_", T.log), ("floor_", T.floor),
+                        ("reciprocal_", reciprocal), ("square_", square), ("trunc_", trunc), ("ceil_", ceil),
+                        ("round_", round_), ("clamp_min_", T.clamp_min), ("clamp_max_", T.clamp_max),
+                        ("pow_", T.pow), ("cumsum_", T.cumsum), ("nan_to_num_", nan_to_num),
+                        ("addcmul_", addcmul), ("addcdiv_", addcdiv), ("fmod_", fmod), ("remainder_", T.remainder)))
 
     def bernoulli_(x, p=0.5, *, generator=None):
         """Fills x with 1 (probability p, a number or a tensor) or 0, in x's dtype."""
@@ -643,19 +648,10 @@ def cross(a, b, dim=None):
 
 
 def _install_more_inplace():
-    for name, fn in (("index_add_", index_add), ("scatter_add_", scatter_add), ("index_fill_", index_fill),
-                     ("index_copy_", index_copy), ("scatter_", scatter), ("cumprod_", cumprod),
-                     ("t_", _t), ("unsqueeze_", T.unsqueeze), ("squeeze_", T.squeeze), ("mul_", T.mul),
-                     ("sub_", T.sub), ("transpose_", T.transpose)):
-        if hasattr(Tensor, name):
-            continue
-
-        def inplace(x, *args, _fn=fn, **kwargs):
-            x._assign(_fn(x, *args, **kwargs))
-            return x
-        inplace.__name__ = name
-        inplace.__doc__ = f"In place: x = {name[:-1]}(x, ...) (x is rebound to the result, as GT's in-place ops)."
-        setattr(Tensor, name, inplace)
+    _add_inplace_forms((("index_add_", index_add), ("scatter_add_", scatter_add), ("index_fill_", index_fill),
+                        ("index_copy_", index_copy), ("scatter_", scatter), ("cumprod_", cumprod),
+                        ("t_", _t), ("unsqueeze_", T.unsqueeze), ("squeeze_", T.squeeze), ("mul_", T.mul),
+                        ("sub_", T.sub), ("transpose_", T.transpose)))
 
 
 _install_more_inplace()
