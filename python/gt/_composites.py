@@ -637,6 +637,32 @@ def cumprod(x, dim, *, dtype=None):
 
 
 @_method()
+def asinh(x):
+    """The inverse hyperbolic sine: sign(x) log(|x| + sqrt(x^2 + 1)) (odd, so accurate for
+    negative x too)."""
+    x = _float(x)
+    a = T.abs(x)
+    return T.sign(x) * T.log(a + T.sqrt(a * a + 1.0))
+
+
+@_method()
+def acosh(x):
+    """The inverse hyperbolic cosine: log(x + sqrt(x^2 - 1)), NaN below 1."""
+    x = _float(x)
+    return T.log(x + T.sqrt(x * x - 1.0))
+
+
+@_method()
+def atanh(x):
+    """The inverse hyperbolic tangent: (log1p(x) - log1p(-x)) / 2, +-inf at +-1, NaN outside."""
+    x = _float(x)
+    return 0.5 * (T.log1p(x) - T.log1p(-x))
+
+
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
+
+
+@_method()
 def cross(a, b, dim=None):
     """The cross product of 3-vectors along dim (the first dim of size 3 when None)."""
     if dim is None:

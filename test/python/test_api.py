@@ -38,6 +38,8 @@ def data(shape, dtype, domain="real"):
         x = np.abs(x) * 0.8 - 0.7
     elif domain == "nonzero":
         x = np.where(np.abs(x) < 0.3, 0.7, x)
+    elif domain == "unit":  # inside (-1, 1), away from its ends (asin, acos)
+        x = np.tanh(x) * 0.9
     elif domain == "smooth":  # away from kinks (relu, abs) and ties
         x = np.where(np.abs(x) < 0.05, 0.5, x)
     return x.astype(dtype)
@@ -112,6 +114,9 @@ UNARY = {  # name: (gt fn, NumPy fn, domain, dtypes, differentiable, loose float
                   lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3))), "real", "f",
                   True, True),
     "silu": (gt.silu, lambda x: x / (1 + np.exp(-x)), "real", "f", True, True),
+    "atan": (gt.atan, np.arctan, "real", "f", True, False),
+    "asin": (gt.asin, np.arcsin, "unit", "f", True, False),
+    "acos": (gt.acos, np.arccos, "unit", "f", True, False),
     "floor": (gt.floor, np.floor, "real", "fi", False, False),
     "clamp": (lambda x: gt.clamp(x, -0.5, 0.7), lambda x: np.clip(x, -0.5, 0.7), "smooth", "f", True, False),
     "square": (lambda x: x ** 2, np.square, "real", "fi", True, False),
@@ -157,6 +162,7 @@ BINARY = {  # name: (gt fn, NumPy fn, domain of b, dtypes, differentiable)
     "remainder": (lambda a, b: a % b, np.mod, "nonzero", "fi", True),
     "floor_divide": (lambda a, b: a // b, np.floor_divide, "nonzero", "fi", False),
     "atan2_like": (lambda a, b: (a * b) / (1.0 + b * b), lambda a, b: (a * b) / (1.0 + b * b), "real", "f", True),
+    "atan2": (gt.atan2, np.arctan2, "nonzero", "f", True),
 }
 PAIRS = [((3, 4), (3, 4)), ((3, 4), (4,)), ((2, 1, 4), (3, 1)), ((), (5,)), ((1,), (2, 3)), ((0, 3), (3,)),
          ((5,), (0, 1)), ((7,), ())]

@@ -216,3 +216,18 @@ def test_select_unfold_cross_and_cumprod():
     check(gt.cumprod(gt.tensor([1, 2, 3, 4]), 0), [1, 2, 6, 24])
     # gradients through a zero, against central differences
     check_grad(lambda t: gt.cumprod(t, 1), lambda t: np.cumprod(t, 1), z)
+
+
+def test_inverse_trigonometric_and_hyperbolic_functions():
+    u = np.tanh(X) * 0.9
+    check(gt.arctan(gt.tensor(X)), np.arctan(X))
+    check(gt.tensor(u).asin(), np.arcsin(u))
+    check(gt.arccos(gt.tensor(u)), np.arccos(u))
+    check(gt.tensor(X).atan2(gt.tensor(Y)), np.arctan2(X, Y))
+    check(gt.atan2(gt.tensor([0.0, -0.0, 1.0, 0.0]), gt.tensor([-1.0, -1.0, 0.0, 0.0])), [math.pi, -math.pi, math.pi / 2, 0.0])
+    check(gt.asin(gt.tensor([1.0, -1.0, 1.5])), [math.pi / 2, -math.pi / 2, np.nan])
+    check(gt.asinh(gt.tensor(X * 5)), np.arcsinh(X * 5))
+    check(gt.acosh(gt.tensor(P + 1)), np.arccosh(P + 1))
+    check(gt.tensor(u).atanh(), np.arctanh(u))
+    check_grad(gt.asinh, np.arcsinh, X)
+    check_grad(gt.atanh, np.arctanh, u)

@@ -83,6 +83,13 @@ Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
   return b.create<arith::TruncIOp>(loc, to, v);
 }
 
+/// fn(x) computed in f64 (x widened, the result rounded back once), for a float x.
+Value inF64(OpBuilder &b, Location loc, Value x, function_ref<Value(Value)> fn) {
+  Type t = x.getType(), f64 = b.getF64Type();
+  if (t == f64) return fn(x);
+  return b.create<arith::TruncFOp>(loc, t, fn(b.create<arith::ExtFOp>(loc, f64, x)));
+}
+
 Value scalarUnary(OpBuilder &b, Location loc, OpCode code, Value x, Type resultType) {
   bool isFloat = isa<FloatType>(x.getType());
   switch (code) {
@@ -127,6 +134,20 @@ Value scalarUnary(OpBuilder &b, Location loc, OpCode code, Value x, Type resultT
     return b.create<arith::MulFOp>(loc, half, b.create<arith::AddFOp>(loc, constantOf(b, loc, x.getType(), 1), e));
   }
   case OpCode::Floor: return isFloat ? Value(b.create<math::FloorOp>(loc, x)) : x;
+  // In f64 (libm or libdevice), rounded once: MLIR 19's f32 polynomials for these were off by
+  // up to 0.04 (asin near 1) and gave NaN for atan2 on an axis. asin and acos are atan2 of
+  // x and sqrt((1 - x)(1 + x)) (NaN outside [-1, 1]): MLIR 19 lowers math.asin and math.acos
+  // to no GPU function.
+  case OpCode::Atan: return inF64(b, loc, x, [&](Value v) { return b.create<math::AtanOp>(loc, v).getResult(); });
+  case OpCode::Asin:
+  case OpCode::Acos:
+    return inF64(b, loc, x, [&](Value v) {
+      Value one = constantOf(b, loc, v.getType(), 1);
+      Value c = b.create<math::SqrtOp>(loc, b.create<arith::MulFOp>(loc, b.create<arith::SubFOp>(loc, one, v),
+                                                                    b.create<arith::AddFOp>(loc, one, v)));
+      return code == OpCode::Asin ? b.create<math::Atan2Op>(loc, v, c).getResult()
+                                  : b.create<math::Atan2Op>(loc, c, v).getResult();
+    });
   default: return {};
   }
 }
@@ -194,6 +215,12 @@ Value scalarBinary(OpBuilder &b, Location loc, OpCode code, Value x, Value y) {
   case OpCode::Mul: return f ? Value(b.create<arith::MulFOp>(loc, x, y)) : Value(b.create<arith::MulIOp>(loc, x, y));
   case OpCode::Div: return b.create<arith::DivFOp>(loc, x, y);
   case OpCode::Pow: return b.create<math::PowFOp>(loc, x, y);
+  case OpCode::Atan2: { // in f64, as atan above
+    Type t = x.getType(), f64 = b.getF64Type();
+    auto wide = [&](Value v) { return t == f64 ? v : b.create<arith::ExtFOp>(loc, f64, v).getResult(); };
+    Value r = b.create<math::Atan2Op>(loc, wide(x), wide(y));
+    return t == f64 ? r : b.create<arith::TruncFOp>(loc, t, r).getResult();
+  }
   case OpCode::Maximum:
     if (f) return b.create<arith::MaximumFOp>(loc, x, y);
     if (x.getType().isInteger(1)) return b.create<arith::OrIOp>(loc, x, y);
