@@ -416,3 +416,54 @@ def test_small_layers_and_losses_against_their_formulas():
     var = np.abs(b) + 0.1
     check(nn.GaussianNLLLoss()(t(x), t(a), t(var)), (0.5 * (np.log(var) + (x - a) ** 2 / var)).mean())
     assert nn.Dropout1d(0.5).eval()(t(x)).shape == (4, 6)
+
+
+def test_unfold_and_fold_are_im2col_and_its_adjoint():
+    x = rng.standard_normal((2, 3, 6, 7)).astype(np.float32)
+    cols = F.unfold(t(x), (2, 3), dilation=1, padding=1, stride=(2, 1))
+    xp = np.pad(x, [(0, 0), (0, 0), (1, 1), (1, 1)])
+    oh, ow = (8 - 2) // 2 + 1, (9 - 3) // 1 + 1
+    want = np.stack([xp[:, :, i * 2:i * 2 + 2, j:j + 3].reshape(2, -1) for i in range(oh) for j in range(ow)], -1)
+    np.testing.assert_allclose(cols.numpy(), want, rtol=1e-6)
+    assert nn.Unfold(2)(t(x)).shape == (2, 12, 30)
+    # fold is unfold's adjoint: <unfold(x), c> == <x, fold(c)>
+    c = rng.standard_normal(cols.shape).astype(np.float32)
+    back = F.fold(t(c), (6, 7), (2, 3), padding=1, stride=(2, 1))
+    np.testing.assert_allclose((cols.numpy() * c).sum(), (x * back.numpy()).sum(), rtol=1e-4)
+    assert nn.Fold((6, 7), (2, 3), padding=1, stride=(2, 1))(t(c)).shape == (2, 3, 6, 7)
+
+
+def test_affine_grid_and_grid_sample():
+    x = rng.standard_normal((2, 3, 5, 4)).astype(np.float32)
+    identity = np.tile(np.array([[1.0, 0, 0], [0, 1.0, 0]], dtype=np.float32), (2, 1, 1))
+    for align in (False, True):
+        grid = F.affine_grid(t(identity), (2, 3, 5, 4), align_corners=align)
+        assert grid.shape == (2, 5, 4, 2)
+        for mode in ("bilinear", "nearest"):
+            np.testing.assert_allclose(F.grid_sample(t(x), grid, mode=mode, align_corners=align).numpy(), x, atol=1e-5)
+    # a shift by half a pixel to the right (align_corners=True: pixel i at -1 + 2 i / (W - 1))
+    shift = identity.copy()
+    shift[:, 0, 2] = 1.0 / 3  # half of 2 / (W - 1)
+    g = F.affine_grid(t(shift), (2, 3, 5, 4), align_corners=True)
+    xt = t(x, True)
+    y = F.grid_sample(xt, g, align_corners=True)
+    right = np.concatenate([x[..., 1:], np.zeros_like(x[..., :1])], -1)
+    np.testing.assert_allclose(y.numpy(), 0.5 * (x + right), atol=1e-5)  # zeros padding past the edge
+    y.sum().backward()
+    assert xt.grad.shape == x.shape
+    with pytest.raises(NotImplementedError, match="reflection"):
+        F.grid_sample(t(x), g, padding_mode="reflection")
+
+
+def test_bilinear_and_gumbel_softmax():
+    a, b = rng.standard_normal((4, 3)), rng.standard_normal((4, 5))
+    m = nn.Bilinear(3, 5, 2)
+    want = np.einsum("ni,kij,nj->nk", a, m.weight.numpy(), b) + m.bias.numpy()
+    np.testing.assert_allclose(m(t(a), t(b)).numpy(), want, rtol=1e-4, atol=1e-5)
+    logits = t(rng.standard_normal((6, 4)), True)
+    soft = F.gumbel_softmax(logits, tau=0.5)
+    np.testing.assert_allclose(soft.numpy().sum(-1), np.ones(6), rtol=1e-5)
+    hard = F.gumbel_softmax(logits, hard=True)
+    assert set(np.unique(hard.numpy())) <= {0.0, 1.0} and (hard.numpy().sum(-1) == 1).all()
+    hard.sum().backward()
+    assert logits.grad is not None

@@ -14,7 +14,7 @@ from .modules import (Module, Parameter, Identity, Linear, Embedding, LayerNorm,
                       ZeroPad1d, ZeroPad3d, ConstantPad3d, ReflectionPad3d, ReplicationPad1d, ReplicationPad3d,
                       CircularPad1d, CircularPad2d, CircularPad3d, MarginRankingLoss, CosineEmbeddingLoss,
                       HingeEmbeddingLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, PoissonNLLLoss, TripletMarginLoss,
-                      GaussianNLLLoss)
+                      GaussianNLLLoss, Unfold, Fold, Bilinear)
 from .transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerEncoder,
                           TransformerDecoderLayer, TransformerDecoder, Transformer)
 from .rnn import RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell

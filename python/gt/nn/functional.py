@@ -1125,3 +1125,138 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
     return _reduce(loss, reduction)
+
+
+# ---------------------------------------------------------------- patches, sampling grids
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Sliding kH x kW patches of (N, C, H, W) input as columns: (N, C kH kW, L), L the number
+    of patch positions, channel-major rows (c, kh, kw) as torch.nn.functional.unfold (im2col)."""
+    x, unbatched = _batched(input, 2, "unfold")
+    kernel, dilation = _ntuple(kernel_size, 2, "kernel_size"), _ntuple(dilation, 2, "dilation")
+    padding, stride = _ntuple(padding, 2, "padding"), _ntuple(stride, 2, "stride")
+    if any(padding):
+        x = pad(x, [padding[1], padding[1], padding[0], padding[0]])
+    out = [_out_size(x.shape[2 + i], kernel[i], stride[i], dilation[i], 0, 0) for i in range(2)]
+    if any(o <= 0 for o in out):
+        raise _C.ShapeError(f"unfold: kernel {list(kernel)} is larger than the padded input {list(x.shape[2:])}")
+    N, C = x.shape[:2]
+    cols = T.stack(_windows(x, 2, kernel, stride, dilation, out), dim=2)  # (N, C, K, oH, oW)
+    y = T.reshape(cols, N, C * kernel[0] * kernel[1], out[0] * out[1])
+    return T.squeeze(y, 0) if unbatched else y
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """The adjoint of unfold: columns (N, C kH kW, L) summed back into (N, C, H, W)
+    (overlapping patches add up), as torch.nn.functional.fold."""
+    cols, unbatched = (T.unsqueeze(input, 0), True) if input.ndim == 2 else (input, False)
+    kernel, dilation = _ntuple(kernel_size, 2, "kernel_size"), _ntuple(dilation, 2, "dilation")
+    padding, stride = _ntuple(padding, 2, "padding"), _ntuple(stride, 2, "stride")
+    size = _ntuple(output_size, 2, "output_size")
+    padded = [size[i] + 2 * padding[i] for i in range(2)]
+    out = [_out_size(padded[i], kernel[i], stride[i], dilation[i], 0, 0) for i in range(2)]
+    N, CK, L = cols.shape
+    K = kernel[0] * kernel[1]
+    if CK % K or L != out[0] * out[1]:
+        raise _C.ShapeError(f"fold: expected input of shape (N, C * {K}, {out[0] * out[1]}), got {list(input.shape)}")
+    C = CK // K
+    taps = T.reshape(cols, N, C, kernel[0], kernel[1], out[0], out[1])
+    y = T.zeros((N, C, padded[0], padded[1]), dtype=cols.dtype)
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            tap = taps[:, :, i, j]  # (N, C, oH, oW): where each patch's (i, j) element goes
+            placed = pad(_dilate(_dilate(tap, 2, stride[0]), 3, stride[1]),
+                         [j * dilation[1], padded[1] - j * dilation[1] - ((out[1] - 1) * stride[1] + 1),
+                          i * dilation[0], padded[0] - i * dilation[0] - ((out[0] - 1) * stride[0] + 1)])
+            y = y + placed
+    y = T.narrow(T.narrow(y, 2, padding[0], size[0]), 3, padding[1], size[1])
+    return T.squeeze(y, 0) if unbatched else y
+
+
+def affine_grid(theta, size, align_corners=False):
+    """Sampling coordinates for grid_sample: theta (N, 2, 3) maps each output pixel's normalized
+    (x, y, 1) to input coordinates; size (N, C, H, W) -> grid (N, H, W, 2) (Jaderberg et al.
+    2015, spatial transformers), as torch.nn.functional.affine_grid (2-D)."""
+    import numpy as np
+    N, _, H, W = size
+
+    def axis(n):
+        if n == 1:
+            return np.zeros(1)
+        v = np.linspace(-1.0, 1.0, n)
+        return v if align_corners else v * (n - 1) / n
+
+    xs, ys = np.meshgrid(axis(W), axis(H))  # (H, W) each
+    base = np.stack([xs, ys, np.ones_like(xs)], -1).reshape(1, H * W, 3)
+    b = T.tensor(base.astype(_dt.numpy_dtype(theta.dtype)))
+    grid = T.matmul(b, T.transpose(theta, 1, 2))  # (N, H W, 2)
+    return T.reshape(grid, N, H, W, 2)
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=False):
+    """input (N, C, H, W) sampled at grid (N, Ho, Wo, 2) (x, y in [-1, 1]) -> (N, C, Ho, Wo), as
+    torch.nn.functional.grid_sample in 2-D: mode 'bilinear' or 'nearest', padding_mode 'zeros'
+    or 'border'. Gradients reach both input (through the gathers) and grid (through the
+    bilinear weights)."""
+    if mode not in ("bilinear", "nearest") or padding_mode not in ("zeros", "border"):
+        raise NotImplementedError(f"grid_sample: mode={mode!r}, padding_mode={padding_mode!r} is not supported by GT "
+                                  "(bilinear or nearest; zeros or border)")
+    N, C, H, W = input.shape
+    _, Ho, Wo, _ = grid.shape
+    gx, gy = grid[..., 0], grid[..., 1]
+
+    def unnormalize(g, n):
+        return (g + 1) * 0.5 * (n - 1) if align_corners else ((g + 1) * n - 1) * 0.5
+
+    x, y = unnormalize(gx, W), unnormalize(gy, H)
+    if padding_mode == "border":
+        x, y = T.clamp(x, 0, W - 1), T.clamp(y, 0, H - 1)
+    flat = T.reshape(input, N, C, H * W)
+
+    def tap(xi, yi):
+        """input at integer coordinates (xi, yi) (float tensors), 0 outside."""
+        inside = T.logical_and(T.logical_and(xi >= 0, xi <= W - 1), T.logical_and(yi >= 0, yi <= H - 1))
+        idx = T.cast(T.clamp(yi, 0, H - 1) * W + T.clamp(xi, 0, W - 1), _dt.int64)  # (N, Ho, Wo)
+        idx = T.expand(T.reshape(idx, N, 1, Ho * Wo), N, C, Ho * Wo)
+        v = T.reshape(T.gather(flat, 2, idx), N, C, Ho, Wo)
+        return T.where(T.unsqueeze(inside, 1), v, 0.0)
+
+    if mode == "nearest":
+        from .._shaping import round as _round
+        return tap(_round(x), _round(y))
+    x0, y0 = T.floor(x), T.floor(y)
+    wx, wy = x - x0, y - y0
+    wx, wy = T.unsqueeze(wx, 1), T.unsqueeze(wy, 1)
+    return ((1 - wx) * (1 - wy) * tap(x0, y0) + wx * (1 - wy) * tap(x0 + 1, y0) +
+            (1 - wx) * wy * tap(x0, y0 + 1) + wx * wy * tap(x0 + 1, y0 + 1))
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y_k = input1 weight_k input2^T + bias_k: input1 (*, in1), input2 (*, in2), weight
+    (out, in1, in2) -> (*, out), as torch.nn.functional.bilinear."""
+    out, in1, in2 = weight.shape
+    left = T.matmul(input1, T.reshape(T.transpose(weight, 0, 1), in1, out * in2))  # (*, out in2)
+    y = T.sum(T.reshape(left, *input1.shape[:-1], out, in2) * T.unsqueeze(input2, -2), -1)
+    return y + bias if bias is not None else y
+
+
+def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + Gumbel noise) / tau) along dim (Jang et al. 2017); hard=True gives the
+    one-hot of its argmax in the forward pass and the soft sample's gradient (straight-through)."""
+    u = T.rand(logits.shape, dtype=logits.dtype)
+    gumbels = -T.log(-T.log(u + eps) + eps)
+    y = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y
+    d = dim % y.ndim
+    hot = T.cast(_onehot_like(T.argmax(y, d, keepdim=True), y, d), y.dtype)
+    return hot - y.detach() + y
+
+
+def _onehot_like(index, like, d):
+    """True where the position along axis d equals index (broadcast over the other axes)."""
+    shape = [1] * like.ndim
+    shape[d] = like.shape[d]
+    positions = T.reshape(T.arange(like.shape[d]), *shape)
+    return T.eq(positions, index)

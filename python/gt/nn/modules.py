@@ -1613,3 +1613,49 @@ class GaussianNLLLoss(Module):
 
     def forward(self, input, target, var):
         return F.gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
+
+
+class Unfold(Module):
+    """(N, C, H, W) -> (N, C kH kW, L): see gt.nn.functional.unfold."""
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
+
+    def forward(self, x):
+        return F.unfold(x, self.kernel_size, self.dilation, self.padding, self.stride)
+
+
+class Fold(Module):
+    """(N, C kH kW, L) -> (N, C, *output_size): see gt.nn.functional.fold."""
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.output_size, self.kernel_size = output_size, kernel_size
+        self.dilation, self.padding, self.stride = dilation, padding, stride
+
+    def forward(self, x):
+        return F.fold(x, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+
+
+class Bilinear(Module):
+    """y = x1 W x2^T + b: weight (out_features, in1_features, in2_features) and bias
+    (out_features,) ~ U(-1/sqrt(in1_features), 1/sqrt(in1_features)), as PyTorch's."""
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        _device.check(device)
+        self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
+        bound = 1.0 / math.sqrt(in1_features)
+        self.weight = Parameter(T.zeros(out_features, in1_features, in2_features, dtype=dtype))
+        self.bias = Parameter(T.zeros(out_features, dtype=dtype)) if bias else None
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x1, x2):
+        return F.bilinear(x1, x2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
