@@ -636,6 +636,47 @@ def cumprod(x, dim, *, dtype=None):
     return y
 
 
+# Giles, "Approximating the erfinv function" (GPU Computing Gems, 2010), single precision:
+# erfinv(x) = x p(w), w = -log((1 - x)(1 + x)), p a polynomial in w - 2.5 (w < 5) or in
+# sqrt(w) - 3.
+_ERFINV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+                   -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+                -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def _horner(coefficients, w):
+    p = coefficients[0]
+    for c in coefficients[1:]:
+        p = p * w + c
+    return p
+
+
+@_method()
+def erfinv(x):
+    """The inverse of erf on (-1, 1) (+-inf at +-1, NaN outside): Giles' approximation (2010),
+    then, for float64, two Newton steps on erf(y) = x. Its gradient is sqrt(pi) / 2
+    exp(erfinv(x)^2), from the result."""
+    from . import autograd as _ag
+    from . import _runtime
+    x = _float(x)
+    with _ag.no_grad():
+        w = -T.log((1.0 - x) * (1.0 + x))
+        central = _horner(_ERFINV_CENTRAL, w - 2.5)
+        tail = _horner(_ERFINV_TAIL, T.sqrt(T.clamp(w, min=5.0)) - 3.0)
+        y = T.where(w < 5.0, central, tail) * x
+        if x.dtype == _dt.float64:
+            for _ in range(2):  # Newton on erf(y) - x, erf'(y) = 2 / sqrt(pi) exp(-y^2)
+                step = (T.erf(y) - x) / (1.1283791670955126 * T.exp(-y * y))
+                y = T.where(T.isfinite(step), y - step, y)
+        y = T.where(T.abs(x) == 1.0, x * math.inf, y)
+    if _ag.is_grad_enabled() and x.requires_grad:
+        y.requires_grad = True
+        y._node = _ag.Node(lambda g, r, inputs, attrs: (g * 0.8862269254527580 * T.exp(r * r),), (x,), None,
+                           _runtime.current_signal())
+    return y
+
+
 @_method()
 def asinh(x):
     """The inverse hyperbolic sine: sign(x) log(|x| + sqrt(x^2 + 1)) (odd, so accurate for
@@ -674,7 +715,7 @@ def cross(a, b, dim=None):
 
 
 def _install_more_inplace():
-    _add_inplace_forms((("index_add_", index_add), ("scatter_add_", scatter_add), ("index_fill_", index_fill),
+    _add_inplace_forms((("erfinv_", erfinv), ("index_add_", index_add), ("scatter_add_", scatter_add), ("index_fill_", index_fill),
                         ("index_copy_", index_copy), ("scatter_", scatter), ("cumprod_", cumprod),
                         ("t_", _t), ("unsqueeze_", T.unsqueeze), ("squeeze_", T.squeeze), ("mul_", T.mul),
                         ("sub_", T.sub), ("transpose_", T.transpose)))

@@ -231,3 +231,36 @@ def test_inverse_trigonometric_and_hyperbolic_functions():
     check(gt.tensor(u).atanh(), np.arctanh(u))
     check_grad(gt.asinh, np.arcsinh, X)
     check_grad(gt.atanh, np.arctanh, u)
+
+
+def test_erfinv_inverts_erf_and_trunc_normal_samples_the_truncated_normal():
+    from math import erf
+    v = np.concatenate([np.linspace(-0.999999, 0.999999, 41), [0.0, 0.5, -0.99]])
+    want = np.array([_erfinv_ref(a) for a in v])
+    check(gt.erfinv(gt.tensor(v)), want, atol=1e-12, rtol=1e-10)  # float64: Newton-refined
+    v32 = v.astype(np.float32)  # (near 1 erfinv is steep: compare at the float32 inputs)
+    check(gt.erfinv(gt.tensor(v32)), [_erfinv_ref(float(a)) for a in v32], atol=2e-6, rtol=2e-6)
+    check(gt.erfinv(gt.tensor([1.0, -1.0, 1.5])), [np.inf, -np.inf, np.nan])
+    u = np.tanh(X) * 0.9
+    check_grad(gt.erfinv, lambda a: np.vectorize(_erfinv_ref)(a), u, atol=1e-5, rtol=1e-4)
+    assert erf(float(gt.tensor(0.3).erfinv().item())) == pytest.approx(0.3, abs=1e-6)
+    # trunc_normal_ draws from the normal restricted to [a, b] (PyTorch's inverse-CDF method),
+    # not a clamped normal with mass piled on the bounds.
+    gt.manual_seed(0)
+    w = gt.nn.init.trunc_normal_(gt.zeros(200000), mean=0.0, std=1.0, a=-1.0, b=1.0).numpy()
+    assert w.min() >= -1.0 and w.max() <= 1.0
+    assert (np.abs(w) > 0.999).mean() < 0.002  # clamping would put about 32 % there
+    assert np.var(w) == pytest.approx(0.2911, abs=0.005)  # the truncated normal's variance on [-1, 1]
+
+
+def _erfinv_ref(y):
+    """erfinv by bisection on math.erf (float64)."""
+    from math import erf
+    lo, hi = -10.0, 10.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if erf(mid) < y:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2

@@ -7,6 +7,7 @@ import contextlib
 import math
 
 from .. import _functions as T
+from .. import dtypes as _dt
 from .. import signal as _signal
 from ..autograd import no_grad
 
@@ -90,9 +91,19 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
-    """Normal(mean, std) samples clamped to [a, b]. PyTorch redraws samples outside [a, b];
-    clamping instead puts that (small, for the default +-2 std) mass on the bounds."""
-    return _fill(tensor, lambda: T.clamp(T.randn(tensor.shape, dtype=tensor.dtype) * std + mean, a, b))
+    """Normal(mean, std) conditioned on [a, b], by inverse transform sampling as PyTorch: a
+    uniform in [Phi(alpha), Phi(beta)] (alpha, beta: a, b standardized) mapped through
+    mean + std sqrt(2) erfinv(2 u - 1), then clamped to [a, b] (rounding only)."""
+    from .._composites import erfinv
+
+    def cdf(v):  # the standard normal's
+        return (1.0 + math.erf(v / math.sqrt(2.0))) / 2.0
+    lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
+
+    def make():
+        u = T.rand(tensor.shape, dtype=_dt.float64) * (2 * hi - 2 * lo) + (2 * lo - 1)
+        return T.clamp(erfinv(u) * (std * math.sqrt(2.0)) + mean, a, b)
+    return _fill(tensor, make)
 
 
 def orthogonal_(tensor, gain=1.0):
