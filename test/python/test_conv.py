@@ -467,3 +467,46 @@ def test_bilinear_and_gumbel_softmax():
     assert set(np.unique(hard.numpy())) <= {0.0, 1.0} and (hard.numpy().sum(-1) == 1).all()
     hard.sum().backward()
     assert logits.grad is not None
+
+
+def test_lp_pool_local_response_norm_channel_shuffle_rrelu_and_alpha_dropout():
+    x = np.abs(rng.standard_normal((2, 6, 4, 4))).astype(np.float32) + 0.1
+    want = (x ** 2).reshape(2, 6, 2, 2, 2, 2).sum((3, 5)) ** 0.5
+    np.testing.assert_allclose(nn.LPPool2d(2, 2)(t(x)).numpy(), want, rtol=1e-5)
+    np.testing.assert_allclose(F.lp_pool1d(t(x[:, :, 0]), 3, 2).numpy(),
+                               ((x[:, :, 0] ** 3).reshape(2, 6, 2, 2).sum(-1)) ** (1 / 3), rtol=1e-5)
+    size, alpha, beta, k = 3, 1e-2, 0.75, 2.0
+    sq = np.pad(x ** 2, [(0, 0), (1, 1), (0, 0), (0, 0)])
+    div = (k + alpha / size * (sq[:, :-2] + sq[:, 1:-1] + sq[:, 2:])) ** beta
+    np.testing.assert_allclose(nn.LocalResponseNorm(size, alpha, beta, k)(t(x)).numpy(), x / div, rtol=1e-5)
+    shuffled = nn.ChannelShuffle(2)(t(x)).numpy()
+    np.testing.assert_array_equal(shuffled, x.reshape(2, 2, 3, 4, 4).transpose(0, 2, 1, 3, 4).reshape(2, 6, 4, 4))
+    m = nn.RReLU(0.1, 0.3).eval()
+    v = rng.standard_normal(50).astype(np.float32)
+    np.testing.assert_allclose(m(t(v)).numpy(), np.where(v >= 0, v, v * 0.2), rtol=1e-6)
+    y = nn.RReLU(0.1, 0.3).train()(t(v)).numpy()
+    ratio = y[v < 0] / v[v < 0]
+    assert ((ratio >= 0.1 - 1e-6) & (ratio <= 0.3 + 1e-6)).all() and (y[v >= 0] == v[v >= 0]).all()
+    z = rng.standard_normal(200000).astype(np.float32)
+    d = nn.AlphaDropout(0.2).train()(t(z)).numpy()
+    assert abs(d.mean()) < 0.01 and abs(d.std() - 1) < 0.01  # keeps zero mean, unit variance
+
+
+def test_multi_margin_loss_and_embedding_bag():
+    x = rng.standard_normal((4, 5))
+    y = np.array([0, 3, 4, 1])
+    m = np.maximum(0, 1 - x[np.arange(4), y][:, None] + x)
+    m[np.arange(4), y] = 0
+    np.testing.assert_allclose(nn.MultiMarginLoss()(t(x), gt.tensor(y)).numpy(), (m.sum(1) / 5).mean(), rtol=1e-5)
+    bag = nn.EmbeddingBag(10, 3, mode="sum")
+    w = bag.weight.numpy()
+    idx = np.array([1, 2, 4, 5, 4, 3, 2, 9])
+    offsets = np.array([0, 4])
+    want = np.stack([w[idx[:4]].sum(0), w[idx[4:]].sum(0)])
+    np.testing.assert_allclose(bag(gt.tensor(idx), gt.tensor(offsets)).numpy(), want, rtol=1e-5)
+    mean = F.embedding_bag(gt.tensor(idx), bag.weight, gt.tensor(offsets), mode="mean").numpy()
+    np.testing.assert_allclose(mean, want / 4, rtol=1e-5)
+    mx = F.embedding_bag(gt.tensor(idx.reshape(2, 4)), bag.weight, mode="max").numpy()
+    np.testing.assert_allclose(mx, np.stack([w[idx[:4]].max(0), w[idx[4:]].max(0)]), rtol=1e-6)
+    weighted = bag(gt.tensor(idx), gt.tensor(offsets), per_sample_weights=gt.tensor(np.full(8, 2.0, np.float32)))
+    np.testing.assert_allclose(weighted.numpy(), 2 * want, rtol=1e-5)

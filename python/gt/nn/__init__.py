@@ -14,7 +14,8 @@ from .modules import (Module, Parameter, Identity, Linear, Embedding, LayerNorm,
                       ZeroPad1d, ZeroPad3d, ConstantPad3d, ReflectionPad3d, ReplicationPad1d, ReplicationPad3d,
                       CircularPad1d, CircularPad2d, CircularPad3d, MarginRankingLoss, CosineEmbeddingLoss,
                       HingeEmbeddingLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, PoissonNLLLoss, TripletMarginLoss,
-                      GaussianNLLLoss, Unfold, Fold, Bilinear)
+                      GaussianNLLLoss, Unfold, Fold, Bilinear, LPPool1d, LPPool2d, LocalResponseNorm,
+                      ChannelShuffle, RReLU, AlphaDropout, MultiMarginLoss, EmbeddingBag)
 from .transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerEncoder,
                           TransformerDecoderLayer, TransformerDecoder, Transformer)
 from .rnn import RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell

@@ -1260,3 +1260,123 @@ def _onehot_like(index, like, d):
     shape[d] = like.shape[d]
     positions = T.reshape(T.arange(like.shape[d]), *shape)
     return T.eq(positions, index)
+
+
+# ---------------------------------------------------------------- more layers (2)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum over each window of x^p)^(1/p), as torch.nn.functional.lp_pool1d (no padding)."""
+    k = _ntuple(kernel_size, 1, "kernel_size")[0]
+    s = avg_pool1d(T.pow(input, norm_type), k, stride, 0, ceil_mode)
+    return T.pow(T.sign(s) * relu(T.abs(s)) * k, 1.0 / norm_type)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum over each kH x kW window of x^p)^(1/p), as torch.nn.functional.lp_pool2d."""
+    kh, kw = _ntuple(kernel_size, 2, "kernel_size")
+    s = avg_pool2d(T.pow(input, norm_type), (kh, kw), stride, 0, ceil_mode)
+    return T.pow(T.sign(s) * relu(T.abs(s)) * (kh * kw), 1.0 / norm_type)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """x / (k + alpha / size * sum of x^2 over `size` neighbouring channels)^beta (Krizhevsky et al.
+    2012), as torch.nn.functional.local_response_norm: (N, C, *) input, the window centred,
+    zeros past the first and last channel."""
+    sq = input * input
+    C = input.shape[1]
+    padded = pad(T.unsqueeze(sq, 1), [0, 0] * (input.ndim - 2) + [size // 2, (size - 1) // 2])  # (N, 1, C + size - 1, *)
+    total = T.narrow(padded, 2, 0, C)
+    for i in range(1, size):
+        total = total + T.narrow(padded, 2, i, C)
+    return input / T.pow(T.squeeze(total, 1) * (alpha / size) + k, beta)
+
+
+def channel_shuffle(input, groups):
+    """(N, C, *) with its channels regrouped: (groups, C / groups) transposed (Zhang et al. 2018,
+    ShuffleNet)."""
+    N, C = input.shape[:2]
+    if C % groups:
+        raise ValueError(f"channel_shuffle: {C} channels are not divisible by groups={groups}")
+    rest = input.shape[2:]
+    x = T.reshape(input, N, groups, C // groups, *rest)
+    return T.reshape(T.transpose(x, 1, 2), N, C, *rest)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Leaky ReLU with a slope drawn uniformly from [lower, upper] per element in training, the
+    mean slope (lower + upper) / 2 otherwise (Xu et al. 2015)."""
+    if training:
+        slope = T.rand(input.shape, dtype=input.dtype) * (upper - lower) + lower
+    else:
+        slope = (lower + upper) / 2
+    return T.where(input >= 0, input, input * slope)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout that keeps SELU's self-normalization (Klambauer et al. 2017): dropped values are
+    set to SELU's negative saturation, then an affine map restores mean and variance."""
+    if p < 0 or p > 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return input
+    alpha_p = -1.7580993408473766  # -SELU's scale * alpha
+    keep = T.rand(input.shape, dtype=input.dtype) >= p
+    a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
+    b = -a * alpha_p * p
+    return T.where(keep, input, alpha_p) * a + b
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, reduction="mean"):
+    """sum over classes i != y of max(0, margin - x[y] + x[i])^p / C per sample (input (N, C),
+    target (N,) class indices), as torch.nn.functional.multi_margin_loss."""
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    N, C = input.shape
+    hot = T.cast(T.one_hot(target, C), input.dtype)
+    x_y = T.sum(input * hot, 1, keepdim=True)
+    m = T.clamp(margin - x_y + input, min=0.0) * (1 - hot)
+    if p == 2:
+        m = m * m
+    if weight is not None:
+        m = m * T.unsqueeze(T.sum(weight * hot, 1), 1)
+    return _reduce(T.sum(m, 1) / C, reduction)
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Sums, means or maxima of bags of embedding rows, as torch.nn.functional.embedding_bag:
+    input (B, L) (B bags of L indices) or 1-D with `offsets` (bag b is input[offsets[b] :
+    offsets[b + 1]], read on the client); per_sample_weights scale the rows (mode 'sum')."""
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"embedding_bag: mode must be 'sum', 'mean' or 'max', got {mode!r}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError("embedding_bag: per_sample_weights is only supported for mode='sum'")
+    rows = embedding(input, weight, padding_idx)
+    if per_sample_weights is not None:
+        rows = rows * T.unsqueeze(per_sample_weights, -1)
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError("embedding_bag: offsets has to be None if input is 2D")
+        return {"sum": lambda r: T.sum(r, 1), "mean": lambda r: T.mean(r, 1), "max": lambda r: T.amax(r, 1)}[mode](rows)
+    if offsets is None:
+        raise ValueError("embedding_bag: offsets has to be a 1D Tensor but got None")
+    import numpy as np
+    starts = [int(v) for v in (offsets.numpy() if isinstance(offsets, _tensor.Tensor) else np.asarray(offsets))]
+    n = input.shape[0]
+    ends = starts[1:] + [n] if not include_last_offset else starts[1:]
+    if include_last_offset:
+        starts = starts[:-1]
+    if mode == "max":
+        bags = [T.amax(T.narrow(rows, 0, s, e - s), 0) if e > s else T.zeros(weight.shape[1], dtype=weight.dtype)
+                for s, e in zip(starts, ends)]
+        return T.stack(bags, 0)
+    bag_of = np.zeros(n, dtype=np.int64)
+    for b, (s, e) in enumerate(zip(starts, ends)):
+        bag_of[s:e] = b
+    from .._composites import index_add
+    total = index_add(T.zeros((len(starts), weight.shape[1]), dtype=weight.dtype), 0, T.tensor(bag_of), rows)
+    if mode == "sum":
+        return total
+    counts = np.maximum(np.array([e - s for s, e in zip(starts, ends)], dtype=np.float64), 1.0)
+    return total / T.tensor(counts.reshape(-1, 1).astype(_dt.numpy_dtype(weight.dtype)))

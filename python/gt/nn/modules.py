@@ -1659,3 +1659,79 @@ class Bilinear(Module):
     def extra_repr(self):
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class LPPool1d(Module):
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+
+    def forward(self, x):
+        return F.lp_pool1d(x, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LPPool2d(LPPool1d):
+    """(sum over each window of x^p)^(1/p): see gt.nn.functional.lp_pool2d."""
+
+    def forward(self, x):
+        return F.lp_pool2d(x, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LocalResponseNorm(Module):
+    """See gt.nn.functional.local_response_norm."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, x):
+        return F.local_response_norm(x, self.size, self.alpha, self.beta, self.k)
+
+
+ChannelShuffle = _elementwise_module("ChannelShuffle", F.channel_shuffle, ("groups", None))
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: see gt.nn.functional.rrelu."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper = lower, upper
+
+    def forward(self, x):
+        return F.rrelu(x, self.lower, self.upper, self.training)
+
+
+class AlphaDropout(Dropout):
+    """Dropout for SELU networks: see gt.nn.functional.alpha_dropout."""
+
+    def forward(self, x):
+        return F.alpha_dropout(x, self.p, self.training)
+
+
+class MultiMarginLoss(_Loss):
+    _fn, _options = staticmethod(F.multi_margin_loss), ("p", "margin", "weight", "reduction")
+
+    def __init__(self, p=1, margin=1.0, weight=None, reduction="mean"):
+        super().__init__(p=p, margin=margin, weight=weight, reduction=reduction)
+
+
+class EmbeddingBag(Module):
+    """Sums, means or maxima of bags of embedding rows: see gt.nn.functional.embedding_bag;
+    weight ~ N(0, 1) (num_embeddings, embedding_dim)."""
+
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                 mode="mean", sparse=False, include_last_offset=False, padding_idx=None, device=None, dtype=None):
+        super().__init__()
+        _device.check(device)
+        self.num_embeddings, self.embedding_dim, self.mode = num_embeddings, embedding_dim, mode
+        self.include_last_offset, self.padding_idx = include_last_offset, padding_idx
+        self.weight = Parameter(T.zeros(num_embeddings, embedding_dim, dtype=dtype))
+        init.normal_(self.weight)
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return F.embedding_bag(input, self.weight, offsets, mode=self.mode, per_sample_weights=per_sample_weights,
+                               include_last_offset=self.include_last_offset, padding_idx=self.padding_idx)
+
+    def extra_repr(self):
+        return f"{self.num_embeddings}, {self.embedding_dim}, mode={self.mode!r}"
