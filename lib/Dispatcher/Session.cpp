@@ -245,7 +245,10 @@ void SessionImpl::dispatch(std::vector<Instruction> batch) {
 
   std::shared_ptr<const ShardedPlan> plan;
   if (key.cacheable && state_.options.planCache)
-    if (auto it = plans_.find(key.text); it != plans_.end()) plan = it->second;
+    if (auto it = plans_.find(key.text); it != plans_.end()) {
+      plan = it->second.plan;
+      it->second.used = true;
+    }
   bool planHit = plan != nullptr;
   if (plan) {
     state_.planHits++;
@@ -295,9 +298,9 @@ void SessionImpl::dispatch(std::vector<Instruction> batch) {
     }
     if (key.cacheable && state_.options.planCache) {
       state_.planMisses++;
-      if (plans_.size() >= kMaxPlans || planInstructions_ >= kMaxPlanInstructions) clearPlans(); // batches that never repeat
+      if (plans_.size() >= kMaxPlans || planInstructions_ >= kMaxPlanInstructions) evictPlans();
       planInstructions_ += batch.size();
-      plans_.emplace(std::move(key.text), plan);
+      plans_.emplace(std::move(key.text), CachedPlan{plan, batch.size(), false});
     }
   }
   batchCount_++;

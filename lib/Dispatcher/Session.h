@@ -367,6 +367,21 @@ private:
     plans_.clear();
     planInstructions_ = 0;
   }
+  /// Makes room when the cache is full: the plans no batch reused since the last time go (a
+  /// training step's plans, reused every step, stay; batches that never repeat do not pile
+  /// up), and the rest are marked unused; if every plan was used, all go.
+  void evictPlans() {
+    for (auto it = plans_.begin(); it != plans_.end();) {
+      if (it->second.used) {
+        it->second.used = false;
+        ++it;
+      } else {
+        planInstructions_ -= it->second.instructions;
+        it = plans_.erase(it);
+      }
+    }
+    if (plans_.size() >= kMaxPlans || planInstructions_ >= kMaxPlanInstructions) clearPlans();
+  }
 
   /// Fills `key` for `batch` (see BatchKey); returns an error for an upload whose bytes do not
   /// match its shape and dtype.
@@ -448,7 +463,14 @@ private:
   std::string refusedBatch_;               ///< why the session's last batch refused whole was (fetch names it)
   std::unique_ptr<ShardingConfig> config_; ///< gt.load_config; null: none loaded (an empty one)
   std::unordered_map<uint64_t, Entry> tensors_;
-  std::unordered_map<std::string, std::shared_ptr<const ShardedPlan>> plans_; ///< by BatchKey::text
+  /// A cached plan, the instructions of its batch, and whether a batch reused it since the
+  /// cache last made room (see evictPlans).
+  struct CachedPlan {
+    std::shared_ptr<const ShardedPlan> plan;
+    size_t instructions = 0;
+    bool used = false;
+  };
+  std::unordered_map<std::string, CachedPlan> plans_; ///< by BatchKey::text
   size_t planInstructions_ = 0;            ///< instructions of the batches behind plans_
 };
 

@@ -300,3 +300,31 @@ def test_lbfgs_follows_torchs_iterates_and_converges_with_strong_wolfe():
         opt.step(None)
     with pytest.raises(ValueError, match="line_search_fn"):
         gt.optim.LBFGS([p], line_search_fn="backtracking")
+
+
+def test_a_full_plan_cache_keeps_the_plans_a_loop_reuses():
+    # 300 one-off batches (more than the 256 plans a session's cache keeps) between the steps
+    # of a loop: when the cache makes room it drops the plans nothing reused, not the step's.
+    x = gt.ones(5)
+
+    def step():
+        return (x * 2 + 1).sum().item()
+
+    def one_off(k):  # k multiplications: a batch of a structure seen once
+        y = gt.ones(5)
+        for _ in range(k):
+            y = y * 1.5
+        return y.sum().item()
+
+    for _ in range(3):
+        step()
+    one_off(1), step(), one_off(2), step()
+    before = gt.debug.stats()
+    for k in range(3, 303):
+        one_off(k)
+        step()
+    after = gt.debug.stats()
+    hits = after["dispatcher_plan_cache_hits"] - before["dispatcher_plan_cache_hits"]
+    misses = after["dispatcher_plan_cache_misses"] - before["dispatcher_plan_cache_misses"]
+    assert hits == 300, (hits, misses)  # every step hit (clearing the whole cache cost one a miss)
+    assert 300 <= misses <= 301, (hits, misses)  # every one-off missed (and at most the trailing frees)
