@@ -493,7 +493,23 @@ def _method(*names):
     return register
 
 
-_scalars = {}
+_scalars = {}          # (value, dtype, type, signal) -> its 0-d tensor
+_scalars_used = set()  # the keys looked up since the cache last made room
+_MAX_SCALARS = 4096     # 0-d tensors on a worker: a few hundred KiB at most
+
+
+def _evict_scalars():
+    """Makes room in the scalar cache: the scalars no op used since the last time go, so a
+    training step's constants (used every step) stay. (Clearing the whole cache at 512, as
+    before, freed them in the middle of a step and recreated them, which changed that step's
+    batch and cost a dispatcher plan-cache miss; any eviction still puts frees into one
+    batch.)"""
+    global _scalars_used
+    for k in [k for k in _scalars if k not in _scalars_used]:
+        del _scalars[k]
+    if len(_scalars) >= _MAX_SCALARS:  # every one was used: start over
+        _scalars.clear()
+    _scalars_used = set()
 
 
 def _scalar(value, like):
@@ -511,11 +527,12 @@ def _scalar(value, like):
     key = (value, d.code, type(value), _runtime._signal_now[0])  # a scalar lives where its signal says
     t = _scalars.get(key)
     if t is None or t._h.client is not _runtime._client:
-        if len(_scalars) > 512:
-            _scalars.clear()
+        if len(_scalars) > _MAX_SCALARS:
+            _evict_scalars()
         with _ag.no_grad():
             t = _op("full", value=builtins.float(value), dtype=d, shape=())
         _scalars[key] = t
+    _scalars_used.add(key)
     return t
 
 
