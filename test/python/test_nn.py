@@ -326,5 +326,6 @@ def test_a_full_plan_cache_keeps_the_plans_a_loop_reuses():
     after = gt.debug.stats()
     hits = after["dispatcher_plan_cache_hits"] - before["dispatcher_plan_cache_hits"]
     misses = after["dispatcher_plan_cache_misses"] - before["dispatcher_plan_cache_misses"]
-    assert hits == 300, (hits, misses)  # every step hit (clearing the whole cache cost one a miss)
-    assert 300 <= misses <= 301, (hits, misses)  # every one-off missed (and at most the trailing frees)
+    # Every step hit (clearing the whole cache cost one a miss: 299 hits), every one-off missed;
+    # the batch of frees trailing the last read is one more, a hit or a miss.
+    assert hits >= 300 and 300 <= misses <= 301 and hits + misses <= 601, (hits, misses)
