@@ -724,6 +724,68 @@ def _install_more_inplace():
 _install_more_inplace()
 
 
+def _u(x):
+    """Uniform [0, 1) samples of x's shape in float64 (53 random bits), for the fills below."""
+    return T.rand(x.shape, dtype=_dt.float64)
+
+
+def _fill_as(x, values):
+    x._assign(T.cast(values, x.dtype))
+    return x
+
+
+def _random_(x, from_=0, to=None, *, generator=None, **kwargs):
+    """Integers uniform in [from, to - 1] (as values of x's dtype); without `to`, up to 2^24
+    (float32 and 16-bit floats), 2^53 (float64, int64) or 2^31 - 1 (int32), as torch's random_.
+    (`from` is also accepted as a keyword.)"""
+    from_ = kwargs.pop("from", from_)
+    if to is None:  # random_(to) or random_()
+        from_, to = (0, from_) if from_ else (0, {_dt.float64: 2 ** 53, _dt.int64: 2 ** 53,
+                                                  _dt.int32: 2 ** 31 - 1}.get(x.dtype, 2 ** 24))
+    return _fill_as(x, T.floor(_u(x) * float(to - from_)) + float(from_))
+
+
+def _exponential_(x, lambd=1.0, *, generator=None):
+    """Samples of Exp(lambd): -log(1 - u) / lambd."""
+    return _fill_as(x, -T.log1p(-_u(x)) / lambd)
+
+
+def _geometric_(x, p, *, generator=None):
+    """Samples of the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
+    return _fill_as(x, ceil(T.log1p(-_u(x)) / math.log1p(-p)) if p < 1 else T.ones(x.shape, dtype=_dt.float64))
+
+
+def _log_normal_(x, mean=1.0, std=2.0, *, generator=None):
+    """exp of samples of N(mean, std^2)."""
+    return _fill_as(x, T.exp(T.randn(x.shape, dtype=_dt.float64) * std + mean))
+
+
+def _cauchy_(x, median=0.0, sigma=1.0, *, generator=None):
+    """Samples of the Cauchy distribution: median + sigma tan(pi (u - 1/2))."""
+    return _fill_as(x, median + sigma * tan(math.pi * (_u(x) - 0.5)))
+
+
+Tensor.random_, Tensor.exponential_, Tensor.geometric_ = _random_, _exponential_, _geometric_
+Tensor.log_normal_, Tensor.cauchy_ = _log_normal_, _cauchy_
+
+
+@_method()
+def histc(input, bins=100, min=0, max=0):
+    """Counts of input's elements in `bins` equal-width bins over [min, max] (the input's own
+    minimum and maximum when min == max), elements outside ignored, the maximum in the last
+    bin, as torch.histc; a float tensor of `bins` counts. Computed on the device (index_add)."""
+    x = T.reshape(_float(input), -1)
+    lo = T.amin(x) if min == max else T.full((), float(min), dtype=x.dtype)
+    hi = T.amax(x) if min == max else T.full((), float(max), dtype=x.dtype)
+    if min == max:  # all elements equal: PyTorch widens the range by 1 each side
+        same = hi == lo
+        lo, hi = T.where(same, lo - 1, lo), T.where(same, hi + 1, hi)
+    inside = T.logical_and(x >= lo, x <= hi)
+    idx = T.clamp(T.floor((x - lo) * (bins / (hi - lo))), 0, bins - 1)
+    ones = T.cast(inside, x.dtype)
+    return _op("index_add", T.cast(idx, _dt.int64), ones, shape=(bins,), axis=0)
+
+
 @_method_only("get_device")
 def _get_device(x):
     """-1 (PyTorch's answer for a CPU tensor): a GT tensor lives on the dispatcher's workers."""

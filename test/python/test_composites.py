@@ -264,3 +264,23 @@ def _erfinv_ref(y):
         else:
             hi = mid
     return (lo + hi) / 2
+
+
+def test_random_fills_and_histc():
+    gt.manual_seed(0)
+    n = 100000
+    r = gt.zeros(n).random_(3, 7).numpy()
+    assert set(np.unique(r)) == {3.0, 4.0, 5.0, 6.0}
+    assert set(np.unique(gt.zeros(1000, dtype=gt.int64).random_(5).numpy())) == {0, 1, 2, 3, 4}
+    e = gt.zeros(n).exponential_(2.0).numpy()
+    assert e.min() >= 0 and abs(e.mean() - 0.5) < 0.01
+    g = gt.zeros(n).geometric_(0.25).numpy()
+    assert g.min() >= 1 and abs(g.mean() - 4.0) < 0.1 and (g == np.round(g)).all()
+    ln = gt.zeros(n).log_normal_(0.0, 0.5).numpy()
+    assert abs(np.median(np.log(ln))) < 0.01 and abs(np.log(ln).std() - 0.5) < 0.01
+    c = gt.zeros(n).cauchy_(1.0, 2.0).numpy()
+    assert abs(np.median(c) - 1.0) < 0.05 and abs(np.median(np.abs(c - 1.0)) - 2.0) < 0.1  # half the mass within sigma
+    x = rng.standard_normal(1000)
+    check(gt.histc(gt.tensor(x), bins=10, min=-1, max=1), np.histogram(x[(x >= -1) & (x <= 1)], 10, (-1, 1))[0])
+    check(gt.tensor(x).histc(bins=7), np.histogram(x, 7)[0])
+    check(gt.histc(gt.tensor([2.0, 2.0]), bins=4), [0, 0, 2, 0])  # one value: the range widens by 1 each side (as PyTorch)
