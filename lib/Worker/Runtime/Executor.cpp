@@ -919,7 +919,9 @@ bool Executor::replay(std::span<const Instruction> insts, const RegionCall &regi
     for (Descriptor &d : outputs) descriptors.push_back(std::move(d));
     std::vector<void *> args;
     for (Descriptor &d : descriptors) args.push_back(d.words.data());
-    if (slot && device_->beginCapture()) {
+    if (slot && !device_->beginCapture()) {
+      graphs_->refused.insert(entry.kernel); // no capture on this stream: do not ask every replay
+    } else if (slot) {
       entry.kernel->invoke(args.data()); // recorded, not run
       if (std::shared_ptr<void> graph = device_->endCapture()) {
         slot->graph = std::move(graph);
