@@ -329,7 +329,8 @@ TEST(CUDAKernels, FusedRegionIsOneKernel) {
 namespace {
 
 /// A program touching every path: upload, elementwise with broadcasting, reductions, matmul
-/// (batched and broadcast), randn, full, transpose, and a hot region replayed.
+/// (batched and broadcast, with transposed operands), randn, full, transpose, and a hot region
+/// replayed.
 std::vector<Instruction> program() {
   std::vector<Instruction> p;
   std::vector<float> a(64 * 48), b(48 * 32), bias(32);
@@ -357,6 +358,22 @@ std::vector<Instruction> program() {
   p.push_back(op(OpCode::Randn, 11, {}, randn));
   p.push_back(op(OpCode::Mul, 12, {10, 11}));
   p.push_back(op(OpCode::Max, 13, {1}, rows));
+  // Deferred transposes (Executor::Tensor::swapped) as cuBLAS operands: lhs, rhs, both,
+  // batched, and a batch folded into the rows with a transposed rhs.
+  OpAttrs batched, swapLast;
+  batched.shape = {2, 32, 32};
+  swapLast.axes = {0, 2, 1};
+  p.push_back(op(OpCode::Transpose, 14, {1}, perm));     // (48, 64), swapped
+  p.push_back(op(OpCode::Matmul, 15, {14, 6}));          // (48, 64) @ (64, 32)
+  p.push_back(op(OpCode::Matmul, 16, {6, 9}));           // (64, 32) @ (32, 64)
+  p.push_back(op(OpCode::Transpose, 17, {16}, perm));    // (64, 64), swapped
+  p.push_back(op(OpCode::Matmul, 18, {9, 17}));          // both transposed: (32, 64) @ (64, 64)
+  p.push_back(op(OpCode::Reshape, 19, {6}, batched));    // (2, 32, 32)
+  p.push_back(op(OpCode::Transpose, 20, {19}, swapLast)); // swapped
+  p.push_back(op(OpCode::Matmul, 21, {19, 20}));         // batched, rhs transposed
+  p.push_back(op(OpCode::Matmul, 22, {20, 19}));         // batched, lhs transposed (no folding)
+  p.push_back(op(OpCode::Matmul, 23, {19, 9}));          // folded batch, rhs transposed
+  p.push_back(op(OpCode::Add, 24, {20, 19}));            // a swapped operand materialized first
   return p;
 }
 } // namespace
@@ -370,7 +387,7 @@ TEST(CUDADevice, ComputesWhatTheCPUComputes) {
     cpu.run(inst);
     gpu.run(inst);
   }
-  for (uint64_t id : {4, 5, 6, 7, 8, 9, 10, 11, 12, 13}) {
+  for (uint64_t id : {4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24}) {
     SCOPED_TRACE("tensor " + std::to_string(id));
     Fetched cf = cpu.fetch(id), gf = gpu.fetch(id);
     ASSERT_EQ(cf.error, "");

@@ -56,8 +56,8 @@ public:
   };
   /// C = A @ B with NumPy's matmul semantics (1-D promotion, broadcast batch dimensions);
   /// floating-point dtypes. `transposed` operands (rank >= 2) go to the GEMM as transposed
-  /// (CblasTrans) rather than being copied. Throws std::invalid_argument for other dtypes, and
-  /// for transposed operands on a device that takes none (CUDA, until checked on a GPU).
+  /// (CblasTrans, CUBLAS_OP_T) rather than being copied. Throws std::invalid_argument for other
+  /// dtypes.
   virtual void matmul(const TensorType &ta, const void *a, const TensorType &tb, const void *b,
                       const TensorType &tc, void *c, Transposed transposed) = 0;
   /// Throws the first error a kernel launch recorded since the last call (none for the CPU).

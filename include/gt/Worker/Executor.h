@@ -181,7 +181,7 @@ private:
     Buffer buffer;
     std::string error;
     uint32_t session = 0; ///< whose it is
-    /// CPU workers: a transpose of the last two axes not carried out yet. `buffer` holds the
+    /// A transpose of the last two axes not carried out yet. `buffer` holds the
     /// tensor with those axes swapped, row-major (an alias of the transpose's operand); a matmul
     /// reads it as a transposed GEMM operand, a second such transpose undoes it, and every
     /// other reader gets it materialized first (materialize).

@@ -79,8 +79,8 @@ bool copiesByViews(OpCode op) {
          op == OpCode::BroadcastTo || op == OpCode::Concat;
 }
 
-/// A transpose that swaps the last two axes and keeps the others (x.mT, x.T of a matrix): on
-/// CPU workers it is deferred (Executor::Tensor::swapped), since a matmul can take its operand
+/// A transpose that swaps the last two axes and keeps the others (x.mT, x.T of a matrix): it is
+/// deferred (Executor::Tensor::swapped), since a matmul (BLAS or cuBLAS) can take its operand
 /// transposed and the backward pass transposes it back.
 bool swapsLastTwo(const Instruction &inst) {
   return inst.op == OpCode::Transpose && swapsLastTwoAxes(attrs::Transpose::of(inst.attrs).perm);
@@ -1068,7 +1068,7 @@ void Executor::execute(const Instruction &inst, const std::vector<const Tensor *
                                   " (a malformed program)");
   }
   size_t bytes = size_t(numBytes(out.type));
-  if (viaViews && swapsLastTwo(inst)) { // deferred: an alias read with its last two axes swapped
+  if (swapsLastTwo(inst)) { // deferred: an alias read with its last two axes swapped
     out.buffer = in[0]->buffer;
     out.swapped = !in[0]->swapped;
     return;
@@ -1172,8 +1172,22 @@ void Executor::materialize(Tensor &t) {
     throw;
   }
   session_ = current;
-  stridedCopy(compiler_, Descriptor(t.buffer.data.get(), 0, shape, strides), Descriptor(buffer.data.get(), shape),
-              t.type.dtype, r);
+  if (sizeGenericKernels_) { // CPU: the strided copy kernel of this dtype and rank
+    stridedCopy(compiler_, Descriptor(t.buffer.data.get(), 0, shape, strides), Descriptor(buffer.data.get(), shape),
+                t.type.dtype, r);
+  } else if (numElements(shape) > 0) { // GPU: the transpose kernel of the stored shape
+    OpAttrs attrs;
+    attrs::Transpose swap;
+    for (size_t d = 0; d < r; ++d) swap.perm.push_back(int64_t(d));
+    std::swap(swap.perm[r - 2], swap.perm[r - 1]);
+    swap.into(attrs);
+    std::vector<TensorType> operand{TensorType{t.type.dtype, stored}};
+    const Kernel &kernel = compiler_.get(OpCode::Transpose, operand, attrs, t.type);
+    Descriptor from(t.buffer.data.get(), stored), to(buffer.data.get(), shape);
+    void *args[] = {from.words.data(), to.words.data()};
+    kernel.invoke(args);
+    device_->checkLaunches();
+  }
   t.buffer = std::move(buffer);
   t.swapped = false;
 }

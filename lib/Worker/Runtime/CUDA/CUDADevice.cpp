@@ -121,7 +121,7 @@ struct Cublas {
 };
 
 // cublas_api.h / library_types.h values.
-constexpr int kOpN = 0, kR32F = 0, kR64F = 1, kR16F = 2, kR16BF = 14, kCompute32F = 68, kCompute32FFastTF32 = 77, kCompute64F = 70,
+constexpr int kOpN = 0, kOpT = 1, kR32F = 0, kR64F = 1, kR16F = 2, kR16BF = 14, kCompute32F = 68, kCompute32FFastTF32 = 77, kCompute64F = 70,
               kGemmDefault = -1, kTF32TensorOpMath = 3, kDefaultMath = 0;
 
 /// The libdevice.10.bc the NVVM serializer links into every kernel: from CUDA_ROOT /
@@ -483,8 +483,6 @@ private:
 
 void CUDADevice::matmul(const TensorType &ta, const void *a, const TensorType &tb, const void *b,
                         const TensorType &tc, void *c, Transposed transposed) {
-  if (transposed.lhs || transposed.rhs) // (the executor defers transposes on CPU workers only)
-    throw std::invalid_argument("the CUDA device takes no transposed matmul operands");
   if (!isFloating(tc.dtype))
     throw std::invalid_argument(std::string("matmul supports floating-point tensors, not ") + dtypeName(tc.dtype));
   if (numElements(tc.shape) == 0) return;
@@ -497,7 +495,7 @@ void CUDADevice::matmul(const TensorType &ta, const void *a, const TensorType &t
     cublas_->check(cublas_->setMathMode(cublasHandle_, allowTF32_ ? kTF32TensorOpMath : kDefaultMath), "cublasSetMathMode");
   }
   MatmulShape s(ta, tb);
-  s.foldBatchIntoRows(); // (batch, m) x k @ k x n as one GEMM
+  if (!transposed.lhs) s.foldBatchIntoRows(); // (batch, m) x k @ k x n as one GEMM
   bool f64 = tc.dtype == DType::Float64;
   // float16/bfloat16 operands and result with float32 accumulation and float32 alpha/beta.
   int type = f64 ? kR64F : tc.dtype == DType::Float16 ? kR16F : tc.dtype == DType::BFloat16 ? kR16BF : kR32F;
@@ -508,10 +506,15 @@ void CUDADevice::matmul(const TensorType &ta, const void *a, const TensorType &t
   const void *beta = f64 ? static_cast<const void *>(&beta64) : &beta32;
   size_t elem = dtypeSize(tc.dtype);
   auto at = [&](const void *base, int64_t offset) { return static_cast<const char *>(base) + offset * elem; };
-  // Row-major C = A B is column-major C^T = B^T A^T: swap operands, no transposes.
+  // Row-major C = A B is column-major C^T = B^T A^T: swap the operands. A row-major B (k x n)
+  // is a column-major n x k (ld n); a transposed one is stored (n x k), a column-major k x n
+  // (ld k) that goes in as CUBLAS_OP_T. Likewise A: k x m (ld k), or stored (k x m), a
+  // column-major m x k (ld m) with CUBLAS_OP_T.
+  int opB = transposed.rhs ? kOpT : kOpN, opA = transposed.lhs ? kOpT : kOpN;
+  int ldb = int(transposed.rhs ? s.k : s.n), lda = int(transposed.lhs ? s.m : s.k);
   auto gemm = [&](const void *A, long long strideA, const void *B, long long strideB, void *C, int count) {
-    cublas_->check(cublas_->gemmStridedBatchedEx(cublasHandle_, kOpN, kOpN, int(s.n), int(s.m), int(s.k), alpha, B, type,
-                                                 int(s.n), strideB, A, type, int(s.k), strideA, beta, C, type, int(s.n),
+    cublas_->check(cublas_->gemmStridedBatchedEx(cublasHandle_, opB, opA, int(s.n), int(s.m), int(s.k), alpha, B, type,
+                                                 ldb, strideB, A, type, lda, strideA, beta, C, type, int(s.n),
                                                  (long long)(s.m * s.n), count, compute, kGemmDefault),
                    "cublasGemmStridedBatchedEx");
   };
