@@ -30,9 +30,10 @@ from ._functions import (
 from ._ops import *  # noqa: E402,F401,F403 (every function generated from ops/*.yaml: `python: generated`)
 from . import _indexing  # noqa: F401 (registers Tensor.__getitem__ / __setitem__)
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode
-from ._tensor import Generator, randperm
+from ._tensor import (Generator, randperm, FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor,  # noqa
+                      IntTensor, BoolTensor)
 from ._device import device
-from . import nn, optim, debug, signal, profiler, utils, cuda
+from . import nn, optim, debug, signal, profiler, utils, cuda, accelerator, onnx
 from .serialization import save, load
 from ._compile import compile  # noqa: A001 (torch.compile's name)
 from . import amp, backends, distributed  # noqa: E402

@@ -685,6 +685,34 @@ def _legacy_constructor(*args):
     return t._h, t.shape, t.dtype
 
 
+def _typed_constructor(name, d):
+    def make(*args, device=None):
+        """torch.%s's legacy constructor: a tensor of a list or an array, or zeros of the sizes
+        given (torch leaves them uninitialised), as %s."""
+        if device is not None:
+            _device.check(device)
+        args = [a for a in args if a is not None]
+        if args and builtins.all(type(a) is builtins.int for a in args):
+            return zeros(*args, dtype=d)
+        if len(args) == 1:
+            return tensor(args[0], dtype=d)
+        if not args:
+            return zeros(0, dtype=d)
+        raise TypeError(f"gt.{name}() takes data (a list or an array) or sizes, got {args!r}")
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = make.__doc__ % (name, d)
+    return make
+
+
+FloatTensor = _typed_constructor("FloatTensor", _dt.float32)
+DoubleTensor = _typed_constructor("DoubleTensor", _dt.float64)
+HalfTensor = _typed_constructor("HalfTensor", _dt.float16)
+BFloat16Tensor = _typed_constructor("BFloat16Tensor", _dt.bfloat16)
+LongTensor = _typed_constructor("LongTensor", _dt.int64)
+IntTensor = _typed_constructor("IntTensor", _dt.int32)
+BoolTensor = _typed_constructor("BoolTensor", _dt.bool)
+
+
 def _takes_device(fn):
     """`fn` also takes PyTorch's `device=` (checked: gt.device raises for a name that is not a
     device), `layout=` and `pin_memory=`, which place nothing: a tensor lives on its session's

@@ -80,10 +80,53 @@ _SAFE = {
 } | {(m, "_frombuffer") for m in ("numpy.core.numeric", "numpy._core.numeric")} | {("numpy", "ndarray"), ("numpy", "dtype")}
 
 
+# Objects the user allowed in weights-only loads (add_safe_globals, safe_globals), by identity.
+_allowed = []
+
+
+def add_safe_globals(safe_globals):
+    """Allows the classes and functions in `safe_globals` (a list) in every later weights-only
+    gt.load, as torch.serialization.add_safe_globals (e.g. your own model class, to load a whole
+    pickled model without weights_only=False)."""
+    _allowed.extend(safe_globals)
+
+
+def get_safe_globals():
+    """The list add_safe_globals has allowed so far."""
+    return list(_allowed)
+
+
+def clear_safe_globals():
+    """Forgets what add_safe_globals allowed."""
+    _allowed.clear()
+
+
+class safe_globals:
+    """`with gt.serialization.safe_globals([MyModel, nn.Linear]): gt.load(f)`: allows those
+    objects in weights-only loads inside the block only (torch.serialization.safe_globals)."""
+
+    def __init__(self, safe_globals):
+        self._globals = list(safe_globals)
+
+    def __enter__(self):
+        self._before = len(_allowed)
+        _allowed.extend(self._globals)
+
+    def __exit__(self, *exc):
+        del _allowed[self._before:]
+
+
 class _WeightsOnly(pickle.Unpickler):
     def find_class(self, module, name):
         if (module, name) in _SAFE:
             return super().find_class(module, name)
+        if _allowed:
+            try:
+                obj = super().find_class(module, name)
+            except (ImportError, AttributeError):
+                obj = None
+            if obj is not None and any(obj is a for a in _allowed):
+                return obj
         raise pickle.UnpicklingError(
             f"gt.load(weights_only=True) does not unpickle {module}.{name}: load files that hold "
             "other objects (a whole module, your own classes) with weights_only=False, and only from "

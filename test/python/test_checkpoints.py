@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import gt
+from gt import serialization
 import gt.nn as nn
 import gt.nn.functional as F
 from conftest import ROOT, check
@@ -121,6 +122,30 @@ def test_save_and_load_of_single_tensors_lists_and_whole_modules(tmp_path):
         gt.save([gt.ones(1)], tmp_path / "x.npz")
     with pytest.raises(RuntimeError, match="device type"):
         gt.load(path, map_location="gpu")
+
+
+def test_safe_globals_allow_named_classes_in_a_weights_only_load(tmp_path):
+    path = tmp_path / "m.pt"
+    model = nn.Sequential(nn.Linear(2, 3), nn.Dropout(0.1))
+    gt.save(model, path)
+    # torch.nn.modules.<file>.<Class>, as scripts list them (pytorch/examples' word_language_model).
+    allowed = [nn.modules.container.Sequential, nn.modules.linear.Linear, nn.modules.dropout.Dropout]
+    with serialization.safe_globals(allowed):
+        whole = gt.load(path)
+    assert np.array_equal(whole[0].weight.numpy(), model[0].weight.numpy())
+    with pytest.raises(pickle.UnpicklingError, match="Sequential"):  # the block's allowance ended
+        gt.load(path)
+    with serialization.safe_globals(allowed[1:]):  # Sequential not among them
+        with pytest.raises(pickle.UnpicklingError, match="Sequential"):
+            gt.load(path)
+    serialization.add_safe_globals(allowed)
+    try:
+        assert isinstance(gt.load(path), nn.Sequential)
+        assert serialization.get_safe_globals() == allowed
+    finally:
+        serialization.clear_safe_globals()
+    with pytest.raises(pickle.UnpicklingError):
+        gt.load(path)
 
 
 FAILING_LOAD = '''

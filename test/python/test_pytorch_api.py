@@ -165,3 +165,28 @@ def test_as_torch_makes_every_torch_module_gts_own(tmp_path):
     out = subprocess.run([sys.executable, "-c", "import gt.as_torch, torch.vision"], capture_output=True, text=True,
                          timeout=60)
     assert "No module named 'torch.vision'" in out.stderr
+
+
+def test_what_pytorch_examples_word_language_model_names():
+    # torch.nn.modules.<file>.<Class>: GT's classes under PyTorch's file names.
+    assert nn.modules.linear.Linear is nn.Linear and nn.modules.rnn.LSTM is nn.LSTM
+    assert nn.modules.activation.MultiheadAttention is nn.MultiheadAttention
+    assert nn.modules.linear.NonDynamicallyQuantizableLinear is nn.Linear
+    assert nn.modules.transformer.TransformerEncoderLayer is nn.TransformerEncoderLayer
+    # The legacy typed constructors: sizes give zeros, data gives a tensor of that dtype.
+    x = gt.LongTensor(6).zero_().view(-1, 2)
+    assert x.dtype == gt.int64 and x.shape == (3, 2) and x.tolist() == [[0, 0]] * 3
+    assert gt.FloatTensor([1, 2]).dtype == gt.float32 and gt.FloatTensor([1, 2]).tolist() == [1.0, 2.0]
+    assert gt.BoolTensor([1, 0]).tolist() == [True, False] and gt.IntTensor(2, 2).dtype == gt.int32
+    with pytest.raises(TypeError, match="LongTensor"):
+        gt.LongTensor([1], 2)
+    # torch.accelerator: the session's workers (CPU here unless GT_DEVICE asks for CUDA).
+    assert gt.accelerator.is_available() == gt.cuda.is_available()
+    assert (gt.accelerator.current_accelerator() is None) == (not gt.cuda.is_available())
+    # torch.onnx imports; exporting says GT cannot.
+    assert not gt.onnx.is_in_onnx_export()
+    with pytest.raises(NotImplementedError, match="cannot export ONNX"):
+        gt.onnx.export(nn.Linear(2, 2), (gt.ones(1, 2),), "m.onnx")
+    lstm = nn.LSTM(3, 4)
+    lstm.flatten_parameters()  # cuDNN's packed weights: nothing to do
+    assert len(list(lstm.parameters())) == 4

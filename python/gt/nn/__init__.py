@@ -22,3 +22,55 @@ from .rnn import RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell
 from . import functional, init, utils, parallel
 from .parallel import DataParallel
 from ..optim import SGD, Adam, AdamW  # the original GT exported SGD from gt.nn
+
+
+def _torch_module_paths():
+    """torch.nn.modules.<file>.<Class> (e.g. torch.nn.modules.linear.Linear, which scripts name
+    in torch.serialization.safe_globals lists): gt.nn.modules.linear and the others, each holding
+    GT's classes of that PyTorch file."""
+    import sys
+    import types
+    from . import modules, transformer, rnn
+    files = {
+        "module": "Module",
+        "linear": "Identity Linear Bilinear",
+        "sparse": "Embedding EmbeddingBag",
+        "normalization": "LayerNorm GroupNorm RMSNorm LocalResponseNorm",
+        "dropout": "Dropout Dropout1d Dropout2d Dropout3d AlphaDropout",
+        "activation": "ReLU GELU SiLU Sigmoid Tanh Softmax LogSoftmax LeakyReLU ELU CELU SELU Softplus Mish Hardtanh "
+                      "ReLU6 Hardsigmoid Hardswish LogSigmoid Softsign PReLU Softmin Threshold GLU Hardshrink "
+                      "Softshrink Tanhshrink RReLU MultiheadAttention",
+        "container": "Sequential ModuleList ModuleDict ParameterList ParameterDict",
+        "flatten": "Flatten Unflatten",
+        "loss": "CrossEntropyLoss MSELoss L1Loss SmoothL1Loss HuberLoss NLLLoss BCELoss BCEWithLogitsLoss KLDivLoss "
+                "MarginRankingLoss CosineEmbeddingLoss HingeEmbeddingLoss SoftMarginLoss MultiLabelSoftMarginLoss "
+                "PoissonNLLLoss TripletMarginLoss GaussianNLLLoss MultiMarginLoss",
+        "conv": "Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d",
+        "pooling": "MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d "
+                   "AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d LPPool1d LPPool2d",
+        "padding": "ConstantPad1d ConstantPad2d ConstantPad3d ZeroPad1d ZeroPad2d ZeroPad3d ReflectionPad1d "
+                   "ReflectionPad2d ReflectionPad3d ReplicationPad1d ReplicationPad2d ReplicationPad3d "
+                   "CircularPad1d CircularPad2d CircularPad3d",
+        "batchnorm": "BatchNorm1d BatchNorm2d BatchNorm3d",
+        "instancenorm": "InstanceNorm1d InstanceNorm2d InstanceNorm3d",
+        "pixelshuffle": "PixelShuffle PixelUnshuffle",
+        "upsampling": "Upsample UpsamplingNearest2d UpsamplingBilinear2d",
+        "distance": "CosineSimilarity PairwiseDistance",
+        "fold": "Unfold Fold",
+        "channelshuffle": "ChannelShuffle",
+        "transformer": "TransformerEncoderLayer TransformerEncoder TransformerDecoderLayer TransformerDecoder "
+                       "Transformer",
+        "rnn": "RNN LSTM GRU RNNCell LSTMCell GRUCell",
+    }
+    sources = (modules, transformer, rnn)
+    for file, names in files.items():
+        sub = types.ModuleType(f"{__name__}.modules.{file}", f"torch.nn.modules.{file}'s classes that GT has.")
+        for name in names.split():
+            setattr(sub, name, next(getattr(m, name) for m in sources if hasattr(m, name)))
+        setattr(modules, file, sub)
+        sys.modules[sub.__name__] = sub
+    # MultiheadAttention's output projection class in torch: a Linear.
+    modules.linear.NonDynamicallyQuantizableLinear = modules.Linear
+
+
+_torch_module_paths()

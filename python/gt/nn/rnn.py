@@ -149,6 +149,10 @@ class _RNNBase(Module):
             s += ", bidirectional=True"
         return s
 
+    def flatten_parameters(self):
+        """Nothing to do: cuDNN's packed weight buffer, which torch's version rebuilds, has no
+        counterpart in GT (each weight is its own tensor on the workers)."""
+
 
 class RNN(_RNNBase):
     """h_t = tanh(W_ih x_t + b_ih + W_hh h_(t-1) + b_hh) (nonlinearity='relu': relu)."""
