@@ -15,6 +15,9 @@ const char *dtypeName(DType dtype) {
   case DType::Int32: return "int32";
   case DType::Int64: return "int64";
   case DType::Bool: return "bool";
+  case DType::Int8: return "int8";
+  case DType::Int16: return "int16";
+  case DType::UInt8: return "uint8";
   }
   return "?";
 }
@@ -28,6 +31,9 @@ std::optional<DType> parseDType(std::string_view name) {
   if (name == "int32" || name == "i32" || name == "int") return DType::Int32;
   if (name == "int64" || name == "i64" || name == "long") return DType::Int64;
   if (name == "bool" || name == "i1") return DType::Bool;
+  if (name == "int8" || name == "i8") return DType::Int8;
+  if (name == "int16" || name == "i16" || name == "short") return DType::Int16;
+  if (name == "uint8" || name == "u8" || name == "byte") return DType::UInt8;
   return std::nullopt;
 }
 
@@ -36,7 +42,8 @@ size_t dtypeSize(DType dtype) {
   case DType::Float32: case DType::Int32: return 4;
   case DType::Float64: case DType::Int64: return 8;
   case DType::Float16: case DType::BFloat16: return 2;
-  case DType::Bool: return 1;
+  case DType::Bool: case DType::Int8: case DType::UInt8: return 1;
+  case DType::Int16: return 2;
   }
   return 0;
 }
@@ -48,17 +55,20 @@ bool isFloating(DType dtype) {
 static int promotionRank(DType d) {
   switch (d) {
   case DType::Bool: return 0;
-  case DType::Int32: return 1;
-  case DType::Int64: return 2;
-  case DType::Float16: case DType::BFloat16: return 3;
-  case DType::Float32: return 4;
-  case DType::Float64: return 5;
+  case DType::UInt8: case DType::Int8: return 1;
+  case DType::Int16: return 2;
+  case DType::Int32: return 3;
+  case DType::Int64: return 4;
+  case DType::Float16: case DType::BFloat16: return 5;
+  case DType::Float32: return 6;
+  case DType::Float64: return 7;
   }
   return 0;
 }
 
 DType promoteTypes(DType a, DType b) {
-  if (a != b && promotionRank(a) == 3 && promotionRank(b) == 3) return DType::Float32; // half with bfloat16
+  if (a != b && promotionRank(a) == 5 && promotionRank(b) == 5) return DType::Float32; // half with bfloat16
+  if (a != b && promotionRank(a) == 1 && promotionRank(b) == 1) return DType::Int16;   // uint8 with int8
   return promotionRank(a) >= promotionRank(b) ? a : b;
 }
 

@@ -180,8 +180,32 @@ bool swapsLastTwoAxes(std::span<const int64_t> perm) {
 
 namespace {
 
+/// Ops that only move or convert elements: the ones int8, int16 and uint8 tensors take (their
+/// kernels never compute on those types; the Python API computes through int32).
+bool movesOrCasts(OpCode code) {
+  switch (code) {
+  case OpCode::Upload: case OpCode::Cast: case OpCode::Transpose: case OpCode::Reshape: case OpCode::BroadcastTo:
+  case OpCode::Slice: case OpCode::SliceScatter: case OpCode::Concat: case OpCode::Flip: case OpCode::Free:
+  case OpCode::Shard: case OpCode::AllGather: case OpCode::AllToAll: case OpCode::AllSlice: case OpCode::Move:
+  case OpCode::Send: case OpCode::Recv:
+    return true;
+  default: return false;
+  }
+}
+
 TensorType inferUnchecked(OpCode code, std::span<const TensorType> in, const OpAttrs &attrs) {
   const OpInfo &op = opInfo(code);
+  if (!movesOrCasts(code)) {
+    bool small = op.kind == OpKind::Creation && isSmallInt(attrs.dtype);
+    for (const TensorType &t : in) small = small || isSmallInt(t.dtype);
+    if (small)
+      throw DTypeError(std::string(op.mnemonic) + ": int8, int16 and uint8 tensors are only moved and cast by the "
+                       "workers, got " + [&] {
+                         std::string s;
+                         for (const TensorType &t : in) s += (s.empty() ? "" : ", ") + std::string(dtypeName(t.dtype));
+                         return s.empty() ? std::string(dtypeName(attrs.dtype)) : s;
+                       }() + " (the Python API computes on them through int32)");
+  }
   if (op.arity >= 0 && int(in.size()) != op.arity)
     throw std::invalid_argument(std::string(op.mnemonic) + ": expects " + std::to_string(op.arity) +
                                 " operand(s), got " + std::to_string(in.size()));

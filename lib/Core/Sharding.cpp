@@ -112,6 +112,9 @@ void combineParts(DType dtype, ReduceKind reduce, void *acc, const void *part, s
   case DType::Float64: return combinePlain<double>(reduce, acc, part, count);
   case DType::Int32: return combinePlain<int32_t>(reduce, acc, part, count);
   case DType::Int64: return combinePlain<int64_t>(reduce, acc, part, count);
+  case DType::Int8: return combinePlain<int8_t>(reduce, acc, part, count);
+  case DType::Int16: return combinePlain<int16_t>(reduce, acc, part, count);
+  case DType::UInt8: return combinePlain<uint8_t>(reduce, acc, part, count);
   case DType::Bool: // sum of booleans = or; max = or; min = and
     return combineAs<uint8_t>(reduce == ReduceKind::Sum ? ReduceKind::Max : reduce, acc, part, count,
                               [](uint8_t v) { return v; }, [](uint8_t v) { return uint8_t(v != 0); });

@@ -339,6 +339,9 @@ class Tensor:
     def bfloat16(self): return cast(self, _dt.bfloat16)
     def long(self): return cast(self, _dt.int64)
     def int(self): return cast(self, _dt.int32)
+    def byte(self): return cast(self, _dt.uint8)
+    def char(self): return cast(self, _dt.int8)
+    def short(self): return cast(self, _dt.int16)
     def bool(self): return cast(self, _dt.bool)
     def new_zeros(self, *shape): return zeros(*shape, dtype=self.dtype)
     def new_ones(self, *shape): return ones(*shape, dtype=self.dtype)
@@ -404,12 +407,50 @@ def _op(name, *operands, backward=None, **attrs):
         code = _op_code(name)
     client = _runtime._client or _runtime.client()
     if _trace is None:
-        return _make(client.op(code, [t._h.id for t in operands], attrs), operands,
-                     backward or _ag.formulas.get(name), attrs)
+        try:
+            return _make(client.op(code, [t._h.id for t in operands], attrs), operands,
+                         backward or _ag.formulas.get(name), attrs)
+        except _C.DTypeError:
+            if not _small_ints(operands, attrs):
+                raise
+            return _small_int_op(name, operands, backward, attrs)
     start = time.perf_counter_ns()
-    out = _make(client.op(code, [t._h.id for t in operands], attrs), operands,
-                backward or _ag.formulas.get(name), attrs)
+    try:
+        out = _make(client.op(code, [t._h.id for t in operands], attrs), operands,
+                    backward or _ag.formulas.get(name), attrs)
+    except _C.DTypeError:
+        if not _small_ints(operands, attrs):
+            raise
+        return _small_int_op(name, operands, backward, attrs)
     _trace.op(name, start, out)
+    return out
+
+
+def _small_ints(operands, attrs):
+    """Whether an op on `operands` (or making a `dtype` attribute's type) meets int8, int16 or uint8."""
+    d = attrs.get("dtype")
+    return builtins.any(t.dtype in _dt.SMALL_INTS for t in operands) or (
+        d is not None and _dt.from_code(d) in _dt.SMALL_INTS)
+
+
+def _small_int_op(name, operands, backward, attrs):
+    """Op `name` on int8/int16/uint8 tensors, which workers only move and cast: computed on
+    int32 casts of them, its int32 result cast back to PyTorch's result dtype (the operands'
+    promoted small dtype; a bool, int64 or float result stays). The same values as PyTorch's,
+    wrapping included: 8- and 16-bit arithmetic is 32-bit arithmetic truncated."""
+    small = [t.dtype for t in operands if t.dtype in _dt.SMALL_INTS]
+    wide = tuple(cast(t, _dt.int32) if t.dtype in _dt.SMALL_INTS else t for t in operands)
+    if "dtype" in attrs and _dt.from_code(attrs["dtype"]) in _dt.SMALL_INTS:  # a creation op
+        want = _dt.from_code(attrs["dtype"])
+        out = _op(name, *wide, backward=backward, **dict(attrs, dtype=_dt.int32.code))
+        return cast(out, want)
+    out = _op(name, *wide, backward=backward, **attrs)
+    if out.dtype is _dt.int32 and builtins.all(t.dtype in _dt.SMALL_INTS or t.dtype is _dt.bool or t.ndim == 0
+                                               for t in operands):
+        target = small[0]
+        for d in small[1:]:
+            target = _dt.promote_small(target, d)
+        return cast(out, target)
     return out
 
 
@@ -727,9 +768,10 @@ def _takes_device(fn):
 
 def from_numpy(array, requires_grad=False):
     """Uploads a NumPy array (its dtype kept: float32, float64, float16, ml_dtypes.bfloat16,
-    int32, int64 or bool; other integer types become int64). Raises TypeError for other dtypes."""
+    int32, int64, int16, int8, uint8 or bool; other integer types (uint16, uint32, uint64) become
+    int64). Raises TypeError for other dtypes."""
     array = np.asarray(array)
-    if array.dtype.kind in "iu" and array.dtype not in (np.int32, np.int64):
+    if array.dtype.kind in "iu" and array.dtype not in (np.int32, np.int64, np.int16, np.int8, np.uint8):
         array = array.astype(np.int64)
     array = np.asarray(array, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
     d = _dt.resolve(array.dtype)

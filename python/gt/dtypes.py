@@ -1,5 +1,9 @@
 """GT's element types: gt.float32 (default), gt.float64, gt.float16 (half), gt.bfloat16,
-gt.int32, gt.int64, gt.bool.
+gt.int32, gt.int64, gt.bool, and gt.int8, gt.int16 (short), gt.uint8.
+
+int8, int16 and uint8 are stored at their width, and every op on them gives PyTorch's result
+(uint8 + uint8 is uint8, wrapping around), computed through int32: the workers only move and
+cast them (gt.small_int_op does the casting).
 
 float16 and bfloat16 are stored at 16 bits and computed in float32 by every kernel (each op
 rounds its result once), as PyTorch's CUDA kernels do. NumPy has float16; bfloat16 arrays use
@@ -53,13 +57,17 @@ bfloat16 = dtype("bfloat16", _ml_dtypes.bfloat16 if _ml_dtypes else None, 2)
 int32 = dtype("int32", np.int32, 4)
 int64 = dtype("int64", np.int64, 8)
 bool = dtype("bool", np.bool_, 1)
-float, double, half, long, int = float32, float64, float16, int64, int32
+int8 = dtype("int8", np.int8, 1)
+int16 = dtype("int16", np.int16, 2)
+uint8 = dtype("uint8", np.uint8, 1)
+float, double, half, long, int, short = float32, float64, float16, int64, int32, int16
 
-_all = (float32, float64, float16, bfloat16, int32, int64, bool)
+_all = (float32, float64, float16, bfloat16, int32, int64, bool, int8, int16, uint8)
+SMALL_INTS = (int8, int16, uint8)
 _by_code = {d.code: d for d in _all}
 _C.set_dtypes(_by_code)  # an op's result comes back with its dtype object
 _by_numpy = {d.numpy: d for d in _all if d.numpy is not None}
-_NAMES = "float32, float64, float16, bfloat16, int32, int64 or bool"
+_NAMES = "float32, float64, float16, bfloat16, int32, int64, bool, int8, int16 or uint8"
 
 
 def from_code(code):
@@ -86,3 +94,13 @@ def resolve(d):
     if nd not in _by_numpy:
         raise TypeError(f"unsupported dtype {nd} (use {_NAMES})")
     return _by_numpy[nd]
+
+
+def promote_small(a, b):
+    """PyTorch's result dtype of an op on tensors of dtypes a and b when both are int8, int16 or
+    uint8: the wider one, and int16 for uint8 with int8."""
+    if a is b:
+        return a
+    if {a, b} == {uint8, int8}:
+        return int16
+    return a if a.itemsize > b.itemsize else b

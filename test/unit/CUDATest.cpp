@@ -221,6 +221,33 @@ TEST(CUDAKernels, HalfAndBFloat16KernelsArePTXThatPtxasAccepts) {
   }
 }
 
+// int8, int16 and uint8 (moves and casts only; uint8's bits are an i8 through an unrealized
+// cast that reconcile-unrealized-casts removes in the NVVM pipeline).
+TEST(CUDAKernels, SmallIntegerMovesAndCastsArePTX) {
+  if (ptxas().empty()) GTEST_SKIP() << "ptxas not found (install the CUDA toolkit)";
+  KernelCompiler compiler("", cudaCompileOnlyTarget("sm_90"));
+  for (DType d : {DType::Int8, DType::Int16, DType::UInt8}) {
+    SCOPED_TRACE(dtypeName(d));
+    TensorType x{d, {4, 3}};
+    OpAttrs toF32, toBF16, toSmall, swap;
+    toF32.dtype = DType::Float32;
+    toBF16.dtype = DType::BFloat16;
+    toSmall.dtype = d;
+    swap.axes = {1, 0};
+    std::vector<KernelCase> cases = {{OpCode::Cast, {x}, toF32},          {OpCode::Cast, {x}, toBF16},
+                                     {OpCode::Cast, {f32({4, 3})}, toSmall}, {OpCode::Cast, {TensorType{DType::Int64, {4, 3}}}, toSmall},
+                                     {OpCode::Transpose, {x}, swap}};
+    for (const KernelCase &c : cases) {
+      SCOPED_TRACE(opInfo(c.code).mnemonic);
+      TensorType result = inferType(c.code, c.operands, c.attrs);
+      const Kernel &k = compiler.get(c.code, c.operands, c.attrs, result);
+      ASSERT_FALSE(k.ptx.empty()) << "no GPU kernel";
+      for (size_t i = 0; i < k.ptx.size(); ++i)
+        EXPECT_EQ(assemble(k.ptx[i], std::string(opInfo(c.code).mnemonic) + dtypeName(d) + std::to_string(i)), "");
+    }
+  }
+}
+
 // Every elementwise and reduction op of the op table, in every dtype its dtype rule accepts
 // (float32/64, float16, bfloat16, int32/64, bool): the hand-picked cases above missed integer
 // ones (`abs` of int32 became math.absi, which the NVVM lowering had no pattern for, and failed

@@ -373,3 +373,36 @@ TEST(Regions, PoisonedInputRunsEagerlyAndPropagates) {
   ex.runProgram(again, std::span(&r2, 1));
   EXPECT_NE(ex.fetch(207).error.find("upload"), std::string::npos) << ex.fetch(207).error;
 }
+
+// int8, int16 and uint8 are moved and cast on workers, never computed on (the Python API
+// computes through int32): uint8 widens without a sign, a float narrows through int32 (200.0
+// keeps its bits), moves keep the bytes, and arithmetic is refused by the shape rules.
+TEST(Executor, SmallIntegersAreMovedAndCast) {
+  Executor ex("");
+  Instruction up;
+  up.op = OpCode::Upload;
+  up.result = 1;
+  up.attrs.shape = {2, 2};
+  up.attrs.dtype = DType::UInt8;
+  up.data = std::string("\xfa\x03\x80\x00", 4); // 250, 3, 128, 0
+  ex.run(up);
+  OpAttrs toF32, toU8, toI8, swap;
+  toF32.dtype = DType::Float32;
+  toU8.dtype = DType::UInt8;
+  toI8.dtype = DType::Int8;
+  swap.axes = {1, 0};
+  ex.run(op(OpCode::Cast, 2, {1}, toF32));
+  EXPECT_EQ(floats(ex.fetch(2)), (std::vector<float>{250, 3, 128, 0}));
+  ex.run(op(OpCode::Transpose, 3, {1}, swap));
+  Fetched t = ex.fetch(3);
+  EXPECT_EQ(t.type.dtype, DType::UInt8);
+  EXPECT_EQ(t.bytes, std::string("\xfa\x80\x03\x00", 4));
+  ex.run(upload(4, {200.0f, -3.0f, 1.7f, 300.0f}, {4}));
+  ex.run(op(OpCode::Cast, 5, {4}, toU8));
+  EXPECT_EQ(ex.fetch(5).bytes, std::string("\xc8\xfd\x01\x2c", 4)); // 200, 253, 1, 44 (300 mod 256)
+  ex.run(op(OpCode::Cast, 6, {1}, toI8));                           // 250 -> -6: the same bits
+  EXPECT_EQ(ex.fetch(6).bytes, std::string("\xfa\x03\x80\x00", 4));
+  ex.run(op(OpCode::Add, 7, {1, 1}));
+  Fetched refused = ex.fetch(7);
+  EXPECT_NE(refused.error.find("only moved and cast"), std::string::npos) << refused.error;
+}

@@ -14,8 +14,13 @@ namespace gt {
 /// Float16 is IEEE 754 binary16; BFloat16 is the top half of a float32 (8-bit exponent, 7-bit
 /// mantissa). Kernels compute on both in float32 and round the result (as PyTorch's CUDA
 /// kernels do); the codes are part of the wire format, so new types get new numbers.
-enum class DType : uint8_t { Float32 = 0, Float64 = 1, Int32 = 2, Int64 = 3, Bool = 4, Float16 = 5, BFloat16 = 6 };
-inline constexpr int kNumDTypes = 7;
+/// Int8, Int16 and UInt8 are storage types: workers move and cast them (isSmallInt) and compute
+/// on them through int32, which the Python API casts to and back (PyTorch's results, wrapping
+/// included: an 8- or 16-bit sum computed in 32 bits and truncated is the same).
+enum class DType : uint8_t {
+  Float32 = 0, Float64 = 1, Int32 = 2, Int64 = 3, Bool = 4, Float16 = 5, BFloat16 = 6, Int8 = 7, Int16 = 8, UInt8 = 9
+};
+inline constexpr int kNumDTypes = 10;
 
 using Shape = std::vector<int64_t>;
 
@@ -42,7 +47,7 @@ struct DTypeError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-/// "float32", "float64", "float16", "bfloat16", "int32", "int64", "bool".
+/// "float32", "float64", "float16", "bfloat16", "int32", "int64", "bool", "int8", "int16", "uint8".
 const char *dtypeName(DType dtype);
 /// Parses a dtype name ("float32", "f32", "float", "half", "bf16", "int64", "long", "bool", ...);
 /// nullopt if unknown.
@@ -50,8 +55,11 @@ std::optional<DType> parseDType(std::string_view name);
 /// Bytes per element.
 size_t dtypeSize(DType dtype);
 bool isFloating(DType dtype);
-/// Result type of an arithmetic op on two dtypes, PyTorch's lattice: bool < int32 < int64 <
-/// float16, bfloat16 < float32 < float64, where float16 with bfloat16 gives float32.
+/// int8, int16 or uint8: the storage-only integer types (see DType).
+inline bool isSmallInt(DType dtype) { return dtype == DType::Int8 || dtype == DType::Int16 || dtype == DType::UInt8; }
+/// Result type of an arithmetic op on two dtypes, PyTorch's lattice: bool < uint8, int8 < int16 <
+/// int32 < int64 < float16, bfloat16 < float32 < float64, where uint8 with int8 gives int16 and
+/// float16 with bfloat16 gives float32.
 DType promoteTypes(DType a, DType b);
 
 /// IEEE binary16 <-> float32, round to nearest even (NaN stays NaN, overflow gives infinity).

@@ -15,6 +15,9 @@ std::optional<core::DType> mlir::gt::toDType(Type t) {
   if (t.isSignlessInteger(64)) return core::DType::Int64;
   if (t.isSignlessInteger(32)) return core::DType::Int32;
   if (t.isSignlessInteger(1)) return core::DType::Bool;
+  if (t.isSignlessInteger(8)) return core::DType::Int8;
+  if (t.isSignlessInteger(16)) return core::DType::Int16;
+  if (t.isUnsignedInteger(8)) return core::DType::UInt8;
   return std::nullopt;
 }
 
@@ -28,6 +31,9 @@ Type mlir::gt::toElementType(MLIRContext *ctx, core::DType dtype) {
   case core::DType::Int32: return b.getI32Type();
   case core::DType::Int64: return b.getI64Type();
   case core::DType::Bool: return b.getI1Type();
+  case core::DType::Int8: return b.getIntegerType(8);
+  case core::DType::Int16: return b.getIntegerType(16);
+  case core::DType::UInt8: return b.getIntegerType(8, /*isSigned=*/false);
   }
   return {};
 }

@@ -62,6 +62,21 @@ Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
   Type from = v.getType();
   if (from == to) return v;
   Type f32 = b.getF32Type();
+  // uint8 (ui8 in the gt dialect): arith takes signless integers only, so its bits are an i8
+  // (an unrealized cast, gone once both are LLVM's i8), zero-extended to i32 before anything.
+  if (from.isUnsignedInteger()) {
+    Value bits = b.create<UnrealizedConversionCastOp>(loc, b.getIntegerType(from.getIntOrFloatBitWidth()), v).getResult(0);
+    return convertScalar(b, loc, b.create<arith::ExtUIOp>(loc, b.getI32Type(), bits), to);
+  }
+  if (to.isUnsignedInteger()) {
+    Value bits = convertScalar(b, loc, v, b.getIntegerType(to.getIntOrFloatBitWidth()));
+    return b.create<UnrealizedConversionCastOp>(loc, to, bits).getResult(0);
+  }
+  // To int8/int16 from a float: through int32, so 200.0 -> uint8 keeps its bits (fptosi to a
+  // type too narrow for the value is poison).
+  if (isa<FloatType>(from) && to.isSignlessInteger() && to.getIntOrFloatBitWidth() > 1 &&
+      to.getIntOrFloatBitWidth() < 32)
+    return b.create<arith::TruncIOp>(loc, to, convertScalar(b, loc, v, b.getI32Type()));
   if (isHalfFloat(from) && to != f32) return convertScalar(b, loc, b.create<arith::ExtFOp>(loc, f32, v), to);
   if (isHalfFloat(to) && from != f32) return b.create<arith::TruncFOp>(loc, to, convertScalar(b, loc, v, f32));
   if (to.isInteger(1)) {
@@ -1201,6 +1216,7 @@ struct GTLowerToLinalgPass : impl::GTLowerToLinalgBase<GTLowerToLinalgPass> {
     ConversionTarget target(*ctx);
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect, math::MathDialect, scf::SCFDialect,
                            tensor::TensorDialect, func::FuncDialect>();
+    target.addLegalOp<UnrealizedConversionCastOp>(); // uint8's bits as i8 (convertScalar)
     // The gt dialect is illegal but for the ops that stay: a compute op without a lowering is an
     // error naming it ("failed to legalize operation 'gt.expm1'").
     target.addDynamicallyLegalDialect<GTDialect>([](Operation *op) {

@@ -155,6 +155,9 @@ void fillHost(void *data, DType dtype, size_t n, double value) {
   case DType::Int32: integer(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()); return;
   case DType::Int64: integer(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()); return;
   case DType::Bool: std::fill_n(static_cast<uint8_t *>(data), n, uint8_t(value != 0)); return;
+  case DType::Int8: integer(std::numeric_limits<int8_t>::min(), std::numeric_limits<int8_t>::max()); return;
+  case DType::Int16: integer(std::numeric_limits<int16_t>::min(), std::numeric_limits<int16_t>::max()); return;
+  case DType::UInt8: integer(uint8_t(0), std::numeric_limits<uint8_t>::max()); return;
   }
 }
 

@@ -100,6 +100,9 @@ ncclDataType_t ncclType(DType dtype) {
   case DType::Bool: return ncclUint8;
   case DType::Float16: return ncclFloat16;
   case DType::BFloat16: return ncclBfloat16;
+  case DType::Int8: return ncclInt8;
+  case DType::UInt8: return ncclUint8;
+  case DType::Int16: break; // NCCL has no 16-bit integer (moves go as bytes; no op reduces int16)
   }
   throw std::invalid_argument("NCCL: unsupported dtype");
 }
