@@ -72,6 +72,15 @@ DType promoteTypes(DType a, DType b) {
   return promotionRank(a) >= promotionRank(b) ? a : b;
 }
 
+static int category(DType d) { return d == DType::Bool ? 0 : isFloating(d) ? 2 : 1; }
+
+DType resultType(const TensorType &a, const TensorType &b) {
+  bool zeroA = a.shape.empty(), zeroB = b.shape.empty();
+  if (zeroA == zeroB) return promoteTypes(a.dtype, b.dtype);
+  DType dims = zeroA ? b.dtype : a.dtype, zero = zeroA ? a.dtype : b.dtype;
+  return category(zero) > category(dims) ? promoteTypes(dims, zero) : dims;
+}
+
 // float16: the compiler's _Float16 (F16C instructions or libgcc) does the IEEE conversion.
 float halfToFloat(uint16_t bits) { return float(std::bit_cast<_Float16>(bits)); }
 uint16_t floatToHalf(float value) { return std::bit_cast<uint16_t>(_Float16(value)); }

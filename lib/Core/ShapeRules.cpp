@@ -89,7 +89,7 @@ TensorType unary(const OpInfo &op, std::span<const TensorType> in, const OpAttrs
 TensorType broadcast(const OpInfo &op, std::span<const TensorType> in, const OpAttrs &) {
   Shape shape = broadcastShapes(in[0].shape, in[1].shape);
   if (op.dtypeRule == DTypeRule::Bool) return {DType::Bool, shape};
-  DType dt = promoteTypes(in[0].dtype, in[1].dtype);
+  DType dt = resultType(in[0], in[1]);
   if (op.dtypeRule == DTypeRule::PromoteFloat && !isFloating(dt))
     dtypeError(op, "expects floating-point operands, got " + typeList(in) + " (cast with .float() first)");
   if (dt == DType::Bool && op.dtypeRule != DTypeRule::PromoteOrBool)
@@ -101,7 +101,7 @@ TensorType select(const OpInfo &op, std::span<const TensorType> in, const OpAttr
   if (in[0].dtype != DType::Bool)
     dtypeError(op, std::string("condition must be bool, got ") + dtypeName(in[0].dtype));
   Shape shape = broadcastShapes(broadcastShapes(in[0].shape, in[1].shape), in[2].shape);
-  return {promoteTypes(in[1].dtype, in[2].dtype), shape};
+  return {resultType(in[1], in[2]), shape};
 }
 
 TensorType matmul(const OpInfo &op, std::span<const TensorType> in, const OpAttrs &) {

@@ -263,6 +263,13 @@ def test_type_promotion_follows_pytorch():
     assert b.sum().dtype == gt.int64 and i32.sum().dtype == gt.int64
     assert gt.tensor(3.5).to(gt.int64).item() == 3 and f32.long().dtype == gt.int64
     assert i64.float().dtype == gt.float32 and i64.double().dtype == gt.float64 and f32.bool().dtype == gt.bool
+    # A 0-d tensor widens a dimensioned one only from a higher category (torch.result_type).
+    h = gt.ones(3, dtype=gt.float16)
+    assert (i32 + gt.tensor(1)).dtype == gt.int32 and (i32 + gt.tensor(1.5)).dtype == gt.float32
+    assert (h * gt.tensor(0.5)).dtype == gt.float16 and (f32 + gt.tensor(1.0, dtype=gt.float64)).dtype == gt.float32
+    assert gt.where(h > gt.tensor(0.5), h, gt.tensor(0.0)).dtype == gt.float16
+    assert (gt.tensor(1) + gt.tensor(2.0)).dtype == gt.float32 and (gt.tensor(1) + gt.tensor(2)).dtype == gt.int64
+    assert (h > gt.tensor(1.0001)).tolist() == [False] * 3  # compared in float16, as PyTorch: 1.0001 is 1.0
 
 
 # ---------------------------------------------------------------- reductions

@@ -137,6 +137,30 @@ TEST(OpTable, SliceConcatAndIndexRules) {
   EXPECT_THROW(normalizeAxes(std::vector<int64_t>{3}, 2), AxisError);
 }
 
+// torch.result_type: a 0-d tensor widens a dimensioned one only from a higher category; the
+// small integers promote as PyTorch's (uint8 with int8 gives int16).
+TEST(DType, ZeroDimensionalTensorsAndSmallIntegersPromoteAsPyTorch) {
+  auto t = [](DType d, Shape s) { return TensorType{d, std::move(s)}; };
+  EXPECT_EQ(resultType(t(DType::Int32, {3}), t(DType::Int64, {})), DType::Int32);
+  EXPECT_EQ(resultType(t(DType::Float16, {3}), t(DType::Float32, {})), DType::Float16);
+  EXPECT_EQ(resultType(t(DType::Float32, {}), t(DType::Float64, {2, 2})), DType::Float64);
+  EXPECT_EQ(resultType(t(DType::Int64, {3}), t(DType::Float32, {})), DType::Float32);
+  EXPECT_EQ(resultType(t(DType::Bool, {3}), t(DType::Int32, {})), DType::Int32);
+  EXPECT_EQ(resultType(t(DType::Int32, {}), t(DType::Int64, {})), DType::Int64);
+  EXPECT_EQ(resultType(t(DType::Int32, {1}), t(DType::Int64, {1})), DType::Int64);
+  EXPECT_EQ(inferType(OpCode::Add, std::vector{t(DType::BFloat16, {4}), t(DType::Float32, {})}, {}).dtype,
+            DType::BFloat16);
+  EXPECT_EQ(promoteTypes(DType::UInt8, DType::Int8), DType::Int16);
+  EXPECT_EQ(promoteTypes(DType::UInt8, DType::Int32), DType::Int32);
+  EXPECT_EQ(promoteTypes(DType::Int16, DType::Float16), DType::Float16);
+  EXPECT_EQ(parseDType("uint8"), DType::UInt8);
+  EXPECT_EQ(dtypeSize(DType::Int16), 2u);
+  EXPECT_THROW(inferType(OpCode::Add, std::vector{t(DType::UInt8, {2}), t(DType::UInt8, {2})}, {}), DTypeError);
+  OpAttrs toF32;
+  toF32.dtype = DType::Float32;
+  EXPECT_EQ(inferType(OpCode::Cast, std::vector{t(DType::UInt8, {2})}, toF32).dtype, DType::Float32);
+}
+
 TEST(DType, HalfPrecisionPromotionAndNames) {
   EXPECT_EQ(promoteTypes(DType::Float16, DType::BFloat16), DType::Float32); // as PyTorch
   EXPECT_EQ(promoteTypes(DType::Int64, DType::Float16), DType::Float16);

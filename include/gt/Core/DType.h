@@ -61,6 +61,12 @@ inline bool isSmallInt(DType dtype) { return dtype == DType::Int8 || dtype == DT
 /// int32 < int64 < float16, bfloat16 < float32 < float64, where uint8 with int8 gives int16 and
 /// float16 with bfloat16 gives float32.
 DType promoteTypes(DType a, DType b);
+/// PyTorch's result type of an op on tensors of types a and b (torch.result_type, its
+/// combine_categories): a tensor with dimensions outranks a 0-d one unless the 0-d one is of a
+/// higher category (bool < integer < floating point), when the two promote. So int32 (3,) +
+/// int64 0-d is int32, float16 (3,) * float32 0-d float16, int64 (3,) * float32 0-d float32.
+/// Two tensors both 0-d, or both with dimensions, promote (promoteTypes).
+DType resultType(const TensorType &a, const TensorType &b);
 
 /// IEEE binary16 <-> float32, round to nearest even (NaN stays NaN, overflow gives infinity).
 float halfToFloat(uint16_t bits);

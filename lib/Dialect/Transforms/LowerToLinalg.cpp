@@ -715,9 +715,13 @@ Value lowerUnary(OpBuilder &b, const Lowering &l) {
 /// Binary ops and comparisons: scalarBinary's case, on the promoted operand type.
 Value lowerBinary(OpBuilder &b, const Lowering &l) {
   Type compute = l.elem();
-  if (l.info.kind == core::OpKind::Compare)
-    compute = toElementType(b.getContext(), core::promoteTypes(*toDType(getElementTypeOrSelf(l.in[0])),
-                                                               *toDType(getElementTypeOrSelf(l.in[1]))));
+  if (l.info.kind == core::OpKind::Compare) { // in the operands' result type (a 0-d one may not widen)
+    auto typeOf = [](Value v) {
+      auto t = cast<RankedTensorType>(v.getType());
+      return core::TensorType{*toDType(t.getElementType()), core::Shape(t.getShape().begin(), t.getShape().end())};
+    };
+    compute = toElementType(b.getContext(), core::resultType(typeOf(l.in[0]), typeOf(l.in[1])));
+  }
   compute = computeType(compute);
   if (!hasScalarForm(b.getContext(), l.loc(), {compute, compute}, [&](OpBuilder &pb, ValueRange a) {
         return scalarBinary(pb, l.loc(), l.info.code, a[0], a[1]);
