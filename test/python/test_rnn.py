@@ -97,7 +97,40 @@ def test_rnn_gradients_and_errors():
         lstm(gt.randn(4, 2, 5))
     with pytest.raises(RuntimeError, match="Expected hidden size"):
         nn.GRU(3, 4)(gt.randn(4, 2, 3), gt.zeros(2, 2, 4))
-    with pytest.raises(NotImplementedError, match="proj_size"):
-        nn.LSTM(3, 4, proj_size=2)
+    with pytest.raises(ValueError, match="smaller than hidden_size"):
+        nn.LSTM(3, 4, proj_size=4)
     with pytest.raises(ValueError, match="Unknown nonlinearity"):
         nn.RNN(3, 4, nonlinearity="sigmoid")
+
+
+def test_lstm_with_projections_matches_the_equations():
+    # LSTMP (Sak et al. 2014): h_t = W_hr (o * tanh(c_t)), of size proj_size, fed back and up.
+    m = nn.LSTM(4, 6, num_layers=2, proj_size=3)
+    assert list(m.state_dict())[:5] == ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0", "weight_hr_l0"]
+    assert m.weight_hh_l0.shape == (24, 3) and m.weight_ih_l1.shape == (24, 3) and m.weight_hr_l1.shape == (3, 6)
+    p = params(m)
+    x = rng.standard_normal((5, 2, 4))
+    h0, c0 = rng.standard_normal((2, 2, 3)), rng.standard_normal((2, 2, 6))
+
+    def layer(inp, h, c, k):
+        out = []
+        for t in range(len(inp)):
+            g = inp[t] @ p[f"weight_ih_l{k}"].T + p[f"bias_ih_l{k}"] + h @ p[f"weight_hh_l{k}"].T + p[f"bias_hh_l{k}"]
+            i, f, gg, o = np.split(g, 4, -1)
+            c = sigmoid(f) * c + sigmoid(i) * np.tanh(gg)
+            h = (sigmoid(o) * np.tanh(c)) @ p[f"weight_hr_l{k}"].T
+            out.append(h)
+        return np.stack(out), h, c
+
+    f32 = lambda a: gt.tensor(a, dtype=gt.float32)  # noqa: E731
+    out, (h, c) = m(f32(x), (f32(h0), f32(c0)))
+    y0, h_a, c_a = layer(x, h0[0], c0[0], 0)
+    y1, h_b, c_b = layer(y0, h0[1], c0[1], 1)
+    assert out.shape == (5, 2, 3) and h.shape == (2, 2, 3) and c.shape == (2, 2, 6)
+    np.testing.assert_allclose(out.numpy(), y1, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(h.numpy(), np.stack([h_a, h_b]), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(c.numpy(), np.stack([c_a, c_b]), rtol=1e-4, atol=1e-5)
+    out.sum().backward()
+    assert m.weight_hr_l0.grad is not None and m.weight_hr_l0.grad.shape == (3, 6)
+    with pytest.raises(RuntimeError, match=r"Expected hidden\[1\] size"):
+        m(f32(x), (f32(h0), f32(h0)))

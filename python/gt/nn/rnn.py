@@ -5,10 +5,13 @@ Per layer and direction: weight_ih_l{k} (G*H, input), weight_hh_l{k} (G*H, H), b
 bias_hh_l{k} (G*H,), suffixed `_reverse` for the backward direction; G = 1 (RNN), 4 (LSTM:
 input, forget, cell, output) or 3 (GRU: reset, update, new), every one ~ U(-1/sqrt(H),
 1/sqrt(H)) as PyTorch. A layer's input projections for the whole sequence are one matrix
-product; the recurrence then runs one time step at a time (a few ops per step).
+product; the recurrence then runs one time step at a time (a few ops per step). An LSTM with
+`proj_size` P > 0 (Sak et al. 2014, "LSTMP") also has weight_hr_l{k} (P, H): its hidden state is
+h_t = W_hr (o * tanh(c_t)), of size P, which the next step and layer read (weight_hh (4H, P)).
 
 Shapes: input (L, N, H_in), (N, L, H_in) with batch_first, or unbatched (L, H_in); output
-(L, N, D*H) with D = 2 if bidirectional; h_n (and the LSTM's c_n) (D*num_layers, N, H).
+(L, N, D*H_out) with D = 2 if bidirectional; h_n (D*num_layers, N, H_out); the LSTM's c_n
+(D*num_layers, N, H). H_out is proj_size if it is > 0, else H.
 """
 import math
 
@@ -20,11 +23,12 @@ from .modules import Module, Parameter
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
-def _lstm_step(gi, h, c, w_hh, b_hh):
+def _lstm_step(gi, h, c, w_hh, b_hh, w_hr=None):
     gates = gi + F.linear(h, w_hh, b_hh)
     i, f, g, o = T.chunk(gates, 4, -1)
     c = T.sigmoid(f) * c + T.sigmoid(i) * T.tanh(g)
-    return T.sigmoid(o) * T.tanh(c), c
+    h = T.sigmoid(o) * T.tanh(c)
+    return (h if w_hr is None else F.linear(h, w_hr)), c
 
 
 def _gru_step(gi, h, w_hh, b_hh):
@@ -45,28 +49,37 @@ class _RNNBase(Module):
     def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
                  bidirectional=False, proj_size=0, device=None, dtype=None):
         super().__init__()
-        if proj_size:
-            raise NotImplementedError("LSTM: proj_size is not supported by GT")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+        if proj_size >= hidden_size and proj_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size and mode != "LSTM":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         if not 0 <= dropout <= 1:
             raise ValueError(f"dropout should be a number in range [0, 1], got {dropout}")
         if hidden_size <= 0 or num_layers <= 0:
             raise ValueError("hidden_size and num_layers must be positive")
         self.mode, self.input_size, self.hidden_size, self.num_layers = mode, input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout, self.bidirectional = bias, batch_first, float(dropout), bidirectional
+        self.proj_size = proj_size
+        out = proj_size or hidden_size  # the hidden state's size
         gates = _GATES[mode] * hidden_size
         directions = 2 if bidirectional else 1
         self._flat_names = []
         for layer in range(num_layers):
             for d in range(directions):
                 suffix = f"_l{layer}" + ("_reverse" if d else "")
-                width = input_size if layer == 0 else hidden_size * directions
+                width = input_size if layer == 0 else out * directions
                 names = [f"weight_ih{suffix}", f"weight_hh{suffix}"]
                 setattr(self, names[0], Parameter(T.zeros(gates, width, dtype=dtype)))
-                setattr(self, names[1], Parameter(T.zeros(gates, hidden_size, dtype=dtype)))
+                setattr(self, names[1], Parameter(T.zeros(gates, out, dtype=dtype)))
                 if bias:
                     names += [f"bias_ih{suffix}", f"bias_hh{suffix}"]
                     setattr(self, names[2], Parameter(T.zeros(gates, dtype=dtype)))
                     setattr(self, names[3], Parameter(T.zeros(gates, dtype=dtype)))
+                if proj_size:
+                    names.append(f"weight_hr{suffix}")
+                    setattr(self, names[-1], Parameter(T.zeros(proj_size, hidden_size, dtype=dtype)))
                 self._flat_names.append(names)
         self.reset_parameters()
 
@@ -79,7 +92,8 @@ class _RNNBase(Module):
         names = self._flat_names[layer * (2 if self.bidirectional else 1) + direction]
         w_ih, w_hh = getattr(self, names[0]), getattr(self, names[1])
         b_ih, b_hh = (getattr(self, names[2]), getattr(self, names[3])) if self.bias else (None, None)
-        return w_ih, w_hh, b_ih, b_hh
+        w_hr = getattr(self, names[-1]) if self.proj_size else None
+        return w_ih, w_hh, b_ih, b_hh, w_hr
 
     def forward(self, input, hx=None):
         lstm = self.mode == "LSTM"
@@ -92,10 +106,11 @@ class _RNNBase(Module):
                              f"{self.input_size}, got {x.shape[-1]}")
         L, N = x.shape[:2]
         D = 2 if self.bidirectional else 1
-        shape = (D * self.num_layers, N, self.hidden_size)
+        shape = (D * self.num_layers, N, self.proj_size or self.hidden_size)
+        cell_shape = (D * self.num_layers, N, self.hidden_size)
         if hx is None:
             h0 = T.zeros(shape, dtype=x.dtype)
-            c0 = T.zeros(shape, dtype=x.dtype) if lstm else None
+            c0 = T.zeros(cell_shape, dtype=x.dtype) if lstm else None
         else:
             h0, c0 = hx if lstm else (hx, None)
             if unbatched:
@@ -103,11 +118,13 @@ class _RNNBase(Module):
                 c0 = T.unsqueeze(c0, 1) if c0 is not None else None
             if tuple(h0.shape) != shape:
                 raise RuntimeError(f"Expected hidden size {list(shape)}, got {list(h0.shape)}")
+            if c0 is not None and tuple(c0.shape) != cell_shape:
+                raise RuntimeError(f"Expected hidden[1] size {list(cell_shape)}, got {list(c0.shape)}")
         h_n, c_n = [], []
         for layer in range(self.num_layers):
             outputs = []
             for d in range(D):
-                w_ih, w_hh, b_ih, b_hh = self._weights(layer, d)
+                w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, d)
                 gi = F.linear(x, w_ih, b_ih)  # (L, N, G*H): the input's part of every step at once
                 h = h0[layer * D + d]
                 c = c0[layer * D + d] if lstm else None
@@ -115,7 +132,7 @@ class _RNNBase(Module):
                 out = [None] * L
                 for t in steps:
                     if lstm:
-                        h, c = _lstm_step(gi[t], h, c, w_hh, b_hh)
+                        h, c = _lstm_step(gi[t], h, c, w_hh, b_hh, w_hr)
                     elif self.mode == "GRU":
                         h = _gru_step(gi[t], h, w_hh, b_hh)
                     else:
@@ -147,6 +164,8 @@ class _RNNBase(Module):
             s += f", dropout={self.dropout}"
         if self.bidirectional:
             s += ", bidirectional=True"
+        if self.proj_size:
+            s += f", proj_size={self.proj_size}"
         return s
 
     def flatten_parameters(self):
