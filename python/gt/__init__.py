@@ -73,6 +73,10 @@ def synchronize():
     _runtime.after_wait((_time.perf_counter_ns() - start) * 1e-9)
 
 
+from ._compat import (is_tensor, numel, get_default_dtype, set_default_dtype, set_float32_matmul_precision,  # noqa
+                      get_float32_matmul_precision, set_num_threads, get_num_threads, seed, initial_seed,
+                      movedim, moveaxis, isclose, diff, logit, erfc, take, tensordot, aminmax, unflatten)
+from . import distributions, linalg, testing, jit  # noqa: E402
 from . import _aliases  # noqa: E402
 _aliases.install([_sys.modules[__name__], nn.functional], Tensor)  # axis= / keepdims= beside dim= / keepdim=
 

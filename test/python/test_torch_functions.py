@@ -1,5 +1,7 @@
 """PyTorch functions built from other ops (issue 24): values against NumPy (float64 references)
 and gradients against central differences, in-place forms, finfo / iinfo."""
+import os
+
 import numpy as np
 import pytest
 
@@ -238,3 +240,90 @@ def test_single_process_distributed_and_data_parallel_wrappers():
     with wrapped.no_sync():
         pass
     assert gt.nn.DataParallel(inner).module is inner
+
+
+def test_movedim_isclose_diff_logit_take_tensordot_aminmax_unflatten():
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x = gt.tensor(a, dtype=gt.float32)
+    assert gt.movedim(x, 0, -1).shape == (3, 4, 2) and x.movedim((0, 1), (2, 0)).shape == np.moveaxis(a, (0, 1), (2, 0)).shape
+    np.testing.assert_array_equal(x.moveaxis(0, 2).numpy(), np.moveaxis(a, 0, 2))
+    got = gt.isclose(gt.tensor([1.0, 2.0, float("nan"), float("inf")]), gt.tensor([1.0 + 1e-9, 2.1, float("nan"), float("inf")]))
+    assert got.tolist() == [True, False, False, True]
+    assert gt.isclose(gt.tensor([float("nan")]), gt.tensor([float("nan")]), equal_nan=True).tolist() == [True]
+    assert gt.diff(gt.tensor([1, 4, 9, 16])).tolist() == [3, 5, 7] and gt.diff(gt.tensor([1, 4, 9, 16]), n=2).tolist() == [2, 2]
+    np.testing.assert_array_equal(x.diff(dim=1, prepend=x[:, :1]).numpy(), np.diff(a, axis=1, prepend=a[:, :1]))
+    np.testing.assert_allclose(gt.logit(gt.tensor([0.5, 0.25, 0.0]), eps=1e-6).numpy(),
+                               np.log(np.array([0.5, 0.25, 1e-6]) / (1 - np.array([0.5, 0.25, 1e-6]))), rtol=1e-4)
+    check(gt.erfc(gt.tensor([0.0, 1.0])), [1.0, 0.15729920705028513], rtol=1e-5)
+    assert gt.take(x, gt.tensor([[0, 23], [5, 7]])).tolist() == [[0.0, 23.0], [5.0, 7.0]]
+    b = np.arange(12.0).reshape(4, 3)
+    np.testing.assert_allclose(gt.tensordot(x, gt.tensor(b, dtype=gt.float32), dims=([2], [0])).numpy(),
+                               np.tensordot(a, b, axes=([2], [0])))
+    np.testing.assert_allclose(gt.tensordot(x, gt.ones(3, 4), 2).numpy(), a.sum((1, 2)))
+    lo, hi = x.aminmax(dim=1)
+    np.testing.assert_array_equal(lo.numpy(), a.min(1))
+    np.testing.assert_array_equal(hi.numpy(), a.max(1))
+    assert x.unflatten(2, (2, -1)).shape == (2, 3, 2, 2) and gt.unflatten(x, 0, (1, 2)).shape == (1, 2, 3, 4)
+    w = gt.tensor([0.2, 0.7], requires_grad=True)
+    gt.logit(w).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), 1 / (np.array([0.2, 0.7]) * (1 - np.array([0.2, 0.7]))), rtol=1e-5)
+
+
+def test_settings_scripts_call_and_the_torch_modules_gt_answers(monkeypatch):
+    assert gt.is_tensor(gt.ones(1)) and not gt.is_tensor(np.ones(1)) and gt.numel(gt.ones(2, 3)) == 6
+    assert gt.get_default_dtype() == gt.float32
+    gt.set_default_dtype(gt.float32)
+    with pytest.raises(NotImplementedError, match="float32 only"):
+        gt.set_default_dtype(gt.float64)
+    monkeypatch.setenv("GT_ALLOW_TF32", "0")  # (so that the teardown restores what was there)
+    gt.set_float32_matmul_precision("high")
+    assert gt.get_float32_matmul_precision() == "high" and os.environ["GT_ALLOW_TF32"] == "1"
+    gt.set_float32_matmul_precision("highest")
+    with pytest.raises(ValueError):
+        gt.set_float32_matmul_precision("fast")
+    monkeypatch.setenv("GT_WORKER_THREADS", "1")
+    gt.set_num_threads(3)  # (for workers started later: this session's are running)
+    assert gt.get_num_threads() == 3
+    s = gt.seed()
+    assert gt.initial_seed() == s
+    # torch.linalg's norms
+    a = np.arange(12.0).reshape(3, 4) - 5
+    m = gt.tensor(a, dtype=gt.float32)
+    check(gt.linalg.norm(m), np.linalg.norm(a), rtol=1e-6)
+    check(gt.linalg.vector_norm(m, 1, dim=-1), np.abs(a).sum(-1), rtol=1e-6)
+    check(gt.linalg.vector_norm(m, float("inf")), np.abs(a).max(), rtol=1e-6)
+    check(gt.linalg.matrix_norm(m, 1), np.linalg.norm(a, 1), rtol=1e-6)
+    check(gt.linalg.matrix_norm(m, float("-inf")), np.linalg.norm(a, -np.inf), rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="singular values"):
+        gt.linalg.matrix_norm(m, "nuc")
+    # torch.testing, torch.jit, torch.utils.checkpoint
+    gt.testing.assert_close(m, m.clone())
+    with pytest.raises(AssertionError):
+        gt.testing.assert_close(m, m + 1e-3)
+    with pytest.raises(AssertionError, match="dtype"):
+        gt.testing.assert_close(m, m.double())
+    assert gt.jit.script(len) is len and not gt.jit.is_scripting()
+
+    @gt.jit.ignore
+    def f(v):
+        return v
+
+    assert f(3) == 3
+    from gt.utils.checkpoint import checkpoint
+    w = gt.ones(3, requires_grad=True)
+    checkpoint(lambda v: (v * 2).sum(), w, use_reentrant=False).backward()
+    assert w.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_pad_sequence():
+    from gt.nn.utils.rnn import pad_sequence, unpad_sequence
+    seqs = [gt.ones(2, 1), gt.ones(3, 1) * 2]
+    out = pad_sequence(seqs, batch_first=True)
+    assert out.squeeze(-1).tolist() == [[1.0, 1.0, 0.0], [2.0, 2.0, 2.0]]
+    assert pad_sequence(seqs).shape == (3, 2, 1)
+    assert pad_sequence([gt.ones(1), gt.ones(2)], padding_side="left", padding_value=-1).tolist() == [[-1.0, 1.0],
+                                                                                                       [1.0, 1.0]]
+    back = unpad_sequence(out, [2, 3], batch_first=True)
+    assert [t.shape for t in back] == [(2, 1), (3, 1)]
+    with pytest.raises(ValueError, match="trailing shape"):
+        pad_sequence([gt.ones(2, 1), gt.ones(2, 2)])

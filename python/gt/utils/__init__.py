@@ -1,2 +1,3 @@
-"""gt.utils: the data-loading utilities of torch.utils (gt.utils.data)."""
-from . import data  # noqa: F401
+"""gt.utils: the data-loading utilities of torch.utils (gt.utils.data) and its checkpoint API
+(gt.utils.checkpoint)."""
+from . import checkpoint, data  # noqa: F401

@@ -1,6 +1,6 @@
-"""gt.nn.utils: gradient clipping (torch.nn.utils)."""
-from .. import _functions as T
-from ..autograd import no_grad
+"""gt.nn.utils: gradient clipping (torch.nn.utils); gt.nn.utils.rnn: pad_sequence."""
+from ... import _functions as T
+from ...autograd import no_grad
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0):

@@ -1,0 +1,189 @@
+"""Small functions and process settings that PyTorch scripts call early, answered for GT:
+type checks, default dtype, matmul precision, thread counts, and a few functions built from
+other ops (movedim, isclose, diff, logit, erfc, take, tensordot, aminmax; their gradients follow
+from those ops'). Also Tensor methods where PyTorch has them."""
+import builtins
+import collections
+import math
+import os
+import random
+
+from . import _functions as T
+from . import dtypes as _dt
+from ._tensor import Tensor, _method
+
+
+def is_tensor(obj):
+    """Whether obj is a gt.Tensor (torch.is_tensor)."""
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    """input's number of elements."""
+    return input.numel()
+
+
+def get_default_dtype():
+    """gt.float32: floating-point tensors made without a dtype are float32."""
+    return _dt.float32
+
+
+def set_default_dtype(d):
+    """Accepts gt.float32 (the default already); NotImplementedError for another dtype: GT's
+    creation functions make float32 unless given a dtype (pass `dtype=` instead)."""
+    if _dt.resolve(d) is not _dt.float32:
+        raise NotImplementedError(f"gt.set_default_dtype({d}): GT's default floating-point dtype is float32 only; "
+                                  "pass dtype= to the creation functions instead")
+
+
+_matmul_precision = "highest"
+
+
+def set_float32_matmul_precision(precision):
+    """"highest", "high" or "medium", as torch.set_float32_matmul_precision: "high" and "medium"
+    let the CUDA workers GT starts after this call multiply float32 with TF32 tensor cores
+    (GT_ALLOW_TF32=1), "highest" not; a session already running keeps its workers' setting. CPU
+    workers multiply float32 in float32 either way. ValueError for another value."""
+    global _matmul_precision
+    if precision not in ("highest", "high", "medium"):
+        raise ValueError(f"invalid precision {precision!r}: expected 'highest', 'high' or 'medium'")
+    _matmul_precision = precision
+    os.environ["GT_ALLOW_TF32"] = "0" if precision == "highest" else "1"
+
+
+def get_float32_matmul_precision():
+    return _matmul_precision
+
+
+def set_num_threads(n):
+    """Threads of each CPU worker GT starts after this call (GT_WORKER_THREADS): this process
+    computes nothing itself, so a session already running keeps its workers' threads."""
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"set_num_threads expects a positive integer, got {n!r}")
+    os.environ["GT_WORKER_THREADS"] = str(n)
+
+
+def get_num_threads():
+    """GT_WORKER_THREADS if set, else the cores this process may use."""
+    if os.environ.get("GT_WORKER_THREADS", "").isdigit():
+        return int(os.environ["GT_WORKER_THREADS"])
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+_initial_seed = None
+
+
+def seed():
+    """Seeds GT's generator with a random 64-bit number and returns it (torch.seed)."""
+    global _initial_seed
+    s = random.SystemRandom().getrandbits(63)
+    T.manual_seed(s)
+    _initial_seed = s
+    return s
+
+
+def initial_seed():
+    """The seed of the last gt.seed() (PyTorch's default when none was drawn: 0 here, as GT
+    starts from seed 0 unless seeded)."""
+    return _initial_seed if _initial_seed is not None else 0
+
+
+@_method("movedim", "moveaxis")
+def movedim(x, source, destination):
+    """x with its axes `source` (an int or a sequence) moved to `destination`, the others
+    keeping their order (torch.movedim)."""
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise ValueError(f"movedim: source and destination must have the same number of dims, got {src} and {dst}")
+    n = x.ndim
+    src = [T._dim(s, n) for s in src]
+    dst = [T._dim(d, n) for d in dst]
+    order = [d for d in range(n) if d not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return T.permute(x, *order)
+
+
+moveaxis = movedim
+
+
+@_method()
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|input - other| <= atol + rtol * |other| elementwise (a bool tensor); NaNs are close
+    only with equal_nan; equal infinities are close."""
+    other = other if isinstance(other, Tensor) else T._scalar(other, input)
+    close = (input == other) | (T.abs(input - other) <= atol + rtol * T.abs(other))
+    if equal_nan:
+        close = close | (T.isnan(input) & T.isnan(other))
+    return close
+
+
+@_method()
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The n-th forward difference along `dim` (torch.diff), after concatenating `prepend` and
+    `append` there."""
+    d = T._dim(dim, input.ndim)
+    x = T.cat([t for t in (prepend, input, append) if t is not None], d) if (prepend is not None or
+                                                                            append is not None) else input
+    for _ in range(n):
+        length = x.shape[d]
+        x = T.narrow(x, d, 1, length - 1) - T.narrow(x, d, 0, length - 1)
+    return x
+
+
+@_method()
+def logit(input, eps=None):
+    """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
+    p = T.clamp(input, eps, 1 - eps) if eps is not None else input
+    return T.log(p) - T.log1p(-p)
+
+
+@_method()
+def erfc(input):
+    """1 - erf(x)."""
+    return 1.0 - T.erf(input)
+
+
+@_method()
+def take(input, index):
+    """input's elements at flat (row-major) positions `index`, in index's shape."""
+    return T.reshape(T.index_select(T.reshape(input, -1), 0, T.reshape(index, -1)), *index.shape)
+
+
+def tensordot(a, b, dims=2):
+    """Sums products over a's last `dims` axes and b's first (an int), or over the axes listed
+    (two sequences), as torch.tensordot: one matmul of the operands reshaped to matrices."""
+    if isinstance(dims, int):
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        da, db = [T._dim(d, a.ndim) for d in dims[0]], [T._dim(d, b.ndim) for d in dims[1]]
+    if [a.shape[i] for i in da] != [b.shape[i] for i in db]:
+        raise RuntimeError(f"tensordot: contracted dims of sizes {[a.shape[i] for i in da]} and "
+                           f"{[b.shape[i] for i in db]} differ")
+    fa = [i for i in range(a.ndim) if i not in da]
+    fb = [i for i in range(b.ndim) if i not in db]
+    k = math.prod(a.shape[i] for i in da)
+    am = T.reshape(T.permute(a, *fa, *da), -1, k)
+    bm = T.reshape(T.permute(b, *db, *fb), k, -1)
+    return T.reshape(T.matmul(am, bm), *[a.shape[i] for i in fa], *[b.shape[i] for i in fb])
+
+
+_MinMax = collections.namedtuple("aminmax", ["min", "max"])
+
+
+@_method()
+def aminmax(input, *, dim=None, keepdim=False):
+    """(min, max) over `dim` (all elements when None), as torch.aminmax."""
+    return _MinMax(T.amin(input, dim, keepdim), T.amax(input, dim, keepdim))
+
+
+@_method()
+def unflatten(input, dim, sizes):
+    """input with axis `dim` split into `sizes` (one may be -1), as Tensor.unflatten."""
+    d = T._dim(dim, input.ndim)
+    sizes = list(sizes)
+    if -1 in sizes:
+        known = math.prod(s for s in sizes if s != -1)
+        sizes[sizes.index(-1)] = input.shape[d] // builtins.max(known, 1)
+    return T.reshape(input, *input.shape[:d], *sizes, *input.shape[d + 1:])

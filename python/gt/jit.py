@@ -1,0 +1,44 @@
+"""gt.jit: accepts what scripts decorate or call for TorchScript, and compiles nothing itself.
+
+GT fuses and compiles hot regions of every program on its own (docs/jit.md); `script` and
+`trace` return their argument unchanged (as gt.compile does), so code written for TorchScript
+runs as ordinary GT code. There is no TorchScript file format: `save` and `load` raise."""
+
+
+def script(obj=None, *args, **kwargs):
+    """Returns obj unchanged (a function, a module or a class)."""
+    return obj
+
+
+def trace(func, example_inputs=None, *args, **kwargs):
+    """Returns func unchanged (example_inputs are not run)."""
+    return func
+
+
+def ignore(drop=False, **kwargs):
+    """@gt.jit.ignore or @gt.jit.ignore(drop=...): the function unchanged."""
+    if callable(drop):
+        return drop
+    return lambda fn: fn
+
+
+unused = ignore
+export = script
+
+
+def is_scripting():
+    """False: GT never runs TorchScript."""
+    return False
+
+
+def is_tracing():
+    """False."""
+    return False
+
+
+def save(*args, **kwargs):
+    raise NotImplementedError("gt.jit.save: GT has no TorchScript format; save the state_dict with gt.save")
+
+
+def load(*args, **kwargs):
+    raise NotImplementedError("gt.jit.load: GT cannot load TorchScript files; load a state_dict with gt.load")

@@ -1,0 +1,74 @@
+"""gt.distributions (issue 24): log_prob, entropy, KL and moments against NumPy forms of
+PyTorch's formulas; samples' shapes, dtypes and frequencies; gradients through log_prob (the
+REINFORCE loss) and through rsample (the reparameterization trick)."""
+import math
+
+import numpy as np
+import pytest
+
+import gt
+from gt.distributions import Bernoulli, Categorical, Normal, Uniform, kl_divergence
+
+
+def test_categorical_log_prob_entropy_samples_and_reinforce_gradient():
+    gt.manual_seed(0)
+    logits = gt.tensor([[0.5, -1.0, 2.0], [0.0, 0.0, 0.0]], requires_grad=True)
+    d = Categorical(logits=logits)
+    assert d.batch_shape == (2,) and d.event_shape == ()
+    lp = logits.detach().numpy() - np.log(np.exp(logits.detach().numpy()).sum(-1, keepdims=True))
+    np.testing.assert_allclose(d.log_prob(gt.tensor([2, 1])).detach().numpy(), [lp[0, 2], lp[1, 1]], rtol=1e-5)
+    np.testing.assert_allclose(d.entropy().detach().numpy(), -(np.exp(lp) * lp).sum(-1), rtol=1e-5)
+    s = d.sample((500,))
+    assert s.shape == (500, 2) and s.dtype == gt.int64 and not s.requires_grad
+    freq = np.bincount(s.numpy()[:, 0], minlength=3) / 500
+    np.testing.assert_allclose(freq, np.exp(lp[0]), atol=0.07)
+    (-d.log_prob(gt.tensor([2, 0])).sum()).backward()  # REINFORCE with advantage 1
+    want = np.exp(lp)
+    want[0, 2] -= 1
+    want[1, 0] -= 1
+    np.testing.assert_allclose(logits.grad.numpy(), want, rtol=1e-5, atol=1e-6)
+    p = Categorical(probs=gt.tensor([1.0, 3.0]))
+    np.testing.assert_allclose(p.probs.numpy(), [0.25, 0.75])
+    with pytest.raises(ValueError, match="not both"):
+        Categorical(probs=gt.ones(2), logits=gt.ones(2))
+
+
+def test_normal_log_prob_rsample_gradients_and_kl():
+    gt.manual_seed(1)
+    loc = gt.tensor([0.0, 1.0], requires_grad=True)
+    scale = gt.tensor([1.0, 2.0], requires_grad=True)
+    d = Normal(loc, scale)
+    x = np.array([0.5, -1.0])
+    want = -((x - [0, 1]) ** 2) / (2 * np.array([1, 4.0])) - np.log([1, 2.0]) - 0.5 * math.log(2 * math.pi)
+    np.testing.assert_allclose(d.log_prob(gt.tensor(x, dtype=gt.float32)).detach().numpy(), want, rtol=1e-5)
+    np.testing.assert_allclose(d.entropy().detach().numpy(), 0.5 + 0.5 * math.log(2 * math.pi) + np.log([1, 2.0]),
+                               rtol=1e-6)
+    r = d.rsample((1000,))
+    assert r.shape == (1000, 2) and r.requires_grad and not d.sample((3,)).requires_grad
+    r.sum().backward()
+    np.testing.assert_allclose(loc.grad.numpy(), [1000, 1000])  # d(loc + scale * eps)/dloc
+    assert abs(r.detach().numpy()[:, 1].std() - 2.0) < 0.2 and abs(r.detach().numpy()[:, 1].mean() - 1.0) < 0.2
+    np.testing.assert_allclose(d.icdf(d.cdf(gt.tensor([0.3, 2.5]))).detach().numpy(), [0.3, 2.5], rtol=1e-4)
+    q = Normal(1.0, 3.0)
+    kl = kl_divergence(Normal(0.0, 1.0), q).item()
+    assert kl == pytest.approx(math.log(3) + (1 + 1) / (2 * 9) - 0.5, rel=1e-5)
+    assert Normal(0.0, gt.ones(3)).batch_shape == (3,)
+
+
+def test_bernoulli_uniform_and_categorical_kl():
+    gt.manual_seed(2)
+    b = Bernoulli(probs=gt.tensor([0.2, 0.9]))
+    v = np.array([1.0, 0.0])
+    np.testing.assert_allclose(b.log_prob(gt.tensor(v, dtype=gt.float32)).numpy(), np.log([0.2, 0.1]), rtol=1e-5)
+    s = b.sample((200,))
+    assert s.shape == (200, 2) and set(np.unique(s.numpy())) <= {0.0, 1.0}
+    np.testing.assert_allclose(b.entropy().numpy(), -(np.array([.2, .9]) * np.log([.2, .9]) +
+                                                      np.array([.8, .1]) * np.log([.8, .1])), rtol=1e-5)
+    u = Uniform(0.0, 2.0)
+    np.testing.assert_allclose(u.log_prob(gt.tensor([1.0, 3.0])).numpy(), [-math.log(2), -np.inf])
+    assert u.rsample((100,)).numpy().max() < 2.0 and u.mean.item() == 1.0
+    p, q = np.array([0.1, 0.6, 0.3]), np.array([0.3, 0.3, 0.4])
+    kl = kl_divergence(Categorical(probs=gt.tensor(p, dtype=gt.float32)), Categorical(probs=gt.tensor(q, dtype=gt.float32)))
+    assert kl.item() == pytest.approx(float((p * np.log(p / q)).sum()), rel=1e-5)
+    with pytest.raises(NotImplementedError):
+        kl_divergence(Normal(0.0, 1.0), u)
