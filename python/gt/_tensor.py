@@ -410,18 +410,18 @@ def _op(name, *operands, backward=None, **attrs):
         try:
             return _make(client.op(code, [t._h.id for t in operands], attrs), operands,
                          backward or _ag.formulas.get(name), attrs)
-        except _C.DTypeError:
+        except _C.DTypeError as refused:
             if not _small_ints(operands, attrs):
                 raise
-            return _small_int_op(name, operands, backward, attrs)
+            return _small_int_op(name, operands, backward, attrs, refused)
     start = time.perf_counter_ns()
     try:
         out = _make(client.op(code, [t._h.id for t in operands], attrs), operands,
                     backward or _ag.formulas.get(name), attrs)
-    except _C.DTypeError:
+    except _C.DTypeError as refused:
         if not _small_ints(operands, attrs):
             raise
-        return _small_int_op(name, operands, backward, attrs)
+        return _small_int_op(name, operands, backward, attrs, refused)
     _trace.op(name, start, out)
     return out
 
@@ -433,18 +433,21 @@ def _small_ints(operands, attrs):
         d is not None and _dt.from_code(d) in _dt.SMALL_INTS)
 
 
-def _small_int_op(name, operands, backward, attrs):
+def _small_int_op(name, operands, backward, attrs, refused):
     """Op `name` on int8/int16/uint8 tensors, which workers only move and cast: computed on
     int32 casts of them, its int32 result cast back to PyTorch's result dtype (the operands'
     promoted small dtype; a bool, int64 or float result stays). The same values as PyTorch's,
-    wrapping included: 8- and 16-bit arithmetic is 32-bit arithmetic truncated."""
+    wrapping included: 8- and 16-bit arithmetic is 32-bit arithmetic truncated. An op that
+    int32 does not take either (matmul) raises `refused`, the error naming the small dtype."""
     small = [t.dtype for t in operands if t.dtype in _dt.SMALL_INTS]
     wide = tuple(cast(t, _dt.int32) if t.dtype in _dt.SMALL_INTS else t for t in operands)
-    if "dtype" in attrs and _dt.from_code(attrs["dtype"]) in _dt.SMALL_INTS:  # a creation op
-        want = _dt.from_code(attrs["dtype"])
-        out = _op(name, *wide, backward=backward, **dict(attrs, dtype=_dt.int32.code))
-        return cast(out, want)
-    out = _op(name, *wide, backward=backward, **attrs)
+    try:
+        if "dtype" in attrs and _dt.from_code(attrs["dtype"]) in _dt.SMALL_INTS:  # a creation op
+            want = _dt.from_code(attrs["dtype"])
+            return cast(_op(name, *wide, backward=backward, **dict(attrs, dtype=_dt.int32.code)), want)
+        out = _op(name, *wide, backward=backward, **attrs)
+    except _C.DTypeError:
+        raise refused from None
     if out.dtype is _dt.int32 and builtins.all(t.dtype in _dt.SMALL_INTS or t.dtype is _dt.bool or t.ndim == 0
                                                for t in operands):
         target = small[0]
