@@ -3,7 +3,7 @@ gt.int32, gt.int64, gt.bool, and gt.int8, gt.int16 (short), gt.uint8.
 
 int8, int16 and uint8 are stored at their width, and every op on them gives PyTorch's result
 (uint8 + uint8 is uint8, wrapping around), computed through int32: the workers only move and
-cast them (gt.small_int_op does the casting).
+cast them (gt._tensor._small_int_op computes the rest through int32 casts).
 
 float16 and bfloat16 are stored at 16 bits and computed in float32 by every kernel (each op
 rounds its result once), as PyTorch's CUDA kernels do. NumPy has float16; bfloat16 arrays use
