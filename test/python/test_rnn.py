@@ -134,3 +134,47 @@ def test_lstm_with_projections_matches_the_equations():
     assert m.weight_hr_l0.grad is not None and m.weight_hr_l0.grad.shape == (3, 6)
     with pytest.raises(RuntimeError, match=r"Expected hidden\[1\] size"):
         m(f32(x), (f32(h0), f32(h0)))
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+def test_packed_sequences_run_each_sequence_to_its_own_length(mode):
+    from gt.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+    gt.manual_seed(0)
+    m = getattr(nn, mode)(3, 4, num_layers=2, bidirectional=True, batch_first=True)
+    lengths = [2, 5, 3]
+    x = rng.standard_normal((3, 5, 3)).astype(np.float32)
+    packed = pack_padded_sequence(gt.tensor(x), lengths, batch_first=True, enforce_sorted=False)
+    out, hidden = m(packed)
+    h_n = hidden[0] if mode == "LSTM" else hidden
+    padded, got_lengths = pad_packed_sequence(out, batch_first=True)
+    assert got_lengths.tolist() == lengths and padded.shape == (3, 5, 8)
+    for b, n in enumerate(lengths):  # each sequence alone, unpadded
+        alone, hidden_alone = m(gt.tensor(x[b:b + 1, :n]))
+        h_alone = hidden_alone[0] if mode == "LSTM" else hidden_alone
+        np.testing.assert_allclose(padded.numpy()[b, :n], alone.numpy()[0], rtol=1e-5, atol=1e-6)
+        assert np.all(padded.numpy()[b, n:] == 0)
+        np.testing.assert_allclose(h_n.numpy()[:, b], h_alone.numpy()[:, 0], rtol=1e-5, atol=1e-6)
+    padded.sum().backward()
+    assert all(p.grad is not None for p in m.parameters())
+
+
+def test_pack_and_pad_round_trip_and_errors():
+    from gt.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence, pack_sequence, unpack_sequence
+    x = np.arange(24, dtype=np.float32).reshape(4, 3, 2)
+    p = pack_padded_sequence(gt.tensor(x), [4, 2, 1])
+    assert p.batch_sizes.tolist() == [3, 2, 1, 1] and p.sorted_indices is None
+    np.testing.assert_array_equal(p.data.numpy(), np.concatenate([x[0], x[1, :2], x[2, :1], x[3, :1]]))
+    q = pack_padded_sequence(gt.tensor(x), [1, 4, 2], enforce_sorted=False)  # as PyTorch's
+    assert q.sorted_indices.tolist() == [1, 2, 0] and q.unsorted_indices.tolist() == [2, 0, 1]
+    padded, lengths = pad_packed_sequence(q, total_length=6)
+    assert lengths.tolist() == [1, 4, 2] and padded.shape == (6, 3, 2)
+    np.testing.assert_array_equal(padded.numpy()[:2, 2], x[:2, 2])
+    assert np.all(padded.numpy()[2:, 2] == 0) and np.all(padded.numpy()[1:, 0] == 0)
+    seqs = [gt.ones(2, 1), gt.ones(3, 1) * 2]
+    assert [s.tolist() for s in unpack_sequence(pack_sequence(seqs, enforce_sorted=False))] == [[[1.0]] * 2, [[2.0]] * 3]
+    with pytest.raises(RuntimeError, match="sorted in decreasing order"):
+        pack_padded_sequence(gt.tensor(x), [1, 4, 2])
+    with pytest.raises(RuntimeError, match="greater than 0"):
+        pack_padded_sequence(gt.tensor(x), [4, 0, 1])
+    with pytest.raises(ValueError, match="total_length"):
+        pad_packed_sequence(p, total_length=2)

@@ -9,16 +9,21 @@ product; the recurrence then runs one time step at a time (a few ops per step). 
 `proj_size` P > 0 (Sak et al. 2014, "LSTMP") also has weight_hr_l{k} (P, H): its hidden state is
 h_t = W_hr (o * tanh(c_t)), of size P, which the next step and layer read (weight_hh (4H, P)).
 
-Shapes: input (L, N, H_in), (N, L, H_in) with batch_first, or unbatched (L, H_in); output
+Shapes: input (L, N, H_in), (N, L, H_in) with batch_first, unbatched (L, H_in), or a
+PackedSequence (gt.nn.utils.rnn: the output is then one too, and each sequence's h_n is its own
+last step's); output
 (L, N, D*H_out) with D = 2 if bidirectional; h_n (D*num_layers, N, H_out); the LSTM's c_n
 (D*num_layers, N, H). H_out is proj_size if it is > 0, else H.
 """
 import math
 
+import numpy as np
+
 from .. import _functions as T
 from . import functional as F
 from . import init
 from .modules import Module, Parameter
+from .utils import rnn as _packing
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
@@ -97,10 +102,17 @@ class _RNNBase(Module):
 
     def forward(self, input, hx=None):
         lstm = self.mode == "LSTM"
+        packed = input if isinstance(input, _packing.PackedSequence) else None
+        keep = None  # (L, N, 1) bool: which steps of a packed batch's sequences are real
+        if packed is not None:
+            input, lengths = _packing.pad_packed_sequence(packed)
+            steps = np.arange(input.shape[0])[:, None, None] < np.asarray(lengths.tolist())[None, :, None]
+            keep = T.tensor(steps)
         unbatched = input.ndim == 2
         if input.ndim not in (2, 3):
             raise ValueError(f"{type(self).__name__}: expected input of 2 or 3 dims, got {input.ndim}")
-        x = T.unsqueeze(input, 1) if unbatched else (T.transpose(input, 0, 1) if self.batch_first else input)
+        x = T.unsqueeze(input, 1) if unbatched else (
+            T.transpose(input, 0, 1) if self.batch_first and packed is None else input)
         if x.shape[-1] != self.input_size:
             raise ValueError(f"{type(self).__name__}: input.size(-1) must be equal to input_size. Expected "
                              f"{self.input_size}, got {x.shape[-1]}")
@@ -132,11 +144,15 @@ class _RNNBase(Module):
                 out = [None] * L
                 for t in steps:
                     if lstm:
-                        h, c = _lstm_step(gi[t], h, c, w_hh, b_hh, w_hr)
+                        h_t, c_t = _lstm_step(gi[t], h, c, w_hh, b_hh, w_hr)
                     elif self.mode == "GRU":
-                        h = _gru_step(gi[t], h, w_hh, b_hh)
+                        h_t = _gru_step(gi[t], h, w_hh, b_hh)
                     else:
-                        h = _rnn_step(gi[t], h, w_hh, b_hh, self.mode == "RNN_RELU")
+                        h_t = _rnn_step(gi[t], h, w_hh, b_hh, self.mode == "RNN_RELU")
+                    if keep is not None:  # a sequence past its length keeps its state
+                        h_t = T.where(keep[t], h_t, h)
+                        c_t = T.where(keep[t], c_t, c) if lstm else None
+                    h, c = h_t, (c_t if lstm else None)
                     out[t] = h
                 outputs.append(T.stack(out, 0))
                 h_n.append(h)
@@ -145,7 +161,11 @@ class _RNNBase(Module):
             x = outputs[0] if D == 1 else T.cat(outputs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
-        output = T.squeeze(x, 1) if unbatched else (T.transpose(x, 0, 1) if self.batch_first else x)
+        if packed is not None:
+            data, batch_sizes = _packing._pack(x, [int(n) for n in lengths.tolist()], packed._order())
+            output = _packing.PackedSequence(data, batch_sizes, packed.sorted_indices, packed.unsorted_indices)
+        else:
+            output = T.squeeze(x, 1) if unbatched else (T.transpose(x, 0, 1) if self.batch_first else x)
         h_n = T.stack(h_n, 0)
         if unbatched:
             h_n = T.squeeze(h_n, 1)

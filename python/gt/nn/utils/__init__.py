@@ -1,6 +1,8 @@
-"""gt.nn.utils: gradient clipping (torch.nn.utils); gt.nn.utils.rnn: pad_sequence."""
+"""gt.nn.utils: gradient clipping (torch.nn.utils); gt.nn.utils.rnn: padding and packing
+variable-length sequences."""
 from ... import _functions as T
 from ...autograd import no_grad
+from . import rnn  # noqa: F401 (torch.nn.utils.rnn)
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0):
