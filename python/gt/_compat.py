@@ -9,6 +9,7 @@ import os
 import random
 
 from . import _functions as T
+from . import _tensor
 from . import dtypes as _dt
 from ._tensor import Tensor, _method
 
@@ -70,22 +71,16 @@ def get_num_threads():
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-_initial_seed = None
-
-
 def seed():
-    """Seeds GT's generator with a random 64-bit number and returns it (torch.seed)."""
-    global _initial_seed
+    """Seeds GT's default generator with a random 63-bit number and returns it (torch.seed)."""
     s = random.SystemRandom().getrandbits(63)
     T.manual_seed(s)
-    _initial_seed = s
     return s
 
 
 def initial_seed():
-    """The seed of the last gt.seed() (PyTorch's default when none was drawn: 0 here, as GT
-    starts from seed 0 unless seeded)."""
-    return _initial_seed if _initial_seed is not None else 0
+    """The default generator's seed: the last gt.manual_seed's or gt.seed's (0 if neither ran)."""
+    return _tensor._seed[0]
 
 
 @_method("movedim", "moveaxis")

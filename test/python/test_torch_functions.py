@@ -286,6 +286,8 @@ def test_settings_scripts_call_and_the_torch_modules_gt_answers(monkeypatch):
     assert gt.get_num_threads() == 3
     s = gt.seed()
     assert gt.initial_seed() == s
+    gt.manual_seed(7)
+    assert gt.initial_seed() == 7
     # torch.linalg's norms
     a = np.arange(12.0).reshape(3, 4) - 5
     m = gt.tensor(a, dtype=gt.float32)

@@ -91,12 +91,14 @@ class Categorical(Distribution):
             return drawn.T.reshape(*_shape(sample_shape), *self.batch_shape)
 
     def log_prob(self, value):
-        value = _as_tensor(value) if not isinstance(value, T.Tensor) else value
+        """log P(value) for category indices `value` (integers broadcasting with batch_shape)."""
+        value = _as_tensor(value)
         value = T.broadcast_to(T.cast(value, _dt.int64), _broadcast_shapes(value.shape, self.batch_shape))
         logits = T.broadcast_to(self.logits, value.shape + (self._num_events,))
         return T.squeeze(T.gather(logits, -1, T.unsqueeze(value, -1)), -1)
 
     def entropy(self):
+        """-sum(p log p) over the categories: batch_shape."""
         logits = T.clamp(self.logits, min=T.finfo(self.logits.dtype).min)
         return -(logits * self.probs).sum(-1)
 
@@ -124,6 +126,7 @@ class Normal(Distribution):
         return self.loc + self.scale * _tensor.randn(*shape, dtype=self.loc.dtype)
 
     def log_prob(self, value):
+        """The log density at `value` (a tensor or number broadcasting with batch_shape)."""
         var = self.scale ** 2
         return -((value - self.loc) ** 2) / (2 * var) - T.log(self.scale) - math.log(math.sqrt(2 * math.pi))
 
@@ -131,6 +134,7 @@ class Normal(Distribution):
         return 0.5 + 0.5 * math.log(2 * math.pi) + T.log(self.scale)
 
     def cdf(self, value):
+        """P(X <= value); icdf is its inverse (value in (0, 1))."""
         return 0.5 * (1 + T.erf((value - self.loc) / (self.scale * math.sqrt(2))))
 
     def icdf(self, value):
@@ -171,6 +175,7 @@ class Bernoulli(Distribution):
             return _composites.bernoulli(p)
 
     def log_prob(self, value):
+        """log P(value) for value 0 or 1 (floats broadcasting with batch_shape)."""
         logits = T.broadcast_to(self.logits, _broadcast_shapes(self.logits.shape, value.shape))
         return -F.binary_cross_entropy_with_logits(logits, T.broadcast_to(value, logits.shape).float(),
                                                    reduction="none")
@@ -202,6 +207,7 @@ class Uniform(Distribution):
         return self.low + (self.high - self.low) * _tensor.rand(*shape, dtype=self.low.dtype)
 
     def log_prob(self, value):
+        """-log(high - low) inside [low, high), -inf outside."""
         inside = (value >= self.low) & (value < self.high)
         return T.where(inside, -T.log(self.high - self.low), float("-inf"))
 

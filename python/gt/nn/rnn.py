@@ -104,10 +104,10 @@ class _RNNBase(Module):
         lstm = self.mode == "LSTM"
         packed = input if isinstance(input, _packing.PackedSequence) else None
         keep = None  # (L, N, 1) bool: which steps of a packed batch's sequences are real
-        if packed is not None:
-            input, lengths = _packing.pad_packed_sequence(packed)
-            steps = np.arange(input.shape[0])[:, None, None] < np.asarray(lengths.tolist())[None, :, None]
-            keep = T.tensor(steps)
+        if packed is not None:  # (its batch sizes and sort are read once: two small fetches)
+            order = packed._order()
+            input, lengths = _packing._unpack(packed, packed._sizes(), order)
+            keep = T.tensor(np.arange(input.shape[0])[:, None, None] < np.asarray(lengths)[None, :, None])
         unbatched = input.ndim == 2
         if input.ndim not in (2, 3):
             raise ValueError(f"{type(self).__name__}: expected input of 2 or 3 dims, got {input.ndim}")
@@ -162,7 +162,7 @@ class _RNNBase(Module):
             if self.dropout and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
         if packed is not None:
-            data, batch_sizes = _packing._pack(x, [int(n) for n in lengths.tolist()], packed._order())
+            data, batch_sizes = _packing._pack(x, lengths, order)
             output = _packing.PackedSequence(data, batch_sizes, packed.sorted_indices, packed.unsorted_indices)
         else:
             output = T.squeeze(x, 1) if unbatched else (T.transpose(x, 0, 1) if self.batch_first else x)

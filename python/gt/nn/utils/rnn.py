@@ -100,8 +100,13 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     """(padded, lengths): the inverse of pack_padded_sequence, in the original batch order;
     padded is (T, B, *) (or (B, T, *)) with T the longest length or `total_length` (ValueError
     when shorter), the missing steps `padding_value`; lengths an int64 tensor."""
-    sizes = sequence._sizes()
-    order = sequence._order()
+    padded, lengths = _unpack(sequence, sequence._sizes(), sequence._order(), padding_value, total_length)
+    return (T.transpose(padded, 0, 1) if batch_first else padded), T.tensor(lengths, dtype=_dt.int64)
+
+
+def _unpack(sequence, sizes, order, padding_value=0.0, total_length=None):
+    """pad_packed_sequence's time-major padded tensor and its lengths as a list, from the batch
+    sizes and the sort (lists the caller has read once)."""
     B, steps = sizes[0], len(sizes)
     if total_length is not None:
         if total_length < steps:
@@ -125,7 +130,7 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     lengths = [0] * B
     for i, b in enumerate(order):
         lengths[b] = sorted_lengths[i]
-    return (T.transpose(padded, 0, 1) if batch_first else padded), T.tensor(lengths, dtype=_dt.int64)
+    return padded, lengths
 
 
 def pack_sequence(sequences, enforce_sorted=True):
