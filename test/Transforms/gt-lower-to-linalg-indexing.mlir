@@ -39,13 +39,51 @@ func.func @gather(%x: tensor<4x10xf32>, %i: tensor<4x1xi64>) -> tensor<4x1xf32> 
 
 // scatter_add (gather's gradient) is a reduction over the index axis: no atomics.
 // CHECK-LABEL: func.func @scatter_add
-func.func @scatter_add(%i: tensor<4x1xi64>, %g: tensor<4x1xf32>) -> tensor<4x10xf32> {
+func.func @scatter_add(%i: tensor<4x3xi64>, %g: tensor<4x3xf32>) -> tensor<4x10xf32> {
+  // CHECK: linalg.fill
   // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+  // CHECK: arith.cmpi eq
+  // CHECK: arith.select
+  // CHECK: arith.addf
+  %0 = gt.scatter_add %i, %g {axis = 1 : i64} : tensor<4x3xi64>, tensor<4x3xf32> -> tensor<4x10xf32>
+  return %0 : tensor<4x10xf32>
+}
+
+// -----
+
+// With one index per row (cross-entropy's one-hot gradient) it is elementwise: no zero-filled
+// buffer, no reduction loop, so elementwise fusion can fold it into its consumers.
+// CHECK: #[[$ROW:.*]] = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-LABEL: func.func @scatter_add_one_hot
+func.func @scatter_add_one_hot(%i: tensor<4x1xi64>, %g: tensor<4x1xf32>) -> tensor<4x10xf32> {
+  // CHECK-NOT: linalg.fill
+  // CHECK: linalg.generic {indexing_maps = [#[[$ROW]], #[[$ROW]], #{{.*}}], iterator_types = ["parallel", "parallel"]}
+  // CHECK: linalg.index 1
   // CHECK: arith.cmpi eq
   // CHECK: arith.select
   // CHECK: arith.addf
   %0 = gt.scatter_add %i, %g {axis = 1 : i64} : tensor<4x1xi64>, tensor<4x1xf32> -> tensor<4x10xf32>
   return %0 : tensor<4x10xf32>
+}
+
+// -----
+
+// The sum of a scatter_add over its axis is the sum of its source (negated through a neg):
+// the [4, 10] result is not built for it.
+// CHECK-LABEL: func.func @sum_of_scatter_add
+// CHECK-SAME: (%[[I:.*]]: tensor<4x1xi64>, %[[G:.*]]: tensor<4x1xf32>)
+func.func @sum_of_scatter_add(%i: tensor<4x1xi64>, %g: tensor<4x1xf32>) -> (tensor<4x1xf32>, tensor<4xf32>) {
+  // CHECK-NOT: tensor<4x10xf32>
+  // CHECK: linalg.generic {{.*}} ins(%[[G]] : tensor<4x1xf32>)
+  // CHECK: arith.negf
+  // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]{{.*}} ins(%{{.*}} : tensor<4x1xf32>)
+  // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[G]] : tensor<4x1xf32>)
+  // CHECK-NOT: tensor<4x10xf32>
+  %0 = gt.scatter_add %i, %g {axis = 1 : i64} : tensor<4x1xi64>, tensor<4x1xf32> -> tensor<4x10xf32>
+  %1 = gt.neg %0 : tensor<4x10xf32> -> tensor<4x10xf32>
+  %2 = gt.sum %1 {axes = array<i64: 1>, keepdims = true} : tensor<4x10xf32> -> tensor<4x1xf32>
+  %3 = gt.sum %0 {axes = array<i64: 1>} : tensor<4x10xf32> -> tensor<4xf32>
+  return %2, %3 : tensor<4x1xf32>, tensor<4xf32>
 }
 
 // -----

@@ -262,6 +262,52 @@ def GTApproximateMath : Pass<"gt-approximate-math"> {
                            "::mlir::vector::VectorDialect", "::mlir::x86vector::X86VectorDialect"];
 }
 
+def GTDuplicateBroadcasts : Pass<"gt-duplicate-broadcasts", "::mlir::func::FuncOp"> {
+  let summary = "gives each consumer of a cheap expanding elementwise generic its own copy, so fusion recomputes it instead of storing it";
+  let description = [{
+    Runs in the fusion pipeline before elementwise fusion, which fuses a producer only into
+    its single consumer. An all-parallel `linalg.generic` with one result, a body of at most
+    `max-body-ops` operations, and inputs that together hold at most half the elements of its
+    result (a broadcast, a one-hot built from [N, 1] indices) is cloned for each use that
+    elementwise fusion can take (the original stays with the other uses, or with the first
+    use when all can be fused). Each such consumer then
+    recomputes it in its own loop (a compare and a select per element for the one-hot)
+    instead of the kernel writing the expanded tensor and reading it back: cross-entropy's
+    gradient no longer stores an [N, C] one-hot tensor.
+  }];
+  let options = [
+    Option<"maxBodyOps", "max-body-ops", "int64_t", "8", "the largest body (operations, yield excluded) worth recomputing">
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def GTFoldExtracts : Pass<"gt-fold-extracts", "::mlir::func::FuncOp"> {
+  let summary = "computes the elements read by tensor.extract from an elementwise linalg.generic instead of its whole result";
+  let description = [{
+    Runs in the fusion pipeline after elementwise fusion. A `tensor.extract` from the result
+    of an all-parallel `linalg.generic` (identity output map, projected-permutation or
+    constant-0 input maps, a body that does not read its output) is replaced by the body
+    computed at the extracted position, from extracts of the generic's inputs. When every
+    use of the result is such an extract the generic is left dead and disappears, so a
+    gather of a few elements no longer computes and writes the whole tensor: cross-entropy's
+    `gather(x - logsumexp(x), target)` reads N elements of x instead of writing N x C
+    log-probabilities.
+    ```mlir
+    %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+        ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %n = arith.negf %in : f32
+        linalg.yield %n : f32
+    } -> tensor<8xf32>
+    %v = tensor.extract %y[%i] : tensor<8xf32>
+    // =>
+    %xi = tensor.extract %x[%i] : tensor<8xf32>
+    %v = arith.negf %xi : f32
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect"];
+}
+
 def GTCopyToLinalg : Pass<"gt-copy-to-linalg", "::mlir::func::FuncOp"> {
   let summary = "turns bufferized copies into linalg.copy loops (no runtime library call)";
   let description = [{

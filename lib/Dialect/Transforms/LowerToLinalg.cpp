@@ -617,6 +617,35 @@ Value lowerScatterAdd(OpBuilder &b, Location loc, Value indices, Value source, i
   return generic.getResult(0);
 }
 
+/// scatter_add(idx, src) whose indices have extent 1 along `axis` (cross-entropy's one-hot
+/// gradient, idx [N, 1] into [N, C]): each output element receives at most one source element,
+/// so the result is elementwise: result[..., v, ...] = 0 + (clamp(idx[..., 0, ...]) == v ?
+/// src[..., 0, ...] : 0), the same value as the dense form's and the loops'. With no zero-filled
+/// buffer and no reduction loop, elementwise fusion folds it into its consumers (the
+/// log-softmax gradient), which then never write the [N, C] one-hot tensor.
+Value lowerScatterAddOneHot(OpBuilder &b, Location loc, Value indices, Value source, int64_t axis,
+                            RankedTensorType resultType) {
+  int64_t rank = resultType.getRank();
+  Type elem = resultType.getElementType();
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d = 0; d < rank; ++d) exprs.push_back(d == axis ? b.getAffineConstantExpr(0) : b.getAffineDimExpr(d));
+  AffineMap oneHot = AffineMap::get(rank, 0, exprs, b.getContext());
+  SmallVector<AffineMap> maps = {oneHot, oneHot, b.getMultiDimIdentityMap(rank)};
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{resultType}, ValueRange{indices, source}, ValueRange{emptyLike(b, loc, resultType)}, maps, iters,
+      [&](OpBuilder &nb, Location nloc, ValueRange a) {
+        Value v = nb.create<linalg::IndexOp>(nloc, axis);
+        Value hit = nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::eq,
+                                             clampedIndex(nb, nloc, a[0], resultType.getDimSize(axis)), v);
+        Type acc = computeType(elem);
+        Value zero = constantOf(nb, nloc, acc, 0);
+        Value term = nb.create<arith::SelectOp>(nloc, hit, convertScalar(nb, nloc, a[1], acc), zero);
+        nb.create<linalg::YieldOp>(nloc, convertScalar(nb, nloc, scalarBinary(nb, nloc, OpCode::Add, zero, term), elem));
+      });
+  return generic.getResult(0);
+}
+
 /// index_add / scatter_add as loops over every element of src (scf.for, carrying the result
 /// tensor, which bufferizes in place): result = 0, then result[..., clamp(idx), ...] +=
 /// src[..., k, ...]. Source-size additions instead of the dense form's result size x number of
@@ -833,6 +862,10 @@ Value lowerIndexAddSorted(OpBuilder &b, Location loc, Value indices, Value sourc
 Value lowerScatter(OpBuilder &b, const Lowering &l) {
   bool perAxis = l.info.code == OpCode::ScatterAdd;
   int64_t axis = perAxis ? attrs::ScatterAdd::of(l.attrs).axis : attrs::IndexAdd::of(l.attrs).axis;
+  auto srcType = cast<RankedTensorType>(l.in[1].getType());
+  if (perAxis && srcType.hasStaticShape() && l.resultType.hasStaticShape() && srcType.getDimSize(axis) == 1 &&
+      l.resultType.getNumElements() > 0)
+    return lowerScatterAddOneHot(b, l.loc(), l.in[0], l.in[1], axis, l.resultType);
   if (l.scatterLoops) return lowerScatterAddLoops(b, l.loc(), l.in[0], l.in[1], axis, perAxis, l.resultType);
   if (!perAxis) return lowerIndexAddSorted(b, l.loc(), l.in[0], l.in[1], axis, l.resultType);
   return lowerScatterAdd(b, l.loc(), l.in[0], l.in[1], axis, perAxis, l.resultType);
@@ -1213,10 +1246,34 @@ struct GTOpToLinalg : ConversionPattern {
   bool checks;
 };
 
+/// sum over `axes` of scatter_add(idx, src) along an axis in `axes` (or of its negation) =>
+/// sum of src (of neg(src)): every source element lands somewhere along that axis, so the sum
+/// is the same, without reading the [N, C] scatter result. Cross-entropy's gradient sums its
+/// one-hot over the classes. The old ops stay for their other uses; unused, they are erased.
+void sumSourcesOfScatters(ModuleOp module) {
+  SmallVector<SumOp> sums;
+  module.walk([&](SumOp sum) { sums.push_back(sum); });
+  for (SumOp sum : sums) {
+    Value x = sum.getInput();
+    auto neg = x.getDefiningOp<NegOp>();
+    auto scatter = (neg ? neg.getInput() : x).getDefiningOp<ScatterAddOp>();
+    if (!scatter || !llvm::is_contained(sum.getAxes(), int64_t(scatter.getAxis()))) continue;
+    OpBuilder b(sum);
+    Value src = scatter.getSource();
+    if (neg) src = b.create<NegOp>(neg.getLoc(), src.getType(), src);
+    Value replacement = b.create<SumOp>(sum.getLoc(), sum.getType(), src, sum.getAxes(), sum.getKeepdims());
+    sum.replaceAllUsesWith(replacement);
+    sum.erase();
+    if (neg && neg->use_empty()) neg.erase();
+    if (scatter->use_empty()) scatter.erase();
+  }
+}
+
 struct GTLowerToLinalgPass : impl::GTLowerToLinalgBase<GTLowerToLinalgPass> {
   using GTLowerToLinalgBase::GTLowerToLinalgBase;
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    sumSourcesOfScatters(getOperation());
     ConversionTarget target(*ctx);
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect, math::MathDialect, scf::SCFDialect,
                            tensor::TensorDialect, func::FuncDialect>();

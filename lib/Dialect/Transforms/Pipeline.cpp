@@ -21,7 +21,12 @@ void buildFusionPipeline(OpPassManager &pm, bool scatterLoops, bool checks) {
   lowering.checks = checks;
   pm.addPass(createGTLowerToLinalg(lowering));
   pm.addPass(createCanonicalizerPass());
+  // Broadcasts and one-hots recomputed in each consumer rather than stored and read back.
+  pm.addNestedPass<func::FuncOp>(createGTDuplicateBroadcasts());
   pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  // A gather of a few elements (cross-entropy's target log-probabilities) computes those
+  // elements, not the whole fused tensor it reads.
+  pm.addNestedPass<func::FuncOp>(createGTFoldExtracts());
   // Drops producers that fusion left dead. No CSE: it merges identical tensor.empty ops, and
   // a tensor.empty shared by two results lets empty-tensor elimination write both into one
   // output buffer (found by GT_JIT_VERIFY on random programs).
