@@ -76,6 +76,10 @@ def synchronize():
 from ._compat import (is_tensor, numel, get_default_dtype, set_default_dtype, set_float32_matmul_precision,  # noqa
                       get_float32_matmul_precision, set_num_threads, get_num_threads, seed, initial_seed,
                       movedim, moveaxis, isclose, diff, logit, erfc, take, tensordot, aminmax, unflatten)
+from ._array_functions import (cummax, cummin, logcumsumexp, atleast_1d, atleast_2d, atleast_3d, hstack,  # noqa
+                               vstack, row_stack, dstack, column_stack, hsplit, vsplit, dsplit, broadcast_shapes,
+                               kron, block_diag, rot90, diag_embed, trace, vander, addmv, chain_matmul, cov,
+                               corrcoef, trapezoid, fmax, fmin, signbit, copysign, ldexp, float_power, rsub)
 from . import distributions, linalg, testing, jit  # noqa: E402
 from . import _aliases  # noqa: E402
 _aliases.install([_sys.modules[__name__], nn.functional], Tensor)  # axis= / keepdims= beside dim= / keepdim=

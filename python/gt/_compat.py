@@ -142,8 +142,11 @@ def erfc(input):
 
 @_method()
 def take(input, index):
-    """input's elements at flat (row-major) positions `index`, in index's shape."""
-    return T.reshape(T.index_select(T.reshape(input, -1), 0, T.reshape(index, -1)), *index.shape)
+    """input's elements at flat (row-major) positions `index` (negative ones count from the
+    end), in index's shape."""
+    flat = T.reshape(index, -1)
+    flat = T.where(flat < 0, flat + input.numel(), flat)
+    return T.reshape(T.index_select(T.reshape(input, -1), 0, flat), *index.shape)
 
 
 def tensordot(a, b, dims=2):

@@ -329,3 +329,102 @@ def test_pad_sequence():
     assert [t.shape for t in back] == [(2, 1), (3, 1)]
     with pytest.raises(ValueError, match="trailing shape"):
         pad_sequence([gt.ones(2, 1), gt.ones(2, 2)])
+
+
+def _block_diag_np(*arrays):
+    blocks = [np.atleast_2d(a) for a in arrays]
+    out = np.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)))
+    r = c = 0
+    for b in blocks:
+        out[r:r + b.shape[0], c:c + b.shape[1]] = b
+        r, c = r + b.shape[0], c + b.shape[1]
+    return out
+
+
+@pytest.mark.parametrize("name,fn,ref,shapes", [
+    ("cummax", lambda x: gt.cummax(x, 1).values, lambda x: np.maximum.accumulate(x, 1), [(3, 9)]),
+    ("cummin", lambda x: x.cummin(0)[0], lambda x: np.minimum.accumulate(x, 0), [(5, 2)]),
+    ("logcumsumexp", lambda x: gt.logcumsumexp(x, -1), lambda x: np.logaddexp.accumulate(x, -1), [(2, 13)]),
+    ("kron", gt.kron, np.kron, [(2, 3), (3, 2)]),
+    ("kron-ranks", gt.kron, np.kron, [(3,), (2, 2)]),
+    ("block_diag", gt.block_diag, _block_diag_np, [(2, 3), (3,), (1, 1)]),
+    ("rot90", lambda x: gt.rot90(x), np.rot90, [(2, 3)]),
+    ("rot90-k", lambda x: x.rot90(3, (2, 0)), lambda x: np.rot90(x, 3, (2, 0)), [(2, 3, 4)]),
+    ("diag_embed", lambda x: gt.diag_embed(x), lambda x: np.stack([np.diag(r) for r in x]), [(2, 3)]),
+    ("diag_embed-offset", lambda x: gt.diag_embed(x, -2), lambda x: np.stack([np.diag(r, -2) for r in x]), [(2, 3)]),
+    ("diag_embed-dims", lambda x: gt.diag_embed(x, 1, 0, 2),
+     lambda x: np.stack([np.diag(r, 1) for r in x]).transpose(1, 0, 2), [(2, 3)]),
+    ("trace", gt.trace, np.trace, [(3, 4)]),
+    ("vander", lambda x: gt.vander(x, 4), lambda x: np.vander(x, 4), [(3,)]),
+    ("vander-increasing", lambda x: gt.vander(x, increasing=True), lambda x: np.vander(x, increasing=True), [(3,)]),
+    ("addmv", lambda i, m, v: gt.addmv(i, m, v, beta=0.5, alpha=2.0), lambda i, m, v: 0.5 * i + 2.0 * m @ v,
+     [(3,), (3, 4), (4,)]),
+    ("chain_matmul", gt.chain_matmul, lambda a, b, c: a @ b @ c, [(2, 3), (3, 4), (4, 2)]),
+    ("cov", gt.cov, np.cov, [(3, 7)]),
+    ("cov-1d", gt.cov, np.cov, [(7,)]),
+    ("corrcoef", gt.corrcoef, np.corrcoef, [(3, 7)]),
+    ("trapezoid", gt.trapezoid, np.trapezoid, [(3, 5)]),
+    ("trapezoid-x", lambda y, x: gt.trapezoid(y, x, dim=0), lambda y, x: np.trapezoid(y, x, axis=0), [(5, 2), (5,)]),
+    ("trapezoid-dx", lambda y: gt.trapezoid(y, dx=0.5), lambda y: np.trapezoid(y, dx=0.5), [(6,)]),
+    ("fmax", gt.fmax, np.fmax, [(4, 3), (3,)]),
+    ("fmin", lambda a, b: a.fmin(b), np.fmin, [(4, 3), (4, 3)]),
+    ("copysign", lambda x: gt.copysign(x, gt.tensor([1.0, -1.0, -0.0, 0.0, -2.0])),
+     lambda x: np.copysign(x, [1.0, -1.0, -0.0, 0.0, -2.0]), [(5,)]),
+    ("ldexp", lambda x: gt.ldexp(x, gt.tensor([1, -2, 3])), lambda x: x * 2.0 ** np.array([1, -2, 3]), [(2, 3)]),
+    ("float_power", lambda x: gt.float_power(x, 3), lambda x: np.float_power(x, 3), [(4,)]),
+    ("rsub", lambda x, y: gt.rsub(x, y, alpha=2), lambda x, y: y - 2 * x, [(3,), (3,)]),
+    ("hstack", lambda a, b: gt.hstack([a, b]), lambda a, b: np.hstack([a, b]), [(2, 3), (2, 1)]),
+    ("vstack", lambda a, b: gt.vstack((a, b)), lambda a, b: np.vstack([a, b]), [(3,), (2, 3)]),
+    ("dstack", lambda a, b: gt.dstack([a, b]), lambda a, b: np.dstack([a, b]), [(2, 3), (2, 3)]),
+    ("column_stack", lambda a, b: gt.column_stack([a, b]), lambda a, b: np.column_stack([a, b]), [(3,), (3, 2)]),
+])
+def test_array_functions_values_and_gradients(name, fn, ref, shapes):
+    arrays = [data(s, np.float64) for s in shapes]
+    check(fn(*[gt.tensor(a) for a in arrays]), ref(*arrays), atol=1e-10)
+    check_grad(fn, ref, *arrays)
+
+
+def test_scans_ties_nans_infinities_and_indices():
+    x = gt.tensor([1.0, 3.0, 3.0, 2.0, np.nan, 5.0, np.nan])
+    values, indices = gt.cummax(x, 0)
+    check(values, [1, 3, 3, 3, np.nan, np.nan, np.nan])
+    check(indices, [0, 1, 2, 2, 4, 4, 6])  # a tie takes the later index; NaN wins, as in PyTorch
+    check(gt.cummin(gt.tensor([3, 1, 1, 2]), 0).indices, [0, 1, 2, 2])
+    assert gt.cummin(gt.tensor([3, 1, 1, 2]), 0).values.dtype == gt.int64
+    v = gt.tensor([-np.inf, 0.0, 1.0, -np.inf], requires_grad=True)
+    out = gt.logcumsumexp(v, 0)
+    check(out, np.logaddexp.accumulate([-np.inf, 0.0, 1.0, -np.inf]))
+    out.sum().backward()
+    assert np.isfinite(v.grad.numpy()).all(), v.grad.numpy()  # no NaN from exp(-inf) stand-ins
+    big = gt.tensor([1000.0, 1000.0])
+    check(gt.logcumsumexp(big, 0), [1000.0, 1000.0 + np.log(2.0)])  # no overflow
+    g = gt.tensor([[1.0, 5.0, 2.0]], requires_grad=True)
+    gt.cummax(g, 1).values.sum().backward()
+    check(g.grad, [[1.0, 2.0, 0.0]])  # each running maximum's gradient goes where it came from
+
+
+def test_stacking_splitting_and_shapes():
+    a = gt.arange(12).reshape(3, 4)
+    assert [t.shape for t in gt.hsplit(a, 2)] == [(3, 2), (3, 2)]
+    assert [t.shape for t in a.vsplit([1])] == [(1, 4), (2, 4)]
+    assert [t.shape for t in gt.dsplit(a.reshape(1, 3, 4), 4)] == [(1, 3, 1)] * 4
+    with pytest.raises(RuntimeError, match="not divisible"):
+        gt.hsplit(a, 3)
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        gt.vsplit(gt.arange(3), 1)
+    assert gt.atleast_1d(gt.tensor(1.0)).shape == (1,)
+    assert [t.shape for t in gt.atleast_2d(gt.tensor(1.0), gt.ones(3))] == [(1, 1), (1, 3)]
+    assert [t.shape for t in gt.atleast_3d([gt.ones(3), gt.ones(2, 3)])] == [(1, 3, 1), (2, 3, 1)]
+    assert gt.row_stack([gt.ones(2), gt.zeros(2)]).shape == (2, 2)
+    assert gt.broadcast_shapes((2, 1), (3,), 1) == (2, 3)
+    with pytest.raises(RuntimeError, match="cannot be broadcast"):
+        gt.broadcast_shapes((2,), (3,))
+    check(gt.take(gt.arange(6).reshape(2, 3), gt.tensor([[-1, 0], [2, -6]])), [[5, 0], [2, 0]])
+    check(gt.signbit(gt.tensor([-0.0, 0.0, -1.0, 2.0])), [True, False, True, False])
+    check(gt.copysign(gt.tensor([1.0, 2.0]), -0.0), [-1.0, -2.0])
+    assert gt.float_power(gt.tensor([2, 3]), 2).dtype == gt.float64
+    check(gt.block_diag(gt.tensor([[1, 2]]), gt.tensor([[3.5]])), [[1, 2, 0], [0, 0, 3.5]])
+    with pytest.raises(NotImplementedError, match="fweights"):
+        gt.cov(gt.ones(2, 3), fweights=gt.ones(3))
+    with pytest.raises(RuntimeError, match="expected a matrix"):
+        gt.trace(gt.ones(3))
