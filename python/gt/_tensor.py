@@ -11,6 +11,7 @@ their Tensor methods here with `_method`; gt._indexing adds `x[...]`.
 """
 import builtins
 import functools
+import inspect
 import math
 import os
 import struct
@@ -760,11 +761,17 @@ BoolTensor = _typed_constructor("BoolTensor", _dt.bool)
 def _takes_device(fn):
     """`fn` also takes PyTorch's `device=` (checked: gt.device raises for a name that is not a
     device), `layout=` and `pin_memory=`, which place nothing: a tensor lives on its session's
-    workers (see gt._device)."""
+    workers (see gt._device); and a function of `*shape` also takes it as `size=` (torch.empty(size=(2, 3)))."""
+    shaped = next(iter(inspect.signature(fn).parameters.values())).kind is inspect.Parameter.VAR_POSITIONAL
+
     @functools.wraps(fn)
     def with_device(*args, device=None, layout=None, pin_memory=False, **kwargs):
         if device is not None:
             _device.check(device)
+        if shaped and "size" in kwargs:
+            if args:
+                raise TypeError(f"{fn.__name__}() got the shape both as arguments and as size=")
+            args = (kwargs.pop("size"),)
         return fn(*args, **kwargs)
     return with_device
 
