@@ -61,6 +61,49 @@ def test_lstm_two_layers_bidirectional_matches_the_equations():
     np.testing.assert_allclose(c.numpy(), np.stack([cf, cb, cf2, cb2]), rtol=1e-4, atol=1e-5)
 
 
+def test_lstm_gradients_match_central_differences():
+    # The LSTM's backward is written by hand (nn/rnn.py _LSTMLayer): every gradient (input,
+    # h0, c0, each weight and bias, both directions, two layers) against the equations'
+    # central differences, from a loss that reads the output, h_n and c_n.
+    m = nn.LSTM(3, 2, num_layers=2, bidirectional=True).double()
+    p = params(m)
+    x = rng.standard_normal((4, 2, 3))
+    h0, c0 = rng.standard_normal((4, 2, 2)), rng.standard_normal((4, 2, 2))
+    w_out, w_h, w_c = rng.standard_normal((4, 2, 4)), rng.standard_normal((4, 2, 2)), rng.standard_normal((4, 2, 2))
+
+    def loss(p, x, h0, c0):
+        fw, hf, cf = lstm_ref(p, x, h0[0], c0[0])
+        bw, hb, cb = lstm_ref(p, x, h0[1], c0[1], "_l0_reverse", reverse=True)
+        layer1 = np.concatenate([fw, bw], -1)
+        fw2, hf2, cf2 = lstm_ref(p, layer1, h0[2], c0[2], "_l1")
+        bw2, hb2, cb2 = lstm_ref(p, layer1, h0[3], c0[3], "_l1_reverse", reverse=True)
+        return ((w_out * np.concatenate([fw2, bw2], -1)).sum() + (w_h * np.stack([hf, hb, hf2, hb2])).sum()
+                + (w_c * np.stack([cf, cb, cf2, cb2])).sum())
+
+    xt, ht, ct = (gt.tensor(a, requires_grad=True) for a in (x, h0, c0))
+    out, (h, c) = m(xt, (ht, ct))
+    ((out * gt.tensor(w_out)).sum() + (h * gt.tensor(w_h)).sum() + (c * gt.tensor(w_c)).sum()).backward()
+
+    def numeric(which, key=None, eps=1e-6):
+        args = {"p": {k: v.copy() for k, v in p.items()}, "x": x.copy(), "h0": h0.copy(), "c0": c0.copy()}
+        target = args["p"][key] if which == "p" else args[which]
+        grad = np.zeros_like(target)
+        for i in np.ndindex(target.shape):
+            old = target[i]
+            target[i] = old + eps
+            up = loss(**args)
+            target[i] = old - eps
+            down = loss(**args)
+            target[i] = old
+            grad[i] = (up - down) / (2 * eps)
+        return grad
+
+    for name, t in (("x", xt), ("h0", ht), ("c0", ct)):
+        np.testing.assert_allclose(t.grad.numpy(), numeric(name), rtol=1e-5, atol=1e-7, err_msg=name)
+    for key, param in m.named_parameters():
+        np.testing.assert_allclose(param.grad.numpy(), numeric("p", key), rtol=1e-5, atol=1e-7, err_msg=key)
+
+
 def test_gru_batch_first_and_unbatched():
     m = nn.GRU(3, 4, batch_first=True)
     p = params(m)
