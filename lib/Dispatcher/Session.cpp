@@ -258,7 +258,7 @@ void SessionImpl::dispatch(std::vector<Instruction> batch) {
     mlir::OwningOpRef<mlir::ModuleOp> module;
     std::unordered_map<uint64_t, TensorType> globalTypes;
     try {
-      module = captureBatch(state_.ctx, batch, [&](uint64_t id) -> std::optional<External> {
+      module = captureBatch(state_.captureContext(batch.size()), batch, [&](uint64_t id) -> std::optional<External> {
         auto it = tensors_.find(id);
         if (it == tensors_.end()) return std::nullopt;
         return External{it->second.type, it->second.worker, it->second.layout};
@@ -293,6 +293,7 @@ void SessionImpl::dispatch(std::vector<Instruction> batch) {
       dumpIR(*module, "placed");
       plan = planOf(*module, batch, key, globalTypes);
     } catch (const std::exception &e) {
+      module = nullptr; // its context may be replaced by the captures dispatchEach makes
       if (resultCount(batch) > 1) return dispatchEach(std::move(batch));
       return poison(batch, e.what());
     }

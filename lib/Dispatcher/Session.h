@@ -118,7 +118,15 @@ struct SessionRecord {
 
 struct State {
   Options options;
-  mlir::MLIRContext ctx{mlir::MLIRContext::Threading::DISABLED};
+  /// Where batches are captured and the passes run (plans keep no MLIR objects). A context
+  /// keeps every attribute it ever made, and each capture makes new ones (the tensor ids), so
+  /// after kInstructionsPerContext captured instructions the next capture starts a new
+  /// context: the dispatcher's memory stays bounded however many distinct batches arrive
+  /// (an RL script's episodes, each a batch of its own length).
+  static constexpr uint64_t kInstructionsPerContext = uint64_t(1) << 16;
+  std::unique_ptr<mlir::MLIRContext> ctx;
+  uint64_t capturedInContext = 0;
+  uint64_t contextsMade = 0;
   std::vector<WorkerRef> workers;
   uint64_t nextPassValue = 1; ///< worker ids of values the passes add: kPassValueIdBit | n
   uint32_t nextSession = 0;
@@ -137,11 +145,23 @@ struct State {
   RendezvousStore store;
   kj::Timer *timer = nullptr;
   transport::Listener *listener = nullptr;
-  explicit State(Options o) : options(std::move(o)), log(options.instructionLog) {
-    mlir::DialectRegistry registry;
-    mlir::gt::registerGTDialects(registry);
-    ctx.appendDialectRegistry(registry);
-    ctx.loadAllAvailableDialects();
+  explicit State(Options o) : options(std::move(o)), log(options.instructionLog) {}
+  /// The context to capture a batch of `instructions` in: the current one, or a new one once
+  /// the current one has captured kInstructionsPerContext. Call it only while no module of the
+  /// current context is alive (the old context is destroyed).
+  mlir::MLIRContext &captureContext(size_t instructions) {
+    if (!ctx || capturedInContext >= kInstructionsPerContext) {
+      ctx.reset(); // before the new one: at most one context's memory at a time
+      ctx = std::make_unique<mlir::MLIRContext>(mlir::MLIRContext::Threading::DISABLED);
+      mlir::DialectRegistry registry;
+      mlir::gt::registerGTDialects(registry);
+      ctx->appendDialectRegistry(registry);
+      ctx->loadAllAvailableDialects();
+      capturedInContext = 0;
+      contextsMade++;
+    }
+    capturedInContext += instructions;
+    return *ctx;
   }
   /// Worker `worker` is lost (a failed call, no answer to pings): its tensors fail with `why`.
   void markDead(int64_t worker, const std::string &why) {

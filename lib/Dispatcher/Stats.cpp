@@ -16,6 +16,7 @@ static std::map<std::string, double> dispatcherCounters(const State &state_) {
   values["dispatcher_dispatch_ms"] = state_.dispatchMs;
   values["dispatcher_plan_cache_hits"] = double(state_.planHits);
   values["dispatcher_plan_cache_misses"] = double(state_.planMisses);
+  values["dispatcher_mlir_contexts"] = double(state_.contextsMade);
   values["dispatcher_refused_instructions"] = double(state_.refusedInstructions);
   values["dispatcher_handshake_failures"] = double(state_.handshakeFailures);
   values["dispatcher_sessions"] = double(state_.liveSessions);

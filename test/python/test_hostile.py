@@ -5,6 +5,7 @@ each ending with a well-behaved client getting a correct result from the same da
 where the attack cost memory, the dispatcher's memory back within bounds). RawConnection sends
 what it is told, without the client's checks: what a hostile program could send.
 """
+import json
 import os
 import resource
 import signal
@@ -708,3 +709,46 @@ def test_64_clients_of_2000_ops_all_correct_and_the_dispatcher_memory_flat(secur
     assert stats["dispatcher_sessions"] == 1 and stats["live_tensors"] == 0, stats
     assert secured.dispatcher_rss() < rss + (100 << 20)
     assert_serves(secured)
+
+
+# pytorch/examples' reinforce.py: every env step is a small batch, and each episode's backward is
+# one batch that reads every step's saved log-probability (hundreds of live tensors) with a
+# length of its own, so no two of those batches share a plan. The capture set each argument's
+# attributes one at a time, and MLIR rebuilt (and kept, uniqued forever) the whole array each
+# time: O(n^2) bytes per batch, 100+ MB per episode, until the OOM killer ended the dispatcher
+# and every session on it. Now the arguments' attributes are set at once, and the dispatcher
+# starts a new MLIRContext every 2^16 captured instructions (the old one keeps each tensor id).
+EPISODES = """
+import gt, json, os, random, sys
+def dispatcher_rss():
+    for p in os.listdir('/proc'):
+        try:
+            st = open(f'/proc/{p}/stat').read() if p.isdigit() else ''
+        except OSError:
+            continue
+        if '(gt-dispatcher)' in st and int(st[st.rindex(')') + 2:].split()[1]) == os.getpid():
+            return next(int(l.split()[1]) * 1024 for l in open(f'/proc/{p}/status') if l.startswith('VmRSS:'))
+random.seed(0)
+w = gt.randn(4, 2, requires_grad=True)
+rss = []
+for episode in range(30):
+    saved = []
+    for t in range(random.randint(200, 400)):
+        p = (gt.randn(1, 4) @ w).softmax(-1)
+        saved.append(p[0, 0].log())
+        p.argmax().item()
+    gt.stack(saved).sum().backward()
+    rss.append(dispatcher_rss())
+print(json.dumps({"rss": rss, "contexts": gt.debug.stats()["dispatcher_mlir_contexts"]}))
+"""
+
+
+def test_a_client_whose_every_batch_differs_does_not_grow_the_dispatcher():
+    out = subprocess.run([sys.executable, "-c", EPISODES], capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, GT_QUIET="1"))
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    rss = result["rss"]
+    assert result["contexts"] >= 2, result  # the capture context was replaced
+    # The plan cache and the allocator fill up over the first episodes; then nothing grows.
+    assert rss[-1] - rss[19] < (32 << 20), [r >> 20 for r in rss]

@@ -234,8 +234,12 @@ private:
     for (auto &[w, f] : funcs_) {
       Block &body = f.getBody().front();
       f.setFunctionType(FunctionType::get(f.getContext(), body.getArgumentTypes(), {}));
-      for (unsigned i = 0; i < argAttrs_[w].size(); ++i)
-        if (argAttrs_[w][i]) f.setArgAttrs(i, argAttrs_[w][i]);
+      // One call: per-argument setArgAttrs rebuilds (and the context keeps) the whole array
+      // each time, O(n^2) bytes for n arguments (gt::dispatcher::captureBatch has the story).
+      SmallVector<DictionaryAttr> attrs(argAttrs_[w].begin(), argAttrs_[w].end());
+      for (DictionaryAttr &a : attrs)
+        if (!a) a = DictionaryAttr::get(f.getContext());
+      f.setAllArgAttrs(attrs);
       freeTemporaries(body);
     }
     func_.erase();
