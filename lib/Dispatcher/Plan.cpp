@@ -105,7 +105,9 @@ std::shared_ptr<ShardedPlan> SessionImpl::planOf(mlir::ModuleOp module, const st
           Ref input = refs.at(operand);
           refs.try_emplace(arg, input);
         }
-        ShardedPlan::Region r{std::strtoull(region.getKey().str().c_str(), nullptr, 16), true, uint32_t(steps.size()), 0, {}};
+        ShardedPlan::Region r{std::strtoull(region.getKey().str().c_str(), nullptr, 16), 0, true, uint32_t(steps.size()), 0, {}};
+        if (auto family = region->getAttrOfType<mlir::StringAttr>(mlir::gt::kRegionFamilyAttr))
+          r.family = std::strtoull(family.str().c_str(), nullptr, 16);
         for (mlir::Operation &inner : body) {
           if (auto yield = mlir::dyn_cast<mlir::gt::YieldOp>(inner)) {
             for (auto [result, yielded] : llvm::zip(region->getResults(), yield->getOperands())) {
@@ -213,8 +215,9 @@ void SessionImpl::runPlan(const ShardedPlan &plan, const std::vector<Instruction
   std::map<int64_t, std::vector<wireRegion>> regions;
   for (auto &[w, planned] : plan.regions)
     for (const ShardedPlan::Region &r : planned) {
-      // Hot once its key has been seen hotAfter times (any session, any worker) or forced.
-      bool hot = ++state_.regionCounts.seen[r.key] >= state_.options.hotAfter || r.forced;
+      // Hot once its key has been seen hotAfter times (any session, any worker) or forced, and
+      // while its family has compiled at most HotRegionCounter::kMaxSizesPerFamily sizes.
+      bool hot = state_.regionCounts.sighted(r.key, r.family, state_.options.hotAfter, r.forced);
       state_.regionsFormed++;
       state_.regionsMarkedHot += hot;
       wireRegion out{r.key, hot, r.start, r.count, {}};

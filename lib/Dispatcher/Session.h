@@ -238,6 +238,7 @@ struct ShardedPlan {
   };
   struct Region { ///< a gt.region of one worker's program: steps [start, start+count)
     uint64_t key;
+    uint64_t family; ///< its key without sizes (HotRegionCounter)
     bool forced; ///< every op carries `gt.compile` (a `compile: true` signal): hot at once
     uint32_t start, count;
     std::vector<Ref> outputs;

@@ -10,6 +10,7 @@ static std::map<std::string, double> dispatcherCounters(const State &state_) {
   values["batches"] = double(state_.batches);
   values["regions_formed"] = double(state_.regionsFormed);
   values["regions_marked_hot"] = double(state_.regionsMarkedHot);
+  values["regions_left_cold_by_size_cap"] = double(state_.regionCounts.capped);
   values["dispatcher_upload_bytes"] = double(state_.uploadBytes);
   values["dispatcher_fetch_bytes"] = double(state_.fetchBytes);
   values["dispatcher_instructions"] = double(state_.instructions);

@@ -7,7 +7,7 @@
 
 // CHECK-LABEL: func.func @repeated
 // The same step twice: the first region is seen once (not hot), the second is hot, same key.
-// CHECK: %[[R0:.*]] = gt.region(%arg0, %arg1) {gt.worker = 0 : i64, key = "[[KEY:[0-9a-f]+]]"}
+// CHECK: %[[R0:.*]] = gt.region(%arg0, %arg1) {gt.family = "{{[0-9a-f]+}}", gt.worker = 0 : i64, key = "[[KEY:[0-9a-f]+]]"}
 // CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<4x3xf32>, %[[B:.*]]: tensor<3xf32>):
 // CHECK-NEXT:   %[[S:.*]] = gt.add %[[A]], %[[B]]
 // CHECK-NEXT:   %[[T:.*]] = gt.relu %[[S]]
@@ -17,7 +17,7 @@
 // The free of an input that sat inside the run follows the region.
 // CHECK: gt.free %arg0
 // CHECK: gt.matmul %[[R0]], %arg2
-// CHECK: gt.region(%{{.*}}, %arg1) {gt.worker = 0 : i64, hot, key = "[[KEY]]"}
+// CHECK: gt.region(%{{.*}}, %arg1) {gt.family = "{{[0-9a-f]+}}", gt.worker = 0 : i64, hot, key = "[[KEY]]"}
 // EAGER-LABEL: func.func @repeated
 // EAGER-COUNT-2: gt.region({{.*}}hot
 // MIN3-LABEL: func.func @repeated
@@ -36,9 +36,9 @@ func.func @repeated(%x: tensor<4x3xf32>, %b: tensor<3xf32>, %w: tensor<3x3xf32>)
 
 // CHECK-LABEL: func.func @fill_values_not_in_key
 // A different fill value gives the same key: values are run-time operands of the kernel.
-// CHECK: gt.region(%arg0) {gt.worker = 0 : i64, key = "[[K2:[0-9a-f]+]]"}
+// CHECK: gt.region(%arg0) {gt.family = "{{[0-9a-f]+}}", gt.worker = 0 : i64, key = "[[K2:[0-9a-f]+]]"}
 // CHECK: gt.full {{.*}}value = 1.000000e-01
-// CHECK: gt.region(%arg0) {gt.worker = 0 : i64, hot, key = "[[K2]]"}
+// CHECK: gt.region(%arg0) {gt.family = "{{[0-9a-f]+}}", gt.worker = 0 : i64, hot, key = "[[K2]]"}
 // CHECK: gt.full {{.*}}value = 5.000000e-02
 func.func @fill_values_not_in_key(%p: tensor<8xf32>) {
   %0 = gt.full {value = 0.1 : f64, gt.worker = 0 : i64} : tensor<f32>
@@ -52,9 +52,10 @@ func.func @fill_values_not_in_key(%p: tensor<8xf32>) {
 }
 
 // CHECK-LABEL: func.func @split_by_worker_and_shape
-// Ops on another worker start a new run; a different shape gives a different key.
-// CHECK: gt.region(%arg0) {gt.worker = 0 : i64, key = "[[K3:[0-9a-f]+]]"}
-// CHECK: gt.region(%arg1) {gt.worker = 1 : i64, key = "[[K4:[0-9a-f]+]]"}
+// Ops on another worker start a new run; a different shape gives a different key but the same
+// family (the key without sizes: at most 8 sizes of one family are compiled).
+// CHECK: gt.region(%arg0) {gt.family = "[[F3:[0-9a-f]+]]", gt.worker = 0 : i64, key = "[[K3:[0-9a-f]+]]"}
+// CHECK: gt.region(%arg1) {gt.family = "[[F3]]", gt.worker = 1 : i64, key = "[[K4:[0-9a-f]+]]"}
 // CHECK-NOT: key = "[[K3]]"
 // CHECK: return
 func.func @split_by_worker_and_shape(%a: tensor<4xf32>, %b: tensor<5xf32>) {
@@ -67,7 +68,7 @@ func.func @split_by_worker_and_shape(%a: tensor<4xf32>, %b: tensor<5xf32>) {
 
 // CHECK-LABEL: func.func @forced
 // Every op carries gt.compile (a `compile: true` signal): hot on first sight.
-// CHECK: gt.region(%arg0) {gt.worker = 0 : i64, hot
+// CHECK: gt.region(%arg0) {gt.family = "{{[0-9a-f]+}}", gt.worker = 0 : i64, hot
 func.func @forced(%a: tensor<4xf32>) {
   %0 = gt.exp %a {gt.compile, gt.worker = 0 : i64} : tensor<4xf32> -> tensor<4xf32>
   %1 = gt.neg %0 {gt.compile, gt.worker = 0 : i64} : tensor<4xf32> -> tensor<4xf32>
@@ -89,8 +90,8 @@ func.func @dead(%a: tensor<4xf32>) {
 // CHECK-LABEL: func.func @independent_chains
 // Two loop iterations that do not depend on each other: two regions with one key (the second
 // is hot), and the free of a shared input follows the last region.
-// CHECK: gt.region(%arg0, %arg1) {gt.worker = 0 : i64, key = "[[K5:[0-9a-f]+]]"}
-// CHECK: gt.region(%arg0, %arg1) {gt.worker = 0 : i64, hot, key = "[[K5]]"}
+// CHECK: gt.region(%arg0, %arg1) {gt.family = "{{[0-9a-f]+}}", gt.worker = 0 : i64, key = "[[K5:[0-9a-f]+]]"}
+// CHECK: gt.region(%arg0, %arg1) {gt.family = "{{[0-9a-f]+}}", gt.worker = 0 : i64, hot, key = "[[K5]]"}
 // CHECK: gt.free %arg1
 // CHECK-NEXT: return
 func.func @independent_chains(%x: tensor<4xf32>, %w: tensor<4xf32>) {
@@ -113,7 +114,7 @@ func.func @independent_chains(%x: tensor<4xf32>, %w: tensor<4xf32>) {
 // CHECK-NEXT: ^bb0
 // CHECK-NEXT: gt.mul
 // CHECK-NEXT: gt.sub
-// CHECK: gt.region(%arg3, %[[LR]], %arg2) {gt.worker = 0 : i64, hot
+// CHECK: gt.region(%arg3, %[[LR]], %arg2) {gt.family = "{{[0-9a-f]+}}", gt.worker = 0 : i64, hot
 // CHECK-NEXT: ^bb0
 // CHECK-NEXT: gt.mul
 // CHECK-NEXT: gt.sub

@@ -8,10 +8,10 @@
 // its share of the rows) are freed inside their region; collectives end a region.
 // CHECK-LABEL: func.func @worker0
 // CHECK: %[[Y:.*]] = gt.matmul {{.*}} -> tensor<2x3xf32>
-// CHECK: gt.region(%[[Y]], %arg1) {gt.worker = 0 : i64, hot, key = "{{.*}}"} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK: gt.region(%[[Y]], %arg1) {gt.family = "{{[0-9a-f]+}}", gt.worker = 0 : i64, hot, key = "{{.*}}"} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
 // CHECK: gt.add {{.*}}gt.compile
 // CHECK: gt.relu {{.*}}gt.compile
-// CHECK: %[[P:.*]] = gt.region(%[[Y]]) {gt.worker = 0 : i64, key = "{{.*}}"} : (tensor<2x3xf32>) -> tensor<f32>
+// CHECK: %[[P:.*]] = gt.region(%[[Y]]) {gt.family = "{{[0-9a-f]+}}", gt.worker = 0 : i64, key = "{{.*}}"} : (tensor<2x3xf32>) -> tensor<f32>
 // CHECK-NEXT: ^bb0
 // CHECK-NEXT: %[[M:.*]] = gt.mean
 // CHECK-NEXT: %[[S:.*]] = gt.full {value = 2.500000e-01 : f64}
@@ -20,10 +20,10 @@
 // CHECK-NEXT: gt.free %[[S]]
 // CHECK-NEXT: gt.yield %[[L]]
 // CHECK: %[[A:.*]] = gt.all_reduce %[[P]]
-// CHECK: gt.region(%[[A]]) {gt.worker = 0 : i64, key = "{{.*}}"} : (tensor<f32>) -> tensor<f32>
+// CHECK: gt.region(%[[A]]) {gt.family = "{{[0-9a-f]+}}", gt.worker = 0 : i64, key = "{{.*}}"} : (tensor<f32>) -> tensor<f32>
 // CHECK: gt.free %[[A]]
 // CHECK-LABEL: func.func @worker3
-// CHECK: gt.region({{.*}}) {gt.worker = 3 : i64, hot, key = "{{.*}}"} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK: gt.region({{.*}}) {gt.family = "{{[0-9a-f]+}}", gt.worker = 3 : i64, hot, key = "{{.*}}"} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
 func.func @step(%w: tensor<4x3xf32> {gt.id = 1 : i64, gt.sharding = #gt.sharding<replicated over [0, 1, 2, 3]>},
                 %b: tensor<3xf32> {gt.id = 2 : i64, gt.sharding = #gt.sharding<replicated over [0, 1, 2, 3]>}) {
   %x = gt.upload {blob = 0 : i64, gt.id = 3 : i64, gt.signal = "data"} : tensor<8x4xf32>

@@ -383,3 +383,31 @@ def test_large_fused_regions_run_on_the_workers_threads_as_eager(threads, tmp_pa
     assert s["kernel_threads"] == threads, s  # gt-worker --threads N: OpenMP's threads too
     assert s["region_replays"] >= 2 and s["fused_ops"] > 10, s
     assert s["region_verify_failures"] == 0 and s["region_fallbacks"] == 0, (s, s["notes"])
+
+
+# A region that keeps arriving at new sizes (pytorch/examples' actor_critic.py normalizes each
+# episode's returns, one length per episode, and compiled 256 kernel sets in 40 episodes, most
+# for a slice of them): at most 8 sizes of one family (the region's structure without sizes)
+# are compiled; the others run op by op on eager kernels, which take any size. Values stay right.
+NEW_SIZES_OF_ONE_REGION = """
+import gt, numpy as np, json
+out = []
+for n in range(10, 30):
+    r = np.arange(n, dtype=np.float32)
+    for _ in range(3):  # hot after its second sighting
+        x = gt.tensor(r)
+        y = ((x - x.mean()) / (x.std() + 1e-5) * 2.0).exp().sum()
+        v = y.item()
+    want = np.exp((r - r.mean()) / (r.std(ddof=1) + 1e-5) * 2.0).sum()
+    assert abs(v - want) <= 1e-4 * abs(want), (n, v, want)
+    out.append(v)
+print(json.dumps({"results": out, "stats": gt.debug.stats()}))
+"""
+
+
+def test_a_region_at_ever_new_sizes_compiles_at_most_eight_of_them(tmp_path):
+    s = run_script(NEW_SIZES_OF_ONE_REGION, [], tmp_path, GT_JIT_SYNC="1", GT_HOT_AFTER="2")["stats"]
+    assert s["regions_formed"] == 60, s  # one region per step: 20 sizes, 3 steps each
+    assert 0 < s["regions_compiled"] <= 8, s
+    assert s["regions_left_cold_by_size_cap"] >= 12, s  # 12 sizes past the cap, each seen hot-after times
+    assert s["region_fallbacks"] == 0, s

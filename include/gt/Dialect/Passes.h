@@ -5,6 +5,8 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 
 namespace gt {
 class ShardingConfig;
@@ -21,11 +23,35 @@ namespace gt {
 #define GEN_PASS_REGISTRATION
 #include "gt/Dialect/Passes.h.inc"
 
-/// How often each region key has been seen. The dispatcher keeps one for its lifetime and
-/// counts each replay of a plan, so hotness spans batches and sessions; gt-mark-hot-regions
-/// counts within its own run.
+/// gt.region's discardable attribute naming its family: the hex key of its structure without
+/// sizes (gt-mark-hot-regions' structuralKey with sizes off).
+inline constexpr const char *kRegionFamilyAttr = "gt.family";
+
+/// How often each region key has been seen, and which regions are hot. The dispatcher keeps
+/// one for its lifetime and counts each replay of a plan, so hotness spans batches and
+/// sessions; gt-mark-hot-regions counts within its own run.
+/// Hot: a region's key once seen `hotAfter` times, or every forced one, but
+/// at most kMaxSizesPerFamily keys (sizes) per family. A family that keeps arriving at new
+/// sizes (a reinforcement-learning episode's returns, one length per episode) would otherwise
+/// compile a kernel set per size, each used a few times; beyond the cap its regions run op by
+/// op, on eager kernels, which take any size.
 struct HotRegionCounter {
+  static constexpr size_t kMaxSizesPerFamily = 8;
   llvm::DenseMap<uint64_t, int64_t> seen;
+  llvm::DenseMap<uint64_t, llvm::SmallVector<uint64_t, 2>> hotKeys; ///< by family
+  uint64_t capped = 0; ///< regions left cold by the cap
+  /// Counts one sighting of (key, family); whether that region is hot now.
+  bool sighted(uint64_t key, uint64_t family, int64_t hotAfter, bool forced) {
+    if (++seen[key] < hotAfter && !forced) return false;
+    auto &keys = hotKeys[family];
+    if (llvm::is_contained(keys, key)) return true;
+    if (keys.size() >= kMaxSizesPerFamily && !forced) {
+      capped++;
+      return false;
+    }
+    keys.push_back(key);
+    return true;
+  }
 };
 
 /// gt-apply-signals with the dispatcher's parsed config (which must outlive the pass).

@@ -48,14 +48,26 @@ int64_t workerOf(Operation *op) {
 }
 
 /// The structural key of a region body: ops, their attributes (without discardable `gt.*`
-/// attributes and fill values), operand wiring, types, and what is yielded.
-uint64_t structuralKey(Block &body) {
+/// attributes and fill values), operand wiring, types, and what is yielded. With `sizes` false
+/// it is the key of the region's *family*: tensor types keep only their rank and element type
+/// and integer attributes (shapes, slice positions, axes) are left out, so the same code at
+/// other sizes and offsets shares it.
+uint64_t structuralKey(Block &body, bool sizes = true) {
   std::string text;
   llvm::raw_string_ostream os(text);
+  auto type = [&](Type t) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    if (sizes || !tensor)
+      os << t;
+    else
+      os << "rank" << tensor.getRank() << "x" << tensor.getElementType();
+  };
   llvm::DenseMap<Value, unsigned> number;
   for (BlockArgument arg : body.getArguments()) {
     number[arg] = number.size();
-    os << "arg " << arg.getType() << ";";
+    os << "arg ";
+    type(arg.getType());
+    os << ";";
   }
   for (Operation &op : body) {
     os << op.getName() << "(";
@@ -64,11 +76,14 @@ uint64_t structuralKey(Block &body) {
     for (NamedAttribute a : op.getAttrs()) {
       StringRef name = a.getName().strref();
       if (name.starts_with("gt.") || (isa<FullOp>(op) && name == "value")) continue;
+      // The family leaves out integer attributes: shapes, slice positions, axes.
+      if (!sizes && isa<DenseI64ArrayAttr, IntegerAttr, ArrayAttr>(a.getValue())) continue;
       os << name << "=" << a.getValue() << ",";
     }
     for (Value r : op.getResults()) {
       number[r] = number.size();
-      os << ":" << r.getType();
+      os << ":";
+      type(r.getType());
     }
     os << ";";
   }
@@ -277,13 +292,16 @@ struct GTMarkHotRegionsPass : impl::GTMarkHotRegionsBase<GTMarkHotRegionsPass> {
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)key);
     region.setKey(hex);
+    std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)structuralKey(*body, /*sizes=*/false));
+    region->setAttr(kRegionFamilyAttr, b.getStringAttr(hex));
+    uint64_t family = std::strtoull(hex, nullptr, 16);
     // The worker: its ops' `gt.worker`, else the @workerN function's (gt-split-by-worker), else 0.
     Attribute worker = run.front()->getAttr("gt.worker");
     if (!worker)
       if (auto func = region->getParentOfType<func::FuncOp>()) worker = func->getAttr("gt.worker");
     region->setAttr("gt.worker", worker ? worker : b.getI64IntegerAttr(0));
     bool forced = llvm::all_of(run, [](Operation *op) { return op->hasAttr("gt.compile"); });
-    if (++seen.seen[key] >= hotAfter || forced) region.setHot(true);
+    if (seen.sighted(key, family, hotAfter, forced)) region.setHot(true);
     return region;
   }
 };
