@@ -179,3 +179,24 @@ def test_randperm():
     assert p.numpy().tolist() == gt.randperm(50, generator=gt.Generator().manual_seed(3)).numpy().tolist()
     g = gt.Generator()
     assert g.initial_seed() == 67280421310721 and g.manual_seed(7) is g and g.initial_seed() == 7
+
+
+def test_random_sampler_draws_as_it_goes_and_the_submodules_torch_has():
+    # minGPT's trainer samples with replacement, num_samples=1e10: drawn lazily, not all at once.
+    from gt.utils.data.dataloader import DataLoader as DL
+    from gt.utils.data.dataset import Dataset as DS, TensorDataset as TD
+    from gt.utils.data.sampler import RandomSampler as RS, SequentialSampler as SS
+    from gt.utils.data import DataLoader, Dataset, TensorDataset, RandomSampler, SequentialSampler
+    assert (DL, DS, TD, RS, SS) == (DataLoader, Dataset, TensorDataset, RandomSampler, SequentialSampler)
+    gt.manual_seed(0)
+    endless = RandomSampler(range(7), replacement=True, num_samples=int(1e10))
+    assert len(endless) == int(1e10)
+    it = iter(endless)
+    first = [next(it) for _ in range(3000)]  # three chunks
+    assert all(0 <= i < 7 for i in first) and len(set(first)) == 7
+    epochs = list(RandomSampler(range(5), num_samples=12))  # without replacement: permutations
+    assert len(epochs) == 12 and sorted(epochs[:5]) == list(range(5)) and sorted(epochs[5:10]) == list(range(5))
+    loader = DataLoader(TensorDataset(gt.arange(10)), batch_size=4,
+                        sampler=RandomSampler(range(10), replacement=True, num_samples=int(1e9)))
+    batch = next(iter(loader))[0]
+    assert batch.shape == (4,) and all(0 <= int(v) < 10 for v in batch.numpy())

@@ -29,9 +29,9 @@ import numbers
 
 import numpy as np
 
-from .. import _functions as _T
-from .. import _tensor
-from .._tensor import Tensor
+from ... import _functions as _T
+from ... import _tensor
+from ..._tensor import Tensor
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "Sampler",
            "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler", "DataLoader",
@@ -192,12 +192,13 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
-        rng, n = _rng(self.generator), len(self.data_source)
-        if self.replacement:
-            return iter(rng.integers(0, n, self.num_samples).tolist())
-        reps = -(-self.num_samples // n)
-        order = np.concatenate([rng.permutation(n) for _ in range(reps)])[:self.num_samples]
-        return iter(order.tolist())
+        """Draws as it goes (1024 indices, or one permutation, at a time), so num_samples may be
+        practically endless (minGPT's trainer asks for 1e10)."""
+        rng, n, left = _rng(self.generator), len(self.data_source), self.num_samples
+        while left > 0:
+            chunk = rng.integers(0, n, builtins.min(left, 1024)) if self.replacement else rng.permutation(n)[:left]
+            yield from chunk.tolist()
+            left -= len(chunk)
 
     def __len__(self):
         return self.num_samples
