@@ -161,9 +161,13 @@ def _advanced(y, advanced):
 
 @T._method("__getitem__")
 def getitem(x, key):
+    ints = (key,) if type(key) is int else key if type(key) is tuple and all(type(k) is int for k in key) else None
     key = _normalize_key(x, key)
     y, advanced, _ = _basic(x, key)
-    return _advanced(y, advanced) if advanced else y
+    y = _advanced(y, advanced) if advanced else y
+    if ints is not None and y is not x and y._host is None and len(ints) <= x.ndim:  # its values: x's at `ints` (Tensor._host)
+        y._host = (y._h, x, x._h, ints)
+    return y
 
 
 @T._method("__setitem__")

@@ -30,6 +30,34 @@ _UNPACK_SCALAR = {_dt.float32: struct.Struct("=f").unpack, _dt.float64: struct.S
                   _dt.bool: struct.Struct("=?").unpack}
 
 
+
+# A tensor's values never change (in-place ops rebind the Python object to a new handle), so
+# the client may keep what it fetched: Tensor._host is (handle, array) for a tensor fetched
+# whole, or (handle, base, base_handle, key) for base[key] with int indices, which reads the
+# element from the base's values, fetched whole once if they are small (a Dataset's
+# `self.ixes[idx].item()` per sample then waits once, not once per sample). Either is valid
+# only while the handles are still the tensors' own.
+_HOLD_BYTES = 1 << 20
+
+
+def _held(t):
+    """t's values if the client holds them (or can read them from its base at one fetch), else None."""
+    h = t._host
+    if h is None or h[0] is not t._h:
+        return None
+    if len(h) == 2:
+        return h[1]
+    _, base, base_handle, key = h
+    if base._h is not base_handle:
+        return None
+    values = _held(base)
+    if values is None:
+        if math.prod(base.shape) * _dt.numpy_dtype(base.dtype).itemsize > _HOLD_BYTES:
+            return None
+        values = base.numpy()
+    return np.asarray(values[key])
+
+
 class Tensor:
     """A tensor on a GT worker.
 
@@ -40,7 +68,7 @@ class Tensor:
     """
     __module__ = "gt"  # type(x) is gt.Tensor, as torch.Tensor
     __slots__ = ("_h", "shape", "dtype", "requires_grad", "grad", "_node", "_hooks", "_retains_grad", "_data_of",
-                 "__weakref__")
+                 "_host", "__weakref__")
     __array_priority__ = 1000  # numpy_scalar * tensor -> Tensor.__rmul__
 
     def __init__(self, handle, shape=None, dtype=None, requires_grad=False):
@@ -52,6 +80,7 @@ class Tensor:
         self.requires_grad = requires_grad
         self.grad = None
         self._node = None  # an autograd.Node when made by a recorded op that needs a gradient
+        self._host = None  # values the client holds already (see _held)
 
     # ------------------------------------------------------------ identity
     @property
@@ -79,13 +108,22 @@ class Tensor:
     # ------------------------------------------------------------ values
     def numpy(self):
         """The values as a NumPy array (waits for them). Raises RuntimeError (gt.RemoteError)
-        naming the failed op and your line if the computation failed on a worker."""
+        naming the failed op and your line if the computation failed on a worker. A tensor of
+        at most 1 MiB keeps a copy of what it fetched (its values never change: an in-place op
+        rebinds it to new ones), so reading it again, or an element of it (`x[i].item()`), waits
+        for nothing."""
+        held = _held(self)
+        if held is not None:
+            return np.array(held)
         start = time.perf_counter_ns()
         data, shape, code = self._h.client.fetch(self._h.id)
         if _trace is not None:
             _trace.sync(start, len(data))
         _runtime.after_wait((time.perf_counter_ns() - start) * 1e-9)
-        return np.frombuffer(data, dtype=_dt.numpy_dtype(_dt.from_code(code))).reshape(shape).copy()
+        a = np.frombuffer(data, dtype=_dt.numpy_dtype(_dt.from_code(code))).reshape(shape).copy()
+        if a.nbytes <= _HOLD_BYTES:
+            self._host = (self._h, a.copy())
+        return a
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
@@ -95,6 +133,9 @@ class Tensor:
         """The single value as a Python number. Raises RuntimeError if numel() != 1 (as PyTorch)."""
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to a Python scalar")
+        held = _held(self)
+        if held is not None:
+            return held.reshape(()).item()
         unpack = _UNPACK_SCALAR.get(self.dtype)
         if unpack is None:  # float16, bfloat16: through NumPy
             return self.numpy().reshape(()).item()
