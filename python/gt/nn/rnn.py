@@ -5,7 +5,9 @@ Per layer and direction: weight_ih_l{k} (G*H, input), weight_hh_l{k} (G*H, H), b
 bias_hh_l{k} (G*H,), suffixed `_reverse` for the backward direction; G = 1 (RNN), 4 (LSTM:
 input, forget, cell, output) or 3 (GRU: reset, update, new), every one ~ U(-1/sqrt(H),
 1/sqrt(H)) as PyTorch. A layer's input projections for the whole sequence are one matrix
-product; the recurrence then runs one time step at a time (a few ops per step). An LSTM with
+product; the recurrence then runs one time step at a time (a few ops per step). An LSTM layer
+(without projections or packed input) is one autograd Function, _LSTMLayer, whose backward is
+written out rather than recorded op by op. An LSTM with
 `proj_size` P > 0 (Sak et al. 2014, "LSTMP") also has weight_hr_l{k} (P, H): its hidden state is
 h_t = W_hr (o * tanh(c_t)), of size P, which the next step and layer read (weight_hh (4H, P)).
 
