@@ -11,11 +11,13 @@ an index Tensor are clamped on the worker.
 """
 import builtins
 import math
+import weakref
 
 import numpy as np
 
 from . import _functions as T
 from . import dtypes as _dt
+from ._tensor import _HOLD_BYTES
 from .autograd import no_grad
 
 
@@ -165,8 +167,9 @@ def getitem(x, key):
     key = _normalize_key(x, key)
     y, advanced, _ = _basic(x, key)
     y = _advanced(y, advanced) if advanced else y
-    if ints is not None and y is not x and y._host is None and len(ints) <= x.ndim:  # its values: x's at `ints` (Tensor._host)
-        y._host = (y._h, x, x._h, ints)
+    if ints is not None and y is not x and y._host is None and len(ints) <= x.ndim and \
+            math.prod(x.shape) * _dt.numpy_dtype(x.dtype).itemsize <= _HOLD_BYTES:
+        y._host = (y._h, weakref.ref(x), x._h, ints)  # its values: x's at `ints` (Tensor._host)
     return y
 
 

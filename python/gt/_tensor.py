@@ -33,8 +33,9 @@ _UNPACK_SCALAR = {_dt.float32: struct.Struct("=f").unpack, _dt.float64: struct.S
 
 # A tensor's values never change (in-place ops rebind the Python object to a new handle), so
 # the client may keep what it fetched: Tensor._host is (handle, array) for a tensor fetched
-# whole, or (handle, base, base_handle, key) for base[key] with int indices, which reads the
-# element from the base's values, fetched whole once if they are small (a Dataset's
+# whole, or (handle, weakref to base, base_handle, key) for base[key] with int indices of a
+# base of at most 1 MiB, which reads the element from the base's values, fetched whole once
+# (the weak reference keeps nothing alive on the workers; a Dataset's
 # `self.ixes[idx].item()` per sample then waits once, not once per sample). Either is valid
 # only while the handles are still the tensors' own.
 _HOLD_BYTES = 1 << 20
@@ -47,13 +48,12 @@ def _held(t):
         return None
     if len(h) == 2:
         return h[1]
-    _, base, base_handle, key = h
-    if base._h is not base_handle:
+    _, base_ref, base_handle, key = h
+    base = base_ref()
+    if base is None or base._h is not base_handle:
         return None
     values = _held(base)
     if values is None:
-        if math.prod(base.shape) * _dt.numpy_dtype(base.dtype).itemsize > _HOLD_BYTES:
-            return None
         values = base.numpy()
     return np.asarray(values[key])
 

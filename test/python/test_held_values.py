@@ -49,3 +49,15 @@ def test_large_tensors_are_not_held():
     big[5].item()
     big[6].item()
     assert reads() - before == 2
+
+
+def test_an_element_does_not_keep_its_base_alive():
+    import gc
+    import weakref
+    x = gt.arange(10) * 3
+    y = x[4]
+    base = weakref.ref(x)
+    del x
+    gc.collect()
+    assert base() is None  # y holds a weak reference only: x's values are freed on the workers
+    assert y.item() == 12  # fetched on its own
