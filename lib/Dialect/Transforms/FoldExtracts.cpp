@@ -16,17 +16,20 @@ namespace mlir::gt {
 
 namespace {
 
-/// The position in an operand that `map` (loop dims -> operand dims) reads at the loop
-/// position `at`, or failure for a map other than dims and constants.
-FailureOr<SmallVector<Value>> positionIn(OpBuilder &b, Location loc, AffineMap map, ValueRange at) {
+/// Whether every result of `map` is a loop dim or a constant (what positionIn handles).
+bool dimsAndConstants(AffineMap map) {
+  return llvm::all_of(map.getResults(), [](AffineExpr e) { return isa<AffineDimExpr, AffineConstantExpr>(e); });
+}
+
+/// The position in an operand that `map` (loop dims -> operand dims; dimsAndConstants) reads
+/// at the loop position `at`.
+SmallVector<Value> positionIn(OpBuilder &b, Location loc, AffineMap map, ValueRange at) {
   SmallVector<Value> out;
   for (AffineExpr e : map.getResults()) {
     if (auto dim = dyn_cast<AffineDimExpr>(e))
       out.push_back(at[dim.getPosition()]);
-    else if (auto c = dyn_cast<AffineConstantExpr>(e))
-      out.push_back(b.create<arith::ConstantIndexOp>(loc, c.getValue()));
     else
-      return failure();
+      out.push_back(b.create<arith::ConstantIndexOp>(loc, cast<AffineConstantExpr>(e).getValue()));
   }
   return out;
 }
@@ -52,6 +55,10 @@ struct ExtractOfElementwise : OpRewritePattern<tensor::ExtractOp> {
       if (!out.use_empty()) return failure();
     for (Operation &op : body.without_terminator())
       if (op.getNumRegions() != 0 || !isMemoryEffectFree(&op)) return failure();
+    for (OpOperand *in : generic.getDpsInputOperands())
+      if (isa<RankedTensorType>(in->get().getType()) && !dimsAndConstants(generic.getMatchingIndexingMap(in)))
+        return failure();
+    // Nothing is created before this point: a pattern that fails leaves the IR as it was.
 
     Location loc = extract.getLoc();
     ValueRange at = extract.getIndices();
@@ -63,9 +70,8 @@ struct ExtractOfElementwise : OpRewritePattern<tensor::ExtractOp> {
         map.map(arg, v);
         continue;
       }
-      FailureOr<SmallVector<Value>> pos = positionIn(rewriter, loc, generic.getMatchingIndexingMap(in), at);
-      if (failed(pos)) return failure();
-      map.map(arg, rewriter.create<tensor::ExtractOp>(loc, v, *pos).getResult());
+      SmallVector<Value> pos = positionIn(rewriter, loc, generic.getMatchingIndexingMap(in), at);
+      map.map(arg, rewriter.create<tensor::ExtractOp>(loc, v, pos).getResult());
     }
     for (Operation &op : body.without_terminator()) {
       if (auto index = dyn_cast<linalg::IndexOp>(op)) {
