@@ -32,8 +32,10 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, re
     """The dense tensor whose entries at `indices` ([sparse_dims, nnz], integers) are `values`
     ([nnz] or [nnz, *dense_shape]) and zero elsewhere, as torch.sparse_coo_tensor followed by
     to_dense(); repeated indices add up. `size` defaults to the largest index + 1 along each
-    sparse dim (which reads the indices: a wait) followed by values' dense shape. Gradients reach
-    `values`. Raises RuntimeError for indices that are not 2-D or lie outside `size`."""
+    sparse dim, followed by values' dense shape. The indices are read on the client (a wait when
+    they are a gt.Tensor) to infer the size and check the bounds. Gradients reach `values`.
+    Raises RuntimeError for indices that are not 2-D, values whose first dim is not nnz, a
+    `size` that does not fit them, or an index outside `size`."""
     idx = _as_tensor(indices, _dt.int64)
     vals = _as_tensor(values, _dt.resolve(dtype) if dtype is not None else None)
     if idx.ndim != 2:

@@ -14,23 +14,18 @@ ImportError.
 """
 import math
 
-import numpy as np
-
 from .. import _composites, _sorting, _tensor
 from .. import _functions as T
 from .. import dtypes as _dt
 from ..autograd import no_grad
 from ..nn import functional as F
+from .._array_functions import broadcast_shapes
 
 __all__ = ["Distribution", "Categorical", "Normal", "Bernoulli", "Uniform", "kl_divergence"]
 
 
 def _as_tensor(x):
     return x if isinstance(x, T.Tensor) else _tensor.tensor(float(x))
-
-
-def _broadcast_shapes(*shapes):
-    return tuple(np.broadcast_shapes(*shapes))
 
 
 def _shape(sample_shape):
@@ -93,7 +88,7 @@ class Categorical(Distribution):
     def log_prob(self, value):
         """log P(value) for category indices `value` (integers broadcasting with batch_shape)."""
         value = _as_tensor(value)
-        value = T.broadcast_to(T.cast(value, _dt.int64), _broadcast_shapes(value.shape, self.batch_shape))
+        value = T.broadcast_to(T.cast(value, _dt.int64), broadcast_shapes(value.shape, self.batch_shape))
         logits = T.broadcast_to(self.logits, value.shape + (self._num_events,))
         return T.squeeze(T.gather(logits, -1, T.unsqueeze(value, -1)), -1)
 
@@ -117,7 +112,7 @@ class Normal(Distribution):
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = _as_tensor(loc), _as_tensor(scale)
-        shape = _broadcast_shapes(self.loc.shape, self.scale.shape)
+        shape = broadcast_shapes(self.loc.shape, self.scale.shape)
         self.loc, self.scale = T.broadcast_to(self.loc, shape), T.broadcast_to(self.scale, shape)
         super().__init__(shape)
 
@@ -176,7 +171,7 @@ class Bernoulli(Distribution):
 
     def log_prob(self, value):
         """log P(value) for value 0 or 1 (floats broadcasting with batch_shape)."""
-        logits = T.broadcast_to(self.logits, _broadcast_shapes(self.logits.shape, value.shape))
+        logits = T.broadcast_to(self.logits, broadcast_shapes(self.logits.shape, value.shape))
         return -F.binary_cross_entropy_with_logits(logits, T.broadcast_to(value, logits.shape).float(),
                                                    reduction="none")
 
@@ -198,7 +193,7 @@ class Uniform(Distribution):
 
     def __init__(self, low, high, validate_args=None):
         self.low, self.high = _as_tensor(low), _as_tensor(high)
-        shape = _broadcast_shapes(self.low.shape, self.high.shape)
+        shape = broadcast_shapes(self.low.shape, self.high.shape)
         self.low, self.high = T.broadcast_to(self.low, shape), T.broadcast_to(self.high, shape)
         super().__init__(shape)
 
