@@ -66,6 +66,7 @@ SHARDING_RULES = {
     "elementwise": "Elementwise",    # a split operand's axis splits the result
     "batch": "Batch",                # elementwise over all but the last two axes (tril, triu)
     "outside_axes": "OutsideAxes",   # elementwise over the axes no axis/axes attribute names (cumsum)
+    "first_axis": "FirstAxis",       # a split first axis (the batch) splits the result's; others gather (im2col)
     "matmul": "Matmul", "reduction": "Reduction", "layout": "Layout", "index": "Index",
     "distribution": "Distribution",
 }

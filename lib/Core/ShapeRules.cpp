@@ -54,7 +54,46 @@ void checkWindow(const OpInfo &op, const Shape &base, const Shape &window, const
   }
 }
 
+/// im2col / col2im: `image` (N, C, *spatial) and `cols` (N, *out, C, *kernel) agree, with one
+/// padding (>= 0), stride (>= 1) and dilation (>= 1) per spatial axis (attrs.starts, steps,
+/// axes), and every tap's input position o * stride - padding + k * dilation fits in 64 bits.
+void checkWindows(const OpInfo &op, const Shape &image, const Shape &cols, const OpAttrs &attrs) {
+  size_t n = image.size() >= 3 ? image.size() - 2 : 0;
+  std::string what = std::string(op.mnemonic) + ": windows " + shapeString(cols) + " of " + shapeString(image) +
+                     " with padding " + shapeString(attrs.starts) + ", stride " + shapeString(attrs.steps) +
+                     " and dilation " + shapeString(attrs.axes);
+  if (n == 0 || cols.size() != 2 * n + 2 || attrs.starts.size() != n || attrs.steps.size() != n ||
+      attrs.axes.size() != n)
+    throw ShapeError(what + ": expected an image (N, C, *spatial) with at least one spatial axis, windows (N, *out, "
+                            "C, *kernel) and one padding, stride and dilation per spatial axis");
+  if (cols[0] != image[0] || cols[1 + n] != image[1])
+    throw ShapeError(what + ": the batch and channel sizes differ");
+  for (size_t i = 0; i < n; ++i) {
+    int64_t out = cols[1 + i], k = cols[2 + n + i], s = attrs.steps[i], p = attrs.starts[i], d = attrs.axes[i], last = 0,
+            span = 0;
+    bool ok = out >= 0 && k >= 1 && s >= 1 && d >= 1 && p >= 0 && image[2 + i] >= 0 &&
+              !__builtin_mul_overflow(std::max<int64_t>(out - 1, 0), s, &last) &&
+              !__builtin_mul_overflow(k - 1, d, &span) && !__builtin_add_overflow(last, span, &last) &&
+              !__builtin_add_overflow(image[2 + i], p, &span) && last < (int64_t(1) << 62) && span < (int64_t(1) << 62);
+    if (!ok)
+      throw ShapeError(what + ": spatial axis " + std::to_string(i) +
+                       " needs out >= 0, kernel >= 1, stride >= 1, dilation >= 1, padding >= 0 and positions that fit in "
+                       "64 bits");
+  }
+}
+
 } // namespace
+
+TensorType im2col(const OpInfo &op, std::span<const TensorType> in, const OpAttrs &attrs) {
+  checkWindows(op, in[0].shape, attrs.shape, attrs);
+  return {in[0].dtype, attrs.shape};
+}
+
+TensorType col2im(const OpInfo &op, std::span<const TensorType> in, const OpAttrs &attrs) {
+  if (in[0].dtype == DType::Bool) dtypeError(op, "sums windows, which bool tensors cannot");
+  checkWindows(op, attrs.shape, in[0].shape, attrs);
+  return {in[0].dtype, attrs.shape};
+}
 
 DType ruleDType(const OpInfo &op, DType x, const OpAttrs &attrs) {
   switch (op.dtypeRule) {

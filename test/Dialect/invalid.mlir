@@ -70,3 +70,19 @@ func.func @full_without_value() {
   %0 = gt.full : tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @im2col_channels_differ(%x: tensor<2x3x5x5xf32>) -> tensor<2x3x3x4x2x2xf32> {
+  // expected-error @+1 {{the batch and channel sizes differ}}
+  %0 = gt.im2col %x {padding = array<i64: 0, 0>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>} : tensor<2x3x5x5xf32> -> tensor<2x3x3x4x2x2xf32>
+  return %0 : tensor<2x3x3x4x2x2xf32>
+}
+
+// -----
+
+func.func @col2im_stride_zero(%c: tensor<2x3x3x3x2x2xf32>) -> tensor<2x3x5x5xf32> {
+  // expected-error @+1 {{needs out >= 0, kernel >= 1, stride >= 1}}
+  %0 = gt.col2im %c {padding = array<i64: 1, 0>, stride = array<i64: 0, 1>, dilation = array<i64: 1, 2>} : tensor<2x3x3x3x2x2xf32> -> tensor<2x3x5x5xf32>
+  return %0 : tensor<2x3x5x5xf32>
+}

@@ -44,6 +44,30 @@ def _scatter_add(shape, axis, idx, src):
     return out
 
 
+def _im2col(x, shape, padding, stride, dilation):
+    """(N, C, *spatial) -> (N, *out, C, *kernel): tap k of window o reads o * stride - padding + k * dilation."""
+    n = x.ndim - 2
+    out = np.zeros(shape, np.float32)
+    for idx in np.ndindex(*shape):
+        o, c, k = idx[1:1 + n], idx[1 + n], idx[2 + n:]
+        pos = [o[i] * stride[i] - padding[i] + k[i] * dilation[i] for i in range(n)]
+        if all(0 <= p < x.shape[2 + i] for i, p in enumerate(pos)):
+            out[idx] = x[(idx[0], c, *pos)]
+    return out
+
+
+def _col2im(cols, shape, padding, stride, dilation):
+    """The adjoint of _im2col: each window element added at the position it was read from."""
+    n = len(shape) - 2
+    out = np.zeros(shape, np.float32)
+    for idx in np.ndindex(*cols.shape):
+        o, c, k = idx[1:1 + n], idx[1 + n], idx[2 + n:]
+        pos = [o[i] * stride[i] - padding[i] + k[i] * dilation[i] for i in range(n)]
+        if all(0 <= p < shape[2 + i] for i, p in enumerate(pos)):
+            out[(idx[0], c, *pos)] += cols[idx]
+    return out
+
+
 def _reduce(np_fn):
     return lambda x, axes, keepdims: np_fn(x, axis=tuple(axes), keepdims=keepdims)
 
@@ -70,6 +94,12 @@ CASES = {
               dict(shape=[2], starts=[1], steps=[3])),
     "slice_scatter": ((np.zeros(8, np.float32), np.ones(2, np.float32)), dict(starts=[0], steps=[2]),
                       lambda b, s, starts, steps: _put(b, s, starts[0], steps[0]), dict(starts=[1], steps=[3])),
+    "im2col": ((np.arange(10, dtype=np.float32).reshape(1, 2, 5),),
+               dict(shape=[1, 5, 2, 3], padding=[1], stride=[1], dilation=[1]), _im2col,
+               dict(shape=[1, 3, 2, 3], padding=[0], stride=[2], dilation=[2])),
+    "col2im": ((np.arange(30, dtype=np.float32).reshape(1, 5, 2, 3),),
+               dict(shape=[1, 2, 5], padding=[1], stride=[1], dilation=[1]), _col2im,
+               dict(shape=[1, 2, 6], padding=[0], stride=[2], dilation=[2])),
     "concat": ((SQ, SQ + 10), dict(axis=0), lambda a, b, axis: np.concatenate([a, b], axis), dict(axis=1)),
     "sum": ((A,), dict(axes=[0], keepdims=False), _reduce(np.sum), dict(axes=[1], keepdims=True)),
     "mean": ((A,), dict(axes=[0], keepdims=False), _reduce(np.mean), dict(axes=[1], keepdims=True)),

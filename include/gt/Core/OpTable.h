@@ -79,6 +79,7 @@ enum class ShardingRule : uint8_t {
   Elementwise,  ///< a split operand's axis splits the result (partial sums pass through add/sub)
   Batch,        ///< elementwise over all axes but the last two, which stay whole (tril, triu)
   OutsideAxes,  ///< elementwise over the axes that no axis/axes attribute names (cumsum, flip)
+  FirstAxis,    ///< a split first axis (the batch) splits the result's first axis; others gather (im2col)
   Matmul, Reduction, Layout, Index, Distribution, ///< rules of their own per op
 };
 

@@ -26,6 +26,8 @@ GT_SHAPE_RULE(broadcastTo);  ///< attrs.shape, which the operand must broadcast 
 GT_SHAPE_RULE(slice);        ///< attrs.shape elements from attrs.starts by attrs.steps
 GT_SHAPE_RULE(sliceScatter); ///< the first operand's type; the second must fit the window
 GT_SHAPE_RULE(concat);       ///< the operands joined along attrs.axes[0]
+GT_SHAPE_RULE(im2col);       ///< (N, C, *spatial) -> attrs.shape (N, *out, C, *kernel): a convolution's windows
+GT_SHAPE_RULE(col2im);       ///< (N, *out, C, *kernel) -> attrs.shape (N, C, *spatial): im2col's adjoint
 GT_SHAPE_RULE(transpose);    ///< permuted by attrs.axes
 GT_SHAPE_RULE(reduction);    ///< attrs.axes dropped (or kept as 1 with keepdims); the dtype by op.dtypeRule
 GT_SHAPE_RULE(oneHot);       ///< the operand's shape plus attrs.count classes, in attrs.dtype

@@ -13,6 +13,8 @@
 //   full / randn        => linalg.fill / linalg.generic over linalg.index (counter-based RNG)
 //   transpose / reshape => linalg.transpose / tensor.reshape
 //   slice / slice_scatter / concat => tensor.extract_slice / tensor.insert_slice
+//   im2col / col2im     => linalg.generic reading the input with tensor.extract at computed
+//                          positions (col2im: a reduction over the kernel taps)
 //   argmax / argmin     => linalg.generic with two outputs (value, index)
 //   index_select / gather => linalg.generic reading the input with tensor.extract
 //   index_add / scatter_add => a dense linalg.generic reduction over the indices (no atomics;
@@ -891,6 +893,93 @@ Value lowerTriangle(OpBuilder &b, const Lowering &l) {
 
 /// flip: result[..., i, ...] = input[..., n - 1 - i, ...] along every axis in `dims` (a generic
 /// whose input map reverses those axes).
+/// im2col: result[n, o..., c, k...] = input[n, c, o * stride - padding + k * dilation] along
+/// every spatial axis, 0 where that position is outside the input. One parallel generic that
+/// reads the input with tensor.extract (clamped into range, then selected away).
+Value lowerIm2col(OpBuilder &b, const Lowering &l) {
+  auto a = attrs::Im2col::of(l.attrs);
+  Value input = l.in[0];
+  auto inType = cast<RankedTensorType>(input.getType());
+  int64_t n = inType.getRank() - 2, rank = l.resultType.getRank();
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  auto generic = b.create<linalg::GenericOp>(
+      l.loc(), TypeRange{l.resultType}, ValueRange{}, ValueRange{emptyLike(b, l.loc(), l.resultType)},
+      SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)}, iters, [&](OpBuilder &nb, Location nloc, ValueRange) {
+        auto index = [&](int64_t v) { return nb.create<arith::ConstantIndexOp>(nloc, v).getResult(); };
+        SmallVector<Value> at = {nb.create<linalg::IndexOp>(nloc, 0), nb.create<linalg::IndexOp>(nloc, 1 + n)};
+        Value inside;
+        for (int64_t i = 0; i < n; ++i) {
+          Value o = nb.create<linalg::IndexOp>(nloc, 1 + i), k = nb.create<linalg::IndexOp>(nloc, 2 + n + i);
+          Value pos = nb.create<arith::AddIOp>(nloc, nb.create<arith::MulIOp>(nloc, o, index(a.stride[i])),
+                                               nb.create<arith::MulIOp>(nloc, k, index(a.dilation[i])));
+          pos = nb.create<arith::SubIOp>(nloc, pos, index(a.padding[i]));
+          int64_t size = inType.getDimSize(2 + i);
+          Value ok = nb.create<arith::AndIOp>(
+              nloc, nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::sge, pos, index(0)),
+              nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::slt, pos, index(size)));
+          inside = inside ? nb.create<arith::AndIOp>(nloc, inside, ok).getResult() : ok;
+          pos = nb.create<arith::MaxSIOp>(nloc, pos, index(0));
+          at.push_back(nb.create<arith::MinSIOp>(nloc, pos, index(std::max<int64_t>(size - 1, 0))));
+        }
+        Value v = nb.create<tensor::ExtractOp>(nloc, input, at);
+        nb.create<linalg::YieldOp>(nloc, nb.create<arith::SelectOp>(nloc, inside, v, constantOf(nb, nloc, l.elem(), 0)).getResult());
+      });
+  return generic.getResult(0);
+}
+
+/// col2im: result[n, c, p...] = sum over the taps k of input[n, o, c, k] where o * stride -
+/// padding + k * dilation = p, i.e. o = (p + padding - k * dilation) / stride when that divides
+/// evenly and 0 <= o < out. Loops: the result's axes, then the taps (reductions), so each
+/// output element is one loop nest's sum (no atomics, the same order everywhere).
+Value lowerCol2im(OpBuilder &b, const Lowering &l) {
+  auto a = attrs::Col2im::of(l.attrs);
+  Value input = l.in[0];
+  auto inType = cast<RankedTensorType>(input.getType());
+  int64_t n = l.resultType.getRank() - 2, rank = l.resultType.getRank(), loops = rank + n;
+  Type elem = l.elem(), acc = computeType(elem);
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  iters.append(size_t(n), utils::IteratorType::reduction);
+  // The taps as loops: a generic needs a shaped operand to carry them (its values are unused).
+  SmallVector<int64_t> taps;
+  for (int64_t i = 0; i < n; ++i) taps.push_back(inType.getDimSize(2 + n + i));
+  Value tapSpace = b.create<tensor::EmptyOp>(l.loc(), taps, b.getI8Type());
+  SmallVector<AffineExpr> tapExprs;
+  for (int64_t i = 0; i < n; ++i) tapExprs.push_back(b.getAffineDimExpr(rank + i));
+  SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, tapExprs, b.getContext()), leadingDims(b, loops, rank)};
+  Value zero = constantOf(b, l.loc(), elem, 0);
+  auto generic = b.create<linalg::GenericOp>(
+      l.loc(), TypeRange{l.resultType}, ValueRange{tapSpace}, ValueRange{fill(b, l.loc(), l.resultType, zero)}, maps,
+      iters, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        auto index = [&](int64_t v) { return nb.create<arith::ConstantIndexOp>(nloc, v).getResult(); };
+        SmallVector<Value> at = {nb.create<linalg::IndexOp>(nloc, 0)};
+        Value inside;
+        for (int64_t i = 0; i < n; ++i) {
+          Value p = nb.create<linalg::IndexOp>(nloc, 2 + i), k = nb.create<linalg::IndexOp>(nloc, rank + i);
+          Value t = nb.create<arith::SubIOp>(nloc, nb.create<arith::AddIOp>(nloc, p, index(a.padding[i])),
+                                             nb.create<arith::MulIOp>(nloc, k, index(a.dilation[i])));
+          Value ok = nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::sge, t, index(0));
+          t = nb.create<arith::MaxSIOp>(nloc, t, index(0));
+          Value o = t;
+          if (a.stride[i] != 1) {
+            o = nb.create<arith::DivUIOp>(nloc, t, index(a.stride[i]));
+            Value rem = nb.create<arith::RemUIOp>(nloc, t, index(a.stride[i]));
+            ok = nb.create<arith::AndIOp>(nloc, ok, nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::eq, rem, index(0)));
+          }
+          int64_t out = inType.getDimSize(1 + i);
+          ok = nb.create<arith::AndIOp>(nloc, ok, nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::slt, o, index(out)));
+          inside = inside ? nb.create<arith::AndIOp>(nloc, inside, ok).getResult() : ok;
+          at.push_back(nb.create<arith::MinSIOp>(nloc, o, index(std::max<int64_t>(out - 1, 0))));
+        }
+        at.push_back(nb.create<linalg::IndexOp>(nloc, 1));
+        for (int64_t i = 0; i < n; ++i) at.push_back(nb.create<linalg::IndexOp>(nloc, rank + i));
+        Value v = convertScalar(nb, nloc, nb.create<tensor::ExtractOp>(nloc, input, at), acc);
+        Value term = nb.create<arith::SelectOp>(nloc, inside, v, constantOf(nb, nloc, acc, 0));
+        Value sum = scalarBinary(nb, nloc, OpCode::Add, convertScalar(nb, nloc, args[1], acc), term);
+        nb.create<linalg::YieldOp>(nloc, convertScalar(nb, nloc, sum, elem));
+      });
+  return generic.getResult(0);
+}
+
 Value lowerFlip(OpBuilder &b, const Lowering &l) {
   int64_t rank = l.resultType.getRank();
   std::vector<int64_t> dims = attrs::Flip::of(l.attrs).dims;
@@ -1189,6 +1278,8 @@ const OpLowering kOpLowerings[] = {
     {OpCode::SliceScatter, lowerSliceScatter},
     {OpCode::Concat, lowerConcat},
     {OpCode::Flip, lowerFlip},
+    {OpCode::Im2col, lowerIm2col},
+    {OpCode::Col2im, lowerCol2im},
     {OpCode::Cumsum, lowerCumsum},
     {OpCode::OneHot, lowerOneHot},
     {OpCode::Tril, lowerTriangle},

@@ -166,6 +166,14 @@ private:
       if (along) return replicatedPlan();
       return {{x}, x};
     }
+    case core::ShardingRule::FirstAxis: {
+      // One operand whose first axis is the result's (the batch of im2col, col2im): split along
+      // it, the op runs on each worker's rows; split along another axis, it is gathered first.
+      resolvePartials();
+      const Sharding &x = in[0];
+      if (!x.isSplit() || x.axis != 0) return replicatedPlan();
+      return {{x}, x};
+    }
     case core::ShardingRule::Distribution: {
       if (info.code == OpCode::Shard) {
         auto s = op->getAttrOfType<ShardingAttr>(kShardingAttr);

@@ -451,26 +451,32 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n, name):
             raise ValueError(f"{name}: padding must be 'valid', 'same', an int or a tuple, got {padding!r}")
     else:
         pads = [(p, p) for p in _ntuple(padding, n, "padding")]
-    if any(p for pair in pads for p in pair):
-        x = pad(x, [p for pair in reversed(pads) for p in pair])
-    out = [_out_size(x.shape[2 + i], kernel[i], stride[i], dilation[i], 0, 0) for i in range(n)]
+    size = x.shape[2:]
+    out = [_out_size(size[i], kernel[i], stride[i], dilation[i], *pads[i]) for i in range(n)]
     if any(o <= 0 for o in out):
         raise _C.ShapeError(f"{name}: kernel {list(kernel)} (dilation {list(dilation)}) is larger than the padded "
-                            f"input {list(x.shape[2:])}")
+                            f"input {[s + lo + hi for s, (lo, hi) in zip(size, pads)]}")
     K, L = math.prod(kernel), math.prod(out)
-    cols = T.stack(_windows(x, n, kernel, stride, dilation, out), dim=1)  # (N, K, C, *out)
-    rows = T.reshape(T.permute(cols, 0, *range(3, n + 3), 1, 2), N * L, K * C)  # (N*L, K*C)
-    w = T.reshape(T.permute(weight, 0, *range(2, n + 2), 1), O, K * Cg)  # (O, K*Cg), taps outer
+    cols = _im2col(x, kernel, out, [lo for lo, _ in pads], stride, dilation)  # (N, *out, C, *kernel)
+    rows = T.reshape(cols, N * L, C * K)  # channels outer, taps inner: the weight's own order
+    w = T.reshape(weight, O, Cg * K)
     if groups == 1:
         y = linear(rows, w, bias)  # (N*L, O)
     else:
         Og = O // groups
-        rows = T.reshape(T.transpose(T.reshape(rows, N * L, K, groups, Cg), 1, 2), N * L, groups * K * Cg)
-        y = T.cat([linear(T.narrow(rows, 1, g * K * Cg, K * Cg), T.narrow(w, 0, g * Og, Og)) for g in range(groups)], 1)
+        y = T.cat([linear(T.narrow(rows, 1, g * Cg * K, Cg * K), T.narrow(w, 0, g * Og, Og)) for g in range(groups)], 1)
         if bias is not None:
             y = y + bias
     y = T.permute(T.reshape(y, N, *out, O), 0, n + 1, *range(1, n + 1))  # (N, O, *out)
     return T.squeeze(y, 0) if unbatched else y
+
+
+def _im2col(x, kernel, out, padding, stride, dilation):
+    """x (N, C, *spatial) -> (N, *out, C, *kernel): window o's tap k along each spatial axis reads
+    x at o * stride - padding + k * dilation, zero outside x (the gt.im2col op)."""
+    N, C = x.shape[:2]
+    return _tensor._op("im2col", x, shape=(N, *out, C, *kernel), padding=tuple(padding), stride=tuple(stride),
+               dilation=tuple(dilation))
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -1136,14 +1142,14 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     x, unbatched = _batched(input, 2, "unfold")
     kernel, dilation = _ntuple(kernel_size, 2, "kernel_size"), _ntuple(dilation, 2, "dilation")
     padding, stride = _ntuple(padding, 2, "padding"), _ntuple(stride, 2, "stride")
-    if any(padding):
-        x = pad(x, [padding[1], padding[1], padding[0], padding[0]])
-    out = [_out_size(x.shape[2 + i], kernel[i], stride[i], dilation[i], 0, 0) for i in range(2)]
+    size = x.shape[2:]
+    out = [_out_size(size[i], kernel[i], stride[i], dilation[i], padding[i], padding[i]) for i in range(2)]
     if any(o <= 0 for o in out):
-        raise _C.ShapeError(f"unfold: kernel {list(kernel)} is larger than the padded input {list(x.shape[2:])}")
+        raise _C.ShapeError(f"unfold: kernel {list(kernel)} is larger than the padded input "
+                            f"{[size[i] + 2 * padding[i] for i in range(2)]}")
     N, C = x.shape[:2]
-    cols = T.stack(_windows(x, 2, kernel, stride, dilation, out), dim=2)  # (N, C, K, oH, oW)
-    y = T.reshape(cols, N, C * kernel[0] * kernel[1], out[0] * out[1])
+    cols = _im2col(x, kernel, out, padding, stride, dilation)  # (N, oH, oW, C, kH, kW)
+    y = T.transpose(T.reshape(cols, N, out[0] * out[1], C * kernel[0] * kernel[1]), 1, 2)
     return T.squeeze(y, 0) if unbatched else y
 
 
@@ -1161,16 +1167,9 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     if CK % K or L != out[0] * out[1]:
         raise _C.ShapeError(f"fold: expected input of shape (N, C * {K}, {out[0] * out[1]}), got {list(input.shape)}")
     C = CK // K
-    taps = T.reshape(cols, N, C, kernel[0], kernel[1], out[0], out[1])
-    y = T.zeros((N, C, padded[0], padded[1]), dtype=cols.dtype)
-    for i in range(kernel[0]):
-        for j in range(kernel[1]):
-            tap = taps[:, :, i, j]  # (N, C, oH, oW): where each patch's (i, j) element goes
-            placed = pad(_dilate(_dilate(tap, 2, stride[0]), 3, stride[1]),
-                         [j * dilation[1], padded[1] - j * dilation[1] - ((out[1] - 1) * stride[1] + 1),
-                          i * dilation[0], padded[0] - i * dilation[0] - ((out[0] - 1) * stride[0] + 1)])
-            y = y + placed
-    y = T.narrow(T.narrow(y, 2, padding[0], size[0]), 3, padding[1], size[1])
+    windows = T.reshape(T.transpose(cols, 1, 2), N, out[0], out[1], C, kernel[0], kernel[1])
+    y = _tensor._op("col2im", windows, shape=(N, C, size[0], size[1]), padding=padding, stride=stride,
+                    dilation=dilation)
     return T.squeeze(y, 0) if unbatched else y
 
 

@@ -38,6 +38,7 @@ def main():
     # Made outside the signal (1-D: a column split would not fit them).
     index = gt.tensor(np.array([3, 0, 12, 5, 5]))
     labels = gt.tensor(np.arange(13) % 7)
+    w1 = gt.tensor(rng.standard_normal((4, 7, 2)).astype(np.float32))  # conv1d: c as (N=13, C=7, L=3)
     with ctx():
         a = gt.tensor(A, requires_grad=True)
         b = gt.tensor(B, requires_grad=True)
@@ -97,6 +98,11 @@ def main():
     record("topk", lambda: gt.topk(c, 2, -1).values * 1)
     record("prod0", lambda: (a * 0.1 + 1).prod(0))  # over a split axis: gathered first
     record("prod1", lambda: (c * 0.1 + 1).prod((1, 2), keepdim=True))
+    record("conv1d", lambda: F.conv1d(c, w1, padding=1, stride=2))  # im2col: split rows stay split
+    def conv1d_input_grad():  # col2im
+        x = c.detach().requires_grad_()
+        return gt.autograd.grad((F.conv1d(x, w1, padding=1) ** 2).sum(), [x])[0]
+    record("conv1d_input_grad", conv1d_input_grad)
     record("matmul", lambda: a @ b)
     record("gram", lambda: a.T @ a)
     record("outer", lambda: a @ a.T)
