@@ -1,4 +1,11 @@
 // RUN: gt-opt %s --gt-lower-to-linalg --split-input-file | FileCheck %s
+// RUN: gt-opt %s --gt-fuse-pipeline --gt-gpu-pipeline --split-input-file | FileCheck %s --check-prefix=GPU
+// What a CUDA worker does to each: kernels assembled to PTX (not run here); col2im's zero fill
+// is a kernel of its own.
+// GPU: gpu.launch_func {{.*}} @im2col_kernel::@im2col_kernel
+// GPU: gpu.binary @im2col_kernel
+// GPU: gpu.launch_func {{.*}} @col2im_kernel
+// GPU: gpu.binary @col2im_kernel
 
 // im2col: one parallel generic over the windows (N, oH, oW, C, kH, kW); tap k of window o reads
 // the input at o * stride - padding + k * dilation, clamped into range, and selects 0 outside it.
