@@ -917,26 +917,28 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
         if op >= max(s, d):
             raise ValueError(f"{name}: output padding must be smaller than either stride or dilation, got "
                              f"output_padding={output_padding}, stride={stride}, dilation={dilation}")
-    # The gradient of a convolution with respect to its input: spread the input by the stride,
-    # pad by d (k - 1) - p (plus output_padding at the end; a negative pad crops), and correlate
-    # with the kernel flipped and its channel axes swapped in each group.
-    for i in range(n):
-        x = _dilate(x, 2 + i, stride[i])
-    pads = []
-    for i in range(n):
-        lo = dilation[i] * (kernel[i] - 1) - padding[i]
-        hi = lo + output_padding[i]
-        d = 2 + i
-        if lo < 0:
-            x = T.narrow(x, d, -lo, x.shape[d] + lo)
-        if hi < 0:
-            x = T.narrow(x, d, 0, x.shape[d] + hi)
-        pads.append((max(lo, 0), max(hi, 0)))
-    if any(p for pair in pads for p in pair):
-        x = pad(x, [p for pair in reversed(pads) for p in pair])
-    w = T.flip(weight, tuple(range(2, n + 2)))
-    w = T.reshape(T.transpose(T.reshape(w, groups, C // groups, Og, *kernel), 1, 2), groups * Og, C // groups, *kernel)
-    y = _conv(x, w, bias, 1, 0, dilation, groups, n, name)
+    # The adjoint of a convolution (stride, padding, dilation) from C_out to C_in channels whose
+    # weight is this one: each input pixel's C_in values times the weight give its window's
+    # C_out x prod(kernel) values (one matrix product per group), which col2im adds into the
+    # output where that convolution would have read them (PyTorch's CPU algorithm).
+    size = x.shape[2:]
+    out = [(size[i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1) + output_padding[i] + 1
+           for i in range(n)]
+    if any(o <= 0 for o in out):
+        raise _C.ShapeError(f"{name}: output size {out} is too small for input {list(input.shape)}")
+    N, K, L = x.shape[0], math.prod(kernel), math.prod(size)
+    rows = T.reshape(T.permute(x, 0, *range(2, n + 2), 1), N * L, C)  # (N*L, C_in)
+    w = T.reshape(weight, C, Og * K)  # (C_in, C_out/groups * K)
+    Cg = C // groups
+    if groups == 1:
+        cols = T.matmul(rows, w)
+    else:
+        cols = T.cat([T.matmul(T.narrow(rows, 1, g * Cg, Cg), T.narrow(w, 0, g * Cg, Cg)) for g in range(groups)], 1)
+    windows = T.reshape(cols, N, *size, groups * Og, *kernel)
+    y = _tensor._op("col2im", windows, shape=(N, groups * Og, *out), padding=padding, stride=stride,
+                    dilation=dilation)
+    if bias is not None:
+        y = y + T.reshape(bias, groups * Og, *([1] * n))
     return T.squeeze(y, 0) if unbatched else y
 
 
