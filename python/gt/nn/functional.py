@@ -888,17 +888,6 @@ def prelu(x, weight):
 # ---------------------------------------------------------------- transposed convolution
 
 
-def _dilate(x, d, s):
-    """x with s - 1 zeros between neighbours along axis d: size (n - 1) s + 1."""
-    if s == 1:
-        return x
-    n = x.shape[d]
-    spread = T.stack([x] + [T.zeros(x.shape, dtype=x.dtype)] * (s - 1), d + 1)  # (..., n, s, ...)
-    shape = list(x.shape)
-    shape[d] = n * s
-    return T.narrow(T.reshape(spread, *shape), d, 0, (n - 1) * s + 1)
-
-
 def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, n, name):
     x, unbatched = _batched(input, n, name)
     if weight.ndim != n + 2:
