@@ -65,13 +65,25 @@ func.func @matmul(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>) -> tensor<4x5xf32> {
 
 // -----
 
+// A transpose is a generic reading through the permutation (so it fuses); a reshape that
+// merges or splits neighbouring axes is a collapse_shape / expand_shape, any other a reshape.
+// (The maps print before the function, so these are checked before its label.)
+// CHECK-DAG: #[[$SWAP:.*]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-DAG: #[[$PERM:.*]] = affine_map<(d0, d1, d2) -> (d1, d2, d0)>
 // CHECK-LABEL: func.func @layout
-func.func @layout(%a: tensor<4x3xf32>) -> (tensor<3x4xf32>, tensor<12xf32>) {
-  // CHECK: linalg.transpose ins(%{{.*}} : tensor<4x3xf32>) outs(%{{.*}} : tensor<3x4xf32>) permutation = [1, 0]
+func.func @layout(%a: tensor<4x3xf32>, %b: tensor<2x3x4xf32>)
+    -> (tensor<3x4xf32>, tensor<12xf32>, tensor<2x2x3xf32>, tensor<3x4xf32>, tensor<4x2x3xf32>) {
+  // CHECK: linalg.generic {indexing_maps = [#[[$SWAP]], #{{.*}}], iterator_types = ["parallel", "parallel"]} ins(%{{.*}} : tensor<4x3xf32>) outs(%{{.*}} : tensor<3x4xf32>)
   %0 = gt.transpose %a {perm = array<i64: 1, 0>} : tensor<4x3xf32> -> tensor<3x4xf32>
-  // CHECK: tensor.reshape
+  // CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<4x3xf32> into tensor<12xf32>
   %1 = gt.reshape %a : tensor<4x3xf32> -> tensor<12xf32>
-  return %0, %1 : tensor<3x4xf32>, tensor<12xf32>
+  // CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [2, 2, 3] : tensor<4x3xf32> into tensor<2x2x3xf32>
+  %2 = gt.reshape %a : tensor<4x3xf32> -> tensor<2x2x3xf32>
+  // CHECK: tensor.reshape %{{.*}} : (tensor<4x3xf32>, tensor<2xi64>) -> tensor<3x4xf32>
+  %3 = gt.reshape %a : tensor<4x3xf32> -> tensor<3x4xf32>
+  // CHECK: linalg.generic {indexing_maps = [#[[$PERM]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel"]} ins(%{{.*}} : tensor<2x3x4xf32>) outs(%{{.*}} : tensor<4x2x3xf32>)
+  %4 = gt.transpose %b {perm = array<i64: 2, 0, 1>} : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
+  return %0, %1, %2, %3, %4 : tensor<3x4xf32>, tensor<12xf32>, tensor<2x2x3xf32>, tensor<3x4xf32>, tensor<4x2x3xf32>
 }
 
 // -----

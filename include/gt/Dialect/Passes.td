@@ -262,6 +262,32 @@ def GTApproximateMath : Pass<"gt-approximate-math"> {
                            "::mlir::vector::VectorDialect", "::mlir::x86vector::X86VectorDialect"];
 }
 
+def GTBubbleUpSlices : Pass<"gt-bubble-up-slices", "::mlir::func::FuncOp"> {
+  let summary = "computes each static slice of an elementwise generic's result by a generic over the slice";
+  let description = [{
+    Runs in the fusion pipeline before elementwise fusion. When every use of an all-parallel
+    `linalg.generic` (one result through the identity map, input maps of loop dimensions and
+    zeros, a body that reads neither its output nor `linalg.index`) is a static `tensor.extract_slice`
+    that keeps the rank, and the slices together hold no more elements than the result, each
+    slice becomes a generic of its own over the slice's elements, reading slices of the
+    inputs; the whole result is no longer computed. Each part can then fuse with what
+    consumes it, through reshapes (reshape by expansion) and transposes: a bias added to a
+    fused q/k/v projection and split three ways into heads is one loop nest per part, reading
+    the projection once, instead of a [B, T, 3C] temporary, three copies and three transposes.
+    ```mlir
+    %y = linalg.generic {indexing_maps = [#id, #last, #id], ...}
+        ins(%x, %bias : tensor<4x6xf32>, tensor<6xf32>) outs(%e : tensor<4x6xf32>) { addf }
+    %a = tensor.extract_slice %y[0, 0] [4, 3] [1, 1] : tensor<4x6xf32> to tensor<4x3xf32>
+    // becomes
+    %xa = tensor.extract_slice %x[0, 0] [4, 3] [1, 1] : tensor<4x6xf32> to tensor<4x3xf32>
+    %ba = tensor.extract_slice %bias[0] [3] [1] : tensor<6xf32> to tensor<3xf32>
+    %a = linalg.generic {indexing_maps = [#id, #last, #id], ...}
+        ins(%xa, %ba : tensor<4x3xf32>, tensor<3xf32>) outs(%ea : tensor<4x3xf32>) { addf }
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+}
+
 def GTDuplicateBroadcasts : Pass<"gt-duplicate-broadcasts", "::mlir::func::FuncOp"> {
   let summary = "gives each consumer of a cheap expanding elementwise generic its own copy, so fusion recomputes it instead of storing it";
   let description = [{

@@ -30,6 +30,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -781,10 +782,39 @@ Value lowerTranspose(OpBuilder &b, const Lowering &l) {
   for (size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == int64_t(i);
   if (identity)
     return buildElementwise(b, l.loc(), l.resultType, l.in, [](OpBuilder &, Location, ValueRange a) { return a[0]; });
-  return b.create<linalg::TransposeOp>(l.loc(), l.in[0], emptyLike(b, l.loc(), l.resultType), perm)->getResult(0);
+  // A generic reading the input through the permutation (result axis i is input axis
+  // perm[i]) rather than linalg.transpose: elementwise fusion takes generics only, so a
+  // transpose fuses with what produces and consumes it.
+  int64_t rank = int64_t(perm.size());
+  SmallVector<AffineExpr> reads(static_cast<size_t>(rank));
+  for (int64_t i = 0; i < rank; ++i) reads[size_t(perm[size_t(i)])] = b.getAffineDimExpr(unsigned(i));
+  SmallVector<AffineMap> maps{AffineMap::get(unsigned(rank), 0, reads, b.getContext()),
+                              b.getMultiDimIdentityMap(unsigned(rank))};
+  SmallVector<utils::IteratorType> iters(size_t(rank), utils::IteratorType::parallel);
+  auto generic = b.create<linalg::GenericOp>(
+      l.loc(), TypeRange{l.resultType}, ValueRange{l.in[0]}, ValueRange{emptyLike(b, l.loc(), l.resultType)}, maps, iters,
+      [](OpBuilder &nb, Location nloc, ValueRange args) { nb.create<linalg::YieldOp>(nloc, args[0]); });
+  return generic.getResult(0);
 }
 
-Value lowerReshape(OpBuilder &b, const Lowering &l) { return reshapeTo(b, l.loc(), l.in[0], l.resultType); }
+/// A reshape that only splits or only merges neighbouring axes (static shapes) becomes
+/// tensor.expand_shape / tensor.collapse_shape: views that bufferize without a copy (a split of
+/// a slice's contiguous axis too), and that elementwise fusion sees through (reshape by
+/// expansion), so a bias add, a slice, a split into heads and a transpose fuse into one loop
+/// nest. Any other reshape stays a tensor.reshape.
+Value lowerReshape(OpBuilder &b, const Lowering &l) {
+  Value in = l.in[0];
+  auto from = cast<RankedTensorType>(in.getType());
+  RankedTensorType to = l.resultType;
+  if (from == to) return in;
+  if (from.hasStaticShape() && to.hasStaticShape() && from.getRank() > 0 && to.getRank() > 0 &&
+      from.getRank() != to.getRank())
+    if (auto groups = getReassociationIndicesForReshape(from, to)) {
+      if (from.getRank() > to.getRank()) return b.create<tensor::CollapseShapeOp>(l.loc(), to, in, *groups);
+      return b.create<tensor::ExpandShapeOp>(l.loc(), to, in, *groups);
+    }
+  return reshapeTo(b, l.loc(), in, to);
+}
 
 Value lowerBroadcastTo(OpBuilder &b, const Lowering &l) {
   return buildElementwise(b, l.loc(), l.resultType, l.in, [](OpBuilder &, Location, ValueRange a) { return a[0]; });

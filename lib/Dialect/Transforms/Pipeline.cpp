@@ -21,6 +21,8 @@ void buildFusionPipeline(OpPassManager &pm, bool scatterLoops, bool checks) {
   lowering.checks = checks;
   pm.addPass(createGTLowerToLinalg(lowering));
   pm.addPass(createCanonicalizerPass());
+  // Slices of an elementwise result computed as such (q, k and v of one projection).
+  pm.addNestedPass<func::FuncOp>(createGTBubbleUpSlices());
   // Broadcasts and one-hots recomputed in each consumer rather than stored and read back.
   pm.addNestedPass<func::FuncOp>(createGTDuplicateBroadcasts());
   pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
