@@ -288,6 +288,33 @@ def GTBubbleUpSlices : Pass<"gt-bubble-up-slices", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
 }
 
+def GTEmptyTensorsThroughReshapes : Pass<"gt-empty-tensors-through-reshapes", "::mlir::func::FuncOp"> {
+  let summary = "lets a generic whose reshaped result is inserted into a larger tensor write into its place there";
+  let description = [{
+    Runs at the end of the fusion pipeline. A `linalg.generic` that writes a `tensor.empty`
+    (and does not read it), whose one result goes through one `tensor.collapse_shape` or
+    `tensor.expand_shape` into a static, rank-keeping `tensor.insert_slice`, writes instead
+    into that slice of the destination, reshaped back to the generic's shape. Bufferization
+    then writes the part in place and drops the insert's copy (a slice written onto itself).
+    Upstream's `eliminate-empty-tensors` does this when nothing sits between the generic and
+    the insert; MLIR 19's stops at a reshape. A concat of parts merged from heads (the q, k
+    and v gradients transposed back to [B, T, C] and concatenated) is then one write per
+    element instead of a write to a temporary and a copy.
+    ```mlir
+    %t = linalg.generic ... outs(%empty : tensor<2x4x2x2xf32>)
+    %c = tensor.collapse_shape %t [[0], [1], [2, 3]] : tensor<2x4x2x2xf32> into tensor<2x4x4xf32>
+    %r = tensor.insert_slice %c into %d[0, 0, 4] [2, 4, 4] [1, 1, 1] : tensor<2x4x4xf32> into tensor<2x4x12xf32>
+    // becomes
+    %s = tensor.extract_slice %d[0, 0, 4] [2, 4, 4] [1, 1, 1] : tensor<2x4x12xf32> to tensor<2x4x4xf32>
+    %e = tensor.expand_shape %s [[0], [1], [2, 3]] ... into tensor<2x4x2x2xf32>
+    %t = linalg.generic ... outs(%e : tensor<2x4x2x2xf32>)
+    %c = tensor.collapse_shape %t ...
+    %r = tensor.insert_slice %c into %d[0, 0, 4] [2, 4, 4] [1, 1, 1] ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+}
+
 def GTDuplicateBroadcasts : Pass<"gt-duplicate-broadcasts", "::mlir::func::FuncOp"> {
   let summary = "gives each consumer of a cheap expanding elementwise generic its own copy, so fusion recomputes it instead of storing it";
   let description = [{

@@ -29,6 +29,8 @@ void buildFusionPipeline(OpPassManager &pm, bool scatterLoops, bool checks) {
   // A gather of a few elements (cross-entropy's target log-probabilities) computes those
   // elements, not the whole fused tensor it reads.
   pm.addNestedPass<func::FuncOp>(createGTFoldExtracts());
+  // Parts of a concat written in place, through the reshapes that merge heads.
+  pm.addNestedPass<func::FuncOp>(createGTEmptyTensorsThroughReshapes());
   // Drops producers that fusion left dead. No CSE: it merges identical tensor.empty ops, and
   // a tensor.empty shared by two results lets empty-tensor elimination write both into one
   // output buffer (found by GT_JIT_VERIFY on random programs).
