@@ -479,10 +479,30 @@ def log_softmax(x, dim=-1):
     return x - logsumexp(x, dim, keepdim=True)
 
 
+class _Softmax(_ag.Function):
+    """exp(x - max) / sum(exp(x - max)) along `dim`, with the backward written in terms of
+    the output alone, as PyTorch's _softmax_backward_data: dx = y * (g - sum(g * y, dim)).
+    Differentiating the composite instead would keep exp(x - max) and its sum alive for the
+    quotient rule, and the forward region would write both besides y."""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        e = exp(x - amax(x, dim, keepdim=True))
+        y = e / sum(e, dim, keepdim=True)
+        ctx.save_for_backward(y)
+        ctx.dim = dim
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return y * (g - sum(g * y, ctx.dim, keepdim=True)), None
+
+
 @_method()
 def softmax(x, dim=-1):
-    e = exp(x - amax(x, dim, keepdim=True).detach())
-    return e / sum(e, dim, keepdim=True)
+    """exp(x) / sum(exp(x)) along `dim` (max-shifted for stability); same shape and dtype."""
+    return _Softmax.apply(x, dim)
 
 
 @_method()

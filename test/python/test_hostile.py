@@ -731,7 +731,7 @@ def dispatcher_rss():
 random.seed(0)
 w = gt.randn(4, 2, requires_grad=True)
 rss = []
-for episode in range(30):
+for episode in range(40):
     saved = []
     for t in range(random.randint(200, 400)):
         p = (gt.randn(1, 4) @ w).softmax(-1)
@@ -750,5 +750,6 @@ def test_a_client_whose_every_batch_differs_does_not_grow_the_dispatcher():
     result = json.loads(out.stdout.strip().splitlines()[-1])
     rss = result["rss"]
     assert result["contexts"] >= 2, result  # the capture context was replaced
-    # The plan cache and the allocator fill up over the first episodes; then nothing grows.
-    assert rss[-1] - rss[19] < (32 << 20), [r >> 20 for r in rss]
+    # The plan cache and the allocator fill up over the first episodes (about 27 of them, at
+    # ~263 MB, on the developer machine); then nothing grows.
+    assert rss[-1] - rss[29] < (32 << 20), [r >> 20 for r in rss]
