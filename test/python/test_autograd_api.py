@@ -171,3 +171,114 @@ def test_module_forward_and_backward_hooks():
     np.testing.assert_allclose(y.detach().numpy(), 2 * A + 1, rtol=1e-6)
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), np.full((3, 4), 20.0))
+
+
+def _np_softmax_grad(x, w):
+    """d/dx sum(w * softmax(x, -1)) in float64: y * (w - sum(w * y))."""
+    y = np.exp(x - x.max(-1, keepdims=True))
+    y /= y.sum(-1, keepdims=True)
+    return y * (w - (w * y).sum(-1, keepdims=True))
+
+
+def _np_layer_norm_grads(x, gamma, beta, w, eps=1e-5):
+    """d/dx and d/dgamma of sum(w * layer_norm(x) * gamma + beta) over the last axis, float64."""
+    d = x - x.mean(-1, keepdims=True)
+    rstd = 1 / np.sqrt((d * d).mean(-1, keepdims=True) + eps)
+    xhat = d * rstd
+    gh = w * gamma
+    gx = rstd * (gh - gh.mean(-1, keepdims=True) - xhat * (gh * xhat).mean(-1, keepdims=True))
+    return gx, (w * xhat).sum(0)
+
+
+def _numeric_grad(f, a, eps=1e-6):
+    """d f / d a by central differences (float64)."""
+    out = np.zeros_like(a)
+    for i in np.ndindex(a.shape):
+        hi, lo = a.copy(), a.copy()
+        hi[i] += eps
+        lo[i] -= eps
+        out[i] = (f(hi) - f(lo)) / (2 * eps)
+    return out
+
+
+@pytest.mark.parametrize("dim", [-1, 0])
+def test_second_derivative_of_softmax(dim):
+    # softmax's backward is written in terms of its output (gt._functions._Softmax); its own
+    # gradient flows through that output, so a gradient of the gradient is right.
+    x0 = rng.standard_normal((3, 5))
+    w = rng.standard_normal((3, 5))
+    v = rng.standard_normal((3, 5))
+    x = gt.tensor(x0.astype(np.float32), requires_grad=True)
+    (g,) = gt.autograd.grad((gt.tensor(w.astype(np.float32)) * x.softmax(dim)).sum(), x, create_graph=True)
+    mv = lambda a: np.moveaxis(a, dim, -1)
+    np.testing.assert_allclose(g.detach().numpy(), np.moveaxis(_np_softmax_grad(mv(x0), mv(w)), -1, dim),
+                               rtol=1e-4, atol=1e-5)
+    (h,) = gt.autograd.grad((g * gt.tensor(v.astype(np.float32))).sum(), x)
+    expected = _numeric_grad(lambda a: (v * np.moveaxis(_np_softmax_grad(mv(a), mv(w)), -1, dim)).sum(), x0)
+    np.testing.assert_allclose(h.numpy(), expected, rtol=1e-3, atol=1e-4)
+
+
+def test_second_derivative_of_layer_norm():
+    # layer_norm's backward is the closed form from xhat and rstd (gt.nn.functional._LayerNorm);
+    # with create_graph it differentiates the recomputed composite instead, so a gradient
+    # penalty through it reaches both x and the weight.
+    x0, w, v = (rng.standard_normal((4, 6)) for _ in range(3))
+    gamma0, beta0 = rng.standard_normal(6), rng.standard_normal(6)
+    x = gt.tensor(x0.astype(np.float32), requires_grad=True)
+    gamma = gt.tensor(gamma0.astype(np.float32), requires_grad=True)
+    beta = gt.tensor(beta0.astype(np.float32), requires_grad=True)
+    y = gt.nn.functional.layer_norm(x, (6,), gamma, beta)
+    gx, gg = gt.autograd.grad((gt.tensor(w.astype(np.float32)) * y).sum(), [x, gamma], create_graph=True)
+    ex, eg = _np_layer_norm_grads(x0, gamma0, beta0, w)
+    np.testing.assert_allclose(gx.detach().numpy(), ex, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(gg.detach().numpy(), eg, rtol=1e-4, atol=1e-4)
+    hx, hg = gt.autograd.grad((gx * gt.tensor(v.astype(np.float32))).sum(), [x, gamma])
+    s = lambda a, g: (v * _np_layer_norm_grads(a, g, beta0, w)[0]).sum()
+    np.testing.assert_allclose(hx.numpy(), _numeric_grad(lambda a: s(a, gamma0), x0), rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(hg.numpy(), _numeric_grad(lambda g: s(x0, g), gamma0), rtol=1e-3, atol=1e-3)
+
+
+def test_layer_norm_first_derivatives_without_weight_or_bias():
+    x0, w = rng.standard_normal((2, 3, 5)), rng.standard_normal((2, 3, 5))
+    x = gt.tensor(x0.astype(np.float32), requires_grad=True)
+    (gt.tensor(w.astype(np.float32)) * gt.nn.functional.layer_norm(x, (5,))).sum().backward()
+    ex, _ = _np_layer_norm_grads(x0, np.ones(5), np.zeros(5), w)
+    np.testing.assert_allclose(x.grad.numpy(), ex, rtol=1e-4, atol=1e-4)
+    # over the last two axes, with a [3, 5] weight and bias
+    gamma = gt.tensor(rng.standard_normal((3, 5)).astype(np.float32), requires_grad=True)
+    beta = gt.tensor(rng.standard_normal((3, 5)).astype(np.float32), requires_grad=True)
+    x.grad = None
+    (gt.tensor(w.astype(np.float32)) * gt.nn.functional.layer_norm(x, (3, 5), gamma, beta)).sum().backward()
+    flat = x0.reshape(2, 15)
+    ex, eg = _np_layer_norm_grads(flat, gamma.detach().numpy().reshape(15).astype(np.float64), 0, w.reshape(2, 15))
+    np.testing.assert_allclose(x.grad.numpy(), ex.reshape(2, 3, 5), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(gamma.grad.numpy(), eg.reshape(3, 5), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(beta.grad.numpy(), w.sum(0), rtol=1e-5, atol=1e-5)
+
+
+def test_batch_norm_derivatives_in_training():
+    # batch_norm standardizes over (N, H, W) with the same closed-form backward; a second
+    # derivative differentiates the recomputed composite.
+    x0, w = rng.standard_normal((4, 3, 2, 2)), rng.standard_normal((4, 3, 2, 2))
+    gamma0 = rng.standard_normal(3)
+    x = gt.tensor(x0.astype(np.float32), requires_grad=True)
+    gamma = gt.tensor(gamma0.astype(np.float32), requires_grad=True)
+    mean, var = gt.zeros(3), gt.ones(3)
+    y = gt.nn.functional.batch_norm(x, mean, var, gamma, None, training=True)
+    gx, gg = gt.autograd.grad((gt.tensor(w.astype(np.float32)) * y).sum(), [x, gamma], create_graph=True)
+    to_rows = lambda a: a.transpose(1, 0, 2, 3).reshape(3, -1)  # (C, N*H*W): a row per channel
+
+    def grads(a, g):  # d/dx and d/dgamma of sum(w * batch_norm(a) * gamma), float64
+        ex, eg = _np_layer_norm_grads(to_rows(a), 1.0, 0.0, to_rows(w) * g[:, None])
+        d = to_rows(a) - to_rows(a).mean(1, keepdims=True)
+        xhat = d / np.sqrt((d * d).mean(1, keepdims=True) + 1e-5)
+        return ex.reshape(3, 4, 2, 2).transpose(1, 0, 2, 3), (to_rows(w) * xhat).sum(1)
+
+    ex, eg = grads(x0, gamma0)
+    np.testing.assert_allclose(gx.detach().numpy(), ex, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(gg.detach().numpy(), eg, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(mean.numpy(), 0.1 * x0.mean((0, 2, 3)), rtol=1e-5, atol=1e-6)  # running stats
+    v = rng.standard_normal(x0.shape)
+    (hx,) = gt.autograd.grad((gx * gt.tensor(v.astype(np.float32))).sum(), x)
+    np.testing.assert_allclose(hx.numpy(), _numeric_grad(lambda a: (v * grads(a, gamma0)[0]).sum(), x0),
+                               rtol=1e-3, atol=1e-3)

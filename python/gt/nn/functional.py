@@ -75,15 +75,52 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
         raise _C.ShapeError(f"layer_norm: normalized_shape {list(normalized_shape)} does not match the "
                               f"last axes of input of shape {list(x.shape)}")
     axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
-    mu = T.mean(x, axes, keepdim=True)
-    d = x - mu
-    var = T.mean(d * d, axes, keepdim=True)
-    y = d * T.rsqrt(var + eps)
+    y = _Standardize.apply(x, axes, eps)[0]
     if weight is not None:
         y = y * weight
     if bias is not None:
         y = y + bias
     return y
+
+
+def _standardize(x, axes, eps):
+    """(x - mean) * rstd over `axes`, rstd = 1 / sqrt(var + eps) (biased variance); returns
+    that, the mean, the variance and rstd (kept dims)."""
+    mean = T.mean(x, axes, keepdim=True)
+    d = x - mean
+    var = T.mean(d * d, axes, keepdim=True)
+    rstd = T.rsqrt(var + eps)
+    return d * rstd, mean, var, rstd
+
+
+class _Standardize(_ag.Function):
+    """xhat = (x - mean) * rstd over `axes`, with the mean and the (biased) variance as
+    non-differentiable outputs (batch_norm's running statistics). The backward is the closed
+    form of PyTorch's native_layer_norm_backward / native_batch_norm_backward and llm.c's
+    layernorm_backward: dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), means over `axes`;
+    differentiating the composite instead kept more intermediates and ran more ops both ways.
+    For a second derivative (create_graph) it differentiates the composite, recomputed from the
+    saved input, so that the result is itself differentiable (rstd has no graph)."""
+
+    @staticmethod
+    def forward(ctx, x, axes, eps):
+        xhat, mean, var, rstd = _standardize(x, axes, eps)
+        ctx.save_for_backward(x, xhat, rstd)
+        ctx.axes, ctx.eps = axes, eps
+        ctx.mark_non_differentiable(mean, var)
+        ctx.set_materialize_grads(False)
+        return xhat, mean, var
+
+    @staticmethod
+    def backward(ctx, g, *_):
+        x, xhat, rstd = ctx.saved_tensors
+        axes = ctx.axes
+        if g is None:
+            return None, None, None
+        if _ag.is_grad_enabled():  # create_graph
+            again = _standardize(x, axes, ctx.eps)[0]
+            return _ag.grad(again, x, g, create_graph=True)[0], None, None
+        return rstd * (g - T.mean(g, axes, keepdim=True) - xhat * T.mean(g * xhat, axes, keepdim=True)), None, None
 
 
 def dropout(x, p=0.5, training=True):
@@ -711,10 +748,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if training and count <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size "
                              f"{list(input.shape)}")
-        mean = T.mean(input, axes, keepdim=True)
-        d = input - mean
-        var = T.mean(d * d, axes, keepdim=True)
-        y = d * T.rsqrt(var + eps)
+        y, mean, var = _Standardize.apply(input, axes, eps)
         if training and running_mean is not None:
             with _ag.no_grad():
                 m = T.reshape(mean.detach(), -1)
@@ -732,10 +766,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     et al. 2016); running statistics are not supported."""
     if running_mean is not None or running_var is not None or not use_input_stats:
         raise NotImplementedError("instance_norm: running statistics are not supported by GT")
-    axes = tuple(range(2, input.ndim))
-    mean = T.mean(input, axes, keepdim=True)
-    d = input - mean
-    y = d * T.rsqrt(T.mean(d * d, axes, keepdim=True) + eps)
+    y = _Standardize.apply(input, tuple(range(2, input.ndim)), eps)[0]
     return _channel_affine(y, weight, bias)
 
 
