@@ -1,4 +1,7 @@
 // RUN: gt-opt %s --pass-pipeline='builtin.module(func.func(gt-cpu-reductions))' | FileCheck %s
+// (The maps print at the top: @channel_sums' interchanged ones, checked here.)
+// CHECK-DAG: #[[$IN:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, d2, d3)>
+// CHECK-DAG: #[[$OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0)>
 
 #rows = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
@@ -204,6 +207,34 @@ func.func @not_collapsed(%x: memref<16x64xf32, strided<[128, 1]>>, %y: memref<16
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> ()>],
                   iterator_types = ["reduction", "reduction"]}
       ins(%y : memref<16x64xf32>) outs(%out : memref<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.addf %in, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+#nchw = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#chan = affine_map<(d0, d1, d2, d3) -> (d1)>
+#nhwc = affine_map<(d0, d1) -> (d0, d1)>
+#col2 = affine_map<(d0, d1) -> (d1)>
+
+// Batch norm's per-channel sum of (N, C, H, W) over N, H and W: the innermost loop reduces but
+// the outermost does too, so the channel loop moves outermost (a parallel loop for
+// gt-cpu-parallel-loops) and N, H, W follow in order: each channel still adds its elements in
+// the same order. A column sum (innermost loop kept) is left as it is: it reads rows.
+// CHECK-LABEL: func.func @channel_sums
+// CHECK: linalg.generic {indexing_maps = [#[[$IN]], #[[$OUT]]], iterator_types = ["parallel", "reduction", "reduction", "reduction"]} ins(%arg0 : memref<2x3x4x5xf32>) outs(%arg1 : memref<3xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%arg2 : memref<6x3xf32>) outs(%arg3 : memref<3xf32>)
+func.func @channel_sums(%x: memref<2x3x4x5xf32>, %s: memref<3xf32>, %y: memref<6x3xf32>, %t: memref<3xf32>) {
+  linalg.generic {indexing_maps = [#nchw, #chan], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%x : memref<2x3x4x5xf32>) outs(%s : memref<3xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.addf %in, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#nhwc, #col2], iterator_types = ["reduction", "parallel"]}
+      ins(%y : memref<6x3xf32>) outs(%t : memref<3xf32>) {
   ^bb0(%in: f32, %acc: f32):
     %r = arith.addf %in, %acc : f32
     linalg.yield %r : f32

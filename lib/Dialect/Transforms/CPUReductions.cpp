@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -91,6 +92,28 @@ std::optional<Reduction> match(linalg::GenericOp op) {
 /// over one innermost dimension: those inputs collapsed by memref.collapse_shape. A full sum of
 /// a 4-D tensor becomes a sum over one dimension of all its elements, which `match` takes.
 /// Returns the new op, or null (and changes nothing) when `op` is not of that form.
+/// A reduction whose innermost loop reduces but whose outer loops interleave reduced and kept
+/// dimensions (batch norm's statistics: (N, C, H, W) reduced over N, H and W) gets its kept
+/// dimensions' loops outermost, in order, and the reduced ones inside, in order. Each output
+/// still combines its elements in the same order (eager kernels agree bit for bit), and the
+/// kept loop is now the outer one, which gt-cpu-parallel-loops splits over the threads: before,
+/// the outermost loop reduced and the whole nest ran on one thread. A reduction whose
+/// innermost loop is kept (a column sum) is left alone: it reads rows contiguously.
+void keptDimensionsFirst(linalg::GenericOp op) {
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  if (iters.empty() || iters.back() != utils::IteratorType::reduction) return;
+  SmallVector<unsigned> order;
+  for (unsigned i = 0; i < iters.size(); ++i)
+    if (iters[i] == utils::IteratorType::parallel) order.push_back(i);
+  bool inPlace = true; // the kept loops already outermost
+  for (unsigned i = 0; i < order.size(); ++i) inPlace &= order[i] == i;
+  if (order.empty() || inPlace) return;
+  for (unsigned i = 0; i < iters.size(); ++i)
+    if (iters[i] == utils::IteratorType::reduction) order.push_back(i);
+  IRRewriter rewriter(op);
+  (void)linalg::interchangeGenericOp(rewriter, op, order);
+}
+
 linalg::GenericOp collapseInnerReductions(linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1) return nullptr;
   unsigned n = op.getNumLoops(), k = op.getNumReductionLoops();
@@ -276,6 +299,7 @@ struct GTCPUReductionsPass : impl::GTCPUReductionsBase<GTCPUReductionsPass> {
     for (linalg::GenericOp op : generics) {
       if (linalg::GenericOp collapsed = collapseInnerReductions(op)) op = collapsed;
       if (auto r = match(op)) found.push_back(*r);
+      else keptDimensionsFirst(op);
     }
     for (const Reduction &r : found) rewrite(r);
   }
