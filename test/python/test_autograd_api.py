@@ -282,3 +282,21 @@ def test_batch_norm_derivatives_in_training():
     (hx,) = gt.autograd.grad((gx * gt.tensor(v.astype(np.float32))).sum(), x)
     np.testing.assert_allclose(hx.numpy(), _numeric_grad(lambda a: (v * grads(a, gamma0)[0]).sum(), x0),
                                rtol=1e-3, atol=1e-3)
+
+
+def test_batch_norm_first_derivatives_closed_form():
+    # the Function's own backward (no create_graph), over (N, H, W), against NumPy
+    x0, w = rng.standard_normal((5, 3, 2, 3)), rng.standard_normal((5, 3, 2, 3))
+    gamma0, beta0 = rng.standard_normal(3), rng.standard_normal(3)
+    x = gt.tensor(x0.astype(np.float32), requires_grad=True)
+    gamma = gt.tensor(gamma0.astype(np.float32), requires_grad=True)
+    beta = gt.tensor(beta0.astype(np.float32), requires_grad=True)
+    y = gt.nn.functional.batch_norm(x, None, None, gamma, beta, training=True)
+    (gt.tensor(w.astype(np.float32)) * y).sum().backward()
+    rows = lambda a: a.transpose(1, 0, 2, 3).reshape(3, -1)
+    ex, eg = _np_layer_norm_grads(rows(x0), 1.0, 0.0, rows(w) * gamma0[:, None])
+    d = rows(x0) - rows(x0).mean(1, keepdims=True)
+    xhat = d / np.sqrt((d * d).mean(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(x.grad.numpy(), ex.reshape(3, 5, 2, 3).transpose(1, 0, 2, 3), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(gamma.grad.numpy(), (rows(w) * xhat).sum(1), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(beta.grad.numpy(), rows(w).sum(1), rtol=1e-4, atol=1e-4)
