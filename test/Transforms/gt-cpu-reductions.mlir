@@ -222,19 +222,35 @@ func.func @not_collapsed(%x: memref<16x64xf32, strided<[128, 1]>>, %y: memref<16
 // Batch norm's per-channel sum of (N, C, H, W) over N, H and W: the innermost loop reduces but
 // the outermost does too, so the channel loop moves outermost (a parallel loop for
 // gt-cpu-parallel-loops) and N, H, W follow in order: each channel still adds its elements in
-// the same order. A column sum (innermost loop kept) is left as it is: it reads rows.
+// the same order. Left as they are: a column sum (innermost loop kept: it reads rows), and a
+// reduction whose innermost reduced loops are short (4 x 2) or of unknown length (an eager kernel).
 // CHECK-LABEL: func.func @channel_sums
-// CHECK: linalg.generic {indexing_maps = [#[[$IN]], #[[$OUT]]], iterator_types = ["parallel", "reduction", "reduction", "reduction"]} ins(%arg0 : memref<2x3x4x5xf32>) outs(%arg1 : memref<3xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[$IN]], #[[$OUT]]], iterator_types = ["parallel", "reduction", "reduction", "reduction"]} ins(%arg0 : memref<2x3x4x16xf32>) outs(%arg1 : memref<3xf32>)
 // CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%arg2 : memref<6x3xf32>) outs(%arg3 : memref<3xf32>)
-func.func @channel_sums(%x: memref<2x3x4x5xf32>, %s: memref<3xf32>, %y: memref<6x3xf32>, %t: memref<3xf32>) {
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction", "reduction"]} ins(%arg4 : memref<2x3x4x2xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction", "reduction"]} ins(%arg6 : memref<?x3x4x?xf32>)
+func.func @channel_sums(%x: memref<2x3x4x16xf32>, %s: memref<3xf32>, %y: memref<6x3xf32>, %t: memref<3xf32>,
+                        %p: memref<2x3x4x2xf32>, %ps: memref<3xf32>, %d: memref<?x3x4x?xf32>, %ds: memref<3xf32>) {
   linalg.generic {indexing_maps = [#nchw, #chan], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
-      ins(%x : memref<2x3x4x5xf32>) outs(%s : memref<3xf32>) {
+      ins(%x : memref<2x3x4x16xf32>) outs(%s : memref<3xf32>) {
   ^bb0(%in: f32, %acc: f32):
     %r = arith.addf %in, %acc : f32
     linalg.yield %r : f32
   }
   linalg.generic {indexing_maps = [#nhwc, #col2], iterator_types = ["reduction", "parallel"]}
       ins(%y : memref<6x3xf32>) outs(%t : memref<3xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.addf %in, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#nchw, #chan], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%p : memref<2x3x4x2xf32>) outs(%ps : memref<3xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.addf %in, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#nchw, #chan], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%d : memref<?x3x4x?xf32>) outs(%ds : memref<3xf32>) {
   ^bb0(%in: f32, %acc: f32):
     %r = arith.addf %in, %acc : f32
     linalg.yield %r : f32

@@ -97,11 +97,22 @@ std::optional<Reduction> match(linalg::GenericOp op) {
 /// dimensions' loops outermost, in order, and the reduced ones inside, in order. Each output
 /// still combines its elements in the same order (eager kernels agree bit for bit), and the
 /// kept loop is now the outer one, which gt-cpu-parallel-loops splits over the threads: before,
-/// the outermost loop reduced and the whole nest ran on one thread. A reduction whose
-/// innermost loop is kept (a column sum) is left alone: it reads rows contiguously.
+/// the outermost loop reduced and the whole nest ran on one thread. Left alone: a reduction
+/// whose innermost loop is kept (a column sum: it reads rows contiguously), and one whose
+/// innermost reduced loops (those after the last kept one) run fewer than 16 iterations in all,
+/// or an unknown number (each kept index would then revisit the whole input a few elements at a
+/// time; eager kernels, whose sizes are dynamic, run on one thread anyway).
 void keptDimensionsFirst(linalg::GenericOp op) {
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   if (iters.empty() || iters.back() != utils::IteratorType::reduction) return;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ranges.size() != iters.size()) return;
+  int64_t inner = 1; // iterations of the innermost reduced loops
+  for (size_t i = iters.size(); i-- > 0 && iters[i] == utils::IteratorType::reduction;) {
+    if (ShapedType::isDynamic(ranges[i])) return;
+    inner *= ranges[i];
+  }
+  if (inner < 16) return;
   SmallVector<unsigned> order;
   for (unsigned i = 0; i < iters.size(); ++i)
     if (iters[i] == utils::IteratorType::parallel) order.push_back(i);
