@@ -6,6 +6,7 @@ formulas (ops/*.yaml -> python/gt/_ops.py, which fills `formulas`); each takes (
 output, inputs, attrs) and returns one gradient (or None) per input, already reduced to that
 input's shape when the op broadcast it. The helpers the formulas call are in gt._derivatives.
 """
+import weakref
 import contextlib
 import threading
 
@@ -291,6 +292,24 @@ class Function:
         outs = [out] if single else list(out)
         positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         inputs = tuple(args[i] for i in positions)
+        # The nodes refer to no output: an output holds its node, so a reference back (the outputs
+        # for zero gradients, an output in saved_tensors) would be a cycle that only Python's
+        # cyclic collector frees, and the tensors in it would stay on the worker until then.
+        # Zero gradients need the outputs' shapes and dtypes only; a saved output is the `y`
+        # its own node's backward receives, and another output is read through a weak reference
+        # (while it lives, with its graph) or else through an alias of its values.
+        kinds = [(o.shape, o.dtype) if isinstance(o, Tensor) and o.dtype.is_floating_point else None for o in outs]
+        saved_outputs = {}  # position in saved_tensors -> (output index, weak reference, alias)
+        for i, s in enumerate(ctx.saved_tensors):
+            for j, o in enumerate(outs):
+                if s is o and kinds[j] is not None and o._node is None and not any(o is a for a in args):
+                    saved_outputs[i] = (j, weakref.ref(o), Tensor(o._h, o.shape, o.dtype))
+                    break
+        if saved_outputs:
+            saved = list(ctx.saved_tensors)
+            for i in saved_outputs:
+                saved[i] = None
+            ctx.saved_tensors = ()
         for k, o in enumerate(outs):
             if not isinstance(o, Tensor) or not o.dtype.is_floating_point or id(o) in ctx._non_differentiable:
                 continue
@@ -299,12 +318,17 @@ class Function:
                     o = outs[k] = o.clone()  # a fresh result to hang this function's node on
 
             def node_backward(g, y, node_inputs, attrs, k=k):
-                grads = [None] * len(outs)
-                for j, other in enumerate(outs):
+                grads = [None] * len(kinds)
+                for j, kind in enumerate(kinds):
                     if j == k:
                         grads[j] = g
-                    elif ctx._materialize and isinstance(other, Tensor) and other.dtype.is_floating_point:
-                        grads[j] = zeros(other.shape, dtype=other.dtype)
+                    elif ctx._materialize and kind is not None:
+                        grads[j] = zeros(kind[0], dtype=kind[1])
+                if saved_outputs:
+                    values = list(saved)
+                    for i, (j, ref, alias) in saved_outputs.items():
+                        values[i] = y if j == k else (ref() or alias)
+                    ctx.saved_tensors = tuple(values)
                 result = cls.backward(ctx, *grads)
                 result = result if isinstance(result, tuple) else (result,)
                 if len(result) != len(args):

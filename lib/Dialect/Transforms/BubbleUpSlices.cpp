@@ -95,13 +95,15 @@ struct GTBubbleUpSlicesPass : impl::GTBubbleUpSlicesBase<GTBubbleUpSlicesPass> {
       if (g.getResult(0).use_empty() || !isSliceable(g)) return;
       // Every use a static slice, and the slices together no larger than the result (no
       // element computed more often than before, when they do not overlap).
-      int64_t total = 0;
+      int64_t whole = cast<RankedTensorType>(g.getResult(0).getType()).getNumElements(), total = 0;
       for (Operation *user : g.getResult(0).getUsers()) {
         auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
         if (!slice || !isStaticSlice(slice)) return;
-        total += slice.getResultType().getNumElements();
+        int64_t elements = slice.getResultType().getNumElements();
+        if (elements > whole - total) return; // (compared so, the sum cannot overflow)
+        total += elements;
       }
-      if (total <= cast<RankedTensorType>(g.getResult(0).getType()).getNumElements()) candidates.push_back(g);
+      candidates.push_back(g);
     });
     for (linalg::GenericOp generic : candidates) {
       for (Operation *user : llvm::make_early_inc_range(generic.getResult(0).getUsers())) {
