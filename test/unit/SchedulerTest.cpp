@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -106,6 +107,34 @@ TEST(Scheduler, ExchangesRunInTheOrderTheyArrived) {
   scheduler.start();
   ASSERT_TRUE(both.wait());
   EXPECT_EQ(comm->allReduces, (std::vector<size_t>{64 * 64, 3}));
+}
+
+TEST(Scheduler, AFetchBehindAProgramAnswersBeforeTheProgramsOwnReply) {
+  // The client waits on the fetch; the program's reply only tells the dispatcher that the
+  // work left its backlog. Both wait behind the program, and the fetch (which reads what the
+  // program made) goes first, then the reply, then work queued after the fetch.
+  Executor ex(ExecutorOptions{"", false});
+  Scheduler scheduler(ex);
+  std::mutex mu;
+  std::vector<std::string> order;
+  float fetched = 0;
+  Latch all(3);
+  auto note = [&](const char *what) {
+    std::lock_guard lock(mu);
+    order.push_back(what);
+    all.done();
+  };
+  scheduler.submit(1, 1, program({upload(1, {0.5f}, {1}), op(OpCode::Exp, 2, {1})}), [&] { note("program"); });
+  scheduler.fence(1, [&] {
+    Fetched f = ex.fetch(2, 0, 4);
+    if (f.bytes.size() == 4) std::memcpy(&fetched, f.bytes.data(), 4);
+    note("fetch");
+  });
+  scheduler.submit(1, 1, program({op(OpCode::Exp, 3, {2})}), [&] { note("next"); });
+  scheduler.start();
+  ASSERT_TRUE(all.wait());
+  EXPECT_EQ(order, (std::vector<std::string>{"fetch", "program", "next"}));
+  EXPECT_FLOAT_EQ(fetched, std::exp(0.5f)); // read after the program ran
 }
 
 TEST(Scheduler, AnEndedSessionsTensorsAreFreed) {

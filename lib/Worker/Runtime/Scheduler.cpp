@@ -256,6 +256,14 @@ void Scheduler::loop() {
     bool ran = false;
     while (!q.items.empty() && q.deficit > 0) {
       Item &item = q.items.front();
+      if (item.kind == Item::Program && item.program.done() && q.items.size() > 1 &&
+          q.items[1].kind == Item::Fence) {
+        // A fetch or sync waiting on this program answers before the program's own reply to
+        // the dispatcher (which only counts what is queued): the client waits on the answer,
+        // and the two replies wake other processes that would otherwise go first.
+        std::swap(q.items[0], q.items[1]);
+        continue;
+      }
       if (item.kind != Item::Program || item.program.done()) {
         std::function<void()> fn = std::move(item.done);
         Item::Kind kind = item.kind;
