@@ -473,10 +473,29 @@ def logsumexp(x, dim, keepdim=False):
     return r if keepdim else squeeze(r, axes)
 
 
+class _LogSoftmax(_ag.Function):
+    """x - logsumexp(x) along `dim` (max-shifted), with the backward written in terms of the
+    output alone, as PyTorch's _log_softmax_backward_data: dx = g - exp(y) * sum(g, dim).
+    Differentiating the composite instead would record a node per op and keep exp(x - max)
+    and its sum alive for backward."""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        y = x - logsumexp(x, dim, keepdim=True)
+        ctx.save_for_backward(y)
+        ctx.dim = dim
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g - exp(y) * sum(g, ctx.dim, keepdim=True), None
+
+
 @_method()
 def log_softmax(x, dim=-1):
-    """x - logsumexp(x) along `dim` (max-shifted for stability)."""
-    return x - logsumexp(x, dim, keepdim=True)
+    """x - logsumexp(x) along `dim` (max-shifted for stability); same shape and dtype."""
+    return _LogSoftmax.apply(x, dim)
 
 
 class _Softmax(_ag.Function):

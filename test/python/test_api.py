@@ -656,6 +656,18 @@ def test_no_grad_and_enable_grad():
             assert (x * 2).requires_grad
     with gt.set_grad_enabled(False):
         assert not (x + 1).requires_grad
+    assert (x + 1).requires_grad
+    gt.set_grad_enabled(False)  # called alone, as PyTorch: set at once, and it stays
+    try:
+        assert not gt.is_grad_enabled() and not (x + 1).requires_grad
+    finally:
+        gt.set_grad_enabled(True)
+    assert gt.is_grad_enabled()
+
+    @gt.set_grad_enabled(False)
+    def g(t):
+        return t * 2
+    assert gt.is_grad_enabled() and not g(x).requires_grad and gt.is_grad_enabled()
 
     @gt.no_grad()
     def f(t):

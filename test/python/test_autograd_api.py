@@ -218,6 +218,71 @@ def test_second_derivative_of_softmax(dim):
     np.testing.assert_allclose(h.numpy(), expected, rtol=1e-3, atol=1e-4)
 
 
+def _np_cross_entropy(x, t, w, ignore, reduction):
+    """PyTorch's cross_entropy of logits x (N, C) and classes t (N,) in float64: -sum_n w[t_n]
+    log_softmax(x)[n, t_n] over rows whose t_n != ignore, divided by their summed weights for
+    'mean'."""
+    logp = x - x.max(1, keepdims=True)
+    logp -= np.log(np.exp(logp).sum(1, keepdims=True))
+    keep = t != ignore
+    rows = np.arange(len(t))[keep]
+    weights = w[t[keep]]
+    loss = -(logp[rows, t[keep]] * weights).sum()
+    return loss / weights.sum() if reduction == "mean" else loss
+
+
+@pytest.mark.parametrize("reduction,weighted", [("mean", False), ("mean", True), ("sum", True)])
+def test_cross_entropy_derivatives(reduction, weighted):
+    # cross_entropy with class indices is one Function (gt.nn.functional._CrossEntropy) whose
+    # backward is the closed form (softmax(x) - one_hot(t)) * w[t] * g / sum(w); with
+    # create_graph it differentiates the recomputed composite.
+    x0 = rng.standard_normal((6, 4))
+    t0 = np.array([0, 3, 1, 1, 2, 3])
+    w0 = rng.random(4) + 0.5 if weighted else np.ones(4)
+    v = rng.standard_normal((6, 4))
+    x = gt.tensor(x0.astype(np.float32), requires_grad=True)
+    weight = gt.tensor(w0.astype(np.float32)) if weighted else None
+    loss = gt.nn.functional.cross_entropy(x, gt.tensor(t0), weight=weight, ignore_index=2, reduction=reduction)
+    f = lambda a: _np_cross_entropy(a, t0, w0, 2, reduction)
+    np.testing.assert_allclose(loss.item(), f(x0), rtol=1e-5)
+    (g,) = gt.autograd.grad(loss, x, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), _numeric_grad(f, x0), rtol=1e-4, atol=1e-5)
+    assert not g.detach().numpy()[4].any()  # the ignored row (t = 2) gets nothing
+    (h,) = gt.autograd.grad((g * gt.tensor(v.astype(np.float32))).sum(), x)
+    gradient = lambda a: (v * _numeric_grad(f, a, 1e-5)).sum()
+    np.testing.assert_allclose(h.numpy(), _numeric_grad(gradient, x0, 1e-4), rtol=2e-3, atol=2e-4)
+    # backward() (no create_graph) takes the closed form
+    x.grad = None
+    gt.nn.functional.cross_entropy(x, gt.tensor(t0), weight=weight, ignore_index=2, reduction=reduction).backward()
+    np.testing.assert_allclose(x.grad.numpy(), _numeric_grad(f, x0), rtol=1e-4, atol=1e-5)
+
+
+def test_cross_entropy_over_spatial_axes_matches_rows():
+    # (N, C, d) logits go through the same Function as (N*d, C) rows
+    x0 = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    t0 = rng.integers(0, 3, (2, 4))
+    x = gt.tensor(x0, requires_grad=True)
+    loss = gt.nn.functional.cross_entropy(x, gt.tensor(t0))
+    loss.backward()
+    rows = np.moveaxis(x0, 1, -1).reshape(-1, 3).astype(np.float64)
+    f = lambda a: _np_cross_entropy(a, t0.reshape(-1), np.ones(3), -100, "mean")
+    np.testing.assert_allclose(loss.item(), f(rows), rtol=1e-5)
+    expected = np.moveaxis(_numeric_grad(f, rows).reshape(2, 4, 3), -1, 1)
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_log_softmax_first_and_second_derivatives():
+    # log_softmax's backward is g - exp(y) * sum(g) from its output y (gt._functions._LogSoftmax)
+    x0, w, v = (rng.standard_normal((3, 5)) for _ in range(3))
+    x = gt.tensor(x0.astype(np.float32), requires_grad=True)
+    f = lambda a: (w * (a - a.max(1, keepdims=True) - np.log(np.exp(a - a.max(1, keepdims=True)).sum(1, keepdims=True)))).sum()
+    (g,) = gt.autograd.grad((gt.tensor(w.astype(np.float32)) * gt.log_softmax(x, 1)).sum(), x, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), _numeric_grad(f, x0), rtol=1e-4, atol=1e-5)
+    (h,) = gt.autograd.grad((g * gt.tensor(v.astype(np.float32))).sum(), x)
+    gradient = lambda a: (v * _numeric_grad(f, a, 1e-5)).sum()
+    np.testing.assert_allclose(h.numpy(), _numeric_grad(gradient, x0, 1e-4), rtol=2e-3, atol=2e-4)
+
+
 def test_second_derivative_of_layer_norm():
     # layer_norm's backward is the closed form from xhat and rstd (gt.nn.functional._LayerNorm);
     # with create_graph it differentiates the recomputed composite instead, so a gradient
