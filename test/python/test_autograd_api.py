@@ -398,3 +398,15 @@ def test_a_function_output_is_freed_when_dropped_without_the_cyclic_collector():
         gc.enable()
     Exp.apply(x).sum().backward()  # the saved output still reaches backward
     np.testing.assert_allclose(x.grad.numpy(), np.exp(A.astype(np.float64)), rtol=1e-5)
+
+
+def test_cross_entropy_class_weights_that_require_grad_get_their_gradient():
+    # the closed form covers constant weights; weights that require grad take the composite
+    x0 = rng.standard_normal((5, 3))
+    t0 = np.array([0, 2, 1, 2, 0])
+    w0 = rng.random(3) + 0.5
+    x = gt.tensor(x0.astype(np.float32), requires_grad=True)
+    w = gt.tensor(w0.astype(np.float32), requires_grad=True)
+    gt.nn.functional.cross_entropy(x, gt.tensor(t0), weight=w).backward()
+    f = lambda a: _np_cross_entropy(x0, t0, a, -100, "mean")
+    np.testing.assert_allclose(w.grad.numpy(), _numeric_grad(f, w0), rtol=1e-4, atol=1e-5)

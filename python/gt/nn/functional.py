@@ -212,9 +212,8 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     if isinstance(target, T.Tensor) and target.dtype.is_floating_point and target.shape == input.shape:
         return _cross_entropy_probabilities(input, target, weight, reduction, label_smoothing)
     target = _check_targets(input, target, "cross_entropy")
-    if input.ndim > 1 and reduction in ("mean", "sum") and not label_smoothing and input.dtype.is_floating_point:
-        if weight is not None and weight.requires_grad:
-            weight = weight.detach()  # PyTorch's cross_entropy does not differentiate the class weights either
+    if input.ndim > 1 and reduction in ("mean", "sum") and not label_smoothing and input.dtype.is_floating_point \
+            and (weight is None or not weight.requires_grad):  # (a weight that requires grad: the composite)
         rows, labels = _class_axis_last(input, target)
         return _CrossEntropy.apply(rows, labels, weight, ignore_index, reduction)
     logp = T.log_softmax(input, dim=1 if input.ndim > 1 else 0)
