@@ -356,7 +356,8 @@ class Function:
                 if saved_outputs:
                     values = list(saved)
                     for i, (j, ref, alias) in saved_outputs.items():
-                        values[i] = y if j == k else (ref() or alias)
+                        live = ref()
+                        values[i] = y if j == k else (alias if live is None else live)
                     ctx.saved_tensors = tuple(values)
                 result = cls.backward(ctx, *grads)
                 result = result if isinstance(result, tuple) else (result,)

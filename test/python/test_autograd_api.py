@@ -410,3 +410,25 @@ def test_cross_entropy_class_weights_that_require_grad_get_their_gradient():
     gt.nn.functional.cross_entropy(x, gt.tensor(t0), weight=w).backward()
     f = lambda a: _np_cross_entropy(x0, t0, a, -100, "mean")
     np.testing.assert_allclose(w.grad.numpy(), _numeric_grad(f, w0), rtol=1e-4, atol=1e-5)
+
+
+def test_a_function_saving_one_output_differentiates_through_another():
+    # backward of output 1 reads saved output 0 (alive, several elements) through a weak
+    # reference; it once took the reference's truth value and raised
+    class Pair(gt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            a, b = x * 2.0, x * 3.0
+            ctx.save_for_backward(a)
+            return a, b
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            (a,) = ctx.saved_tensors
+            return ga * 2.0 + gb * 3.0 + a * 0.0
+
+    x = gt.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    a, b = Pair.apply(x)
+    b.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0, 3.0])
+    assert a.shape == (3,)
