@@ -1,9 +1,14 @@
-"""gt.linalg: the norms of torch.linalg (what gradient-norm and normalization code calls).
-
-Factorizations and solvers (inv, det, solve, svd, qr, cholesky, eig) are not in GT."""
+"""gt.linalg: torch.linalg's norms (on the workers) and its factorizations and solvers (inv,
+solve, det, slogdet, cholesky, qr, eigh, svd, pinv, ...: on the client through NumPy's LAPACK,
+with closed-form gradients). The general eigendecomposition (eig, complex results) is not in GT."""
 import builtins
 
+import numpy as np
+
+from . import _C
 from . import _functions as T
+from . import autograd as _ag
+from . import dtypes as _dt
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
@@ -50,3 +55,519 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     if isinstance(dim, int) or (dim is None and (ord is None or A.ndim == 1)):
         return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
     return matrix_norm(A, "fro" if ord is None else ord, dim if dim is not None else (-2, -1), keepdim, dtype=dtype)
+
+
+# ---------------------------------------------------------------- factorizations and solvers
+# GT's workers have no LAPACK kernels: these run on the client's CPU through NumPy's LAPACK
+# (each reads its input, a wait, and uploads its result), in the input's dtype, batched over
+# leading axes as NumPy and PyTorch batch them. Their gradients are autograd Functions with
+# the closed forms cited at each one; those that run on the workers (inv, solve, pinv, det and
+# slogdet of an invertible matrix) need no wait, the others read the incoming gradient.
+
+
+class LinAlgError(RuntimeError):
+    """A matrix the factorization cannot handle (singular, not positive-definite, no
+    convergence), as torch.linalg.LinAlgError."""
+
+
+def _matrices(A, name, square=True):
+    """A as a float32/float64 Tensor of (..., m, n) matrices; TypeError for a non-tensor,
+    gt.DTypeError for another dtype, gt.ShapeError for fewer than 2 axes or (square) m != n."""
+    if not isinstance(A, T.Tensor):
+        raise TypeError(f"{name}: expected a gt.Tensor, got {type(A).__name__}")
+    if A.dtype not in (_dt.float32, _dt.float64):
+        raise _C.DTypeError(f"{name}: expects a float32 or float64 tensor, got {A.dtype}")
+    if A.ndim < 2:
+        raise _C.ShapeError(f"{name}: the input must have at least 2 dimensions, got shape {list(A.shape)}")
+    if square and A.shape[-1] != A.shape[-2]:
+        raise _C.ShapeError(f"{name}: A must be batches of square matrices, but they are "
+                            f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    return A
+
+
+def _np(t):
+    """t's values as float64 NumPy (a wait)."""
+    return t.numpy().astype(np.float64)
+
+
+def _up(a, like):
+    """NumPy `a` uploaded as a tensor of `like`'s dtype."""
+    a = np.asarray(a)
+    return T.tensor(np.ascontiguousarray(a) if a.ndim else a, dtype=like.dtype)  # (ascontiguousarray makes 0-d 1-d)
+
+
+def _lapack(name, fn, *args):
+    try:
+        return fn(*args)
+    except np.linalg.LinAlgError as e:
+        raise LinAlgError(f"{name}: {e}") from None
+
+
+def _no_double_backward(name):
+    if _ag.is_grad_enabled():
+        raise NotImplementedError(f"{name}: second derivatives (create_graph=True) are not supported")
+
+
+def _mT(a):
+    return np.swapaxes(a, -1, -2)
+
+
+class _Inv(_ag.Function):
+    @staticmethod
+    def forward(ctx, A):
+        a = A.numpy()
+        if a.size and not np.isfinite(np.linalg.cond(a.astype(np.float64))).all():
+            raise LinAlgError("linalg.inv: the inversion could not be completed because the input matrix is singular")
+        Y = _up(_lapack("linalg.inv", np.linalg.inv, a), A)
+        ctx.save_for_backward(Y)
+        return Y
+
+    @staticmethod
+    def backward(ctx, g):
+        # d(A^-1) = -A^-1 dA A^-1, so gA = -A^-T g A^-T (Giles 2008, "Collected matrix derivative
+        # results", 3.1); Y is this Function's output, so a second derivative flows through it.
+        (Y,) = ctx.saved_tensors
+        return -(Y.mT @ g @ Y.mT)
+
+
+def inv(A):
+    """The inverse of each square matrix in A (..., n, n), as torch.linalg.inv. Raises
+    gt.linalg.LinAlgError for a singular matrix, gt.ShapeError for non-square input,
+    gt.DTypeError unless float32/float64."""
+    return _Inv.apply(_matrices(A, "linalg.inv"))
+
+
+def _vector_rhs(A, B):
+    """Whether B is a (batch of) vector(s) rather than matrices, by PyTorch's rule."""
+    return B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+
+
+class _Solve(_ag.Function):
+    @staticmethod
+    def forward(ctx, A, B):
+        a, b = A.numpy(), B.numpy()
+        vector = _vector_rhs(A, B)
+        x = _lapack("linalg.solve", np.linalg.solve, a, b[..., None] if vector else b)
+        X = _up(x[..., 0] if vector else x, A)
+        ctx.save_for_backward(A, X)
+        ctx.vector = vector
+        return X
+
+    @staticmethod
+    def backward(ctx, g):
+        # X = A^-1 B: gB = A^-T g, gA = -gB X^T (Giles 2008, 3.1), as PyTorch's linalg_solve backward.
+        A, X = ctx.saved_tensors
+        gB = _Solve.apply(A.mT, g)
+        if ctx.vector:
+            gA = -(T.unsqueeze(gB, -1) @ T.unsqueeze(X, -2))
+        else:
+            gA = -(gB @ X.mT)
+        return _unbroadcast_batch(gA, A), gB
+
+
+def _unbroadcast_batch(g, x):
+    """g summed over the leading batch axes broadcasting added to x."""
+    while g.ndim > x.ndim:
+        g = T.sum(g, 0)
+    for i in range(x.ndim - 2):
+        if x.shape[i] == 1 and g.shape[i] != 1:
+            g = T.sum(g, i, keepdim=True)
+    return g
+
+
+def solve(A, B, *, left=True):
+    """X with A X = B (left=True) or X A = B, for square invertible A (..., n, n) and B
+    (..., n, k) or a vector (..., n), as torch.linalg.solve (batch axes broadcast). Raises
+    gt.linalg.LinAlgError for a singular A."""
+    A = _matrices(A, "linalg.solve")
+    if not isinstance(B, T.Tensor) or B.dtype != A.dtype:
+        raise _C.DTypeError(f"linalg.solve: B must be a gt.Tensor of A's dtype ({A.dtype})")
+    if not left:
+        return _Solve.apply(A.mT, B.mT).mT
+    n = A.shape[-1]
+    if (B.shape[-1] if _vector_rhs(A, B) else B.shape[-2]) != n:
+        raise _C.ShapeError(f"linalg.solve: incompatible shapes of A {list(A.shape)} and B {list(B.shape)}")
+    return _Solve.apply(A, B)
+
+
+def _cofactors(a):
+    """The cofactor matrices of float64 square matrices a (..., n, n): det(A) A^-T where A is
+    invertible, and through the SVD where it is not (adj(A) = det(U V^T) V adj(S) U^T)."""
+    u, s, vt = np.linalg.svd(a)
+    n = s.shape[-1]
+    left = np.concatenate([np.ones(s.shape[:-1] + (1,)), np.cumprod(s, -1)[..., :-1]], -1)
+    right = np.concatenate([np.cumprod(s[..., ::-1], -1)[..., -2::-1], np.ones(s.shape[:-1] + (1,))], -1) \
+        if n > 1 else np.ones_like(s)
+    others = left * right  # the product of every singular value but the i-th
+    adj = np.linalg.det(u @ vt)[..., None, None] * (_mT(vt) * others[..., None, :]) @ _mT(u)
+    return _mT(adj)
+
+
+class _Det(_ag.Function):
+    @staticmethod
+    def forward(ctx, A):
+        a = A.numpy()
+        d = _up(np.linalg.det(a), A)
+        ctx.save_for_backward(_up(_cofactors(a.astype(np.float64)), A))
+        return d
+
+    @staticmethod
+    def backward(ctx, g):
+        # d det(A) = tr(adj(A) dA), so gA = g * cofactor(A) (Jacobi's formula; Giles 2008, 3.1),
+        # which stays finite for a singular A (PyTorch's det backward also goes through the SVD).
+        _no_double_backward("linalg.det")
+        (C,) = ctx.saved_tensors
+        return T.unsqueeze(T.unsqueeze(g, -1), -1) * C
+
+
+def det(A):
+    """The determinant of each square matrix in A (..., n, n) -> (...), as torch.linalg.det."""
+    return _Det.apply(_matrices(A, "linalg.det"))
+
+
+class _LogAbsDet(_ag.Function):
+    @staticmethod
+    def forward(ctx, A):
+        sign, logabs = np.linalg.slogdet(A.numpy())
+        ctx.save_for_backward(_up(_mT(_lapack("linalg.slogdet", np.linalg.pinv, A.numpy().astype(np.float64))), A))
+        ctx.sign = _up(sign, A)
+        ctx.mark_non_differentiable(ctx.sign)
+        return ctx.sign, _up(logabs, A)
+
+    @staticmethod
+    def backward(ctx, g_sign, g_log):
+        # d log|det A| = tr(A^-1 dA), so gA = g A^-T (Giles 2008, 3.1).
+        _no_double_backward("linalg.slogdet")
+        (inv_t,) = ctx.saved_tensors
+        return T.unsqueeze(T.unsqueeze(g_log, -1), -1) * inv_t
+
+
+def slogdet(A):
+    """(sign, log|det A|) of each square matrix in A (..., n, n), as torch.linalg.slogdet
+    (sign 0 and logabsdet -inf for a singular matrix). The gradient flows through logabsdet."""
+    sign, logabsdet = _LogAbsDet.apply(_matrices(A, "linalg.slogdet"))
+    return _SlogdetResult(sign, logabsdet)
+
+
+class _SlogdetResult(tuple):
+    """slogdet's (sign, logabsdet), also by name."""
+
+    def __new__(cls, sign, logabsdet):
+        return super().__new__(cls, (sign, logabsdet))
+
+    sign = property(lambda self: self[0])
+    logabsdet = property(lambda self: self[1])
+
+
+def logdet(A):
+    """log(det A) of each square matrix (NaN where det A < 0), as torch.logdet."""
+    sign, logabsdet = slogdet(A)
+    return T.where(sign < 0, float("nan"), logabsdet)
+
+
+class _Cholesky(_ag.Function):
+    @staticmethod
+    def forward(ctx, A, upper):
+        a = A.numpy()
+        try:
+            l = np.linalg.cholesky(a)
+        except np.linalg.LinAlgError:
+            raise LinAlgError("linalg.cholesky: The factorization could not be completed because the input is "
+                              "not positive-definite") from None
+        L = _up(l, A)
+        ctx.save_for_backward(L)
+        ctx.upper = upper
+        return L.mT if upper else L
+
+    @staticmethod
+    def backward(ctx, g):
+        # A = L L^T: gA = L^-T Phi(L^T gL) L^-1, symmetrized, Phi taking the lower triangle with
+        # half the diagonal (Murray 2016, "Differentiation of the Cholesky decomposition", eq. 10;
+        # PyTorch's cholesky_backward).
+        _no_double_backward("linalg.cholesky")
+        (L,) = ctx.saved_tensors
+        l, gl = _np(L), _np(g)
+        if ctx.upper:
+            gl = _mT(gl)
+        p = np.tril(_mT(l) @ gl)
+        p = 0.5 * (p + _mT(np.tril(p, -1)))
+        linv = np.linalg.inv(l)
+        return _up(_mT(linv) @ p @ linv, L), None
+
+
+def cholesky(A, *, upper=False):
+    """The Cholesky factor of each symmetric positive-definite matrix in A (..., n, n): lower L
+    with A = L L^T (upper=True: L^T), as torch.linalg.cholesky (the lower triangle of A is
+    read). Raises gt.linalg.LinAlgError when a matrix is not positive-definite."""
+    return _Cholesky.apply(_matrices(A, "linalg.cholesky"), upper)
+
+
+class _Eigh(_ag.Function):
+    @staticmethod
+    def forward(ctx, A, uplo):
+        w, v = _lapack("linalg.eigh", np.linalg.eigh, A.numpy(), uplo)
+        W, V = _up(w, A), _up(v, A)
+        ctx.save_for_backward(W, V)
+        ctx.set_materialize_grads(False)
+        return W, V
+
+    @staticmethod
+    def backward(ctx, gw, gv):
+        # A = V diag(w) V^T: gA = V (diag(gw) + F o skew(V^T gV)) V^T with F_ij = 1 / (w_j - w_i)
+        # off the diagonal (Giles 2008, 3.1; PyTorch's linalg_eig_backward for Hermitian input).
+        _no_double_backward("linalg.eigh")
+        W, V = ctx.saved_tensors
+        w, v = _np(W), _np(V)
+        inner = np.zeros(v.shape) if gv is None else _mT(v) @ _np(gv)
+        inner = 0.5 * (inner - _mT(inner))  # its skew part: what a change of A can move (as PyTorch)
+        diff = w[..., None, :] - w[..., :, None]
+        with np.errstate(divide="ignore"):
+            f = np.where(np.eye(w.shape[-1], dtype=bool), 0.0, 1.0 / diff)
+        middle = f * inner
+        if gw is not None:
+            middle = middle + np.eye(w.shape[-1]) * _np(gw)[..., None, :]
+        return _up(v @ middle @ _mT(v), W), None
+
+
+def eigh(A, UPLO="L"):
+    """(eigenvalues (..., n) ascending, eigenvectors (..., n, n) as columns) of each symmetric
+    matrix in A, reading its lower (UPLO='L') or upper triangle, as torch.linalg.eigh. The
+    gradient assumes distinct eigenvalues (as PyTorch's)."""
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
+    w, v = _Eigh.apply(_matrices(A, "linalg.eigh"), UPLO)
+    return _NamedPair(("eigenvalues", "eigenvectors"), w, v)
+
+
+def eigvalsh(A, UPLO="L"):
+    """The eigenvalues (..., n), ascending, of each symmetric matrix in A, as torch.linalg.eigvalsh."""
+    return eigh(A, UPLO)[0]
+
+
+class _NamedPair(tuple):
+    """A tuple of results that can also be read by name (torch.return_types)."""
+
+    def __new__(cls, names, *values):
+        t = super().__new__(cls, values)
+        t._names = names
+        return t
+
+    def __getattr__(self, name):
+        if name != "_names" and name in self._names:
+            return self[self._names.index(name)]
+        raise AttributeError(name)
+
+
+class _QR(_ag.Function):
+    @staticmethod
+    def forward(ctx, A, mode):
+        q, r = np.linalg.qr(A.numpy(), mode="complete" if mode == "complete" else "reduced")
+        Q, R = _up(q, A), _up(r, A)
+        ctx.save_for_backward(Q, R)
+        ctx.mode = mode
+        ctx.set_materialize_grads(False)
+        return Q, R
+
+    @staticmethod
+    def backward(ctx, gq, gr):
+        # A = QR with m >= n (reduced): M = R gR^T - gQ^T Q, gA = (gQ + Q copyltu(M)) R^-T, where
+        # copyltu copies the lower triangle onto the upper (Liao, Liu, Wang & Xiang 2019,
+        # "Differentiable programming tensor networks", eq. 7; PyTorch's linalg_qr_backward).
+        _no_double_backward("linalg.qr")
+        Q, R = ctx.saved_tensors
+        m, n = Q.shape[-2], R.shape[-1]
+        if ctx.mode == "complete" and m > n or m < n:
+            raise NotImplementedError("linalg.qr: the gradient is implemented for mode='reduced' with m >= n "
+                                      "(and square matrices in mode='complete')")
+        q, r = _np(Q), _np(R)
+        gq = np.zeros(q.shape) if gq is None else _np(gq)
+        gr = np.zeros(r.shape) if gr is None else _np(gr)
+        mm = r @ _mT(gr) - _mT(gq) @ q
+        copyltu = np.tril(mm) + _mT(np.tril(mm, -1))
+        ga = _mT(np.linalg.solve(r, _mT(gq + q @ copyltu)))  # (...) R^-T
+        return _up(ga, Q), None
+
+
+def qr(A, mode="reduced"):
+    """(Q, R) of each matrix in A (..., m, n) with A = Q R, Q's columns orthonormal, R upper
+    triangular, as torch.linalg.qr: mode 'reduced' (Q (..., m, k), R (..., k, n), k = min(m,
+    n)), 'complete' (Q (..., m, m)) or 'r' (an empty Q; no gradient). Gradients for m >= n."""
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    A = _matrices(A, "linalg.qr", square=False)
+    if mode == "r":
+        r = np.linalg.qr(A.numpy(), mode="r")
+        return _NamedPair(("Q", "R"), T.zeros(0, dtype=A.dtype), _up(r, A))
+    Q, R = _QR.apply(A, mode)
+    return _NamedPair(("Q", "R"), Q, R)
+
+
+class _SVD(_ag.Function):
+    @staticmethod
+    def forward(ctx, A, full_matrices):
+        u, s, vh = _lapack("linalg.svd", np.linalg.svd, A.numpy(), full_matrices)
+        U, S, Vh = _up(u, A), _up(s, A), _up(vh, A)
+        ctx.save_for_backward(U, S, Vh)
+        ctx.shape = tuple(A.shape)
+        ctx.set_materialize_grads(False)
+        return U, S, Vh
+
+    @staticmethod
+    def backward(ctx, gu, gs, gvh):
+        # A = U S V^T (thin): gA = U [(F o (U^T gU - gU^T U)) S + diag(gS) + S (F o (V^T gV - gV^T V))] V^T
+        #                         + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T),
+        # F_ij = 1 / (s_j^2 - s_i^2) off the diagonal (Townsend 2016, "Differentiating the singular
+        # value decomposition"; PyTorch's svd_backward). Distinct, nonzero singular values.
+        _no_double_backward("linalg.svd")
+        U, S, Vh = ctx.saved_tensors
+        u, s, vh = _np(U), _np(S), _np(Vh)
+        k = s.shape[-1]
+        m, n = ctx.shape[-2:]
+        if u.shape[-1] != k or vh.shape[-2] != k:  # full_matrices: the columns past k get no gradient (as PyTorch)
+            u, vh = u[..., :k], vh[..., :k, :]
+            gu = None if gu is None else _np(gu)[..., :k]
+            gvh = None if gvh is None else _np(gvh)[..., :k, :]
+        else:
+            gu = None if gu is None else _np(gu)
+            gvh = None if gvh is None else _np(gvh)
+        v = _mT(vh)
+        eye = np.eye(k, dtype=bool)
+        with np.errstate(divide="ignore"):
+            f = np.where(eye, 0.0, 1.0 / (s[..., None, :] ** 2 - s[..., :, None] ** 2))
+        middle = np.zeros(s.shape[:-1] + (k, k))
+        if gs is not None:
+            middle = middle + eye * _np(gs)[..., None, :]
+        sdiag = s[..., None, :]  # X * sdiag = X @ diag(s); sdiag^T * X = diag(s) @ X
+        ga = 0.0
+        if gu is not None:
+            j = _mT(u) @ gu
+            middle = middle + (f * (j - _mT(j))) * sdiag
+            if m > k:
+                ga = ga + ((gu - u @ j) / sdiag) @ vh
+        if gvh is not None:
+            gv = _mT(gvh)
+            kk = v.swapaxes(-1, -2) @ gv
+            middle = middle + _mT(sdiag) * (f * (kk - _mT(kk)))
+            if n > k:
+                ga = ga + (u / sdiag) @ _mT(gv - v @ kk)
+        ga = ga + u @ middle @ vh
+        return _up(ga, U), None
+
+
+def svd(A, full_matrices=True):
+    """(U, S, Vh) of each matrix in A (..., m, n) with A = U diag(S) Vh, S (..., k) descending,
+    k = min(m, n), as torch.linalg.svd (full_matrices=True: U (..., m, m), Vh (..., n, n)).
+    Gradients assume distinct nonzero singular values (as PyTorch's); with full_matrices=True
+    the columns of U and Vh past k get none (as PyTorch's)."""
+    U, S, Vh = _SVD.apply(_matrices(A, "linalg.svd", square=False), full_matrices)
+    return _NamedPair(("U", "S", "Vh"), U, S, Vh)
+
+
+def svdvals(A):
+    """The singular values (..., min(m, n)), descending, of each matrix in A, as torch.linalg.svdvals."""
+    return svd(A, full_matrices=False)[1]
+
+
+class _Pinv(_ag.Function):
+    @staticmethod
+    def forward(ctx, A, hermitian):
+        P = _up(np.linalg.pinv(A.numpy(), hermitian=hermitian), A)
+        ctx.save_for_backward(A, P)
+        return P
+
+    @staticmethod
+    def backward(ctx, g):
+        # dA+ = -A+ dA A+ + A+ A+^T dA^T (I - A A+) + (I - A+ A) dA^T A+^T A+ (Golub & Pereyra 1973,
+        # Theorem 4.3), whose adjoint is what is returned.
+        A, P = ctx.saved_tensors
+        pt = P.mT
+        return (-(pt @ g @ pt) + (g.mT - A @ (P @ g.mT)) @ (P @ pt) + (pt @ P) @ (g.mT - (g.mT @ P) @ A)), None
+
+
+def pinv(A, *, hermitian=False):
+    """The Moore-Penrose pseudo-inverse (..., n, m) of each matrix in A (..., m, n), singular
+    values below max(m, n) * eps * the largest treated as zero, as torch.linalg.pinv."""
+    return _Pinv.apply(_matrices(A, "linalg.pinv", square=False), hermitian)
+
+
+def matrix_rank(A, *, hermitian=False):
+    """The rank (int64, (...)) of each matrix in A: its singular values above max(m, n) * eps *
+    the largest, as torch.linalg.matrix_rank."""
+    A = _matrices(A, "linalg.matrix_rank", square=False)
+    return T.tensor(np.asarray(np.linalg.matrix_rank(A.numpy(), hermitian=hermitian), dtype=np.int64))
+
+
+class _SolveTriangular(_ag.Function):
+    @staticmethod
+    def forward(ctx, A, B, upper, unitriangular):
+        a = A.numpy().astype(np.float64)
+        a = np.triu(a) if upper else np.tril(a)
+        if unitriangular:
+            a = a - np.eye(a.shape[-1]) * np.diagonal(a, 0, -2, -1)[..., None, :] + np.eye(a.shape[-1])
+        X = _up(_lapack("linalg.solve_triangular", np.linalg.solve, a, B.numpy().astype(np.float64)), A)
+        ctx.save_for_backward(A, X)
+        ctx.upper, ctx.unitriangular = upper, unitriangular
+        return X
+
+    @staticmethod
+    def backward(ctx, g):
+        # As solve's (gB = A^-T g, gA = -gB X^T), kept to the triangle A's values were read from.
+        A, X = ctx.saved_tensors
+        gB = _SolveTriangular.apply(A.mT, g, not ctx.upper, ctx.unitriangular)
+        gA = -(gB @ X.mT)
+        gA = T.triu(gA, 1 if ctx.unitriangular else 0) if ctx.upper else T.tril(gA, -1 if ctx.unitriangular else 0)
+        return _unbroadcast_batch(gA, A), gB, None, None
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+    """X with A X = B (left=True) or X A = B for triangular A (..., n, n) (only its upper or
+    lower triangle is read; unitriangular: its diagonal is taken as ones) and B (..., n, k),
+    as torch.linalg.solve_triangular. Raises gt.linalg.LinAlgError for a zero on the diagonal."""
+    A = _matrices(A, "linalg.solve_triangular")
+    if not isinstance(B, T.Tensor) or B.dtype != A.dtype or B.ndim < 2:
+        raise _C.DTypeError("linalg.solve_triangular: B must be a gt.Tensor of A's dtype with at least 2 dimensions")
+    if not left:
+        return _SolveTriangular.apply(A.mT, B.mT, not upper, unitriangular).mT
+    return _SolveTriangular.apply(A, B, upper, unitriangular)
+
+
+def matrix_power(A, n):
+    """A @ A @ ... (n times) for each square matrix in A (n = 0: identity; n < 0: powers of
+    inv(A)), by repeated squaring on the workers, as torch.linalg.matrix_power."""
+    A = _matrices(A, "linalg.matrix_power")
+    if not isinstance(n, int):
+        raise TypeError(f"linalg.matrix_power: n must be an int, got {type(n).__name__}")
+    if n < 0:
+        A, n = inv(A), -n
+    result = None
+    while n:
+        if n & 1:
+            result = A if result is None else result @ A
+        n >>= 1
+        if n:
+            A = A @ A
+    return result if result is not None else T.broadcast_to(T.eye(A.shape[-1], dtype=A.dtype), A.shape)
+
+
+# ---------------------------------------------------------------- torch.* spellings and methods
+# (torch.inverse, torch.det, ... and x.inverse(), x.det(), ...; torch.svd's older interface)
+
+def _svd_v(A, some=True, compute_uv=True):
+    """torch.svd: (U, S, V) with A = U diag(S) V^T (V, not Vh); some=True gives the thin
+    factors. compute_uv=False: zero U and V (as PyTorch)."""
+    U, S, Vh = svd(A, full_matrices=not some)
+    if not compute_uv:
+        return _NamedPair(("U", "S", "V"), T.zeros_like(U), S, T.zeros_like(Vh))
+    return _NamedPair(("U", "S", "V"), U, S, Vh.mT)
+
+
+def _method_alias(names, fn):
+    for name in names:
+        setattr(T.Tensor, name, fn)
+
+
+_TOP_LEVEL = {"inverse": inv, "det": det, "logdet": logdet, "slogdet": slogdet, "pinverse": pinv, "svd": _svd_v,
+              "matrix_power": matrix_power, "cholesky": lambda A, upper=False: cholesky(A, upper=upper),
+              "qr": lambda A, some=True: qr(A, "reduced" if some else "complete")}
+for _name, _fn in _TOP_LEVEL.items():
+    _method_alias([_name], _fn)
