@@ -254,16 +254,9 @@ void Scheduler::loop() {
     Queue &q = queues_[id];
     q.deficit = std::min(q.deficit, 0.0) + options_.quantumMs * q.weight; // a new turn; no hoarding
     bool ran = false;
+    std::function<void()> replyAfterFence; // a finished program's reply, sent after the fence behind it
     while (!q.items.empty() && q.deficit > 0) {
       Item &item = q.items.front();
-      if (item.kind == Item::Program && item.program.done() && q.items.size() > 1 &&
-          q.items[1].kind == Item::Fence) {
-        // A fetch or sync waiting on this program answers before the program's own reply to
-        // the dispatcher (which only counts what is queued): the client waits on the answer,
-        // and the two replies wake other processes that would otherwise go first.
-        std::swap(q.items[0], q.items[1]);
-        continue;
-      }
       if (item.kind != Item::Program || item.program.done()) {
         std::function<void()> fn = std::move(item.done);
         Item::Kind kind = item.kind;
@@ -287,9 +280,18 @@ void Scheduler::loop() {
           trace->second.add({"fetch/sync", "fetch", t0, 0, ""});
         }
         if (kind == Item::End) traces_.erase(id); // a traced session that ends without stopping leaves nothing behind
+        if (kind == Item::Program && !q.items.empty() && q.items.front().kind == Item::Fence) {
+          // A fetch or sync waiting on this program answers before the program's own reply
+          // to the dispatcher (which only counts what is queued): the client waits on the
+          // answer, and the reply would wake the dispatcher on the core the client needs.
+          replyAfterFence = std::move(fn);
+          ran = true;
+          continue;
+        }
         lock.unlock();
         if (kind == Item::End) executor_.endSession(id);
         if (fn) fn();
+        if (replyAfterFence) std::exchange(replyAfterFence, nullptr)();
         lock.lock();
         if (fetchEvent && (trace = traces_.find(id)) != traces_.end() && trace->second.generation == fetchEvent->first &&
             fetchEvent->second < trace->second.events.size())
@@ -364,6 +366,11 @@ void Scheduler::loop() {
       ran = true;
       ranSinceTick = true;
       tick(false);
+    }
+    if (replyAfterFence) { // (the fence always follows at once; never left unsent)
+      lock.unlock();
+      std::exchange(replyAfterFence, nullptr)();
+      lock.lock();
     }
     if (!q.items.empty()) {
       round_.push_back(id);
