@@ -92,3 +92,64 @@ func.func @qkv_grad(%q: tensor<2x2x4x2xf32>, %k: tensor<2x2x4x2xf32>, %v: tensor
   %c = gt.concat %q3, %k3, %v3 {axis = 2 : i64} : tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32> -> tensor<2x4x12xf32>
   return %c : tensor<2x4x12xf32>
 }
+
+// -----
+
+#swap = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// A generic reshaped (here twice) into a kernel's output writes that output in place: the
+// restrict moves to a new to_tensor of %out, reshaped back to the generic's shape.
+// CHECK-LABEL: func.func @reshaped_into_output
+// CHECK: %[[T:.*]] = bufferization.to_tensor %arg1 restrict writable : memref<12xf32>
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[T]] {{\[\[}}0, 1]] output_shape [3, 4] : tensor<12xf32> into tensor<3x4xf32>
+// CHECK: %[[E2:.*]] = tensor.expand_shape %[[E]] {{\[\[}}0], [1, 2]] output_shape [3, 2, 2]
+// CHECK: %[[G:.*]] = linalg.generic {{.*}} outs(%[[E2]] : tensor<3x2x2xf32>)
+// CHECK: bufferization.materialize_in_destination %{{.*}} in writable %arg1
+// Left alone: an output materialized without restrict, and one the generic's result also
+// reaches another way.
+// CHECK-LABEL: func.func @output_left_alone
+// CHECK-NOT: writable : memref
+// CHECK: bufferization.materialize_in_destination %{{.*}} in writable %arg1
+// CHECK: bufferization.materialize_in_destination %{{.*}} in restrict writable %arg2
+// CHECK: bufferization.materialize_in_destination %{{.*}} in restrict writable %arg3
+// The fused kernel, bufferized: the generic writes %out through a view, nothing is copied.
+// FUSED-LABEL: func.func @reshaped_into_output
+// FUSED: bufferization.to_tensor %arg1 restrict writable
+func.func @reshaped_into_output(%in: memref<3x2x2xf32>, %out: memref<12xf32>) {
+  %a = bufferization.to_tensor %in restrict : memref<3x2x2xf32>
+  %e = tensor.empty() : tensor<3x2x2xf32>
+  %t = linalg.generic {indexing_maps = [#swap, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%a : tensor<3x2x2xf32>) outs(%e : tensor<3x2x2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<3x2x2xf32>
+  %c = tensor.collapse_shape %t [[0], [1, 2]] : tensor<3x2x2xf32> into tensor<3x4xf32>
+  %c2 = tensor.collapse_shape %c [[0, 1]] : tensor<3x4xf32> into tensor<12xf32>
+  bufferization.materialize_in_destination %c2 in restrict writable %out : (tensor<12xf32>, memref<12xf32>) -> ()
+  return
+}
+
+func.func @output_left_alone(%in: memref<3x2x2xf32>, %out: memref<12xf32>, %out2: memref<12xf32>,
+                             %out3: memref<3x2x2xf32>) {
+  %a = bufferization.to_tensor %in restrict : memref<3x2x2xf32>
+  %e = tensor.empty() : tensor<3x2x2xf32>
+  %t = linalg.generic {indexing_maps = [#swap, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%a : tensor<3x2x2xf32>) outs(%e : tensor<3x2x2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<3x2x2xf32>
+  %c = tensor.collapse_shape %t [[0, 1, 2]] : tensor<3x2x2xf32> into tensor<12xf32>
+  bufferization.materialize_in_destination %c in writable %out : (tensor<12xf32>, memref<12xf32>) -> ()
+  %e2 = tensor.empty() : tensor<3x2x2xf32>
+  %t2 = linalg.generic {indexing_maps = [#swap, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%a : tensor<3x2x2xf32>) outs(%e2 : tensor<3x2x2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %s = arith.addf %x, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<3x2x2xf32>
+  %c2 = tensor.collapse_shape %t2 [[0, 1, 2]] : tensor<3x2x2xf32> into tensor<12xf32>
+  bufferization.materialize_in_destination %c2 in restrict writable %out2 : (tensor<12xf32>, memref<12xf32>) -> ()
+  bufferization.materialize_in_destination %t2 in restrict writable %out3 : (tensor<3x2x2xf32>, memref<3x2x2xf32>) -> ()
+  return
+}

@@ -26,10 +26,11 @@ func.func @im2col(%x: tensor<2x3x5x5xf32>) -> tensor<2x3x3x3x2x2xf32> {
 
 // -----
 
-// col2im: the image's axes parallel, the kernel taps reductions (carried by a 2x2 operand whose
-// values are unused); a tap whose window position does not divide by the stride adds nothing.
+// col2im: the image's axes parallel (looped n, positions, channel: the channel inside), the
+// kernel taps reductions (carried by a 2x2 operand whose values are unused); a tap whose window
+// position does not divide by the stride adds nothing.
 // CHECK-DAG: #[[TAPS:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>
-// CHECK-DAG: #[[IMAGE:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[IMAGE:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1, d2)>
 // CHECK: func.func @col2im
 func.func @col2im(%c: tensor<2x3x3x3x2x2xf32>) -> tensor<2x3x5x5xf32> {
   // CHECK: %[[Z:.*]] = linalg.fill

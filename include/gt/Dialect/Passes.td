@@ -289,7 +289,7 @@ def GTBubbleUpSlices : Pass<"gt-bubble-up-slices", "::mlir::func::FuncOp"> {
 }
 
 def GTEmptyTensorsThroughReshapes : Pass<"gt-empty-tensors-through-reshapes", "::mlir::func::FuncOp"> {
-  let summary = "lets a generic whose reshaped result is inserted into a larger tensor write into its place there";
+  let summary = "lets a generic whose reshaped result is inserted into a larger tensor, or written to an output, write into its place there";
   let description = [{
     Runs at the end of the fusion pipeline. A `linalg.generic` that writes a `tensor.empty`
     (and does not read it), whose one result goes through one `tensor.collapse_shape` or
@@ -311,8 +311,16 @@ def GTEmptyTensorsThroughReshapes : Pass<"gt-empty-tensors-through-reshapes", ":
     %c = tensor.collapse_shape %t ...
     %r = tensor.insert_slice %c into %d[0, 0, 4] [2, 4, 4] [1, 1, 1] ...
     ```
+    The same holds for a result reshaped (through any number of reshapes) into a kernel's
+    output, `bufferization.materialize_in_destination %c in restrict writable %out` with %out
+    a memref argument: the generic writes `tensor.expand_shape` of `bufferization.to_tensor
+    %out restrict writable` (the `restrict` moves there, as upstream's elimination moves it),
+    so bufferization writes %out in place and drops the copy. A convolution's im2col columns
+    (the patches reshaped to [N*OH*OW, C*KH*KW]) were a 42 MB temporary and a copy in the
+    MNIST example's second layer.
   }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
 }
 
 def GTDuplicateBroadcasts : Pass<"gt-duplicate-broadcasts", "::mlir::func::FuncOp"> {

@@ -975,7 +975,13 @@ Value lowerCol2im(OpBuilder &b, const Lowering &l) {
   Value tapSpace = b.create<tensor::EmptyOp>(l.loc(), taps, b.getI8Type());
   SmallVector<AffineExpr> tapExprs;
   for (int64_t i = 0; i < n; ++i) tapExprs.push_back(b.getAffineDimExpr(rank + i));
-  SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, tapExprs, b.getContext()), leadingDims(b, loops, rank)};
+  // Loops (n, p..., c, k...): the channel inside the positions, so that one position's taps
+  // and channels read neighbouring columns of the input (its [n, o..., c, k...] layout keeps
+  // c and k innermost) rather than a column 288 floats away per step of the last position.
+  SmallVector<AffineExpr> outExprs = {b.getAffineDimExpr(0), b.getAffineDimExpr(rank - 1)};
+  for (int64_t i = 0; i < n; ++i) outExprs.push_back(b.getAffineDimExpr(1 + i));
+  SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, tapExprs, b.getContext()),
+                                 AffineMap::get(loops, 0, outExprs, b.getContext())};
   Value zero = constantOf(b, l.loc(), elem, 0);
   auto generic = b.create<linalg::GenericOp>(
       l.loc(), TypeRange{l.resultType}, ValueRange{tapSpace}, ValueRange{fill(b, l.loc(), l.resultType, zero)}, maps,
@@ -984,7 +990,7 @@ Value lowerCol2im(OpBuilder &b, const Lowering &l) {
         SmallVector<Value> at = {nb.create<linalg::IndexOp>(nloc, 0)};
         Value inside;
         for (int64_t i = 0; i < n; ++i) {
-          Value p = nb.create<linalg::IndexOp>(nloc, 2 + i), k = nb.create<linalg::IndexOp>(nloc, rank + i);
+          Value p = nb.create<linalg::IndexOp>(nloc, 1 + i), k = nb.create<linalg::IndexOp>(nloc, rank + i);
           Value t = nb.create<arith::SubIOp>(nloc, nb.create<arith::AddIOp>(nloc, p, index(a.padding[i])),
                                              nb.create<arith::MulIOp>(nloc, k, index(a.dilation[i])));
           Value ok = nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::sge, t, index(0));
@@ -1000,7 +1006,7 @@ Value lowerCol2im(OpBuilder &b, const Lowering &l) {
           inside = inside ? nb.create<arith::AndIOp>(nloc, inside, ok).getResult() : ok;
           at.push_back(nb.create<arith::MinSIOp>(nloc, o, index(std::max<int64_t>(out - 1, 0))));
         }
-        at.push_back(nb.create<linalg::IndexOp>(nloc, 1));
+        at.push_back(nb.create<linalg::IndexOp>(nloc, rank - 1));
         for (int64_t i = 0; i < n; ++i) at.push_back(nb.create<linalg::IndexOp>(nloc, rank + i));
         Value v = convertScalar(nb, nloc, nb.create<tensor::ExtractOp>(nloc, input, at), acc);
         Value term = nb.create<arith::SelectOp>(nloc, inside, v, constantOf(nb, nloc, acc, 0));
