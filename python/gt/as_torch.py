@@ -1,5 +1,5 @@
 """Run a PyTorch script on GT unchanged: `import torch` (and `torch.nn`, `torch.optim`, ...)
-imports GT's module of the same name.
+imports GT's module of the same name, and `import torchvision` imports gt.vision.
 
     python -m gt.as_torch train.py --steps 100    # runs train.py with torch meaning gt
 
@@ -21,19 +21,34 @@ import sys
 import gt
 
 
+_PACKAGES = {"torch": "gt", "torchvision": "gt.vision"}  # a PyTorch package -> GT's package
+
+
+def _gt_name(name):
+    """GT's module for `name` (torch.X -> gt.X, torchvision.X -> gt.vision.X), or None."""
+    for package, real in _PACKAGES.items():
+        if name == package or name.startswith(package + "."):
+            return real + name[len(package):]
+    return None
+
+
 class _TorchIsGT(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds `torch` and `torch.X` as `gt` and `gt.X`."""
+    """Finds `torch` and `torch.X` as `gt` and `gt.X`, and `torchvision` as `gt.vision`."""
 
     def find_spec(self, name, path=None, target=None):
-        if name != "torch" and not name.startswith("torch."):
+        if name == "torch.vision" or name.startswith("torch.vision."):
+            # gt.vision is torchvision; PyTorch has no torch.vision (and Python's own finders
+            # would otherwise find gt/vision through torch's path, which is gt's)
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        real = _gt_name(name)
+        if real is None:
             return None
-        real = "gt" + name[len("torch"):]
         if real not in sys.modules and importlib.util.find_spec(real) is None:
             return None  # ModuleNotFoundError: No module named 'torch.X'
         return importlib.util.spec_from_loader(name, self)
 
     def create_module(self, spec):
-        return importlib.import_module("gt" + spec.name[len("torch"):])
+        return importlib.import_module(_gt_name(spec.name))
 
     def exec_module(self, module):
         pass  # imported already, as gt.X
@@ -44,7 +59,9 @@ def install():
     if not any(isinstance(f, _TorchIsGT) for f in sys.meta_path):
         sys.meta_path.insert(0, _TorchIsGT())
     for name, module in list(sys.modules.items()):
-        if name == "gt" or name.startswith("gt."):
+        if name == "gt.vision" or name.startswith("gt.vision."):
+            sys.modules.setdefault("torchvision" + name[len("gt.vision"):], module)
+        elif name == "gt" or name.startswith("gt."):
             sys.modules.setdefault("torch" + name[len("gt"):], module)
 
 

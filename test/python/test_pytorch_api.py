@@ -165,6 +165,11 @@ def test_as_torch_makes_every_torch_module_gts_own(tmp_path):
     out = subprocess.run([sys.executable, "-c", "import gt.as_torch, torch.vision"], capture_output=True, text=True,
                          timeout=60)
     assert "No module named 'torch.vision'" in out.stderr
+    out = subprocess.run([sys.executable, "-c", "import gt.as_torch, gt, torchvision\n"
+                          "from torchvision import datasets, transforms\n"
+                          "assert torchvision is gt.vision and transforms is gt.vision.transforms"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
 
 
 def test_what_pytorch_examples_word_language_model_names():

@@ -1,0 +1,329 @@
+"""torchvision.transforms for GT: image transforms on PIL images (and, for the geometric
+ones, NumPy arrays (H, W[, C]) and gt Tensors (..., H, W)), ToTensor to a gt Tensor, and
+Normalize on gt Tensors. Random ones draw from Python's `random` module (see gt.vision)."""
+import numbers
+import random
+
+import numpy as np
+
+from .. import _functions as T
+from .. import dtypes as _dt
+
+
+def _pil():
+    from PIL import Image
+    return Image
+
+
+def _is_pil(x):
+    try:
+        return isinstance(x, _pil().Image)
+    except ImportError:  # pragma: no cover (Pillow is a GT dependency)
+        return False
+
+
+def _size(img):
+    """(height, width) of a PIL image, a NumPy image (H, W[, C]) or a gt Tensor (..., H, W)."""
+    if _is_pil(img):
+        return img.size[1], img.size[0]
+    if isinstance(img, np.ndarray):
+        return img.shape[0], img.shape[1]
+    return tuple(img.shape[-2:])
+
+
+def _pair(size):
+    return (size, size) if isinstance(size, numbers.Number) else tuple(size)
+
+
+class Compose:
+    """Applies `transforms` in order."""
+
+    def __init__(self, transforms):
+        self.transforms = list(transforms)
+
+    def __call__(self, img):
+        for t in self.transforms:
+            img = t(img)
+        return img
+
+    def __repr__(self):
+        return "Compose(" + ", ".join(repr(t) for t in self.transforms) + ")"
+
+
+class Lambda:
+    """Applies a user function."""
+
+    def __init__(self, lambd):
+        if not callable(lambd):
+            raise TypeError(f"Argument lambd should be callable, got {type(lambd).__name__}")
+        self.lambd = lambd
+
+    def __call__(self, img):
+        return self.lambd(img)
+
+
+def _as_array(pic):
+    """A PIL image or a NumPy array (H, W[, C]) as a NumPy (H, W, C) array."""
+    a = np.asarray(pic)
+    if a.ndim == 2:
+        a = a[:, :, None]
+    if a.ndim != 3:
+        raise TypeError(f"pic should be 2 or 3 dimensional, got {a.ndim} dimensions")
+    return a
+
+
+class ToTensor:
+    """A PIL image or NumPy array (H, W, C) as a gt Tensor (C, H, W): uint8 values scaled to
+    float32 in [0, 1], other dtypes kept (as torchvision)."""
+
+    def __call__(self, pic):
+        a = _as_array(pic)
+        chw = np.ascontiguousarray(a.transpose(2, 0, 1))
+        if chw.dtype == np.uint8:
+            return T.tensor(chw.astype(np.float32) / np.float32(255.0))
+        return T.tensor(chw)
+
+    def __repr__(self):
+        return "ToTensor()"
+
+
+class PILToTensor:
+    """A PIL image as a gt Tensor (C, H, W) of its own dtype (uint8 for 'L' and 'RGB'), unscaled."""
+
+    def __call__(self, pic):
+        return T.tensor(np.ascontiguousarray(_as_array(pic).transpose(2, 0, 1)))
+
+
+class ToPILImage:
+    """A gt Tensor (C, H, W) (floats in [0, 1] are scaled by 255) or NumPy (H, W, C) as a PIL image."""
+
+    def __init__(self, mode=None):
+        self.mode = mode
+
+    def __call__(self, pic):
+        a = pic.numpy().transpose(1, 2, 0) if isinstance(pic, T.Tensor) else np.asarray(pic)
+        if a.dtype.kind == "f":
+            a = np.clip(np.rint(a * 255.0), 0, 255).astype(np.uint8)
+        if a.ndim == 3 and a.shape[2] == 1:
+            a = a[:, :, 0]
+        image = _pil().fromarray(a)
+        return image.convert(self.mode) if self.mode else image
+
+
+class Normalize:
+    """(x - mean) / std per channel of a gt Tensor (C, H, W) or (N, C, H, W), as torchvision's
+    Normalize. Raises ValueError for a zero std."""
+
+    def __init__(self, mean, std, inplace=False):
+        self.mean, self.std = list(np.atleast_1d(mean).astype(float)), list(np.atleast_1d(std).astype(float))
+        if any(s == 0 for s in self.std):
+            raise ValueError(f"std evaluated to zero after conversion to float, leading to division by zero: {std}")
+        self._consts = None
+
+    def __call__(self, tensor):
+        if not isinstance(tensor, T.Tensor) or not tensor.dtype.is_floating_point:
+            raise TypeError(f"Normalize expects a floating-point gt Tensor (use ToTensor first), got "
+                            f"{getattr(tensor, 'dtype', type(tensor).__name__)}")
+        if len(self.mean) == 1:  # one number for every channel: no broadcast tensor needed
+            return (tensor - self.mean[0]) / self.std[0]
+        c = tensor.shape[-3]
+        if self._consts is None or self._consts[0].dtype != tensor.dtype:
+            shape = (c, 1, 1)
+            mean = T.tensor(np.broadcast_to(np.asarray(self.mean), (c,)).reshape(shape), dtype=tensor.dtype)
+            std = T.tensor(np.broadcast_to(np.asarray(self.std), (c,)).reshape(shape), dtype=tensor.dtype)
+            self._consts = (mean, std)
+        return (tensor - self._consts[0]) / self._consts[1]
+
+    def __repr__(self):
+        return f"Normalize(mean={self.mean}, std={self.std})"
+
+
+_INTERPOLATION = {"nearest": 0, "bilinear": 2, "bicubic": 3, "lanczos": 1, "box": 4, "hamming": 5}
+
+
+class InterpolationMode:
+    NEAREST, BILINEAR, BICUBIC, LANCZOS, BOX, HAMMING = "nearest", "bilinear", "bicubic", "lanczos", "box", "hamming"
+
+
+def _resample(mode):
+    return _INTERPOLATION[getattr(mode, "value", mode) if not isinstance(mode, int) else
+                          {0: "nearest", 2: "bilinear", 3: "bicubic"}[mode]]
+
+
+class Resize:
+    """A PIL image resized to `size` (h, w), or with its shorter side `size` keeping the aspect
+    ratio (an int), by `interpolation` (bilinear by default)."""
+
+    def __init__(self, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
+        self.size, self.interpolation, self.max_size = size, interpolation, max_size
+
+    def __call__(self, img):
+        if not _is_pil(img):
+            raise TypeError("Resize: GT resizes PIL images (use it before ToTensor)")
+        h, w = _size(img)
+        if isinstance(self.size, numbers.Number) or len(self.size) == 1:
+            short = self.size if isinstance(self.size, numbers.Number) else self.size[0]
+            if h <= w:
+                nh, nw = short, int(short * w / h)
+            else:
+                nh, nw = int(short * h / w), short
+            if self.max_size is not None and max(nh, nw) > self.max_size:
+                scale = self.max_size / max(nh, nw)
+                nh, nw = int(nh * scale), int(nw * scale)
+        else:
+            nh, nw = self.size
+        return img.resize((nw, nh), _resample(self.interpolation))
+
+
+def _crop(img, top, left, height, width):
+    if _is_pil(img):
+        return img.crop((left, top, left + width, top + height))
+    return img[..., top:top + height, left:left + width] if isinstance(img, T.Tensor) else \
+        img[top:top + height, left:left + width]
+
+
+class CenterCrop:
+    """The central `size` (h, w) region (an int: square)."""
+
+    def __init__(self, size):
+        self.size = _pair(size)
+
+    def __call__(self, img):
+        h, w = _size(img)
+        th, tw = self.size
+        if th > h or tw > w:
+            img = Pad((max(0, (tw - w) // 2), max(0, (th - h) // 2), max(0, (tw - w + 1) // 2),
+                       max(0, (th - h + 1) // 2)))(img)
+            h, w = _size(img)
+        return _crop(img, int(round((h - th) / 2.0)), int(round((w - tw) / 2.0)), th, tw)
+
+
+class Pad:
+    """`padding` pixels around the image: an int (all sides), (left/right, top/bottom) or
+    (left, top, right, bottom); padding_mode 'constant' (with `fill`), 'edge', 'reflect' or
+    'symmetric'."""
+
+    def __init__(self, padding, fill=0, padding_mode="constant"):
+        if padding_mode not in ("constant", "edge", "reflect", "symmetric"):
+            raise ValueError(f"Padding mode should be either constant, edge, reflect or symmetric, got {padding_mode}")
+        p = (padding,) * 4 if isinstance(padding, numbers.Number) else tuple(padding)
+        self.padding = p * 2 if len(p) == 2 else p
+        if len(self.padding) != 4:
+            raise ValueError(f"Padding must be an int or a 1, 2, or 4 element tuple, not a {len(p)} element tuple")
+        self.fill, self.padding_mode = fill, padding_mode
+
+    def __call__(self, img):
+        left, top, right, bottom = self.padding
+        if isinstance(img, T.Tensor):
+            from ..nn import functional as F
+            return F.pad(img, (left, right, top, bottom), mode="replicate" if self.padding_mode == "edge" else
+                         self.padding_mode, value=self.fill)
+        a = np.asarray(img)
+        widths = [(top, bottom), (left, right)] + [(0, 0)] * (a.ndim - 2)
+        kw = {"constant_values": self.fill} if self.padding_mode == "constant" else {}
+        out = np.pad(a, widths, mode=self.padding_mode, **kw)
+        return _pil().fromarray(out) if _is_pil(img) else out
+
+
+class RandomCrop:
+    """A random `size` (h, w) region, after `padding` (as Pad) when given; pad_if_needed pads
+    an image smaller than size."""
+
+    def __init__(self, size, padding=None, pad_if_needed=False, fill=0, padding_mode="constant"):
+        self.size, self.padding, self.pad_if_needed = _pair(size), padding, pad_if_needed
+        self.fill, self.padding_mode = fill, padding_mode
+
+    def __call__(self, img):
+        if self.padding is not None:
+            img = Pad(self.padding, self.fill, self.padding_mode)(img)
+        h, w = _size(img)
+        th, tw = self.size
+        if self.pad_if_needed and (h < th or w < tw):
+            img = Pad((max(0, tw - w), max(0, th - h)), self.fill, self.padding_mode)(img)
+            h, w = _size(img)
+        if h < th or w < tw:
+            raise ValueError(f"Required crop size {(th, tw)} is larger than input image size {(h, w)}")
+        return _crop(img, random.randint(0, h - th), random.randint(0, w - tw), th, tw)
+
+
+def _flip(img, axis):
+    if _is_pil(img):
+        Image = _pil()
+        return img.transpose(Image.Transpose.FLIP_LEFT_RIGHT if axis == "w" else Image.Transpose.FLIP_TOP_BOTTOM)
+    if isinstance(img, T.Tensor):
+        return T.flip(img, [-1 if axis == "w" else -2])
+    return np.ascontiguousarray(img[:, ::-1] if axis == "w" else img[::-1])
+
+
+class RandomHorizontalFlip:
+    """The image mirrored left-right with probability p."""
+
+    def __init__(self, p=0.5):
+        self.p = p
+
+    def __call__(self, img):
+        return _flip(img, "w") if random.random() < self.p else img
+
+
+class RandomVerticalFlip:
+    """The image flipped top-bottom with probability p."""
+
+    def __init__(self, p=0.5):
+        self.p = p
+
+    def __call__(self, img):
+        return _flip(img, "h") if random.random() < self.p else img
+
+
+class RandomResizedCrop:
+    """A random region of `scale` times the area and aspect ratio in `ratio` (log-uniform),
+    resized to `size` (Szegedy et al. 2015, Inception's crop; torchvision's algorithm, 10 tries
+    then a central crop). PIL images."""
+
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), interpolation=InterpolationMode.BILINEAR,
+                 antialias=True):
+        self.size, self.scale, self.ratio, self.interpolation = _pair(size), scale, ratio, interpolation
+
+    def __call__(self, img):
+        import math
+        h, w = _size(img)
+        area = h * w
+        for _ in range(10):
+            target = area * random.uniform(*self.scale)
+            aspect = math.exp(random.uniform(math.log(self.ratio[0]), math.log(self.ratio[1])))
+            cw, ch = int(round(math.sqrt(target * aspect))), int(round(math.sqrt(target / aspect)))
+            if 0 < cw <= w and 0 < ch <= h:
+                top, left = random.randint(0, h - ch), random.randint(0, w - cw)
+                break
+        else:
+            in_ratio = w / h
+            if in_ratio < min(self.ratio):
+                cw, ch = w, int(round(w / min(self.ratio)))
+            elif in_ratio > max(self.ratio):
+                ch, cw = h, int(round(h * max(self.ratio)))
+            else:
+                cw, ch = w, h
+            top, left = (h - ch) // 2, (w - cw) // 2
+        return Resize(self.size, self.interpolation)(_crop(img, top, left, ch, cw))
+
+
+class Grayscale:
+    """A PIL image in grayscale (ITU-R 601-2 luma, PIL's 'L'), with 1 or 3 output channels."""
+
+    def __init__(self, num_output_channels=1):
+        self.num_output_channels = num_output_channels
+
+    def __call__(self, img):
+        g = img.convert("L")
+        return g if self.num_output_channels == 1 else g.convert("RGB")
+
+
+class ConvertImageDtype:
+    """A gt Tensor in `dtype`: uint8 -> float scales to [0, 1], as torchvision."""
+
+    def __init__(self, dtype):
+        self.dtype = _dt.resolve(dtype)
+
+    def __call__(self, image):
+        out = T.cast(image, self.dtype)
+        return out / 255.0 if image.dtype == _dt.uint8 and self.dtype.is_floating_point else out

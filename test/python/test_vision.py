@@ -1,0 +1,165 @@
+"""gt.vision (torchvision for GT): datasets read from local files in torchvision's layout,
+transforms against NumPy, make_grid / save_image, and a pytorch/examples-style MNIST script
+run through `python -m gt.as_torch` with `from torchvision import datasets, transforms`."""
+import gzip
+import pickle
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import gt
+from gt.vision import datasets, transforms, utils
+
+rng = np.random.default_rng(3)
+
+
+def write_idx(path, array, compress):
+    header = bytes([0, 0, 0x08, array.ndim]) + b"".join(int(s).to_bytes(4, "big") for s in array.shape)
+    data = header + array.astype(np.uint8).tobytes()
+    with (gzip.open if compress else open)(path, "wb") as f:
+        f.write(data)
+
+
+def make_mnist(root, folder="MNIST", n_train=12, n_test=5, compress=True):
+    raw = root / folder / "raw"
+    raw.mkdir(parents=True)
+    images = {"train": rng.integers(0, 256, (n_train, 28, 28)), "t10k": rng.integers(0, 256, (n_test, 28, 28))}
+    labels = {"train": rng.integers(0, 10, n_train), "t10k": rng.integers(0, 10, n_test)}
+    for split in ("train", "t10k"):
+        suffix = ".gz" if compress else ""
+        write_idx(str(raw / f"{split}-images-idx3-ubyte{suffix}"), images[split], compress)
+        write_idx(str(raw / f"{split}-labels-idx1-ubyte{suffix}"), labels[split], compress)
+    return images, labels
+
+
+@pytest.mark.parametrize("compress", [True, False])
+def test_mnist_reads_idx_files_and_transforms_them(tmp_path, compress):
+    images, labels = make_mnist(tmp_path, compress=compress)
+    ds = datasets.MNIST(str(tmp_path), train=True)
+    assert len(ds) == 12 and ds.data.shape == (12, 28, 28)
+    image, target = ds[3]
+    assert isinstance(image, Image.Image) and image.mode == "L" and target == int(labels["train"][3])
+    np.testing.assert_array_equal(np.asarray(image), images["train"][3])
+    tf = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.1307,), (0.3081,))])
+    test = datasets.MNIST(str(tmp_path), train=False, transform=tf, target_transform=lambda t: t + 100)
+    x, t = test[2]
+    assert x.shape == (1, 28, 28) and x.dtype == gt.float32 and t == int(labels["t10k"][2]) + 100
+    np.testing.assert_allclose(x.numpy()[0], (images["t10k"][2] / 255.0 - 0.1307) / 0.3081, rtol=1e-5, atol=1e-6)
+    xb, yb = next(iter(gt.utils.data.DataLoader(test, batch_size=4)))
+    assert xb.shape == (4, 1, 28, 28) and yb.tolist() == [int(v) + 100 for v in labels["t10k"][:4]]
+
+
+def test_fashion_mnist_folder_and_missing_files(tmp_path):
+    make_mnist(tmp_path, folder="FashionMNIST")
+    ds = datasets.FashionMNIST(str(tmp_path))
+    assert len(ds) == 12 and ds.classes[9] == "Ankle boot"
+    with pytest.raises(RuntimeError, match="dataset not found.*download=True"):
+        datasets.MNIST(str(tmp_path))
+    with pytest.raises(RuntimeError, match="GT does not download datasets"):
+        datasets.MNIST(str(tmp_path), download=True)
+
+
+def test_cifar10_reads_python_pickles(tmp_path):
+    folder = tmp_path / "cifar-10-batches-py"
+    folder.mkdir()
+    batches = {}
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        batches[name] = (rng.integers(0, 256, (2, 3072)).astype(np.uint8), [int(v) for v in rng.integers(0, 10, 2)])
+        with open(folder / name, "wb") as f:
+            pickle.dump({"data": batches[name][0], "labels": batches[name][1]}, f)
+    with open(folder / "batches.meta", "wb") as f:
+        pickle.dump({"label_names": [f"c{i}" for i in range(10)]}, f)
+    train = datasets.CIFAR10(str(tmp_path), train=True, transform=transforms.ToTensor())
+    assert len(train) == 10 and train.classes[3] == "c3"
+    x, t = train[2]  # data_batch_2's first image
+    expected = batches["data_batch_2"][0][0].reshape(3, 32, 32) / 255.0
+    np.testing.assert_allclose(x.numpy(), expected, rtol=1e-6)
+    assert t == batches["data_batch_2"][1][0]
+    assert len(datasets.CIFAR10(str(tmp_path), train=False)) == 2
+
+
+def test_image_folder_and_fake_data(tmp_path):
+    for c, n in (("cat", 2), ("dog", 1)):
+        (tmp_path / c).mkdir()
+        for i in range(n):
+            Image.fromarray(rng.integers(0, 256, (6, 5, 3), dtype=np.uint8)).save(tmp_path / c / f"{i}.png")
+    (tmp_path / "dog" / "notes.txt").write_text("not an image")
+    ds = datasets.ImageFolder(str(tmp_path), transform=transforms.ToTensor())
+    assert ds.classes == ["cat", "dog"] and ds.targets == [0, 0, 1] and len(ds) == 3
+    assert ds[2][0].shape == (3, 6, 5)
+    fake = datasets.FakeData(size=4, image_size=(3, 8, 8), num_classes=3)
+    a, b = fake[1], fake[1]
+    assert np.array_equal(np.asarray(a[0]), np.asarray(b[0])) and a[1] == b[1] and 0 <= a[1] < 3
+    with pytest.raises(IndexError):
+        fake[4]
+
+
+def test_geometric_transforms_on_pil_numpy_and_tensors():
+    a = rng.integers(0, 256, (6, 8, 3), dtype=np.uint8)
+    pil = Image.fromarray(a)
+    np.testing.assert_array_equal(np.asarray(transforms.CenterCrop(4)(pil)), a[1:5, 2:6])
+    np.testing.assert_array_equal(transforms.CenterCrop((2, 6))(a), a[2:4, 1:7])
+    np.testing.assert_array_equal(np.asarray(transforms.RandomHorizontalFlip(p=1.0)(pil)), a[:, ::-1])
+    np.testing.assert_array_equal(transforms.RandomVerticalFlip(p=1.0)(a), a[::-1])
+    t = transforms.ToTensor()(pil)
+    np.testing.assert_allclose(transforms.RandomHorizontalFlip(p=1.0)(t).numpy(), a[:, ::-1].transpose(2, 0, 1) / 255.0,
+                               rtol=1e-6)
+    padded = np.asarray(transforms.Pad(2, fill=7)(pil))
+    assert padded.shape == (10, 12, 3) and (padded[:2] == 7).all()
+    np.testing.assert_array_equal(padded[2:-2, 2:-2], a)
+    random.seed(0)
+    crop = np.asarray(transforms.RandomCrop(6, padding=1)(pil))
+    random.seed(0)
+    top, left = random.randint(0, 8 - 6), random.randint(0, 10 - 6)
+    np.testing.assert_array_equal(crop, np.pad(a, ((1, 1), (1, 1), (0, 0)))[top:top + 6, left:left + 6])
+    assert transforms.Resize((3, 4))(pil).size == (4, 3) and transforms.Resize(3)(pil).size == (4, 3)
+    assert transforms.RandomResizedCrop(5)(pil).size == (5, 5)
+    assert transforms.Grayscale()(pil).mode == "L" and transforms.Grayscale(3)(pil).mode == "RGB"
+    np.testing.assert_array_equal(np.asarray(transforms.ToPILImage()(t)), a)
+    assert transforms.PILToTensor()(pil).dtype == gt.uint8
+
+
+def test_normalize_per_channel_and_errors():
+    x = gt.tensor(rng.random((3, 4, 5)).astype(np.float32))
+    y = transforms.Normalize((0.5, 0.4, 0.3), (0.2, 0.25, 0.5))(x)
+    expected = (x.numpy() - np.array([0.5, 0.4, 0.3])[:, None, None]) / np.array([0.2, 0.25, 0.5])[:, None, None]
+    np.testing.assert_allclose(y.numpy(), expected, rtol=1e-5)
+    with pytest.raises(ValueError, match="std evaluated to zero"):
+        transforms.Normalize((0.5,), (0.0,))
+    with pytest.raises(TypeError, match="ToTensor first"):
+        transforms.Normalize((0.5,), (0.5,))(np.zeros((1, 2, 2)))
+
+
+def test_make_grid_and_save_image(tmp_path):
+    batch = gt.tensor(rng.random((5, 1, 4, 3)).astype(np.float32))
+    grid = utils.make_grid(batch, nrow=2, padding=1)
+    assert grid.shape == (3, 3 * 5 + 1, 2 * 4 + 1)  # 3 rows of 2, a gray image repeated to RGB
+    np.testing.assert_allclose(grid.numpy()[0, 1:5, 1:4], batch.numpy()[0, 0], rtol=1e-6)
+    utils.save_image(batch, str(tmp_path / "grid.png"), nrow=2, padding=1)
+    saved = np.asarray(Image.open(tmp_path / "grid.png"))
+    assert saved.shape == (16, 9, 3)
+    np.testing.assert_array_equal(saved[1:5, 1:4, 0], np.clip(batch.numpy()[0, 0] * 255 + 0.5, 0, 255).astype(np.uint8))
+
+
+def test_an_mnist_script_runs_unchanged_through_as_torch(tmp_path):
+    make_mnist(tmp_path / "data", n_train=64, n_test=16)
+    script = tmp_path / "main.py"
+    script.write_text(
+        "import torch, torch.nn as nn, torch.nn.functional as F, torch.optim as optim\n"
+        "from torchvision import datasets, transforms\n"
+        "tf = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.1307,), (0.3081,))])\n"
+        "train = torch.utils.data.DataLoader(datasets.MNIST('data', train=True, download=True, transform=tf),\n"
+        "                                    batch_size=16, shuffle=True)\n"
+        "model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(676, 10))\n"
+        "opt = optim.Adadelta(model.parameters(), lr=1.0)\n"
+        "for data, target in train:\n"
+        "    opt.zero_grad(); loss = F.nll_loss(F.log_softmax(model(data), 1), target); loss.backward(); opt.step()\n"
+        "print('loss', f'{loss.item():.4f}', len(train.dataset))\n")
+    out = subprocess.run([sys.executable, "-m", "gt.as_torch", str(script)], capture_output=True, text=True,
+                         timeout=300, cwd=str(tmp_path))
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "loss" in out.stdout and out.stdout.strip().endswith(" 64")
