@@ -3,8 +3,8 @@
 Two convolution blocks (Conv2d, BatchNorm2d, ReLU, MaxPool2d), then two linear layers with
 dropout; Adam, StepLR, a DataLoader over a TensorDataset, and a checkpoint (model, optimizer,
 scheduler, epoch) written after every epoch that --resume continues from. The data are the IDX
-files of Debian's `dataset-fashion-mnist` (nothing is downloaded). 90.2 % test accuracy after
-the 3 epochs on the development machine (16-17 s each on 2 cores; PyTorch runs the same
+files of Debian's `dataset-fashion-mnist` (nothing is downloaded). 90.1 % test accuracy after
+the 3 epochs on the development machine (14-17 s each on 2 cores; PyTorch runs the same
 script about 1.6x faster there, see benchmarks/RESULTS.md).
 
     python examples/cnn_fashion_mnist.py [--epochs 3] [--limit N] [--checkpoint cnn.pt] [--resume]
