@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import gt
+from gt import distributions as D
 from gt.distributions import Bernoulli, Categorical, Normal, Uniform, kl_divergence
 
 
@@ -72,3 +73,86 @@ def test_bernoulli_uniform_and_categorical_kl():
     assert kl.item() == pytest.approx(float((p * np.log(p / q)).sum()), rel=1e-5)
     with pytest.raises(NotImplementedError):
         kl_divergence(Normal(0.0, 1.0), u)
+
+
+def _np_mvn_log_prob(x, mean, cov):
+    k = mean.shape[-1]
+    d = x - mean
+    sol = np.linalg.solve(cov, d[..., None])[..., 0]
+    return -0.5 * (k * np.log(2 * np.pi) + (d * sol).sum(-1) + np.linalg.slogdet(cov)[1])
+
+
+def test_multivariate_normal_from_each_parametrization():
+    rng = np.random.default_rng(5)
+    loc = rng.standard_normal((2, 3))
+    a = rng.standard_normal((2, 3, 3))
+    cov = a @ a.transpose(0, 2, 1) + np.eye(3)
+    x = rng.standard_normal((4, 2, 3))
+    for kwargs in ({"covariance_matrix": gt.tensor(cov)}, {"precision_matrix": gt.tensor(np.linalg.inv(cov))},
+                   {"scale_tril": gt.tensor(np.linalg.cholesky(cov))}):
+        d = D.MultivariateNormal(gt.tensor(loc), **kwargs)
+        assert d.batch_shape == (2,) and d.event_shape == (3,)
+        np.testing.assert_allclose(d.log_prob(gt.tensor(x)).numpy(), _np_mvn_log_prob(x, loc, cov), rtol=1e-8)
+        np.testing.assert_allclose(d.entropy().numpy(), 0.5 * (3 * (1 + np.log(2 * np.pi)) + np.linalg.slogdet(cov)[1]),
+                                   rtol=1e-10)
+        np.testing.assert_allclose(d.covariance_matrix.numpy(), cov, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(d.variance.numpy(), np.diagonal(cov, 0, -2, -1), rtol=1e-8)
+    q_loc, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 3, 3))
+    q_cov = b @ b.transpose(0, 2, 1) + np.eye(3)
+    p, q = D.MultivariateNormal(gt.tensor(loc), gt.tensor(cov)), D.MultivariateNormal(gt.tensor(q_loc), gt.tensor(q_cov))
+    qi = np.linalg.inv(q_cov)
+    dm = q_loc - loc
+    expected = 0.5 * (np.trace(qi @ cov, axis1=-2, axis2=-1) + np.einsum("bi,bij,bj->b", dm, qi, dm) - 3
+                      + np.linalg.slogdet(q_cov)[1] - np.linalg.slogdet(cov)[1])
+    np.testing.assert_allclose(D.kl_divergence(p, q).numpy(), expected, rtol=1e-8)
+    with pytest.raises(ValueError, match="Exactly one"):
+        D.MultivariateNormal(gt.tensor(loc))
+
+
+def test_multivariate_normal_samples_and_reparameterized_gradient():
+    gt.manual_seed(0)
+    cov = np.array([[2.0, 0.6], [0.6, 1.0]], np.float32)
+    loc = gt.tensor([1.0, -1.0], requires_grad=True)
+    d = D.MultivariateNormal(loc, covariance_matrix=gt.tensor(cov))
+    s = d.rsample((20000,))
+    assert s.shape == (20000, 2)
+    a = s.detach().numpy()
+    np.testing.assert_allclose(a.mean(0), [1.0, -1.0], atol=0.05)
+    np.testing.assert_allclose(np.cov(a.T), cov, atol=0.08)
+    s.mean(0).sum().backward()
+    np.testing.assert_allclose(loc.grad.numpy(), [1.0, 1.0], rtol=1e-3)  # (a float32 mean of 20000 ones)
+
+
+def test_exponential_laplace_lognormal_and_independent():
+    rng = np.random.default_rng(6)
+    rate, loc, scale = rng.random(3) + 0.5, rng.standard_normal(3), rng.random(3) + 0.5
+    x = rng.random(3) * 2 + 0.1
+    e = D.Exponential(gt.tensor(rate))
+    np.testing.assert_allclose(e.log_prob(gt.tensor(x)).numpy(), np.log(rate) - rate * x, rtol=1e-10)
+    np.testing.assert_allclose(e.cdf(gt.tensor(x)).numpy(), 1 - np.exp(-rate * x), rtol=1e-10)
+    np.testing.assert_allclose(e.entropy().numpy(), 1 - np.log(rate), rtol=1e-10)
+    lap = D.Laplace(gt.tensor(loc), gt.tensor(scale))
+    np.testing.assert_allclose(lap.log_prob(gt.tensor(x)).numpy(), -np.log(2 * scale) - np.abs(x - loc) / scale,
+                               rtol=1e-10)
+    np.testing.assert_allclose(lap.cdf(gt.tensor(x)).numpy(),
+                               np.where(x < loc, 0.5 * np.exp((x - loc) / scale), 1 - 0.5 * np.exp(-(x - loc) / scale)),
+                               rtol=1e-10)
+    ln = D.LogNormal(gt.tensor(loc), gt.tensor(scale))
+    np.testing.assert_allclose(ln.log_prob(gt.tensor(x)).numpy(),
+                               -np.log(x * scale * np.sqrt(2 * np.pi)) - (np.log(x) - loc) ** 2 / (2 * scale ** 2),
+                               rtol=1e-10)
+    np.testing.assert_allclose(ln.mean.numpy(), np.exp(loc + scale ** 2 / 2), rtol=1e-10)
+    gt.manual_seed(1)
+    for dist, mean, var in ((e, 1 / rate, rate ** -2), (lap, loc, 2 * scale ** 2)):
+        a = dist.sample((40000,)).numpy()
+        np.testing.assert_allclose(a.mean(0), mean, atol=0.05 * np.sqrt(var).max() + 0.02)
+        np.testing.assert_allclose(a.var(0), var, rtol=0.1)
+    kl = D.kl_divergence(D.Exponential(gt.tensor(rate)), D.Exponential(gt.tensor(2 * rate)))
+    np.testing.assert_allclose(kl.numpy(), np.full(3, 2 - 1 - np.log(2)), rtol=1e-10)
+    ind = D.Independent(D.Normal(gt.tensor(np.zeros((4, 3))), gt.tensor(np.ones((4, 3)))), 1)
+    assert ind.batch_shape == (4,) and ind.event_shape == (3,)
+    v = rng.standard_normal((4, 3))
+    np.testing.assert_allclose(ind.log_prob(gt.tensor(v)).numpy(), (-v ** 2 / 2 - 0.5 * np.log(2 * np.pi)).sum(-1),
+                               rtol=1e-10)
+    other = D.Independent(D.Normal(gt.tensor(np.ones((4, 3))), gt.tensor(np.ones((4, 3)))), 1)
+    np.testing.assert_allclose(D.kl_divergence(ind, other).numpy(), np.full(4, 1.5), rtol=1e-10)

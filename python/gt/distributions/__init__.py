@@ -5,12 +5,13 @@
     action = dist.sample()
     loss = -(dist.log_prob(action) * advantage).mean()
 
-Categorical, Normal, Bernoulli and Uniform, with sample / rsample (reparameterized, for Normal
-and Uniform), log_prob, entropy, mean, variance, stddev, batch_shape / event_shape, and
+Categorical, Normal, Bernoulli, Uniform, Exponential, Laplace, LogNormal, MultivariateNormal
+and Independent, with sample / rsample (reparameterized, for all but Categorical and
+Bernoulli), log_prob, entropy, mean, variance, stddev, batch_shape / event_shape, and
 kl_divergence between two of the same kind. Parameters are broadcast like PyTorch's; numbers
 become 0-d float32 tensors. Formulas are PyTorch's (torch/distributions/*.py). Distributions
-not listed (Beta, Gamma, MultivariateNormal, ...) are not in GT: importing them raises
-ImportError.
+not listed (Beta, Gamma, Dirichlet, ...: their densities need lgamma, which GT lacks) are not
+in GT: importing them raises ImportError.
 """
 import math
 
@@ -21,7 +22,8 @@ from ..autograd import no_grad
 from ..nn import functional as F
 from .._array_functions import broadcast_shapes
 
-__all__ = ["Distribution", "Categorical", "Normal", "Bernoulli", "Uniform", "kl_divergence"]
+__all__ = ["Distribution", "Categorical", "Normal", "Bernoulli", "Uniform", "Exponential", "Laplace", "LogNormal",
+           "MultivariateNormal", "Independent", "kl_divergence"]
 
 
 def _as_tensor(x):
@@ -218,11 +220,247 @@ class Uniform(Distribution):
         return (self.high - self.low) ** 2 / 12
 
 
+class Exponential(Distribution):
+    """rate * exp(-rate x) for x >= 0; rsample is -log(u) / rate with u ~ U(0, 1]."""
+    has_rsample = True
+
+    def __init__(self, rate, validate_args=None):
+        self.rate = _as_tensor(rate)
+        super().__init__(self.rate.shape)
+
+    def rsample(self, sample_shape=()):
+        u = 1.0 - _tensor.rand(*(_shape(sample_shape) + self.batch_shape), dtype=self.rate.dtype)  # (0, 1]
+        return -T.log(u) / self.rate
+
+    def log_prob(self, value):
+        return T.log(self.rate) - self.rate * value
+
+    def cdf(self, value):
+        return 1 - T.exp(-self.rate * value)
+
+    def entropy(self):
+        return 1.0 - T.log(self.rate)
+
+    @property
+    def mean(self):
+        return 1.0 / self.rate
+
+    @property
+    def variance(self):
+        return self.rate ** -2
+
+
+class Laplace(Distribution):
+    """exp(-|x - loc| / scale) / (2 scale); rsample is loc - scale sign(u) log(1 - |u|) with
+    u ~ U(-1, 1)."""
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = _as_tensor(loc), _as_tensor(scale)
+        shape = broadcast_shapes(self.loc.shape, self.scale.shape)
+        self.loc, self.scale = T.broadcast_to(self.loc, shape), T.broadcast_to(self.scale, shape)
+        super().__init__(shape)
+
+    def rsample(self, sample_shape=()):
+        eps = T.finfo(self.loc.dtype).eps
+        u = _tensor.rand(*(_shape(sample_shape) + self.batch_shape), dtype=self.loc.dtype) * 2 - 1
+        u = T.clamp(u, min=eps - 1, max=1 - eps)  # (PyTorch keeps u off -1 the same way)
+        return self.loc - self.scale * T.sign(u) * T.log1p(-T.abs(u))
+
+    def log_prob(self, value):
+        return -T.log(2 * self.scale) - T.abs(value - self.loc) / self.scale
+
+    def cdf(self, value):
+        d = value - self.loc
+        return 0.5 - 0.5 * T.sign(d) * _composites.expm1(-T.abs(d) / self.scale)
+
+    def entropy(self):
+        return 1 + T.log(2 * self.scale)
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        return 2 * self.scale ** 2
+
+
+class LogNormal(Distribution):
+    """exp(X) with X ~ Normal(loc, scale)."""
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.base_dist = Normal(loc, scale)
+        self.loc, self.scale = self.base_dist.loc, self.base_dist.scale
+        super().__init__(self.base_dist.batch_shape)
+
+    def rsample(self, sample_shape=()):
+        return T.exp(self.base_dist.rsample(sample_shape))
+
+    def log_prob(self, value):
+        y = T.log(value)
+        return self.base_dist.log_prob(y) - y
+
+    def entropy(self):
+        return self.base_dist.entropy() + self.loc
+
+    @property
+    def mean(self):
+        return T.exp(self.loc + self.scale ** 2 / 2)
+
+    @property
+    def variance(self):
+        s2 = self.scale ** 2
+        return _composites.expm1(s2) * T.exp(2 * self.loc + s2)
+
+
+class MultivariateNormal(Distribution):
+    """N(loc, Sigma) over vectors of size k, with Sigma given as exactly one of
+    `covariance_matrix`, `precision_matrix` (its inverse) or `scale_tril` (its lower Cholesky
+    factor L, Sigma = L L^T); loc (..., k), matrices (..., k, k), batch axes broadcast.
+    rsample is loc + L eps with eps ~ N(0, I). The factorizations run through gt.linalg (on the
+    client); log_prob solves with L (PyTorch's formulas)."""
+    has_rsample = True
+
+    def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
+        from .. import linalg
+        if sum(m is not None for m in (covariance_matrix, precision_matrix, scale_tril)) != 1:
+            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
+        loc = _as_tensor(loc)
+        if loc.ndim < 1:
+            raise ValueError("loc must be at least one-dimensional.")
+        if scale_tril is not None:
+            L = scale_tril
+        elif covariance_matrix is not None:
+            L = linalg.cholesky(covariance_matrix)
+        else:
+            L = linalg.cholesky(linalg.inv(precision_matrix))
+        if L.ndim < 2 or L.shape[-1] != L.shape[-2] or L.shape[-1] != loc.shape[-1]:
+            raise ValueError(f"the scale matrix {list(L.shape)} must be (..., k, k) with k = loc's last size, "
+                             f"{loc.shape[-1]}")
+        batch = broadcast_shapes(loc.shape[:-1], L.shape[:-2])
+        k = loc.shape[-1]
+        self.loc = T.broadcast_to(loc, batch + (k,))
+        self.scale_tril = T.broadcast_to(L, batch + (k, k))
+        super().__init__(batch, (k,))
+
+    @property
+    def covariance_matrix(self):
+        return self.scale_tril @ self.scale_tril.mT
+
+    @property
+    def precision_matrix(self):
+        from .. import linalg
+        return linalg.inv(self.covariance_matrix)
+
+    def rsample(self, sample_shape=()):
+        shape = _shape(sample_shape) + self.batch_shape + self.event_shape
+        eps = _tensor.randn(*shape, dtype=self.loc.dtype)
+        return self.loc + T.squeeze(self.scale_tril @ T.unsqueeze(eps, -1), -1)
+
+    def _half_log_det(self):
+        return T.log(_diagonal(self.scale_tril)).sum(-1)
+
+    def log_prob(self, value):
+        """The log density at vectors `value` (..., k)."""
+        from .. import linalg
+        diff = _as_tensor(value) - self.loc
+        L = T.broadcast_to(self.scale_tril, diff.shape + diff.shape[-1:])
+        z = T.squeeze(linalg.solve_triangular(L, T.unsqueeze(diff, -1), upper=False), -1)
+        k = self.event_shape[0]
+        return -0.5 * (k * math.log(2 * math.pi) + (z * z).sum(-1)) - self._half_log_det()
+
+    def entropy(self):
+        k = self.event_shape[0]
+        return 0.5 * k * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        return (self.scale_tril ** 2).sum(-1)
+
+
+def _diagonal(m):
+    from .._shaping import diagonal
+    return diagonal(m, dim1=-2, dim2=-1)
+
+
+class Independent(Distribution):
+    """`base_distribution` with its rightmost `reinterpreted_batch_ndims` batch axes taken as
+    event axes: log_prob and entropy sum over them (a diagonal Normal as one distribution over
+    vectors, as torch.distributions.Independent)."""
+
+    def __init__(self, base_distribution, reinterpreted_batch_ndims, validate_args=None):
+        n = reinterpreted_batch_ndims
+        if n > len(base_distribution.batch_shape):
+            raise ValueError(f"Expected reinterpreted_batch_ndims <= len(base_distribution.batch_shape), "
+                             f"actual {n} vs {len(base_distribution.batch_shape)}")
+        self.base_dist, self.reinterpreted_batch_ndims = base_distribution, n
+        self.has_rsample = base_distribution.has_rsample
+        cut = len(base_distribution.batch_shape) - n
+        super().__init__(base_distribution.batch_shape[:cut],
+                         base_distribution.batch_shape[cut:] + base_distribution.event_shape)
+
+    def _sum(self, x):
+        for _ in range(self.reinterpreted_batch_ndims):
+            x = x.sum(-1)
+        return x
+
+    def sample(self, sample_shape=()):
+        return self.base_dist.sample(sample_shape)
+
+    def rsample(self, sample_shape=()):
+        return self.base_dist.rsample(sample_shape)
+
+    def log_prob(self, value):
+        return self._sum(self.base_dist.log_prob(value))
+
+    def entropy(self):
+        return self._sum(self.base_dist.entropy())
+
+    @property
+    def mean(self):
+        return self.base_dist.mean
+
+    @property
+    def variance(self):
+        return self.base_dist.variance
+
+
 def kl_divergence(p, q):
     """KL(p || q) for two distributions of the same kind here (Normal, Categorical, Bernoulli,
-    Uniform), elementwise over the batch; NotImplementedError for other pairs."""
+    Uniform, Exponential, Laplace, LogNormal, MultivariateNormal, Independent over such),
+    elementwise over the batch; NotImplementedError for other pairs."""
     if type(p) is not type(q):
         raise NotImplementedError(f"kl_divergence({type(p).__name__}, {type(q).__name__}) is not implemented")
+    if isinstance(p, Independent):
+        if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+            raise NotImplementedError("kl_divergence of Independent distributions over different event axes")
+        return p._sum(kl_divergence(p.base_dist, q.base_dist))
+    if isinstance(p, LogNormal):
+        return kl_divergence(p.base_dist, q.base_dist)
+    if isinstance(p, Exponential):
+        ratio = q.rate / p.rate
+        return ratio - 1 - T.log(ratio)
+    if isinstance(p, Laplace):
+        ratio = p.scale / q.scale
+        d = T.abs(p.loc - q.loc)
+        return -T.log(ratio) + d / q.scale + ratio * T.exp(-d / p.scale) - 1
+    if isinstance(p, MultivariateNormal):
+        # (tr(Sq^-1 Sp) + |Lq^-1 (mq - mp)|^2 - k) / 2 + log det Lq - log det Lp
+        from .. import linalg
+        k = p.event_shape[0]
+        batch = broadcast_shapes(p.batch_shape, q.batch_shape)
+        Lp = T.broadcast_to(p.scale_tril, batch + (k, k))
+        Lq = T.broadcast_to(q.scale_tril, batch + (k, k))
+        m = linalg.solve_triangular(Lq, Lp, upper=False)  # Lq^-1 Lp: its squared norm is the trace term
+        z = T.squeeze(linalg.solve_triangular(Lq, T.unsqueeze(T.broadcast_to(q.loc - p.loc, batch + (k,)), -1),
+                                              upper=False), -1)
+        return 0.5 * ((m * m).sum((-2, -1)) + (z * z).sum(-1) - k) + q._half_log_det() - p._half_log_det()
     if isinstance(p, Normal):
         var_ratio = (p.scale / q.scale) ** 2
         t1 = ((p.loc - q.loc) / q.scale) ** 2
