@@ -115,10 +115,12 @@ def _mT(a):
 class _Inv(_ag.Function):
     @staticmethod
     def forward(ctx, A):
-        a = A.numpy()
-        if a.size and not np.isfinite(np.linalg.cond(a.astype(np.float64))).all():
-            raise LinAlgError("linalg.inv: the inversion could not be completed because the input matrix is singular")
-        Y = _up(_lapack("linalg.inv", np.linalg.inv, a), A)
+        try:
+            y = np.linalg.inv(A.numpy())
+        except np.linalg.LinAlgError:
+            raise LinAlgError("linalg.inv: the inversion could not be completed because the input matrix is "
+                              "singular") from None
+        Y = _up(y, A)
         ctx.save_for_backward(Y)
         return Y
 
@@ -150,7 +152,7 @@ class _Solve(_ag.Function):
         x = _lapack("linalg.solve", np.linalg.solve, a, b[..., None] if vector else b)
         X = _up(x[..., 0] if vector else x, A)
         ctx.save_for_backward(A, X)
-        ctx.vector = vector
+        ctx.vector, ctx.b_shape = vector, tuple(B.shape)
         return X
 
     @staticmethod
@@ -162,15 +164,16 @@ class _Solve(_ag.Function):
             gA = -(T.unsqueeze(gB, -1) @ T.unsqueeze(X, -2))
         else:
             gA = -(gB @ X.mT)
-        return _unbroadcast_batch(gA, A), gB
+        return _unbroadcast_batch(gA, A.shape), _unbroadcast_batch(gB, ctx.b_shape, 1 if ctx.vector else 2)
 
 
-def _unbroadcast_batch(g, x):
-    """g summed over the leading batch axes broadcasting added to x."""
-    while g.ndim > x.ndim:
+def _unbroadcast_batch(g, shape, core=2):
+    """g summed over the leading batch axes that broadcasting added to or stretched in `shape`
+    (whose last `core` axes are the matrix or vector)."""
+    while g.ndim > len(shape):
         g = T.sum(g, 0)
-    for i in range(x.ndim - 2):
-        if x.shape[i] == 1 and g.shape[i] != 1:
+    for i in range(len(shape) - core):
+        if shape[i] == 1 and g.shape[i] != 1:
             g = T.sum(g, i, keepdim=True)
     return g
 
@@ -506,7 +509,7 @@ class _SolveTriangular(_ag.Function):
             a = a - np.eye(a.shape[-1]) * np.diagonal(a, 0, -2, -1)[..., None, :] + np.eye(a.shape[-1])
         X = _up(_lapack("linalg.solve_triangular", np.linalg.solve, a, B.numpy().astype(np.float64)), A)
         ctx.save_for_backward(A, X)
-        ctx.upper, ctx.unitriangular = upper, unitriangular
+        ctx.upper, ctx.unitriangular, ctx.b_shape = upper, unitriangular, tuple(B.shape)
         return X
 
     @staticmethod
@@ -516,7 +519,7 @@ class _SolveTriangular(_ag.Function):
         gB = _SolveTriangular.apply(A.mT, g, not ctx.upper, ctx.unitriangular)
         gA = -(gB @ X.mT)
         gA = T.triu(gA, 1 if ctx.unitriangular else 0) if ctx.upper else T.tril(gA, -1 if ctx.unitriangular else 0)
-        return _unbroadcast_batch(gA, A), gB, None, None
+        return _unbroadcast_batch(gA, A.shape), _unbroadcast_batch(gB, ctx.b_shape), None, None
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False):

@@ -69,6 +69,21 @@ def test_solve_gradient_reaches_b_and_broadcast_a():
     np.testing.assert_allclose(Bb.grad.numpy(), numeric_grad(f_b, b), rtol=1e-5, atol=1e-6)
 
 
+def test_solve_gradient_reaches_a_b_broadcast_over_a_batch_of_a():
+    a = rng.standard_normal((3, 4, 4)) + 4 * np.eye(4)
+    b = rng.standard_normal((4, 2))  # one B for a batch of A
+    Aa, Bb = gt.tensor(a, requires_grad=True), gt.tensor(b, requires_grad=True)
+    w = rng.standard_normal((3, 4, 2))
+    (gt.linalg.solve(Aa, Bb) * gt.tensor(w)).sum().backward()
+    f_b = lambda y: float((np.linalg.solve(a, y) * w).sum())
+    np.testing.assert_allclose(Bb.grad.numpy(), numeric_grad(f_b, b), rtol=1e-5, atol=1e-6)
+    u = np.triu(a)
+    Uu, Bt = gt.tensor(u, requires_grad=True), gt.tensor(b, requires_grad=True)
+    (gt.linalg.solve_triangular(Uu, Bt, upper=True) * gt.tensor(w)).sum().backward()
+    np.testing.assert_allclose(Bt.grad.numpy(), numeric_grad(lambda y: float((np.linalg.solve(u, y) * w).sum()), b),
+                               rtol=1e-5, atol=1e-6)
+
+
 def test_det_gradient_of_a_singular_matrix_is_its_cofactor_matrix():
     s = A[0].copy()
     s[3] = s[2]  # rank 3: det 0, yet the gradient (the cofactors) is not

@@ -60,7 +60,7 @@ void writeInPlace(bufferization::MaterializeInDestinationOp mat) {
   if (!dest || !isa<MemRefType>(dest.getType()) || !mat.getRestrict() || !mat.getWritable()) return;
   SmallVector<Operation *> reshapes;
   linalg::GenericOp generic = reshapedGeneric(mat.getSource(), reshapes);
-  if (!generic) return;
+  if (!generic || generic->getBlock() != mat->getBlock()) return; // (one to_tensor, not one per loop trip)
   OpBuilder b(generic);
   Location loc = mat.getLoc();
   Value place = b.create<bufferization::ToTensorOp>(loc, mat.getSource().getType(), dest, /*restrict=*/true,
