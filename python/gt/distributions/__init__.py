@@ -30,6 +30,13 @@ def _as_tensor(x):
     return x if isinstance(x, T.Tensor) else _tensor.tensor(float(x))
 
 
+def _broadcast(*params):
+    """The parameters as tensors broadcast to one shape, and that shape (the batch shape)."""
+    tensors = [_as_tensor(p) for p in params]
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    return [T.broadcast_to(t, shape) for t in tensors], shape
+
+
 def _shape(sample_shape):
     return tuple(sample_shape) if not isinstance(sample_shape, int) else (sample_shape,)
 
@@ -113,9 +120,7 @@ class Normal(Distribution):
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = _as_tensor(loc), _as_tensor(scale)
-        shape = broadcast_shapes(self.loc.shape, self.scale.shape)
-        self.loc, self.scale = T.broadcast_to(self.loc, shape), T.broadcast_to(self.scale, shape)
+        (self.loc, self.scale), shape = _broadcast(loc, scale)
         super().__init__(shape)
 
     def rsample(self, sample_shape=()):
@@ -194,9 +199,7 @@ class Uniform(Distribution):
     has_rsample = True
 
     def __init__(self, low, high, validate_args=None):
-        self.low, self.high = _as_tensor(low), _as_tensor(high)
-        shape = broadcast_shapes(self.low.shape, self.high.shape)
-        self.low, self.high = T.broadcast_to(self.low, shape), T.broadcast_to(self.high, shape)
+        (self.low, self.high), shape = _broadcast(low, high)
         super().__init__(shape)
 
     def rsample(self, sample_shape=()):
@@ -256,9 +259,7 @@ class Laplace(Distribution):
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = _as_tensor(loc), _as_tensor(scale)
-        shape = broadcast_shapes(self.loc.shape, self.scale.shape)
-        self.loc, self.scale = T.broadcast_to(self.loc, shape), T.broadcast_to(self.scale, shape)
+        (self.loc, self.scale), shape = _broadcast(loc, scale)
         super().__init__(shape)
 
     def rsample(self, sample_shape=()):
