@@ -163,3 +163,15 @@ def test_an_mnist_script_runs_unchanged_through_as_torch(tmp_path):
                          timeout=300, cwd=str(tmp_path))
     assert out.returncode == 0, out.stderr[-2000:]
     assert "loss" in out.stdout and out.stdout.strip().endswith(" 64")
+
+
+def test_compose_runs_totensor_and_normalize_on_the_client_with_the_same_values():
+    a = rng.integers(0, 256, (5, 7, 3), dtype=np.uint8)
+    mean, std = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+    fused = transforms.Compose([transforms.ToTensor(), transforms.Normalize(mean, std)])(Image.fromarray(a))
+    apart = transforms.Normalize(mean, std)(transforms.ToTensor()(Image.fromarray(a)))
+    assert fused.dtype == gt.float32 and fused.shape == (3, 5, 7)
+    np.testing.assert_array_equal(fused.numpy(), apart.numpy())  # bit for bit
+    one = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.5,), (0.25,)), transforms.Lambda(lambda t: t * 2)])
+    np.testing.assert_array_equal(one(a[:, :, :1]).numpy(), ((a[:, :, :1].transpose(2, 0, 1) / np.float32(255) - np.float32(0.5))
+                                                            / np.float32(0.25) * 2).astype(np.float32))

@@ -36,14 +36,22 @@ def _pair(size):
 
 
 class Compose:
-    """Applies `transforms` in order."""
+    """Applies `transforms` in order. ToTensor directly followed by Normalize runs as one step
+    on the client (the same float32 arithmetic, one upload per image instead of an upload and
+    two ops on the workers)."""
 
     def __init__(self, transforms):
         self.transforms = list(transforms)
 
     def __call__(self, img):
-        for t in self.transforms:
-            img = t(img)
+        i, ts = 0, self.transforms
+        while i < len(ts):
+            if type(ts[i]) is ToTensor and i + 1 < len(ts) and type(ts[i + 1]) is Normalize:
+                img = ts[i + 1].on_host(ts[i].array(img))
+                i += 2
+                continue
+            img = ts[i](img)
+            i += 1
         return img
 
     def __repr__(self):
@@ -77,11 +85,13 @@ class ToTensor:
     float32 in [0, 1], other dtypes kept (as torchvision)."""
 
     def __call__(self, pic):
-        a = _as_array(pic)
-        chw = np.ascontiguousarray(a.transpose(2, 0, 1))
-        if chw.dtype == np.uint8:
-            return T.tensor(chw.astype(np.float32) / np.float32(255.0))
-        return T.tensor(chw)
+        return T.tensor(self.array(pic))
+
+    @staticmethod
+    def array(pic):
+        """What ToTensor uploads, as NumPy (C, H, W)."""
+        chw = np.ascontiguousarray(_as_array(pic).transpose(2, 0, 1))
+        return chw.astype(np.float32) / np.float32(255.0) if chw.dtype == np.uint8 else chw
 
     def __repr__(self):
         return "ToTensor()"
@@ -133,6 +143,16 @@ class Normalize:
             std = T.tensor(np.broadcast_to(np.asarray(self.std), (c,)).reshape(shape), dtype=tensor.dtype)
             self._consts = (mean, std)
         return (tensor - self._consts[0]) / self._consts[1]
+
+    def on_host(self, a):
+        """Normalize of ToTensor's NumPy (C, H, W) `a`, computed on the client in a's dtype
+        (the same IEEE operations as on the workers), uploaded as a gt Tensor."""
+        if a.dtype.kind != "f":
+            raise TypeError(f"Normalize expects a floating-point image (use ToTensor first), got {a.dtype}")
+        c = a.shape[-3]
+        mean = np.broadcast_to(np.asarray(self.mean, a.dtype), (c,)).reshape(c, 1, 1)
+        std = np.broadcast_to(np.asarray(self.std, a.dtype), (c,)).reshape(c, 1, 1)
+        return T.tensor(np.ascontiguousarray((a - mean) / std))
 
     def __repr__(self):
         return f"Normalize(mean={self.mean}, std={self.std})"
