@@ -10,7 +10,6 @@ data-parallel over 4 workers with
     python examples/fashion_mnist.py --workers 4 --config examples/configs/data_parallel.yaml
 """
 import argparse
-import gzip
 import os
 import sys
 import time
@@ -25,19 +24,9 @@ except ImportError:
 import gt
 import gt.nn as nn
 import gt.nn.functional as F
+from gt.vision.datasets import read_idx  # the IDX reader (gzipped or not)
 
 DATA_DIR = os.environ.get("GT_FASHION_MNIST", "/usr/share/datasets/fashion-mnist")
-
-
-def read_idx(path):
-    """Parses an IDX file (gzipped): magic 0x0000 08 <ndim>, big-endian int32 sizes, then uint8 data."""
-    with gzip.open(path, "rb") as f:
-        raw = f.read()
-    if raw[0] != 0 or raw[1] != 0 or raw[2] != 0x08:
-        raise ValueError(f"{path}: not an unsigned-byte IDX file")
-    ndim = raw[3]
-    shape = tuple(int.from_bytes(raw[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim))
-    return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(shape)
 
 
 def load(split):

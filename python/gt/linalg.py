@@ -2,10 +2,11 @@
 solve, det, slogdet, cholesky, qr, eigh, svd, pinv, ...: on the client through NumPy's LAPACK,
 with closed-form gradients). The general eigendecomposition (eig, complex results) is not in GT."""
 import builtins
+import collections
 
 import numpy as np
 
-from . import _C
+from . import _C, _derivatives
 from . import _functions as T
 from . import autograd as _ag
 from . import dtypes as _dt
@@ -63,6 +64,14 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
 # leading axes as NumPy and PyTorch batch them. Their gradients are autograd Functions with
 # the closed forms cited at each one; those that run on the workers (inv, solve, pinv, det and
 # slogdet of an invertible matrix) need no wait, the others read the incoming gradient.
+
+
+# Results readable by position and by name, as torch.return_types
+_Slogdet = collections.namedtuple("slogdet", ["sign", "logabsdet"])
+_EighResult = collections.namedtuple("eigh", ["eigenvalues", "eigenvectors"])
+_QRResult = collections.namedtuple("qr", ["Q", "R"])
+_SVDResult = collections.namedtuple("svd", ["U", "S", "Vh"])
+_SVDV = collections.namedtuple("svd", ["U", "S", "V"])  # torch.svd's older interface
 
 
 class LinAlgError(RuntimeError):
@@ -164,18 +173,7 @@ class _Solve(_ag.Function):
             gA = -(T.unsqueeze(gB, -1) @ T.unsqueeze(X, -2))
         else:
             gA = -(gB @ X.mT)
-        return _unbroadcast_batch(gA, A.shape), _unbroadcast_batch(gB, ctx.b_shape, 1 if ctx.vector else 2)
-
-
-def _unbroadcast_batch(g, shape, core=2):
-    """g summed over the leading batch axes that broadcasting added to or stretched in `shape`
-    (whose last `core` axes are the matrix or vector)."""
-    while g.ndim > len(shape):
-        g = T.sum(g, 0)
-    for i in range(len(shape) - core):
-        if shape[i] == 1 and g.shape[i] != 1:
-            g = T.sum(g, i, keepdim=True)
-    return g
+        return _derivatives.unbroadcast(gA, A.shape), _derivatives.unbroadcast(gB, ctx.b_shape)
 
 
 def solve(A, B, *, left=True):
@@ -249,17 +247,7 @@ def slogdet(A):
     """(sign, log|det A|) of each square matrix in A (..., n, n), as torch.linalg.slogdet
     (sign 0 and logabsdet -inf for a singular matrix). The gradient flows through logabsdet."""
     sign, logabsdet = _LogAbsDet.apply(_matrices(A, "linalg.slogdet"))
-    return _SlogdetResult(sign, logabsdet)
-
-
-class _SlogdetResult(tuple):
-    """slogdet's (sign, logabsdet), also by name."""
-
-    def __new__(cls, sign, logabsdet):
-        return super().__new__(cls, (sign, logabsdet))
-
-    sign = property(lambda self: self[0])
-    logabsdet = property(lambda self: self[1])
+    return _Slogdet(sign, logabsdet)
 
 
 def logdet(A):
@@ -339,26 +327,12 @@ def eigh(A, UPLO="L"):
     if UPLO not in ("L", "U"):
         raise ValueError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
     w, v = _Eigh.apply(_matrices(A, "linalg.eigh"), UPLO)
-    return _NamedPair(("eigenvalues", "eigenvectors"), w, v)
+    return _EighResult(w, v)
 
 
 def eigvalsh(A, UPLO="L"):
     """The eigenvalues (..., n), ascending, of each symmetric matrix in A, as torch.linalg.eigvalsh."""
     return eigh(A, UPLO)[0]
-
-
-class _NamedPair(tuple):
-    """A tuple of results that can also be read by name (torch.return_types)."""
-
-    def __new__(cls, names, *values):
-        t = super().__new__(cls, values)
-        t._names = names
-        return t
-
-    def __getattr__(self, name):
-        if name != "_names" and name in self._names:
-            return self[self._names.index(name)]
-        raise AttributeError(name)
 
 
 class _QR(_ag.Function):
@@ -400,9 +374,9 @@ def qr(A, mode="reduced"):
     A = _matrices(A, "linalg.qr", square=False)
     if mode == "r":
         r = np.linalg.qr(A.numpy(), mode="r")
-        return _NamedPair(("Q", "R"), T.zeros(0, dtype=A.dtype), _up(r, A))
+        return _QRResult(T.zeros(0, dtype=A.dtype), _up(r, A))
     Q, R = _QR.apply(A, mode)
-    return _NamedPair(("Q", "R"), Q, R)
+    return _QRResult(Q, R)
 
 
 class _SVD(_ag.Function):
@@ -463,7 +437,7 @@ def svd(A, full_matrices=True):
     Gradients assume distinct nonzero singular values (as PyTorch's); with full_matrices=True
     the columns of U and Vh past k get none (as PyTorch's)."""
     U, S, Vh = _SVD.apply(_matrices(A, "linalg.svd", square=False), full_matrices)
-    return _NamedPair(("U", "S", "Vh"), U, S, Vh)
+    return _SVDResult(U, S, Vh)
 
 
 def svdvals(A):
@@ -519,7 +493,7 @@ class _SolveTriangular(_ag.Function):
         gB = _SolveTriangular.apply(A.mT, g, not ctx.upper, ctx.unitriangular)
         gA = -(gB @ X.mT)
         gA = T.triu(gA, 1 if ctx.unitriangular else 0) if ctx.upper else T.tril(gA, -1 if ctx.unitriangular else 0)
-        return _unbroadcast_batch(gA, A.shape), _unbroadcast_batch(gB, ctx.b_shape), None, None
+        return _derivatives.unbroadcast(gA, A.shape), _derivatives.unbroadcast(gB, ctx.b_shape), None, None
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
@@ -560,8 +534,8 @@ def _svd_v(A, some=True, compute_uv=True):
     factors. compute_uv=False: zero U and V (as PyTorch)."""
     U, S, Vh = svd(A, full_matrices=not some)
     if not compute_uv:
-        return _NamedPair(("U", "S", "V"), T.zeros_like(U), S, T.zeros_like(Vh))
-    return _NamedPair(("U", "S", "V"), U, S, Vh.mT)
+        return _SVDV(T.zeros_like(U), S, T.zeros_like(Vh))
+    return _SVDV(U, S, Vh.mT)
 
 
 def _method_alias(names, fn):

@@ -9,9 +9,10 @@ import sys
 
 import numpy as np
 import pytest
-from PIL import Image
 
 import gt
+
+Image = pytest.importorskip("PIL.Image")  # Pillow: a GT dependency (scripts/install-deps.sh)
 from gt.vision import datasets, transforms, utils
 
 rng = np.random.default_rng(3)
