@@ -283,7 +283,7 @@ std::pair<uint64_t, TensorType> Client::emit(OpCode op, const std::vector<uint64
   inst.type->dtype = result.dtype;
   inst.type->shape.assign(result.shape.begin(), result.shape.end());
   types_.emplace(inst.result, result);
-  record(inst, result);
+  record(inst.op, inst.result, inst.operands, inst.location, result);
   uint64_t id = inst.result;
   if (buffered_ >= batchLimit() || bufferedBytes_ >= flushBytes()) flush();
   return {id, std::move(result)};
@@ -337,42 +337,46 @@ void Client::drainReleased() {
     std::lock_guard lock(releaseMutex_);
     released.swap(released_);
   }
-  for (uint64_t id : released) {
-    // A burst of releases (a backward pass dropping its graph's saved tensors: 10856 frees
-    // after a 600-step LSTM) is cut into batches the dispatcher takes, like any instructions.
+  // One free names all of them, up to kMaxFreeOperands (a backward pass drops its graph's
+  // saved tensors at once: 10856 frees after a 600-step LSTM); a long burst is cut into frees
+  // and batches the dispatcher takes, like any instructions.
+  for (size_t begin = 0; begin < released.size(); begin += size_t(kMaxFreeOperands)) {
+    size_t end = std::min(released.size(), begin + size_t(kMaxFreeOperands));
     if (buffered_ >= batchLimit()) sendBuffered();
     Instruction &free = nextSlot();
     free.op = OpCode::Free;
     free.result = 0;
-    free.operands.assign(1, id);
+    free.operands.assign(released.begin() + long(begin), released.begin() + long(end));
     free.attrs = OpAttrs{};
     free.data.clear();
     free.location.clear();
     free.signal.clear();
     free.backward = false;
     free.type.reset(); // a free carries no result type
-    if (auto it = types_.find(id); it != types_.end()) {
-      record(free, it->second);
-      types_.erase(it);
-    }
+    for (size_t i = begin; i < end; ++i)
+      if (auto it = types_.find(released[i]); it != types_.end()) {
+        record(OpCode::Free, 0, {&released[i], 1}, free.location, it->second); // the tape: one entry per tensor
+        types_.erase(it);
+      }
   }
 }
 
-void Client::record(const Instruction &inst, const TensorType &type) {
+void Client::record(OpCode op, uint64_t result, std::span<const uint64_t> operands, const std::string &location,
+                    const TensorType &type) {
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - opened_).count();
   if (tape_.size() < kTapeLength) {
-    tape_.push_back(TapeEntry{inst.op, inst.result, inst.operands, type, inst.location, seconds});
+    tape_.push_back(TapeEntry{op, result, {operands.begin(), operands.end()}, type, location, seconds});
     return;
   }
   // Full: the oldest entry is overwritten in place (its lists and text keep their capacity).
   TapeEntry &e = tape_[tapeStart_];
   tapeStart_ = (tapeStart_ + 1) % kTapeLength;
-  e.op = inst.op;
-  e.result = inst.result;
-  e.operands.assign(inst.operands.begin(), inst.operands.end());
+  e.op = op;
+  e.result = result;
+  e.operands.assign(operands.begin(), operands.end());
   e.type.dtype = type.dtype;
   e.type.shape.assign(type.shape.begin(), type.shape.end());
-  e.location.assign(inst.location);
+  e.location.assign(location);
   e.seconds = seconds;
 }
 

@@ -54,6 +54,15 @@ OwningOpRef<ModuleOp> captureBatch(MLIRContext &ctx, const std::vector<Instructi
   for (size_t i = 0; i < batch.size(); ++i) {
     const Instruction &inst = batch[i];
     Location loc = locationOf(ctx, inst.location);
+    if (inst.op == OpCode::Free) { // one gt.free per tensor it names (a freed value stays in `values`,
+      for (uint64_t id : inst.operands) { // so a later use in this batch reaches gt-verify)
+        OperationState state(loc, "gt.free");
+        state.addOperands(operand(id, inst));
+        state.addAttribute("gt.inst", b.getI64IntegerAttr(int64_t(i)));
+        b.create(state);
+      }
+      continue;
+    }
     std::vector<Value> operands;
     std::vector<TensorType> operandTypes;
     for (uint64_t id : inst.operands) {
@@ -62,32 +71,28 @@ OwningOpRef<ModuleOp> captureBatch(MLIRContext &ctx, const std::vector<Instructi
     }
     OperationState state(loc, std::string("gt.") + opInfo(inst.op).mnemonic);
     state.addOperands(operands);
-    if (inst.op != OpCode::Free) {
-      // The client's type, carried: gt's op verifier checks it against the op table once
-      // (runDispatcherPipeline). A batch without types (hand-written) gets them inferred here.
-      TensorType result;
-      try {
-        result = inst.type ? *inst.type : inferType(inst.op, operandTypes, inst.attrs);
-      } catch (const std::exception &e) {
-        throw std::invalid_argument(std::string(opInfo(inst.op).mnemonic) +
-                                    (inst.location.empty() ? "" : " at " + inst.location) + ": " + e.what());
-      }
-      state.addTypes(mlir::gt::toTensorType(&ctx, result));
-      types[inst.result] = result;
+    // The client's type, carried: gt's op verifier checks it against the op table once
+    // (runDispatcherPipeline). A batch without types (hand-written) gets them inferred here.
+    TensorType result;
+    try {
+      result = inst.type ? *inst.type : inferType(inst.op, operandTypes, inst.attrs);
+    } catch (const std::exception &e) {
+      throw std::invalid_argument(std::string(opInfo(inst.op).mnemonic) +
+                                  (inst.location.empty() ? "" : " at " + inst.location) + ": " + e.what());
     }
+    state.addTypes(mlir::gt::toTensorType(&ctx, result));
+    types[inst.result] = result;
     NamedAttrList attrs;
     mlir::gt::appendAttrs(b, inst.op, inst.attrs, attrs);
     if (inst.op == OpCode::Upload) attrs.append("blob", b.getI64IntegerAttr(int64_t(i)));
     attrs.append("gt.inst", b.getI64IntegerAttr(int64_t(i)));
-    if (inst.op != OpCode::Free) attrs.append("gt.id", b.getI64IntegerAttr(int64_t(inst.result)));
+    attrs.append("gt.id", b.getI64IntegerAttr(int64_t(inst.result)));
     if (!inst.signal.empty()) {
       attrs.append("gt.signal", b.getStringAttr(inst.signal));
       if (inst.backward) attrs.append("gt.backward", b.getUnitAttr());
     }
     state.addAttributes(attrs);
-    Operation *op = b.create(state);
-    // A freed value stays in `values`, so a later use in this batch reaches gt-verify.
-    if (inst.op != OpCode::Free) values[inst.result] = op->getResult(0);
+    values[inst.result] = b.create(state)->getResult(0);
   }
   b.create<func::ReturnOp>(UnknownLoc::get(&ctx));
   func.setFunctionType(b.getFunctionType(body->getArgumentTypes(), {}));

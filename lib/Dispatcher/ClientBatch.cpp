@@ -13,7 +13,10 @@ std::string checkInstruction(const Instruction &inst, const BatchLimits &limits)
   if (!isClientOp(inst.op))
     return std::string(info.mnemonic) + " is made by the dispatcher's passes; a client may not send it";
   size_t n = inst.operands.size();
-  if (info.arity >= 0 && n != size_t(info.arity))
+  if (inst.op == OpCode::Free) {
+    if (n == 0 || n > size_t(kMaxFreeOperands))
+      return "names 1 to " + std::to_string(kMaxFreeOperands) + " tensors, got " + std::to_string(n);
+  } else if (info.arity >= 0 && n != size_t(info.arity))
     return "takes " + std::to_string(info.arity) + " operand(s), got " + std::to_string(n);
   if (inst.op == OpCode::Concat && (n == 0 || n > size_t(kMaxConcatOperands)))
     return "joins 1 to " + std::to_string(kMaxConcatOperands) + " tensors, got " + std::to_string(n);

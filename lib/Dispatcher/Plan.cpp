@@ -95,8 +95,10 @@ std::shared_ptr<ShardedPlan> SessionImpl::planOf(mlir::ModuleOp module, const st
     for (mlir::BlockArgument arg : func.getArguments())
       refs.try_emplace(arg, sessionRef(uint64_t(func.getArgAttrOfType<mlir::IntegerAttr>(arg.getArgNumber(), "gt.id").getInt())));
     std::vector<ShardedPlan::Step> &steps = plan->programs[w];
+    size_t mergeFrom = 0; // consecutive frees at or after this step become one (never across a region's edge)
     std::function<void(mlir::Operation &)> addStep = [&](mlir::Operation &op) {
       if (auto region = mlir::dyn_cast<mlir::gt::RegionOp>(op)) {
+        mergeFrom = steps.size();
         // Its ops become consecutive steps; block arguments stand for the operands and the
         // region's results for the yielded values.
         mlir::Block &body = region.getBody().front();
@@ -121,6 +123,7 @@ std::shared_ptr<ShardedPlan> SessionImpl::planOf(mlir::ModuleOp module, const st
           addStep(inner);
         }
         r.count = uint32_t(steps.size()) - r.start;
+        mergeFrom = steps.size();
         plan->regions[w].push_back(std::move(r));
         return;
       }
@@ -142,6 +145,11 @@ std::shared_ptr<ShardedPlan> SessionImpl::planOf(mlir::ModuleOp module, const st
         step.source = int32_t(src.getInt());
       if (step.inst.op == OpCode::Free) {
         if (step.operands[0].kind != Ref::Temp) plan->freed.push_back(step.operands[0]);
+        if (steps.size() > mergeFrom && steps.back().inst.op == OpCode::Free &&
+            steps.back().operands.size() < size_t(kMaxFreeOperands)) {
+          steps.back().operands.push_back(step.operands[0]); // one instruction frees them all
+          return;
+        }
       } else if (auto of = op.getAttrOfType<mlir::IntegerAttr>("gt.replica_of")) {
         // A copy of a client's tensor that `w` keeps: it takes that tensor's global id.
         Ref result = sessionRef(uint64_t(of.getInt()));

@@ -49,11 +49,11 @@ kj::Promise<void> SessionImpl::submit(SubmitContext context) {
     state_.refusedInstructions += instructions.size();
     refusedBatch_ = "the dispatcher refused " + wholeBatch;
     for (auto inst : instructions)
-      if (inst.getOp() == uint16_t(OpCode::Free) && inst.getOperands().size() == 1 &&
-          tensors_.count(inst.getOperands()[0])) {
+      if (inst.getOp() == uint16_t(OpCode::Free) && inst.getOperands().size() <= size_t(kMaxFreeOperands)) {
         Instruction free;
-        free.operands = {inst.getOperands()[0]};
-        batch.push_back(std::move(free));
+        for (uint64_t id : inst.getOperands())
+          if (tensors_.count(id)) free.operands.push_back(id);
+        if (!free.operands.empty()) batch.push_back(std::move(free));
       }
     if (!batch.empty()) dispatch(std::move(batch));
     return kj::READY_NOW;
@@ -178,7 +178,7 @@ void SessionImpl::freeEverywhere(uint64_t id) {
 void SessionImpl::poison(const std::vector<Instruction> &batch, const std::string &error) {
   for (const Instruction &inst : batch) {
     if (inst.op == OpCode::Free) {
-      freeEverywhere(inst.operands.at(0));
+      for (uint64_t id : inst.operands) freeEverywhere(id);
       continue;
     }
     freeEverywhere(inst.result);
@@ -198,15 +198,21 @@ void SessionImpl::dropPoisonedReaders(std::vector<Instruction> &batch) {
   std::vector<Instruction> kept;
   kept.reserve(batch.size());
   for (Instruction &inst : batch) {
+    if (inst.op == OpCode::Free) { // a tensor poisoned by this batch lives nowhere: forgotten here
+      std::erase_if(inst.operands, [&](uint64_t id) {
+        if (madeHere.count(id)) return false;
+        auto it = tensors_.find(id);
+        if (it == tensors_.end() || it->second.error.empty()) return false;
+        tensors_.erase(it);
+        return true;
+      });
+      if (!inst.operands.empty()) kept.push_back(std::move(inst));
+      continue;
+    }
     const std::string *error = nullptr;
     for (uint64_t id : inst.operands)
       if (!madeHere.count(id))
         if (auto it = tensors_.find(id); it != tensors_.end() && !it->second.error.empty()) error = &it->second.error;
-    if (inst.op == OpCode::Free) {
-      if (error) tensors_.erase(inst.operands.at(0));
-      else kept.push_back(std::move(inst));
-      continue;
-    }
     if (error) {
       std::string why = *error; // tensors_ may rehash below
       freeEverywhere(inst.result);
@@ -225,12 +231,15 @@ void SessionImpl::dispatch(std::vector<Instruction> batch) {
   // a tensor this dispatcher does not know yet goes on: it is usually made earlier in this
   // very batch (a step's intermediates die within it); a free of an id that never existed
   // is dropped by capture.
-  std::erase_if(batch, [&](const Instruction &inst) {
+  std::erase_if(batch, [&](Instruction &inst) {
     if (inst.op != OpCode::Free) return false;
-    auto it = tensors_.find(inst.operands.at(0));
-    if (it == tensors_.end() || it->second.error.empty()) return false;
-    tensors_.erase(it);
-    return true;
+    std::erase_if(inst.operands, [&](uint64_t id) {
+      auto it = tensors_.find(id);
+      if (it == tensors_.end() || it->second.error.empty()) return false;
+      tensors_.erase(it);
+      return true;
+    });
+    return inst.operands.empty();
   });
   if (readsPoisoned(batch)) dropPoisonedReaders(batch);
   if (batch.empty()) return;
@@ -258,7 +267,7 @@ void SessionImpl::dispatch(std::vector<Instruction> batch) {
     mlir::OwningOpRef<mlir::ModuleOp> module;
     std::unordered_map<uint64_t, TensorType> globalTypes;
     try {
-      module = captureBatch(state_.captureContext(batch.size()), batch, [&](uint64_t id) -> std::optional<External> {
+      module = captureBatch(state_.captureContext(opCount(batch)), batch, [&](uint64_t id) -> std::optional<External> {
         auto it = tensors_.find(id);
         if (it == tensors_.end()) return std::nullopt;
         return External{it->second.type, it->second.worker, it->second.layout};
@@ -300,8 +309,9 @@ void SessionImpl::dispatch(std::vector<Instruction> batch) {
     if (key.cacheable && state_.options.planCache) {
       state_.planMisses++;
       if (plans_.size() >= kMaxPlans || planInstructions_ >= kMaxPlanInstructions) evictPlans();
-      planInstructions_ += batch.size();
-      plans_.emplace(std::move(key.text), CachedPlan{plan, batch.size(), false});
+      size_t ops = opCount(batch);
+      planInstructions_ += ops;
+      plans_.emplace(std::move(key.text), CachedPlan{plan, ops, false});
     }
   }
   batchCount_++;

@@ -314,6 +314,14 @@ private:
   /// The session's first live worker, counting from its id (-1: none is alive).
   int64_t homeWorker();
 
+  /// The gt ops `batch` captures into: one per instruction, and one per tensor a free names.
+  /// What the capture context and the plan cache count (their memory grows with it).
+  static size_t opCount(const std::vector<Instruction> &batch) {
+    size_t n = 0;
+    for (const Instruction &inst : batch) n += inst.op == OpCode::Free ? inst.operands.size() : 1;
+    return n;
+  }
+
   static size_t resultCount(const std::vector<Instruction> &batch) {
     return size_t(std::count_if(batch.begin(), batch.end(),
                                 [](const Instruction &inst) { return inst.op != OpCode::Free; }));

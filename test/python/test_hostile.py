@@ -196,6 +196,20 @@ def test_cat_of_many_tensors_joins_in_steps_and_a_raw_one_is_refused(secured):
     assert_serves(secured)
 
 
+def test_a_free_names_1_to_1024_tensors_and_skips_poisoned_ones(secured):
+    r = raw_session(secured)
+    r.submit([{"op": "full", "result": i, "shape": [2], "value": float(i)} for i in range(1, 4)] +
+             [{"op": "full", "result": 4, "shape": [2], "dtype": 200}])  # refused: 4 is poisoned
+    r.submit([{"op": "free", "operands": []}, {"op": "free", "operands": [1] * 1025}])  # refused, 1 lives on
+    assert np.frombuffer(r.fetch(1)[0], np.float32).tolist() == [1.0, 1.0]
+    r.submit([{"op": "free", "operands": [1, 4, 2]}])  # one free: two live tensors and a poisoned one
+    for gone in (1, 2, 4):
+        with pytest.raises(RuntimeError, match="does not exist"):
+            r.fetch(gone)
+    assert np.frombuffer(r.fetch(3)[0], np.float32).tolist() == [3.0, 3.0]
+    assert_serves(secured)
+
+
 @pytest.mark.parametrize("op", [
     {"op": "recv", "result": 2, "shape": [4], "workers": [1]},
     {"op": "all_reduce", "result": 2, "operands": [1], "shape": [4], "workers": [0, 1]},
@@ -354,7 +368,8 @@ def test_a_session_holds_a_bounded_number_of_tensors():
         r.submit([{"op": "full", "result": 200, "shape": [1], "value": 2.0}])  # 150 held: refused
         with pytest.raises(RuntimeError, match=r"holds 150 tensors, the most a session may \(GT_MAX_TENSORS\)"):
             r.fetch(200)
-        r.submit([{"op": "free", "operands": [i]} for i in range(1, 121)])  # refused too, but its frees happen
+        r.submit([{"op": "free", "operands": list(range(1, 61))}] +  # refused too, but its frees happen
+                 [{"op": "free", "operands": [i]} for i in range(61, 121)])
         r.submit([{"op": "full", "result": 201, "shape": [1], "value": 3.0}])
         assert np.frombuffer(r.fetch(201)[0], np.float32).tolist() == [3.0]
         assert_serves(d)  # other sessions have bounds of their own

@@ -117,6 +117,27 @@ def test_recorded_worker_programs_carry_each_batchs_values_on_a_plan_hit(tmp_pat
         assert all(v not in holding[0] for _, v in sent if v != value)
 
 
+def test_tensors_released_together_are_freed_by_one_instruction(daemons):
+    # Half of a training step's instructions were frees, one per tensor. The client names the
+    # tensors released since its last op in one free, capture gives each its gt.free, and the
+    # plan sends consecutive frees to the worker as one instruction again.
+    c = daemons.client()
+    full = gt._C.op_code("full")
+    made = [c.emit(full, [], {"shape": [1000], "dtype": 0, "value": float(i)})[0] for i in range(10)]
+    assert np.frombuffer(c.fetch(made[3])[0], np.float32)[0] == 3.0
+    before = c.stats()
+    for i in made:
+        c.release(i)
+    kept, _, _ = c.emit(full, [], {"shape": [2], "dtype": 0, "value": 7.0})
+    assert np.frombuffer(c.fetch(kept)[0], np.float32).tolist() == [7.0, 7.0]
+    after = c.stats()
+    assert after["dispatcher_instructions"] - before["dispatcher_instructions"] == 2  # the free, the full
+    assert after["instructions"] - before["instructions"] == 2  # on the worker too
+    assert after["live_tensors"] - before["live_tensors"] == 1 - 10
+    with pytest.raises(RuntimeError, match="does not exist"):
+        c.fetch(made[0])
+
+
 def test_connecting_after_an_idle_stretch(daemons):
     # This thread's kj event loop last ran at the fetch; a connect 1 s later with a 0.5 s
     # timeout must count from now, not from the fetch.

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <unordered_map>
 #include <vector>
@@ -188,7 +189,8 @@ private:
     return limits_.maxBatchInstructions ? std::min(flushInstructions_, limits_.maxBatchInstructions) : flushInstructions_;
   }
   /// Appends to the tape (the dispatcher writes GT_INSTRUCTION_LOG).
-  void record(const Instruction &inst, const TensorType &type);
+  void record(OpCode op, uint64_t result, std::span<const uint64_t> operands, const std::string &location,
+              const TensorType &type);
   /// The next instruction of the buffer to fill in (a slot an earlier batch used, or a new one).
   Instruction &nextSlot();
 

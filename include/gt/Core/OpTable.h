@@ -110,6 +110,13 @@ struct OpInfo {
 /// longer lists in steps).
 inline constexpr int kMaxConcatOperands = 32;
 
+/// The most tensors one free instruction names. On the wire (client -> dispatcher ->
+/// worker) a free names every tensor dropped at that point of the program: a client sends
+/// the tensors released since its last op as one free, and a plan sends consecutive frees as
+/// one (a training step releases about as many tensors as it makes, half of its
+/// instructions). In the dispatcher's IR each `gt.free` frees one value.
+inline constexpr int kMaxFreeOperands = 1024;
+
 /// Throws std::out_of_range for a code that is not an op.
 const OpInfo &opInfo(OpCode code);
 /// Whether `code` may sit in a fused region (gt.region): fills, elementwise, where, layout,
