@@ -132,6 +132,12 @@ void appendAttrsKey(OpCode code, const OpAttrs &a, std::string &key) {
   }
 }
 
+bool declaresValueOrSeed(OpCode code) {
+  for (const AttrSpec &spec : opInfo(code).attrs)
+    if (spec.slot == AttrSlot::Value || spec.slot == AttrSlot::Seed) return true;
+  return false;
+}
+
 void clearUndeclared(OpCode code, OpAttrs &attrs) {
   bool keep[16] = {};
   size_t listLength[16] = {};

@@ -199,7 +199,8 @@ std::shared_ptr<ShardedPlan> SessionImpl::planOf(mlir::ModuleOp module, const st
   return plan;
 }
 
-void SessionImpl::runPlan(const ShardedPlan &plan, const std::vector<Instruction> &batch, const BatchKey &key) {
+void SessionImpl::runPlan(const ShardedPlan &plan, const std::vector<Instruction> &batch, const BatchKey &key,
+                          CachedPlan *cached) {
   using Ref = ShardedPlan::Ref;
   for (auto &[w, steps] : plan.programs) {
     if (w < 0 || size_t(w) >= state_.workers.size() || !state_.workers[w].alive) {
@@ -247,7 +248,18 @@ void SessionImpl::runPlan(const ShardedPlan &plan, const std::vector<Instruction
       words += step.operands.size();
       if (step.upload >= 0) words += (batch[size_t(step.upload)].data.size() + 7) / 8;
     }
+    if (cached && !recording && cached->keptOn.count(w)) { // the worker keeps this program: ids, values, bytes
+      requests.emplace_back(w, replayRequest(w, steps, batch, idOf, regions[w], cached->id));
+      traceEvent("send", "dispatcher", traceStart,
+                 "{\"worker\": " + std::to_string(w) + ", \"instructions\": " + std::to_string(steps.size()) +
+                     ", \"kept\": true}");
+      continue;
+    }
     RunRequest req = runRequest(w, words, regions[w]);
+    if (cached && !recording) { // a plan's first hit: the worker keeps the program
+      req.getProgram().setPlan(cached->id);
+      cached->keptOn.insert(w);
+    }
     auto list = req.getProgram().initInstructions(unsigned(steps.size()));
     std::vector<Instruction> program; // GT_RECORD's copy
     for (unsigned i = 0; i < steps.size(); ++i) {
@@ -301,6 +313,49 @@ void SessionImpl::runPlan(const ShardedPlan &plan, const std::vector<Instruction
     it->second.worker = holders.front();
   }
   for (auto &[w, req] : requests) sendRun(w, kj::mv(req), plan.programs.at(w).size());
+}
+
+SessionImpl::RunRequest SessionImpl::replayRequest(int64_t w, const std::vector<ShardedPlan::Step> &steps,
+                                                   const std::vector<Instruction> &batch,
+                                                   const std::function<uint64_t(const ShardedPlan::Ref &)> &idOf,
+                                                   const std::vector<wireRegion> &regions, uint64_t planId) {
+  size_t ids = 0, values = 0;
+  uint64_t words = 0;
+  std::vector<const ShardedPlan::Step *> uploads;
+  for (const ShardedPlan::Step &step : steps) {
+    ids += 1 + step.operands.size();
+    values += declaresValueOrSeed(step.inst.op);
+    if (step.upload >= 0) {
+      uploads.push_back(&step);
+      words += 1 + (batch[size_t(step.upload)].data.size() + 7) / 8;
+    }
+  }
+  RunRequest req = runRequest(w, words + ids + 2 * values + 8, regions);
+  auto program = req.getProgram();
+  program.setPlan(planId);
+  auto idList = program.initIds(unsigned(ids));
+  auto valueList = program.initValues(unsigned(values));
+  auto seedList = program.initSeeds(unsigned(values));
+  unsigned i = 0, v = 0;
+  for (const ShardedPlan::Step &step : steps) {
+    idList.set(i++, step.result ? idOf(*step.result) : 0);
+    for (const ShardedPlan::Ref &r : step.operands) idList.set(i++, idOf(r));
+    if (declaresValueOrSeed(step.inst.op)) {
+      const OpAttrs &a = step.source >= 0 ? batch[size_t(step.source)].attrs : step.inst.attrs;
+      valueList.set(v, a.value);
+      seedList.set(v++, a.seed);
+    }
+  }
+  auto data = program.initUploads(unsigned(uploads.size()));
+  for (unsigned u = 0; u < uploads.size(); ++u) {
+    const Instruction &upload = batch[size_t(uploads[u]->upload)];
+    std::string block;
+    const std::string *bytes = &upload.data;
+    if (uploads[u]->uploadLayout && uploads[u]->uploadLayout->isSplit())
+      bytes = &(block = blockOf(upload, *uploads[u]->uploadLayout, w));
+    data.set(u, kj::arrayPtr(reinterpret_cast<const kj::byte *>(bytes->data()), bytes->size()));
+  }
+  return req;
 }
 
 std::string SessionImpl::blockOf(const Instruction &upload, const Sharding &layout, int64_t w) {

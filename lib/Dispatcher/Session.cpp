@@ -253,10 +253,12 @@ void SessionImpl::dispatch(std::vector<Instruction> batch) {
   }
 
   std::shared_ptr<const ShardedPlan> plan;
+  CachedPlan *cached = nullptr;
   if (key.cacheable && state_.options.planCache)
     if (auto it = plans_.find(key.text); it != plans_.end()) {
       plan = it->second.plan;
       it->second.used = true;
+      cached = &it->second;
     }
   bool planHit = plan != nullptr;
   if (plan) {
@@ -311,12 +313,12 @@ void SessionImpl::dispatch(std::vector<Instruction> batch) {
       if (plans_.size() >= kMaxPlans || planInstructions_ >= kMaxPlanInstructions) evictPlans();
       size_t ops = opCount(batch);
       planInstructions_ += ops;
-      plans_.emplace(std::move(key.text), CachedPlan{plan, ops, false});
+      plans_.emplace(std::move(key.text), CachedPlan{plan, ops, false, nextPlanId_++, {}});
     }
   }
   batchCount_++;
   state_.batches++;
-  runPlan(*plan, batch, key);
+  runPlan(*plan, batch, key, cached);
   traceEvent("dispatch", "dispatcher", traceStart,
              "{\"instructions\": " + std::to_string(batch.size()) + ", \"plan\": " + (planHit ? "\"hit\"" : "\"miss\"") + "}");
 }
@@ -355,6 +357,11 @@ SessionImpl::RunRequest SessionImpl::runRequest(int64_t worker, uint64_t words, 
   }
   req.getProgram().setSession(id_);
   req.getProgram().setWeight(weight_);
+  if (auto f = forget_.find(worker); f != forget_.end()) {
+    auto list = req.getProgram().initForget(unsigned(f->second.size()));
+    for (unsigned i = 0; i < f->second.size(); ++i) list.set(i, f->second[i]);
+    forget_.erase(f);
+  }
   req.getProgram().setSequence(sequence_);
   if (worker == readerWorker_) {
     readerHeard_ = sequence_;

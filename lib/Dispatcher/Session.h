@@ -30,6 +30,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -392,9 +393,15 @@ private:
   /// in all (a client whose batches never repeat cannot fill the dispatcher's memory).
   static constexpr size_t kMaxPlans = 256, kMaxPlanInstructions = size_t(1) << 18;
 
+  struct CachedPlan;
   void clearPlans() {
+    for (auto &[text, cached] : plans_) forgetKept(cached);
     plans_.clear();
     planInstructions_ = 0;
+  }
+  /// A plan leaves the cache: the workers keeping its template are told, with their next program.
+  void forgetKept(const CachedPlan &cached) {
+    for (int64_t w : cached.keptOn) forget_[w].push_back(cached.id);
   }
   /// Makes room when the cache is full: the plans no batch reused since the last time go (a
   /// training step's plans, reused every step, stay; batches that never repeat do not pile
@@ -406,6 +413,7 @@ private:
         ++it;
       } else {
         planInstructions_ -= it->second.instructions;
+        forgetKept(it->second);
         it = plans_.erase(it);
       }
     }
@@ -423,8 +431,16 @@ private:
   /// Sends each worker its program of `plan` for `batch`: fresh global ids for the tensors the
   /// batch makes and the values the passes added, the batch's fill values, seeds and upload
   /// bytes; then records where the new tensors live and forgets the freed ones.
-  void runPlan(const ShardedPlan &plan, const std::vector<Instruction> &batch, const BatchKey &key);
+  /// `cached`: the plan's cache entry on a hit (its workers may keep or replay its programs), else null.
+  void runPlan(const ShardedPlan &plan, const std::vector<Instruction> &batch, const BatchKey &key,
+               CachedPlan *cached = nullptr);
 
+  /// A kept plan's program for worker `w` (Batch.plan): this batch's ids (each step's result,
+  /// 0 if none, then its operands), the values and seeds of the steps whose ops declare them,
+  /// and the uploads' bytes; the worker patches them into its copy of the program.
+  RunRequest replayRequest(int64_t w, const std::vector<ShardedPlan::Step> &steps, const std::vector<Instruction> &batch,
+                           const std::function<uint64_t(const ShardedPlan::Ref &)> &idOf,
+                           const std::vector<wireRegion> &regions, uint64_t planId);
   /// Worker `w`'s block of an upload laid out as `layout` (the whole tensor unless split).
   static std::string blockOf(const Instruction &upload, const Sharding &layout, int64_t w);
 
@@ -494,13 +510,19 @@ private:
   std::unordered_map<uint64_t, Entry> tensors_;
   /// A cached plan, the instructions of its batch, and whether a batch reused it since the
   /// cache last made room (see evictPlans).
+  /// A plan hit for the first time is sent whole and kept by its workers as a template
+  /// (Batch.plan); later hits send only their ids, values and bytes.
   struct CachedPlan {
     std::shared_ptr<const ShardedPlan> plan;
     size_t instructions = 0;
     bool used = false;
+    uint64_t id = 0;              ///< Batch.plan: unique in the session, never 0
+    std::set<int64_t> keptOn;     ///< the workers keeping its programs
   };
   std::unordered_map<std::string, CachedPlan> plans_; ///< by BatchKey::text
   size_t planInstructions_ = 0;            ///< instructions of the batches behind plans_
+  uint64_t nextPlanId_ = 1;
+  std::map<int64_t, std::vector<uint64_t>> forget_; ///< by worker: kept plans to drop (Batch.forget)
 };
 
 /// Dispatcher.monitor (gt top): the dispatcher's counters, every live session's record and

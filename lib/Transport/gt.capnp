@@ -51,6 +51,18 @@ struct Batch {
   sequence @4 :UInt64;          # dispatcher -> worker: the client batch (the session's submit, from 1) it comes from
   elsewhere @5 :Bool;           # dispatcher -> a session's reader worker: the session has had work on other
                                 # workers too (SessionReader.sync cannot speak for them)
+  # dispatcher -> worker: a repeated step's program, kept on the worker (see Worker.run).
+  # `plan` names one of the session's cached plans (nonzero). With instructions: run them and
+  # keep them as that plan's template. Without: run the kept template with this batch's
+  # `ids` (each instruction's result if it has one, then its operands, in order), `values` and
+  # `seeds` (one each per instruction whose op declares a value or seed attribute) and
+  # `uploads` (each upload's bytes, in order).
+  plan @6 :UInt64;
+  ids @7 :List(UInt64);
+  values @8 :List(Float64);
+  seeds @9 :List(Int64);
+  uploads @10 :List(Data);
+  forget @11 :List(UInt64);     # dispatcher -> worker: plans of this session whose templates may go
 }
 
 # What a session may send and hold; the client checks it to raise at the user's line.
@@ -197,7 +209,8 @@ interface Session {
 
 interface Worker {
   # Queues `program` in its session's queue; returns once it has run (the dispatcher counts a
-  # session's queued work by it).
+  # session's queued work by it). A repeated step comes as its plan's kept template and this
+  # batch's ids, values and bytes (Batch.plan), without decoding an instruction.
   run @0 (program :Batch) -> ();
   # errorOnly: return the tensor's dtype, shape and error, not its bytes (a replicated
   # tensor's other copies are checked this way when one copy is fetched). Bytes [offset,

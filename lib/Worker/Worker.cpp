@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <map>
+#include <mutex>
 #include <fstream>
 #include <optional>
 #include <iostream>
@@ -101,6 +103,81 @@ std::string localAddressTowards(const std::string &host, int port) {
 }
 
 using Values = std::vector<std::pair<std::string, double>>;
+
+/// Programs kept (all sessions) and the runs that reused one, for gt.debug.stats (one worker per process).
+std::atomic<uint64_t> keptPrograms{0}, keptProgramRuns{0};
+
+/// A repeated step's program the dispatcher asked this worker to keep (Batch.plan): a later
+/// run of it brings only its ids, values and upload bytes, which are written into a spare copy
+/// of the program instead of decoding every instruction (issue: "a repeated step replays").
+/// Used on the event loop's thread; a copy comes back from the executor's when its run ends.
+struct KeptPlan {
+  static constexpr size_t kSpares = 2; ///< copies kept for later runs (one runs while one waits)
+  std::vector<Instruction> program;    ///< as first sent, upload bytes dropped
+  size_t ids = 0;                      ///< Batch.ids it takes: a result slot and the operands per instruction
+  std::vector<uint32_t> valued;        ///< instructions taking Batch.values/seeds (declaresValueOrSeed)
+  std::vector<uint32_t> uploads;       ///< instructions taking Batch.uploads
+  std::mutex mu;
+  std::vector<std::vector<Instruction>> spare;
+
+  ~KeptPlan() { keptPrograms--; }
+  explicit KeptPlan(const std::vector<Instruction> &sent) : program(sent) {
+    keptPrograms++;
+    for (uint32_t i = 0; i < program.size(); ++i) {
+      Instruction &inst = program[i];
+      ids += 1 + inst.operands.size();
+      if (declaresValueOrSeed(inst.op)) valued.push_back(i);
+      if (inst.op == OpCode::Upload) {
+        uploads.push_back(i);
+        std::string().swap(inst.data);
+      }
+    }
+  }
+
+  /// This batch's program: a spare copy (or a new one) with `batch`'s ids, values and bytes.
+  /// Throws if the batch does not fit the program (a dispatcher out of step with this worker).
+  std::vector<Instruction> replay(wire::Batch::Reader batch) {
+    auto idList = batch.getIds();
+    auto values = batch.getValues();
+    auto seeds = batch.getSeeds();
+    auto data = batch.getUploads();
+    if (idList.size() != ids || values.size() != valued.size() || seeds.size() != valued.size() ||
+        data.size() != uploads.size())
+      throw std::invalid_argument("a replay of plan " + std::to_string(batch.getPlan()) + " brings " +
+                                  std::to_string(idList.size()) + " ids, " + std::to_string(values.size()) +
+                                  " values and " + std::to_string(data.size()) + " uploads; its program takes " +
+                                  std::to_string(ids) + ", " + std::to_string(valued.size()) + " and " +
+                                  std::to_string(uploads.size()));
+    std::vector<Instruction> run;
+    {
+      std::lock_guard lock(mu);
+      if (!spare.empty()) {
+        run = std::move(spare.back());
+        spare.pop_back();
+      }
+    }
+    if (run.empty()) run = program;
+    unsigned k = 0;
+    for (Instruction &inst : run) {
+      inst.result = idList[k++];
+      for (uint64_t &id : inst.operands) id = idList[k++];
+    }
+    for (unsigned v = 0; v < valued.size(); ++v) {
+      run[valued[v]].attrs.value = values[v];
+      run[valued[v]].attrs.seed = seeds[v];
+    }
+    for (unsigned u = 0; u < uploads.size(); ++u)
+      run[uploads[u]].data.assign(reinterpret_cast<const char *>(data[u].begin()), data[u].size());
+    return run;
+  }
+
+  /// A copy back from a finished run, for the next one.
+  void giveBack(std::vector<Instruction> &&run) {
+    for (uint32_t u : uploads) std::string().swap(run[u].data);
+    std::lock_guard lock(mu);
+    if (spare.size() < kSpares) spare.push_back(std::move(run));
+  }
+};
 
 /// Sessions' direct reads of their own tensors (gt-worker --listen; Session.directReads), on the
 /// event loop's thread: the token that admits each session, the last batch of each session the
@@ -211,6 +288,8 @@ Values collect(Executor &executor, Scheduler &scheduler, const Readers &readers,
       {"direct_reads", double(readers.reads)},
       {"direct_read_bytes", double(readers.readBytes)},
       {"direct_read_misses", double(readers.misses)},
+      {"kept_programs", double(keptPrograms.load())},
+      {"kept_program_runs", double(keptProgramRuns.load())},
   };
   for (auto &c : executor.device().counters()) values.push_back(c);
   if (executor.communicator())
@@ -249,6 +328,10 @@ std::vector<metrics::Sample> metricSamples(const Values &values) {
               at("direct_reads")),
       counter("gt_worker_direct_read_bytes_total", "Tensor bytes clients read straight from this worker.",
               at("direct_read_bytes")),
+      gauge("gt_worker_kept_programs", "Repeated steps' programs kept here (sent once, then replayed).",
+            at("kept_programs")),
+      counter("gt_worker_kept_program_runs_total", "Programs run from a kept one with a batch's ids, values and bytes.",
+              at("kept_program_runs")),
   };
 }
 
@@ -422,11 +505,26 @@ public:
   // only says which of the session's batches the dispatcher has sent (Batch.sequence).
   kj::Promise<void> run(RunContext context) override {
     auto batch = context.getParams().getProgram();
-    KJ_DEFER(readers_.heard(batch.getSession(), batch.getSequence(), batch.getElsewhere())); // after the program is queued
-    if (batch.getInstructions().size() == 0) return kj::READY_NOW;
+    uint32_t session = batch.getSession();
+    KJ_DEFER(readers_.heard(session, batch.getSequence(), batch.getElsewhere())); // after the program is queued
+    for (uint64_t plan : batch.getForget()) kept_.erase({session, plan});
     ProgramRun program;
-    program.instructions.reserve(batch.getInstructions().size());
-    for (auto inst : batch.getInstructions()) program.instructions.push_back(wire::fromWire(inst));
+    if (batch.getPlan() != 0 && batch.getInstructions().size() == 0) { // a kept program, run again
+      auto it = kept_.find({session, batch.getPlan()});
+      KJ_REQUIRE(it != kept_.end(), "a replay of a plan this worker does not keep", session, batch.getPlan());
+      try {
+        program.instructions = it->second->replay(batch);
+      } catch (const std::exception &e) {
+        throw KJ_EXCEPTION(FAILED, e.what());
+      }
+      keptProgramRuns++;
+      program.recycle = [kept = it->second](std::vector<Instruction> &&run) { kept->giveBack(std::move(run)); };
+    } else {
+      if (batch.getInstructions().size() == 0) return kj::READY_NOW;
+      program.instructions.reserve(batch.getInstructions().size());
+      for (auto inst : batch.getInstructions()) program.instructions.push_back(wire::fromWire(inst));
+      if (batch.getPlan() != 0) kept_[{session, batch.getPlan()}] = std::make_shared<KeptPlan>(program.instructions);
+    }
     for (auto r : batch.getRegions()) {
       RegionCall call{r.getKey(), r.getHot(), r.getStart(), r.getCount(), {}};
       for (uint64_t id : r.getOutputs()) call.outputs.push_back(id);
@@ -533,6 +631,7 @@ public:
 
   kj::Promise<void> endSession(EndSessionContext context) override {
     readers_.end(context.getParams().getSession());
+    std::erase_if(kept_, [&](const auto &k) { return k.first.first == context.getParams().getSession(); });
     auto ended = handoff<void>();
     scheduler_.endSession(context.getParams().getSession(), [f = ended.fulfiller] {
       releaseFreeMemory(); // (the scheduler freed the session's buffers just before)
@@ -570,6 +669,7 @@ private:
   Scheduler &scheduler_;
   std::shared_ptr<Published> published_;
   Readers &readers_;
+  std::map<std::pair<uint32_t, uint64_t>, std::shared_ptr<KeptPlan>> kept_; ///< by session, Batch.plan
 };
 
 std::string readToken(const std::string &path) {

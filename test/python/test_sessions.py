@@ -138,6 +138,64 @@ def test_tensors_released_together_are_freed_by_one_instruction(daemons):
         c.fetch(made[0])
 
 
+def test_a_repeated_step_runs_its_kept_program_with_each_batchs_ids_values_and_bytes():
+    # A plan's first hit sends the worker the whole program and the worker keeps it; later hits
+    # send only the batch's ids, fill values, seeds and upload bytes, written into a copy of it.
+    from conftest import Daemons
+    d = Daemons()
+    try:
+        c = d.client()
+        full, add, mul, randn = (gt._C.op_code(n) for n in ("full", "add", "mul", "randn"))
+        noise = []
+        for step, seed in enumerate([7, 8, 7, 8, 7, 8]):
+            data = np.arange(8, dtype=np.float32) + 10 * step
+            u, _, _ = c.upload(data, [8], 0)
+            f, _, _ = c.emit(full, [], {"shape": [8], "dtype": 0, "value": 0.5 + step})
+            r, _, _ = c.emit(randn, [], {"shape": [8], "dtype": 0, "seed": seed})
+            s, _, _ = c.emit(add, [u, f])
+            t, _, _ = c.emit(mul, [s, r])
+            got = np.frombuffer(c.fetch(t)[0], np.float32)
+            noise.append(np.frombuffer(c.fetch(r)[0], np.float32))
+            np.testing.assert_allclose(got, (data + 0.5 + step) * noise[-1], rtol=1e-6)
+            for i in (u, f, r, s, t):
+                c.release(i)
+        assert not np.array_equal(noise[0], noise[1])
+        for step in (2, 3, 4, 5):  # kept from the second step on, replayed from the third
+            np.testing.assert_array_equal(noise[step], noise[step % 2])
+        stats = c.stats()
+        assert stats["kept_programs"] == 1 and stats["kept_program_runs"] >= 3, stats
+        del c
+        deadline = time.time() + 10  # the session's end drops its kept programs
+        while d.client().stats()["kept_programs"] != 0:
+            assert time.time() < deadline
+            time.sleep(0.05)
+    finally:
+        d.stop()
+
+
+def test_kept_programs_leave_the_worker_with_their_plans():
+    # A session whose batches keep changing: the dispatcher's plan cache drops plans (at 256),
+    # and the workers drop the programs they kept for them.
+    from conftest import Daemons
+    d = Daemons()
+    try:
+        c = d.client()
+        full, add = gt._C.op_code("full"), gt._C.op_code("add")
+        for n in range(1, 301):
+            for _ in range(3):  # the last two batches free as much: a plan, kept at its first hit
+                x, _, _ = c.emit(full, [], {"shape": [2], "dtype": 0, "value": 1.0})
+                made = [x]
+                for _ in range(n):
+                    made.append(c.emit(add, [made[-1], x])[0])
+                assert np.frombuffer(c.fetch(made[-1])[0], np.float32).tolist() == [n + 1.0] * 2
+                for i in made:
+                    c.release(i)
+        stats = c.stats()
+        assert 0 < stats["kept_programs"] <= 256, stats
+    finally:
+        d.stop()
+
+
 def test_connecting_after_an_idle_stretch(daemons):
     # This thread's kj event loop last ran at the fetch; a connect 1 s later with a 0.5 s
     # timeout must count from now, not from the fetch.

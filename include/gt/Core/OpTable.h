@@ -117,6 +117,11 @@ inline constexpr int kMaxConcatOperands = 32;
 /// instructions). In the dispatcher's IR each `gt.free` frees one value.
 inline constexpr int kMaxFreeOperands = 1024;
 
+/// Whether `code` declares a value or seed attribute: what each run of a kept (replayed)
+/// program brings for such an instruction (Batch.values / Batch.seeds), the rest staying as
+/// the plan made them.
+bool declaresValueOrSeed(OpCode code);
+
 /// Throws std::out_of_range for a code that is not an op.
 const OpInfo &opInfo(OpCode code);
 /// Whether `code` may sit in a fused region (gt.region): fills, elementwise, where, layout,

@@ -12,6 +12,7 @@
 #include <memory>
 #include <span>
 #include <unordered_map>
+#include <utility>
 #include <unordered_set>
 
 namespace gt::worker {
@@ -88,7 +89,31 @@ struct ProgramRun {
   std::vector<RegionCall> regions; ///< sorted by start, disjoint; a malformed one runs eagerly
   size_t next = 0;                 ///< the next instruction to run
   size_t region = 0;               ///< the next region that may start at or after `next`
+  /// Takes `instructions` when the run is destroyed (a worker's kept plan reuses them for its
+  /// next run); empty: they are freed.
+  std::function<void(std::vector<Instruction> &&)> recycle;
   bool done() const { return next >= instructions.size(); }
+
+  ProgramRun() = default;
+  ProgramRun(std::vector<Instruction> instructions, std::vector<RegionCall> regions)
+      : instructions(std::move(instructions)), regions(std::move(regions)) {}
+  ProgramRun(ProgramRun &&o) noexcept
+      : instructions(std::move(o.instructions)), regions(std::move(o.regions)), next(o.next), region(o.region),
+        recycle(std::exchange(o.recycle, nullptr)) {}
+  ProgramRun &operator=(ProgramRun &&o) noexcept {
+    if (this != &o) {
+      if (recycle) recycle(std::move(instructions));
+      instructions = std::move(o.instructions);
+      regions = std::move(o.regions);
+      next = o.next;
+      region = o.region;
+      recycle = std::exchange(o.recycle, nullptr);
+    }
+    return *this;
+  }
+  ~ProgramRun() {
+    if (recycle) recycle(std::move(instructions));
+  }
 };
 
 /// A session is over its memory quota, or the worker's memory is full. Names the sizes.
