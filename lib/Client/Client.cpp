@@ -268,6 +268,7 @@ std::pair<uint64_t, TensorType> Client::emit(OpCode op, const std::vector<uint64
   }
   if (op == OpCode::Upload && data.size() > uploadChunk()) return emitLargeUpload(std::move(attrs), std::move(data), std::move(location));
   drainReleased();
+  if (bufferedOps_ >= batchLimit()) sendBuffered(); // (the frees filled the batch)
   Instruction &inst = nextSlot();
   inst.op = op;
   inst.result = nextId_++;
@@ -285,13 +286,14 @@ std::pair<uint64_t, TensorType> Client::emit(OpCode op, const std::vector<uint64
   types_.emplace(inst.result, result);
   record(inst.op, inst.result, inst.operands, inst.location, result);
   uint64_t id = inst.result;
-  if (buffered_ >= batchLimit() || bufferedBytes_ >= flushBytes()) flush();
+  if (bufferedOps_ >= batchLimit() || bufferedBytes_ >= flushBytes()) flush();
   return {id, std::move(result)};
 }
 
-Instruction &Client::nextSlot() {
+Instruction &Client::nextSlot(size_t ops) {
   // Slots past buffered_ are instructions sent by an earlier flush: overwritten field by field,
   // their strings and lists keep their capacity.
+  bufferedOps_ += ops;
   if (buffered_ == buffer_.size()) buffer_.emplace_back();
   return buffer_[buffered_++];
 }
@@ -339,11 +341,12 @@ void Client::drainReleased() {
   }
   // One free names all of them, up to kMaxFreeOperands (a backward pass drops its graph's
   // saved tensors at once: 10856 frees after a 600-step LSTM); a long burst is cut into frees
-  // and batches the dispatcher takes, like any instructions.
-  for (size_t begin = 0; begin < released.size(); begin += size_t(kMaxFreeOperands)) {
-    size_t end = std::min(released.size(), begin + size_t(kMaxFreeOperands));
-    if (buffered_ >= batchLimit()) sendBuffered();
-    Instruction &free = nextSlot();
+  // and batches the dispatcher takes (a batch's limit counts each tensor a free names).
+  size_t most = std::min(size_t(kMaxFreeOperands), batchLimit());
+  for (size_t begin = 0; begin < released.size(); begin += most) {
+    size_t end = std::min(released.size(), begin + most);
+    if (bufferedOps_ + (end - begin) > batchLimit()) sendBuffered();
+    Instruction &free = nextSlot(end - begin);
     free.op = OpCode::Free;
     free.result = 0;
     free.operands.assign(released.begin() + long(begin), released.begin() + long(end));
@@ -430,6 +433,7 @@ void Client::sendBuffered() {
     if (!buffer_[i].data.empty()) std::string().swap(buffer_[i].data); // an upload's bytes: not kept
   }
   buffered_ = 0;
+  bufferedOps_ = 0;
   bufferedBytes_ = 0;
   submits_++;
   rpc_->submitted = req.send().catch_([this](kj::Exception &&e) {

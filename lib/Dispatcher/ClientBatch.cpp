@@ -57,8 +57,8 @@ std::string checkInstruction(const Instruction &inst, const BatchLimits &limits)
 
 std::string checkBatchSize(size_t n, const BatchLimits &limits) {
   if (n <= limits.maxInstructions) return "";
-  return "a batch of " + std::to_string(n) + " instructions (the dispatcher takes at most " +
-         std::to_string(limits.maxInstructions) + ")";
+  return "a batch of " + std::to_string(n) + " ops (the dispatcher takes at most " + std::to_string(limits.maxInstructions) +
+         "; a free counts once per tensor it names)";
 }
 
 std::string checkClientInstruction(const Instruction &inst, const BatchLimits &limits) {

@@ -39,7 +39,10 @@ kj::Promise<void> SessionImpl::submit(SubmitContext context) {
   sequence_++;
   KJ_DEFER(announceBatch());
   std::vector<Instruction> batch;
-  std::string wholeBatch = checkBatchSize(instructions.size(), state_.options.batch);
+  size_t ops = 0; // what the batch captures into: a free names up to kMaxFreeOperands tensors
+  for (auto inst : instructions)
+    ops += inst.getOp() == uint16_t(OpCode::Free) ? std::max<size_t>(1, inst.getOperands().size()) : 1;
+  std::string wholeBatch = checkBatchSize(ops, state_.options.batch);
   if (wholeBatch.empty() && tensors_.size() >= state_.options.maxTensors)
     wholeBatch = "a batch: this session holds " + std::to_string(tensors_.size()) +
                  " tensors, the most a session may (GT_MAX_TENSORS); free some first";

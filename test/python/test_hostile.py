@@ -343,7 +343,7 @@ def test_a_huge_batch_is_refused_and_does_not_stall_other_clients(secured):
     r = raw_session(secured)
     start = time.time()
     r.submit([{"op": "full", "result": i + 1, "shape": [1], "value": 1.0} for i in range(100_000)])
-    with pytest.raises(RuntimeError, match=r"refused a batch of 100000 instructions \(the dispatcher takes at most 8192\)"):
+    with pytest.raises(RuntimeError, match=r"refused a batch of 100000 ops \(the dispatcher takes at most 8192; a free counts"):
         r.fetch(5)
     assert time.time() - start < 10
     assert_serves(secured)
@@ -358,6 +358,45 @@ def test_a_huge_batch_is_refused_and_does_not_stall_other_clients(secured):
     for _ in range(20_000):
         total, _, _ = c.emit(_C.op_code("add"), [total, one])
     assert np.frombuffer(c.fetch(total)[0], np.float32)[0] == 20_001
+
+
+def test_a_batch_counts_each_tensor_a_free_names():
+    # A free names up to 1024 tensors, and capture makes a gt.free of each: the batch bound
+    # counts them, or 8192 frees of 1024 tensors would be 8 million ops in one batch.
+    d = Daemons(env=dict(SECURED, GT_MAX_BATCH="1000"))
+    try:
+        r = raw_session(d)
+        for start in (1, 801):
+            r.submit([{"op": "full", "result": i, "shape": [1], "value": 1.0} for i in range(start, start + 800)])
+        r.submit([{"op": "free", "operands": list(range(1, 601))},  # 1200 ops: refused whole,
+                  {"op": "free", "operands": list(range(601, 1201))},  # but its frees happen
+                  {"op": "full", "result": 2000, "shape": [1], "value": 2.0}])
+        with pytest.raises(RuntimeError, match=r"a batch of 1201 ops \(the dispatcher takes at most 1000; "
+                                               r"a free counts once per tensor it names\)"):
+            r.fetch(2000)
+        with pytest.raises(RuntimeError, match="does not exist"):
+            r.fetch(1000)
+        assert np.frombuffer(r.fetch(1300)[0], np.float32).tolist() == [1.0]
+        assert_serves(d)
+    finally:
+        d.stop()
+
+
+def test_a_client_cuts_a_burst_of_frees_into_batches_the_dispatcher_takes():
+    d = Daemons(env=dict(SECURED, GT_MAX_BATCH="1000"))
+    try:
+        c = d.client()
+        full = _C.op_code("full")
+        made = [c.emit(full, [], {"shape": [1], "dtype": 0, "value": 1.0})[0] for _ in range(3000)]
+        c.fetch(made[-1])
+        for i in made:
+            c.release(i)
+        kept, _, _ = c.emit(full, [], {"shape": [1], "dtype": 0, "value": 5.0})
+        assert np.frombuffer(c.fetch(kept)[0], np.float32).tolist() == [5.0]
+        stats = c.stats()
+        assert stats["dispatcher_refused_instructions"] == 0 and stats["live_tensors"] == 1, stats
+    finally:
+        d.stop()
 
 
 def test_a_session_holds_a_bounded_number_of_tensors():

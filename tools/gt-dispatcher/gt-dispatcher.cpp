@@ -79,7 +79,7 @@ int main(int argc, char **argv) {
   options.verifyPasses = env("GT_VERIFY_PASSES") == "1";
   if (std::string n = env("GT_HOT_AFTER"); !n.empty()) options.hotAfter = std::max(1L, std::atol(n.c_str()));
   envNumber("GT_BUCKET_BYTES", options.bucketBytes, 0, "bytes");
-  envNumber("GT_MAX_BATCH", options.batch.maxInstructions, 1, "instructions");
+  envNumber("GT_MAX_BATCH", options.batch.maxInstructions, 1, "ops (a free counts once per tensor it names)");
   envNumber("GT_MAX_MESSAGE_BYTES", options.listener.maxMessageBytes, 1 << 20, "bytes");
   envNumber("GT_MAX_QUEUED", options.maxQueued, 1, "instructions");
   envNumber("GT_MAX_TENSORS", options.maxTensors, 1, "tensors");

@@ -183,8 +183,8 @@ private:
   void drainReleased();
   /// Sends the buffered instructions as one batch (flush() without draining released ids).
   void sendBuffered();
-  /// The most instructions a batch holds: kFlushInstructions (GT_WORKER_BATCH_SIZE), at most
-  /// what the dispatcher takes.
+  /// The most ops a batch holds (a free counting once per tensor it names):
+  /// kFlushInstructions (GT_WORKER_BATCH_SIZE), at most what the dispatcher takes.
   size_t batchLimit() const {
     return limits_.maxBatchInstructions ? std::min(flushInstructions_, limits_.maxBatchInstructions) : flushInstructions_;
   }
@@ -192,7 +192,8 @@ private:
   void record(OpCode op, uint64_t result, std::span<const uint64_t> operands, const std::string &location,
               const TensorType &type);
   /// The next instruction of the buffer to fill in (a slot an earlier batch used, or a new one).
-  Instruction &nextSlot();
+  /// `ops`: what it counts against batchLimit() (a free: the tensors it names).
+  Instruction &nextSlot(size_t ops = 1);
 
   struct Rpc;
   std::unique_ptr<Rpc> rpc_;
@@ -203,6 +204,7 @@ private:
   uint64_t submits_ = 0;           ///< batches sent (Batch.sequence of the last one)
   std::vector<Instruction> buffer_; ///< [0, buffered_) waits to be sent; the rest are slots to reuse
   size_t buffered_ = 0;
+  size_t bufferedOps_ = 0; ///< the ops those capture into (a free: one per tensor it names)
   size_t bufferedBytes_ = 0;
   std::vector<TensorType> scratchTypes_; ///< emit's operand types
   std::unordered_map<uint64_t, TensorType> types_;

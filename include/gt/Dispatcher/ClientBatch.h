@@ -10,7 +10,7 @@
 namespace gt::dispatcher {
 
 struct BatchLimits {
-  size_t maxInstructions = 8192; ///< instructions in one submit (GT_MAX_BATCH)
+  size_t maxInstructions = 8192; ///< ops in one submit, a free counting once per tensor it names (GT_MAX_BATCH)
   size_t maxRank = 64;           ///< axes of a shape, entries of axes/starts/steps
   size_t maxText = 4096;         ///< bytes of a source location or signal name
 };
