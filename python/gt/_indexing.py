@@ -41,6 +41,8 @@ def _normalize_key(x, key):
         raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
     out = []
     for k in key:
+        if isinstance(k, range):
+            k = list(k)  # a sequence of ints, as PyTorch takes it
         if k is Ellipsis:
             out.extend([slice(None)] * (x.ndim - used))
         else:
@@ -139,26 +141,31 @@ def _advanced(y, advanced):
     y = T.permute(y, *order)
     before, after = y.shape[:place], y.shape[place + len(axes):]
     y = T.reshape(y, before + (math.prod(sizes),) + after)
-    # one flat index over the merged axes (row-major), negatives wrapped
-    if all(not isinstance(a, T.Tensor) for a in known):
-        b = np.broadcast_arrays(*[np.asarray(a, dtype=np.int64) for a in known])
+    index, bshape = _flat_index(known, sizes)
+    out = T.index_select(y, place, index)
+    return T.reshape(out, before + tuple(bshape) + after)
+
+
+def _flat_index(indices, sizes):
+    """One 1-D int64 index over axes of `sizes` merged (row-major) from one index per axis
+    (lists or arrays the client checked, or Tensors), broadcast together; and their broadcast
+    shape. Negative indices count from the end. A Tensor's out-of-range value fails on the
+    worker, naming the axis size (merged, it would silently select another row)."""
+    if all(not isinstance(a, T.Tensor) for a in indices):
+        b = np.broadcast_arrays(*[np.asarray(a, dtype=np.int64) for a in indices])
         flat = np.zeros(b[0].shape, dtype=np.int64)
         for a, n in zip(b, sizes):
             flat = flat * n + np.where(a < 0, a + n, a)
-        bshape = flat.shape
-        index = T.from_numpy(flat.reshape(-1))
-    else:
-        ts = [a if isinstance(a, T.Tensor) else T.from_numpy(np.asarray(a, dtype=np.int64)) for a in known]
-        ts = [T.cast(t, _dt.int64) for t in ts]
-        ts = T.broadcast_tensors(*ts)
-        flat = None
-        for t, n in zip(ts, sizes):
-            t = T.where(t < 0, t + n, t)
-            flat = t if flat is None else flat * n + t
-        bshape = flat.shape
-        index = T.reshape(flat, -1)
-    out = T.index_select(y, place, index)
-    return T.reshape(out, before + tuple(bshape) + after)
+        return T.from_numpy(flat.reshape(-1)), flat.shape
+    ts = [a if isinstance(a, T.Tensor) else T.from_numpy(np.asarray(a, dtype=np.int64)) for a in indices]
+    ts = T.broadcast_tensors(*[T.cast(t, _dt.int64) for t in ts])
+    flat = None
+    for a, t, n in zip(indices, ts, sizes):
+        t = T.where(t < 0, t + n, t)
+        if isinstance(a, T.Tensor) and len(sizes) > 1:  # checked: index_select of 0..n-1 at t is t, or fails
+            t = T.reshape(T.index_select(T.arange(n, dtype=_dt.int64), 0, T.reshape(t, -1)), t.shape)
+        flat = t if flat is None else flat * n + t
+    return T.reshape(flat, -1), flat.shape
 
 
 @T._method("__getitem__")
@@ -190,33 +197,39 @@ def setitem(x, key, value):
         new = T._op("slice_scatter", x, v, starts=starts, steps=steps)
         x._h = new._h
         return
-    # a single bool mask over the leading axes: where(mask, value, x)
-    adv = [k for k in nkey if isinstance(k, (T.Tensor, np.ndarray, list))]
-    first = next(i for i, k in enumerate(nkey) if k is adv[0])
-    if len(adv) == 1 and first == 0:
-        k = adv[0]
-        arr = k if isinstance(k, T.Tensor) else np.asarray(k)
-        if arr.dtype in (_dt.bool, np.bool_) and all(isinstance(s, slice) and s == slice(None) for s in nkey[1:]):
-            mask = arr if isinstance(arr, T.Tensor) else T.from_numpy(arr)
-            mask = T.reshape(mask, mask.shape + (1,) * (x.ndim - mask.ndim))
-            new = T.where(mask, v, x)
-            x._h = new._h
-            return
-        if arr.dtype not in (_dt.bool, np.bool_) and arr.ndim <= 1 and \
-                all(isinstance(s, slice) and s == slice(None) for s in nkey[1:]):
-            # rows at integer positions along axis 0: every listed row takes its value (a row
-            # listed twice gets the mean of its values; PyTorch leaves that case undefined)
-            index = T._indices(arr, x.shape[0], "index_put")
-            n = index.shape[0] if index.ndim else 1
-            index = T.reshape(index, (n,))
-            rows = T.broadcast_to(v, (n,) + x.shape[1:])
-            with no_grad():
-                hits = T.index_add_zeros(x.shape[:1], 0, index, T.ones(n, dtype=_dt.float32))
-                vals = T.index_add_zeros(x.shape, 0, index, T.cast(rows, _dt.float64))
-                hit = T.reshape(hits > 0, x.shape[:1] + (1,) * (x.ndim - 1))
-                avg = vals / T.reshape(T.maximum(hits, 1.0), hit.shape).to(_dt.float64)
-                new = T.where(hit, T.cast(avg, x.dtype), x)
-            x._h = new._h
-            return
+    adv = [k if isinstance(k, T.Tensor) else np.asarray(k) for k in nkey
+           if isinstance(k, (T.Tensor, np.ndarray, list))]
+    k = len(adv)
+    leading = all(isinstance(a, (T.Tensor, np.ndarray, list)) for a in nkey[:k]) and \
+        all(isinstance(s, slice) and s == slice(None) for s in nkey[k:])
+    masks = [a.dtype in (_dt.bool, np.bool_) for a in adv]
+    if leading and k == 1 and masks[0]:  # a bool mask over the leading axes: where(mask, value, x)
+        mask = adv[0] if isinstance(adv[0], T.Tensor) else T.from_numpy(adv[0])
+        mask = T.reshape(mask, mask.shape + (1,) * (x.ndim - mask.ndim))
+        x._h = T.where(mask, v, x)._h
+        return
+    if leading and not any(masks):
+        # integer indices on the leading k axes (x[rows, cols] = v): rows of those axes merged
+        for a, n in zip(adv, x.shape):
+            if not isinstance(a, T.Tensor):
+                T._indices(a, n, "index_put")  # client-known values: IndexError here
+        index, bshape = _flat_index(adv, x.shape[:k])
+        rest = x.shape[k:]
+        rows = T.reshape(T.broadcast_to(v, tuple(bshape) + rest), (index.shape[0],) + rest)
+        flat = T.reshape(x, (math.prod(x.shape[:k]),) + rest)
+        x._h = T.reshape(_put_rows(flat, index, rows), x.shape)._h
+        return
     raise NotImplementedError("x[key] = value supports ints, slices, '...', None, one bool mask over the leading "
-                              "axes, or one integer index on axis 0; this key mixes several advanced indices")
+                              "axes, or integer indices on the leading axes; this key mixes them otherwise")
+
+
+def _put_rows(x, index, rows):
+    """x with row index[i] (along axis 0) replaced by rows[i]: every listed row takes its
+    value (a row listed twice gets the mean of its values; PyTorch leaves that case undefined)."""
+    n = index.shape[0]
+    with no_grad():
+        hits = T.index_add_zeros(x.shape[:1], 0, index, T.ones(n, dtype=_dt.float32))
+        vals = T.index_add_zeros(x.shape, 0, index, T.cast(rows, _dt.float64))
+        hit = T.reshape(hits > 0, x.shape[:1] + (1,) * (x.ndim - 1))
+        avg = vals / T.reshape(T.maximum(hits, 1.0), hit.shape).to(_dt.float64)
+        return T.where(hit, T.cast(avg, x.dtype), x)

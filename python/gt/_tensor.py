@@ -374,6 +374,13 @@ class Tensor:
     @property
     def is_cuda(self):
         return self.device.type == "cuda"
+
+    @property
+    def is_cpu(self):
+        return self.device.type == "cpu"
+
+    # Devices GT has no workers for (scripts test them to pick a code path).
+    is_xpu = is_mps = is_meta = is_quantized = is_mkldnn = is_nested = property(lambda self: False)
     def type_as(self, other): return cast(self, other.dtype)
     def float(self): return cast(self, _dt.float32)
     def double(self): return cast(self, _dt.float64)
@@ -944,8 +951,12 @@ def rand_like(t, dtype=None):
 @_takes_device
 def randint(low, high=None, size=None, dtype=None):
     """Integers uniform in [low, high) (torch.randint(low, high, size) or randint(high, size))."""
-    if size is None:
+    if size is None:  # randint(high, size)
         low, high, size = 0, low, high
+    elif high is None:  # randint(high, size=size)
+        low, high = 0, low
+    if size is None:
+        raise TypeError("randint() missing its size argument")
     u = rand(_shape_args(size), dtype=_dt.float64)
     return cast(_op("floor", u * (high - low)) + low, dtype or _dt.int64)
 

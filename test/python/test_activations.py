@@ -34,6 +34,43 @@ def test_activation_function_and_module(name):
     np.testing.assert_allclose(getattr(nn, MODULES[name])()(gt.tensor(X)).numpy(), want, rtol=1e-5, atol=1e-6)
 
 
+INPLACE = {"relu": np.maximum(x64, 0), "silu": x64 / (1 + np.exp(-x64)), "leaky_relu": np.where(x64 > 0, x64, 0.01 * x64),
+           **{k: v for k, v in REFERENCES.items() if k not in ("logsigmoid", "softsign")}}
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE))
+def test_inplace_rebinds_the_input_as_pytorch_mutates_it(name):
+    # nn.ReLU(True) and F.relu(x, inplace=True) (pytorch/examples' dcgan): the input tensor
+    # takes the result and is returned
+    for how in ("keyword", "positional", "module"):
+        t = gt.tensor(X)
+        if how == "keyword":
+            out = getattr(F, name)(t, inplace=True)
+        elif how == "positional":  # inplace after the function's own arguments
+            defaults = {"leaky_relu": (0.01,), "elu": (1.0,), "celu": (1.0,), "hardtanh": (-1.0, 1.0)}.get(name, ())
+            out = getattr(F, name)(t, *defaults, True)
+        else:
+            module = getattr(nn, {**MODULES, "relu": "ReLU", "silu": "SiLU", "leaky_relu": "LeakyReLU"}[name])(inplace=True)
+            out = module(t)
+        assert out is t, how
+        np.testing.assert_allclose(t.numpy(), INPLACE[name], rtol=1e-5, atol=1e-6)
+    assert repr(nn.ReLU(True)) == "ReLU(inplace=True)" and repr(nn.ReLU()) == "ReLU()"
+
+
+def test_inplace_keeps_the_graph_and_refuses_a_leaf():
+    w = gt.tensor([-1.0, 2.0], requires_grad=True)
+    h = w * 3.0
+    F.relu(h, inplace=True)
+    (h * h).sum().backward()  # d/dw relu(3w)^2 = 18 w where w > 0
+    np.testing.assert_allclose(w.grad.numpy(), [0.0, 36.0])
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        F.relu(w, inplace=True)
+    x = gt.ones(4000)
+    assert F.dropout(x, 0.5, True, True) is x and set(np.unique(x.numpy())) <= {0.0, 2.0}
+    x = gt.ones(4000)
+    assert nn.Dropout(0.5, inplace=True).eval()(x) is x and np.all(x.numpy() == 1.0)
+
+
 def test_prelu_softplus_module():
     p = nn.PReLU(3, init=0.1)
     x = rng.standard_normal((2, 3, 4))

@@ -116,3 +116,7 @@ def test_backends_switches_are_accepted():
     gt.backends.cudnn.benchmark = True
     gt.backends.cuda.matmul.allow_tf32 = True
     assert gt.backends.cudnn.benchmark and not gt.backends.mps.is_available()
+    import gt.backends.cudnn as cudnn  # pytorch/examples' dcgan: import torch.backends.cudnn as cudnn
+    assert cudnn is gt.backends.cudnn and not cudnn.is_available()
+    x = gt.ones(2)
+    assert x.is_cpu and not (x.is_xpu or x.is_mps or x.is_meta or x.is_quantized or x.is_sparse)

@@ -502,6 +502,33 @@ def test_setitem_on_tensors_without_grad():
         p[0] = 1.0
 
 
+def test_setitem_with_an_integer_index_on_each_leading_axis():
+    # pytorch/examples' forward-forward: x_[range(x.shape[0]), y] = x.max() (index_put_)
+    x = np.zeros((3, 4, 2), dtype=np.float32)
+    t = gt.zeros(3, 4, 2)
+    rows, cols = [0, 1, 2], gt.tensor([3, 0, -1])
+    t[range(3), cols] = 5.0
+    x[range(3), np.array([3, 0, -1])] = 5.0
+    t[[0, 2], [1, 1]] = gt.tensor([1.0, 2.0])
+    x[[0, 2], [1, 1]] = np.array([1.0, 2.0])
+    t[gt.tensor([1]), gt.tensor([2]), gt.tensor([0])] = -3.0
+    x[1, 2, 0] = -3.0
+    check(t, x)
+    check(t[rows, cols], x[rows, [3, 0, -1]])
+    with pytest.raises(IndexError, match="out of bounds"):
+        t[[0, 1], [1, 4]] = 1.0
+    t[[0, 1], gt.tensor([1, 4])] = 1.0  # a Tensor's values are checked on the worker
+    with pytest.raises(RuntimeError, match="index 4 is out of bounds for dimension with size 4"):
+        t.numpy()
+
+
+def test_a_merged_tensor_index_out_of_range_raises_instead_of_reading_another_row():
+    t = gt.arange(12.0).reshape(3, 4)
+    with pytest.raises(RuntimeError, match="index 5 is out of bounds for dimension with size 4"):
+        t[[0, 1], gt.tensor([1, 5])].numpy()  # was row 2's element 1
+    check(t[[0, 1], gt.tensor([1, -1])], np.array([1.0, 7.0]))
+
+
 def test_index_errors():
     t = gt.zeros(3, 4)
     with pytest.raises(IndexError, match="out of bounds"):
@@ -545,6 +572,9 @@ def test_random_functions_are_seeded_and_distributed():
     assert np.array_equal(gt.randn(2000).numpy(), a) and np.array_equal(gt.rand(2000).numpy(), u)
     assert abs(a.mean()) < 0.1 and abs(a.std() - 1) < 0.1
     assert u.min() >= 0 and u.max() < 1 and abs(u.mean() - 0.5) < 0.05
+    assert gt.randint(5, size=(3,)).shape == (3,) and gt.randint(5, (3,)).max().item() < 5  # randint(high, size)
+    with pytest.raises(TypeError, match="size"):
+        gt.randint(5)
     r = gt.randint(3, 7, (1000,)).numpy()
     assert r.dtype == np.int64 and r.min() == 3 and r.max() == 6
     assert gt.randn_like(gt.zeros(2, 3, dtype=gt.float64)).dtype == gt.float64

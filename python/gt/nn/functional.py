@@ -2,6 +2,8 @@
 
 Shapes use PyTorch's letters: N batch, C classes, D features, (*) any extra axes.
 """
+import functools
+import inspect
 import math
 
 from .. import _C, _runtime, _tensor
@@ -9,10 +11,29 @@ from .. import autograd as _ag
 from .. import _functions as T
 from .. import dtypes as _dt
 
-relu = T.relu
+
+def _takes_inplace(fn):
+    """`fn(input, ...)` with PyTorch's `inplace=False` argument (by keyword or as the last
+    positional one: `F.relu(x, True)`, `F.dropout(x, 0.5, True, True)`). With inplace=True the
+    input tensor is rebound to the result and returned (GT's in-place form, Tensor._in_place:
+    a tensor's values never change, the Python object takes the new ones), so code that keeps
+    using `x` sees what PyTorch's would."""
+    positional = len(inspect.signature(fn).parameters)  # input and fn's own
+
+    @functools.wraps(fn)
+    def with_inplace(input, *args, inplace=False, **kwargs):
+        if len(args) == positional:
+            *args, inplace = args
+        if inplace:
+            return input._in_place(fn, *args, **kwargs)
+        return fn(input, *args, **kwargs)
+    return with_inplace
+
+
+relu = _takes_inplace(T.relu)
 sigmoid = T.sigmoid
 tanh = T.tanh
-silu = T.silu
+silu = _takes_inplace(T.silu)
 gelu = T.gelu
 softmax = T.softmax
 log_softmax = T.log_softmax
@@ -61,6 +82,7 @@ def embedding(input, weight, padding_idx=None):
     return out
 
 
+@_takes_inplace
 def leaky_relu(x, negative_slope=0.01):
     return T.where(x > 0, x, x * negative_slope)
 
@@ -123,6 +145,7 @@ class _Standardize(_ag.Function):
         return rstd * (g - T.mean(g, axes, keepdim=True) - xhat * T.mean(g * xhat, axes, keepdim=True)), None, None
 
 
+@_takes_inplace
 def dropout(x, p=0.5, training=True):
     """Zeroes each element with probability p and scales the rest by 1/(1-p) (Srivastava et al.
     2014); the identity when not training or p == 0."""
@@ -826,6 +849,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     return _channel_affine(y, weight, bias)
 
 
+@_takes_inplace
 def dropout2d(input, p=0.5, training=True):
     """Zeroes whole channels of (N, C, H, W) or (C, H, W) input with probability p, scaling the
     rest by 1 / (1 - p) (Tompson et al. 2015), as torch.nn.functional.dropout2d."""
@@ -902,39 +926,47 @@ upsample = interpolate
 # ---------------------------------------------------------------- more activations
 
 
+@_takes_inplace
 def elu(x, alpha=1.0):
     """x where x > 0, else alpha (exp(x) - 1) (Clevert et al. 2016)."""
     return T.where(x > 0, x, alpha * (T.exp(T.minimum(x, 0.0)) - 1.0))
 
 
+@_takes_inplace
 def selu(x):
     """scale * elu(x, alpha) with Klambauer et al. 2017's constants."""
     return 1.0507009873554804934193349852946 * elu(x, 1.6732632423543772848170429916717)
 
 
+@_takes_inplace
 def celu(x, alpha=1.0):
     """max(0, x) + min(0, alpha (exp(x / alpha) - 1))."""
     return T.relu(x) + T.minimum(alpha * (T.exp(T.minimum(x, 0.0) / alpha) - 1.0), 0.0)
 
 
+@_takes_inplace
 def mish(x):
     """x tanh(softplus(x)) (Misra 2019)."""
     return x * T.tanh(softplus(x))
 
 
+@_takes_inplace
 def hardtanh(x, min_val=-1.0, max_val=1.0):
     return T.clamp(x, min_val, max_val)
 
 
+@_takes_inplace
 def relu6(x):
     return T.clamp(x, 0.0, 6.0)
 
 
+@_takes_inplace
 def hardsigmoid(x):
     """relu6(x + 3) / 6."""
     return T.clamp(x + 3.0, 0.0, 6.0) / 6.0
 
 
+@_takes_inplace
 def hardswish(x):
     """x relu6(x + 3) / 6 (Howard et al. 2019)."""
     return x * hardsigmoid(x)
@@ -1055,7 +1087,8 @@ def softmin(input, dim=None, dtype=None):
     return softmax(-input, dim, dtype=dtype) if dtype is not None else softmax(-input, dim)
 
 
-def threshold(input, threshold, value, inplace=False):
+@_takes_inplace
+def threshold(input, threshold, value):
     """input where input > threshold, else value."""
     return T.where(input > threshold, input, value)
 
@@ -1091,12 +1124,14 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return T.sum(d ** p, -1, keepdim=keepdim) ** (1.0 / p)
 
 
-def dropout1d(input, p=0.5, training=True, inplace=False):
+@_takes_inplace
+def dropout1d(input, p=0.5, training=True):
     """Zeroes whole channels of (N, C, L) or (C, L) input, as torch.nn.functional.dropout1d."""
     return _dropout(input, p, training, tuple(input.shape[:-1]) + (1,))
 
 
-def dropout3d(input, p=0.5, training=True, inplace=False):
+@_takes_inplace
+def dropout3d(input, p=0.5, training=True):
     """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) input."""
     return _dropout(input, p, training, tuple(input.shape[:-3]) + (1, 1, 1))
 
@@ -1363,7 +1398,8 @@ def channel_shuffle(input, groups):
     return T.reshape(T.transpose(x, 1, 2), N, C, *rest)
 
 
-def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+@_takes_inplace
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
     """Leaky ReLU with a slope drawn uniformly from [lower, upper] per element in training, the
     mean slope (lower + upper) / 2 otherwise (Xu et al. 2015)."""
     if training:
@@ -1373,7 +1409,8 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     return T.where(input >= 0, input, input * slope)
 
 
-def alpha_dropout(input, p=0.5, training=False, inplace=False):
+@_takes_inplace
+def alpha_dropout(input, p=0.5, training=False):
     """Dropout that keeps SELU's self-normalization (Klambauer et al. 2017): dropped values are
     set to SELU's negative saturation, then an affine map restores mean and variance."""
     if p < 0 or p > 1:

@@ -520,22 +520,33 @@ class RMSNorm(Module):
 
 
 class Dropout(Module):
-    def __init__(self, p=0.5):
+    """`inplace=True` (here and in the activations) rebinds the input tensor to the result and
+    returns it (see gt.nn.functional._takes_inplace)."""
+
+    def __init__(self, p=0.5, inplace=False):
         super().__init__()
         if p < 0 or p > 1:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p = p
+        self.inplace = inplace
 
     def forward(self, x):
-        return F.dropout(x, self.p, self.training)
+        return F.dropout(x, self.p, self.training, inplace=self.inplace)
 
     def extra_repr(self):
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class ReLU(Module):
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
     def forward(self, x):
-        return F.relu(x)
+        return F.relu(x, inplace=self.inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
 
 
 class GELU(Module):
@@ -547,9 +558,9 @@ class GELU(Module):
         return F.gelu(x, approximate=self.approximate)
 
 
-class SiLU(Module):
+class SiLU(ReLU):
     def forward(self, x):
-        return F.silu(x)
+        return F.silu(x, inplace=self.inplace)
 
 
 class Sigmoid(Module):
@@ -589,9 +600,10 @@ class LeakyReLU(Module):
     def __init__(self, negative_slope=0.01, inplace=False):
         super().__init__()
         self.negative_slope = negative_slope
+        self.inplace = inplace
 
     def forward(self, x):
-        return F.leaky_relu(x, self.negative_slope)
+        return F.leaky_relu(x, self.negative_slope, inplace=self.inplace)
 
     def extra_repr(self):
         return f"negative_slope={self.negative_slope}"
@@ -616,21 +628,21 @@ class ELU(_Activation):
     _fn = staticmethod(F.elu)
 
     def __init__(self, alpha=1.0, inplace=False):
-        super().__init__(alpha=alpha)
+        super().__init__(alpha=alpha, inplace=inplace)
 
 
 class CELU(_Activation):
     _fn = staticmethod(F.celu)
 
     def __init__(self, alpha=1.0, inplace=False):
-        super().__init__(alpha=alpha)
+        super().__init__(alpha=alpha, inplace=inplace)
 
 
 class SELU(_Activation):
     _fn = staticmethod(F.selu)
 
     def __init__(self, inplace=False):
-        super().__init__()
+        super().__init__(inplace=inplace)
 
 
 class Softplus(_Activation):
@@ -644,21 +656,21 @@ class Mish(_Activation):
     _fn = staticmethod(F.mish)
 
     def __init__(self, inplace=False):
-        super().__init__()
+        super().__init__(inplace=inplace)
 
 
 class Hardtanh(_Activation):
     _fn = staticmethod(F.hardtanh)
 
     def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
-        super().__init__(min_val=min_val, max_val=max_val)
+        super().__init__(min_val=min_val, max_val=max_val, inplace=inplace)
 
 
 class ReLU6(_Activation):
     _fn = staticmethod(F.relu6)
 
     def __init__(self, inplace=False):
-        super().__init__()
+        super().__init__(inplace=inplace)
 
 
 class Hardsigmoid(ReLU6):
@@ -916,7 +928,7 @@ class Dropout2d(Dropout):
     """Zeroes whole channels: see gt.nn.functional.dropout2d."""
 
     def forward(self, x):
-        return F.dropout2d(x, self.p, self.training)
+        return F.dropout2d(x, self.p, self.training, inplace=self.inplace)
 
 
 # ---------------------------------------------------------------- normalization over channels
@@ -1449,16 +1461,18 @@ def _elementwise_module(name, fn, *params, doc=None):
 
 
 Softmin = _elementwise_module("Softmin", F.softmin, ("dim", None))
-Threshold = _elementwise_module("Threshold", lambda x, t, v, inplace=False: F.threshold(x, t, v),
+Threshold = _elementwise_module("Threshold", lambda x, t, v, inplace=False: F.threshold(x, t, v, inplace=inplace),
                                 ("threshold", None), ("value", None), ("inplace", False),
                                 doc="input where input > threshold, else value.")
 GLU = _elementwise_module("GLU", F.glu, ("dim", -1))
 Hardshrink = _elementwise_module("Hardshrink", F.hardshrink, ("lambd", 0.5))
 Softshrink = _elementwise_module("Softshrink", F.softshrink, ("lambd", 0.5))
 Tanhshrink = _elementwise_module("Tanhshrink", F.tanhshrink)
-Dropout1d = type("Dropout1d", (Dropout,), {"forward": lambda self, x: F.dropout1d(x, self.p, self.training),
+Dropout1d = type("Dropout1d", (Dropout,), {"forward": lambda self, x: F.dropout1d(x, self.p, self.training,
+                                                                                 inplace=self.inplace),
                                            "__doc__": "Zeroes whole channels: see gt.nn.functional.dropout1d."})
-Dropout3d = type("Dropout3d", (Dropout,), {"forward": lambda self, x: F.dropout3d(x, self.p, self.training),
+Dropout3d = type("Dropout3d", (Dropout,), {"forward": lambda self, x: F.dropout3d(x, self.p, self.training,
+                                                                                 inplace=self.inplace),
                                            "__doc__": "Zeroes whole channels: see gt.nn.functional.dropout3d."})
 
 
@@ -1696,17 +1710,17 @@ class RReLU(Module):
 
     def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
         super().__init__()
-        self.lower, self.upper = lower, upper
+        self.lower, self.upper, self.inplace = lower, upper, inplace
 
     def forward(self, x):
-        return F.rrelu(x, self.lower, self.upper, self.training)
+        return F.rrelu(x, self.lower, self.upper, self.training, inplace=self.inplace)
 
 
 class AlphaDropout(Dropout):
     """Dropout for SELU networks: see gt.nn.functional.alpha_dropout."""
 
     def forward(self, x):
-        return F.alpha_dropout(x, self.p, self.training)
+        return F.alpha_dropout(x, self.p, self.training, inplace=self.inplace)
 
 
 class MultiMarginLoss(_Loss):
