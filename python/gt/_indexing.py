@@ -197,6 +197,9 @@ def setitem(x, key, value):
         new = T._op("slice_scatter", x, v, starts=starts, steps=steps)
         x._h = new._h
         return
+    # beside an index array an int is an index too (NumPy's rule): x[range(n), 3] = v
+    nkey = [np.asarray(k) if isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)) else k
+            for k in nkey]
     adv = [k if isinstance(k, T.Tensor) else np.asarray(k) for k in nkey
            if isinstance(k, (T.Tensor, np.ndarray, list))]
     k = len(adv)

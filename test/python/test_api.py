@@ -513,6 +513,8 @@ def test_setitem_with_an_integer_index_on_each_leading_axis():
     x[[0, 2], [1, 1]] = np.array([1.0, 2.0])
     t[gt.tensor([1]), gt.tensor([2]), gt.tensor([0])] = -3.0
     x[1, 2, 0] = -3.0
+    t[range(3), 2] = 4.0  # an int beside an index array is an index too
+    x[range(3), 2] = 4.0
     check(t, x)
     check(t[rows, cols], x[rows, [3, 0, -1]])
     with pytest.raises(IndexError, match="out of bounds"):
