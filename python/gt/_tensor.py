@@ -41,6 +41,30 @@ _UNPACK_SCALAR = {_dt.float32: struct.Struct("=f").unpack, _dt.float64: struct.S
 _HOLD_BYTES = 1 << 20
 
 
+def _known_int(out, fn, a, b):
+    """`out` (= fn(a, b) computed on the worker), knowing its values too when it is a small
+    integer tensor whose operands' values the client holds (Tensor._host) or are Python ints:
+    int64/int32 +, - and * wrap alike in NumPy and on the worker, so `data[i:i + T]` for an `i`
+    of a held index tensor (nanoGPT's get_batch) reads `i + T` without a sync."""
+    if out.dtype not in (_dt.int64, _dt.int32) or (a._host is None if type(a) is Tensor else b._host is None):
+        return out
+    values = []
+    for x in (a, b):
+        if type(x) is Tensor:
+            x = _held(x)
+            if x is None:
+                return out
+        elif type(x) is not builtins.int:
+            return out
+        values.append(x)
+    if math.prod(out.shape) <= 64:
+        with np.errstate(over="ignore"):
+            v = np.asarray(fn(*[np.asarray(x, dtype=_dt.numpy_dtype(out.dtype)) for x in values]))
+        if v.shape == tuple(out.shape):
+            out._host = (out._h, v.astype(_dt.numpy_dtype(out.dtype)))
+    return out
+
+
 def _held(t):
     """t's values if the client holds them (or can read them from its base at one fetch), else None."""
     h = t._host
@@ -261,12 +285,12 @@ class Tensor:
         return self
 
     # ------------------------------------------------------------ operators
-    def __add__(self, o): return _op("add", self, o)
-    def __radd__(self, o): return _op("add", o, self)
-    def __sub__(self, o): return _op("sub", self, o)
-    def __rsub__(self, o): return _op("sub", o, self)
-    def __mul__(self, o): return _op("mul", self, o)
-    def __rmul__(self, o): return _op("mul", o, self)
+    def __add__(self, o): return _known_int(_op("add", self, o), np.add, self, o)
+    def __radd__(self, o): return _known_int(_op("add", o, self), np.add, o, self)
+    def __sub__(self, o): return _known_int(_op("sub", self, o), np.subtract, self, o)
+    def __rsub__(self, o): return _known_int(_op("sub", o, self), np.subtract, o, self)
+    def __mul__(self, o): return _known_int(_op("mul", self, o), np.multiply, self, o)
+    def __rmul__(self, o): return _known_int(_op("mul", o, self), np.multiply, o, self)
     def __truediv__(self, o): return div(self, o)
     def __rtruediv__(self, o): return div(o, self)
     def __pow__(self, o): return pow(self, o)
@@ -921,8 +945,46 @@ def _random(op, shape, dtype, requires_grad):
     d = _dt.resolve(dtype or _dt.float32)
     if not d.is_floating_point:
         raise TypeError(f"{op} needs a floating-point dtype, got {d}")
-    t = _op(op, shape=_shape_args(shape), seed=_next_seed(), dtype=d)
-    return _leaf(t, requires_grad)
+    shape = _shape_args(shape)
+    seed = _next_seed()
+    if op == "rand" and d in (_dt.float32, _dt.float64) and math.prod(shape) <= _HOST_RANDOM_MAX:
+        return _leaf(_held_upload(_host_rand(seed, shape, d)), requires_grad)
+    return _leaf(_op(op, shape=shape, seed=seed, dtype=d), requires_grad)
+
+
+# A uniform draw of at most this many elements is made on the client, bit for bit what the
+# worker's kernel makes from the same seed, and uploaded with its values kept (Tensor._host):
+# `ix = torch.randint(n, (batch,))` then `data[i] for i in ix` (nanoGPT's get_batch) reads them
+# without waiting for the work queued before (a sync would serialize the step).
+_HOST_RANDOM_MAX = 1 << 16
+
+
+def _splitmix64(z):
+    """splitmix64 (Steele, Lea & Flood 2014) of uint64 array z, as the worker's lowering
+    (lib/Dialect/Transforms/LowerToLinalg.cpp, lowerRandom) computes it."""
+    z = z + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def _host_rand(seed, shape, d):
+    """gt.rand's values for `seed`: element i = the top mantissa-many bits of
+    splitmix64(splitmix64(seed) + 2i) as a fraction of 2^mantissa (float32: 24, float64: 53)."""
+    mantissa = 24 if d is _dt.float32 else 53
+    with np.errstate(over="ignore"):
+        mixed = _splitmix64(np.array([seed], dtype=np.int64).view(np.uint64))
+        counters = mixed + np.arange(math.prod(shape), dtype=np.uint64) * np.uint64(2)
+        bits = _splitmix64(counters) >> np.uint64(64 - mantissa)
+    return (bits.astype(np.float64) * 2.0 ** -mantissa).astype(_dt.numpy_dtype(d)).reshape(shape)
+
+
+def _held_upload(values):
+    """An upload of NumPy `values` that keeps them (reading them back waits for nothing)."""
+    t = from_numpy(values)
+    if values.nbytes <= _HOLD_BYTES:
+        t._host = (t._h, values)
+    return t
 
 
 @_takes_device
@@ -958,6 +1020,11 @@ def randint(low, high=None, size=None, dtype=None):
     if size is None:
         raise TypeError("randint() missing its size argument")
     u = rand(_shape_args(size), dtype=_dt.float64)
+    held = _held(u)
+    if held is not None and (dtype is None or _dt.resolve(dtype) in (_dt.int64, _dt.int32)):
+        # the same arithmetic as below, on the client (float64 IEEE, then a cast): kept values
+        values = np.floor(held * np.float64(high - low)) + np.float64(low)
+        return _held_upload(values.astype(_dt.numpy_dtype(_dt.resolve(dtype or _dt.int64))))
     return cast(_op("floor", u * (high - low)) + low, dtype or _dt.int64)
 
 

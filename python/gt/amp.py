@@ -16,6 +16,7 @@ parameters. GT's kernels compute float16 and bfloat16 in float32 and round once 
 CPU workers autocast saves memory and traffic, not arithmetic.
 """
 import contextlib
+import warnings
 
 from . import _tensor
 from . import dtypes as _dt
@@ -66,13 +67,21 @@ class GradScaler:
     (unscale_, if you have not), reads whether any is inf or NaN (a wait, as PyTorch's does)
     and skips the optimizer's step if so; update() halves the scale (backoff_factor) after a
     skipped step and doubles it (growth_factor) after growth_interval steps without one. With
-    enabled=False every method passes through. The scale is a Python float."""
+    enabled=False every method passes through, and a "cuda" scaler (the default) disables
+    itself with PyTorch's warning when the session's workers are not GPUs (so nanoGPT's CPU run
+    does not wait on every step); GradScaler("cpu") scales on any worker. The scale is a
+    Python float."""
 
     def __init__(self, device="cuda", init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
                  growth_interval=2000, enabled=True):
         if growth_factor <= 1.0 or not 0.0 < backoff_factor < 1.0:
             raise ValueError("GradScaler: growth_factor must be > 1 and backoff_factor in (0, 1)")
         self._enabled = bool(enabled)
+        if self._enabled and device == "cuda":
+            from . import cuda
+            if not cuda.is_available():  # as PyTorch: nothing to scale for (and no wait per step)
+                warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.")
+                self._enabled = False
         self._scale = float(init_scale)
         self._growth_factor, self._backoff_factor = float(growth_factor), float(backoff_factor)
         self._growth_interval, self._growth_tracker = int(growth_interval), 0

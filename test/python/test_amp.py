@@ -72,7 +72,7 @@ def test_grad_scaler_matches_unscaled_training_and_skips_non_finite_steps():
     m, x = _model_and_data()
     ref = nn.Linear(3, 1)
     ref.load_state_dict(m.state_dict())
-    scaler = gt.amp.GradScaler(init_scale=1024.0, growth_interval=2)
+    scaler = gt.amp.GradScaler("cpu", init_scale=1024.0, growth_interval=2)
     opt, ref_opt = gt.optim.SGD(m.parameters(), lr=0.1), gt.optim.SGD(ref.parameters(), lr=0.1)
     for _ in range(3):
         scaler.scale((m(x) ** 2).mean()).backward()
@@ -94,9 +94,18 @@ def test_grad_scaler_matches_unscaled_training_and_skips_non_finite_steps():
     np.testing.assert_array_equal(m.weight.numpy(), before)  # skipped
     assert scaler.get_scale() == 1024.0  # backed off
     state = scaler.state_dict()
-    other = gt.amp.GradScaler()
+    other = gt.amp.GradScaler("cpu")
     other.load_state_dict(state)
     assert other.get_scale() == 1024.0 and other.state_dict() == state
+
+
+def test_a_cuda_grad_scaler_without_gpu_workers_disables_itself_as_pytorchs():
+    # nanoGPT makes GradScaler(enabled=(dtype == 'float16')) on CPU too; PyTorch disables it
+    if gt.cuda.is_available():
+        pytest.skip("the session's workers are GPUs: the scaler stays on")
+    with pytest.warns(UserWarning, match="CUDA is not available.  Disabling"):
+        scaler = gt.cuda.amp.GradScaler()
+    assert not scaler.is_enabled() and scaler.get_scale() == 1.0
 
 
 def test_a_disabled_grad_scaler_passes_through():

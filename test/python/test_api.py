@@ -8,6 +8,7 @@ bfloat16 within 3e-2 (8 units in the last place: each op rounds once, composite 
 times), the reference computed from the 16-bit inputs; integers and bools exact.
 Gradients (float64 inputs) within rtol 1e-5 / atol 1e-6 of central differences (eps 1e-6).
 """
+import json
 import math
 import os
 
@@ -580,6 +581,36 @@ def test_random_functions_are_seeded_and_distributed():
     r = gt.randint(3, 7, (1000,)).numpy()
     assert r.dtype == np.int64 and r.min() == 3 and r.max() == 6
     assert gt.randn_like(gt.zeros(2, 3, dtype=gt.float64)).dtype == gt.float64
+
+
+@pytest.mark.parametrize("dtype", [gt.float32, gt.float64])
+def test_a_small_rand_made_on_the_client_is_the_workers_bit_for_bit(dtype):
+    # the worker's kernel makes rand of more than 65536 elements; element i depends on i only
+    for seed in (0, 7, 2**40 + 3):
+        gt.manual_seed(seed)
+        big = gt.rand(70000, dtype=dtype).numpy()
+        gt.manual_seed(seed)
+        small = gt.rand(3, 100, dtype=dtype)
+        assert small._host is not None  # made on the client, its values kept
+        assert np.array_equal(small.numpy().reshape(-1), big[:300])
+        gt.manual_seed(seed)
+        big = gt.randint(-5, 1000, (70000,)).numpy()
+        gt.manual_seed(seed)
+        assert np.array_equal(gt.randint(-5, 1000, (300,)).numpy(), big[:300])
+
+
+def test_indices_drawn_with_randint_are_read_without_waiting(tmp_path):
+    # nanoGPT's get_batch: ix = torch.randint(n, (batch,)); data[i:i + T] for i in ix
+    gt.manual_seed(1)
+    slow = (gt.randn(300, 300) @ gt.randn(300, 300)).sum()  # queued work a sync would wait for
+    with gt.profiler.trace(str(tmp_path / "t.json")):
+        ix = gt.randint(1000, (12,))
+        starts = [(int(i), int(i + 64), int(2 * i - 1)) for i in ix]
+    events = json.load(open(tmp_path / "t.json"))["traceEvents"]
+    assert not [e for e in events if e.get("cat") == "sync"]
+    values = ix.tolist()
+    assert starts == [(v, v + 64, 2 * v - 1) for v in values] and 0 <= min(values) and max(values) < 1000
+    assert np.isfinite(slow.item())
 
 
 def test_tensor_methods():
