@@ -173,6 +173,7 @@ struct KeptPlan {
 
   /// A copy back from a finished run, for the next one.
   void giveBack(std::vector<Instruction> &&run) {
+    if (run.size() != program.size()) return; // (a moved-from run)
     for (uint32_t u : uploads) std::string().swap(run[u].data);
     std::lock_guard lock(mu);
     if (spare.size() < kSpares) spare.push_back(std::move(run));

@@ -46,12 +46,12 @@ def _known_int(out, fn, a, b):
     integer tensor whose operands' values the client holds (Tensor._host) or are Python ints:
     int64/int32 +, - and * wrap alike in NumPy and on the worker, so `data[i:i + T]` for an `i`
     of a held index tensor (nanoGPT's get_batch) reads `i + T` without a sync."""
-    if out.dtype not in (_dt.int64, _dt.int32) or (a._host is None if type(a) is Tensor else b._host is None):
+    if out.dtype not in (_dt.int64, _dt.int32):
         return out
     values = []
     for x in (a, b):
-        if type(x) is Tensor:
-            x = _held(x)
+        if isinstance(x, Tensor):
+            x = _held(x) if x._host is not None else None
             if x is None:
                 return out
         elif type(x) is not builtins.int:
@@ -405,6 +405,7 @@ class Tensor:
 
     # Devices GT has no workers for (scripts test them to pick a code path).
     is_xpu = is_mps = is_meta = is_quantized = is_mkldnn = is_nested = property(lambda self: False)
+
     def type_as(self, other): return cast(self, other.dtype)
     def float(self): return cast(self, _dt.float32)
     def double(self): return cast(self, _dt.float64)
