@@ -30,7 +30,6 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -508,10 +507,9 @@ private:
   std::string refusedBatch_;               ///< why the session's last batch refused whole was (fetch names it)
   std::unique_ptr<ShardingConfig> config_; ///< gt.load_config; null: none loaded (an empty one)
   std::unordered_map<uint64_t, Entry> tensors_;
-  /// A cached plan, the instructions of its batch, and whether a batch reused it since the
-  /// cache last made room (see evictPlans).
-  /// A plan hit for the first time is sent whole and kept by its workers as a template
-  /// (Batch.plan); later hits send only their ids, values and bytes.
+  /// A cached plan, the ops of its batch, and whether a batch reused it since the cache last
+  /// made room (see evictPlans). A plan hit for the first time is sent whole and kept by its
+  /// workers (Batch.plan); later hits send only their ids, values and bytes.
   struct CachedPlan {
     std::shared_ptr<const ShardedPlan> plan;
     size_t instructions = 0;
