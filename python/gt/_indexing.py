@@ -214,8 +214,7 @@ def setitem(x, key, value):
     if leading and not any(masks):
         # integer indices on the leading k axes (x[rows, cols] = v): rows of those axes merged
         for a, n in zip(adv, x.shape):
-            if not isinstance(a, T.Tensor):
-                T._indices(a, n, "index_put")  # client-known values: IndexError here
+            T._indices(a, n, "index_put")  # IndexError here: a tensor's dtype, client-known values
         index, bshape = _flat_index(adv, x.shape[:k])
         rest = x.shape[k:]
         rows = T.reshape(T.broadcast_to(v, tuple(bshape) + rest), (index.shape[0],) + rest)

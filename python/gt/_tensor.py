@@ -41,13 +41,14 @@ _UNPACK_SCALAR = {_dt.float32: struct.Struct("=f").unpack, _dt.float64: struct.S
 _HOLD_BYTES = 1 << 20
 
 
+_INTS = (_dt.int64, _dt.int32)
+
+
 def _known_int(out, fn, a, b):
     """`out` (= fn(a, b) computed on the worker), knowing its values too when it is a small
     integer tensor whose operands' values the client holds (Tensor._host) or are Python ints:
     int64/int32 +, - and * wrap alike in NumPy and on the worker, so `data[i:i + T]` for an `i`
     of a held index tensor (nanoGPT's get_batch) reads `i + T` without a sync."""
-    if out.dtype not in (_dt.int64, _dt.int32):
-        return out
     values = []
     for x in (a, b):
         if isinstance(x, Tensor):
@@ -285,12 +286,31 @@ class Tensor:
         return self
 
     # ------------------------------------------------------------ operators
-    def __add__(self, o): return _known_int(_op("add", self, o), np.add, self, o)
-    def __radd__(self, o): return _known_int(_op("add", o, self), np.add, o, self)
-    def __sub__(self, o): return _known_int(_op("sub", self, o), np.subtract, self, o)
-    def __rsub__(self, o): return _known_int(_op("sub", o, self), np.subtract, o, self)
-    def __mul__(self, o): return _known_int(_op("mul", self, o), np.multiply, self, o)
-    def __rmul__(self, o): return _known_int(_op("mul", o, self), np.multiply, o, self)
+    # (_known_int only for integer results: a float op pays one membership test, not a call)
+    def __add__(self, o):
+        out = _op("add", self, o)
+        return _known_int(out, np.add, self, o) if out.dtype in _INTS else out
+
+    def __radd__(self, o):
+        out = _op("add", o, self)
+        return _known_int(out, np.add, o, self) if out.dtype in _INTS else out
+
+    def __sub__(self, o):
+        out = _op("sub", self, o)
+        return _known_int(out, np.subtract, self, o) if out.dtype in _INTS else out
+
+    def __rsub__(self, o):
+        out = _op("sub", o, self)
+        return _known_int(out, np.subtract, o, self) if out.dtype in _INTS else out
+
+    def __mul__(self, o):
+        out = _op("mul", self, o)
+        return _known_int(out, np.multiply, self, o) if out.dtype in _INTS else out
+
+    def __rmul__(self, o):
+        out = _op("mul", o, self)
+        return _known_int(out, np.multiply, o, self) if out.dtype in _INTS else out
+
     def __truediv__(self, o): return div(self, o)
     def __rtruediv__(self, o): return div(o, self)
     def __pow__(self, o): return pow(self, o)
