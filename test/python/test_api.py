@@ -520,6 +520,8 @@ def test_setitem_with_an_integer_index_on_each_leading_axis():
     check(t[rows, cols], x[rows, [3, 0, -1]])
     with pytest.raises(IndexError, match="out of bounds"):
         t[[0, 1], [1, 4]] = 1.0
+    with pytest.raises(IndexError, match="must be long or int"):
+        t[gt.tensor([0.0, 1.0])] = 1.0
     t[[0, 1], gt.tensor([1, 4])] = 1.0  # a Tensor's values are checked on the worker
     with pytest.raises(RuntimeError, match="index 4 is out of bounds for dimension with size 4"):
         t.numpy()
