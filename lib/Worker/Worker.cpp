@@ -261,6 +261,8 @@ Values collect(Executor &executor, Scheduler &scheduler, const Readers &readers,
       {"scheduler_sessions", double(q.sessions)},
       {"scheduler_queued", double(q.queued)},
       {"scheduler_units", double(q.units)},
+      {"scheduler_client_core_units", double(q.unitsCoreLeft)},
+      {"scheduler_fetches_mid_program", double(q.fetchesMidProgram)},
       {"scheduler_busy_ms", q.busyMs},
       {"eager_ops", double(s.eagerOps)},
       {"types_inferred", double(s.typesInferred)},
@@ -318,6 +320,12 @@ std::vector<metrics::Sample> metricSamples(const Values &values) {
               at("compile_ms") / 1000),
       counter("gt_worker_busy_seconds_total", "Time spent running programs.", at("scheduler_busy_ms") / 1000),
       gauge("gt_worker_queued", "Programs, fetches and syncs queued in the scheduler.", at("scheduler_queued")),
+      counter("gt_worker_client_core_units_total",
+              "Units run on one kernel thread fewer, leaving a core to a client on this machine (--client-core).",
+              at("scheduler_client_core_units")),
+      counter("gt_worker_fetches_mid_program_total",
+              "Fetches answered as soon as their tensor was made, before the rest of its program ran.",
+              at("scheduler_fetches_mid_program")),
       gauge("gt_worker_live_bytes", "Device memory held by tensors.", at("live_bytes")),
       gauge("gt_worker_peak_bytes", "The most device memory tensors have held.", at("peak_bytes")),
       gauge("gt_worker_live_tensors", "Tensors held.", at("live_tensors")),
@@ -353,12 +361,14 @@ template <typename T> Handoff<T> handoff() {
   return {kj::mv(paf.promise), std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<T>>>(kj::mv(paf.fulfiller))};
 }
 
-/// `read()` for `session` once everything it queued before has run: on the event loop at once
-/// when the scheduler's thread is parked with nothing queued and `cheap()` says the read is
-/// small (a large copy there would hold up every other session's calls), else on the
-/// scheduler's thread behind a fence.
+/// `read()` for `session` once everything it queued before has run, or with `tensor` only
+/// what it queued that makes or frees that tensor (a fetch: Scheduler::whenFinal): on the
+/// event loop at once when the scheduler's thread is parked with nothing queued and `cheap()`
+/// says the read is small (a large copy there would hold up every other session's calls),
+/// else on the scheduler's thread.
 template <typename T>
-kj::Promise<T> afterQueued(Scheduler &scheduler, uint32_t session, std::function<bool()> cheap, std::function<T()> read) {
+kj::Promise<T> afterQueued(Scheduler &scheduler, uint32_t session, std::function<bool()> cheap, std::function<T()> read,
+                           std::optional<uint64_t> tensor = std::nullopt) {
   T now;
   bool inline_ = false;
   if (scheduler.runIfIdle(session, [&] {
@@ -366,7 +376,9 @@ kj::Promise<T> afterQueued(Scheduler &scheduler, uint32_t session, std::function
       }) && inline_)
     return kj::mv(now);
   auto got = handoff<T>();
-  scheduler.fence(session, [read = kj::mv(read), f = got.fulfiller] { (*f)->fulfill(read()); });
+  auto fn = [read = kj::mv(read), f = got.fulfiller] { (*f)->fulfill(read()); };
+  if (tensor) scheduler.whenFinal(session, *tensor, kj::mv(fn));
+  else scheduler.fence(session, kj::mv(fn));
   return kj::mv(got.promise);
 }
 
@@ -420,7 +432,8 @@ public:
             Read r;
             if ((r.here = executor.holds(id, session, type))) r.fetched = executor.fetch(id, offset, length);
             return r;
-          });
+          },
+          id);
     }).then([context, session, &readers](Read &&r) mutable {
       auto results = context.getResults();
       results.setHere(r.here);
@@ -550,7 +563,7 @@ public:
       return result;
     };
     return afterQueued<Fetched>(scheduler_, session, [this, id] { return executor_.cheapToFetch(id, kInlineFetchBytes); },
-                                kj::mv(read))
+                                kj::mv(read), id)
         .then([context](Fetched &&f) mutable { setFetched(context.getResults().initResult(), f); });
   }
 
@@ -605,6 +618,8 @@ public:
       if (name == "scheduler_sessions") value = double(q.sessions);
       else if (name == "scheduler_queued") value = double(q.queued);
       else if (name == "scheduler_units") value = double(q.units);
+      else if (name == "scheduler_client_core_units") value = double(q.unitsCoreLeft);
+      else if (name == "scheduler_fetches_mid_program") value = double(q.fetchesMidProgram);
       else if (name == "scheduler_busy_ms") value = q.busyMs;
     }
     auto results = context.getResults();
@@ -707,7 +722,9 @@ void serve(const Options &options) {
   }
   auto &waitScope = connection->waitScope();
   auto dispatcher = connection->main<wire::Dispatcher>();
-  Scheduler scheduler(executor);
+  SchedulerOptions schedulerOptions;
+  schedulerOptions.clientCore = options.clientCore;
+  Scheduler scheduler(executor, schedulerOptions);
   auto req = dispatcher.registerWorkerRequest();
   req.setToken(workerToken);
   req.setDevice(options.device);

@@ -152,6 +152,8 @@ def start_local(num_workers=1, verbose=False):
             argv += ["--listen", "unix:" + reads]
         if threads and worker_device(i) == "cpu":
             argv += ["--threads", str(threads)]
+        if worker_device(i) == "cpu":  # this process issues its next step beside the worker's threads
+            argv += ["--client-core"]
         if memory and worker_device(i) == "cpu":
             argv += ["--memory", str(memory)]
         w = subprocess.Popen(argv, stdout=wout, stderr=wout, preexec_fn=_die_with_parent, env=worker_env)

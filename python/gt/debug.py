@@ -51,6 +51,10 @@ def stats():
       (``gt-worker --listen``; the auto-started runtime's workers) and the tensor bytes they
       moved; ``direct_read_misses``: those the worker did not hold whole (a sharded tensor, one
       the dispatcher refused), which the client then made through the dispatcher.
+    - ``scheduler_fetches_mid_program``: fetches a worker answered as soon as their tensor was
+      made, before the rest of its program ran (``loss.item()`` after ``optimizer.step()``);
+      ``scheduler_client_core_units``: units a CPU worker ran on one thread fewer, leaving a
+      core to the client issuing its next step (``gt-worker --client-core``, auto-started workers).
     - ``dispatcher_upload_bytes`` / ``dispatcher_fetch_bytes``: tensor bytes that passed
       through the dispatcher (client uploads and fetches; collectives never do);
       ``dispatcher_instructions`` and ``dispatcher_dispatch_ms``: instructions received and the

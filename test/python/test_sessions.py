@@ -173,6 +173,36 @@ def test_a_repeated_step_runs_its_kept_program_with_each_batchs_ids_values_and_b
         d.stop()
 
 
+def test_item_after_more_work_answers_once_its_tensor_is_made():
+    # loss.item() after optimizer.step(): the worker answers as soon as the loss exists, while
+    # the work issued after it (here a chain of matmuls) still runs. Through the direct link
+    # (the auto-started worker) and through the dispatcher (a worker without --listen).
+    from conftest import Daemons
+    x = gt.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    before = gt.debug.stats()["scheduler_fetches_mid_program"]
+    loss = (x * 2).sum()
+    w = gt.full((256, 256), 0.01)
+    for _ in range(300):
+        w = gt.tanh(w @ w)
+    assert loss.item() == 30.0
+    assert gt.debug.stats()["scheduler_fetches_mid_program"] > before
+    assert w[0, 0].item() == pytest.approx(1.0)  # tanh(256 w^2) reaches 1 in four steps
+    d = Daemons()
+    try:
+        c = d.client()
+        full, mul, sum_, matmul = (gt._C.op_code(n) for n in ("full", "mul", "sum", "matmul"))
+        a, _, _ = c.emit(full, [], {"shape": [4], "dtype": 0, "value": 1.5})
+        s, _, _ = c.emit(sum_, [a], {"axes": [0], "keepdims": False})
+        m, _, _ = c.emit(full, [], {"shape": [256, 256], "dtype": 0, "value": 0.001})
+        for _ in range(300):
+            m, _, _ = c.emit(matmul, [m, m])
+        assert np.frombuffer(c.fetch(s)[0], np.float32).tolist() == [6.0]
+        assert c.stats()["scheduler_fetches_mid_program"] == 1
+        del c
+    finally:
+        d.stop()
+
+
 def test_kept_programs_leave_the_worker_with_their_plans():
     # A session whose batches keep changing: the dispatcher's plan cache drops plans (at 256),
     # and the workers drop the programs they kept for them.

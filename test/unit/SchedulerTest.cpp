@@ -308,3 +308,160 @@ TEST(Scheduler, RunIfIdleRunsOnTheCallersThreadOnlyWhileTheSchedulerIsParked) {
   EXPECT_FALSE(ran);
   scheduler.stopTrace(4);
 }
+
+namespace {
+/// A chain of `n` 128x128 matmuls after `first` (its id first + 1 .. first + n): work that runs
+/// after whatever comes before it in a program, one unit per matmul.
+std::vector<Instruction> matmulChain(uint64_t first, int n) {
+  std::vector<Instruction> out = {upload(first, std::vector<float>(128 * 128, 0.01f), {128, 128})};
+  for (uint64_t i = first + 1; i <= first + uint64_t(n); ++i) out.push_back(op(OpCode::Matmul, i, {i - 1, first}));
+  return out;
+}
+float firstFloat(const Fetched &f) {
+  float v = 0;
+  if (f.bytes.size() >= 4) std::memcpy(&v, f.bytes.data(), 4);
+  return v;
+}
+} // namespace
+
+TEST(Scheduler, AFetchAnswersOnceItsTensorIsMadeNotAfterTheWholeProgram) {
+  // loss.item() after optimizer.step(): the loss is made first, the step's work follows in the
+  // same program. The fetch reads the loss as soon as it exists, before the rest runs.
+  Executor ex(ExecutorOptions{"", false});
+  Scheduler scheduler(ex);
+  std::vector<Instruction> step = {upload(1, {0.5f}, {1}), op(OpCode::Exp, 2, {1})};
+  for (Instruction &i : matmulChain(100, 40)) step.push_back(std::move(i));
+  Latch all(2);
+  scheduler.submit(1, 1, program(step), [&] { all.done(); });
+  float fetched = 0;
+  bool chainDone = true;
+  scheduler.whenFinal(1, 2, [&] {
+    fetched = firstFloat(ex.fetch(2));
+    chainDone = ex.ownedBy(140, 1);
+    all.done();
+  });
+  scheduler.start();
+  ASSERT_TRUE(all.wait());
+  EXPECT_FLOAT_EQ(fetched, std::exp(0.5f));
+  EXPECT_FALSE(chainDone); // answered before the matmuls ran
+  EXPECT_EQ(scheduler.counters().fetchesMidProgram, 1u);
+}
+
+TEST(Scheduler, AFetchWaitsForTheLastInstructionThatWritesOrFreesItsTensor) {
+  Executor ex(ExecutorOptions{"", false});
+  Scheduler scheduler(ex);
+  // Tensor 2 is made, then made again from another input two programs later; tensor 3 is made
+  // and then freed. The fetches see the last write and the free, as a fence would.
+  scheduler.submit(1, 1, program({upload(1, {0.5f}, {1}), op(OpCode::Exp, 2, {1}), upload(3, {7}, {1})}), [] {});
+  scheduler.submit(1, 1, program(matmulChain(100, 5)), [] {});
+  scheduler.submit(1, 1, program({upload(4, {1.5f}, {1}), op(OpCode::Exp, 2, {4}), op(OpCode::Free, 0, {3})}), [] {});
+  scheduler.submit(1, 1, program(matmulChain(200, 20)), [] {});
+  Latch all(2);
+  float two = 0;
+  std::string threeError;
+  bool laterDone = true;
+  scheduler.whenFinal(1, 2, [&] {
+    two = firstFloat(ex.fetch(2));
+    all.done();
+  });
+  scheduler.whenFinal(1, 3, [&] {
+    threeError = ex.ownedBy(3, 1) ? "" : "gone";
+    laterDone = ex.ownedBy(220, 1);
+    all.done();
+  });
+  scheduler.start();
+  ASSERT_TRUE(all.wait());
+  EXPECT_FLOAT_EQ(two, std::exp(1.5f)); // the second write
+  EXPECT_EQ(threeError, "gone");
+  EXPECT_FALSE(laterDone);
+}
+
+TEST(Scheduler, AFetchOfATensorNothingQueuedWritesAnswersAtTheNextUnit) {
+  Executor ex(ExecutorOptions{"", false});
+  Scheduler scheduler(ex);
+  scheduler.start();
+  Latch made(1);
+  scheduler.submit(1, 1, program({upload(1, {2.5f}, {1})}), [&] { made.done(); });
+  ASSERT_TRUE(made.wait());
+  Latch all(2);
+  scheduler.submit(1, 1, program(matmulChain(100, 200)), [&] { all.done(); });
+  float one = 0;
+  bool chainDone = true;
+  scheduler.whenFinal(1, 1, [&] {
+    one = firstFloat(ex.fetch(1));
+    chainDone = ex.ownedBy(300, 1);
+    all.done();
+  });
+  ASSERT_TRUE(all.wait());
+  EXPECT_FLOAT_EQ(one, 2.5f);
+  EXPECT_FALSE(chainDone);
+}
+
+TEST(Scheduler, WithAClientCoreUnitsLeaveACoreFreeOnlyWhileNobodyWaits) {
+  Executor ex(ExecutorOptions{"", false});
+  SchedulerOptions options;
+  options.clientCore = true;
+  Scheduler scheduler(ex, options);
+  // Nobody waits: the three units leave the client its core.
+  Latch ran(1);
+  scheduler.submit(1, 1, program({upload(1, {1}, {1}), op(OpCode::Exp, 2, {1}), op(OpCode::Exp, 3, {2})}),
+                   [&] { ran.done(); });
+  scheduler.start();
+  ASSERT_TRUE(ran.wait());
+  EXPECT_EQ(scheduler.counters().unitsCoreLeft, 3u);
+  EXPECT_EQ(scheduler.counters().units, 3u);
+  // A fetch waits behind the program: every unit before the answer runs on every core.
+  Latch fenced(1);
+  scheduler.submit(1, 1, program({op(OpCode::Exp, 4, {3}), op(OpCode::Exp, 5, {4})}), [] {});
+  scheduler.fence(1, [&] { fenced.done(); });
+  ASSERT_TRUE(fenced.wait());
+  EXPECT_EQ(scheduler.counters().unitsCoreLeft, 3u);
+  EXPECT_EQ(scheduler.counters().units, 5u);
+
+  Executor plain(ExecutorOptions{"", false}); // without the option, never
+  Scheduler without(plain);
+  Latch done(1);
+  without.submit(1, 1, program({upload(1, {1}, {1})}), [&] { done.done(); });
+  without.start();
+  ASSERT_TRUE(done.wait());
+  EXPECT_EQ(without.counters().unitsCoreLeft, 0u);
+}
+
+TEST(Scheduler, AFetchBehindMoreThanTheScanLimitWaitsForEverything) {
+  // A fetch searches at most kMaxFinalScan queued instructions for its tensor's writer (each
+  // fetch's cost on the worker's event loop stays bounded); beyond that it is a fence.
+  Executor ex(ExecutorOptions{"", false});
+  Scheduler scheduler(ex);
+  std::vector<Instruction> long_ = {upload(1, {0.5f}, {1}), op(OpCode::Exp, 2, {1})};
+  for (uint64_t i = 3; i < 3 + Scheduler::kMaxFinalScan; ++i) long_.push_back(op(OpCode::Neg, i, {i - 1}));
+  uint64_t last = 2 + Scheduler::kMaxFinalScan;
+  scheduler.submit(1, 1, program(long_), [] {});
+  Latch fetched(1);
+  bool lastMade = false;
+  scheduler.whenFinal(1, 2, [&] {
+    lastMade = ex.ownedBy(last, 1);
+    fetched.done();
+  });
+  scheduler.start();
+  ASSERT_TRUE(fetched.wait());
+  EXPECT_TRUE(lastMade);
+  EXPECT_EQ(scheduler.counters().fetchesMidProgram, 0u);
+}
+
+TEST(CPUDevice, LeavingACoreFreeChangesNoGEMMsBits) {
+  // A weight gradient's GEMM (k = 2048) on every thread and on one thread fewer: MKL splits k
+  // differently by thread count unless in strict CNR mode, which the CPU device turns on.
+  std::unique_ptr<Device> device = createCPUDevice(2);
+  int64_t m = 128, n = 128, k = 2048;
+  std::vector<float> a(size_t(m * k)), b(size_t(k * n)), wide(size_t(m * n)), narrow(size_t(m * n));
+  uint32_t state = 1;
+  auto next = [&] { return float((state = state * 1664525u + 1013904223u) >> 8) / float(1 << 24) - 0.5f; };
+  for (float &x : a) x = next();
+  for (float &x : b) x = next();
+  TensorType ta{DType::Float32, {m, k}}, tb{DType::Float32, {k, n}}, tc{DType::Float32, {m, n}};
+  device->matmul(ta, a.data(), tb, b.data(), tc, wide.data(), {});
+  device->leaveCoreFree(true);
+  device->matmul(ta, a.data(), tb, b.data(), tc, narrow.data(), {});
+  device->leaveCoreFree(false);
+  EXPECT_EQ(std::memcmp(wide.data(), narrow.data(), wide.size() * sizeof(float)), 0);
+}

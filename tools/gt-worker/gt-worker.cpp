@@ -44,6 +44,10 @@ int main(int argc, char **argv) {
                  "OpenBLAS, set OPENBLAS_THREAD_TIMEOUT=4 beside clients on the same cores so that "
                  "idle BLAS threads sleep instead of spinning (auto-started workers get it)")
       ->check(CLI::NonNegativeNumber);
+  app.add_flag("--client-core", options.clientCore,
+               "cpu: a client runs on this machine's cores (auto-started workers get it): while no fetch or sync "
+               "waits on this worker and nothing is queued behind the running program, run kernels and GEMMs on "
+               "one thread fewer, so that the client issuing its next step has a core of its own");
   app.add_option("--memory", memory,
                  "what tensors may take on the device, e.g. 8GiB (default: 4/5 of what it has free at start)");
   app.add_option("--session-memory", sessionMemory,

@@ -71,6 +71,10 @@ public:
   /// Bytes tensors could take on this device now (host: the memory the kernel says is
   /// available, within the process's cgroup limit; CUDA: the GPU's free memory); 0: unknown.
   virtual uint64_t capacity() const { return 0; }
+  /// CPU: whether the kernels and GEMMs run from now on leave one of the device's threads'
+  /// cores to another process (a client issuing its next step on the same machine): they run
+  /// on one thread fewer, and the thread left out sleeps rather than spins. Others ignore it.
+  virtual void leaveCoreFree(bool free) {}
   /// Device counters for gt.debug.stats() (allocator bytes, cache hits, ...).
   virtual std::vector<std::pair<std::string, double>> counters() const { return {}; }
 

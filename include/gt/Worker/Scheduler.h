@@ -26,6 +26,12 @@ namespace gt::worker {
 
 struct SchedulerOptions {
   double quantumMs = 2; ///< execution time a session of weight 1 gets per turn
+  /// A client shares this machine's cores (auto-started workers; gt-worker --client-core). Units
+  /// then run with Device::leaveCoreFree (one kernel thread fewer) while no fetch or sync waits
+  /// on this worker and nothing is queued behind the running program: the client is issuing
+  /// its next step then, and a kernel thread beside it would take turns with it on one core
+  /// (the MLP step of benchmarks/vs_torch.py on 2 cores: 1.9 -> 1.55 ms).
+  bool clientCore = false;
 };
 
 class Scheduler {
@@ -43,6 +49,16 @@ public:
   /// Runs `fn` on the scheduler's thread once everything `session` queued before it has run
   /// (fetches, syncs, stats: they see the session's results).
   void fence(uint32_t session, std::function<void()> fn);
+  /// Runs `fn` on the scheduler's thread once the last instruction `session` queued before it
+  /// that writes or frees tensor `id` has run, or at the next unit if none is queued: what a
+  /// fetch of `id` needs, so that `loss.item()` after `optimizer.step()` is answered as soon as
+  /// the forward pass has made the loss, while the backward pass and the step still run (as a
+  /// data dependency would order it, not the stream order of CUDA). A tensor is only ever
+  /// written by the instruction that makes it (Instruction::result), so its value is final
+  /// from then on. Falls back to fence() for an ending session and when more than
+  /// kMaxFinalScan queued instructions would have to be searched.
+  void whenFinal(uint32_t session, uint64_t id, std::function<void()> fn);
+  static constexpr size_t kMaxFinalScan = 8192; // (several training steps; a fetch scans at most this)
   /// Runs `fn` on the calling thread at once, and returns true, when the scheduler's thread is
   /// parked with nothing queued for any session and `session` is not traced: then everything
   /// `session` queued has run and nothing touches the executor meanwhile, so `fn` sees what a
@@ -60,6 +76,8 @@ public:
     uint64_t sessions = 0;  ///< sessions with work queued now
     uint64_t queued = 0;    ///< programs, fences and session ends queued now
     uint64_t units = 0;     ///< units run (instructions and regions)
+    uint64_t unitsCoreLeft = 0;     ///< ... of which with a core left to the client (clientCore)
+    uint64_t fetchesMidProgram = 0; ///< whenFinal answers given before their program had finished
     double busyMs = 0;      ///< time spent running them
   };
   Counters counters() const;
@@ -89,6 +107,12 @@ private:
   struct Item;
   struct Queue;
   void loop();
+  /// Runs (outside the lock, which `lock` holds) the whenFinal functions of `item` whose
+  /// instruction has run, recording each as a fetch in `session`'s trace. Returns whether any ran.
+  bool runFinal(uint32_t session, Item &item, std::unique_lock<std::mutex> &lock);
+  /// Runs `fn`, a fence's or whenFinal's function, outside the lock (held by `lock`), recording
+  /// it as a fetch in `session`'s trace.
+  void runFetch(uint32_t session, const std::function<void()> &fn, std::unique_lock<std::mutex> &lock);
 
   Executor &executor_;
   SchedulerOptions options_;
@@ -149,6 +173,8 @@ private:
   std::function<void()> tick_;
   double tickPeriodMs_ = 0;
   bool stop_ = false;
+  size_t waiting_ = 0; ///< fences and whenFinal functions not yet run: someone waits on them
+  uint64_t unitsCoreLeft_ = 0, fetchesMidProgram_ = 0;
   bool parked_ = false;   ///< the scheduler's thread waits for work with none queued
   bool runningIdle_ = false; ///< runIfIdle's `fn` runs on another thread: stay parked
   std::thread thread_;

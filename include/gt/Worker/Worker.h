@@ -28,6 +28,8 @@ struct Options {
                                   ///< local address of the route to the dispatcher
   bool allowTF32 = false;         ///< CUDA: float32 GEMM may use TF32 tensor cores (--allow-tf32, GT_ALLOW_TF32=1)
   int threads = 0;                ///< CPU: BLAS threads (--threads); 0 = the BLAS default (all cores)
+  bool clientCore = false;        ///< --client-core: leave a core to a client on this machine while
+                                  ///< it issues its next step (SchedulerOptions::clientCore)
   /// --listen: where this worker accepts sessions' direct reads of their own tensors ("unix:PATH"
   /// or "host:port", port 0: a free one; "": nowhere, clients fetch through the dispatcher).
   /// TLS (GT_TLS_CERT and GT_TLS_KEY in `tls`) when both are set.

@@ -2,6 +2,7 @@
 // order (see Scheduler.h).
 #include "gt/Worker/Scheduler.h"
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdint>
@@ -19,6 +20,9 @@ struct Scheduler::Item {
   int64_t traceProgram = -1;        ///< its index in its session's Trace::programs
   uint64_t traceGeneration = 0;     ///< of that trace
   std::function<void()> done;
+  /// whenFinal's functions waiting on this program: each runs once `program.next` reaches its
+  /// index (the instruction after the one it waits for).
+  std::vector<std::pair<size_t, std::function<void()>>> final;
 };
 
 struct Scheduler::Queue {
@@ -84,8 +88,45 @@ void Scheduler::fence(uint32_t session, std::function<void()> fn) {
     Queue &q = queues_[session];
     if (q.items.empty()) round_.push_back(session);
     q.items.push_back(Item{Item::Fence, {}, {}, 0, -1, 0, -1, 0, std::move(fn)});
+    waiting_++;
   }
   cv_.notify_one();
+}
+
+void Scheduler::whenFinal(uint32_t session, uint64_t id, std::function<void()> fn) {
+  {
+    std::lock_guard lock(mu_);
+    auto q = queues_.find(session);
+    if (q == queues_.end() || q->second.items.empty() || q->second.ending) {
+      // Nothing queued (a fence runs next), or a case kept simple: behind everything.
+    } else {
+      std::deque<Item> &items = q->second.items;
+      size_t budget = kMaxFinalScan;
+      for (auto it = items.rbegin(); it != items.rend() && budget > 0; ++it) {
+        if (it->kind != Item::Program) continue; // fences and fetches write nothing
+        const std::vector<Instruction> &insts = it->program.instructions; // not changed while queued or running
+        for (size_t i = insts.size(); i-- > 0 && budget > 0; --budget) {
+          const Instruction &inst = insts[i];
+          bool writes = inst.op == OpCode::Free
+                            ? std::find(inst.operands.begin(), inst.operands.end(), id) != inst.operands.end()
+                            : inst.result == id;
+          if (writes) {
+            it->final.emplace_back(i + 1, std::move(fn));
+            waiting_++;
+            cv_.notify_one();
+            return;
+          }
+        }
+      }
+      if (budget > 0 && items.front().kind == Item::Program) { // none queued: final already
+        items.front().final.emplace_back(0, std::move(fn));
+        waiting_++;
+        cv_.notify_one();
+        return;
+      }
+    }
+  }
+  fence(session, std::move(fn));
 }
 
 bool Scheduler::runIfIdle(uint32_t session, const std::function<void()> &fn) {
@@ -122,6 +163,8 @@ Scheduler::Counters Scheduler::counters() const {
   std::lock_guard lock(mu_);
   Counters c;
   c.units = units_;
+  c.unitsCoreLeft = unitsCoreLeft_;
+  c.fetchesMidProgram = fetchesMidProgram_;
   c.busyMs = busyMs_;
   for (auto &[id, q] : queues_) {
     c.sessions += !q.items.empty();
@@ -228,6 +271,34 @@ double Scheduler::weight(uint32_t session) const {
   return it == queues_.end() ? 1 : it->second.weight;
 }
 
+bool Scheduler::runFinal(uint32_t session, Item &item, std::unique_lock<std::mutex> &lock) {
+  std::vector<std::function<void()>> ready;
+  auto keep = std::stable_partition(item.final.begin(), item.final.end(),
+                             [&](const auto &f) { return f.first > item.program.next; });
+  for (auto it = keep; it != item.final.end(); ++it) ready.push_back(std::move(it->second));
+  item.final.erase(keep, item.final.end());
+  waiting_ -= ready.size();
+  if (!item.program.done()) fetchesMidProgram_ += ready.size();
+  for (const std::function<void()> &fn : ready) runFetch(session, fn, lock);
+  return !ready.empty();
+}
+
+void Scheduler::runFetch(uint32_t session, const std::function<void()> &fn, std::unique_lock<std::mutex> &lock) {
+  int64_t t0 = monotonicNs();
+  std::optional<std::pair<uint64_t, size_t>> event; // (trace generation, index in events)
+  auto trace = traces_.find(session);
+  if (trace != traces_.end() && !trace->second.full()) {
+    event.emplace(trace->second.generation, trace->second.events.size());
+    trace->second.add({"fetch/sync", "fetch", t0, 0, ""});
+  }
+  lock.unlock();
+  if (fn) fn();
+  lock.lock();
+  if (event && (trace = traces_.find(session)) != traces_.end() && trace->second.generation == event->first &&
+      event->second < trace->second.events.size())
+    trace->second.events[event->second].durationNs = monotonicNs() - t0;
+}
+
 void Scheduler::loop() {
   using Clock = std::chrono::steady_clock;
   std::unique_lock lock(mu_);
@@ -257,6 +328,10 @@ void Scheduler::loop() {
     std::function<void()> replyAfterFence; // a finished program's reply, sent after the fence behind it
     while (!q.items.empty() && q.deficit > 0) {
       Item &item = q.items.front();
+      if (!item.final.empty() && runFinal(id, item, lock)) { // fetches whose tensor is made
+        ran = true;
+        continue;
+      }
       if (item.kind != Item::Program || item.program.done()) {
         std::function<void()> fn = std::move(item.done);
         Item::Kind kind = item.kind;
@@ -280,6 +355,7 @@ void Scheduler::loop() {
           trace->second.add({"fetch/sync", "fetch", t0, 0, ""});
         }
         if (kind == Item::End) traces_.erase(id); // a traced session that ends without stopping leaves nothing behind
+        if (kind == Item::Fence) waiting_--;
         if (kind == Item::Program && !q.items.empty() && q.items.front().kind == Item::Fence) {
           // A fetch or sync waiting on this program answers before the program's own reply
           // to the dispatcher (which only counts what is queued): the client waits on the
@@ -326,7 +402,12 @@ void Scheduler::loop() {
             needTimer = deviceTimed && !t.timer;
           }
         }
+      // The client's core: free while it is not waiting on this worker and has nothing queued
+      // behind this program (it is issuing its next step), this worker's own otherwise.
+      bool leaveCore = options_.clientCore && waiting_ == 0 && round_.empty() && q.items.size() == 1;
+      unitsCoreLeft_ += leaveCore;
       lock.unlock();
+      if (options_.clientCore) executor_.device().leaveCoreFree(leaveCore);
       std::unique_ptr<DeviceTimer> newTimer = needTimer ? startDeviceTimer() : nullptr;
       void *deviceStart = deviceTimed ? recordTimingEvent() : nullptr;
       auto t0 = Clock::now();
@@ -365,6 +446,7 @@ void Scheduler::loop() {
       units_++;
       ran = true;
       ranSinceTick = true;
+      if (!item.final.empty()) runFinal(id, item, lock); // at once, even when the turn ends here
       tick(false);
     }
     if (replyAfterFence) { // (the fence always follows at once; never left unsent)

@@ -17,6 +17,7 @@
 
 // libomp's (LLVM's OpenMP runtime, linked by GTWorker): the threads of fused kernels' loops.
 extern "C" int omp_get_max_threads();
+extern "C" void omp_set_num_threads(int);
 
 namespace gt::worker {
 namespace {
@@ -103,6 +104,24 @@ uint64_t hostMemoryAvailable() {
   return available;
 }
 
+/// MKL's strict conditional numerical reproducibility (CNR) for its fastest code path on this
+/// CPU, where it has one (AVX2, AVX-512): ?gemm then gives the same bits on any number of
+/// threads, so a worker may change its GEMMs' thread count (leaveCoreFree) without changing
+/// any result. Must come before MKL's first computation. False without MKL (OpenBLAS makes no
+/// such promise) or on other CPUs.
+/// Source: oneMKL Developer Guide, "Reproducibility Conditions" and "Strict CNR Mode".
+bool mklStrictReproducibility() {
+  auto autoBranch = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "MKL_CBWR_Get_Auto_Branch"));
+  auto set = reinterpret_cast<int (*)(int)>(dlsym(RTLD_DEFAULT, "MKL_CBWR_Set"));
+  auto get = reinterpret_cast<int (*)(int)>(dlsym(RTLD_DEFAULT, "MKL_CBWR_Get"));
+  if (!autoBranch || !set || !get) return false;
+  constexpr int kAVX2 = 10, kAVX512 = 12, kAVX512E1 = 14, kStrict = 0x10000, kSuccess = 0, kAll = ~0; // mkl_types.h
+  int branch = autoBranch();
+  if (branch != kAVX2 && branch != kAVX512 && branch != kAVX512E1) return false;
+  int want = branch | kStrict;
+  return set(want) == kSuccess || get(kAll) == want; // (a second device in one process: already set)
+}
+
 class CPUDevice final : public Device {
 public:
   /// `threads` > 0: the threads of each GEMM and of each fused kernel's parallel loops; 0: the
@@ -120,20 +139,48 @@ public:
     // that sets the calling thread's count, and kernels run on the executor's thread.
     ::setenv("KMP_BLOCKTIME", "2", /*overwrite=*/0);
     if (threads > 0) ::setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), /*overwrite=*/1);
-    (void)omp_get_max_threads();
-    if (threads <= 0) return;
-    if (SetThreads set = blasSetThreads()) set(threads);
+    threads_ = omp_get_max_threads();
+    strictGemms_ = mklStrictReproducibility();
+    // libomp's extensions and MKL's per-thread count, where present (leaveCoreFree).
+    gompParallel_ = reinterpret_cast<GompParallel>(dlsym(RTLD_DEFAULT, "GOMP_parallel"));
+    setBlocktime_ = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "kmp_set_blocktime"));
+    if (auto get = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "kmp_get_blocktime"))) blocktimeMs_ = get();
+    mklSetLocal_ = reinterpret_cast<int (*)(int)>(dlsym(RTLD_DEFAULT, "MKL_Set_Num_Threads_Local"));
+    if (threads > 0)
+      if (SetThreads set = blasSetThreads()) set(threads);
+    if (GetThreads get = blasGetThreads()) blasThreads_ = get();
   }
+  /// One thread fewer for libomp's loops (omp_set_num_threads: the calling thread's count, and
+  /// kernels run on the executor's thread) and for MKL's GEMMs (MKL_Set_Num_Threads_Local),
+  /// only where that changes no result: fused kernels compute each element as on one thread,
+  /// and MKL's GEMMs are in strict CNR mode (mklStrictReproducibility); elsewhere (OpenBLAS,
+  /// older CPUs) it does nothing. The thread left out may be spinning for KMP_BLOCKTIME after
+  /// the last loop: a loop of every thread with blocktime 0 sends them all to sleep at its end
+  /// (libomp reads a waiting thread's blocktime when its wait begins), and the next loop with
+  /// every thread wakes it again (50-150 us on the 2-core development VM).
+  void leaveCoreFree(bool free) override {
+    if (free == free_ || threads_ < 2 || !strictGemms_ || !mklSetLocal_) return;
+    free_ = free;
+    int n = free ? threads_ - 1 : threads_;
+    if (free && gompParallel_ && setBlocktime_) {
+      setBlocktime_(0);
+      gompParallel_([](void *set) { reinterpret_cast<void (*)(int)>(set)(0); }, reinterpret_cast<void *>(setBlocktime_),
+                    unsigned(threads_), 0);
+      setBlocktime_(blocktimeMs_);
+    }
+    omp_set_num_threads(n);
+    mklSetLocal_(n);
+  }
+  // The thread counts it was started with (leaveCoreFree lowers them for a while).
   std::string describe() const override {
-    GetThreads get = blasGetThreads();
-    std::string kernels = ", " + std::to_string(omp_get_max_threads()) + " kernel threads";
+    std::string kernels = ", " + std::to_string(threads_) + " kernel threads";
     std::string blas = std::string(", ") + blasName();
-    return get ? "cpu" + blas + " with " + std::to_string(get()) + " threads" + kernels : "cpu" + blas + kernels;
+    return blasThreads_ ? "cpu" + blas + " with " + std::to_string(blasThreads_) + " threads" + kernels : "cpu" + blas + kernels;
   }
   std::vector<std::pair<std::string, double>> counters() const override {
-    std::vector<std::pair<std::string, double>> out{{"kernel_threads", double(omp_get_max_threads())},
+    std::vector<std::pair<std::string, double>> out{{"kernel_threads", double(threads_)},
                                                     {"matmuls_threaded_by_batch", double(threadedBatches_.load())}};
-    if (GetThreads get = blasGetThreads()) out.push_back({"blas_threads", double(get())});
+    if (blasThreads_) out.push_back({"blas_threads", double(blasThreads_)});
     return out;
   }
   CompilerTarget target() const override { return {}; }
@@ -174,6 +221,15 @@ public:
   }
 
 private:
+  int threads_ = 1;   ///< libomp's threads (--threads, else one per core)
+  int blasThreads_ = 0; ///< the BLAS library's (0: unknown)
+  bool strictGemms_ = false; ///< GEMMs give the same bits on any number of threads (MKL's strict CNR)
+  bool free_ = false; ///< leaveCoreFree(true) holds
+  using GompParallel = void (*)(void (*)(void *), void *, unsigned, unsigned);
+  GompParallel gompParallel_ = nullptr;   ///< libomp's GOMP_parallel(fn, data, threads, flags)
+  void (*setBlocktime_)(int) = nullptr;   ///< kmp_set_blocktime(ms), the calling thread's
+  int blocktimeMs_ = 2;                   ///< KMP_BLOCKTIME as libomp read it
+  int (*mklSetLocal_)(int) = nullptr;     ///< MKL_Set_Num_Threads_Local(n), the calling thread's
   std::atomic<uint64_t> threadedBatches_{0}; ///< matmuls whose batch ran on the OpenMP threads
 };
 
