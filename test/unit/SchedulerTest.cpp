@@ -397,31 +397,35 @@ TEST(Scheduler, AFetchOfATensorNothingQueuedWritesAnswersAtTheNextUnit) {
   EXPECT_FALSE(chainDone);
 }
 
-TEST(Scheduler, WithAClientCoreUnitsLeaveACoreFreeOnlyWhileNobodyWaits) {
+TEST(Scheduler, WithAClientCoreUnitsLeaveACoreFreeFromAnAnswerToTheNextSubmit) {
   Executor ex(ExecutorOptions{"", false});
   SchedulerOptions options;
   options.clientCore = true;
   Scheduler scheduler(ex, options);
-  // Nobody waits: the three units leave the client its core.
-  Latch ran(1);
-  scheduler.submit(1, 1, program({upload(1, {1}, {1}), op(OpCode::Exp, 2, {1}), op(OpCode::Exp, 3, {2})}),
+  // The fetch of tensor 2 is answered after the second unit: the client issues its next step
+  // while the last two units run, and they leave it its core.
+  Latch ran(2);
+  scheduler.submit(1, 1,
+                   program({upload(1, {1}, {1}), op(OpCode::Exp, 2, {1}), op(OpCode::Exp, 3, {2}), op(OpCode::Exp, 4, {3})}),
                    [&] { ran.done(); });
+  scheduler.whenFinal(1, 2, [&] { ran.done(); });
   scheduler.start();
   ASSERT_TRUE(ran.wait());
-  EXPECT_EQ(scheduler.counters().unitsCoreLeft, 3u);
-  EXPECT_EQ(scheduler.counters().units, 3u);
-  // A fetch waits behind the program: every unit before the answer runs on every core.
-  Latch fenced(1);
-  scheduler.submit(1, 1, program({op(OpCode::Exp, 4, {3}), op(OpCode::Exp, 5, {4})}), [] {});
-  scheduler.fence(1, [&] { fenced.done(); });
-  ASSERT_TRUE(fenced.wait());
-  EXPECT_EQ(scheduler.counters().unitsCoreLeft, 3u);
-  EXPECT_EQ(scheduler.counters().units, 5u);
+  EXPECT_EQ(scheduler.counters().units, 4u);
+  EXPECT_EQ(scheduler.counters().unitsCoreLeft, 2u);
+  // The next submit ends it: with no answer since, every unit runs on every core.
+  Latch again(1);
+  scheduler.submit(1, 1, program({op(OpCode::Exp, 5, {4}), op(OpCode::Exp, 6, {5})}), [&] { again.done(); });
+  ASSERT_TRUE(again.wait());
+  EXPECT_EQ(scheduler.counters().units, 6u);
+  EXPECT_EQ(scheduler.counters().unitsCoreLeft, 2u);
 
   Executor plain(ExecutorOptions{"", false}); // without the option, never
   Scheduler without(plain);
-  Latch done(1);
-  without.submit(1, 1, program({upload(1, {1}, {1})}), [&] { done.done(); });
+  Latch done(2);
+  without.submit(1, 1, program({upload(1, {1}, {1}), op(OpCode::Exp, 2, {1}), op(OpCode::Exp, 3, {2})}),
+                 [&] { done.done(); });
+  without.whenFinal(1, 1, [&] { done.done(); });
   without.start();
   ASSERT_TRUE(done.wait());
   EXPECT_EQ(without.counters().unitsCoreLeft, 0u);

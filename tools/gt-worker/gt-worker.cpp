@@ -45,9 +45,10 @@ int main(int argc, char **argv) {
                  "idle BLAS threads sleep instead of spinning (auto-started workers get it)")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--client-core", options.clientCore,
-               "cpu: a client runs on this machine's cores (auto-started workers get it): while no fetch or sync "
-               "waits on this worker and nothing is queued behind the running program, run kernels and GEMMs on "
-               "one thread fewer, so that the client issuing its next step has a core of its own");
+               "cpu: a client runs on this machine's cores (auto-started workers get it): from the answer to a "
+               "session's fetch until its next submit, while nothing else waits or runs here, run kernels and "
+               "GEMMs on one thread fewer, so that the client issuing its next step has a core of its own "
+               "(only where that changes no result: MKL in strict CNR mode)");
   app.add_option("--memory", memory,
                  "what tensors may take on the device, e.g. 8GiB (default: 4/5 of what it has free at start)");
   app.add_option("--session-memory", sessionMemory,

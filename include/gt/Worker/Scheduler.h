@@ -27,10 +27,11 @@ namespace gt::worker {
 struct SchedulerOptions {
   double quantumMs = 2; ///< execution time a session of weight 1 gets per turn
   /// A client shares this machine's cores (auto-started workers; gt-worker --client-core). Units
-  /// then run with Device::leaveCoreFree (one kernel thread fewer) while no fetch or sync waits
-  /// on this worker and nothing is queued behind the running program: the client is issuing
-  /// its next step then, and a kernel thread beside it would take turns with it on one core
-  /// (the MLP step of benchmarks/vs_torch.py on 2 cores: 1.9 -> 1.55 ms).
+  /// then run with Device::leaveCoreFree (one kernel thread fewer) from an answer to a fetch or
+  /// sync of a session until its next submit, while no other fetch or sync waits and no other
+  /// session has work here: its client is issuing its next step then (loss.item() was answered
+  /// mid-program, see whenFinal), and a kernel thread beside it would take turns with it on
+  /// one core. Everywhere else (the client waits, or runs ahead of this worker) every thread runs.
   bool clientCore = false;
 };
 
@@ -109,7 +110,7 @@ private:
   void loop();
   /// Runs (outside the lock, which `lock` holds) the whenFinal functions of `item` whose
   /// instruction has run, recording each as a fetch in `session`'s trace. Returns whether any ran.
-  bool runFinal(uint32_t session, Item &item, std::unique_lock<std::mutex> &lock);
+  bool runFinal(uint32_t session, Queue &q, Item &item, std::unique_lock<std::mutex> &lock);
   /// Runs `fn`, a fence's or whenFinal's function, outside the lock (held by `lock`), recording
   /// it as a fetch in `session`'s trace.
   void runFetch(uint32_t session, const std::function<void()> &fn, std::unique_lock<std::mutex> &lock);

@@ -30,6 +30,9 @@ struct Scheduler::Queue {
   double weight = 1;
   double deficit = 0; ///< ms this session may still run in its turn
   bool ending = false;
+  /// An answer (a fetch or sync) went out and the session has submitted nothing since: its
+  /// client is issuing its next step (SchedulerOptions::clientCore).
+  bool issuing = false;
 };
 
 Scheduler::Scheduler(Executor &executor, SchedulerOptions options) : executor_(executor), options_(options) {}
@@ -78,6 +81,7 @@ void Scheduler::submit(uint32_t session, double weight, ProgramRun program, std:
     q.weight = weight > 0 ? weight : 1;
     if (q.items.empty()) round_.push_back(session);
     q.items.push_back(std::move(item));
+    q.issuing = false; // (it is about to wait, or runs ahead of this worker)
   }
   cv_.notify_one();
 }
@@ -271,16 +275,27 @@ double Scheduler::weight(uint32_t session) const {
   return it == queues_.end() ? 1 : it->second.weight;
 }
 
-bool Scheduler::runFinal(uint32_t session, Item &item, std::unique_lock<std::mutex> &lock) {
+bool Scheduler::runFinal(uint32_t session, Queue &q, Item &item, std::unique_lock<std::mutex> &lock) {
   std::vector<std::function<void()>> ready;
   auto keep = std::stable_partition(item.final.begin(), item.final.end(),
                              [&](const auto &f) { return f.first > item.program.next; });
   for (auto it = keep; it != item.final.end(); ++it) ready.push_back(std::move(it->second));
   item.final.erase(keep, item.final.end());
   waiting_ -= ready.size();
+  if (ready.empty()) return false;
+  q.issuing = true;
+  if (options_.clientCore && waiting_ == 0 && round_.empty() && (!item.program.done() || q.items.size() > 1)) {
+    // The rest of the program leaves the client its core (see loop). Done before the answer
+    // releases the client: the thread left out is still spinning from the unit that made the
+    // tensor and goes to sleep at once, while once the client runs it would have to wait for
+    // a core to get there (up to a millisecond on 2 cores).
+    lock.unlock();
+    executor_.device().leaveCoreFree(true);
+    lock.lock();
+  }
   if (!item.program.done()) fetchesMidProgram_ += ready.size();
   for (const std::function<void()> &fn : ready) runFetch(session, fn, lock);
-  return !ready.empty();
+  return true;
 }
 
 void Scheduler::runFetch(uint32_t session, const std::function<void()> &fn, std::unique_lock<std::mutex> &lock) {
@@ -328,7 +343,7 @@ void Scheduler::loop() {
     std::function<void()> replyAfterFence; // a finished program's reply, sent after the fence behind it
     while (!q.items.empty() && q.deficit > 0) {
       Item &item = q.items.front();
-      if (!item.final.empty() && runFinal(id, item, lock)) { // fetches whose tensor is made
+      if (!item.final.empty() && runFinal(id, q, item, lock)) { // fetches whose tensor is made
         ran = true;
         continue;
       }
@@ -355,7 +370,10 @@ void Scheduler::loop() {
           trace->second.add({"fetch/sync", "fetch", t0, 0, ""});
         }
         if (kind == Item::End) traces_.erase(id); // a traced session that ends without stopping leaves nothing behind
-        if (kind == Item::Fence) waiting_--;
+        if (kind == Item::Fence) {
+          waiting_--;
+          q.issuing = true;
+        }
         if (kind == Item::Program && !q.items.empty() && q.items.front().kind == Item::Fence) {
           // A fetch or sync waiting on this program answers before the program's own reply
           // to the dispatcher (which only counts what is queued): the client waits on the
@@ -402,9 +420,10 @@ void Scheduler::loop() {
             needTimer = deviceTimed && !t.timer;
           }
         }
-      // The client's core: free while it is not waiting on this worker and has nothing queued
-      // behind this program (it is issuing its next step), this worker's own otherwise.
-      bool leaveCore = options_.clientCore && waiting_ == 0 && round_.empty() && q.items.size() == 1;
+      // The client's core: free from an answer to its next submit (it is issuing its next
+      // step; what it queued before, such as a batch of frees, changes nothing) while nobody
+      // else waits or has work here; this worker's own otherwise.
+      bool leaveCore = options_.clientCore && q.issuing && waiting_ == 0 && round_.empty();
       unitsCoreLeft_ += leaveCore;
       lock.unlock();
       if (options_.clientCore) executor_.device().leaveCoreFree(leaveCore);
@@ -446,7 +465,7 @@ void Scheduler::loop() {
       units_++;
       ran = true;
       ranSinceTick = true;
-      if (!item.final.empty()) runFinal(id, item, lock); // at once, even when the turn ends here
+      if (!item.final.empty()) runFinal(id, q, item, lock); // at once, even when the turn ends here
       tick(false);
     }
     if (replyAfterFence) { // (the fence always follows at once; never left unsent)
