@@ -54,6 +54,25 @@ def test_mnist_reads_idx_files_and_transforms_them(tmp_path, compress):
     assert xb.shape == (4, 1, 28, 28) and yb.tolist() == [int(v) + 100 for v in labels["t10k"][:4]]
 
 
+def test_mnist_data_and_targets_are_tensors_and_can_be_replaced(tmp_path):
+    # As torchvision's: scripts do ds.data.unsqueeze(1), ds.targets == 3, ds.data = ds.data[idx].
+    images, labels = make_mnist(tmp_path)
+    ds = datasets.MNIST(str(tmp_path), train=True)
+    assert isinstance(ds.data, gt.Tensor) and ds.data.dtype == gt.uint8 and ds.data.shape == (12, 28, 28)
+    assert isinstance(ds.targets, gt.Tensor) and ds.targets.dtype == gt.int64
+    np.testing.assert_array_equal(ds.data.unsqueeze(1).clone().numpy()[:, 0], images["train"])
+    np.testing.assert_array_equal(np.array(ds.targets.clone(), dtype=None, copy=None), labels["train"])
+    keep = (ds.targets % 2 == 0).nonzero().flatten()
+    ds.data, ds.targets = ds.data[keep], ds.targets[keep]  # a subset, the usual way
+    want = np.flatnonzero(labels["train"] % 2 == 0)
+    assert len(ds) == len(want)
+    image, target = ds[1]
+    np.testing.assert_array_equal(np.asarray(image), images["train"][want[1]])
+    assert target == int(labels["train"][want[1]])
+    ds.data = images["train"][:3]  # a NumPy array works too
+    assert len(ds) == 3 and isinstance(ds.data, gt.Tensor) and ds.data.shape == (3, 28, 28)
+
+
 def test_fashion_mnist_folder_and_missing_files(tmp_path):
     make_mnist(tmp_path, folder="FashionMNIST")
     ds = datasets.FashionMNIST(str(tmp_path))
@@ -176,3 +195,45 @@ def test_compose_runs_totensor_and_normalize_on_the_client_with_the_same_values(
     one = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.5,), (0.25,)), transforms.Lambda(lambda t: t * 2)])
     np.testing.assert_array_equal(one(a[:, :, :1]).numpy(), ((a[:, :, :1].transpose(2, 0, 1) / np.float32(255) - np.float32(0.5))
                                                             / np.float32(0.25) * 2).astype(np.float32))
+
+
+def test_resnets_match_torchvisions_layout_and_train():
+    from gt.vision import models
+    # torchvision's documented sizes at 1000 classes
+    assert sum(p.numel() for p in models.resnet18().parameters()) == 11_689_512
+    assert sum(p.numel() for p in models.resnet50().parameters()) == 25_557_032
+    m = models.resnet18(num_classes=10)
+    keys = list(m.state_dict())
+    assert keys[:6] == ["conv1.weight", "bn1.weight", "bn1.bias", "bn1.running_mean", "bn1.running_var",
+                        "bn1.num_batches_tracked"]
+    assert "layer2.0.downsample.0.weight" in keys and "layer1.0.downsample.0.weight" not in keys and keys[-1] == "fc.bias"
+    assert m.fc.in_features == 512 and len(list(m.children())) == 10
+    # scripts swap the stem for grayscale input and cut the classifier off (pytorch/examples' siamese network)
+    m.conv1 = gt.nn.Conv2d(1, 64, kernel_size=7, stride=2, padding=3, bias=False)
+    trunk = gt.nn.Sequential(*list(m.children())[:-1])
+    x = gt.randn(4, 1, 28, 28)
+    assert trunk(x).shape == (4, 512, 1, 1)
+    opt = gt.optim.SGD(m.parameters(), lr=0.05)
+    y = gt.tensor([0, 1, 2, 3])
+    losses = []
+    for _ in range(5):
+        opt.zero_grad()
+        loss = gt.nn.functional.cross_entropy(m(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0]
+
+
+def test_vision_models_refuse_pretrained_weights_and_unknown_names():
+    from gt.vision import models
+    with pytest.raises(ValueError, match="does not download pretrained weights"):
+        models.resnet18(weights="IMAGENET1K_V1")
+    with pytest.raises(ValueError, match="pretrained=True"):
+        models.resnet34(pretrained=True)
+    with pytest.raises(ValueError, match="unknown model 'resnet19'"):
+        models.get_model("resnet19")
+    assert "vgg16_bn" in models.list_models() and "alexnet" in models.list_models()
+    features = models.vgg.make_layers(models.vgg._CONFIGS["A"], batch_norm=True)
+    assert [type(l).__name__ for l in features][:4] == ["Conv2d", "BatchNorm2d", "ReLU", "MaxPool2d"]
+    assert features(gt.randn(1, 3, 32, 32)).shape == (1, 512, 1, 1)

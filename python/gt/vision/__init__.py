@@ -12,8 +12,9 @@ generator, which here would cost a device op per draw).
 Datasets read the files torchvision keeps under `root` (MNIST: root/MNIST/raw/*-ubyte[.gz];
 CIFAR-10: root/cifar-10-batches-py) and never download: GT's machines may have no network,
 so download=True with the files missing raises RuntimeError naming the files and where
-torchvision fetches them from. Models (torchvision.models) and io are not provided.
+torchvision fetches them from. `models` has torchvision's ResNet, ResNeXt, Wide ResNet, VGG
+and AlexNet, without pretrained weights (see gt.vision.models); io and ops are not provided.
 """
-from . import datasets, transforms, utils  # noqa: F401
+from . import datasets, models, transforms, utils  # noqa: F401
 
 __version__ = "0.0.gt"

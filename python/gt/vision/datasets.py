@@ -53,7 +53,9 @@ class MNIST(VisionDataset):
     """The MNIST digits (60,000 train / 10,000 test 28x28 grayscale images, classes 0-9) from
     root/MNIST/raw: train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte,
     t10k-labels-idx1-ubyte (each optionally .gz). `data` (N, 28, 28) uint8 and `targets` (N,)
-    int64 are NumPy arrays."""
+    int64 are gt Tensors, as torchvision's (made on first use; the files' values stay on the
+    client too, so that __getitem__ reads no tensor). Assigning either (a Tensor or a NumPy
+    array: `ds.data = ds.data[:1000]`) changes what __getitem__ and len() see."""
 
     classes = [f"{i} - {w}" for i, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven",
                                                    "eight", "nine"])]
@@ -74,10 +76,35 @@ class MNIST(VisionDataset):
                                        "download=True to download it")
                 _missing(type(self).__name__, self.raw_folder, [x + ".gz" for x in names], self.url)
             paths.append(found[0])
-        self.data = read_idx(paths[0])
-        self.targets = read_idx(paths[1]).astype(np.int64)
-        if len(self.data) != len(self.targets):
-            raise ValueError(f"{type(self).__name__}: {len(self.data)} images but {len(self.targets)} labels")
+        self._arrays = {"data": read_idx(paths[0]), "targets": read_idx(paths[1]).astype(np.int64)}
+        self._tensors = {}
+        if len(self._arrays["data"]) != len(self._arrays["targets"]):
+            raise ValueError(f"{type(self).__name__}: {len(self._arrays['data'])} images but "
+                             f"{len(self._arrays['targets'])} labels")
+
+    def _tensor(self, name):
+        if name not in self._tensors:
+            from .. import _tensor
+            self._tensors[name] = _tensor.tensor(self._arrays[name])
+        return self._tensors[name]
+
+    def _array(self, name):
+        if self._arrays.get(name) is None:
+            self._arrays[name] = self._tensors[name].numpy()
+        return self._arrays[name]
+
+    def _assign(self, name, value):
+        from .. import _tensor
+        if isinstance(value, _tensor.Tensor):
+            self._tensors[name], self._arrays[name] = value, None
+        else:
+            self._arrays[name] = np.asarray(value)
+            self._tensors.pop(name, None)
+
+    data = property(lambda self: self._tensor("data"), lambda self, v: self._assign("data", v),
+                    doc="(N, 28, 28) uint8 images, a gt Tensor")
+    targets = property(lambda self: self._tensor("targets"), lambda self, v: self._assign("targets", v),
+                       doc="(N,) int64 labels, a gt Tensor")
 
     @property
     def raw_folder(self):
@@ -88,10 +115,10 @@ class MNIST(VisionDataset):
         return {c: i for i, c in enumerate(self.classes)}
 
     def __len__(self):
-        return len(self.data)
+        return len(self._array("data"))
 
     def __getitem__(self, index):
-        return self._apply(_pil().fromarray(self.data[index]), int(self.targets[index]))
+        return self._apply(_pil().fromarray(self._array("data")[index]), int(self._array("targets")[index]))
 
 
 class FashionMNIST(MNIST):
