@@ -410,6 +410,14 @@ class Tensor:
             _device.check(device)
         return self
 
+    def share_memory_(self):
+        """x itself: another process gets a tensor's values, never its memory (gt.multiprocessing)."""
+        return self
+
+    def is_shared(self):
+        """False: no process shares a GT tensor's memory (gt.multiprocessing)."""
+        return False
+
     @property
     def device(self):
         """What the session's workers are: gt.device('cuda', 0) on GPU workers, else 'cpu'."""

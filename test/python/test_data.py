@@ -1,4 +1,5 @@
 """gt.utils.data: datasets, samplers, collation and the DataLoader, as torch.utils.data."""
+import os
 from collections import namedtuple
 
 import numpy as np
@@ -200,3 +201,38 @@ def test_random_sampler_draws_as_it_goes_and_the_submodules_torch_has():
                         sampler=RandomSampler(range(10), replacement=True, num_samples=int(1e9)))
     batch = next(iter(loader))[0]
     assert batch.shape == (4,) and all(0 <= int(v) < 10 for v in batch.numpy())
+
+
+def test_distributed_sampler_splits_pads_and_reshuffles_by_epoch():
+    from gt.utils.data.distributed import DistributedSampler
+    ds = list(range(10))
+    whole = DistributedSampler(ds, shuffle=False)  # GT is one process: rank 0 of 1 by default
+    assert list(whole) == list(range(10)) and len(whole) == 10
+    parts = [list(DistributedSampler(ds, num_replicas=3, rank=r, shuffle=False)) for r in range(3)]
+    assert parts == [[0, 3, 6, 9], [1, 4, 7, 0], [2, 5, 8, 1]]  # padded from the start to 12
+    cut = [list(DistributedSampler(ds, num_replicas=3, rank=r, shuffle=False, drop_last=True)) for r in range(3)]
+    assert cut == [[0, 3, 6], [1, 4, 7], [2, 5, 8]]
+    s = DistributedSampler(ds, num_replicas=2, rank=0, seed=5)
+    first = list(s)
+    assert list(s) == first and len(first) == 5  # the same epoch, the same order
+    s.set_epoch(1)
+    assert list(s) != first
+    both = list(DistributedSampler(ds, num_replicas=2, rank=0, seed=5)) + list(DistributedSampler(ds, num_replicas=2, rank=1, seed=5))
+    assert sorted(both) == ds
+    with pytest.raises(ValueError, match="Invalid rank 2"):
+        DistributedSampler(ds, num_replicas=2, rank=2)
+
+
+def test_multiprocessing_spawn_runs_each_child_as_its_own_client(tmp_path, monkeypatch):
+    import gt.multiprocessing as mp
+    scripts = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")
+    monkeypatch.syspath_prepend(scripts)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([scripts, os.environ.get("PYTHONPATH", "")]))
+    import spawned
+    mp.spawn(spawned.write_sum, args=(str(tmp_path / "out"),), nprocs=2)
+    assert [float(open(tmp_path / f"out.{i}").read()) for i in range(2)] == [6.0, 12.0]
+    with pytest.raises(mp.ProcessRaisedException, match="child 1 failed on purpose"):
+        mp.spawn(spawned.fail_on_one, nprocs=2)
+    assert mp.Queue is not None and callable(mp.get_context)
+    t = gt.ones(2)
+    assert t.share_memory_() is t and not t.is_shared()

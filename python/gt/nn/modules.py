@@ -357,6 +357,10 @@ class Module:
         """The module itself (see gt.device and Module.to)."""
         return self
 
+    def share_memory(self):
+        """The module itself: processes share no GT tensor (see gt.multiprocessing)."""
+        return self
+
     def double(self):
         return self.to(_dt.float64)
 
