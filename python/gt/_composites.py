@@ -794,5 +794,3 @@ def _get_device(x):
 
 Tensor.pin_memory = lambda x, device=None: x
 Tensor.is_pinned = lambda x, device=None: False
-Tensor.share_memory_ = lambda x: x
-Tensor.is_shared = lambda x: False

@@ -411,7 +411,11 @@ class Tensor:
         return self
 
     def share_memory_(self):
-        """x itself: another process gets a tensor's values, never its memory (gt.multiprocessing)."""
+        """x itself, with a warning: another process gets a tensor's values, never its memory
+        (gt.multiprocessing), so its changes stay its own."""
+        import warnings
+        warnings.warn("share_memory_(): GT processes share no tensor memory; a process this tensor is "
+                      "passed to gets its values, and its changes stay its own (gt.multiprocessing)", stacklevel=2)
         return self
 
     def is_shared(self):

@@ -54,10 +54,29 @@ class _TorchIsGT(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass  # imported already, as gt.X
 
 
+def _child_command_line(original):
+    """multiprocessing.spawn.get_command_line for a process whose children must see `torch` as
+    GT too: a 'spawn' (or 'forkserver') child starts a fresh interpreter that runs the parent's
+    main script again (torch.multiprocessing scripts such as pytorch/examples' mnist_hogwild);
+    its -c program installs this module first. A forked child inherits the finder."""
+    def get_command_line(**kwds):
+        cmd = list(original(**kwds))
+        if "-c" in cmd:
+            i = cmd.index("-c") + 1
+            cmd[i] = "import gt.as_torch; " + cmd[i]
+        return cmd
+    get_command_line._gt_as_torch = True
+    return get_command_line
+
+
 def install():
-    """Makes `torch` and every `torch.X` GT's module (idempotent)."""
+    """Makes `torch` and every `torch.X` GT's module (idempotent), in this process and in the
+    processes multiprocessing spawns from it."""
     if not any(isinstance(f, _TorchIsGT) for f in sys.meta_path):
         sys.meta_path.insert(0, _TorchIsGT())
+    import multiprocessing.spawn as spawn
+    if not getattr(spawn.get_command_line, "_gt_as_torch", False):
+        spawn.get_command_line = _child_command_line(spawn.get_command_line)
     for name, module in list(sys.modules.items()):
         if name == "gt.vision" or name.startswith("gt.vision."):
             sys.modules.setdefault("torchvision" + name[len("gt.vision"):], module)

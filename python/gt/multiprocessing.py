@@ -7,8 +7,9 @@ Every name of Python's `multiprocessing` is here (`Process`, `Queue`, `Pool`, `g
 `set_start_method`, ...). A child process is a GT client of its own: it opens its own session
 at its first op, and a tensor passed to it (an argument, a queue item) is pickled by its values
 and arrives as a new tensor of the child's session. So processes share no tensor memory: a
-tensor's `share_memory_()` is accepted and changes nothing, and PyTorch's Hogwild pattern (workers
-updating one shared model in place) trains a separate copy in each process here.
+tensor's `share_memory_()` and a module's `share_memory()` warn and change nothing, and
+PyTorch's Hogwild pattern (workers updating one shared model in place) trains a separate copy
+in each process here. Under `python -m gt.as_torch`, spawned children see `torch` as GT too.
 """
 import multiprocessing as _mp
 from multiprocessing import *  # noqa: F401,F403  (torch.multiprocessing re-exports them too)

@@ -235,4 +235,8 @@ def test_multiprocessing_spawn_runs_each_child_as_its_own_client(tmp_path, monke
         mp.spawn(spawned.fail_on_one, nprocs=2)
     assert mp.Queue is not None and callable(mp.get_context)
     t = gt.ones(2)
-    assert t.share_memory_() is t and not t.is_shared()
+    with pytest.warns(UserWarning, match="share no tensor memory"):
+        assert t.share_memory_() is t and not t.is_shared()
+    m = gt.nn.Linear(2, 2)
+    with pytest.warns(UserWarning, match="trains a copy of its own"):
+        assert m.share_memory() is m

@@ -172,6 +172,31 @@ def test_as_torch_makes_every_torch_module_gts_own(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
 
 
+def test_as_torch_children_spawned_by_torch_multiprocessing_see_torch_as_gt(tmp_path):
+    # pytorch/examples' mnist_hogwild: mp.set_start_method('spawn'); each child runs the main
+    # script again as __mp_main__, where `import torch` must be GT too.
+    script = tmp_path / "hogwild.py"
+    script.write_text(
+        "import sys\n"
+        "import torch\n"
+        "import torch.multiprocessing as mp\n"
+        "def work(rank, path):\n"
+        "    import gt\n"
+        "    assert torch is gt\n"
+        "    open(f'{path}.{rank}', 'w').write(str((torch.ones(3) * (rank + 1)).sum().item()))\n"
+        "if __name__ == '__main__':\n"
+        "    mp.set_start_method('spawn', force=True)\n"
+        "    ps = [mp.Process(target=work, args=(r, sys.argv[1])) for r in range(2)]\n"
+        "    for p in ps: p.start()\n"
+        "    for p in ps: p.join()\n"
+        "    print('exit codes', [p.exitcode for p in ps])\n")
+    out = subprocess.run([sys.executable, "-m", "gt.as_torch", str(script), str(tmp_path / "out")], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "exit codes [0, 0]" in out.stdout, out.stderr[-2000:]
+    assert [float((tmp_path / f"out.{r}").read_text()) for r in range(2)] == [3.0, 6.0]
+
+
 def test_what_pytorch_examples_word_language_model_names():
     # torch.nn.modules.<file>.<Class>: GT's classes under PyTorch's file names.
     assert nn.modules.linear.Linear is nn.Linear and nn.modules.rnn.LSTM is nn.LSTM

@@ -358,7 +358,13 @@ class Module:
         return self
 
     def share_memory(self):
-        """The module itself: processes share no GT tensor (see gt.multiprocessing)."""
+        """The module itself, with a warning: processes share no GT tensor (gt.multiprocessing),
+        so a process this module is passed to trains a copy of its own (Hogwild training does
+        not update this one)."""
+        import warnings
+        warnings.warn("Module.share_memory(): GT processes share no tensor memory; a process this module is "
+                      "passed to trains a copy of its own, and this one does not change (gt.multiprocessing)",
+                      stacklevel=2)
         return self
 
     def double(self):
