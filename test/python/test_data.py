@@ -240,3 +240,34 @@ def test_multiprocessing_spawn_runs_each_child_as_its_own_client(tmp_path, monke
     m = gt.nn.Linear(2, 2)
     with pytest.warns(UserWarning, match="trains a copy of its own"):
         assert m.share_memory() is m
+
+
+def test_summary_writer_writes_event_files_tensorboard_reads(tmp_path):
+    pytest.importorskip("tensorboard")  # (make's install-deps installs it; PyTorch's needs it too)
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from gt.utils.tensorboard import SummaryWriter
+    with SummaryWriter(log_dir=str(tmp_path / "run")) as w:
+        assert w.get_logdir() == str(tmp_path / "run")
+        for step in range(3):
+            w.add_scalar("Loss/train", gt.tensor(2.0 - step), step)  # a 0-d tensor
+            w.add_scalars("lr", {"a": 0.1 * step, "b": np.float32(0.5)}, step)
+        w.add_histogram("weights", gt.arange(100, dtype=gt.float32), 0)
+        w.add_image("digit", gt.ones(1, 4, 5) * 0.5, 0)
+        w.add_images("batch", np.zeros((3, 3, 4, 4), np.float32), 0)
+        w.add_text("notes", "hello", 0)
+        with pytest.raises(ValueError, match="single number"):
+            w.add_scalar("bad", gt.ones(2), 0)
+        with pytest.warns(UserWarning, match="no model graph"):
+            w.add_graph(gt.nn.Linear(2, 2))
+        with pytest.raises(NotImplementedError, match="add_hparams is not provided"):
+            w.add_hparams({"lr": 0.1}, {"loss": 1.0})
+    acc = EventAccumulator(str(tmp_path / "run"), size_guidance={"tensors": 0}).Reload()
+    assert [(e.step, e.value) for e in acc.Scalars("Loss/train")] == [(0, 2.0), (1, 1.0), (2, 0.0)]
+    h = acc.Histograms("weights")[0].histogram_value
+    assert h.num == 100 and h.min == 0 and h.max == 99 and sum(h.bucket) == 100
+    img = acc.Images("digit")[0]
+    assert (img.height, img.width) == (4, 5)
+    assert acc.Images("batch")[0].width > 4  # tiled
+    assert "notes/text_summary" in acc.Tags()["tensors"]
+    a = EventAccumulator(str(tmp_path / "run" / "lr_a")).Reload()
+    assert [round(e.value, 6) for e in a.Scalars("lr")] == [0.0, 0.1, 0.2]

@@ -1,0 +1,219 @@
+"""gt.utils.tensorboard: torch.utils.tensorboard's SummaryWriter, for GT tensors.
+
+    from gt.utils.tensorboard import SummaryWriter     # torch.utils.tensorboard under gt.as_torch
+    writer = SummaryWriter(log_dir="runs/exp1")
+    writer.add_scalar("Loss/train", loss, step)       # a 0-d tensor, a NumPy scalar or a number
+    writer.flush()
+
+It writes TensorBoard event files with the `tensorboard` package's own writer
+(EventFileWriter) and protocol buffers, as PyTorch does, so `tensorboard --logdir runs` shows
+them. Like PyTorch's, it needs that package: without it, importing this module raises
+ImportError. Written: add_scalar (as simple_value, PyTorch's default), add_scalars (one run
+folder per tag, as PyTorch's), add_histogram, add_image / add_images, add_text and
+add_figure (matplotlib). add_graph records nothing (GT traces no graph; it warns);
+add_hparams, add_embedding, add_audio, add_video, add_mesh, add_pr_curve and add_custom_scalars
+raise NotImplementedError. Values are read with `.numpy()` / `.item()`, which wait for them.
+"""
+import os
+import socket
+import time
+import warnings
+from datetime import datetime
+
+import numpy as np
+
+try:
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+    from tensorboard.plugins.text import summary as _text
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+except ImportError as e:  # the message PyTorch gives
+    raise ImportError("TensorBoard logging requires TensorBoard version 1.15 or above "
+                      f"(pip install tensorboard): {e}") from e
+
+__all__ = ["SummaryWriter"]
+
+
+def _numpy(value):
+    """`value` (a gt Tensor, NumPy array, number or list) as a NumPy array."""
+    if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
+        value = value.detach().numpy() if hasattr(value, "detach") else value.numpy()
+    return np.asarray(value)
+
+
+def _scalar(value):
+    a = _numpy(value)
+    if a.size != 1:
+        raise ValueError(f"add_scalar: scalar_value must be a single number, got a value of shape {a.shape}")
+    return float(a.reshape(()))
+
+
+def _histogram(values, bins, max_bins):
+    """A HistogramProto of `values`: NumPy's histogram with `bins` (a number, a NumPy method
+    name, or a sequence of edges; 'tensorflow' means 30 equal bins here, where PyTorch uses
+    TensorFlow's exponential buckets)."""
+    a = _numpy(values).astype(np.float64).reshape(-1)
+    if a.size == 0:
+        raise ValueError("add_histogram: the input has no element")
+    counts, edges = np.histogram(a, bins=30 if bins == "tensorflow" else bins)
+    if max_bins is not None and len(counts) > max_bins:  # merge neighbours down to max_bins
+        step = -(-len(counts) // max_bins)
+        counts = np.add.reduceat(counts, np.arange(0, len(counts), step))
+        edges = np.append(edges[::step], edges[-1])[:len(counts) + 1]
+    return summary_pb2.HistogramProto(min=float(a.min()), max=float(a.max()), num=int(a.size), sum=float(a.sum()),
+                                      sum_squares=float((a * a).sum()), bucket_limit=[float(x) for x in edges[1:]],
+                                      bucket=[float(c) for c in counts])
+
+
+def _png(image):
+    """`image` (H, W, C) uint8 as a Summary.Image (PNG, Pillow)."""
+    import io
+    from PIL import Image
+    h, w, c = image.shape
+    mode = {1: "L", 3: "RGB", 4: "RGBA"}[c]
+    buf = io.BytesIO()
+    Image.fromarray(image[:, :, 0] if c == 1 else image, mode).save(buf, format="PNG")
+    return summary_pb2.Summary.Image(height=h, width=w, colorspace=c, encoded_image_string=buf.getvalue())
+
+
+def _hwc_uint8(img, dataformats):
+    """An image in `dataformats` (CHW, HWC, HW; float in [0, 1] or uint8) as (H, W, C) uint8."""
+    a = _numpy(img)
+    fmt = dataformats.upper()
+    if sorted(fmt) not in (sorted("CHW"), sorted("HW")) or a.ndim != len(fmt):
+        raise ValueError(f"add_image: an image of shape {a.shape} does not match dataformats={dataformats!r}")
+    if fmt == "HW":
+        a, fmt = a[..., None], "HWC"
+    a = np.transpose(a, [fmt.index(d) for d in "HWC"])
+    if a.dtype != np.uint8:
+        a = (np.clip(a.astype(np.float32), 0, 1) * 255 + 0.5).astype(np.uint8)
+    if a.shape[2] not in (1, 3, 4):
+        raise ValueError(f"add_image: an image has 1, 3 or 4 channels, not {a.shape[2]}")
+    return a
+
+
+class SummaryWriter:
+    """Writes event files under `log_dir` (default runs/DATETIME_HOSTNAME + comment), as PyTorch's.
+    `max_queue` events are buffered and written at least every `flush_secs` seconds, by flush()
+    and by close() (also on `with ... as writer:` exit)."""
+
+    def __init__(self, log_dir=None, comment="", purge_step=None, max_queue=10, flush_secs=120, filename_suffix=""):
+        if not log_dir:
+            log_dir = os.path.join("runs", datetime.now().strftime("%b%d_%H-%M-%S") + "_" + socket.gethostname() + comment)
+        self.log_dir = str(log_dir)
+        self.purge_step, self.max_queue, self.flush_secs, self.filename_suffix = purge_step, max_queue, flush_secs, filename_suffix
+        self._writer = EventFileWriter(self.log_dir, max_queue, flush_secs, filename_suffix)
+        self._children = {}  # add_scalars' run folders
+        if purge_step is not None:  # TensorBoard drops what a crashed run logged from this step on
+            self._writer.add_event(event_pb2.Event(step=purge_step, file_version="brain.Event:2",
+                                                   session_log=event_pb2.SessionLog(status=event_pb2.SessionLog.START)))
+
+    def get_logdir(self):
+        return self.log_dir
+
+    def _add(self, summary, global_step, walltime, writer=None):
+        event = event_pb2.Event(summary=summary, wall_time=time.time() if walltime is None else walltime)
+        if global_step is not None:
+            event.step = int(_scalar(global_step))
+        (writer or self._writer).add_event(event)
+
+    def add_scalar(self, tag, scalar_value, global_step=None, walltime=None, new_style=False, double_precision=False):
+        """One number under `tag` at `global_step`. Raises ValueError for a value of more than one element."""
+        value = summary_pb2.Summary.Value(tag=tag, simple_value=_scalar(scalar_value))
+        self._add(summary_pb2.Summary(value=[value]), global_step, walltime)
+
+    def add_scalars(self, main_tag, tag_scalar_dict, global_step=None, walltime=None):
+        """Several numbers shown on one chart: each key gets a run folder log_dir/main_tag_key."""
+        for tag, value in tag_scalar_dict.items():
+            folder = os.path.join(self.log_dir, (main_tag + "_" + tag).replace("/", "_"))
+            if folder not in self._children:
+                self._children[folder] = EventFileWriter(folder, self.max_queue, self.flush_secs, self.filename_suffix)
+            v = summary_pb2.Summary.Value(tag=main_tag, simple_value=_scalar(value))
+            self._add(summary_pb2.Summary(value=[v]), global_step, walltime, self._children[folder])
+
+    def add_histogram(self, tag, values, global_step=None, bins="tensorflow", walltime=None, max_bins=None):
+        """The distribution of `values` (any shape). See _histogram for `bins`."""
+        v = summary_pb2.Summary.Value(tag=tag, histo=_histogram(values, bins, max_bins))
+        self._add(summary_pb2.Summary(value=[v]), global_step, walltime)
+
+    def add_image(self, tag, img_tensor, global_step=None, walltime=None, dataformats="CHW"):
+        """One image: (C, H, W) by default (also HWC, HW), float in [0, 1] or uint8, as a PNG."""
+        v = summary_pb2.Summary.Value(tag=tag, image=_png(_hwc_uint8(img_tensor, dataformats)))
+        self._add(summary_pb2.Summary(value=[v]), global_step, walltime)
+
+    def add_images(self, tag, img_tensor, global_step=None, walltime=None, dataformats="NCHW"):
+        """A batch of images (N, C, H, W), tiled into one as gt.vision.utils.make_grid does."""
+        from ...vision.utils import make_grid
+        from ... import _tensor
+        a = _numpy(img_tensor)
+        if dataformats.upper() == "NHWC":
+            a = np.transpose(a, (0, 3, 1, 2))
+        elif dataformats.upper() != "NCHW":
+            raise ValueError(f"add_images: dataformats must be 'NCHW' or 'NHWC', got {dataformats!r}")
+        grid = make_grid(_tensor.tensor(a.astype(np.float32) / (255.0 if a.dtype == np.uint8 else 1.0)))
+        self.add_image(tag, grid, global_step, walltime, "CHW")
+
+    def add_figure(self, tag, figure, global_step=None, close=True, walltime=None):
+        """A matplotlib figure (or a list of them, as add_images), rendered to an image."""
+        figures = figure if isinstance(figure, list) else [figure]
+        images = []
+        for f in figures:
+            f.canvas.draw()
+            images.append(np.asarray(f.canvas.buffer_rgba())[:, :, :3].transpose(2, 0, 1))
+            if close:
+                import matplotlib.pyplot as plt
+                plt.close(f)
+        if isinstance(figure, list):
+            self.add_images(tag, np.stack(images), global_step, walltime)
+        else:
+            self.add_image(tag, images[0], global_step, walltime)
+
+    def add_text(self, tag, text_string, global_step=None, walltime=None):
+        """Markdown text, shown in TensorBoard's Text tab."""
+        self._add(_text.text_pb(tag + "/text_summary", text_string), global_step, walltime)
+
+    def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
+        """Records nothing: GT traces no graph of a module (warns)."""
+        warnings.warn("SummaryWriter.add_graph: GT records no model graph; nothing was written", stacklevel=2)
+
+    def _not_provided(self, name):
+        raise NotImplementedError(f"SummaryWriter.{name} is not provided by GT "
+                                  "(it writes scalars, histograms, images, figures and text)")
+
+    def add_hparams(self, *args, **kwargs):
+        self._not_provided("add_hparams")
+
+    def add_embedding(self, *args, **kwargs):
+        self._not_provided("add_embedding")
+
+    def add_audio(self, *args, **kwargs):
+        self._not_provided("add_audio")
+
+    def add_video(self, *args, **kwargs):
+        self._not_provided("add_video")
+
+    def add_mesh(self, *args, **kwargs):
+        self._not_provided("add_mesh")
+
+    def add_pr_curve(self, *args, **kwargs):
+        self._not_provided("add_pr_curve")
+
+    def add_custom_scalars(self, *args, **kwargs):
+        self._not_provided("add_custom_scalars")
+
+    def flush(self):
+        """Writes what is buffered to disk."""
+        self._writer.flush()
+        for w in self._children.values():
+            w.flush()
+
+    def close(self):
+        """Flushes and closes the event files (a closed writer cannot be written to)."""
+        self._writer.close()
+        for w in self._children.values():
+            w.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
