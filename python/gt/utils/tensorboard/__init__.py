@@ -175,31 +175,6 @@ class SummaryWriter:
         """Records nothing: GT traces no graph of a module (warns)."""
         warnings.warn("SummaryWriter.add_graph: GT records no model graph; nothing was written", stacklevel=2)
 
-    def _not_provided(self, name):
-        raise NotImplementedError(f"SummaryWriter.{name} is not provided by GT "
-                                  "(it writes scalars, histograms, images, figures and text)")
-
-    def add_hparams(self, *args, **kwargs):
-        self._not_provided("add_hparams")
-
-    def add_embedding(self, *args, **kwargs):
-        self._not_provided("add_embedding")
-
-    def add_audio(self, *args, **kwargs):
-        self._not_provided("add_audio")
-
-    def add_video(self, *args, **kwargs):
-        self._not_provided("add_video")
-
-    def add_mesh(self, *args, **kwargs):
-        self._not_provided("add_mesh")
-
-    def add_pr_curve(self, *args, **kwargs):
-        self._not_provided("add_pr_curve")
-
-    def add_custom_scalars(self, *args, **kwargs):
-        self._not_provided("add_custom_scalars")
-
     def flush(self):
         """Writes what is buffered to disk."""
         self._writer.flush()
@@ -217,3 +192,17 @@ class SummaryWriter:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _not_provided(name):
+    def method(self, *args, **kwargs):
+        raise NotImplementedError(f"SummaryWriter.{name} is not provided by GT "
+                                  "(it writes scalars, histograms, images, figures and text)")
+    method.__name__ = name
+    method.__doc__ = "Raises NotImplementedError: not provided by GT."
+    return method
+
+
+for _name in ("add_hparams", "add_embedding", "add_audio", "add_video", "add_mesh", "add_pr_curve",
+              "add_custom_scalars"):
+    setattr(SummaryWriter, _name, _not_provided(_name))
