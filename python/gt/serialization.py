@@ -14,7 +14,9 @@ The format follows the file name:
   loaded).
 Values are stored exactly (a save/load round trip is bit for bit), bfloat16 included.
 
-gt.load reads all three (by the file's first bytes, or its name for safetensors). Like
+gt.load reads all three (by the file's first bytes, or its name for safetensors), and the
+zip files torch.save writes (PyTorch 1.6 and later): their tensors become gt Tensors, their
+Parameters too, views of one storage each get their own values. Like
 torch.load since PyTorch 2.6 it unpickles only tensors, numbers, strings, lists, tuples, dicts,
 sets and NumPy arrays unless `weights_only=False`: unpickling can run any code a file names,
 so load whole modules or other objects only from files you trust.
@@ -133,6 +135,108 @@ class _WeightsOnly(pickle.Unpickler):
             "sources you trust, since unpickling can run code")
 
 
+# torch.save's zip format (torch/serialization.py's _save): ARCHIVE/data.pkl pickles the object
+# with each tensor as torch._utils._rebuild_tensor_v2(storage, offset, size, stride, ...), its
+# storage a persistent id ("storage", torch.<Type>Storage, key, location, numel) whose bytes
+# are ARCHIVE/data/<key>, little-endian unless ARCHIVE/byteorder says "big".
+_TORCH_STORAGES = {
+    "FloatStorage": np.float32, "DoubleStorage": np.float64, "HalfStorage": np.float16,
+    "BFloat16Storage": _dt.numpy_dtype(_dt.bfloat16), "LongStorage": np.int64, "IntStorage": np.int32,
+    "ShortStorage": np.int16, "CharStorage": np.int8, "ByteStorage": np.uint8, "BoolStorage": np.bool_,
+}
+_TORCH_DTYPES = {"float32": np.float32, "float": np.float32, "float64": np.float64, "double": np.float64,
+                 "float16": np.float16, "half": np.float16, "bfloat16": _dt.numpy_dtype(_dt.bfloat16),
+                 "int64": np.int64, "long": np.int64, "int32": np.int32, "int": np.int32, "int16": np.int16,
+                 "int8": np.int8, "uint8": np.uint8, "bool": np.bool_}
+
+
+class _TorchStorageType:
+    """torch.<Type>Storage or a torch dtype in a torch.save pickle: the NumPy dtype it stands for."""
+
+    def __init__(self, name, dtype):
+        self.name, self.dtype = name, np.dtype(dtype)
+
+
+def _rebuild_torch_tensor(storage, offset, size, stride, requires_grad=False, backward_hooks=None, metadata=None):
+    """torch._utils._rebuild_tensor_v2: the view (offset, size, stride, in elements) of a storage,
+    copied out (a GT tensor owns its values)."""
+    itemsize = storage.dtype.itemsize
+    if any(s == 0 for s in size):
+        return T.from_numpy(np.zeros(tuple(size), storage.dtype))
+    view = np.lib.stride_tricks.as_strided(storage[offset:], shape=tuple(size),
+                                           strides=tuple(s * itemsize for s in stride))
+    return T.from_numpy(np.array(view, order="C"))  # (a copy; ascontiguousarray would make a 0-d one 1-d)
+
+
+def _rebuild_torch_tensor_v3(storage, offset, size, stride, requires_grad, backward_hooks, dtype, metadata=None):
+    """torch._utils._rebuild_tensor_v3: as v2, the storage untyped and the dtype given."""
+    return _rebuild_torch_tensor(storage.view(dtype.dtype) if isinstance(dtype, _TorchStorageType) else storage,
+                                 offset, size, stride)
+
+
+def _rebuild_torch_parameter(data, requires_grad=True, backward_hooks=None, *state):
+    from .nn.modules import Parameter
+    return Parameter(data, requires_grad=requires_grad)
+
+
+class _TorchUnpickler(_WeightsOnly):
+    """torch.save's data.pkl: its tensors rebuilt from the archive's storages (as gt Tensors);
+    otherwise the weights-only rules (or none, with weights_only=False)."""
+
+    _TORCH = {("torch._utils", "_rebuild_tensor_v2"): _rebuild_torch_tensor,
+              ("torch._utils", "_rebuild_tensor_v3"): _rebuild_torch_tensor_v3,
+              ("torch._utils", "_rebuild_parameter"): _rebuild_torch_parameter,
+              ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_torch_parameter,
+              ("torch", "Size"): tuple}
+
+    def __init__(self, data, read_record, weights_only):
+        super().__init__(data)
+        self._read_record, self._weights_only, self._storages = read_record, weights_only, {}
+
+    def find_class(self, module, name):
+        if (module, name) in self._TORCH:
+            return self._TORCH[(module, name)]
+        if module == "torch" and name in _TORCH_STORAGES:
+            return _TorchStorageType(name, _TORCH_STORAGES[name])
+        if module == "torch" and name in _TORCH_DTYPES:
+            return _TorchStorageType(name, _TORCH_DTYPES[name])
+        if module == "torch.storage" and name == "UntypedStorage":
+            return _TorchStorageType(name, np.uint8)
+        if not self._weights_only:
+            return pickle.Unpickler.find_class(self, module, name)
+        return super().find_class(module, name)
+
+    def persistent_load(self, pid):
+        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
+            raise pickle.UnpicklingError(f"gt.load: a torch.save file names an unknown persistent object {pid!r}")
+        _, kind, key, _location, numel = pid
+        if key not in self._storages:
+            dtype = kind.dtype if isinstance(kind, _TorchStorageType) else np.dtype(np.uint8)
+            self._storages[key] = np.frombuffer(self._read_record(f"data/{key}"), dtype=dtype)
+        return self._storages[key]
+
+
+def _load_torch_zip(data, weights_only):
+    """The object in a torch.save zip archive (bytes): see _TorchUnpickler."""
+    import zipfile
+    z = zipfile.ZipFile(io.BytesIO(data))
+    pkl = [n for n in z.namelist() if n.endswith("/data.pkl") and n.count("/") == 1]
+    if not pkl:
+        return None
+    prefix = pkl[0][:-len("data.pkl")]
+    names = set(z.namelist())
+    big = prefix + "byteorder" in names and z.read(prefix + "byteorder").strip() == b"big"
+
+    unpickler = _TorchUnpickler(io.BytesIO(z.read(pkl[0])), lambda name: z.read(prefix + name), weights_only)
+    if big:  # a big-endian machine's file: swap each storage as it is read
+        original = unpickler.persistent_load
+
+        def swapped(pid):
+            return original(pid).byteswap()
+        unpickler.persistent_load = swapped
+    return unpickler.load()
+
+
 def load(f, map_location=None, weights_only=True, **kwargs):
     """Reads what gt.save wrote (or any .npz / .safetensors of arrays, or a pickle) from `f` (a
     path or a binary file object). A .npz or .safetensors file gives an OrderedDict of name ->
@@ -151,7 +255,10 @@ def load(f, map_location=None, weights_only=True, **kwargs):
             return OrderedDict((k, T.from_numpy(v)) for k, v in load_file(path).items())
         with open(path, "rb") as inp:
             data = inp.read()
-    if data[:4] == b"PK\x03\x04":  # a zip: .npz
+    if data[:4] == b"PK\x03\x04":  # a zip: torch.save's, or .npz
+        torch_saved = _load_torch_zip(data, weights_only)
+        if torch_saved is not None:
+            return torch_saved
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             return OrderedDict((k, T.from_numpy(_from_npz(z[k]))) for k in z.files)
     unpickler = _WeightsOnly if weights_only else pickle.Unpickler

@@ -174,3 +174,43 @@ def test_a_tensor_that_outlives_the_session_does_not_abort_the_exit(tmp_path):
                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert out.returncode == 1 and "1 failed" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
     assert "Fatal Python error" not in out.stderr, out.stderr[-3000:]
+
+
+def test_a_file_torch_save_wrote_loads():
+    # test/python/data/torch_checkpoint.pt: written by PyTorch 2.15's torch.save (a zip of
+    # data.pkl and one file per storage): a state dict, numbers, a list, every common dtype,
+    # two views of one storage (a transpose and a row) and a Parameter.
+    data = os.path.join(ROOT, "test", "python", "data")
+    ckpt = gt.load(os.path.join(data, "torch_checkpoint.pt"))
+    want = np.load(os.path.join(data, "torch_checkpoint_expected.npz"))
+    assert ckpt["epoch"] == 7 and ckpt["lr"] == [0.1, 0.01]
+    assert list(ckpt["model"]) == ["weight", "bias"] and list(ckpt["bn"])[-1] == "num_batches_tracked"
+    np.testing.assert_array_equal(ckpt["model"]["weight"].numpy(), want["model.weight"])
+    np.testing.assert_array_equal(ckpt["model"]["bias"].numpy(), want["model.bias"])
+    dtypes = {"f64": gt.float64, "i64": gt.int64, "bf16": gt.bfloat16, "f16": gt.float16, "bool": gt.bool,
+              "u8": gt.uint8, "transposed": gt.float32, "row": gt.float32, "scalar": gt.float32}
+    for name, dtype in dtypes.items():
+        assert ckpt[name].dtype == dtype, name
+        got = ckpt[name].float().numpy() if name == "bf16" else ckpt[name].numpy()
+        np.testing.assert_array_equal(got, want[name], err_msg=name)
+    assert ckpt["scalar"].shape == () and ckpt["transposed"].shape == (4, 3)
+    assert isinstance(ckpt["param"], nn.Parameter) and ckpt["param"].requires_grad
+    m = nn.Linear(3, 2)
+    m.load_state_dict(ckpt["model"])
+    np.testing.assert_array_equal(m.weight.numpy(), want["model.weight"])
+
+
+class _RunsCode:
+    def __reduce__(self):
+        return (os.getcwd, ())
+
+
+def test_a_torch_save_file_naming_other_code_is_refused_unless_trusted(tmp_path):
+    import zipfile
+    path = tmp_path / "evil.pt"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("evil/data.pkl", pickle.dumps({"w": _RunsCode()}, protocol=2))
+        z.writestr("evil/version", "3\n")
+    with pytest.raises(pickle.UnpicklingError, match="does not unpickle posix.getcwd"):
+        gt.load(path)
+    assert gt.load(path, weights_only=False) == {"w": os.getcwd()}
