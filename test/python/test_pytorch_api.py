@@ -220,3 +220,26 @@ def test_what_pytorch_examples_word_language_model_names():
     lstm = nn.LSTM(3, 4)
     lstm.flatten_parameters()  # cuDNN's packed weights: nothing to do
     assert len(list(lstm.parameters())) == 4
+
+
+def test_torch_cuda_amp_version_and_random_modules():
+    # `from torch.cuda.amp import autocast, GradScaler` (older scripts), torch.version.cuda,
+    # torch.random.fork_rng: importable modules, as in PyTorch.
+    import importlib
+    amp = importlib.import_module("gt.cuda.amp")
+    assert gt.cuda.amp is amp
+    with amp.autocast():
+        y = gt.ones(2, 2) @ gt.ones(2, 2)
+    assert y.dtype == gt.float16  # autocast("cuda") computes in float16
+    if gt.cuda.is_available():
+        assert amp.GradScaler().is_enabled()
+    else:
+        with pytest.warns(UserWarning, match="CUDA is not available"):
+            assert not amp.GradScaler().is_enabled()
+    assert gt.version.cuda is None and gt.version.__version__ == gt.__version__
+    gt.manual_seed(3)
+    with gt.random.fork_rng():
+        inside = gt.randn(4).numpy()
+    after = gt.randn(4).numpy()
+    np.testing.assert_array_equal(inside, after)  # the draws inside did not move the stream
+    assert gt.random.initial_seed() == gt.initial_seed()

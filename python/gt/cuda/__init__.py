@@ -4,7 +4,7 @@ GT runs every tensor on its session's workers; these say whether they are GPUs (
 
     device = "cuda" if gt.cuda.is_available() else "cpu"
 """
-from . import _device
+from .. import _device
 
 
 def is_available():
@@ -30,13 +30,13 @@ def get_device_name(device=None):
 
 def synchronize(device=None):
     """Waits until every op issued so far has run (gt.synchronize)."""
-    from . import synchronize as _sync
+    from .. import synchronize as _sync
     _sync()
 
 
 def manual_seed(seed):
     """gt.manual_seed: one seed stream serves every worker, GPU or not."""
-    from ._tensor import manual_seed as _seed
+    from .._tensor import manual_seed as _seed
     _seed(seed)
 
 
@@ -52,18 +52,7 @@ def empty_cache():
     """Nothing to do on the client: workers keep their own caches."""
 
 
-class amp:
-    """torch.cuda.amp (PyTorch's older spelling of torch.amp with device "cuda")."""
-
-    @staticmethod
-    def autocast(enabled=True, dtype=None, cache_enabled=None):
-        from . import amp as _amp
-        return _amp.autocast("cuda", dtype or "float16", enabled, cache_enabled)
-
-    @staticmethod
-    def GradScaler(init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000, enabled=True):
-        from . import amp as _amp
-        return _amp.GradScaler("cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled)
+from . import amp  # noqa: E402  (torch.cuda.amp)
 
 
 __all__ = ["amp", "is_available", "device_count", "current_device", "get_device_name", "synchronize", "manual_seed",

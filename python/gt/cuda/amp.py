@@ -1,0 +1,23 @@
+"""gt.cuda.amp: torch.cuda.amp, PyTorch's older spelling of torch.amp with device "cuda".
+
+    from torch.cuda.amp import autocast, GradScaler   # under gt.as_torch
+    scaler = GradScaler()
+    with autocast():
+        loss = model(x)
+
+Both are gt.amp's (see there: on CPU workers a "cuda" GradScaler disables itself, as PyTorch's).
+"""
+from .. import amp as _amp
+
+
+def autocast(enabled=True, dtype=None, cache_enabled=None):
+    """gt.amp.autocast("cuda", dtype (default float16), enabled, cache_enabled)."""
+    return _amp.autocast("cuda", dtype or "float16", enabled, cache_enabled)
+
+
+def GradScaler(init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000, enabled=True):
+    """gt.amp.GradScaler("cuda", ...)."""
+    return _amp.GradScaler("cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled)
+
+
+__all__ = ["autocast", "GradScaler"]
