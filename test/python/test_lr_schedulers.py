@@ -2,6 +2,7 @@
 timing, no torch import: the expected values are computed here from those formulas)."""
 import math
 
+import numpy as np
 import pytest
 
 import gt
@@ -104,3 +105,35 @@ def test_new_schedulers_round_trip_their_state():
     sched.step(), again.step()
     assert opt2.param_groups[0]["lr"] == pytest.approx(opt.param_groups[0]["lr"])
     assert again.last_epoch == sched.last_epoch == 4
+def test_swa_utils_average_anneal_and_recompute_batchnorm():
+    from gt.optim.swa_utils import SWALR, AveragedModel, get_ema_multi_avg_fn, update_bn
+    model = gt.nn.Sequential(gt.nn.Linear(2, 2), gt.nn.BatchNorm1d(2))
+    swa, ema = AveragedModel(model), AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(0.5))
+    seen = []
+    for k in range(3):
+        with gt.no_grad():
+            model[0].weight.fill_(float(k + 1))
+        seen.append(float(k + 1))
+        swa.update_parameters(model)
+        ema.update_parameters(model)
+    np.testing.assert_allclose(swa.module[0].weight.numpy(), np.full((2, 2), np.mean(seen)), rtol=1e-6)
+    np.testing.assert_allclose(ema.module[0].weight.numpy(), np.full((2, 2), (1 * 0.5 + 2 * 0.5) * 0.5 + 3 * 0.5))
+    assert swa.n_averaged.item() == 3 and swa(gt.ones(4, 2)).shape == (4, 2)
+    # SWALR: PyTorch 2.15's schedule for these settings (cos over 4 steps, from 0.5 to 0.05)
+    opt = gt.optim.SGD(model.parameters(), lr=0.5)
+    sched = SWALR(opt, swa_lr=0.05, anneal_epochs=4)
+    lrs = [opt.param_groups[0]["lr"]]
+    for _ in range(5):
+        sched.step()
+        lrs.append(opt.param_groups[0]["lr"])
+    np.testing.assert_allclose(lrs, [0.5, 0.434099, 0.275, 0.115901, 0.05, 0.05], atol=1e-6)
+    with pytest.raises(ValueError, match="anneal_strategy"):
+        SWALR(opt, swa_lr=0.05, anneal_strategy="step")
+    # update_bn: BatchNorm's running statistics become the averages over the loader's batches
+    data = [gt.tensor(np.arange(8, dtype=np.float32).reshape(4, 2) + 10 * i) for i in range(3)]
+    swa.eval()
+    update_bn([(x, 0) for x in data], swa)
+    bn = swa.module[1]
+    feats = [swa.module[0](x).numpy() for x in data]
+    np.testing.assert_allclose(bn.running_mean.numpy(), np.mean([f.mean(0) for f in feats], 0), rtol=1e-5)
+    assert bn.momentum == 0.1 and not swa.training

@@ -27,7 +27,7 @@ from .. import _functions as T
 from .. import _runtime
 from .._tensor import _foreach
 from ..autograd import no_grad
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils  # noqa: E402
 
 
 def _ends_a_batch(step):
