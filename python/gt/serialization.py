@@ -161,10 +161,16 @@ def _rebuild_torch_tensor(storage, offset, size, stride, requires_grad=False, ba
     """torch._utils._rebuild_tensor_v2: the view (offset, size, stride, in elements) of a storage,
     copied out (a GT tensor owns its values)."""
     itemsize = storage.dtype.itemsize
+    size, stride, offset = tuple(int(s) for s in size), tuple(int(s) for s in stride), int(offset)
+    if len(size) != len(stride) or offset < 0 or any(s < 0 for s in size + stride):
+        raise pickle.UnpicklingError(f"gt.load: a tensor of size {size}, stride {stride}, offset {offset}")
     if any(s == 0 for s in size):
-        return T.from_numpy(np.zeros(tuple(size), storage.dtype))
-    view = np.lib.stride_tricks.as_strided(storage[offset:], shape=tuple(size),
-                                           strides=tuple(s * itemsize for s in stride))
+        return T.from_numpy(np.zeros(size, storage.dtype))
+    last = offset + sum((n - 1) * s for n, s in zip(size, stride))  # as_strided checks nothing: a file must not
+    if last >= len(storage):                                         # make it read past its storage
+        raise pickle.UnpicklingError(f"gt.load: a tensor of size {size}, stride {stride} at offset {offset} reaches "
+                                     f"past its storage of {len(storage)} elements")
+    view = np.lib.stride_tricks.as_strided(storage[offset:], shape=size, strides=tuple(s * itemsize for s in stride))
     return T.from_numpy(np.array(view, order="C"))  # (a copy; ascontiguousarray would make a 0-d one 1-d)
 
 

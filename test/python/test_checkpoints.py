@@ -214,3 +214,23 @@ def test_a_torch_save_file_naming_other_code_is_refused_unless_trusted(tmp_path)
     with pytest.raises(pickle.UnpicklingError, match="does not unpickle posix.getcwd"):
         gt.load(path)
     assert gt.load(path, weights_only=False) == {"w": os.getcwd()}
+
+
+def test_a_torch_save_file_whose_view_reaches_past_its_storage_is_refused(tmp_path):
+    # A weights-only load must be safe for a file from anywhere: a tensor's size, stride and
+    # offset are checked against its storage before NumPy's as_strided reads it.
+    import zipfile
+    data = os.path.join(ROOT, "test", "python", "data", "torch_checkpoint.pt")
+    with zipfile.ZipFile(data) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    pkl = next(n for n in members if n.endswith("/data.pkl"))
+    # the scalar tensor: size () stride () -> claim size (1000,) stride (1,) at its 1-element storage
+    text = members[pkl]
+    evil = tmp_path / "evil.pt"
+    with zipfile.ZipFile(evil, "w") as z:
+        for n, b in members.items():
+            if n.startswith(pkl.split("/")[0] + "/data/"):
+                b = b[:4]  # every storage cut to one element
+            z.writestr(n, text if n == pkl else b)
+    with pytest.raises(pickle.UnpicklingError, match="reaches past its storage"):
+        gt.load(evil)
