@@ -115,7 +115,9 @@ class MNIST(VisionDataset):
         return {c: i for i, c in enumerate(self.classes)}
 
     def __len__(self):
-        return len(self._array("data"))
+        if self._arrays.get("data") is None:  # a tensor assigned: its shape, without fetching it
+            return int(self._tensors["data"].shape[0])
+        return len(self._arrays["data"])
 
     def __getitem__(self, index):
         return self._apply(_pil().fromarray(self._array("data")[index]), int(self._array("targets")[index]))
