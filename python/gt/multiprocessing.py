@@ -14,8 +14,7 @@ in each process here. Under `python -m gt.as_torch`, spawned children see `torch
 import multiprocessing as _mp
 from multiprocessing import *  # noqa: F401,F403  (torch.multiprocessing re-exports them too)
 
-__all__ = [n for n in dir(_mp) if not n.startswith("_")] + ["spawn", "start_processes", "ProcessRaisedException",
-                                                            "ProcessExitedException"]
+__all__ = list(_mp.__all__) + ["spawn", "start_processes", "ProcessRaisedException", "ProcessExitedException"]
 
 
 class ProcessRaisedException(Exception):

@@ -234,6 +234,9 @@ def test_multiprocessing_spawn_runs_each_child_as_its_own_client(tmp_path, monke
     with pytest.raises(mp.ProcessRaisedException, match="child 1 failed on purpose"):
         mp.spawn(spawned.fail_on_one, nprocs=2)
     assert mp.Queue is not None and callable(mp.get_context)
+    names = {}
+    exec("from gt.multiprocessing import *", names)  # every name __all__ lists exists
+    assert callable(names["spawn"]) and callable(names["Process"])
     t = gt.ones(2)
     with pytest.warns(UserWarning, match="share no tensor memory"):
         assert t.share_memory_() is t and not t.is_shared()

@@ -452,6 +452,31 @@ TEST(Scheduler, AFetchBehindMoreThanTheScanLimitWaitsForEverything) {
   EXPECT_EQ(scheduler.counters().fetchesMidProgram, 0u);
 }
 
+TEST(Scheduler, TheScanLimitCountsEveryTensorAFreeNames) {
+  // Nine frees of 1,024 (absent) tensors each after the writer: few instructions, but 9,216 ids
+  // to look at, over kMaxFinalScan. The fetch waits for everything rather than search them all.
+  Executor ex(ExecutorOptions{"", false});
+  Scheduler scheduler(ex);
+  std::vector<Instruction> program_ = {upload(1, {0.5f}, {1}), op(OpCode::Exp, 2, {1})};
+  for (uint64_t f = 0; f < 9; ++f) {
+    std::vector<uint64_t> ids;
+    for (uint64_t i = 0; i < 1024; ++i) ids.push_back(100000 + f * 1024 + i);
+    program_.push_back(op(OpCode::Free, 0, ids));
+  }
+  program_.push_back(op(OpCode::Exp, 3, {2}));
+  scheduler.submit(1, 1, program(program_), [] {});
+  Latch fetched(1);
+  bool lastMade = false;
+  scheduler.whenFinal(1, 2, [&] {
+    lastMade = ex.ownedBy(3, 1);
+    fetched.done();
+  });
+  scheduler.start();
+  ASSERT_TRUE(fetched.wait());
+  EXPECT_TRUE(lastMade);
+  EXPECT_EQ(scheduler.counters().fetchesMidProgram, 0u);
+}
+
 TEST(CPUDevice, LeavingACoreFreeChangesNoGEMMsBits) {
   // A weight gradient's GEMM (k = 2048) on every thread and on one thread fewer: MKL splits k
   // differently by thread count unless in strict CNR mode, which the CPU device turns on.

@@ -56,10 +56,11 @@ public:
   /// the forward pass has made the loss, while the backward pass and the step still run (as a
   /// data dependency would order it, not the stream order of CUDA). A tensor is only ever
   /// written by the instruction that makes it (Instruction::result), so its value is final
-  /// from then on. Falls back to fence() for an ending session and when more than
-  /// kMaxFinalScan queued instructions would have to be searched.
+  /// from then on. Falls back to fence() for an ending session and when finding it would mean
+  /// looking at more than kMaxFinalScan ids (an instruction's result counts one, a free each
+  /// tensor it names): a hostile session's fetches cost the worker a bounded search each.
   void whenFinal(uint32_t session, uint64_t id, std::function<void()> fn);
-  static constexpr size_t kMaxFinalScan = 8192; // (several training steps; a fetch scans at most this)
+  static constexpr size_t kMaxFinalScan = 8192; // (a few training steps; a fetch looks at most at this many ids)
   /// Runs `fn` on the calling thread at once, and returns true, when the scheduler's thread is
   /// parked with nothing queued for any session and `session` is not traced: then everything
   /// `session` queued has run and nothing touches the executor meanwhile, so `fn` sees what a

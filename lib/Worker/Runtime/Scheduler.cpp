@@ -109,11 +109,14 @@ void Scheduler::whenFinal(uint32_t session, uint64_t id, std::function<void()> f
       for (auto it = items.rbegin(); it != items.rend() && budget > 0; ++it) {
         if (it->kind != Item::Program) continue; // fences and fetches write nothing
         const std::vector<Instruction> &insts = it->program.instructions; // not changed while queued or running
-        for (size_t i = insts.size(); i-- > 0 && budget > 0; --budget) {
+        for (size_t i = insts.size(); i-- > 0 && budget > 0;) {
           const Instruction &inst = insts[i];
-          bool writes = inst.op == OpCode::Free
-                            ? std::find(inst.operands.begin(), inst.operands.end(), id) != inst.operands.end()
-                            : inst.result == id;
+          bool free = inst.op == OpCode::Free;
+          // Each id looked at counts (a free names up to kMaxFreeOperands): a fetch's work here,
+          // under the lock the scheduler's thread needs between units, stays bounded.
+          budget -= std::min(budget, 1 + (free ? inst.operands.size() : 0));
+          bool writes = free ? std::find(inst.operands.begin(), inst.operands.end(), id) != inst.operands.end()
+                             : inst.result == id;
           if (writes) {
             it->final.emplace_back(i + 1, std::move(fn));
             waiting_++;
