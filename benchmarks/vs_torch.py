@@ -11,7 +11,13 @@ Workloads (each timed after warm-up iterations shaped like the timed ones):
 - the MLP training step (784-256-128-10, ReLU, cross-entropy, Adam, batch 128, synthetic data),
   each step ending by reading the loss, as a training loop that logs it does;
 - the GPT training step of examples/char_gpt.py (default model: 2 layers, 4 heads, embd 128,
-  block 64, batch 32, AdamW), each step ending by reading the loss.
+  block 64, batch 32, AdamW), each step ending by reading the loss;
+- the CNN training step of examples/cnn_fashion_mnist.py's model (Conv2d 1-16-32 3x3, BatchNorm2d,
+  ReLU, MaxPool2d 2, Linear 1568-128-10, dropout; Adam, batch 64 of 28x28, synthetic data);
+- a ResNet training step (He et al. 2016: a 7x7/2 stem with batch norm and a 3x3/2 max pool,
+  then basic blocks of 64-128-256 channels, two per stage, strided 1x1 shortcuts; SGD with
+  momentum, batch 16 of 3x112x112, synthetic data): the convolution-bound step of the ResNet
+  scripts (torchvision's resnet18 at 224x224 has the same layers, one stage more).
 
 For the two training steps it also prints the CPU time per step (all of GT's processes summed,
 client and auto-started daemons, against PyTorch's one process) and, for GT, the kernels and
@@ -24,7 +30,7 @@ used for the per-op loop. Each configuration runs in its own process. PyTorch is
 dependency: run this with a Python that has both `gt` and `torch` (the GPU machine's python3,
 through the device bundle's `./run.sh python benchmarks/vs_torch.py`). Run:
 
-    python benchmarks/vs_torch.py [--quick] [--only gt,torch,torch.compile]
+    python benchmarks/vs_torch.py [--quick] [--only gt,torch,torch.compile] [--workloads mlp,gpt,...]
 """
 import argparse
 import contextlib
@@ -38,13 +44,17 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(HERE, "..", "examples")
-WORKLOADS = ["per-op", "item", "chain", "mlp", "gpt"]
+WORKLOADS = ["per-op", "item", "chain", "mlp", "gpt", "cnn", "resnet"]
 ROWS = {"per-op": ["per-op", "per-op issue"], "item": ["item p50", "item p99"], "chain": ["chain"],
-        "mlp": ["mlp", "mlp cpu", "mlp compiles"], "gpt": ["gpt", "gpt cpu", "gpt compiles"]}
+        "mlp": ["mlp", "mlp cpu", "mlp compiles"], "gpt": ["gpt", "gpt cpu", "gpt compiles"],
+        "cnn": ["cnn", "cnn cpu", "cnn compiles"], "resnet": ["resnet", "resnet cpu", "resnet compiles"]}
 UNITS = {"per-op": ("us per op", 1e6), "per-op issue": ("us per op", 1e6), "item p50": ("us", 1e6),
          "item p99": ("us", 1e6), "chain": ("ms per iteration", 1e3), "mlp": ("ms per step", 1e3),
          "mlp cpu": ("CPU ms per step", 1e3), "mlp compiles": ("in timed steps", 1), "gpt": ("ms per step", 1e3),
-         "gpt cpu": ("CPU ms per step", 1e3), "gpt compiles": ("in timed steps", 1)}
+         "gpt cpu": ("CPU ms per step", 1e3), "gpt compiles": ("in timed steps", 1),
+         "cnn": ("ms per step", 1e3), "cnn cpu": ("CPU ms per step", 1e3), "cnn compiles": ("in timed steps", 1),
+         "resnet": ("ms per step", 1e3), "resnet cpu": ("CPU ms per step", 1e3),
+         "resnet compiles": ("in timed steps", 1)}
 
 
 def backend_module(backend):
@@ -224,9 +234,85 @@ def gpt(lib, compiled, quick):
     return {"gpt": r["step"], "gpt cpu": r["cpu"], "gpt compiles": r["compiles"]}
 
 
+def image_step(lib, model, opt, shape, classes, compiled):
+    """training_step of `model` on four fixed synthetic batches of `shape` in turn."""
+    F = lib.nn.functional
+    forward = model
+    if compiled:
+        import torch
+        forward = torch.compile(model)
+    rng = np.random.default_rng(0)
+    batches = [(lib.tensor(rng.standard_normal(shape).astype(np.float32)),
+                lib.tensor(rng.integers(0, classes, shape[0]))) for _ in range(4)]
+    i = [0]
+
+    def loss():
+        x, y = batches[i[0] % len(batches)]
+        i[0] += 1
+        return F.cross_entropy(forward(x), y)
+    return training_step(loss, opt)
+
+
+def cnn_step(lib, compiled=False):
+    """examples/cnn_fashion_mnist.py's model (written here against `lib`), Adam, batches of 64."""
+    nn, F = lib.nn, lib.nn.functional
+    lib.manual_seed(0)
+
+    class Net(nn.Module):
+        def __init__(self, width=16):
+            super().__init__()
+            self.conv1, self.bn1 = nn.Conv2d(1, width, 3, padding=1), nn.BatchNorm2d(width)
+            self.conv2, self.bn2 = nn.Conv2d(width, 2 * width, 3, padding=1), nn.BatchNorm2d(2 * width)
+            self.fc1, self.dropout, self.fc2 = nn.Linear(2 * width * 7 * 7, 128), nn.Dropout(0.25), nn.Linear(128, 10)
+
+        def forward(self, x):
+            x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
+            x = F.max_pool2d(F.relu(self.bn2(self.conv2(x))), 2)
+            return self.fc2(self.dropout(F.relu(self.fc1(lib.flatten(x, 1)))))
+    model = Net()
+    return image_step(lib, model, lib.optim.Adam(model.parameters(), lr=2e-3), (64, 1, 28, 28), 10, compiled)
+
+
+def resnet_step(lib, compiled=False):
+    """A small ResNet (basic blocks, He et al. 2016), SGD with momentum, batches of 16 3x112x112."""
+    nn = lib.nn
+    lib.manual_seed(0)
+
+    class Block(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv1, self.bn1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout)
+            self.conv2, self.bn2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False), nn.BatchNorm2d(cout)
+            self.shortcut = nn.Sequential()
+            if stride != 1 or cin != cout:
+                self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            y = self.bn1(self.conv1(x)).relu()
+            return (self.bn2(self.conv2(y)) + self.shortcut(x)).relu()
+
+    model = nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(3, 2, 1),
+                          Block(64, 64, 1), Block(64, 64, 1), Block(64, 128, 2), Block(128, 128, 1),
+                          Block(128, 256, 2), Block(256, 256, 1), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                          nn.Linear(256, 100))
+    opt = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
+    return image_step(lib, model, opt, (16, 3, 112, 112), 100, compiled)
+
+
+def cnn(lib, compiled, quick):
+    r = timed_step(lib, cnn_step(lib, compiled), 3 if quick else 10, 3 if quick else 30)
+    return {"cnn": r["step"], "cnn cpu": r["cpu"], "cnn compiles": r["compiles"]}
+
+
+def resnet(lib, compiled, quick):
+    r = timed_step(lib, resnet_step(lib, compiled), 2 if quick else 5, 2 if quick else 8)
+    return {"resnet": r["step"], "resnet cpu": r["cpu"], "resnet compiles": r["compiles"]}
+
+
 def child(backend, workload, quick):
     lib, device = backend_module(backend)
-    rows = {"per-op": per_op, "item": item, "chain": chain, "mlp": mlp, "gpt": gpt}[workload](
+    rows = {"per-op": per_op, "item": item, "chain": chain, "mlp": mlp, "gpt": gpt, "cnn": cnn,
+            "resnet": resnet}[workload](
         lib, backend == "torch.compile", quick)
     print(json.dumps({"rows": rows, "device": device}))
 
@@ -249,12 +335,16 @@ def main():
     p.add_argument("--child", nargs=2)
     p.add_argument("--quick", action="store_true", help="fewer timed iterations (a smoke test)")
     p.add_argument("--only", default="gt,torch,torch.compile")
+    p.add_argument("--workloads", default=",".join(WORKLOADS), help="which of " + ", ".join(WORKLOADS))
     args = p.parse_args()
     if args.child:
         return child(*args.child, args.quick)
     backends = args.only.split(",")
+    workloads = args.workloads.split(",")
+    if set(workloads) - set(WORKLOADS):
+        p.error(f"unknown workloads {sorted(set(workloads) - set(WORKLOADS))} (one of {', '.join(WORKLOADS)})")
     results, devices, notes = {}, {}, []
-    for workload in WORKLOADS:
+    for workload in workloads:
         for backend in backends:
             if backend == "torch.compile" and workload in ("per-op", "item"):
                 continue
@@ -268,7 +358,7 @@ def main():
     print("devices: " + ", ".join(f"{b} on {d}" for b, d in devices.items()))
     print("| workload | unit | " + " | ".join(backends) + " | GT / eager |")
     print("|---|---|" + "---|" * len(backends) + "---|")
-    for workload in WORKLOADS:
+    for workload in workloads:
         for row in ROWS[workload]:
             unit, scale = UNITS[row]
             cells = []

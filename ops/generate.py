@@ -69,6 +69,7 @@ SHARDING_RULES = {
     "first_axis": "FirstAxis",       # a split first axis (the batch) splits the result's; others gather (im2col)
     "matmul": "Matmul", "reduction": "Reduction", "layout": "Layout", "index": "Index",
     "distribution": "Distribution",
+    "convolution": "Convolution",    # a split batch splits the result's (the weight's gradient: partial sums)
 }
 SHARDING_DEFAULTS = {"unary": "elementwise", "binary": "elementwise", "compare": "elementwise",
                      "select": "elementwise", "lifetime": "replicated"}
@@ -422,8 +423,8 @@ def gen_derivatives(ops):
             out.append(f"// d {op['name']} / d {o} = {op['grad'][o]}")
             out.append(f"static constexpr DerivativeStep {var}[] = {{")
             for kind, name, args, keywords in steps:
-                if len(args) > 6 or len(keywords) > 4:
-                    fail(op["name"], f"grad of {o}: a call with more than 6 arguments or 4 keywords")
+                if len(args) > 6 or len(keywords) > 6:
+                    fail(op["name"], f"grad of {o}: a call with more than 6 arguments or 6 keywords")
                 a = ", ".join(str(x) for x in args)
                 kw = ", ".join(f"{{{cstr(k)}, {v}}}" for k, v in keywords)
                 out.append(f"    {{StepKind::{camel(kind)}, {cstr(name)}, {len(args)}, {{{a}}}, {len(keywords)}, {{{kw}}}}},")

@@ -10,7 +10,7 @@ APT_PACKAGES=(
   libyaml-cpp-dev
   pybind11-dev python3-pybind11
   libgloo-dev
-  libopenblas-dev libomp-19-dev
+  libopenblas-dev libomp-19-dev libdnnl-dev
   libgoogle-perftools-dev
   libgtest-dev libgmock-dev
   clang-19 libclang-rt-19-dev

@@ -95,6 +95,65 @@ TensorType col2im(const OpInfo &op, std::span<const TensorType> in, const OpAttr
   return {in[0].dtype, attrs.shape};
 }
 
+namespace {
+
+/// A convolution of `input` (N, C, *spatial) by `weight` (O, C / groups, *kernel) into `output`
+/// (N, O, *out), with one padding (>= 0, attrs.starts), stride (>= 1, steps) and dilation (>= 1,
+/// axes) per spatial axis and attrs.count groups: every size agrees, and out = (spatial + padding
+/// + padding_after - dilation (kernel - 1) - 1) / stride + 1 (rounded down) for some
+/// padding_after >= 0, the windows starting inside the padded input. All operands float32.
+void checkConvolution(const OpInfo &op, std::span<const TensorType> in, const Shape &input, const Shape &weight,
+                      const Shape &output, const OpAttrs &attrs) {
+  for (const TensorType &t : in)
+    if (t.dtype != DType::Float32) dtypeError(op, std::string("supports float32 tensors, got ") + dtypeName(t.dtype));
+  size_t n = input.size() >= 3 ? input.size() - 2 : 0;
+  std::string what = std::string(op.mnemonic) + ": input " + shapeString(input) + ", weight " + shapeString(weight) +
+                     ", output " + shapeString(output) + " with padding " + shapeString(attrs.starts) + ", stride " +
+                     shapeString(attrs.steps) + ", dilation " + shapeString(attrs.axes) + " and " +
+                     std::to_string(attrs.count) + " groups";
+  if (n < 1 || n > 3 || weight.size() != n + 2 || output.size() != n + 2 || attrs.starts.size() != n ||
+      attrs.steps.size() != n || attrs.axes.size() != n)
+    throw ShapeError(what + ": expected 1 to 3 spatial axes, (N, C, *spatial), (O, C / groups, *kernel), (N, O, *out) "
+                            "and one padding, stride and dilation per spatial axis");
+  int64_t groups = attrs.count;
+  if (groups < 1 || weight[0] < 1 || weight[1] < 1 || input[0] < 0 || weight[0] % groups || input[1] != weight[1] * groups || output[0] != input[0] ||
+      output[1] != weight[0])
+    throw ShapeError(what + ": the batch and channel sizes do not agree (C = C / groups * groups, O a multiple of "
+                            "groups)");
+  for (size_t i = 0; i < n; ++i) {
+    int64_t size = input[2 + i], k = weight[2 + i], out = output[2 + i], s = attrs.steps[i], p = attrs.starts[i],
+            d = attrs.axes[i], span = 0, last = 0, limit = int64_t(1) << 40;
+    bool ok = size >= 1 && k >= 1 && out >= 1 && s >= 1 && d >= 1 && p >= 0 && size < limit && k < limit &&
+              out < limit && s < limit && d < limit && p < limit;
+    span = ok ? d * (k - 1) + 1 : 0;     // the taps a window covers
+    last = ok ? (out - 1) * s : 0;       // where the last window starts, in the padded input
+    // The padding after the input that `out` windows need: out = (size + p + after - span) / s + 1
+    // (rounded down) for some after >= 0.
+    int64_t after = last + span - size - p;
+    if (!ok || after <= -s || last >= size + p)
+      throw ShapeError(what + ": spatial axis " + std::to_string(i) + " needs sizes >= 1, stride, dilation >= 1, "
+                       "padding >= 0, and as many windows as (size + padding + padding_after - dilation * (kernel - "
+                       "1) - 1) / stride + 1 for some padding_after >= 0");
+  }
+}
+
+} // namespace
+
+TensorType convolution(const OpInfo &op, std::span<const TensorType> in, const OpAttrs &attrs) {
+  checkConvolution(op, in, in[0].shape, in[1].shape, attrs.shape, attrs);
+  return {DType::Float32, attrs.shape};
+}
+
+TensorType convolutionBackwardInput(const OpInfo &op, std::span<const TensorType> in, const OpAttrs &attrs) {
+  checkConvolution(op, in, attrs.shape, in[1].shape, in[0].shape, attrs);
+  return {DType::Float32, attrs.shape};
+}
+
+TensorType convolutionBackwardWeight(const OpInfo &op, std::span<const TensorType> in, const OpAttrs &attrs) {
+  checkConvolution(op, in, in[1].shape, attrs.shape, in[0].shape, attrs);
+  return {DType::Float32, attrs.shape};
+}
+
 DType ruleDType(const OpInfo &op, DType x, const OpAttrs &attrs) {
   switch (op.dtypeRule) {
   case DTypeRule::Attr: return attrs.dtype;

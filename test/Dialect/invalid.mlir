@@ -86,3 +86,27 @@ func.func @col2im_stride_zero(%c: tensor<2x3x3x3x2x2xf32>) -> tensor<2x3x5x5xf32
   %0 = gt.col2im %c {padding = array<i64: 1, 0>, stride = array<i64: 0, 1>, dilation = array<i64: 1, 2>} : tensor<2x3x3x3x2x2xf32> -> tensor<2x3x5x5xf32>
   return %0 : tensor<2x3x5x5xf32>
 }
+
+// -----
+
+func.func @convolution_groups_do_not_divide(%x: tensor<2x4x5x5xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<2x6x3x3xf32> {
+  // expected-error @+1 {{the batch and channel sizes do not agree}}
+  %0 = gt.convolution %x, %w {padding = array<i64: 0, 0>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 4} : tensor<2x4x5x5xf32>, tensor<6x2x3x3xf32> -> tensor<2x6x3x3xf32>
+  return %0 : tensor<2x6x3x3xf32>
+}
+
+// -----
+
+func.func @convolution_too_few_windows(%x: tensor<2x4x5x5xf32>, %w: tensor<6x4x3x3xf32>) -> tensor<2x6x2x3xf32> {
+  // expected-error @+1 {{as many windows as}}
+  %0 = gt.convolution %x, %w {padding = array<i64: 0, 0>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1} : tensor<2x4x5x5xf32>, tensor<6x4x3x3xf32> -> tensor<2x6x2x3xf32>
+  return %0 : tensor<2x6x2x3xf32>
+}
+
+// -----
+
+func.func @convolution_float64(%x: tensor<2x4x5x5xf64>, %w: tensor<6x4x3x3xf64>) -> tensor<2x6x3x3xf64> {
+  // expected-error @+1 {{supports float32 tensors, got float64}}
+  %0 = gt.convolution %x, %w {padding = array<i64: 0, 0>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1} : tensor<2x4x5x5xf64>, tensor<6x4x3x3xf64> -> tensor<2x6x3x3xf64>
+  return %0 : tensor<2x6x3x3xf64>
+}

@@ -61,3 +61,14 @@ func.func @compute(%a: tensor<4x3xf32>, %b: tensor<3xf32>, %w: tensor<3x5xf32>, 
   gt.free %a : tensor<4x3xf32>
   return
 }
+
+// CHECK-LABEL: func.func @convolutions
+func.func @convolutions(%x: tensor<8x4x28x28xf32>, %w: tensor<16x2x3x3xf32>, %g: tensor<8x16x14x14xf32>) {
+  // CHECK: gt.convolution {{.*}} {dilation = array<i64: 1, 1>, groups = 2 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : tensor<8x4x28x28xf32>, tensor<16x2x3x3xf32> -> tensor<8x16x14x14xf32>
+  %0 = gt.convolution %x, %w {padding = array<i64: 1, 1>, stride = array<i64: 2, 2>, dilation = array<i64: 1, 1>, groups = 2} : tensor<8x4x28x28xf32>, tensor<16x2x3x3xf32> -> tensor<8x16x14x14xf32>
+  // CHECK: gt.convolution_backward_input {{.*}} -> tensor<8x4x28x28xf32>
+  %1 = gt.convolution_backward_input %g, %w {padding = array<i64: 1, 1>, stride = array<i64: 2, 2>, dilation = array<i64: 1, 1>, groups = 2} : tensor<8x16x14x14xf32>, tensor<16x2x3x3xf32> -> tensor<8x4x28x28xf32>
+  // CHECK: gt.convolution_backward_weight {{.*}} -> tensor<16x2x3x3xf32>
+  %2 = gt.convolution_backward_weight %g, %x {padding = array<i64: 1, 1>, stride = array<i64: 2, 2>, dilation = array<i64: 1, 1>, groups = 2} : tensor<8x16x14x14xf32>, tensor<8x4x28x28xf32> -> tensor<16x2x3x3xf32>
+  return
+}

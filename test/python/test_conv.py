@@ -510,3 +510,47 @@ def test_multi_margin_loss_and_embedding_bag():
     np.testing.assert_allclose(mx, np.stack([w[idx[:4]].max(0), w[idx[4:]].max(0)]), rtol=1e-6)
     weighted = bag(gt.tensor(idx), gt.tensor(offsets), per_sample_weights=gt.tensor(np.full(8, 2.0, np.float32)))
     np.testing.assert_allclose(weighted.numpy(), 2 * want, rtol=1e-5)
+
+
+def test_float32_convolutions_on_cpu_workers_are_one_library_op_each(tmp_path):
+    # A float32 convolution on CPU workers is one gt.convolution (oneDNN on the worker) and its
+    # gradients one op each, with the same values; float64 takes im2col and a matrix product.
+    import json
+    x, w = rng.standard_normal((2, 4, 7, 6)), rng.standard_normal((6, 2, 3, 3))
+    path = tmp_path / "trace.json"
+    for dtype in (gt.float32, gt.float64):
+        xt = gt.tensor(x, dtype=dtype, requires_grad=True)
+        wt = gt.tensor(w, dtype=dtype, requires_grad=True)
+        with gt.profiler.trace(str(path)):
+            y = F.conv2d(xt, wt, stride=(2, 1), padding=1, dilation=(1, 2), groups=2)
+            y.sum().backward()
+            grads = xt.grad.numpy(), wt.grad.numpy()
+        ops = [e["name"] for e in json.load(open(path))["traceEvents"] if e.get("cat") == "op"]
+        library = [n for n in ops if n.startswith("convolution")]
+        if dtype == gt.float32:
+            assert sorted(library) == ["convolution", "convolution_backward_input", "convolution_backward_weight"]
+            assert "im2col" not in ops and "col2im" not in ops
+        else:
+            assert not library and "im2col" in ops and "col2im" in ops
+        want = conv_ref(x, w, None, (2, 1), (1, 1), (1, 2), 2)
+        np.testing.assert_allclose(y.numpy(), want, rtol=1e-5, atol=1e-5)
+        xg = gt.tensor(x, dtype=gt.float64, requires_grad=True)
+        wg = gt.tensor(w, dtype=gt.float64, requires_grad=True)
+        F.conv2d(xg, wg, stride=(2, 1), padding=1, dilation=(1, 2), groups=2).sum().backward()
+        np.testing.assert_allclose(grads[0], xg.grad.numpy(), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(grads[1], wg.grad.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_second_derivatives_through_library_convolutions():
+    # The gradient ops have gradients too (create_graph): d/dw of |d loss/dx|^2 against the same
+    # computed in float64 through im2col.
+    x, w = rng.standard_normal((2, 3, 6, 6)), rng.standard_normal((4, 3, 3, 3))
+    out = []
+    for dtype in (gt.float32, gt.float64):
+        xt = gt.tensor(x, dtype=dtype, requires_grad=True)
+        wt = gt.tensor(w, dtype=dtype, requires_grad=True)
+        loss = (F.conv2d(xt, wt, padding=1, stride=2) ** 2).sum()
+        (gx,) = gt.autograd.grad(loss, [xt], create_graph=True)
+        (gw,) = gt.autograd.grad((gx ** 2).sum(), [wt])
+        out.append(gw.numpy().astype(np.float64))
+    np.testing.assert_allclose(out[0], out[1], rtol=1e-4, atol=1e-4 * np.abs(out[1]).max())

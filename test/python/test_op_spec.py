@@ -21,6 +21,9 @@ B3 = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
 SQ = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
 IDX = np.array([1, 0], dtype=np.int64)
 IDX2 = np.array([[1, 0], [0, 0]], dtype=np.int64)
+CX = np.linspace(-1, 1, 10, dtype=np.float32).reshape(1, 2, 5)  # a convolution's input, weight and output gradient
+CW = np.linspace(-0.5, 1, 24, dtype=np.float32).reshape(4, 2, 3)
+CG = np.linspace(1, -1, 8, dtype=np.float32).reshape(1, 4, 2)
 
 
 def _index_add(shape, axis, idx, src):
@@ -68,6 +71,40 @@ def _col2im(cols, shape, padding, stride, dilation):
     return out
 
 
+def _conv_terms(x_shape, w_shape, out_shape, padding, stride, dilation, groups):
+    """The products a convolution sums: (n, o, out position, c, input position, tap) for every
+    tap of every window that reads inside the input (c the input channel of o's group)."""
+    n = len(x_shape) - 2
+    og, cg = w_shape[0] // groups, w_shape[1]
+    for b, o in np.ndindex(out_shape[0], out_shape[1]):
+        for p in np.ndindex(*out_shape[2:]):
+            for j, k in ((j, k) for j in range(cg) for k in np.ndindex(*w_shape[2:])):
+                pos = tuple(p[i] * stride[i] - padding[i] + k[i] * dilation[i] for i in range(n))
+                if all(0 <= q < x_shape[2 + i] for i, q in enumerate(pos)):
+                    yield b, o, p, (o // og) * cg + j, pos, j, k
+
+
+def _conv(x, w, shape, padding, stride, dilation, groups):
+    out = np.zeros(shape, np.float64)
+    for b, o, p, c, pos, j, k in _conv_terms(x.shape, w.shape, shape, padding, stride, dilation, groups):
+        out[(b, o, *p)] += x[(b, c, *pos)] * w[(o, j, *k)]
+    return out
+
+
+def _conv_input_grad(g, w, shape, padding, stride, dilation, groups):
+    out = np.zeros(shape, np.float64)
+    for b, o, p, c, pos, j, k in _conv_terms(shape, w.shape, g.shape, padding, stride, dilation, groups):
+        out[(b, c, *pos)] += g[(b, o, *p)] * w[(o, j, *k)]
+    return out
+
+
+def _conv_weight_grad(g, x, shape, padding, stride, dilation, groups):
+    out = np.zeros(shape, np.float64)
+    for b, o, p, c, pos, j, k in _conv_terms(x.shape, shape, g.shape, padding, stride, dilation, groups):
+        out[(o, j, *k)] += g[(b, o, *p)] * x[(b, c, *pos)]
+    return out
+
+
 def _reduce(np_fn):
     return lambda x, axes, keepdims: np_fn(x, axis=tuple(axes), keepdims=keepdims)
 
@@ -100,6 +137,15 @@ CASES = {
     "col2im": ((np.arange(30, dtype=np.float32).reshape(1, 5, 2, 3),),
                dict(shape=[1, 2, 5], padding=[1], stride=[1], dilation=[1]), _col2im,
                dict(shape=[1, 2, 6], padding=[0], stride=[2], dilation=[2])),
+    # x (1, 2, 5) by w (4, 2, 3) into 2 windows: each changed attribute keeps them valid
+    "convolution": ((CX, CW), dict(shape=[1, 4, 2], padding=[0], stride=[2], dilation=[1], groups=1), _conv,
+                    dict(shape=[1, 4, 3], padding=[1], stride=[3], dilation=[2], groups=2)),
+    "convolution_backward_input": ((CG, CW), dict(shape=[1, 2, 5], padding=[0], stride=[2], dilation=[1], groups=1),
+                                   _conv_input_grad,
+                                   dict(shape=[1, 2, 6], padding=[1], stride=[3], dilation=[2], groups=2)),
+    "convolution_backward_weight": ((CG, CX), dict(shape=[4, 2, 3], padding=[0], stride=[2], dilation=[1], groups=1),
+                                    _conv_weight_grad,
+                                    dict(shape=[4, 2, 2], padding=[1], stride=[3], dilation=[2], groups=2)),
     "concat": ((SQ, SQ + 10), dict(axis=0), lambda a, b, axis: np.concatenate([a, b], axis), dict(axis=1)),
     "sum": ((A,), dict(axes=[0], keepdims=False), _reduce(np.sum), dict(axes=[1], keepdims=True)),
     "mean": ((A,), dict(axes=[0], keepdims=False), _reduce(np.mean), dict(axes=[1], keepdims=True)),
@@ -127,6 +173,11 @@ CASES = {
 }
 # A changed axis of index_add/scatter_add needs a shape that fits it: the pairs to run.
 TOGETHER = {("index_add", "axis"): dict(shape=[2, 2]), ("scatter_add", "axis"): dict(shape=[2, 2])}
+# A convolution's groups follow from its operands' channel counts (C = C / groups * groups): other
+# groups need other operands (so no plan could be shared; the run checks the value).
+OTHER_OPERANDS = {("convolution", "groups"): (np.concatenate([CX, CX + 1], 1), CW),
+                  ("convolution_backward_input", "groups"): (CG, CW),
+                  ("convolution_backward_weight", "groups"): (CG, np.concatenate([CX, CX + 1], 1))}
 
 
 def _put(base, source, start, step):
@@ -178,9 +229,13 @@ def _run(c, name, operands, attrs):
 def test_no_false_plan_cache_hit(sessions, session, name, attr):
     operands, base, oracle, changes = CASES[name]
     other = dict(base, **{attr: changes[attr]}, **TOGETHER.get((name, attr), {}))
-    for attrs in (base, base, other):
-        got = _run(sessions[session], name, operands, attrs)
-        want = oracle(*operands, **attrs)
+    if (name, attr) == ("convolution_backward_input", "groups"):
+        other["shape"] = [1, 4, 5]
+    if (name, attr) == ("convolution_backward_weight", "groups"):
+        other["shape"] = [4, 2, 3]
+    for attrs, ops in ((base, operands), (base, operands), (other, OTHER_OPERANDS.get((name, attr), operands))):
+        got = _run(sessions[session], name, ops, attrs)
+        want = oracle(*ops, **attrs)
         assert got.shape == want.shape, (name, attrs)
         np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=f"{name} {attrs}")
 

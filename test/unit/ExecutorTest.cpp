@@ -406,3 +406,77 @@ TEST(Executor, SmallIntegersAreMovedAndCast) {
   Fetched refused = ex.fetch(7);
   EXPECT_NE(refused.error.find("only moved and cast"), std::string::npos) << refused.error;
 }
+
+namespace {
+/// The CPU device without its convolution library: convolutions take their compiled kernels.
+class NoConvolutionLibrary final : public Device {
+public:
+  std::string describe() const override { return "cpu without oneDNN"; }
+  CompilerTarget target() const override { return cpu_->target(); }
+  Buffer allocate(size_t bytes) override { return cpu_->allocate(bytes); }
+  void upload(void *dst, const void *src, size_t bytes) override { cpu_->upload(dst, src, bytes); }
+  void download(void *dst, const void *src, size_t bytes) override { cpu_->download(dst, src, bytes); }
+  void copy(void *dst, const void *src, size_t bytes) override { cpu_->copy(dst, src, bytes); }
+  void setScalar(void *dst, uint64_t bits) override { cpu_->setScalar(dst, bits); }
+  void matmul(const TensorType &ta, const void *a, const TensorType &tb, const void *b, const TensorType &tc, void *c,
+              Transposed transposed) override {
+    cpu_->matmul(ta, a, tb, b, tc, c, transposed);
+  }
+
+private:
+  std::unique_ptr<Device> cpu_ = createCPUDevice();
+};
+
+std::vector<float> ramp(size_t count, float scale) {
+  std::vector<float> v(count);
+  for (size_t i = 0; i < count; ++i) v[i] = scale * float(int(i % 13) - 6);
+  return v;
+}
+} // namespace
+
+TEST(Executor, ConvolutionKernelsMatchTheConvolutionLibrary) {
+  // gt.convolution and its gradients, strided, dilated, padded and grouped, in 1-D and 2-D: the
+  // compiled kernels (a device without a convolution library) against oneDNN (the CPU device).
+  struct Case {
+    Shape x, w;
+    std::vector<int64_t> padding, stride, dilation;
+    int64_t groups;
+  };
+  for (const Case &c : {Case{{2, 4, 9, 7}, {6, 2, 3, 3}, {1, 0}, {2, 1}, {1, 2}, 2},
+                        Case{{3, 3, 11}, {5, 3, 4}, {2}, {3}, {1}, 1}}) {
+    size_t n = c.x.size() - 2;
+    Shape out = {c.x[0], c.w[0]};
+    for (size_t i = 0; i < n; ++i)
+      out.push_back((c.x[2 + i] + 2 * c.padding[i] - c.dilation[i] * (c.w[2 + i] - 1) - 1) / c.stride[i] + 1);
+    OpAttrs attrs;
+    attrs.starts = c.padding;
+    attrs.steps = c.stride;
+    attrs.axes = c.dilation;
+    attrs.count = c.groups;
+    std::vector<std::vector<float>> results[2];
+    for (int library = 0; library < 2; ++library) {
+      ExecutorOptions options;
+      if (!library) options.device = std::make_shared<NoConvolutionLibrary>();
+      Executor ex(options);
+      ex.run(upload(1, ramp(size_t(numElements(c.x)), 0.25f), c.x));
+      ex.run(upload(2, ramp(size_t(numElements(c.w)), 0.5f), c.w));
+      ex.run(upload(3, ramp(size_t(numElements(out)), 0.125f), out));
+      attrs.shape = out;
+      ex.run(op(OpCode::Convolution, 4, {1, 2}, attrs));
+      attrs.shape = c.x;
+      ex.run(op(OpCode::ConvolutionBackwardInput, 5, {3, 2}, attrs));
+      attrs.shape = c.w;
+      ex.run(op(OpCode::ConvolutionBackwardWeight, 6, {3, 1}, attrs));
+      for (uint64_t id : {4, 5, 6}) results[library].push_back(floats(ex.fetch(id)));
+      EXPECT_EQ(ex.compilerStats().compiled > 0, !library) << "only the device without a library compiles kernels";
+    }
+    for (size_t r = 0; r < 3; ++r) {
+      ASSERT_EQ(results[0][r].size(), results[1][r].size());
+      float largest = 0;
+      for (float v : results[1][r]) largest = std::max(largest, std::fabs(v));
+      EXPECT_GT(largest, 0.0f);
+      for (size_t i = 0; i < results[0][r].size(); ++i)
+        EXPECT_NEAR(results[0][r][i], results[1][r][i], 1e-5f * largest) << "result " << r << " element " << i;
+    }
+  }
+}

@@ -34,7 +34,7 @@ struct DerivativeStep {
   struct Keyword {
     const char *name; ///< an attribute the op declares
     int16_t step;
-  } keywords[4];
+  } keywords[6];
 };
 
 /// d(op) / d(operand `operand`) = `formula`, as `steps`.

@@ -28,6 +28,9 @@ GT_SHAPE_RULE(sliceScatter); ///< the first operand's type; the second must fit 
 GT_SHAPE_RULE(concat);       ///< the operands joined along attrs.axes[0]
 GT_SHAPE_RULE(im2col);       ///< (N, C, *spatial) -> attrs.shape (N, *out, C, *kernel): a convolution's windows
 GT_SHAPE_RULE(col2im);       ///< (N, *out, C, *kernel) -> attrs.shape (N, C, *spatial): im2col's adjoint
+GT_SHAPE_RULE(convolution);               ///< (N, C, *spatial), (O, C / groups, *kernel) -> attrs.shape (N, O, *out)
+GT_SHAPE_RULE(convolutionBackwardInput);  ///< (N, O, *out), (O, C / groups, *kernel) -> attrs.shape (N, C, *spatial)
+GT_SHAPE_RULE(convolutionBackwardWeight); ///< (N, O, *out), (N, C, *spatial) -> attrs.shape (O, C / groups, *kernel)
 GT_SHAPE_RULE(transpose);    ///< permuted by attrs.axes
 GT_SHAPE_RULE(reduction);    ///< attrs.axes dropped (or kept as 1 with keepdims); the dtype by op.dtypeRule
 GT_SHAPE_RULE(oneHot);       ///< the operand's shape plus attrs.count classes, in attrs.dtype

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "gt/Core/DType.h"
+#include "gt/Core/OpTable.h"
 #include "gt/Worker/KernelCompiler.h"
 
 #include <cstddef>
@@ -60,6 +61,17 @@ public:
   /// dtypes.
   virtual void matmul(const TensorType &ta, const void *a, const TensorType &tb, const void *b,
                       const TensorType &tc, void *c, Transposed transposed) = 0;
+  /// A convolution or one of its gradients through the device's convolution library
+  /// (gt.convolution, gt.convolution_backward_input, gt.convolution_backward_weight; `op` says
+  /// which, `attrs` holds padding, stride, dilation and groups as the op spec stores them):
+  /// float32 operands `a` and `b` of types `ta` and `tb`, the result `c` of type `tc`, all
+  /// contiguous row-major (NCHW-style). Queued in order like a kernel. Returns false, doing
+  /// nothing, where the device has no such library (the default): the executor then runs the
+  /// op's compiled kernel (lowerConvolution in LowerToLinalg.cpp), correct but far slower.
+  virtual bool convolution(OpCode op, const OpAttrs &attrs, const TensorType &ta, const void *a, const TensorType &tb,
+                           const void *b, const TensorType &tc, void *c) {
+    return false;
+  }
   /// Throws the first error a kernel launch recorded since the last call (none for the CPU).
   virtual void checkLaunches() {}
   /// Waits until everything queued so far has run, at most `seconds`; false if it had not by

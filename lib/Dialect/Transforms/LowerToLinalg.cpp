@@ -15,6 +15,9 @@
 //   slice / slice_scatter / concat => tensor.extract_slice / tensor.insert_slice
 //   im2col / col2im     => linalg.generic reading the input with tensor.extract at computed
 //                          positions (col2im: a reduction over the kernel taps)
+//   convolution and its gradients => one linalg.generic each, reduction loops over what a
+//                          result element sums, operands read with tensor.extract (for devices
+//                          without a convolution library)
 //   argmax / argmin     => linalg.generic with two outputs (value, index)
 //   index_select / gather => linalg.generic reading the input with tensor.extract
 //   index_add / scatter_add => a dense linalg.generic reduction over the indices (no atomics;
@@ -1016,6 +1019,115 @@ Value lowerCol2im(OpBuilder &b, const Lowering &l) {
   return generic.getResult(0);
 }
 
+/// gt.convolution and its two gradients as one linalg.generic each (for devices without a
+/// convolution library; CPU workers run them with oneDNN): the result's axes as parallel loops,
+/// then reduction loops over what each result element sums, with the operands read by
+/// tensor.extract at computed positions (a tap outside the input reads 0; an output position a
+/// tap cannot come from, in the input gradient, adds nothing). Each result element is one loop
+/// nest's sum, in the same order everywhere.
+///   convolution:       (n, o, p...) summing (j, k...): input[n, c, p s - pad + k d] weight[o, j, k]
+///   backward_input:    (n, c, q...) summing (oj, k...): grad[n, o, (q + pad - k d) / s] weight[o, j, k]
+///   backward_weight:   (o, j, k...) summing (n, p...): grad[n, o, p] input[n, c, p s - pad + k d]
+/// with groups: o = g * O/groups + oj and c = g * C/groups + j for the group g of o (or of c).
+Value lowerConvolution(OpBuilder &b, const Lowering &l) {
+  auto a = attrs::Convolution::of(l.attrs); // the three ops declare the same attributes
+  OpCode code = l.info.code;
+  auto first = cast<RankedTensorType>(l.in[0].getType()), second = cast<RankedTensorType>(l.in[1].getType());
+  ArrayRef<int64_t> input = code == OpCode::Convolution ? first.getShape()
+                            : code == OpCode::ConvolutionBackwardInput ? l.resultType.getShape() : second.getShape();
+  ArrayRef<int64_t> weight = code == OpCode::ConvolutionBackwardWeight ? l.resultType.getShape() : second.getShape();
+  ArrayRef<int64_t> output = code == OpCode::Convolution ? l.resultType.getShape() : first.getShape();
+  int64_t n = int64_t(input.size()) - 2, rank = l.resultType.getRank();
+  int64_t groups = a.groups, og = weight[0] / groups, cg = weight[1];
+  // The reduction loops' sizes, carried by an i8 operand whose values are unused.
+  SmallVector<int64_t> summed;
+  if (code == OpCode::Convolution) summed = {cg};
+  else if (code == OpCode::ConvolutionBackwardInput) summed = {og};
+  else summed = {output[0]};
+  for (int64_t i = 0; i < n; ++i)
+    summed.push_back(code == OpCode::ConvolutionBackwardWeight ? output[2 + i] : weight[2 + i]);
+  int64_t loops = rank + int64_t(summed.size());
+  Value space = b.create<tensor::EmptyOp>(l.loc(), summed, b.getI8Type());
+  SmallVector<AffineExpr> spaceExprs, outExprs;
+  for (int64_t i = 0; i < int64_t(summed.size()); ++i) spaceExprs.push_back(b.getAffineDimExpr(rank + i));
+  for (int64_t i = 0; i < rank; ++i) outExprs.push_back(b.getAffineDimExpr(i));
+  SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, spaceExprs, b.getContext()),
+                                 AffineMap::get(loops, 0, outExprs, b.getContext())};
+  SmallVector<utils::IteratorType> iters(size_t(rank), utils::IteratorType::parallel);
+  iters.append(summed.size(), utils::IteratorType::reduction);
+  Type elem = l.elem();
+  Value zero = constantOf(b, l.loc(), elem, 0);
+  auto generic = b.create<linalg::GenericOp>(
+      l.loc(), TypeRange{l.resultType}, ValueRange{space}, ValueRange{fill(b, l.loc(), l.resultType, zero)}, maps,
+      iters, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        auto index = [&](int64_t v) { return nb.create<arith::ConstantIndexOp>(nloc, v).getResult(); };
+        auto loop = [&](int64_t d) { return nb.create<linalg::IndexOp>(nloc, d).getResult(); };
+        auto add = [&](Value x, Value y) { return nb.create<arith::AddIOp>(nloc, x, y).getResult(); };
+        auto mul = [&](Value x, int64_t c) { return nb.create<arith::MulIOp>(nloc, x, index(c)).getResult(); };
+        auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) { return nb.create<arith::CmpIOp>(nloc, p, x, y).getResult(); };
+        auto both = [&](Value x, Value y) { return x ? nb.create<arith::AndIOp>(nloc, x, y).getResult() : y; };
+        auto clamp = [&](Value v, int64_t size) {
+          return nb.create<arith::MinSIOp>(nloc, nb.create<arith::MaxSIOp>(nloc, v, index(0)),
+                                           index(std::max<int64_t>(size - 1, 0))).getResult();
+        };
+        Value inside; // every position read lies inside its operand
+        SmallVector<Value> at0, at1; // where the two operands are read
+        // The input's position along spatial axis i for window p and tap k, clamped, and
+        // whether it lies inside the input.
+        auto position = [&](Value p, Value k, int64_t i) {
+          Value pos = nb.create<arith::SubIOp>(nloc, add(mul(p, a.stride[i]), mul(k, a.dilation[i])), index(a.padding[i]));
+          inside = both(inside, both(cmp(arith::CmpIPredicate::sge, pos, index(0)),
+                                     cmp(arith::CmpIPredicate::slt, pos, index(input[2 + i]))));
+          return clamp(pos, input[2 + i]);
+        };
+        if (code == OpCode::Convolution) {
+          Value nIdx = loop(0), o = loop(1), j = loop(rank);
+          Value c = add(mul(nb.create<arith::DivUIOp>(nloc, o, index(og)), cg), j);
+          at0 = {nIdx, c};
+          at1 = {o, j};
+          for (int64_t i = 0; i < n; ++i) {
+            at0.push_back(position(loop(2 + i), loop(rank + 1 + i), i));
+            at1.push_back(loop(rank + 1 + i));
+          }
+        } else if (code == OpCode::ConvolutionBackwardInput) {
+          Value nIdx = loop(0), c = loop(1), oj = loop(rank);
+          Value o = add(mul(nb.create<arith::DivUIOp>(nloc, c, index(cg)), og), oj);
+          Value j = nb.create<arith::RemUIOp>(nloc, c, index(cg));
+          at0 = {nIdx, o};
+          at1 = {o, j};
+          for (int64_t i = 0; i < n; ++i) {
+            Value k = loop(rank + 1 + i);
+            Value t = nb.create<arith::SubIOp>(nloc, add(loop(2 + i), index(a.padding[i])), mul(k, a.dilation[i]));
+            Value ok = cmp(arith::CmpIPredicate::sge, t, index(0));
+            t = nb.create<arith::MaxSIOp>(nloc, t, index(0));
+            Value p = t;
+            if (a.stride[i] != 1) {
+              p = nb.create<arith::DivUIOp>(nloc, t, index(a.stride[i]));
+              ok = both(ok, cmp(arith::CmpIPredicate::eq, nb.create<arith::RemUIOp>(nloc, t, index(a.stride[i])), index(0)));
+            }
+            inside = both(inside, both(ok, cmp(arith::CmpIPredicate::slt, p, index(output[2 + i]))));
+            at0.push_back(clamp(p, output[2 + i]));
+            at1.push_back(k);
+          }
+        } else {
+          Value o = loop(0), j = loop(1), nIdx = loop(rank);
+          Value c = add(mul(nb.create<arith::DivUIOp>(nloc, o, index(og)), cg), j);
+          at0 = {nIdx, o};
+          at1 = {nIdx, c};
+          for (int64_t i = 0; i < n; ++i) {
+            Value p = loop(rank + 1 + i);
+            at0.push_back(p);
+            at1.push_back(position(p, loop(2 + i), i));
+          }
+        }
+        Value x = nb.create<tensor::ExtractOp>(nloc, l.in[0], at0), y = nb.create<tensor::ExtractOp>(nloc, l.in[1], at1);
+        Value term = nb.create<arith::MulFOp>(nloc, x, y);
+        if (inside) term = nb.create<arith::SelectOp>(nloc, inside, term, constantOf(nb, nloc, elem, 0));
+        nb.create<linalg::YieldOp>(nloc, nb.create<arith::AddFOp>(nloc, args[1], term).getResult());
+      });
+  return generic.getResult(0);
+}
+
 Value lowerFlip(OpBuilder &b, const Lowering &l) {
   int64_t rank = l.resultType.getRank();
   std::vector<int64_t> dims = attrs::Flip::of(l.attrs).dims;
@@ -1316,6 +1428,9 @@ const OpLowering kOpLowerings[] = {
     {OpCode::Flip, lowerFlip},
     {OpCode::Im2col, lowerIm2col},
     {OpCode::Col2im, lowerCol2im},
+    {OpCode::Convolution, lowerConvolution},
+    {OpCode::ConvolutionBackwardInput, lowerConvolution},
+    {OpCode::ConvolutionBackwardWeight, lowerConvolution},
     {OpCode::Cumsum, lowerCumsum},
     {OpCode::OneHot, lowerOneHot},
     {OpCode::Tril, lowerTriangle},

@@ -174,6 +174,19 @@ private:
       if (!x.isSplit() || x.axis != 0) return replicatedPlan();
       return {{x}, x};
     }
+    case core::ShardingRule::Convolution: {
+      // convolution(input, weight) and convolution_backward_input(output_grad, weight): the
+      // first operand's batch split, the weight whole, the result split along its batch.
+      // convolution_backward_weight(output_grad, input): both split along the batch, each
+      // worker's weight gradient a partial sum over its block of the batch.
+      resolvePartials();
+      bool weightGrad = info.code == OpCode::ConvolutionBackwardWeight;
+      auto batchSplit = [](const Sharding &s) { return s.isSplit() && s.axis == 0; };
+      if (!batchSplit(in[0]) && !(weightGrad && batchSplit(in[1]))) return replicatedPlan();
+      const Sharding &s = batchSplit(in[0]) ? in[0] : in[1];
+      if (weightGrad) return {{s, s}, partial(core::ReduceKind::Sum)};
+      return {{s, repl}, s};
+    }
     case core::ShardingRule::Distribution: {
       if (info.code == OpCode::Shard) {
         auto s = op->getAttrOfType<ShardingAttr>(kShardingAttr);

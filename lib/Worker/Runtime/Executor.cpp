@@ -29,11 +29,14 @@ bool exchanges(OpCode op) {
          op == OpCode::AllToAll || op == OpCode::Send || op == OpCode::Recv;
 }
 
-/// Ops the executor runs without a compiled kernel (BLAS, aliases, copies, exchanges).
+/// Ops the executor runs without a compiled kernel (BLAS, aliases, copies, exchanges), and
+/// convolutions, which compile a kernel only on a device without a convolution library (when
+/// they first run: none is compiled ahead for them).
 bool runsWithoutKernel(OpCode op) {
   switch (op) {
   case OpCode::Upload: case OpCode::Reshape: case OpCode::Shard: case OpCode::AllSlice: case OpCode::Move:
-  case OpCode::Matmul: case OpCode::Free:
+  case OpCode::Matmul: case OpCode::Free: case OpCode::Convolution: case OpCode::ConvolutionBackwardInput:
+  case OpCode::ConvolutionBackwardWeight:
     return true;
   default: return exchanges(op);
   }
@@ -1119,6 +1122,13 @@ void Executor::execute(const Instruction &inst, const std::vector<const Tensor *
     device_->matmul(in[0]->type, in[0]->buffer.data.get(), in[1]->type, in[1]->buffer.data.get(), out.type,
                     out.buffer.data.get(), {in[0]->swapped, in[1]->swapped});
     return;
+  case OpCode::Convolution: case OpCode::ConvolutionBackwardInput: case OpCode::ConvolutionBackwardWeight:
+    out.buffer = allocate(bytes);
+    if (device_->convolution(inst.op, inst.attrs, in[0]->type, in[0]->buffer.data.get(), in[1]->type,
+                             in[1]->buffer.data.get(), out.type, out.buffer.data.get()))
+      return;
+    out.buffer = {}; // no convolution library: the op's compiled kernel, below
+    break;
   default: break;
   }
 

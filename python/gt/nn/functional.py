@@ -6,7 +6,7 @@ import functools
 import inspect
 import math
 
-from .. import _C, _runtime, _tensor
+from .. import _C, _device, _runtime, _tensor
 from .. import autograd as _ag
 from .. import _functions as T
 from .. import dtypes as _dt
@@ -419,11 +419,13 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_caus
 
 # ---------------------------------------------------------------- padding, convolution, pooling
 #
-# Built from GT's ops (slice, concat, matmul, reductions), so autograd and fusion come with them:
-# a convolution is im2col (one strided slice of the padded input per kernel tap, joined into
-# rows of C * prod(kernel) values) and one matrix product with the flattened weight (Chellapilla
-# et al. 2006, "High performance convolutional neural networks for document processing"); its
-# gradient is the product's two GEMMs and, for the input, the slices' scatters summed.
+# Built from GT's ops (slice, concat, matmul, reductions), so autograd and fusion come with them.
+# A float32 convolution on CPU workers is one gt.convolution op, which the worker runs with
+# oneDNN (as PyTorch's CPU convolutions), its gradients gt.convolution_backward_input / _weight.
+# Elsewhere (GPU workers, other dtypes) a convolution is im2col (every window of the padded input
+# as a row of C * prod(kernel) values) and one matrix product with the flattened weight
+# (Chellapilla et al. 2006, "High performance convolutional neural networks for document
+# processing"); its gradient is the product's two GEMMs and, for the input, col2im.
 
 
 def _ntuple(value, n, name):
@@ -555,6 +557,12 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n, name):
     if any(o <= 0 for o in out):
         raise _C.ShapeError(f"{name}: kernel {list(kernel)} (dilation {list(dilation)}) is larger than the padded "
                             f"input {[s + lo + hi for s, (lo, hi) in zip(size, pads)]}")
+    if _library_convolution(x, weight):  # one gt.convolution: oneDNN on the CPU worker
+        y = _tensor._op("convolution", x, weight, shape=(N, O, *out), padding=tuple(lo for lo, _ in pads),
+                        stride=stride, dilation=dilation, groups=groups)
+        if bias is not None:
+            y = y + T.reshape(bias, O, *([1] * n))
+        return T.squeeze(y, 0) if unbatched else y
     K, L = math.prod(kernel), math.prod(out)
     cols = _im2col(x, kernel, out, [lo for lo, _ in pads], stride, dilation)  # (N, *out, C, *kernel)
     rows = T.reshape(cols, N * L, C * K)  # channels outer, taps inner: the weight's own order
@@ -568,6 +576,15 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n, name):
             y = y + bias
     y = T.permute(T.reshape(y, N, *out, O), 0, n + 1, *range(1, n + 1))  # (N, O, *out)
     return T.squeeze(y, 0) if unbatched else y
+
+
+def _library_convolution(x, weight):
+    """Whether a convolution of x by weight goes to the worker's convolution library as one
+    gt.convolution (and its gradients as gt.convolution_backward_input / _weight): float32
+    operands outside autocast on a session of CPU workers (oneDNN). GPU workers, and other
+    dtypes, get im2col and one matrix product (cuBLAS there)."""
+    return (x.dtype == _dt.float32 and weight.dtype == _dt.float32 and _tensor._autocast_dtype is None
+            and _device.session_device_type() == "cpu")
 
 
 def _im2col(x, kernel, out, padding, stride, dilation):
@@ -1017,6 +1034,16 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
            for i in range(n)]
     if any(o <= 0 for o in out):
         raise _C.ShapeError(f"{name}: output size {out} is too small for input {list(input.shape)}")
+    spans = [dilation[i] * (kernel[i] - 1) + 1 for i in range(n)]
+    if _library_convolution(x, weight) and all(output_padding[i] < padding[i] + stride[i] and
+                                               spans[i] + output_padding[i] > padding[i] for i in range(n)):
+        # The input gradient of that convolution, which maps (N, C_out, *out) to these (N, C_in,
+        # *size) windows (its shape rule holds under the condition above): one op, oneDNN's.
+        y = _tensor._op("convolution_backward_input", x, weight, shape=(x.shape[0], groups * Og, *out),
+                        padding=padding, stride=stride, dilation=dilation, groups=groups)
+        if bias is not None:
+            y = y + T.reshape(bias, groups * Og, *([1] * n))
+        return T.squeeze(y, 0) if unbatched else y
     N, K, L = x.shape[0], math.prod(kernel), math.prod(size)
     rows = T.reshape(T.permute(x, 0, *range(2, n + 2), 1), N * L, C)  # (N*L, C_in)
     w = T.reshape(weight, C, Og * K)  # (C_in, C_out/groups * K)

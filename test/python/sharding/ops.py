@@ -98,11 +98,15 @@ def main():
     record("topk", lambda: gt.topk(c, 2, -1).values * 1)
     record("prod0", lambda: (a * 0.1 + 1).prod(0))  # over a split axis: gathered first
     record("prod1", lambda: (c * 0.1 + 1).prod((1, 2), keepdim=True))
-    record("conv1d", lambda: F.conv1d(c, w1, padding=1, stride=2))  # im2col: split rows stay split
-    def conv1d_input_grad():  # col2im
+    record("conv1d", lambda: F.conv1d(c, w1, padding=1, stride=2))  # split rows (the batch) stay split
+    def conv1d_input_grad():  # convolution_backward_input (CPU workers) or col2im
         x = c.detach().requires_grad_()
         return gt.autograd.grad((F.conv1d(x, w1, padding=1) ** 2).sum(), [x])[0]
     record("conv1d_input_grad", conv1d_input_grad)
+    def conv1d_weight_grad():  # over a split batch: each worker's partial sum, then an all_reduce
+        w = w1.detach().requires_grad_()
+        return gt.autograd.grad((F.conv1d(c, w, padding=1, stride=2) ** 2).sum(), [w])[0]
+    record("conv1d_weight_grad", conv1d_weight_grad)
     record("matmul", lambda: a @ b)
     record("gram", lambda: a.T @ a)
     record("outer", lambda: a @ a.T)

@@ -5,13 +5,16 @@
 
 #include <cblas.h>
 #include <dlfcn.h>
+#include <dnnl.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <sstream>
+#include <unordered_map>
 #include <stdexcept>
 #include <vector>
 
@@ -122,6 +125,139 @@ bool mklStrictReproducibility() {
   return set(want) == kSuccess || get(kAll) == want; // (a second device in one process: already set)
 }
 
+/// Convolutions and their gradients through oneDNN (the library PyTorch's CPU convolutions use).
+/// Each call describes its operands in their plain row-major layouts (ncw / nchw / ncdhw,
+/// weights oi(d)(h)w or, with groups, goi(d)(h)w: the same bytes) and lets oneDNN choose the
+/// layouts its fastest implementation for this CPU wants (format_tag::any), reordering the
+/// operands into them and the result back, as PyTorch does for plain tensors. A primitive and its
+/// descriptor are kept per op, shapes and attributes (at most kMaxPrimitives, then all dropped).
+/// Source: oneDNN v2.6 developer guide, "Convolution" and "Memory Format Propagation".
+class Convolutions {
+public:
+  void run(OpCode op, const OpAttrs &attrs, const TensorType &ta, const void *a, const TensorType &tb, const void *b,
+           const TensorType &tc, void *c) {
+    using dims = dnnl::memory::dims;
+    // Which operand is which: (input, weight, output) shapes and pointers.
+    const Shape &input = op == OpCode::ConvolutionBackwardInput ? tc.shape : op == OpCode::Convolution ? ta.shape : tb.shape;
+    const Shape &weight = op == OpCode::ConvolutionBackwardWeight ? tc.shape : tb.shape;
+    const Shape &output = op == OpCode::Convolution ? tc.shape : ta.shape;
+    if (numElements(tc.shape) == 0) return;
+    if (numElements(ta.shape) == 0 || numElements(tb.shape) == 0) { // an empty batch: a weight gradient of zeros
+      std::memset(c, 0, size_t(numElements(tc.shape)) * sizeof(float));
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!engine_) {
+      engine_ = dnnl::engine(dnnl::engine::kind::cpu, 0);
+      stream_ = dnnl::stream(engine_);
+    }
+    std::string key = keyOf(op, attrs, input, weight, output);
+    auto it = primitives_.find(key);
+    if (it == primitives_.end()) {
+      if (primitives_.size() >= kMaxPrimitives) primitives_.clear();
+      it = primitives_.emplace(key, make(op, attrs, input, weight, output)).first;
+    }
+    Primitive &p = it->second;
+    // The operands by oneDNN's argument names, in plain layouts.
+    int argA = op == OpCode::Convolution ? DNNL_ARG_SRC : DNNL_ARG_DIFF_DST;
+    int argB = op == OpCode::ConvolutionBackwardWeight ? DNNL_ARG_SRC : DNNL_ARG_WEIGHTS;
+    int argC = op == OpCode::Convolution ? DNNL_ARG_DST
+               : op == OpCode::ConvolutionBackwardInput ? DNNL_ARG_DIFF_SRC : DNNL_ARG_DIFF_WEIGHTS;
+    std::unordered_map<int, dnnl::memory> args;
+    auto in = [&](int arg, const dnnl::memory::desc &plain, const void *data) {
+      dnnl::memory user(plain, engine_, const_cast<void *>(data));
+      dnnl::memory::desc want = p.pd.query_md(dnnl::query::exec_arg_md, arg);
+      if (want == plain) {
+        args[arg] = user;
+        return;
+      }
+      dnnl::memory chosen(want, engine_);
+      dnnl::reorder(user, chosen).execute(stream_, user, chosen);
+      args[arg] = chosen;
+    };
+    in(argA, p.plainA, a);
+    in(argB, p.plainB, b);
+    dnnl::memory result(p.plainC, engine_, c);
+    dnnl::memory::desc want = p.pd.query_md(dnnl::query::exec_arg_md, argC);
+    dnnl::memory chosen = want == p.plainC ? result : dnnl::memory(want, engine_);
+    args[argC] = chosen;
+    dnnl::memory::desc scratch = p.pd.query_md(dnnl::query::exec_arg_md, DNNL_ARG_SCRATCHPAD);
+    if (scratch.get_size() > 0) args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(scratch, engine_);
+    p.primitive.execute(stream_, args);
+    if (chosen != result) dnnl::reorder(chosen, result).execute(stream_, chosen, result);
+    stream_.wait();
+  }
+
+private:
+  static constexpr size_t kMaxPrimitives = 512;
+  struct Primitive {
+    dnnl::primitive primitive;
+    dnnl::primitive_desc_base pd;
+    dnnl::memory::desc plainA, plainB, plainC;
+  };
+
+  static std::string keyOf(OpCode op, const OpAttrs &attrs, const Shape &input, const Shape &weight,
+                           const Shape &output) {
+    std::string k = std::to_string(int(op)) + "|" + std::to_string(attrs.count);
+    for (const auto *v : {&input, &weight, &output, &attrs.starts, &attrs.steps, &attrs.axes}) {
+      k += "|";
+      for (int64_t x : *v) k += std::to_string(x) + ",";
+    }
+    return k;
+  }
+
+  Primitive make(OpCode op, const OpAttrs &attrs, const Shape &input, const Shape &weight, const Shape &output) {
+    using md = dnnl::memory::desc;
+    using tag = dnnl::memory::format_tag;
+    auto f32 = dnnl::memory::data_type::f32;
+    size_t n = input.size() - 2;
+    int64_t groups = attrs.count;
+    dnnl::memory::dims src(input.begin(), input.end()), dst(output.begin(), output.end()), wei;
+    if (groups > 1) { // (G, O / G, C / G, *kernel): the same bytes as (O, C / G, *kernel)
+      wei = {groups, weight[0] / groups};
+      wei.insert(wei.end(), weight.begin() + 1, weight.end());
+    } else {
+      wei.assign(weight.begin(), weight.end());
+    }
+    dnnl::memory::dims strides, dilates, padL, padR;
+    for (size_t i = 0; i < n; ++i) {
+      int64_t s = attrs.steps[i], d = attrs.axes[i], p = attrs.starts[i], k = weight[2 + i];
+      strides.push_back(s);
+      dilates.push_back(d - 1); // oneDNN counts the elements skipped between taps
+      padL.push_back(p);
+      // The padding after the input that gives `out` windows (the shape rule checked there is one).
+      padR.push_back(std::max<int64_t>(0, (output[2 + i] - 1) * s + d * (k - 1) + 1 - input[2 + i] - p));
+    }
+    tag act = n == 1 ? tag::ncw : n == 2 ? tag::nchw : tag::ncdhw;
+    tag wtag = groups > 1 ? (n == 1 ? tag::goiw : n == 2 ? tag::goihw : tag::goidhw)
+                          : (n == 1 ? tag::oiw : n == 2 ? tag::oihw : tag::oidhw);
+    md srcPlain(src, f32, act), dstPlain(dst, f32, act), weiPlain(wei, f32, wtag);
+    md srcAny(src, f32, tag::any), dstAny(dst, f32, tag::any), weiAny(wei, f32, tag::any);
+    auto algo = dnnl::algorithm::convolution_direct;
+    dnnl::convolution_forward::primitive_desc forward(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algo, srcAny, weiAny, dstAny, strides,
+                                        dilates, padL, padR),
+        engine_);
+    if (op == OpCode::Convolution)
+      return {dnnl::convolution_forward(forward), forward, srcPlain, weiPlain, dstPlain};
+    if (op == OpCode::ConvolutionBackwardInput) {
+      dnnl::convolution_backward_data::primitive_desc pd(
+          dnnl::convolution_backward_data::desc(algo, srcAny, weiAny, dstAny, strides, dilates, padL, padR), engine_,
+          forward);
+      return {dnnl::convolution_backward_data(pd), pd, dstPlain, weiPlain, srcPlain};
+    }
+    dnnl::convolution_backward_weights::primitive_desc pd(
+        dnnl::convolution_backward_weights::desc(algo, srcAny, weiAny, dstAny, strides, dilates, padL, padR), engine_,
+        forward);
+    return {dnnl::convolution_backward_weights(pd), pd, dstPlain, srcPlain, weiPlain};
+  }
+
+  std::mutex mutex_;
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  std::unordered_map<std::string, Primitive> primitives_;
+};
+
 class CPUDevice final : public Device {
 public:
   /// `threads` > 0: the threads of each GEMM and of each fused kernel's parallel loops; 0: the
@@ -220,7 +356,25 @@ public:
     for (size_t i = 0; i < c32.size(); ++i) out[i] = half ? floatToHalf(c32[i]) : floatToBFloat16(c32[i]);
   }
 
+  /// oneDNN's convolutions always on all of the device's threads, whatever leaveCoreFree set:
+  /// how oneDNN splits a weight gradient's sums depends on the thread count, and a result must
+  /// not depend on when the client was issuing.
+  bool convolution(OpCode op, const OpAttrs &attrs, const TensorType &ta, const void *a, const TensorType &tb,
+                   const void *b, const TensorType &tc, void *c) override {
+    bool lowered = free_;
+    if (lowered) omp_set_num_threads(threads_);
+    try {
+      convolutions_.run(op, attrs, ta, a, tb, b, tc, c);
+    } catch (const dnnl::error &e) {
+      if (lowered) omp_set_num_threads(threads_ - 1);
+      throw std::invalid_argument(std::string(opInfo(op).mnemonic) + ": oneDNN refused it: " + e.what());
+    }
+    if (lowered) omp_set_num_threads(threads_ - 1);
+    return true;
+  }
+
 private:
+  Convolutions convolutions_;
   int threads_ = 1;   ///< libomp's threads (--threads, else one per core)
   int blasThreads_ = 0; ///< the BLAS library's (0: unknown)
   bool strictGemms_ = false; ///< GEMMs give the same bits on any number of threads (MKL's strict CNR)
