@@ -69,7 +69,7 @@ SHARDING_RULES = {
     "first_axis": "FirstAxis",       # a split first axis (the batch) splits the result's; others gather (im2col)
     "matmul": "Matmul", "reduction": "Reduction", "layout": "Layout", "index": "Index",
     "distribution": "Distribution",
-    "convolution": "Convolution",    # a split batch splits the result's (the weight's gradient: partial sums)
+    "windows": "Windows",            # convolutions, pools: a split batch splits the result's (a weight gradient: partial sums)
 }
 SHARDING_DEFAULTS = {"unary": "elementwise", "binary": "elementwise", "compare": "elementwise",
                      "select": "elementwise", "lifetime": "replicated"}

@@ -137,7 +137,52 @@ void checkConvolution(const OpInfo &op, std::span<const TensorType> in, const Sh
   }
 }
 
+/// A max pool of `input` (N, C, *spatial) into `output` (N, C, *out): attrs.axes the kernel,
+/// attrs.starts the padding (0 to kernel / 2), attrs.steps the stride (>= 1), one per spatial
+/// axis; out = (spatial + padding + padding_after - kernel) / stride + 1 (rounded down) for
+/// some padding_after >= 0, each window starting inside the input or the padding before it.
+/// All operands float32.
+void checkMaxPool(const OpInfo &op, std::span<const TensorType> in, const Shape &input, const Shape &output,
+                  const OpAttrs &attrs) {
+  for (const TensorType &t : in)
+    if (t.dtype != DType::Float32) dtypeError(op, std::string("supports float32 tensors, got ") + dtypeName(t.dtype));
+  size_t n = input.size() >= 3 ? input.size() - 2 : 0;
+  std::string what = std::string(op.mnemonic) + ": input " + shapeString(input) + ", output " + shapeString(output) +
+                     " with kernel " + shapeString(attrs.axes) + ", padding " + shapeString(attrs.starts) +
+                     " and stride " + shapeString(attrs.steps);
+  if (n < 1 || n > 3 || output.size() != n + 2 || attrs.axes.size() != n || attrs.starts.size() != n ||
+      attrs.steps.size() != n)
+    throw ShapeError(what + ": expected 1 to 3 spatial axes, (N, C, *spatial), (N, C, *out) and one kernel size, "
+                            "padding and stride per spatial axis");
+  if (input[0] < 0 || input[1] < 0 || output[0] != input[0] || output[1] != input[1])
+    throw ShapeError(what + ": the batch and channel sizes differ");
+  for (size_t i = 0; i < n; ++i) {
+    int64_t size = input[2 + i], k = attrs.axes[i], out = output[2 + i], s = attrs.steps[i], p = attrs.starts[i],
+            limit = int64_t(1) << 40;
+    bool ok = size >= 1 && k >= 1 && out >= 1 && s >= 1 && p >= 0 && p <= k / 2 && size < limit && k < limit &&
+              out < limit && s < limit;
+    int64_t last = ok ? (out - 1) * s : 0, after = ok ? last + k - size - p : 0;
+    if (!ok || after <= -s || last >= size + p)
+      throw ShapeError(what + ": spatial axis " + std::to_string(i) + " needs sizes >= 1, stride >= 1, padding from "
+                       "0 to kernel / 2, and as many windows as (size + padding + padding_after - kernel) / stride + 1 "
+                       "for some padding_after >= 0, each starting inside the input or the padding before it");
+  }
+}
+
 } // namespace
+
+TensorType maxPool(const OpInfo &op, std::span<const TensorType> in, const OpAttrs &attrs) {
+  checkMaxPool(op, in, in[0].shape, attrs.shape, attrs);
+  return {DType::Float32, attrs.shape};
+}
+
+TensorType maxPoolBackward(const OpInfo &op, std::span<const TensorType> in, const OpAttrs &attrs) {
+  if (in[1].shape != attrs.shape)
+    throw ShapeError(std::string(op.mnemonic) + ": the result " + shapeString(attrs.shape) + " must have the input's shape " +
+                     shapeString(in[1].shape));
+  checkMaxPool(op, in, in[1].shape, in[0].shape, attrs);
+  return {DType::Float32, attrs.shape};
+}
 
 TensorType convolution(const OpInfo &op, std::span<const TensorType> in, const OpAttrs &attrs) {
   checkConvolution(op, in, in[0].shape, in[1].shape, attrs.shape, attrs);

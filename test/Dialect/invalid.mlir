@@ -110,3 +110,11 @@ func.func @convolution_float64(%x: tensor<2x4x5x5xf64>, %w: tensor<6x4x3x3xf64>)
   %0 = gt.convolution %x, %w {padding = array<i64: 0, 0>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1} : tensor<2x4x5x5xf64>, tensor<6x4x3x3xf64> -> tensor<2x6x3x3xf64>
   return %0 : tensor<2x6x3x3xf64>
 }
+
+// -----
+
+func.func @max_pool_padding_over_half_the_kernel(%x: tensor<2x4x8x8xf32>) -> tensor<2x4x5x5xf32> {
+  // expected-error @+1 {{padding from 0 to kernel / 2}}
+  %0 = gt.max_pool %x {kernel = array<i64: 2, 2>, padding = array<i64: 2, 2>, stride = array<i64: 2, 2>} : tensor<2x4x8x8xf32> -> tensor<2x4x5x5xf32>
+  return %0 : tensor<2x4x5x5xf32>
+}

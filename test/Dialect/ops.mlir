@@ -72,3 +72,12 @@ func.func @convolutions(%x: tensor<8x4x28x28xf32>, %w: tensor<16x2x3x3xf32>, %g:
   %2 = gt.convolution_backward_weight %g, %x {padding = array<i64: 1, 1>, stride = array<i64: 2, 2>, dilation = array<i64: 1, 1>, groups = 2} : tensor<8x16x14x14xf32>, tensor<8x4x28x28xf32> -> tensor<16x2x3x3xf32>
   return
 }
+
+// CHECK-LABEL: func.func @max_pools
+func.func @max_pools(%x: tensor<8x64x112x112xf32>, %g: tensor<8x64x56x56xf32>) {
+  // CHECK: gt.max_pool {{.*}} {kernel = array<i64: 3, 3>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : tensor<8x64x112x112xf32> -> tensor<8x64x56x56xf32>
+  %0 = gt.max_pool %x {kernel = array<i64: 3, 3>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : tensor<8x64x112x112xf32> -> tensor<8x64x56x56xf32>
+  // CHECK: gt.max_pool_backward {{.*}} -> tensor<8x64x112x112xf32>
+  %1 = gt.max_pool_backward %g, %x {kernel = array<i64: 3, 3>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : tensor<8x64x56x56xf32>, tensor<8x64x112x112xf32> -> tensor<8x64x112x112xf32>
+  return
+}

@@ -554,3 +554,35 @@ def test_second_derivatives_through_library_convolutions():
         (gw,) = gt.autograd.grad((gx ** 2).sum(), [wt])
         out.append(gw.numpy().astype(np.float64))
     np.testing.assert_allclose(out[0], out[1], rtol=1e-4, atol=1e-4 * np.abs(out[1]).max())
+
+
+def test_overlapping_max_pools_on_cpu_workers_are_one_library_op_with_pytorchs_gradient(tmp_path):
+    # A float32 max pool with overlapping, padded windows is one gt.max_pool (oneDNN) and its
+    # gradient one gt.max_pool_backward, which gives each window's gradient to its first maximum
+    # (row-major over the kernel), as PyTorch: checked on an input full of ties.
+    import json
+    x = np.floor(rng.standard_normal((2, 3, 9, 8)) * 1.5).astype(np.float32)
+    g = rng.standard_normal((2, 3, 5, 5)).astype(np.float32)
+    xt = t(x, grad=True)
+    path = tmp_path / "trace.json"
+    with gt.profiler.trace(str(path)):
+        y = F.max_pool2d(xt, 3, stride=2, padding=1, ceil_mode=True)
+        (y * t(g)).sum().backward()
+        got = xt.grad.numpy()
+    ops = [e["name"] for e in json.load(open(path))["traceEvents"] if e.get("cat") == "op"]
+    assert "max_pool" in ops and "max_pool_backward" in ops
+    want_y = np.full((2, 3, 5, 5), -np.inf, np.float32)
+    want_g = np.zeros_like(x)
+    for n, c, i, j in np.ndindex(2, 3, 5, 5):
+        taps = [(a, b) for a in range(2 * i - 1, 2 * i + 2) for b in range(2 * j - 1, 2 * j + 2)
+                if 0 <= a < 9 and 0 <= b < 8]
+        best = max(taps, key=lambda p: (x[n, c, p[0], p[1]], -taps.index(p)))  # the first maximum
+        want_y[n, c, i, j] = x[n, c, best[0], best[1]]
+        want_g[n, c, best[0], best[1]] += g[n, c, i, j]
+    np.testing.assert_array_equal(y.numpy(), want_y)
+    np.testing.assert_allclose(got, want_g, rtol=1e-6, atol=1e-6)
+    # No second derivative through it: refused, not silently zero.
+    xt = t(x, grad=True)
+    (gx,) = gt.autograd.grad(F.max_pool2d(xt, 3, 2, 1).sum(), [xt])  # a first derivative is fine
+    with pytest.raises(NotImplementedError, match="max_pool2d: second derivatives"):
+        gt.autograd.grad(F.max_pool2d(xt, 3, 2, 1).sum(), [xt], create_graph=True)

@@ -24,6 +24,8 @@ IDX2 = np.array([[1, 0], [0, 0]], dtype=np.int64)
 CX = np.linspace(-1, 1, 10, dtype=np.float32).reshape(1, 2, 5)  # a convolution's input, weight and output gradient
 CW = np.linspace(-0.5, 1, 24, dtype=np.float32).reshape(4, 2, 3)
 CG = np.linspace(1, -1, 8, dtype=np.float32).reshape(1, 4, 2)
+PX = np.array([[[3, 1, 3, 0, -2, 5, 5], [-1, -1, -1, 2, 2, 0, -3]]], dtype=np.float32)  # a max pool's input
+PG = np.linspace(1, 2, 6, dtype=np.float32).reshape(1, 2, 3)
 
 
 def _index_add(shape, axis, idx, src):
@@ -105,6 +107,35 @@ def _conv_weight_grad(g, x, shape, padding, stride, dilation, groups):
     return out
 
 
+def _pool_windows(x_shape, out_shape, kernel, padding, stride):
+    """(n, c, window p, [(tap's input position, flat tap index)] inside the input) of a max pool."""
+    n = len(x_shape) - 2
+    for b, c in np.ndindex(*out_shape[:2]):
+        for p in np.ndindex(*out_shape[2:]):
+            taps = []
+            for t, k in enumerate(np.ndindex(*kernel)):
+                pos = tuple(p[i] * stride[i] - padding[i] + k[i] for i in range(n))
+                if all(0 <= q < x_shape[2 + i] for i, q in enumerate(pos)):
+                    taps.append(pos)
+            yield b, c, p, taps
+
+
+def _max_pool(x, shape, kernel, padding, stride):
+    out = np.full(shape, -np.inf, np.float32)
+    for b, c, p, taps in _pool_windows(x.shape, shape, kernel, padding, stride):
+        out[(b, c, *p)] = max(x[(b, c, *q)] for q in taps)
+    return out
+
+
+def _max_pool_backward(g, x, shape, kernel, padding, stride):
+    """Each window's gradient to its first tap holding the maximum (PyTorch's rule)."""
+    out = np.zeros(shape, np.float32)
+    for b, c, p, taps in _pool_windows(x.shape, g.shape, kernel, padding, stride):
+        first = max(taps, key=lambda q: (x[(b, c, *q)], -taps.index(q)))
+        out[(b, c, *first)] += g[(b, c, *p)]
+    return out
+
+
 def _reduce(np_fn):
     return lambda x, axes, keepdims: np_fn(x, axis=tuple(axes), keepdims=keepdims)
 
@@ -146,6 +177,11 @@ CASES = {
     "convolution_backward_weight": ((CG, CX), dict(shape=[4, 2, 3], padding=[0], stride=[2], dilation=[1], groups=1),
                                     _conv_weight_grad,
                                     dict(shape=[4, 2, 2], padding=[1], stride=[3], dilation=[2], groups=2)),
+    # x (1, 2, 7) into 3 windows of 3, padding 1, stride 2 (ties: the rounded values repeat)
+    "max_pool": ((PX,), dict(shape=[1, 2, 3], kernel=[3], padding=[1], stride=[2]), _max_pool,
+                 dict(shape=[1, 2, 4], kernel=[4], padding=[0], stride=[3])),
+    "max_pool_backward": ((PG, PX), dict(shape=[1, 2, 7], kernel=[3], padding=[1], stride=[2]), _max_pool_backward,
+                          dict(shape=[1, 2, 6], kernel=[4], padding=[0], stride=[3])),
     "concat": ((SQ, SQ + 10), dict(axis=0), lambda a, b, axis: np.concatenate([a, b], axis), dict(axis=1)),
     "sum": ((A,), dict(axes=[0], keepdims=False), _reduce(np.sum), dict(axes=[1], keepdims=True)),
     "mean": ((A,), dict(axes=[0], keepdims=False), _reduce(np.mean), dict(axes=[1], keepdims=True)),
@@ -177,7 +213,8 @@ TOGETHER = {("index_add", "axis"): dict(shape=[2, 2]), ("scatter_add", "axis"): 
 # groups need other operands (so no plan could be shared; the run checks the value).
 OTHER_OPERANDS = {("convolution", "groups"): (np.concatenate([CX, CX + 1], 1), CW),
                   ("convolution_backward_input", "groups"): (CG, CW),
-                  ("convolution_backward_weight", "groups"): (CG, np.concatenate([CX, CX + 1], 1))}
+                  ("convolution_backward_weight", "groups"): (CG, np.concatenate([CX, CX + 1], 1)),
+                  ("max_pool_backward", "shape"): (PG, np.ascontiguousarray(PX[:, :, :6]))}
 
 
 def _put(base, source, start, step):

@@ -408,7 +408,7 @@ TEST(Executor, SmallIntegersAreMovedAndCast) {
 }
 
 namespace {
-/// The CPU device without its convolution library: convolutions take their compiled kernels.
+/// The CPU device without its library (oneDNN): convolutions and pools take their compiled kernels.
 class NoConvolutionLibrary final : public Device {
 public:
   std::string describe() const override { return "cpu without oneDNN"; }
@@ -478,5 +478,39 @@ TEST(Executor, ConvolutionKernelsMatchTheConvolutionLibrary) {
       for (size_t i = 0; i < results[0][r].size(); ++i)
         EXPECT_NEAR(results[0][r][i], results[1][r][i], 1e-5f * largest) << "result " << r << " element " << i;
     }
+  }
+}
+
+TEST(Executor, MaxPoolKernelsMatchThePoolingLibrary) {
+  // gt.max_pool and its gradient (to each window's first maximum), padded, strided and with
+  // ceil-mode windows, with ties: the compiled kernels against oneDNN.
+  struct Case {
+    Shape x, out;
+    std::vector<int64_t> kernel, padding, stride;
+  };
+  for (const Case &c : {Case{{2, 3, 9, 7}, {2, 3, 5, 4}, {3, 3}, {1, 1}, {2, 2}},
+                        Case{{2, 2, 8, 8}, {2, 2, 3, 3}, {3, 2}, {0, 1}, {3, 3}},
+                        Case{{1, 2, 10}, {1, 2, 4}, {4}, {2}, {3}}}) {
+    OpAttrs attrs;
+    attrs.axes = c.kernel;
+    attrs.starts = c.padding;
+    attrs.steps = c.stride;
+    std::vector<float> x = ramp(size_t(numElements(c.x)), 1.0f);
+    for (float &v : x) v = std::floor(v / 3.0f); // runs of equal values: ties inside windows
+    std::vector<std::vector<float>> results[2];
+    for (int library = 0; library < 2; ++library) {
+      ExecutorOptions options;
+      if (!library) options.device = std::make_shared<NoConvolutionLibrary>();
+      Executor ex(options);
+      ex.run(upload(1, x, c.x));
+      ex.run(upload(2, ramp(size_t(numElements(c.out)), 0.5f), c.out));
+      attrs.shape = c.out;
+      ex.run(op(OpCode::MaxPool, 3, {1}, attrs));
+      attrs.shape = c.x;
+      ex.run(op(OpCode::MaxPoolBackward, 4, {2, 1}, attrs));
+      for (uint64_t id : {3, 4}) results[library].push_back(floats(ex.fetch(id)));
+    }
+    EXPECT_EQ(results[0][0], results[1][0]) << "max_pool";
+    EXPECT_EQ(results[0][1], results[1][1]) << "max_pool_backward";
   }
 }

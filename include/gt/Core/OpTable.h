@@ -81,7 +81,7 @@ enum class ShardingRule : uint8_t {
   OutsideAxes,  ///< elementwise over the axes that no axis/axes attribute names (cumsum, flip)
   FirstAxis,    ///< a split first axis (the batch) splits the result's first axis; others gather (im2col)
   Matmul, Reduction, Layout, Index, Distribution, ///< rules of their own per op
-  Convolution,  ///< a split batch (first axis) of the batch operands splits the result's; weights whole
+  Windows,      ///< convolutions, pools: a split batch (first axis) splits the result's; weights whole
 };
 
 struct OpInfo;

@@ -31,6 +31,8 @@ GT_SHAPE_RULE(col2im);       ///< (N, *out, C, *kernel) -> attrs.shape (N, C, *s
 GT_SHAPE_RULE(convolution);               ///< (N, C, *spatial), (O, C / groups, *kernel) -> attrs.shape (N, O, *out)
 GT_SHAPE_RULE(convolutionBackwardInput);  ///< (N, O, *out), (O, C / groups, *kernel) -> attrs.shape (N, C, *spatial)
 GT_SHAPE_RULE(convolutionBackwardWeight); ///< (N, O, *out), (N, C, *spatial) -> attrs.shape (O, C / groups, *kernel)
+GT_SHAPE_RULE(maxPool);                   ///< (N, C, *spatial) -> attrs.shape (N, C, *out)
+GT_SHAPE_RULE(maxPoolBackward);           ///< (N, C, *out), (N, C, *spatial) -> attrs.shape (N, C, *spatial)
 GT_SHAPE_RULE(transpose);    ///< permuted by attrs.axes
 GT_SHAPE_RULE(reduction);    ///< attrs.axes dropped (or kept as 1 with keepdims); the dtype by op.dtypeRule
 GT_SHAPE_RULE(oneHot);       ///< the operand's shape plus attrs.count classes, in attrs.dtype

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,15 +62,15 @@ public:
   /// dtypes.
   virtual void matmul(const TensorType &ta, const void *a, const TensorType &tb, const void *b,
                       const TensorType &tc, void *c, Transposed transposed) = 0;
-  /// A convolution or one of its gradients through the device's convolution library
-  /// (gt.convolution, gt.convolution_backward_input, gt.convolution_backward_weight; `op` says
-  /// which, `attrs` holds padding, stride, dilation and groups as the op spec stores them):
-  /// float32 operands `a` and `b` of types `ta` and `tb`, the result `c` of type `tc`, all
-  /// contiguous row-major (NCHW-style). Queued in order like a kernel. Returns false, doing
-  /// nothing, where the device has no such library (the default): the executor then runs the
-  /// op's compiled kernel (lowerConvolution in LowerToLinalg.cpp), correct but far slower.
-  virtual bool convolution(OpCode op, const OpAttrs &attrs, const TensorType &ta, const void *a, const TensorType &tb,
-                           const void *b, const TensorType &tc, void *c) {
+  /// An op the device runs with a library rather than a compiled kernel: convolutions
+  /// (gt.convolution, gt.convolution_backward_input, gt.convolution_backward_weight) and max
+  /// pools (gt.max_pool, gt.max_pool_backward); `attrs` as the op spec stores them. Float32
+  /// operands of `types` at `operands`, the result `c` of type `tc`, all contiguous row-major
+  /// (NCHW-style). Queued in order like a kernel. Returns false, doing nothing, where the device
+  /// has no library for `op` (the default): the executor then runs the op's compiled kernel
+  /// (LowerToLinalg.cpp: lowerConvolution, lowerMaxPool), correct but far slower.
+  virtual bool runLibraryOp(OpCode op, const OpAttrs &attrs, std::span<const TensorType> types,
+                            std::span<const void *const> operands, const TensorType &tc, void *c) {
     return false;
   }
   /// Throws the first error a kernel launch recorded since the last call (none for the CPU).

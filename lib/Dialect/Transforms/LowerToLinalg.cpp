@@ -18,6 +18,8 @@
 //   convolution and its gradients => one linalg.generic each, reduction loops over what a
 //                          result element sums, operands read with tensor.extract (for devices
 //                          without a convolution library)
+//   max_pool / max_pool_backward => one linalg.generic each over the taps (the backward finds
+//                          each window's first maximum by comparing its taps, unrolled)
 //   argmax / argmin     => linalg.generic with two outputs (value, index)
 //   index_select / gather => linalg.generic reading the input with tensor.extract
 //   index_add / scatter_add => a dense linalg.generic reduction over the indices (no atomics;
@@ -1128,6 +1130,108 @@ Value lowerConvolution(OpBuilder &b, const Lowering &l) {
   return generic.getResult(0);
 }
 
+/// gt.max_pool and gt.max_pool_backward as one linalg.generic each (for devices without a
+/// pooling library; CPU workers run them with oneDNN). max_pool: the result's axes, then the
+/// taps as reduction loops, the maximum of the taps inside the input (-inf outside).
+/// max_pool_backward: the input's positions q, then the taps k as reduction loops: the window p
+/// whose tap k reads q (p = (q + padding - k) / stride when that divides evenly and 0 <= p <
+/// out) adds its gradient if k is the first of its taps (row-major) holding its maximum, which
+/// the body finds by comparing all of that window's taps (unrolled: the kernel is static).
+Value lowerMaxPool(OpBuilder &b, const Lowering &l) {
+  auto a = attrs::MaxPool::of(l.attrs); // both ops declare the same attributes
+  bool backward = l.info.code == OpCode::MaxPoolBackward;
+  Value x = backward ? l.in[1] : l.in[0];
+  ArrayRef<int64_t> input = cast<RankedTensorType>(x.getType()).getShape();
+  ArrayRef<int64_t> output = backward ? cast<RankedTensorType>(l.in[0].getType()).getShape() : l.resultType.getShape();
+  int64_t n = int64_t(input.size()) - 2, rank = l.resultType.getRank(), taps = 1;
+  for (int64_t k : a.kernel) taps *= k;
+  Value space = b.create<tensor::EmptyOp>(l.loc(), a.kernel, b.getI8Type());
+  SmallVector<AffineExpr> spaceExprs, outExprs;
+  for (int64_t i = 0; i < n; ++i) spaceExprs.push_back(b.getAffineDimExpr(rank + i));
+  for (int64_t i = 0; i < rank; ++i) outExprs.push_back(b.getAffineDimExpr(i));
+  SmallVector<AffineMap> maps = {AffineMap::get(rank + n, 0, spaceExprs, b.getContext()),
+                                 AffineMap::get(rank + n, 0, outExprs, b.getContext())};
+  SmallVector<utils::IteratorType> iters(size_t(rank), utils::IteratorType::parallel);
+  iters.append(size_t(n), utils::IteratorType::reduction);
+  Type elem = l.elem();
+  Value init = constantOf(b, l.loc(), elem, backward ? 0.0 : -std::numeric_limits<double>::infinity());
+  auto generic = b.create<linalg::GenericOp>(
+      l.loc(), TypeRange{l.resultType}, ValueRange{space}, ValueRange{fill(b, l.loc(), l.resultType, init)}, maps,
+      iters, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        auto index = [&](int64_t v) { return nb.create<arith::ConstantIndexOp>(nloc, v).getResult(); };
+        auto loop = [&](int64_t d) { return nb.create<linalg::IndexOp>(nloc, d).getResult(); };
+        auto cmp = [&](arith::CmpIPredicate p, Value u, Value v) { return nb.create<arith::CmpIOp>(nloc, p, u, v).getResult(); };
+        auto both = [&](Value u, Value v) { return u ? nb.create<arith::AndIOp>(nloc, u, v).getResult() : v; };
+        auto clamp = [&](Value v, int64_t size) {
+          return nb.create<arith::MinSIOp>(nloc, nb.create<arith::MaxSIOp>(nloc, v, index(0)),
+                                           index(std::max<int64_t>(size - 1, 0))).getResult();
+        };
+        Value lowest = constantOf(nb, nloc, elem, -std::numeric_limits<double>::infinity());
+        // Tap `k` (indices per spatial axis) of window `p`: the input's value there, -inf outside.
+        auto tap = [&](ValueRange p, ArrayRef<Value> k) {
+          SmallVector<Value> at = {loop(0), loop(1)};
+          Value inside;
+          for (int64_t i = 0; i < n; ++i) {
+            Value pos = nb.create<arith::SubIOp>(
+                nloc, nb.create<arith::AddIOp>(nloc, nb.create<arith::MulIOp>(nloc, p[i], index(a.stride[i])), k[i]),
+                index(a.padding[i]));
+            inside = both(inside, both(cmp(arith::CmpIPredicate::sge, pos, index(0)),
+                                       cmp(arith::CmpIPredicate::slt, pos, index(input[2 + i]))));
+            at.push_back(clamp(pos, input[2 + i]));
+          }
+          Value v = nb.create<tensor::ExtractOp>(nloc, x, at);
+          return nb.create<arith::SelectOp>(nloc, inside, v, lowest).getResult();
+        };
+        SmallVector<Value> k;
+        for (int64_t i = 0; i < n; ++i) k.push_back(loop(rank + i));
+        if (!backward) {
+          SmallVector<Value> p;
+          for (int64_t i = 0; i < n; ++i) p.push_back(loop(2 + i));
+          nb.create<linalg::YieldOp>(nloc, nb.create<arith::MaximumFOp>(nloc, args[1], tap(p, k)).getResult());
+          return;
+        }
+        // The window p that reads position q through tap k, clamped, and whether there is one.
+        SmallVector<Value> p;
+        Value valid;
+        for (int64_t i = 0; i < n; ++i) {
+          Value t = nb.create<arith::SubIOp>(nloc, nb.create<arith::AddIOp>(nloc, loop(2 + i), index(a.padding[i])), k[i]);
+          Value ok = cmp(arith::CmpIPredicate::sge, t, index(0));
+          t = nb.create<arith::MaxSIOp>(nloc, t, index(0));
+          Value w = nb.create<arith::DivUIOp>(nloc, t, index(a.stride[i]));
+          ok = both(ok, cmp(arith::CmpIPredicate::eq, nb.create<arith::RemUIOp>(nloc, t, index(a.stride[i])), index(0)));
+          valid = both(valid, both(ok, cmp(arith::CmpIPredicate::slt, w, index(output[2 + i]))));
+          p.push_back(clamp(w, output[2 + i]));
+        }
+        // The window's first tap holding its maximum (strictly greater replaces), as a flat index.
+        Value best = lowest, bestTap = index(0);
+        for (int64_t t = 0; t < taps; ++t) {
+          SmallVector<Value> kk;
+          int64_t rest = t;
+          SmallVector<int64_t> digits(static_cast<size_t>(n), 0);
+          for (int64_t i = n - 1; i >= 0; --i) {
+            digits[size_t(i)] = rest % a.kernel[i];
+            rest /= a.kernel[i];
+          }
+          for (int64_t i = 0; i < n; ++i) kk.push_back(index(digits[size_t(i)]));
+          Value v = tap(p, kk);
+          Value greater = nb.create<arith::CmpFOp>(nloc, arith::CmpFPredicate::OGT, v, best);
+          if (t == 0) greater = nb.create<arith::ConstantIntOp>(nloc, 1, 1);
+          best = nb.create<arith::SelectOp>(nloc, greater, v, best);
+          bestTap = nb.create<arith::SelectOp>(nloc, greater, index(t), bestTap);
+        }
+        Value flatK = k[0];
+        for (int64_t i = 1; i < n; ++i)
+          flatK = nb.create<arith::AddIOp>(nloc, nb.create<arith::MulIOp>(nloc, flatK, index(a.kernel[i])), k[i]);
+        Value chosen = both(valid, cmp(arith::CmpIPredicate::eq, flatK, bestTap));
+        SmallVector<Value> at = {loop(0), loop(1)};
+        at.append(p.begin(), p.end());
+        Value g = nb.create<tensor::ExtractOp>(nloc, l.in[0], at);
+        Value term = nb.create<arith::SelectOp>(nloc, chosen, g, constantOf(nb, nloc, elem, 0));
+        nb.create<linalg::YieldOp>(nloc, nb.create<arith::AddFOp>(nloc, args[1], term).getResult());
+      });
+  return generic.getResult(0);
+}
+
 Value lowerFlip(OpBuilder &b, const Lowering &l) {
   int64_t rank = l.resultType.getRank();
   std::vector<int64_t> dims = attrs::Flip::of(l.attrs).dims;
@@ -1431,6 +1535,8 @@ const OpLowering kOpLowerings[] = {
     {OpCode::Convolution, lowerConvolution},
     {OpCode::ConvolutionBackwardInput, lowerConvolution},
     {OpCode::ConvolutionBackwardWeight, lowerConvolution},
+    {OpCode::MaxPool, lowerMaxPool},
+    {OpCode::MaxPoolBackward, lowerMaxPool},
     {OpCode::Cumsum, lowerCumsum},
     {OpCode::OneHot, lowerOneHot},
     {OpCode::Tril, lowerTriangle},

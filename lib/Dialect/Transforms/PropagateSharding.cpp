@@ -174,17 +174,22 @@ private:
       if (!x.isSplit() || x.axis != 0) return replicatedPlan();
       return {{x}, x};
     }
-    case core::ShardingRule::Convolution: {
-      // convolution(input, weight) and convolution_backward_input(output_grad, weight): the
-      // first operand's batch split, the weight whole, the result split along its batch.
-      // convolution_backward_weight(output_grad, input): both split along the batch, each
-      // worker's weight gradient a partial sum over its block of the batch.
+    case core::ShardingRule::Windows: {
+      // convolution(input, weight), convolution_backward_input(output_grad, weight) and
+      // max_pool(input): the first operand's batch split, a weight whole, the result split
+      // along its batch. max_pool_backward(output_grad, input): both split along the batch, and
+      // the result. convolution_backward_weight(output_grad, input): both split, each worker's
+      // weight gradient a partial sum over its block of the batch.
       resolvePartials();
       bool weightGrad = info.code == OpCode::ConvolutionBackwardWeight;
+      bool bothBatches = weightGrad || info.code == OpCode::MaxPoolBackward;
       auto batchSplit = [](const Sharding &s) { return s.isSplit() && s.axis == 0; };
-      if (!batchSplit(in[0]) && !(weightGrad && batchSplit(in[1]))) return replicatedPlan();
+      bool second = in.size() > 1 && bothBatches && batchSplit(in[1]);
+      if (!batchSplit(in[0]) && !second) return replicatedPlan();
       const Sharding &s = batchSplit(in[0]) ? in[0] : in[1];
+      if (in.size() == 1) return {{s}, s};
       if (weightGrad) return {{s, s}, partial(core::ReduceKind::Sum)};
+      if (bothBatches) return {{s, s}, s};
       return {{s, repl}, s};
     }
     case core::ShardingRule::Distribution: {

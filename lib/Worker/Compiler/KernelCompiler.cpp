@@ -82,6 +82,18 @@ namespace gt::worker {
 /// source, not the pipeline): old disk-cache entries then stop matching.
 static constexpr const char *kCompilerVersion = "gt-kernels-26 llvm-" LLVM_VERSION_STRING;
 
+/// The op table's numbering (every op's mnemonic in OpCode order), also in every disk key: a
+/// kernel names the op whose check failed by its number (an out-of-range index), so a kernel
+/// compiled before an op was added to the spec would name the wrong op.
+static const std::string &opTableKey() {
+  static const std::string key = [] {
+    std::string names;
+    for (int i = 0; i < int(OpCode::NumOps); ++i) names += std::string(opInfo(OpCode(i)).mnemonic) + ",";
+    return std::to_string(llvm::xxh3_64bits(names));
+  }();
+  return key;
+}
+
 namespace {
 /// Calls `entry` with `N` pointer arguments taken from `d`.
 template <size_t... I> void callWith(void *entry, void **d, std::index_sequence<I...>) {
@@ -311,7 +323,7 @@ struct KernelCompiler::Impl {
     std::string text;
     llvm::raw_string_ostream os(text);
     module->print(os);
-    uint64_t hash = llvm::xxh3_64bits(text + kCompilerVersion + targetKey);
+    uint64_t hash = llvm::xxh3_64bits(text + kCompilerVersion + opTableKey() + targetKey);
     char name[32];
     std::snprintf(name, sizeof name, "gt_%016llx", (unsigned long long)hash);
 

@@ -30,13 +30,13 @@ bool exchanges(OpCode op) {
 }
 
 /// Ops the executor runs without a compiled kernel (BLAS, aliases, copies, exchanges), and
-/// convolutions, which compile a kernel only on a device without a convolution library (when
-/// they first run: none is compiled ahead for them).
+/// convolutions and max pools, which compile a kernel only on a device without a library for
+/// them (Device::runLibraryOp; when they first run: none is compiled ahead for them).
 bool runsWithoutKernel(OpCode op) {
   switch (op) {
   case OpCode::Upload: case OpCode::Reshape: case OpCode::Shard: case OpCode::AllSlice: case OpCode::Move:
   case OpCode::Matmul: case OpCode::Free: case OpCode::Convolution: case OpCode::ConvolutionBackwardInput:
-  case OpCode::ConvolutionBackwardWeight:
+  case OpCode::ConvolutionBackwardWeight: case OpCode::MaxPool: case OpCode::MaxPoolBackward:
     return true;
   default: return exchanges(op);
   }
@@ -1123,12 +1123,18 @@ void Executor::execute(const Instruction &inst, const std::vector<const Tensor *
                     out.buffer.data.get(), {in[0]->swapped, in[1]->swapped});
     return;
   case OpCode::Convolution: case OpCode::ConvolutionBackwardInput: case OpCode::ConvolutionBackwardWeight:
+  case OpCode::MaxPool: case OpCode::MaxPoolBackward: {
     out.buffer = allocate(bytes);
-    if (device_->convolution(inst.op, inst.attrs, in[0]->type, in[0]->buffer.data.get(), in[1]->type,
-                             in[1]->buffer.data.get(), out.type, out.buffer.data.get()))
-      return;
-    out.buffer = {}; // no convolution library: the op's compiled kernel, below
+    std::vector<TensorType> operandTypes;
+    std::vector<const void *> operands;
+    for (const Tensor *t : in) {
+      operandTypes.push_back(t->type);
+      operands.push_back(t->buffer.data.get());
+    }
+    if (device_->runLibraryOp(inst.op, inst.attrs, operandTypes, operands, out.type, out.buffer.data.get())) return;
+    out.buffer = {}; // no library for it on this device: the op's compiled kernel, below
     break;
+  }
   default: break;
   }
 

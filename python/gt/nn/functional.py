@@ -557,7 +557,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n, name):
     if any(o <= 0 for o in out):
         raise _C.ShapeError(f"{name}: kernel {list(kernel)} (dilation {list(dilation)}) is larger than the padded "
                             f"input {[s + lo + hi for s, (lo, hi) in zip(size, pads)]}")
-    if _library_convolution(x, weight):  # one gt.convolution: oneDNN on the CPU worker
+    if _library_op(x, weight):  # one gt.convolution: oneDNN on the CPU worker
         y = _tensor._op("convolution", x, weight, shape=(N, O, *out), padding=tuple(lo for lo, _ in pads),
                         stride=stride, dilation=dilation, groups=groups)
         if bias is not None:
@@ -578,12 +578,12 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n, name):
     return T.squeeze(y, 0) if unbatched else y
 
 
-def _library_convolution(x, weight):
-    """Whether a convolution of x by weight goes to the worker's convolution library as one
-    gt.convolution (and its gradients as gt.convolution_backward_input / _weight): float32
-    operands outside autocast on a session of CPU workers (oneDNN). GPU workers, and other
-    dtypes, get im2col and one matrix product (cuBLAS there)."""
-    return (x.dtype == _dt.float32 and weight.dtype == _dt.float32 and _tensor._autocast_dtype is None
+def _library_op(*tensors):
+    """Whether a convolution or max pool of these tensors goes to the worker's library as one op
+    (gt.convolution, gt.max_pool, and their gradients): float32 tensors outside autocast on a
+    session of CPU workers (oneDNN). GPU workers, and other dtypes, get im2col and one matrix
+    product (cuBLAS there), or the maximum over the taps."""
+    return (all(t.dtype == _dt.float32 for t in tensors) and _tensor._autocast_dtype is None
             and _device.session_device_type() == "cpu")
 
 
@@ -660,6 +660,13 @@ def _max_pool(input, n, kernel_size, stride, padding, dilation, ceil_mode, retur
             split += [s // k, k]
         y = T.amax(T.reshape(x, *split), tuple(range(3, 3 + 2 * n, 2)))
         return T.squeeze(y, 0) if unbatched else y
+    if not return_indices and all(d == 1 for d in dilation) and _library_op(x):  # oneDNN on the worker
+        out = [_out_size(spatial[i], kernel[i], stride[i], 1, padding[i], padding[i], ceil_mode) for i in range(n)]
+        if any(o <= 0 for o in out):
+            raise _C.ShapeError(f"{name}: output size {out} is too small for input {list(x.shape)}")
+        y = _tensor._op("max_pool", x, shape=(*x.shape[:2], *out), kernel=kernel, padding=padding, stride=stride,
+                        backward=functools.partial(_max_pool_backward, name))
+        return T.squeeze(y, 0) if unbatched else y
     lowest = float("-inf") if x.dtype.is_floating_point else T.iinfo(x.dtype).min
     taps, out, _ = _pool(x, n, kernel, stride, padding, dilation, ceil_mode, lowest, name)
     stacked = T.stack(taps, dim=-1)
@@ -670,6 +677,17 @@ def _max_pool(input, n, kernel_size, stride, padding, dilation, ceil_mode, retur
             y, indices = T.squeeze(y, 0), T.squeeze(indices, 0)
         return y, indices
     return T.squeeze(y, 0) if unbatched else y
+
+
+def _max_pool_backward(name, g, result, inputs, attrs):
+    """gt.max_pool's gradient: gt.max_pool_backward (each window's gradient to its first maximum,
+    as PyTorch). It has no gradient of its own: under create_graph it raises."""
+    if _ag.is_grad_enabled():
+        raise NotImplementedError(f"{name}: second derivatives (create_graph=True) through a max pool on CPU workers "
+                                  f"are not supported")
+    (x,) = inputs
+    return (_tensor._op("max_pool_backward", g, x, shape=x.shape, kernel=attrs["kernel"], padding=attrs["padding"],
+                        stride=attrs["stride"]),)
 
 
 def _flat_indices(tap, spatial, kernel, stride, padding, dilation, out):
@@ -693,7 +711,7 @@ def _flat_indices(tap, spatial, kernel, stride, padding, dilation, out):
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """Maximum over sliding windows of (N, C, L) or (C, L) input, as torch.nn.functional.max_pool1d
     (stride defaults to kernel_size; padding counts as -inf; return_indices gives each maximum's
-    index along L). Ties pass the gradient to every tied element in equal parts (PyTorch: to one)."""
+    index along L). The gradient: see max_pool2d."""
     return _max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode, return_indices, "max_pool1d")
 
 
@@ -702,7 +720,12 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     W_out), H_out = (H + 2 pH - dH (kH - 1) - 1) // sH + 1 (rounded up with ceil_mode), as
     torch.nn.functional.max_pool2d: stride defaults to kernel_size, padding (at most half the
     kernel) counts as -inf, return_indices also gives each maximum's flat index into H * W.
-    Ties pass the gradient to every tied element in equal parts (PyTorch: to one of them)."""
+
+    On CPU workers a float32 pool with overlapping or padded windows (dilation 1, no indices) is
+    one gt.max_pool op (oneDNN), whose gradient goes to each window's first maximum as in
+    PyTorch; it has no second derivative (create_graph raises NotImplementedError). Otherwise
+    the pool is the maximum over the window's taps, and ties share a window's gradient in equal
+    parts (PyTorch: all of it to one of them)."""
     return _max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode, return_indices, "max_pool2d")
 
 
@@ -1035,7 +1058,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     if any(o <= 0 for o in out):
         raise _C.ShapeError(f"{name}: output size {out} is too small for input {list(input.shape)}")
     spans = [dilation[i] * (kernel[i] - 1) + 1 for i in range(n)]
-    if _library_convolution(x, weight) and all(output_padding[i] < padding[i] + stride[i] and
+    if _library_op(x, weight) and all(output_padding[i] < padding[i] + stride[i] and
                                                spans[i] + output_padding[i] > padding[i] for i in range(n)):
         # The input gradient of that convolution, which maps (N, C_out, *out) to these (N, C_in,
         # *size) windows (its shape rule holds under the condition above): one op, oneDNN's.

@@ -125,45 +125,53 @@ bool mklStrictReproducibility() {
   return set(want) == kSuccess || get(kAll) == want; // (a second device in one process: already set)
 }
 
-/// Convolutions and their gradients through oneDNN (the library PyTorch's CPU convolutions use).
-/// Each call describes its operands in their plain row-major layouts (ncw / nchw / ncdhw,
-/// weights oi(d)(h)w or, with groups, goi(d)(h)w: the same bytes) and lets oneDNN choose the
-/// layouts its fastest implementation for this CPU wants (format_tag::any), reordering the
-/// operands into them and the result back, as PyTorch does for plain tensors. A primitive and its
-/// descriptor are kept per op, shapes and attributes (at most kMaxPrimitives, then all dropped).
-/// Source: oneDNN v2.6 developer guide, "Convolution" and "Memory Format Propagation".
-class Convolutions {
+/// Convolutions, their gradients and max pools through oneDNN (the library PyTorch's CPU
+/// convolutions and pools use). A convolution describes its operands in their plain row-major
+/// layouts (ncw / nchw / ncdhw, weights oi(d)(h)w or, with groups, goi(d)(h)w: the same bytes)
+/// and lets oneDNN choose the layouts its fastest implementation for this CPU wants
+/// (format_tag::any), reordering the operands into them and the result back, as PyTorch does for
+/// plain tensors; a pool runs on the plain layouts. Its backward runs the forward pass again for
+/// the workspace (which tap of each window holds its maximum) that oneDNN's backward needs. A
+/// primitive and its descriptor are kept per op, shapes and attributes (at most kMaxPrimitives,
+/// then all dropped).
+/// Source: oneDNN v2.6 developer guide, "Convolution", "Pooling" and "Memory Format Propagation".
+class OneDNN {
 public:
-  void run(OpCode op, const OpAttrs &attrs, const TensorType &ta, const void *a, const TensorType &tb, const void *b,
+  /// Whether oneDNN runs `op`.
+  static bool runs(OpCode op) {
+    return op == OpCode::Convolution || op == OpCode::ConvolutionBackwardInput ||
+           op == OpCode::ConvolutionBackwardWeight || op == OpCode::MaxPool || op == OpCode::MaxPoolBackward;
+  }
+
+  void run(OpCode op, const OpAttrs &attrs, std::span<const TensorType> types, std::span<const void *const> operands,
            const TensorType &tc, void *c) {
-    using dims = dnnl::memory::dims;
-    // Which operand is which: (input, weight, output) shapes and pointers.
-    const Shape &input = op == OpCode::ConvolutionBackwardInput ? tc.shape : op == OpCode::Convolution ? ta.shape : tb.shape;
-    const Shape &weight = op == OpCode::ConvolutionBackwardWeight ? tc.shape : tb.shape;
-    const Shape &output = op == OpCode::Convolution ? tc.shape : ta.shape;
     if (numElements(tc.shape) == 0) return;
-    if (numElements(ta.shape) == 0 || numElements(tb.shape) == 0) { // an empty batch: a weight gradient of zeros
-      std::memset(c, 0, size_t(numElements(tc.shape)) * sizeof(float));
-      return;
-    }
+    for (const TensorType &t : types)
+      if (numElements(t.shape) == 0) { // an empty batch: a weight gradient of zeros
+        std::memset(c, 0, size_t(numElements(tc.shape)) * sizeof(float));
+        return;
+      }
     std::lock_guard<std::mutex> lock(mutex_);
     if (!engine_) {
       engine_ = dnnl::engine(dnnl::engine::kind::cpu, 0);
       stream_ = dnnl::stream(engine_);
     }
-    std::string key = keyOf(op, attrs, input, weight, output);
+    std::string key = std::to_string(int(op)) + "|" + std::to_string(attrs.count);
+    for (const auto *v : {&types[0].shape, &tc.shape, &attrs.starts, &attrs.steps, &attrs.axes}) {
+      key += "|";
+      for (int64_t x : *v) key += std::to_string(x) + ",";
+    }
+    if (types.size() > 1)
+      for (int64_t x : types[1].shape) key += std::to_string(x) + ";";
     auto it = primitives_.find(key);
     if (it == primitives_.end()) {
       if (primitives_.size() >= kMaxPrimitives) primitives_.clear();
-      it = primitives_.emplace(key, make(op, attrs, input, weight, output)).first;
+      bool pool = op == OpCode::MaxPool || op == OpCode::MaxPoolBackward;
+      it = primitives_.emplace(key, pool ? makePool(op, attrs, types, tc) : makeConvolution(op, attrs, types, tc)).first;
     }
     Primitive &p = it->second;
-    // The operands by oneDNN's argument names, in plain layouts.
-    int argA = op == OpCode::Convolution ? DNNL_ARG_SRC : DNNL_ARG_DIFF_DST;
-    int argB = op == OpCode::ConvolutionBackwardWeight ? DNNL_ARG_SRC : DNNL_ARG_WEIGHTS;
-    int argC = op == OpCode::Convolution ? DNNL_ARG_DST
-               : op == OpCode::ConvolutionBackwardInput ? DNNL_ARG_DIFF_SRC : DNNL_ARG_DIFF_WEIGHTS;
     std::unordered_map<int, dnnl::memory> args;
+    // An operand in its plain layout, reordered into the one the primitive chose if it differs.
     auto in = [&](int arg, const dnnl::memory::desc &plain, const void *data) {
       dnnl::memory user(plain, engine_, const_cast<void *>(data));
       dnnl::memory::desc want = p.pd.query_md(dnnl::query::exec_arg_md, arg);
@@ -175,14 +183,32 @@ public:
       dnnl::reorder(user, chosen).execute(stream_, user, chosen);
       args[arg] = chosen;
     };
-    in(argA, p.plainA, a);
-    in(argB, p.plainB, b);
+    auto scratch = [&](const dnnl::primitive_desc_base &pd, std::unordered_map<int, dnnl::memory> &to) {
+      dnnl::memory::desc md = pd.query_md(dnnl::query::exec_arg_md, DNNL_ARG_SCRATCHPAD);
+      if (md.get_size() > 0) to[DNNL_ARG_SCRATCHPAD] = dnnl::memory(md, engine_);
+    };
+    if (op == OpCode::MaxPoolBackward) { // the forward pass for its workspace, then the backward
+      std::unordered_map<int, dnnl::memory> forward;
+      forward[DNNL_ARG_SRC] = dnnl::memory(p.plainB, engine_, const_cast<void *>(operands[1]));
+      forward[DNNL_ARG_DST] = dnnl::memory(p.forward.query_md(dnnl::query::exec_arg_md, DNNL_ARG_DST), engine_);
+      dnnl::memory workspace(p.forward.query_md(dnnl::query::exec_arg_md, DNNL_ARG_WORKSPACE), engine_);
+      forward[DNNL_ARG_WORKSPACE] = workspace;
+      scratch(p.forward, forward);
+      p.forwardPrimitive.execute(stream_, forward);
+      args[DNNL_ARG_WORKSPACE] = workspace;
+    }
+    int argA = op == OpCode::Convolution || op == OpCode::MaxPool ? DNNL_ARG_SRC : DNNL_ARG_DIFF_DST;
+    int argB = op == OpCode::ConvolutionBackwardWeight ? DNNL_ARG_SRC : DNNL_ARG_WEIGHTS;
+    int argC = op == OpCode::Convolution || op == OpCode::MaxPool ? DNNL_ARG_DST
+               : op == OpCode::ConvolutionBackwardWeight      ? DNNL_ARG_DIFF_WEIGHTS
+                                                               : DNNL_ARG_DIFF_SRC;
+    in(argA, p.plainA, operands[0]);
+    if (op != OpCode::MaxPool && op != OpCode::MaxPoolBackward) in(argB, p.plainB, operands[1]);
     dnnl::memory result(p.plainC, engine_, c);
     dnnl::memory::desc want = p.pd.query_md(dnnl::query::exec_arg_md, argC);
     dnnl::memory chosen = want == p.plainC ? result : dnnl::memory(want, engine_);
     args[argC] = chosen;
-    dnnl::memory::desc scratch = p.pd.query_md(dnnl::query::exec_arg_md, DNNL_ARG_SCRATCHPAD);
-    if (scratch.get_size() > 0) args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(scratch, engine_);
+    scratch(p.pd, args);
     p.primitive.execute(stream_, args);
     if (chosen != result) dnnl::reorder(chosen, result).execute(stream_, chosen, result);
     stream_.wait();
@@ -193,23 +219,25 @@ private:
   struct Primitive {
     dnnl::primitive primitive;
     dnnl::primitive_desc_base pd;
-    dnnl::memory::desc plainA, plainB, plainC;
+    dnnl::memory::desc plainA, plainB, plainC; ///< the operands' and the result's plain layouts
+    dnnl::primitive forwardPrimitive;          ///< a max pool's backward: its forward pass
+    dnnl::primitive_desc_base forward;
   };
 
-  static std::string keyOf(OpCode op, const OpAttrs &attrs, const Shape &input, const Shape &weight,
-                           const Shape &output) {
-    std::string k = std::to_string(int(op)) + "|" + std::to_string(attrs.count);
-    for (const auto *v : {&input, &weight, &output, &attrs.starts, &attrs.steps, &attrs.axes}) {
-      k += "|";
-      for (int64_t x : *v) k += std::to_string(x) + ",";
-    }
-    return k;
+  static dnnl::memory::format_tag activations(size_t n) {
+    using tag = dnnl::memory::format_tag;
+    return n == 1 ? tag::ncw : n == 2 ? tag::nchw : tag::ncdhw;
   }
 
-  Primitive make(OpCode op, const OpAttrs &attrs, const Shape &input, const Shape &weight, const Shape &output) {
+  Primitive makeConvolution(OpCode op, const OpAttrs &attrs, std::span<const TensorType> types, const TensorType &tc) {
     using md = dnnl::memory::desc;
     using tag = dnnl::memory::format_tag;
     auto f32 = dnnl::memory::data_type::f32;
+    const Shape &input = op == OpCode::ConvolutionBackwardInput ? tc.shape
+                         : op == OpCode::Convolution            ? types[0].shape
+                                                                : types[1].shape;
+    const Shape &weight = op == OpCode::ConvolutionBackwardWeight ? tc.shape : types[1].shape;
+    const Shape &output = op == OpCode::Convolution ? tc.shape : types[0].shape;
     size_t n = input.size() - 2;
     int64_t groups = attrs.count;
     dnnl::memory::dims src(input.begin(), input.end()), dst(output.begin(), output.end()), wei;
@@ -228,10 +256,9 @@ private:
       // The padding after the input that gives `out` windows (the shape rule checked there is one).
       padR.push_back(std::max<int64_t>(0, (output[2 + i] - 1) * s + d * (k - 1) + 1 - input[2 + i] - p));
     }
-    tag act = n == 1 ? tag::ncw : n == 2 ? tag::nchw : tag::ncdhw;
     tag wtag = groups > 1 ? (n == 1 ? tag::goiw : n == 2 ? tag::goihw : tag::goidhw)
                           : (n == 1 ? tag::oiw : n == 2 ? tag::oihw : tag::oidhw);
-    md srcPlain(src, f32, act), dstPlain(dst, f32, act), weiPlain(wei, f32, wtag);
+    md srcPlain(src, f32, activations(n)), dstPlain(dst, f32, activations(n)), weiPlain(wei, f32, wtag);
     md srcAny(src, f32, tag::any), dstAny(dst, f32, tag::any), weiAny(wei, f32, tag::any);
     auto algo = dnnl::algorithm::convolution_direct;
     dnnl::convolution_forward::primitive_desc forward(
@@ -239,17 +266,43 @@ private:
                                         dilates, padL, padR),
         engine_);
     if (op == OpCode::Convolution)
-      return {dnnl::convolution_forward(forward), forward, srcPlain, weiPlain, dstPlain};
+      return {dnnl::convolution_forward(forward), forward, srcPlain, weiPlain, dstPlain, {}, {}};
     if (op == OpCode::ConvolutionBackwardInput) {
       dnnl::convolution_backward_data::primitive_desc pd(
           dnnl::convolution_backward_data::desc(algo, srcAny, weiAny, dstAny, strides, dilates, padL, padR), engine_,
           forward);
-      return {dnnl::convolution_backward_data(pd), pd, dstPlain, weiPlain, srcPlain};
+      return {dnnl::convolution_backward_data(pd), pd, dstPlain, weiPlain, srcPlain, {}, {}};
     }
     dnnl::convolution_backward_weights::primitive_desc pd(
         dnnl::convolution_backward_weights::desc(algo, srcAny, weiAny, dstAny, strides, dilates, padL, padR), engine_,
         forward);
-    return {dnnl::convolution_backward_weights(pd), pd, dstPlain, srcPlain, weiPlain};
+    return {dnnl::convolution_backward_weights(pd), pd, dstPlain, srcPlain, weiPlain, {}, {}};
+  }
+
+  Primitive makePool(OpCode op, const OpAttrs &attrs, std::span<const TensorType> types, const TensorType &tc) {
+    using md = dnnl::memory::desc;
+    auto f32 = dnnl::memory::data_type::f32;
+    const Shape &input = op == OpCode::MaxPool ? types[0].shape : types[1].shape;
+    const Shape &output = op == OpCode::MaxPool ? tc.shape : types[0].shape;
+    size_t n = input.size() - 2;
+    dnnl::memory::dims src(input.begin(), input.end()), dst(output.begin(), output.end()), strides, kernel, padL, padR;
+    for (size_t i = 0; i < n; ++i) {
+      int64_t s = attrs.steps[i], k = attrs.axes[i], p = attrs.starts[i];
+      strides.push_back(s);
+      kernel.push_back(k);
+      padL.push_back(p);
+      padR.push_back(std::max<int64_t>(0, (output[2 + i] - 1) * s + k - input[2 + i] - p));
+    }
+    md srcPlain(src, f32, activations(n)), dstPlain(dst, f32, activations(n));
+    auto kind = op == OpCode::MaxPool ? dnnl::prop_kind::forward_inference : dnnl::prop_kind::forward_training;
+    dnnl::pooling_forward::primitive_desc forward(
+        dnnl::pooling_forward::desc(kind, dnnl::algorithm::pooling_max, srcPlain, dstPlain, strides, kernel, padL, padR),
+        engine_);
+    if (op == OpCode::MaxPool) return {dnnl::pooling_forward(forward), forward, srcPlain, {}, dstPlain, {}, {}};
+    dnnl::pooling_backward::primitive_desc pd(
+        dnnl::pooling_backward::desc(dnnl::algorithm::pooling_max, srcPlain, dstPlain, strides, kernel, padL, padR),
+        engine_, forward);
+    return {dnnl::pooling_backward(pd), pd, dstPlain, srcPlain, srcPlain, dnnl::pooling_forward(forward), forward};
   }
 
   std::mutex mutex_;
@@ -356,15 +409,16 @@ public:
     for (size_t i = 0; i < c32.size(); ++i) out[i] = half ? floatToHalf(c32[i]) : floatToBFloat16(c32[i]);
   }
 
-  /// oneDNN's convolutions always on all of the device's threads, whatever leaveCoreFree set:
-  /// how oneDNN splits a weight gradient's sums depends on the thread count, and a result must
-  /// not depend on when the client was issuing.
-  bool convolution(OpCode op, const OpAttrs &attrs, const TensorType &ta, const void *a, const TensorType &tb,
-                   const void *b, const TensorType &tc, void *c) override {
+  /// oneDNN's convolutions and pools, always on all of the device's threads whatever
+  /// leaveCoreFree set: how oneDNN splits a weight gradient's sums depends on the thread count,
+  /// and a result must not depend on when the client was issuing.
+  bool runLibraryOp(OpCode op, const OpAttrs &attrs, std::span<const TensorType> types,
+                    std::span<const void *const> operands, const TensorType &tc, void *c) override {
+    if (!OneDNN::runs(op)) return false;
     bool lowered = free_;
     if (lowered) omp_set_num_threads(threads_);
     try {
-      convolutions_.run(op, attrs, ta, a, tb, b, tc, c);
+      oneDNN_.run(op, attrs, types, operands, tc, c);
     } catch (const dnnl::error &e) {
       if (lowered) omp_set_num_threads(threads_ - 1);
       throw std::invalid_argument(std::string(opInfo(op).mnemonic) + ": oneDNN refused it: " + e.what());
@@ -374,7 +428,7 @@ public:
   }
 
 private:
-  Convolutions convolutions_;
+  OneDNN oneDNN_;
   int threads_ = 1;   ///< libomp's threads (--threads, else one per core)
   int blasThreads_ = 0; ///< the BLAS library's (0: unknown)
   bool strictGemms_ = false; ///< GEMMs give the same bits on any number of threads (MKL's strict CNR)
