@@ -81,7 +81,7 @@ from ._array_functions import (cummax, cummin, logcumsumexp, atleast_1d, atleast
                                kron, block_diag, rot90, diag_embed, trace, vander, addmv, chain_matmul, cov,
                                corrcoef, trapezoid, fmax, fmin, signbit, copysign, ldexp, float_power, rsub)
 from . import distributions, linalg, testing, jit, sparse  # noqa: E402
-from . import random, version  # noqa: E402  (torch.random, torch.version)
+from . import random, version, special  # noqa: E402  (torch.random, torch.version, torch.special)
 from .linalg import _TOP_LEVEL as _linalg_top  # torch.inverse, torch.det, torch.svd, ...  # noqa: E402
 globals().update(_linalg_top)
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402

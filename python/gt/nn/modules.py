@@ -1193,6 +1193,16 @@ class ModuleDict(Module):
     def __setitem__(self, name, module):
         setattr(self, name, module)
 
+    def __delitem__(self, name):
+        del self._modules[name]
+        self.__dict__.pop(name, None)
+
+    def pop(self, name):
+        """Removes the module named `name` and returns it."""
+        module = self[name]
+        del self[name]
+        return module
+
     def __contains__(self, name):
         return name in self._modules
 

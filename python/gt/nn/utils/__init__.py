@@ -1,8 +1,12 @@
-"""gt.nn.utils: gradient clipping (torch.nn.utils); gt.nn.utils.rnn: padding and packing
-variable-length sequences."""
+"""gt.nn.utils: gradient clipping, parameters as one vector and weight normalization
+(torch.nn.utils); gt.nn.utils.rnn: padding and packing variable-length sequences;
+gt.nn.utils.parametrize and gt.nn.utils.parametrizations: tensors computed from others
+(weight_norm, spectral_norm)."""
 from ... import _functions as T
 from ...autograd import no_grad
+from .. import modules as _nn
 from . import rnn  # noqa: F401 (torch.nn.utils.rnn)
+from . import parametrize, parametrizations  # noqa: F401
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0):
@@ -39,3 +43,69 @@ def clip_grad_value_(parameters, clip_value):
         for p in parameters:
             if p.grad is not None:
                 p.grad = T.clamp(p.grad, -clip_value, clip_value)
+
+
+def parameters_to_vector(parameters):
+    """Every tensor of `parameters` flattened and joined into one 1-D tensor (in order)."""
+    return T.cat([T.reshape(p, -1) for p in parameters])
+
+
+def vector_to_parameters(vec, parameters):
+    """Copies consecutive slices of the 1-D tensor `vec` into `parameters` (each reshaped to its
+    parameter's shape), as torch.nn.utils.vector_to_parameters. Raises TypeError for a vec that
+    is not a tensor, ValueError when the sizes do not add up."""
+    if not isinstance(vec, T.Tensor):
+        raise TypeError(f"expected torch.Tensor, but got: {type(vec).__name__}")
+    parameters = list(parameters)
+    total = sum(p.numel() for p in parameters)
+    if vec.numel() != total:
+        raise ValueError(f"vector_to_parameters: the vector has {vec.numel()} elements, the parameters {total}")
+    start = 0
+    with no_grad():
+        for p in parameters:
+            n = p.numel()
+            p.copy_(T.reshape(vec[start:start + n], *p.shape))
+            start += n
+
+
+def weight_norm(module, name="weight", dim=0):
+    """The original weight normalization (torch.nn.utils.weight_norm, deprecated there in favour
+    of parametrizations.weight_norm): `module.<name>` becomes `<name>_g * <name>_v / ||<name>_v||`
+    (the norm over every axis but `dim`), recomputed before each forward from the parameters
+    `<name>_g` and `<name>_v` (Salimans & Kingma 2016). Returns module."""
+    from .parametrizations import _norm_except_dim
+    weight = module._parameters.pop(name, None)
+    if weight is None:
+        raise ValueError(f"Module '{module}' has no parameter with name '{name}'")
+    module.__dict__.pop(name, None)
+    dim = -1 if dim is None else dim
+    with no_grad():
+        setattr(module, name + "_g", _nn.Parameter(_norm_except_dim(weight, dim).detach()))
+        setattr(module, name + "_v", _nn.Parameter(weight.detach()))
+
+    def compute(m, args=None):
+        v = getattr(m, name + "_v")
+        object.__setattr__(m, name, v * (getattr(m, name + "_g") / _norm_except_dim(v, dim)))
+    compute(module)
+    module.__dict__.setdefault("_gt_weight_norm", {})[name] = (module.register_forward_pre_hook(compute), dim)
+    return module
+
+
+def remove_weight_norm(module, name="weight"):
+    """Undoes weight_norm: `module.<name>` becomes a plain parameter holding g * v / ||v||.
+    Raises ValueError if weight_norm was not applied to it."""
+    from .parametrizations import _norm_except_dim
+    hooks = module.__dict__.get("_gt_weight_norm", {})
+    if name not in hooks:
+        raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    handle, dim = hooks.pop(name)
+    handle.remove()
+    with no_grad():
+        v = getattr(module, name + "_v")
+        value = v * (getattr(module, name + "_g") / _norm_except_dim(v, dim))
+    for suffix in ("_g", "_v"):
+        module._parameters.pop(name + suffix, None)
+        module.__dict__.pop(name + suffix, None)
+    module.__dict__.pop(name, None)
+    setattr(module, name, _nn.Parameter(value.detach()))
+    return module

@@ -1,0 +1,103 @@
+"""gt.special, as torch.special: the special functions GT's ops express, each differentiable
+through them. Functions GT has no op for (gammaln, digamma, polygamma, i0, zeta, the Bessel
+functions, gammainc, ndtri) are not here: AttributeError, as for any missing name."""
+import math
+
+import gt as T  # the package (its functions are looked up when called)
+
+__all__ = ["expit", "logit", "erf", "erfc", "erfinv", "log1p", "expm1", "exp2", "xlogy", "xlog1py", "logsumexp",
+           "softmax", "log_softmax", "sinc", "round", "entr", "ndtr", "log_ndtr"]
+
+
+def expit(input):
+    """1 / (1 + e^-x): the logistic sigmoid (torch.special.expit)."""
+    return T.sigmoid(input)
+
+
+def logit(input, eps=None):
+    """log(p / (1 - p)), p clamped to [eps, 1 - eps] when eps is given (torch.special.logit)."""
+    return T.logit(input, eps)
+
+
+def erf(input):
+    """The error function 2 / sqrt(pi) * integral of e^(-t^2) from 0 to x."""
+    return T.erf(input)
+
+
+def erfc(input):
+    """1 - erf(x)."""
+    return T.erfc(input)
+
+
+def erfinv(input):
+    """The inverse of erf on (-1, 1)."""
+    return T.erfinv(input)
+
+
+def log1p(input):
+    """log(1 + x)."""
+    return T.log1p(input)
+
+
+def expm1(input):
+    """e^x - 1."""
+    return T.expm1(input)
+
+
+def exp2(input):
+    """2^x."""
+    return T.exp2(input)
+
+
+def xlogy(input, other):
+    """x * log(y), 0 where x == 0 (torch.special.xlogy)."""
+    return T.xlogy(input, other)
+
+
+def xlog1py(input, other):
+    """x * log1p(y), 0 where x == 0 (torch.special.xlog1py)."""
+    x = input if isinstance(input, T.Tensor) else T.tensor(input)
+    return T.where(x == 0, T.zeros_like(x * other), x * T.log1p(other))
+
+
+def logsumexp(input, dim, keepdim=False):
+    """log(sum(e^x)) over dim, computed stably."""
+    return T.logsumexp(input, dim, keepdim)
+
+
+def softmax(input, dim, dtype=None):
+    """e^x / sum(e^x) over dim (input cast to dtype first, when given)."""
+    return T.nn.functional.softmax(input if dtype is None else input.to(dtype), dim)
+
+
+def log_softmax(input, dim, dtype=None):
+    """x - logsumexp(x) over dim (input cast to dtype first, when given)."""
+    return T.nn.functional.log_softmax(input if dtype is None else input.to(dtype), dim)
+
+
+def sinc(input):
+    """sin(pi x) / (pi x), 1 at 0 (the normalized sinc)."""
+    return T.sinc(input)
+
+
+def round(input, decimals=0):
+    """Rounds half to even (to `decimals` decimal places)."""
+    return T.round(input, decimals=decimals)
+
+
+def entr(input):
+    """-x log(x) for x > 0, 0 at 0, -inf for x < 0 (torch.special.entr)."""
+    x = input
+    return T.where(x > 0, -x * T.log(T.where(x > 0, x, T.ones_like(x))),
+                   T.where(x == 0, T.zeros_like(x), T.full_like(x, float("-inf"))))
+
+
+def ndtr(input):
+    """The standard normal's cumulative distribution: (1 + erf(x / sqrt(2))) / 2."""
+    return 0.5 * (1.0 + T.erf(input * (1.0 / math.sqrt(2.0))))
+
+
+def log_ndtr(input):
+    """log(ndtr(x)); for x < -1 through erfc, which keeps precision in the far left tail only
+    as far as float32's erfc does (PyTorch uses an asymptotic series below about -20)."""
+    return T.log(0.5 * T.erfc(-input * (1.0 / math.sqrt(2.0))))
