@@ -122,7 +122,7 @@ void checkConvolution(const OpInfo &op, std::span<const TensorType> in, const Sh
                             "groups)");
   for (size_t i = 0; i < n; ++i) {
     int64_t size = input[2 + i], k = weight[2 + i], out = output[2 + i], s = attrs.steps[i], p = attrs.starts[i],
-            d = attrs.axes[i], span = 0, last = 0, limit = int64_t(1) << 40;
+            d = attrs.axes[i], span = 0, last = 0, limit = int64_t(1) << 31; // so that the products below fit in 64 bits
     bool ok = size >= 1 && k >= 1 && out >= 1 && s >= 1 && d >= 1 && p >= 0 && size < limit && k < limit &&
               out < limit && s < limit && d < limit && p < limit;
     span = ok ? d * (k - 1) + 1 : 0;     // the taps a window covers
@@ -131,8 +131,8 @@ void checkConvolution(const OpInfo &op, std::span<const TensorType> in, const Sh
     // (rounded down) for some after >= 0.
     int64_t after = last + span - size - p;
     if (!ok || after <= -s || last >= size + p)
-      throw ShapeError(what + ": spatial axis " + std::to_string(i) + " needs sizes >= 1, stride, dilation >= 1, "
-                       "padding >= 0, and as many windows as (size + padding + padding_after - dilation * (kernel - "
+      throw ShapeError(what + ": spatial axis " + std::to_string(i) + " needs sizes from 1 to 2^31 - 1, stride, "
+                       "dilation >= 1, padding >= 0, and as many windows as (size + padding + padding_after - dilation * (kernel - "
                        "1) - 1) / stride + 1 for some padding_after >= 0");
   }
 }
@@ -158,12 +158,12 @@ void checkMaxPool(const OpInfo &op, std::span<const TensorType> in, const Shape 
     throw ShapeError(what + ": the batch and channel sizes differ");
   for (size_t i = 0; i < n; ++i) {
     int64_t size = input[2 + i], k = attrs.axes[i], out = output[2 + i], s = attrs.steps[i], p = attrs.starts[i],
-            limit = int64_t(1) << 40;
+            limit = int64_t(1) << 31; // so that the products below fit in 64 bits
     bool ok = size >= 1 && k >= 1 && out >= 1 && s >= 1 && p >= 0 && p <= k / 2 && size < limit && k < limit &&
               out < limit && s < limit;
     int64_t last = ok ? (out - 1) * s : 0, after = ok ? last + k - size - p : 0;
     if (!ok || after <= -s || last >= size + p)
-      throw ShapeError(what + ": spatial axis " + std::to_string(i) + " needs sizes >= 1, stride >= 1, padding from "
+      throw ShapeError(what + ": spatial axis " + std::to_string(i) + " needs sizes from 1 to 2^31 - 1, stride >= 1, padding from "
                        "0 to kernel / 2, and as many windows as (size + padding + padding_after - kernel) / stride + 1 "
                        "for some padding_after >= 0, each starting inside the input or the padding before it");
   }
