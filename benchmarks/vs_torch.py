@@ -183,24 +183,11 @@ def chain(lib, compiled, quick):
 def mlp_step(lib, compiled=False):
     """A training step of a 784-256-128-10 MLP (Adam, batches of 128) on `lib`: training_step
     over four fixed batches in turn. benchmarks/trace_overhead.py times it too."""
-    nn, F = lib.nn, lib.nn.functional
+    nn = lib.nn
     lib.manual_seed(0)
     model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10))
     opt = lib.optim.Adam(model.parameters(), lr=1e-3)
-    forward = model
-    if compiled:
-        import torch
-        forward = torch.compile(model)
-    rng = np.random.default_rng(0)
-    batches = [(lib.tensor(rng.standard_normal((128, 784)).astype(np.float32)), lib.tensor(rng.integers(0, 10, 128)))
-               for _ in range(4)]
-    i = [0]
-
-    def loss():
-        x, y = batches[i[0] % len(batches)]
-        i[0] += 1
-        return F.cross_entropy(forward(x), y)
-    return training_step(loss, opt)
+    return classifier_step(lib, model, opt, (128, 784), 10, compiled)
 
 
 def mlp(lib, compiled, quick):
@@ -234,8 +221,9 @@ def gpt(lib, compiled, quick):
     return {"gpt": r["step"], "gpt cpu": r["cpu"], "gpt compiles": r["compiles"]}
 
 
-def image_step(lib, model, opt, shape, classes, compiled):
-    """training_step of `model` on four fixed synthetic batches of `shape` in turn."""
+def classifier_step(lib, model, opt, shape, classes, compiled):
+    """training_step of `model` (cross-entropy over `classes`) on four fixed synthetic batches of
+    `shape` in turn."""
     F = lib.nn.functional
     forward = model
     if compiled:
@@ -270,7 +258,7 @@ def cnn_step(lib, compiled=False):
             x = F.max_pool2d(F.relu(self.bn2(self.conv2(x))), 2)
             return self.fc2(self.dropout(F.relu(self.fc1(lib.flatten(x, 1)))))
     model = Net()
-    return image_step(lib, model, lib.optim.Adam(model.parameters(), lr=2e-3), (64, 1, 28, 28), 10, compiled)
+    return classifier_step(lib, model, lib.optim.Adam(model.parameters(), lr=2e-3), (64, 1, 28, 28), 10, compiled)
 
 
 def resnet_step(lib, compiled=False):
@@ -296,7 +284,7 @@ def resnet_step(lib, compiled=False):
                           Block(128, 256, 2), Block(256, 256, 1), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
                           nn.Linear(256, 100))
     opt = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
-    return image_step(lib, model, opt, (16, 3, 112, 112), 100, compiled)
+    return classifier_step(lib, model, opt, (16, 3, 112, 112), 100, compiled)
 
 
 def cnn(lib, compiled, quick):

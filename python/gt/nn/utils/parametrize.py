@@ -13,7 +13,7 @@ import contextlib
 
 from ... import _functions as T
 from ...autograd import no_grad
-from ..modules import Module, ModuleDict, ModuleList, Parameter
+from ..modules import ModuleDict, ModuleList, Parameter
 
 _cache_enabled = 0
 _cache = {}
