@@ -415,15 +415,16 @@ public:
   bool runLibraryOp(OpCode op, const OpAttrs &attrs, std::span<const TensorType> types,
                     std::span<const void *const> operands, const TensorType &tc, void *c) override {
     if (!OneDNN::runs(op)) return false;
-    bool lowered = free_;
-    if (lowered) omp_set_num_threads(threads_);
+    struct Restore { // leaveCoreFree's count again, however the op ends
+      int threads;
+      ~Restore() { if (threads) omp_set_num_threads(threads); }
+    } restore{free_ ? threads_ - 1 : 0};
+    if (free_) omp_set_num_threads(threads_);
     try {
       oneDNN_.run(op, attrs, types, operands, tc, c);
     } catch (const dnnl::error &e) {
-      if (lowered) omp_set_num_threads(threads_ - 1);
       throw std::invalid_argument(std::string(opInfo(op).mnemonic) + ": oneDNN refused it: " + e.what());
     }
-    if (lowered) omp_set_num_threads(threads_ - 1);
     return true;
   }
 
