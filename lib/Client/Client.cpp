@@ -196,7 +196,7 @@ std::optional<FetchedTensor> Client::fetchDirect(Reader &link, uint64_t id) {
   auto it = types_.find(id);
   if (it == types_.end()) return std::nullopt; // the dispatcher says what is wrong
   FetchedTensor out;
-  out.type = it->second;
+  out.type = it->second.type;
   uint64_t total = uint64_t(numBytes(out.type));
   do {
     auto req = link.reader.fetchRequest();
@@ -243,7 +243,7 @@ Client::~Client() {
 const TensorType &Client::typeOf(uint64_t id) const {
   auto it = types_.find(id);
   if (it == types_.end()) throw std::invalid_argument("tensor " + std::to_string(id) + " is not held by this client");
-  return it->second;
+  return it->second.type;
 }
 
 std::pair<uint64_t, TensorType> Client::emit(OpCode op, const std::vector<uint64_t> &operands, OpAttrs attrs,
@@ -283,11 +283,25 @@ std::pair<uint64_t, TensorType> Client::emit(OpCode op, const std::vector<uint64
   if (!inst.type) inst.type.emplace();
   inst.type->dtype = result.dtype;
   inst.type->shape.assign(result.shape.begin(), result.shape.end());
-  types_.emplace(inst.result, result);
+  types_.emplace(inst.result, Held{result, internLocation(inst.location)});
   record(inst.op, inst.result, inst.operands, inst.location, result);
   uint64_t id = inst.result;
   if (bufferedOps_ >= batchLimit() || bufferedBytes_ >= flushBytes()) flush();
   return {id, std::move(result)};
+}
+
+uint32_t Client::internLocation(const std::string &location) {
+  if (location.empty()) return 0;
+  if (auto it = locationIds_.find(location); it != locationIds_.end()) return it->second;
+  if (locations_.size() >= kMaxLocations) return 0; // a program generating code without end: not known
+  locationIds_.emplace(location, uint32_t(locations_.size()));
+  locations_.push_back(location);
+  return uint32_t(locations_.size() - 1);
+}
+
+const std::string &Client::locationOf(uint64_t id) const {
+  auto it = types_.find(id);
+  return it == types_.end() ? locations_[0] : locations_[it->second.location];
 }
 
 Instruction &Client::nextSlot(size_t ops) {
@@ -358,7 +372,7 @@ void Client::drainReleased() {
     free.type.reset(); // a free carries no result type
     for (size_t i = begin; i < end; ++i)
       if (auto it = types_.find(released[i]); it != types_.end()) {
-        record(OpCode::Free, 0, {&released[i], 1}, free.location, it->second); // the tape: one entry per tensor
+        record(OpCode::Free, 0, {&released[i], 1}, free.location, it->second.type); // the tape: one entry per tensor
         types_.erase(it);
       }
   }

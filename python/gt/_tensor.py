@@ -532,6 +532,17 @@ def _op(name, *operands, backward=None, **attrs):
     return out
 
 
+def _derivative(code, g, result, inputs, attrs):
+    """The gradients of the inputs of a recorded op (code `code`, `attrs` as recorded) given the
+    gradient `g` of its `result`: its formulas from the derivative table, run by the client core
+    (gt._C.Client.derivative). A plain backward pass records their ops straight into the
+    session; with create_graph (grad mode on), gt.profiler or autocast they go through `_op`,
+    which records them on the tape, traces and casts."""
+    client = _runtime._client or _runtime.client()
+    direct = _trace is None and _autocast_dtype is None and not _ag.is_grad_enabled()
+    return client.derivative(code, g, result, inputs, attrs, direct)
+
+
 def _small_ints(operands, attrs):
     """Whether an op on `operands` (or making a `dtype` attribute's type) meets int8, int16 or uint8."""
     d = attrs.get("dtype")
@@ -674,6 +685,12 @@ def _scalar(value, like):
     else:
         value = value.item() if isinstance(value, np.generic) else value
         d = _scalar_dtype(value, like)
+    return _scalar_as(value, d)
+
+
+def _scalar_as(value, d):
+    """The cached 0-d tensor of Python number `value` in dtype `d` (the client core's backward
+    formulas take their constants from here too)."""
     key = (value, d.code, type(value), _runtime._signal_now[0])  # a scalar lives where its signal says
     t = _scalars.get(key)
     if t is None or t._h.client is not _runtime._client:

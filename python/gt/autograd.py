@@ -1,10 +1,13 @@
 """Reverse-mode autograd: the tape lives on the tensors, the formulas in one table.
 
 Each op that needs a gradient stores a Node on its output: its backward function, inputs,
-attributes and signal. The backward functions are generated from the op spec's derivative
-formulas (ops/*.yaml -> python/gt/_ops.py, which fills `formulas`); each takes (grad_output,
-output, inputs, attrs) and returns one gradient (or None) per input, already reduced to that
-input's shape when the op broadcast it. The helpers the formulas call are in gt._derivatives.
+attributes and signal. An op with derivative formulas (ops/*.yaml `grad:`) has as its
+backward function a call into the client core, which runs the formulas from the derivative
+table (lib/Client/Autograd.cpp; python/gt/_ops.py fills `formulas` with these calls); each
+takes (grad_output, output, inputs, attrs) and returns one gradient (or None) per input,
+already reduced to that input's shape when the op broadcast it. The backward pass below walks
+the graph, runs hooks and accumulates `.grad`; gradient ops carry the line of the forward op
+they differentiate.
 """
 import weakref
 import functools
@@ -187,7 +190,10 @@ def _run(roots, seeds, retain_graph, create_graph, wanted):
     grads, captured = {}, {}
     for r, g in zip(roots, seeds):
         grads[id(r)] = _accumulate(grads.get(id(r)), g)
-    with _grad_mode(create_graph), _runtime.gradient_signals() as use_signal:
+    # Gradient ops carry the line of the forward op they differentiate (gt.debug.get_tape,
+    # errors, gt.profiler); a hook's ops carry the hook's own lines.
+    set_location = _runtime.client().set_grad_location
+    with _grad_mode(create_graph), _runtime.gradient_signals() as use_signal, _GradLocation(set_location):
         for t in reversed(order):
             g = grads.pop(id(t), None)
             if g is None:
@@ -201,6 +207,7 @@ def _run(roots, seeds, retain_graph, create_graph, wanted):
                 g = _tensor.cast(g, t.dtype)
             hooks = getattr(t, "_hooks", None)
             if hooks:
+                set_location(0)
                 for hook in list(hooks.values()):
                     replaced = hook(g)
                     if replaced is not None:
@@ -218,6 +225,7 @@ def _run(roots, seeds, retain_graph, create_graph, wanted):
                 continue
             # Gradient ops carry the forward op's signal, marked as backward (gt.signal).
             use_signal(node.signal)
+            set_location(t._h.id)
             for inp, ig in zip(node.inputs, node.backward(g, t, node.inputs, node.attrs)):
                 if ig is None or not inp.requires_grad or (needed is not None and id(inp) not in needed):
                     continue
@@ -227,6 +235,21 @@ def _run(roots, seeds, retain_graph, create_graph, wanted):
             if not retain_graph:
                 t._node = _FREED  # release the saved tensors
     return captured
+
+
+class _GradLocation:
+    """Ops carry the user's line again when the backward pass ends, however it ends."""
+    __slots__ = ("set",)
+
+    def __init__(self, set_location):
+        self.set = set_location
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.set(0)
+        return False
 
 
 class RemovableHandle:
@@ -359,6 +382,7 @@ class Function:
                         live = ref()
                         values[i] = y if j == k else (alias if live is None else live)
                     ctx.saved_tensors = tuple(values)
+                _runtime.client().set_grad_location(0)  # your backward's ops carry your lines
                 result = cls.backward(ctx, *grads)
                 result = result if isinstance(result, tuple) else (result,)
                 if len(result) != len(args):

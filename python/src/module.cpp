@@ -1,4 +1,5 @@
 // gt._C: the pybind11 module over the C++ client core and the op table.
+#include "gt/Client/Autograd.h"
 #include "gt/Client/Client.h"
 #include "gt/Core/OpTable.h"
 
@@ -18,9 +19,11 @@ namespace {
 
 std::string packageDir; ///< frames under this directory are GT's own, not the user's
 
-/// "file.py:line" of the innermost Python frame outside the gt package.
 /// The location the last emit carried (gt.profiler reads it instead of walking the frames again).
 std::string lastLocation;
+/// During a backward pass: the location of the forward op whose gradient ops are being issued
+/// (they carry it instead of the line that called backward()); see Client.set_grad_location.
+std::optional<std::string> gradLocation;
 
 /// "file:line" of a frame of `code`, by (code object, instruction offset): a line number is
 /// found by walking the code's line table (_PyCode_CheckLineNumber took 3 % of a profiled
@@ -52,6 +55,7 @@ std::string frameLocation(PyFrameObject *frame, PyCodeObject *code, const char *
 #endif
 }
 
+/// "file.py:line" of the innermost Python frame outside the gt package.
 std::string userLocation() {
   PyFrameObject *frame = PyEval_GetFrame(); // borrowed
   Py_XINCREF(frame);
@@ -110,7 +114,7 @@ std::pair<uint64_t, TensorType> recordOp(client::Client &c, int op, const std::v
                                          const py::dict &attrs) {
   if (op < 0 || op >= int(OpCode::NumOps)) throw std::invalid_argument("unknown op code " + std::to_string(op));
   OpAttrs a = attrs.empty() ? OpAttrs{} : attrsFromPython(OpCode(op), attrs);
-  lastLocation = userLocation();
+  lastLocation = gradLocation ? *gradLocation : userLocation();
   return c.emit(OpCode(op), operands, std::move(a), {}, lastLocation);
 }
 
@@ -121,7 +125,7 @@ std::pair<uint64_t, TensorType> recordUpload(client::Client &c, py::buffer data,
   a.shape = std::move(shape);
   a.dtype = DType(dtype);
   std::string bytes(static_cast<const char *>(info.ptr), size_t(info.size * info.itemsize));
-  lastLocation = userLocation();
+  lastLocation = gradLocation ? *gradLocation : userLocation();
   return c.emit(OpCode::Upload, {}, std::move(a), std::move(bytes), lastLocation);
 }
 
@@ -196,6 +200,197 @@ py::tuple handleTuple(py::object self, client::Client &c, uint64_t id, const Ten
   return py::make_tuple(newHandle(id, self.ptr(), c), std::move(shape), dtypeObject(t.dtype));
 }
 
+
+// ---------------------------------------------------------------- the backward formulas
+// Client.derivative runs an op's formulas from the derivative table (gt/Client/Autograd.h) for
+// the Python autograd's backward pass. Two emitters: DirectEmitter records the formula's ops
+// straight into the session (a plain backward pass: no Python per gradient op), PythonEmitter
+// issues them through gt._tensor._op (create_graph, where they must record their own backward,
+// and while gt.profiler or autocast is on, which watch _op).
+
+/// The Python objects the formulas' values become (gt registers them: set_autograd_types).
+struct AutogradTypes {
+  py::object tensor;    ///< gt.Tensor
+  py::object op;        ///< gt._tensor._op(name, *operands, **attrs)
+  py::object scalarAs;  ///< gt._tensor._scalar_as(value, dtype): the cached 0-d tensor
+  py::object sliceGrad; ///< gt._derivatives.SliceGrad(shape, dtype, [(g, starts, steps)])
+};
+AutogradTypes &autogradTypes = *new AutogradTypes; // never destroyed (see dtypeObjects)
+
+std::shared_ptr<void> keep(py::object o) { return std::make_shared<py::object>(std::move(o)); }
+const py::object &kept(const client::GradValue &v) { return *static_cast<py::object *>(v.owner.get()); }
+
+/// A gt.Tensor's value (its type as the client holds it).
+client::GradValue tensorValue(client::Client &c, const py::handle &t) {
+  uint64_t id = t.attr("_h").attr("id").cast<uint64_t>();
+  return client::GradValue::tensor(id, c.typeOf(id), keep(py::reinterpret_borrow<py::object>(t)));
+}
+
+py::object numberObject(const client::GradValue &v) {
+  if (v.isFloat) return py::float_(v.number);
+  return py::int_(int64_t(v.number));
+}
+
+/// A formula's attribute value as Python takes it for attribute `spec`.
+py::object attrObject(const AttrSpec &spec, const client::GradValue &v) {
+  if (v.kind == client::GradValue::Kind::Ints) return py::cast(v.ints);
+  switch (spec.type) {
+  case AttrType::F64: return py::float_(v.number);
+  case AttrType::Bool: return py::bool_(v.number != 0);
+  default: return py::int_(int64_t(v.number));
+  }
+}
+
+/// The dtype a Python number takes in an op whose first tensor operand has dtype `like`
+/// (gt._tensor._scalar_dtype, PyTorch's rules).
+DType scalarDType(const client::GradValue &number, const client::GradValue *like) {
+  if (number.isFloat) return like && isFloating(like->type.dtype) ? like->type.dtype : DType::Float32;
+  return like && like->type.dtype != DType::Bool ? like->type.dtype : DType::Int64;
+}
+
+struct DirectEmitter : client::GradEmitter {
+  py::object self;
+  client::Client &c;
+  const std::string &location;
+  DirectEmitter(py::object self, client::Client &c, const std::string &location)
+      : self(std::move(self)), c(c), location(location) {}
+
+  client::GradValue op(OpCode code, const std::vector<client::GradValue> &operands, const client::GradAttrs &attrs) override {
+    const client::GradValue *like = nullptr;
+    for (const auto &o : operands)
+      if (o.isTensor()) {
+        like = &o;
+        break;
+      }
+    if (!like && !operands.empty())
+      throw std::logic_error(std::string(opInfo(code).mnemonic) + " of numbers alone in a backward formula");
+    std::vector<uint64_t> ids;
+    std::vector<client::GradValue> scalars; // alive until the op is recorded
+    for (const auto &o : operands) {
+      if (o.isTensor()) {
+        ids.push_back(o.id);
+        continue;
+      }
+      py::object t = autogradTypes.scalarAs(numberObject(o), dtypeObject(scalarDType(o, like)));
+      scalars.push_back(tensorValue(c, t));
+      ids.push_back(scalars.back().id);
+    }
+    OpAttrs a;
+    for (const auto &[name, v] : attrs) {
+      const AttrSpec *spec = findAttr(code, name);
+      if (!spec) throw std::logic_error(std::string(opInfo(code).mnemonic) + " has no attribute " + std::string(name));
+      switch (spec->type) {
+      case AttrType::I64Array: case AttrType::Shape: setInts(a, *spec, v.ints); break;
+      case AttrType::F64: a.value = v.number; break;
+      default: setInt(a, *spec, int64_t(v.number)); break;
+      }
+    }
+    auto [id, type] = c.emit(code, ids, std::move(a), {}, location);
+    return client::GradValue::tensor(id, std::move(type), keep(newHandle(id, self.ptr(), c)));
+  }
+
+  py::object toPython(const client::GradValue &v) {
+    py::tuple shape(v.type.shape.size());
+    for (size_t i = 0; i < v.type.shape.size(); ++i) shape[i] = py::int_(v.type.shape[i]);
+    if (py::isinstance(kept(v), autogradTypes.tensor)) return kept(v); // an operand passed through
+    return autogradTypes.tensor(kept(v), shape, dtypeObject(v.type.dtype));
+  }
+};
+
+struct PythonEmitter : client::GradEmitter {
+  client::Client &c;
+  explicit PythonEmitter(client::Client &c) : c(c) {}
+
+  client::GradValue op(OpCode code, const std::vector<client::GradValue> &operands, const client::GradAttrs &attrs) override {
+    py::tuple args(operands.size() + 1);
+    args[0] = py::str(opInfo(code).mnemonic);
+    for (size_t i = 0; i < operands.size(); ++i) args[i + 1] = operands[i].isTensor() ? kept(operands[i]) : numberObject(operands[i]);
+    py::dict kwargs;
+    for (const auto &[name, v] : attrs) {
+      const AttrSpec *spec = findAttr(code, name);
+      if (!spec) throw std::logic_error(std::string(opInfo(code).mnemonic) + " has no attribute " + std::string(name));
+      kwargs[py::str(std::string(name))] = attrObject(*spec, v);
+    }
+    return tensorValue(c, autogradTypes.op(*args, **kwargs));
+  }
+
+  client::GradValue detach(const client::GradValue &v) override { return tensorValue(c, kept(v).attr("detach")()); }
+
+  static py::object toPython(const client::GradValue &v) { return kept(v); }
+};
+
+/// A forward attribute from the node's attrs dict (the spec's default when absent).
+client::GradValue forwardAttr(const py::object &attrs, const AttrSpec &spec) {
+  py::object v = attrs.is_none() ? py::object(py::none()) : py::reinterpret_borrow<py::dict>(attrs).attr("get")(spec.name);
+  if (v.is_none()) {
+    std::string d = spec.defaultValue;
+    if (d.empty()) throw std::logic_error(std::string("the backward formula needs attribute ") + spec.name + ", which the op did not record");
+    if (spec.type == AttrType::Reduce) return client::GradValue::num(d == "sum" ? 0 : d == "max" ? 1 : 2, false);
+    if (d == "true" || d == "false") return client::GradValue::num(d == "true", false);
+    if (d.front() == '[') return client::GradValue::list({}); // "[]": the only list default
+    return client::GradValue::num(std::strtod(d.c_str(), nullptr), spec.type == AttrType::F64);
+  }
+  switch (spec.type) {
+  case AttrType::I64Array: case AttrType::Shape: return client::GradValue::list(v.cast<std::vector<int64_t>>());
+  case AttrType::F64: return client::GradValue::num(v.cast<double>(), true);
+  case AttrType::Reduce: {
+    std::string r = v.cast<std::string>();
+    return client::GradValue::num(r == "sum" ? 0 : r == "max" ? 1 : 2, false);
+  }
+  default: return client::GradValue::num(double(v.cast<int64_t>()), false);
+  }
+}
+
+/// The gradients of op `code`'s inputs (a tuple: a gt.Tensor, None, or a SliceGrad each).
+py::tuple derivative(py::object self, int code, py::object g, py::object result, py::sequence inputs, py::object attrs,
+                     bool direct) {
+  client::Client &c = self.cast<client::Client &>();
+  if (code < 0 || code >= int(OpCode::NumOps)) throw std::invalid_argument("unknown op code " + std::to_string(code));
+  std::vector<client::GradValue> in;
+  std::vector<bool> needs;
+  for (py::handle t : inputs) {
+    in.push_back(tensorValue(c, t));
+    needs.push_back(t.attr("requires_grad").cast<bool>());
+  }
+  client::GradValue gv = tensorValue(c, g), rv = tensorValue(c, result);
+  auto lookup = [&](const AttrSpec &spec) { return forwardAttr(attrs, spec); };
+  std::vector<client::GradValue> grads;
+  std::optional<DirectEmitter> directEmitter;
+  // The gradient ops carry the forward op's line.
+  std::string where = c.locationOf(rv.id);
+  if (direct) {
+    directEmitter.emplace(self, c, where);
+    grads = client::runDerivatives(*directEmitter, OpCode(code), gv, rv, in, lookup, needs);
+  } else {
+    struct Restore {
+      std::optional<std::string> previous = gradLocation;
+      ~Restore() { gradLocation = std::move(previous); }
+    } restore;
+    gradLocation = where;
+    PythonEmitter emitter(c);
+    grads = client::runDerivatives(emitter, OpCode(code), gv, rv, in, lookup, needs);
+  }
+  auto toPython = [&](const client::GradValue &v) -> py::object {
+    return direct ? directEmitter->toPython(v) : PythonEmitter::toPython(v);
+  };
+  py::tuple out(grads.size());
+  for (size_t i = 0; i < grads.size(); ++i) {
+    const client::GradValue &v = grads[i];
+    switch (v.kind) {
+    case client::GradValue::Kind::Tensor: out[i] = toPython(v); break;
+    case client::GradValue::Kind::SliceGrad:
+    {
+      py::list pieces;
+      pieces.append(py::make_tuple(toPython(v.tensors.at(0)), py::tuple(py::cast(v.ints)), py::tuple(py::cast(v.steps))));
+      out[i] = autogradTypes.sliceGrad(py::tuple(py::cast(v.type.shape)), dtypeObject(v.type.dtype), pieces);
+      break;
+    }
+    case client::GradValue::Kind::None: out[i] = py::none(); break;
+    default: throw std::logic_error(std::string("the backward formula of ") + opInfo(OpCode(code)).mnemonic + " gave no tensor");
+    }
+  }
+  return out;
+}
 } // namespace
 
 void bindRaw(py::module_ &m); // raw.cpp
@@ -257,6 +452,12 @@ PYBIND11_MODULE(_C, m) {
   m.def("set_package_dir", [](std::string dir) { packageDir = std::move(dir); },
         "Frames under this directory are skipped when naming the user's line.");
   m.def("user_location", &userLocation, "The user's current 'file.py:line'.");
+  m.def("set_autograd_types", [](py::object tensor, py::object op, py::object scalarAs, py::object sliceGrad) {
+    autogradTypes = AutogradTypes{std::move(tensor), std::move(op), std::move(scalarAs), std::move(sliceGrad)};
+  }, "gt registers what Client.derivative makes: gt.Tensor, gt._tensor._op, gt._tensor._scalar_as and "
+     "gt._derivatives.SliceGrad.");
+  m.def("has_derivatives", [](int code) { return client::hasDerivatives(OpCode(code)); },
+        "Whether the derivative table has formulas for op code `code`.");
   m.def("last_location", [] { return lastLocation; }, "The 'file.py:line' the last op issued carried.");
   m.def("op_attrs", [](const std::string &name) {
     const OpInfo *info = lookupOp(name);
@@ -347,7 +548,7 @@ PYBIND11_MODULE(_C, m) {
                                              std::to_string(n) + " tensors");
              if (op < 0 || op >= int(OpCode::NumOps)) throw std::invalid_argument("unknown op code " + std::to_string(op));
              OpAttrs a = attrs.empty() ? OpAttrs{} : attrsFromPython(OpCode(op), attrs);
-             lastLocation = userLocation();
+             lastLocation = gradLocation ? *gradLocation : userLocation();
              py::list out(n);
              std::vector<uint64_t> args(operands.size());
              for (size_t i = 0; i < n; ++i) {
@@ -465,5 +666,19 @@ PYBIND11_MODULE(_C, m) {
            "defines; ValueError names the bad line.")
       .def("set_signal", &client::Client::setSignal, py::arg("signal"), py::arg("backward") = false,
            "The signal attached to every instruction from now on ('' = none).")
-      .def("signal", [](client::Client &c) { return py::make_tuple(c.signal(), c.signalIsBackward()); });
+      .def("signal", [](client::Client &c) { return py::make_tuple(c.signal(), c.signalIsBackward()); })
+      .def("derivative", &derivative, py::arg("op"), py::arg("g"), py::arg("result"), py::arg("inputs"),
+           py::arg("attrs"), py::arg("direct"),
+           "The gradients of op code `op`'s `inputs` (a tuple: a gt.Tensor, None where an input does not "
+           "require grad, or a gt._derivatives.SliceGrad), given the gradient `g` of its `result` and its "
+           "`attrs` (the dict it was recorded with): the op's formulas from the derivative table "
+           "(ops/*.yaml `grad:`). direct: the formulas' ops go straight into the session (nothing records "
+           "them); else through gt._tensor._op (create_graph, gt.profiler, autocast). Raises ValueError "
+           "for an op without formulas, and what the ops raise.")
+      .def("set_grad_location", [](client::Client &c, uint64_t id) {
+        if (id == 0) gradLocation.reset();
+        else gradLocation = c.locationOf(id);
+      }, py::arg("id"),
+         "From now on ops carry the location of the op that made tensor `id` (its gradient ops are "
+         "being issued); 0: the user's line again.");
 }

@@ -432,3 +432,52 @@ def test_a_function_saving_one_output_differentiates_through_another():
     b.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0, 3.0])
     assert a.shape == (3,)
+
+
+def _ops_since(marker):
+    """The ops (not frees) the session recorded after tensor `marker`: (op, location)."""
+    return [(e["op"], e["location"]) for e in gt.debug.get_tape() if e["op"] != "free" and e["id"] > marker.id]
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_gradient_ops_carry_the_line_of_the_op_they_differentiate(create_graph):
+    import inspect
+    here = inspect.currentframe()
+    x, w = leaf(), leaf(rng.standard_normal((4, 2)).astype(np.float32))
+    h = x @ w; line_h = f"{__file__}:{here.f_lineno}"  # noqa: E702
+    y = (h.tanh() * 3.0).sum(); line_y = f"{__file__}:{here.f_lineno}"  # noqa: E702
+    h.register_hook(lambda g: g * 2.0); line_hook = f"{__file__}:{here.f_lineno}"  # noqa: E702
+    seed = gt.ones(())
+    gx, gw = gt.autograd.grad(y, [x, w], grad_outputs=seed, create_graph=create_graph)
+    ops = _ops_since(seed)
+    where = {}
+    for op, location in ops:
+        where.setdefault(location, []).append(op)
+    assert set(where) == {line_h, line_y, line_hook}, ops
+    assert [op for op in where[line_hook] if op != "full"] == ["mul"]  # the hook's op (and its 2.0), at its line
+    assert "matmul" in where[line_h] and "matmul" not in where[line_y]  # x @ w's gradients
+    assert "mul" in where[line_y] and "sum" not in where[line_h]
+    d = 3 * 2 * (1 - np.tanh(A.astype(np.float64) @ w.detach().numpy()) ** 2)
+    np.testing.assert_allclose(gw.detach().numpy(), A.T @ d, rtol=1e-5, atol=1e-5)
+    # After the backward pass, ops carry the user's line again.
+    z = x + 1.0
+    assert gt.debug.get_tape()[-1]["location"] == f"{__file__}:{here.f_lineno - 1}"
+    del z
+
+
+def test_the_direct_and_recorded_formulas_give_the_same_gradients():
+    """A plain backward pass records the formulas' ops straight from the client core;
+    create_graph issues them through gt's Python ops (which record them). Same values."""
+    a = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    b = rng.standard_normal((4, 5)).astype(np.float32)
+
+    def grads(create_graph):
+        x, w = leaf(a), leaf(b)
+        h = (x @ w).transpose(1, 2)                      # batched matmul, one shared weight
+        m = h.amax(dim=-1, keepdim=True) + h.mean(dim=1, keepdim=True) * 0.5
+        s = gt.cat([m[:, :2], (m[:, 2:] ** 2)], dim=1)   # slices, pow, concat
+        z = (gt.where(s > 0, s.sigmoid(), -s) + 1.0).rsqrt().sum() + x.abs().sum() / x.numel()
+        return [g.detach().numpy() for g in gt.autograd.grad(z, [x, w], create_graph=create_graph)]
+
+    for plain, recorded in zip(grads(False), grads(True)):
+        np.testing.assert_allclose(plain, recorded, rtol=1e-6, atol=1e-6)

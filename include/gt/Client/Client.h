@@ -144,6 +144,9 @@ public:
   const Limits &limits() const { return limits_; }
   /// Type of a tensor this client holds.
   const TensorType &typeOf(uint64_t id) const;
+  /// The user's "file.py:line" whose op made a tensor this client holds ("" if unknown). The
+  /// gradient ops of that op carry it (the autograd sets it as their location).
+  const std::string &locationOf(uint64_t id) const;
 
   /// The last kTapeLength instructions of this session, oldest first.
   std::vector<TapeEntry> tape() const;
@@ -207,7 +210,18 @@ private:
   size_t bufferedOps_ = 0; ///< the ops those capture into (a free: one per tensor it names)
   size_t bufferedBytes_ = 0;
   std::vector<TensorType> scratchTypes_; ///< emit's operand types
-  std::unordered_map<uint64_t, TensorType> types_;
+  /// What the client knows of a tensor it holds: its type, and the user's line that made it
+  /// (an index into locations_).
+  struct Held {
+    TensorType type;
+    uint32_t location = 0;
+  };
+  std::unordered_map<uint64_t, Held> types_;
+  /// The distinct "file.py:line" locations ops came from; [0] is "" (none).
+  std::vector<std::string> locations_{std::string()};
+  std::unordered_map<std::string, uint32_t> locationIds_;
+  static constexpr size_t kMaxLocations = 1u << 16;
+  uint32_t internLocation(const std::string &location);
   uint64_t nextId_ = 1;
   std::mutex releaseMutex_;
   std::vector<uint64_t> released_; ///< ids freed from other threads, queued at the next emit

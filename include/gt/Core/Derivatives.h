@@ -2,9 +2,8 @@
 // entries of ops/*.yaml by ops/generate.py into Derivatives.inc).
 //
 // A formula is a list of steps in evaluation order; each step names earlier steps as its
-// arguments, and the last step is the gradient of one operand. The Python autograd runs the
-// same formulas (python/gt/_ops.py, generated from the same text); the C++ client core can run
-// these steps once the tape moves into it.
+// arguments, and the last step is the gradient of one operand. The client core runs them
+// (gt/Client/Autograd.h) for the autograd's backward pass.
 #pragma once
 
 #include "gt/Core/OpTable.h"
