@@ -496,6 +496,11 @@ def _make(result, inputs, backward=None, attrs=None):
     return t
 
 
+# The client core records an op, makes its Tensor and hangs its autograd Node in one call
+# (what _make does, for results of other calls); gt.autograd registers the types it makes.
+_record = _C.record
+
+
 def _op(name, *operands, backward=None, **attrs):
     """Records op `name` (ops/*.yaml) on `operands` with attributes by their spec names, and
     returns the new Tensor. Numbers among the operands become 0-d tensors like the first tensor
@@ -514,8 +519,7 @@ def _op(name, *operands, backward=None, **attrs):
     client = _runtime._client or _runtime.client()
     if _trace is None:
         try:
-            return _make(client.op(code, [t._h.id for t in operands], attrs), operands,
-                         backward or _ag.formulas.get(name), attrs)
+            return _record(client, code, operands, attrs, backward or _ag.formulas.get(name))
         except _C.DTypeError as refused:
             if not _small_ints(operands, attrs):
                 raise

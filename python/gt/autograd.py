@@ -11,16 +11,15 @@ they differentiate.
 """
 import weakref
 import functools
-import threading
 
-from . import _derivatives, _runtime
+from . import _C, _derivatives, _runtime
 
-_state = threading.local()
 formulas = {}  # op name -> backward function; filled by gt._ops from the spec's `grad:` formulas
 
 
 def is_grad_enabled():
-    return getattr(_state, "enabled", True)
+    """Whether ops record history on this thread (the client core holds the setting)."""
+    return _C.is_grad_enabled()
 
 
 class _grad_mode:
@@ -33,11 +32,10 @@ class _grad_mode:
         self.enabled = enabled
 
     def __enter__(self):
-        self.previous = getattr(_state, "enabled", True)
-        _state.enabled = self.enabled
+        self.previous = _C.set_grad_enabled(self.enabled)
 
     def __exit__(self, *exc):
-        _state.enabled = self.previous
+        _C.set_grad_enabled(self.previous)
         return False
 
     def __call__(self, fn):
@@ -65,14 +63,13 @@ class set_grad_enabled(_grad_mode):
 
     def __init__(self, mode):
         self.enabled = bool(mode)
-        self.previous = is_grad_enabled()
-        _state.enabled = self.enabled
+        self.previous = _C.set_grad_enabled(self.enabled)
 
     def __enter__(self):
         pass
 
     def __call__(self, fn):  # as a decorator: the setting applies inside fn only
-        _state.enabled = self.previous
+        _C.set_grad_enabled(self.previous)
         return super().__call__(fn)
 
 
@@ -417,3 +414,12 @@ def _freed(*args):
 
 
 _FREED = Node(_freed, (), None, None)  # a node whose saved tensors backward released
+
+
+def _register():
+    """Tells the client core what its recorded ops make: gt.Tensor and Node (gt._C.record)."""
+    from . import _tensor
+    _C.set_record_types(_tensor.Tensor, Node, _runtime)
+
+
+_register()

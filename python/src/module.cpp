@@ -21,6 +21,10 @@ std::string packageDir; ///< frames under this directory are GT's own, not the u
 
 /// The location the last emit carried (gt.profiler reads it instead of walking the frames again).
 std::string lastLocation;
+/// gt's exception types (made in PYBIND11_MODULE), for code that raises without pybind11.
+struct {
+  PyObject *shape = nullptr, *axis = nullptr, *dtype = nullptr, *outOfMemory = nullptr;
+} translatedErrors;
 /// During a backward pass: the location of the forward op whose gradient ops are being issued
 /// (they carry it instead of the line that called backward()); see Client.set_grad_location.
 std::optional<std::string> gradLocation;
@@ -391,6 +395,142 @@ py::tuple derivative(py::object self, int code, py::object g, py::object result,
   }
   return out;
 }
+
+// ---------------------------------------------------------------- recording an op: _C.record
+// gt._tensor._op's common case in one call from Python: the op recorded, its gt.Tensor made, and
+// the tape's autograd.Node attached when the result needs a gradient. gt.Tensor and
+// autograd.Node are Python classes with __slots__; their instances are filled here through the
+// slots' offsets, as their __init__ would fill them, without running Python.
+
+thread_local bool gradEnabled = true; ///< gt.autograd's grad mode (per thread, as PyTorch's)
+
+/// The offset of `name`, a __slots__ member of `type`.
+Py_ssize_t slotOffset(PyObject *type, const char *name) {
+  py::object d = py::reinterpret_steal<py::object>(PyObject_GetAttrString(type, name));
+  if (!d || Py_TYPE(d.ptr()) != &PyMemberDescr_Type)
+    throw std::logic_error(std::string("set_record_types: ") + name + " is not a __slots__ member");
+  return reinterpret_cast<PyMemberDescrObject *>(d.ptr())->d_member->offset;
+}
+
+PyObject *&slot(PyObject *o, Py_ssize_t offset) { return *reinterpret_cast<PyObject **>(reinterpret_cast<char *>(o) + offset); }
+
+/// Sets a slot to a new reference (stolen).
+void setSlot(PyObject *o, Py_ssize_t offset, PyObject *value) {
+  PyObject *old = slot(o, offset);
+  slot(o, offset) = value;
+  Py_XDECREF(old);
+}
+
+struct RecordTypes {
+  PyTypeObject *tensor = nullptr, *nodeType = nullptr;
+  PyObject *runtime = nullptr; ///< gt._runtime: its _signal_now is a node's signal
+  PyObject *signalNow = nullptr; ///< "_signal_now", interned
+  // gt.Tensor's slots that __init__ sets, and autograd.Node's.
+  Py_ssize_t h = 0, shape = 0, dtype = 0, requiresGrad = 0, grad = 0, node = 0, host = 0; // node: Tensor._node
+  Py_ssize_t backward = 0, inputs = 0, attrs = 0, signal = 0;
+} recordTypes;
+
+/// _C.record(client, code, operands, attrs, backward): records op `code` (operands: a tuple of
+/// gt.Tensor, attrs: a dict by spec names) and returns its gt.Tensor; when `backward` is not
+/// None, grad mode is on, the result is floating point and an operand requires grad, the result
+/// requires grad and holds autograd.Node(backward, operands, attrs, _runtime._signal_now).
+PyObject *record(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
+  try {
+    if (nargs != 5) throw std::invalid_argument("record(client, code, operands, attrs, backward)");
+    RecordTypes &r = recordTypes;
+    if (!r.tensor) throw std::logic_error("gt._C.set_record_types was not called");
+    static PyObject *lastClient = nullptr;
+    static client::Client *lastCore = nullptr;
+    if (args[0] != lastClient) {
+      lastCore = &py::reinterpret_borrow<py::object>(args[0]).cast<client::Client &>();
+      lastClient = args[0]; // the session holds it: gt.connect replaces it only with a new one
+    }
+    client::Client &c = *lastCore;
+    long code = PyLong_AsLong(args[1]);
+    if (code == -1 && PyErr_Occurred()) return nullptr;
+    PyObject *operands = args[2], *attrs = args[3], *backward = args[4];
+    if (!PyTuple_Check(operands) || !PyDict_Check(attrs)) throw std::invalid_argument("record: operands must be a tuple, attrs a dict");
+    Py_ssize_t n = PyTuple_GET_SIZE(operands);
+    thread_local std::vector<uint64_t> ids;
+    ids.resize(size_t(n));
+    bool anyRequiresGrad = false;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject *o = PyTuple_GET_ITEM(operands, i);
+      if (!PyObject_TypeCheck(o, r.tensor)) throw py::type_error("record: an operand is not a gt.Tensor");
+      PyObject *h = slot(o, r.h);
+      if (!h || Py_TYPE(h) != handleType) throw py::type_error("record: a gt.Tensor without a handle");
+      ids[size_t(i)] = reinterpret_cast<HandleObject *>(h)->id;
+      anyRequiresGrad |= slot(o, r.requiresGrad) == Py_True;
+    }
+    auto [id, type] = recordOp(c, int(code), ids, py::reinterpret_borrow<py::dict>(attrs));
+    py::object handle = newHandle(id, args[0], c);
+    PyObject *shape = PyTuple_New(Py_ssize_t(type.shape.size()));
+    if (!shape) return nullptr;
+    for (size_t i = 0; i < type.shape.size(); ++i) PyTuple_SET_ITEM(shape, Py_ssize_t(i), PyLong_FromLongLong(type.shape[i]));
+    PyObject *t = r.tensor->tp_alloc(r.tensor, 0);
+    if (!t) {
+      Py_DECREF(shape);
+      return nullptr;
+    }
+    setSlot(t, r.h, handle.release().ptr());
+    setSlot(t, r.shape, shape);
+    setSlot(t, r.dtype, py::object(dtypeObject(type.dtype)).release().ptr());
+    setSlot(t, r.grad, Py_NewRef(Py_None));
+    setSlot(t, r.node, Py_NewRef(Py_None));
+    setSlot(t, r.host, Py_NewRef(Py_None));
+    bool needsNode = anyRequiresGrad && backward != Py_None && gradEnabled && isFloating(type.dtype);
+    setSlot(t, r.requiresGrad, Py_NewRef(needsNode ? Py_True : Py_False));
+    if (needsNode) {
+      PyObject *signal = PyObject_GetAttr(r.runtime, r.signalNow);
+      if (!signal) {
+        Py_DECREF(t);
+        return nullptr;
+      }
+      PyObject *node = r.nodeType->tp_alloc(r.nodeType, 0);
+      if (!node) {
+        Py_DECREF(signal);
+        Py_DECREF(t);
+        return nullptr;
+      }
+      setSlot(node, r.backward, Py_NewRef(backward));
+      setSlot(node, r.inputs, Py_NewRef(operands));
+      setSlot(node, r.attrs, Py_NewRef(attrs));
+      setSlot(node, r.signal, signal);
+      setSlot(t, r.node, node);
+    }
+    return t;
+  } catch (py::error_already_set &e) {
+    e.restore();
+  } catch (py::builtin_exception &e) {
+    e.set_error();
+  } catch (...) {
+    // The translators registered with pybind11 (ShapeError -> gt.ShapeError, ...).
+    try {
+      throw;
+    } catch (const AxisError &e) {
+      PyErr_SetString(translatedErrors.axis, e.what());
+    } catch (const ShapeError &e) {
+      PyErr_SetString(translatedErrors.shape, e.what());
+    } catch (const DTypeError &e) {
+      PyErr_SetString(translatedErrors.dtype, e.what());
+    } catch (const client::OutOfMemoryError &e) {
+      PyErr_SetString(translatedErrors.outOfMemory, e.what());
+    } catch (const client::ConnectionError &e) {
+      PyErr_SetString(PyExc_ConnectionError, e.what());
+    } catch (const std::invalid_argument &e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const std::exception &e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  }
+  return nullptr;
+}
+
+PyMethodDef recordMethod = {"record", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(record)), METH_FASTCALL,
+                            "record(client, code, operands, attrs, backward) -> gt.Tensor: op `code` recorded on the "
+                            "tuple of gt.Tensor `operands` with the dict `attrs`; the result holds "
+                            "autograd.Node(backward, operands, attrs, signal) when it needs a gradient (backward not "
+                            "None, grad mode on, a floating-point result, an operand that requires grad)."};
 } // namespace
 
 void bindRaw(py::module_ &m); // raw.cpp
@@ -418,6 +558,10 @@ PYBIND11_MODULE(_C, m) {
   static PyObject *outOfMemory = newError("OutOfMemoryError", {PyExc_RuntimeError},
                                           "A tensor is larger than the session may hold on the workers "
                                           "(a RuntimeError, as torch.OutOfMemoryError).");
+  translatedErrors.shape = shapeError;
+  translatedErrors.axis = axisError;
+  translatedErrors.dtype = dtypeError;
+  translatedErrors.outOfMemory = outOfMemory;
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -456,6 +600,32 @@ PYBIND11_MODULE(_C, m) {
     autogradTypes = AutogradTypes{std::move(tensor), std::move(op), std::move(scalarAs), std::move(sliceGrad)};
   }, "gt registers what Client.derivative makes: gt.Tensor, gt._tensor._op, gt._tensor._scalar_as and "
      "gt._derivatives.SliceGrad.");
+  m.def("set_record_types", [](py::object tensor, py::object node, py::module_ runtime) {
+    RecordTypes r;
+    r.tensor = reinterpret_cast<PyTypeObject *>(tensor.inc_ref().ptr()); // kept for the process
+    r.nodeType = reinterpret_cast<PyTypeObject *>(node.inc_ref().ptr());
+    r.runtime = runtime.inc_ref().ptr();
+    r.signalNow = PyUnicode_InternFromString("_signal_now");
+    r.h = slotOffset(tensor.ptr(), "_h");
+    r.shape = slotOffset(tensor.ptr(), "shape");
+    r.dtype = slotOffset(tensor.ptr(), "dtype");
+    r.requiresGrad = slotOffset(tensor.ptr(), "requires_grad");
+    r.grad = slotOffset(tensor.ptr(), "grad");
+    r.node = slotOffset(tensor.ptr(), "_node");
+    r.host = slotOffset(tensor.ptr(), "_host");
+    r.backward = slotOffset(node.ptr(), "backward");
+    r.inputs = slotOffset(node.ptr(), "inputs");
+    r.attrs = slotOffset(node.ptr(), "attrs");
+    r.signal = slotOffset(node.ptr(), "signal");
+    recordTypes = r;
+  }, "gt registers gt.Tensor, autograd.Node and gt._runtime for record().");
+  m.add_object("record", py::reinterpret_steal<py::object>(PyCFunction_New(&recordMethod, nullptr)));
+  m.def("is_grad_enabled", [] { return gradEnabled; }, "Whether ops record autograd history on this thread.");
+  m.def("set_grad_enabled", [](bool on) {
+    bool previous = gradEnabled;
+    gradEnabled = on;
+    return previous;
+  }, "Sets whether ops record autograd history on this thread; returns the previous setting.");
   m.def("has_derivatives", [](int code) { return client::hasDerivatives(OpCode(code)); },
         "Whether the derivative table has formulas for op code `code`.");
   m.def("last_location", [] { return lastLocation; }, "The 'file.py:line' the last op issued carried.");

@@ -481,3 +481,47 @@ def test_the_direct_and_recorded_formulas_give_the_same_gradients():
 
     for plain, recorded in zip(grads(False), grads(True)):
         np.testing.assert_allclose(plain, recorded, rtol=1e-6, atol=1e-6)
+
+
+def test_a_recorded_result_is_the_tensor_its_constructor_makes():
+    """gt._C.record fills gt.Tensor's and autograd.Node's slots itself (no __init__ runs): the
+    same attributes as gt.Tensor(handle, shape, dtype) and Node(...) set, nothing more."""
+    missing = object()
+    x = leaf()
+    y = x * 2.0
+    made = gt.Tensor(y._h, y.shape, y.dtype)
+    for name in gt.Tensor.__slots__:
+        if name in ("__weakref__", "requires_grad", "_node"):
+            continue
+        assert getattr(y, name, missing) is getattr(made, name, missing) or \
+            getattr(y, name, missing) == getattr(made, name, missing), name
+    assert y.requires_grad and not made.requires_grad
+    node = y._node
+    assert node.inputs[0] is x and node.attrs == {} and node.signal == gt._runtime.current_signal()
+    assert node.backward is gt.autograd.formulas["mul"]
+    with gt.no_grad():
+        z = x * 2.0
+    assert not z.requires_grad and z._node is None
+    assert not (gt.tensor([1, 2]) + 1).requires_grad  # an integer result records nothing
+
+
+def test_grad_mode_is_per_thread():
+    import threading
+    x = leaf()
+    seen = {}
+
+    def other():
+        seen["enabled"] = gt.is_grad_enabled()
+        with gt.no_grad():
+            seen["inside"] = (x * 2.0).requires_grad
+            barrier.wait()  # the main thread records while this one is in no_grad
+            barrier.wait()
+
+    barrier = threading.Barrier(2)
+    t = threading.Thread(target=other)
+    t.start()
+    barrier.wait()
+    recorded = (x * 2.0).requires_grad
+    barrier.wait()
+    t.join()
+    assert seen == {"enabled": True, "inside": False} and recorded
