@@ -525,9 +525,11 @@ def gen_python(ops):
     out.append("DIFFERENTIABLE = (" + "".join(f"{n!r}, " for n in differentiable) + ")")
     out += ["", "",
             "def _formula(code):",
-            '    """The backward function of op `code`: its formulas in the derivative table."""',
+            '    """The backward function of op `code`: its formulas in the derivative table (the',
+            '    client core\'s backward pass runs them without calling this)."""',
             "    def backward(g, result, inputs, attrs):",
             "        return _T._derivative(code, g, result, inputs, attrs)",
+            "    _T._C.register_formula(backward, code)",
             "    return backward",
             "", "",
             "_ag.formulas.update({name: _formula(CODES[name]) for name in DIFFERENTIABLE})",

@@ -161,77 +161,18 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 def _run(roots, seeds, retain_graph, create_graph, wanted):
     """The backward pass from `roots` (gradients `seeds`). wanted=None: accumulate into leaves'
     (and retain_grad tensors') .grad; else a set of tensor ids whose gradients are returned
-    (id -> gradient) and nothing else is touched or computed."""
-    # Topological order of the graph above the roots (iterative DFS: deep graphs are fine).
-    order, seen, stack = [], set(), [(r, False) for r in reversed(roots)]
-    while stack:
-        t, done = stack.pop()
-        if done:
-            order.append(t)
-            continue
-        if id(t) in seen:
-            continue
-        seen.add(id(t))
-        stack.append((t, True))
-        if t._node is not None:
-            for i in t._node.inputs:
-                if i.requires_grad and id(i) not in seen:
-                    stack.append((i, False))
-    needed = None
-    if wanted is not None:  # only what lies on a path to a wanted tensor (order: inputs first)
-        needed = set()
-        for t in order:
-            if id(t) in wanted or (t._node is not None and any(id(i) in needed for i in t._node.inputs)):
-                needed.add(id(t))
-
-    grads, captured = {}, {}
-    for r, g in zip(roots, seeds):
-        grads[id(r)] = _accumulate(grads.get(id(r)), g)
+    (id -> gradient) and nothing else is touched or computed. The client core walks the graph
+    and runs the table's formulas (gt._C.Client.backward); hooks, custom Functions, slice
+    gradients and sums run here in Python, called from there."""
+    from . import _tensor
+    c = _runtime.client()
+    # The formulas' ops go straight into the session unless they must be recorded (create_graph),
+    # traced (gt.profiler) or cast (autocast), which _op does.
+    direct = not create_graph and _tensor._trace is None and _tensor._autocast_dtype is None
     # Gradient ops carry the line of the forward op they differentiate (gt.debug.get_tape,
     # errors, gt.profiler); a hook's ops carry the hook's own lines.
-    set_location = _runtime.client().set_grad_location
-    with _grad_mode(create_graph), _runtime.gradient_signals() as use_signal, _GradLocation(set_location):
-        for t in reversed(order):
-            g = grads.pop(id(t), None)
-            if g is None:
-                continue
-            if type(g) is _derivatives.SliceGrad:
-                g = _derivatives.materialize(g)  # the gradients of slices of t, joined
-            if g.dtype != t.dtype and t.dtype.is_floating_point:
-                # A gradient has its tensor's dtype (PyTorch's engine casts too): under
-                # autocast a bfloat16 product's gradient can arrive in float32.
-                from . import _tensor
-                g = _tensor.cast(g, t.dtype)
-            hooks = getattr(t, "_hooks", None)
-            if hooks:
-                set_location(0)
-                for hook in list(hooks.values()):
-                    replaced = hook(g)
-                    if replaced is not None:
-                        g = replaced
-            node = t._node
-            if wanted is not None:
-                if id(t) in wanted:
-                    captured[id(t)] = g
-            elif node is None:  # a leaf: accumulate
-                t.grad = g if t.grad is None else t.grad + g
-                continue
-            elif getattr(t, "_retains_grad", False):
-                t.grad = g if t.grad is None else t.grad + g
-            if node is None:
-                continue
-            # Gradient ops carry the forward op's signal, marked as backward (gt.signal).
-            use_signal(node.signal)
-            set_location(t._h.id)
-            for inp, ig in zip(node.inputs, node.backward(g, t, node.inputs, node.attrs)):
-                if ig is None or not inp.requires_grad or (needed is not None and id(inp) not in needed):
-                    continue
-                k = id(inp)
-                total = grads.get(k)
-                grads[k] = ig if total is None else _accumulate(total, ig)
-            if not retain_graph:
-                t._node = _FREED  # release the saved tensors
-    return captured
+    with _grad_mode(create_graph), _runtime.gradient_signals() as use_signal, _GradLocation(c.set_grad_location):
+        return c.backward(roots, seeds, retain_graph, wanted, use_signal, direct)
 
 
 class _GradLocation:
@@ -417,9 +358,11 @@ _FREED = Node(_freed, (), None, None)  # a node whose saved tensors backward rel
 
 
 def _register():
-    """Tells the client core what its recorded ops make: gt.Tensor and Node (gt._C.record)."""
+    """Tells the client core what its recorded ops make (gt.Tensor and Node: gt._C.record) and
+    what its backward pass calls back."""
     from . import _tensor
     _C.set_record_types(_tensor.Tensor, Node, _runtime)
+    _C.set_backward_helpers(_derivatives.materialize, _accumulate, _tensor.cast, _FREED, _derivatives.SliceGrad)
 
 
 _register()

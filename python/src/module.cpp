@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace py = pybind11;
 using namespace gt;
@@ -205,6 +206,46 @@ py::tuple handleTuple(py::object self, client::Client &c, uint64_t id, const Ten
 }
 
 
+// ---------------------------------------------------------------- gt.Tensor's and Node's slots
+
+thread_local bool gradEnabled = true; ///< gt.autograd's grad mode (per thread, as PyTorch's)
+
+/// The offset of `name`, a __slots__ member of `type`.
+Py_ssize_t slotOffset(PyObject *type, const char *name) {
+  py::object d = py::reinterpret_steal<py::object>(PyObject_GetAttrString(type, name));
+  if (!d || Py_TYPE(d.ptr()) != &PyMemberDescr_Type)
+    throw std::logic_error(std::string("set_record_types: ") + name + " is not a __slots__ member");
+  return reinterpret_cast<PyMemberDescrObject *>(d.ptr())->d_member->offset;
+}
+
+PyObject *&slot(PyObject *o, Py_ssize_t offset) { return *reinterpret_cast<PyObject **>(reinterpret_cast<char *>(o) + offset); }
+
+/// Sets a slot to a new reference (stolen).
+void setSlot(PyObject *o, Py_ssize_t offset, PyObject *value) {
+  PyObject *old = slot(o, offset);
+  slot(o, offset) = value;
+  Py_XDECREF(old);
+}
+
+struct RecordTypes {
+  PyTypeObject *tensor = nullptr, *nodeType = nullptr;
+  PyObject *runtime = nullptr; ///< gt._runtime: its _signal_now is a node's signal
+  PyObject *signalNow = nullptr; ///< "_signal_now", interned
+  // gt.Tensor's slots that __init__ sets, and autograd.Node's.
+  Py_ssize_t h = 0, shape = 0, dtype = 0, requiresGrad = 0, grad = 0, node = 0, host = 0; // node: Tensor._node
+  Py_ssize_t hooks = 0, retainsGrad = 0; // set by register_hook / retain_grad only
+  Py_ssize_t backward = 0, inputs = 0, attrs = 0, signal = 0;
+} recordTypes;
+
+/// The session id of a gt.Tensor (its handle's).
+uint64_t tensorId(PyObject *t) {
+  PyObject *h = recordTypes.tensor && PyObject_TypeCheck(t, recordTypes.tensor) ? slot(t, recordTypes.h) : nullptr;
+  if (!h || Py_TYPE(h) != handleType) throw py::type_error("expected a gt.Tensor");
+  return reinterpret_cast<HandleObject *>(h)->id;
+}
+
+bool requiresGrad(PyObject *t) { return slot(t, recordTypes.requiresGrad) == Py_True; }
+
 // ---------------------------------------------------------------- the backward formulas
 // Client.derivative runs an op's formulas from the derivative table (gt/Client/Autograd.h) for
 // the Python autograd's backward pass. Two emitters: DirectEmitter records the formula's ops
@@ -226,7 +267,7 @@ const py::object &kept(const client::GradValue &v) { return *static_cast<py::obj
 
 /// A gt.Tensor's value (its type as the client holds it).
 client::GradValue tensorValue(client::Client &c, const py::handle &t) {
-  uint64_t id = t.attr("_h").attr("id").cast<uint64_t>();
+  uint64_t id = tensorId(t.ptr());
   return client::GradValue::tensor(id, c.typeOf(id), keep(py::reinterpret_borrow<py::object>(t)));
 }
 
@@ -354,7 +395,7 @@ py::tuple derivative(py::object self, int code, py::object g, py::object result,
   std::vector<bool> needs;
   for (py::handle t : inputs) {
     in.push_back(tensorValue(c, t));
-    needs.push_back(t.attr("requires_grad").cast<bool>());
+    needs.push_back(requiresGrad(t.ptr()));
   }
   client::GradValue gv = tensorValue(c, g), rv = tensorValue(c, result);
   auto lookup = [&](const AttrSpec &spec) { return forwardAttr(attrs, spec); };
@@ -402,33 +443,6 @@ py::tuple derivative(py::object self, int code, py::object g, py::object result,
 // autograd.Node are Python classes with __slots__; their instances are filled here through the
 // slots' offsets, as their __init__ would fill them, without running Python.
 
-thread_local bool gradEnabled = true; ///< gt.autograd's grad mode (per thread, as PyTorch's)
-
-/// The offset of `name`, a __slots__ member of `type`.
-Py_ssize_t slotOffset(PyObject *type, const char *name) {
-  py::object d = py::reinterpret_steal<py::object>(PyObject_GetAttrString(type, name));
-  if (!d || Py_TYPE(d.ptr()) != &PyMemberDescr_Type)
-    throw std::logic_error(std::string("set_record_types: ") + name + " is not a __slots__ member");
-  return reinterpret_cast<PyMemberDescrObject *>(d.ptr())->d_member->offset;
-}
-
-PyObject *&slot(PyObject *o, Py_ssize_t offset) { return *reinterpret_cast<PyObject **>(reinterpret_cast<char *>(o) + offset); }
-
-/// Sets a slot to a new reference (stolen).
-void setSlot(PyObject *o, Py_ssize_t offset, PyObject *value) {
-  PyObject *old = slot(o, offset);
-  slot(o, offset) = value;
-  Py_XDECREF(old);
-}
-
-struct RecordTypes {
-  PyTypeObject *tensor = nullptr, *nodeType = nullptr;
-  PyObject *runtime = nullptr; ///< gt._runtime: its _signal_now is a node's signal
-  PyObject *signalNow = nullptr; ///< "_signal_now", interned
-  // gt.Tensor's slots that __init__ sets, and autograd.Node's.
-  Py_ssize_t h = 0, shape = 0, dtype = 0, requiresGrad = 0, grad = 0, node = 0, host = 0; // node: Tensor._node
-  Py_ssize_t backward = 0, inputs = 0, attrs = 0, signal = 0;
-} recordTypes;
 
 /// _C.record(client, code, operands, attrs, backward): records op `code` (operands: a tuple of
 /// gt.Tensor, attrs: a dict by spec names) and returns its gt.Tensor; when `backward` is not
@@ -531,6 +545,145 @@ PyMethodDef recordMethod = {"record", reinterpret_cast<PyCFunction>(reinterpret_
                             "tuple of gt.Tensor `operands` with the dict `attrs`; the result holds "
                             "autograd.Node(backward, operands, attrs, signal) when it needs a gradient (backward not "
                             "None, grad mode on, a floating-point result, an operand that requires grad)."};
+
+// ---------------------------------------------------------------- the backward pass: Client.backward
+// gt.autograd's backward pass over the tape (the Nodes on the tensors): the graph walk, the
+// formulas of table ops (Client.derivative's code, no Python), and the rest in Python where it
+// is Python's: hooks, custom Functions' backward, slice gradients joined, gradients summed.
+
+struct BackwardHelpers {
+  py::object materialize; ///< gt._derivatives.materialize: a SliceGrad as a Tensor
+  py::object accumulate;  ///< gt.autograd._accumulate(total, g)
+  py::object cast;        ///< gt._tensor.cast(x, dtype)
+  py::object freed;       ///< gt.autograd._FREED: the node of a tensor whose graph was freed
+  PyTypeObject *sliceGrad = nullptr;
+  std::unordered_map<PyObject *, int> formulas; ///< backward function -> op code (gt._ops)
+};
+BackwardHelpers &backwardHelpers = *new BackwardHelpers; // never destroyed (see dtypeObjects)
+
+/// Client.backward(roots, seeds, retain_graph, wanted, use_signal, direct): see gt.autograd._run.
+py::dict runBackward(py::object self, py::sequence roots, py::sequence seeds, bool retainGraph, py::object wanted,
+                     py::object useSignal, bool direct) {
+  client::Client &c = self.cast<client::Client &>();
+  RecordTypes &r = recordTypes;
+  BackwardHelpers &h = backwardHelpers;
+  auto nodeOf = [&](PyObject *t) -> PyObject * {
+    PyObject *n = slot(t, r.node);
+    return n && n != Py_None ? n : nullptr;
+  };
+  // Topological order of the graph above the roots (iterative DFS), holding every tensor in it.
+  std::vector<py::object> order;
+  std::unordered_set<PyObject *> seen;
+  std::vector<std::pair<PyObject *, bool>> stack;
+  for (size_t i = py::len(roots); i-- > 0;) stack.push_back({py::object(roots[i]).ptr(), false});
+  while (!stack.empty()) {
+    auto [t, done] = stack.back();
+    stack.pop_back();
+    if (done) {
+      order.push_back(py::reinterpret_borrow<py::object>(t));
+      continue;
+    }
+    if (!seen.insert(t).second) continue;
+    stack.push_back({t, true});
+    if (PyObject *node = nodeOf(t)) {
+      PyObject *inputs = slot(node, r.inputs);
+      if (inputs && PyTuple_Check(inputs))
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(inputs); ++i) {
+          PyObject *in = PyTuple_GET_ITEM(inputs, i);
+          if (requiresGrad(in) && !seen.count(in)) stack.push_back({in, false});
+        }
+    }
+  }
+  auto isWanted = [&](PyObject *t) {
+    return PySet_Contains(wanted.ptr(), py::int_(reinterpret_cast<uintptr_t>(t)).ptr()) == 1;
+  };
+  // With `wanted`: only what lies on a path to a wanted tensor (order: inputs first).
+  std::unordered_set<PyObject *> needed;
+  if (!wanted.is_none())
+    for (const py::object &t : order) {
+      bool on = isWanted(t.ptr());
+      if (PyObject *node = nodeOf(t.ptr()); node && !on) {
+        PyObject *inputs = slot(node, r.inputs);
+        for (Py_ssize_t i = 0; inputs && i < PyTuple_GET_SIZE(inputs); ++i) on |= needed.count(PyTuple_GET_ITEM(inputs, i)) > 0;
+      }
+      if (on) needed.insert(t.ptr());
+    }
+
+  std::unordered_map<PyObject *, py::object> grads;
+  auto add = [&](PyObject *t, py::object g) {
+    auto [it, fresh] = grads.try_emplace(t, g);
+    if (!fresh) it->second = h.accumulate(it->second, g);
+  };
+  for (size_t i = 0; i < py::len(roots); ++i) add(py::object(roots[i]).ptr(), py::object(seeds[i]));
+  py::dict captured;
+  PyObject *lastSignal = nullptr;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    PyObject *t = it->ptr();
+    auto found = grads.find(t);
+    if (found == grads.end()) continue;
+    py::object g = std::move(found->second);
+    grads.erase(found);
+    if (Py_TYPE(g.ptr()) == h.sliceGrad) g = h.materialize(g); // the gradients of slices of t, joined
+    // A gradient has its tensor's dtype (PyTorch's engine casts too): under autocast a
+    // bfloat16 product's gradient can arrive in float32.
+    DType want = c.typeOf(tensorId(t)).dtype;
+    if (c.typeOf(tensorId(g.ptr())).dtype != want && isFloating(want)) g = h.cast(g, dtypeObject(want));
+    PyObject *hooks = slot(t, r.hooks);
+    if (hooks && PyDict_Check(hooks) && PyDict_Size(hooks) > 0) {
+      gradLocation.reset(); // a hook's ops carry its own lines
+      py::list each = py::reinterpret_borrow<py::dict>(hooks).attr("values")();
+      for (py::handle hook : each) {
+        py::object replaced = py::reinterpret_borrow<py::object>(hook)(g);
+        if (!replaced.is_none()) g = replaced;
+      }
+    }
+    PyObject *node = nodeOf(t);
+    auto accumulateGrad = [&] {
+      PyObject *current = slot(t, r.grad);
+      if (!current || current == Py_None) {
+        setSlot(t, r.grad, py::object(g).release().ptr());
+      } else {
+        PyObject *sum = PyNumber_Add(current, g.ptr());
+        if (!sum) throw py::error_already_set();
+        setSlot(t, r.grad, sum);
+      }
+    };
+    if (!wanted.is_none()) {
+      if (isWanted(t)) captured[py::int_(reinterpret_cast<uintptr_t>(t))] = g;
+    } else if (!node) { // a leaf: accumulate
+      accumulateGrad();
+      continue;
+    } else if (slot(t, r.retainsGrad) == Py_True) {
+      accumulateGrad();
+    }
+    if (!node) continue;
+    // Gradient ops carry the forward op's signal, marked as backward (gt.signal), and its line.
+    PyObject *signal = slot(node, r.signal);
+    if (signal != lastSignal) {
+      useSignal(py::reinterpret_borrow<py::object>(signal ? signal : Py_None));
+      lastSignal = signal;
+    }
+    gradLocation = c.locationOf(tensorId(t));
+    py::object backward = py::reinterpret_borrow<py::object>(slot(node, r.backward));
+    py::object inputs = py::reinterpret_borrow<py::object>(slot(node, r.inputs));
+    py::object attrs = py::reinterpret_borrow<py::object>(slot(node, r.attrs) ? slot(node, r.attrs) : Py_None);
+    py::object results;
+    if (auto f = h.formulas.find(backward.ptr()); f != h.formulas.end())
+      results = derivative(self, f->second, g, *it, inputs, attrs, direct);
+    else
+      results = backward(g, *it, inputs, attrs);
+    py::tuple ins = py::reinterpret_borrow<py::tuple>(inputs);
+    size_t k = 0;
+    for (py::handle ig : results) {
+      if (k >= ins.size()) break;
+      PyObject *in = ins[k++].ptr();
+      if (ig.is_none() || !requiresGrad(in) || (!wanted.is_none() && !needed.count(in))) continue;
+      add(in, py::reinterpret_borrow<py::object>(ig));
+    }
+    if (!retainGraph) setSlot(t, r.node, py::object(h.freed).release().ptr()); // release the saved tensors
+  }
+  return captured;
+}
 } // namespace
 
 void bindRaw(py::module_ &m); // raw.cpp
@@ -613,6 +766,8 @@ PYBIND11_MODULE(_C, m) {
     r.grad = slotOffset(tensor.ptr(), "grad");
     r.node = slotOffset(tensor.ptr(), "_node");
     r.host = slotOffset(tensor.ptr(), "_host");
+    r.hooks = slotOffset(tensor.ptr(), "_hooks");
+    r.retainsGrad = slotOffset(tensor.ptr(), "_retains_grad");
     r.backward = slotOffset(node.ptr(), "backward");
     r.inputs = slotOffset(node.ptr(), "inputs");
     r.attrs = slotOffset(node.ptr(), "attrs");
@@ -626,6 +781,18 @@ PYBIND11_MODULE(_C, m) {
     gradEnabled = on;
     return previous;
   }, "Sets whether ops record autograd history on this thread; returns the previous setting.");
+  m.def("set_backward_helpers", [](py::object materialize, py::object accumulate, py::object cast, py::object freed,
+                                   py::object sliceGrad) {
+    BackwardHelpers &h = backwardHelpers;
+    h.materialize = std::move(materialize);
+    h.accumulate = std::move(accumulate);
+    h.cast = std::move(cast);
+    h.freed = std::move(freed);
+    h.sliceGrad = reinterpret_cast<PyTypeObject *>(sliceGrad.inc_ref().ptr());
+  }, "gt.autograd registers what Client.backward calls in Python.");
+  m.def("register_formula", [](py::object fn, int code) {
+    backwardHelpers.formulas[fn.inc_ref().ptr()] = code; // kept: the key must stay this object
+  }, "gt._ops registers each op's backward function: Client.backward runs its formulas itself.");
   m.def("has_derivatives", [](int code) { return client::hasDerivatives(OpCode(code)); },
         "Whether the derivative table has formulas for op code `code`.");
   m.def("last_location", [] { return lastLocation; }, "The 'file.py:line' the last op issued carried.");
@@ -845,6 +1012,13 @@ PYBIND11_MODULE(_C, m) {
            "(ops/*.yaml `grad:`). direct: the formulas' ops go straight into the session (nothing records "
            "them); else through gt._tensor._op (create_graph, gt.profiler, autocast). Raises ValueError "
            "for an op without formulas, and what the ops raise.")
+      .def("backward", &runBackward, py::arg("roots"), py::arg("seeds"), py::arg("retain_graph"), py::arg("wanted"),
+           py::arg("use_signal"), py::arg("direct"),
+           "gt.autograd's backward pass from `roots` (gradients `seeds`) over the tensors' Nodes: "
+           "wanted=None accumulates into the leaves' (and retain_grad tensors') .grad; else a set of "
+           "id()s whose gradients are returned ({id: gradient}) and nothing else is touched. "
+           "use_signal(node_signal) is called when the nodes' signal changes; direct: as derivative's. "
+           "Raises what the formulas, hooks and custom backward functions raise.")
       .def("set_grad_location", [](client::Client &c, uint64_t id) {
         if (id == 0) gradLocation.reset();
         else gradLocation = c.locationOf(id);
