@@ -3,7 +3,8 @@
 Workloads (each timed after warm-up iterations shaped like the timed ones):
 - per-op overhead: 1000 dependent `x = x + 1.0` on 256 float32, then one read; microseconds
   per op (what a long chain of small ops costs: issue, dispatch, launch), and the issue alone
-  (the loop, before the read: what the Python line costs the user while the device works);
+  (the loop, before the read: what the Python line costs the user while the device works),
+  also with autograd recording (x requires grad: each op stores its backward node);
 - the `.item()` round trip of a value already computed, p50 and p99 over 2000 reads;
 - the fused chain gelu(x * w + b) * y over 1M float32 (gelu in its tanh form, Hendrycks &
   Gimpel 2016); milliseconds per iteration, the iterations queued back to back (each result
@@ -45,10 +46,11 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(HERE, "..", "examples")
 WORKLOADS = ["per-op", "item", "chain", "mlp", "gpt", "cnn", "resnet"]
-ROWS = {"per-op": ["per-op", "per-op issue"], "item": ["item p50", "item p99"], "chain": ["chain"],
+ROWS = {"per-op": ["per-op", "per-op issue", "per-op issue, grad"], "item": ["item p50", "item p99"], "chain": ["chain"],
         "mlp": ["mlp", "mlp cpu", "mlp compiles"], "gpt": ["gpt", "gpt cpu", "gpt compiles"],
         "cnn": ["cnn", "cnn cpu", "cnn compiles"], "resnet": ["resnet", "resnet cpu", "resnet compiles"]}
-UNITS = {"per-op": ("us per op", 1e6), "per-op issue": ("us per op", 1e6), "item p50": ("us", 1e6),
+UNITS = {"per-op": ("us per op", 1e6), "per-op issue": ("us per op", 1e6), "per-op issue, grad": ("us per op", 1e6),
+         "item p50": ("us", 1e6),
          "item p99": ("us", 1e6), "chain": ("ms per iteration", 1e3), "mlp": ("ms per step", 1e3),
          "mlp cpu": ("CPU ms per step", 1e3), "mlp compiles": ("in timed steps", 1), "gpt": ("ms per step", 1e3),
          "gpt cpu": ("CPU ms per step", 1e3), "gpt compiles": ("in timed steps", 1),
@@ -145,7 +147,17 @@ def per_op(lib, compiled, quick):
         issued.append(time.perf_counter() - start)
         sync(lib, x)
     seconds = timed(run, 1 if quick else 2, 2 if quick else 10) / 1000
-    return {"per-op": seconds, "per-op issue": min(issued) / 1000}
+    # The same loop recording autograd history: x requires grad, so every op stores its node.
+    recorded = []
+    for _ in range(3 if quick else 10):
+        x = lib.zeros(256, requires_grad=True)
+        start = time.perf_counter()
+        for _ in range(1000):
+            x = x + 1.0
+        recorded.append(time.perf_counter() - start)
+        sync(lib, x)
+        del x
+    return {"per-op": seconds, "per-op issue": min(issued) / 1000, "per-op issue, grad": min(recorded) / 1000}
 
 
 def item(lib, compiled, quick):
