@@ -13,6 +13,9 @@ Workloads (each timed after warm-up iterations shaped like the timed ones):
   each step ending by reading the loss, as a training loop that logs it does;
 - the GPT training step of examples/char_gpt.py (default model: 2 layers, 4 heads, embd 128,
   block 64, batch 32, AdamW), each step ending by reading the loss;
+- generation with examples/char_gpt.py's model, its context one token longer each step (no
+  padding, as minGPT's generate): milliseconds per token over lengths it has not seen, then
+  over the same lengths again;
 - the CNN training step of examples/cnn_fashion_mnist.py's model (Conv2d 1-16-32 3x3, BatchNorm2d,
   ReLU, MaxPool2d 2, Linear 1568-128-10, dropout; Adam, batch 64 of 28x28, synthetic data);
 - a ResNet training step (He et al. 2016: a 7x7/2 stem with batch norm and a 3x3/2 max pool,
@@ -45,15 +48,18 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(HERE, "..", "examples")
-WORKLOADS = ["per-op", "item", "chain", "mlp", "gpt", "cnn", "resnet"]
+WORKLOADS = ["per-op", "item", "chain", "mlp", "gpt", "generate", "cnn", "resnet"]
 ROWS = {"per-op": ["per-op", "per-op issue", "per-op issue, grad"], "item": ["item p50", "item p99"], "chain": ["chain"],
         "mlp": ["mlp", "mlp cpu", "mlp compiles"], "gpt": ["gpt", "gpt cpu", "gpt compiles"],
+        "generate": ["generate", "generate again", "generate compiles"],
         "cnn": ["cnn", "cnn cpu", "cnn compiles"], "resnet": ["resnet", "resnet cpu", "resnet compiles"]}
 UNITS = {"per-op": ("us per op", 1e6), "per-op issue": ("us per op", 1e6), "per-op issue, grad": ("us per op", 1e6),
          "item p50": ("us", 1e6),
          "item p99": ("us", 1e6), "chain": ("ms per iteration", 1e3), "mlp": ("ms per step", 1e3),
          "mlp cpu": ("CPU ms per step", 1e3), "mlp compiles": ("in timed steps", 1), "gpt": ("ms per step", 1e3),
          "gpt cpu": ("CPU ms per step", 1e3), "gpt compiles": ("in timed steps", 1),
+         "generate": ("ms per token", 1e3), "generate again": ("ms per token", 1e3),
+         "generate compiles": ("in timed tokens", 1),
          "cnn": ("ms per step", 1e3), "cnn cpu": ("CPU ms per step", 1e3), "cnn compiles": ("in timed steps", 1),
          "resnet": ("ms per step", 1e3), "resnet cpu": ("CPU ms per step", 1e3),
          "resnet compiles": ("in timed steps", 1)}
@@ -233,6 +239,42 @@ def gpt(lib, compiled, quick):
     return {"gpt": r["step"], "gpt cpu": r["cpu"], "gpt compiles": r["compiles"]}
 
 
+def generate(lib, compiled, quick):
+    """examples/char_gpt.py's default model (untrained) generating, its context growing by one
+    token per step (no padding, as minGPT's and nanoGPT's generate): every step is the same
+    program at a new length. A warm-up generates over lengths 3-15; the timed run over lengths
+    16-63, which it has not seen ("generate"), then over the same lengths again ("generate
+    again")."""
+    sys.path.insert(0, EXAMPLES)
+    import char_gpt
+    args = char_gpt.parse([])
+    lib.manual_seed(0)
+    model = char_gpt.GPT(65, args.block_size, args.layers, args.heads, args.embd)
+    if compiled:
+        import torch
+        model = torch.compile(model)
+    model.eval()
+    rng = np.random.default_rng(0)
+
+    def run(start, stop):
+        ids = list(range(1, start + 1))
+        with lib.no_grad():
+            while len(ids) < stop:
+                logits = model(lib.tensor(np.array([ids], dtype=np.int64)))[0, -1]
+                p = logits.softmax(-1).float().cpu().numpy().astype(np.float64) if lib.__name__ == "torch" \
+                    else logits.softmax(-1).numpy().astype(np.float64)
+                ids.append(int(rng.choice(len(p), p=p / p.sum())))
+        return stop - start
+    run(3, 16)
+    compiled_before = compiles(lib)
+    times = []
+    for _ in range(2):
+        begin = time.perf_counter()
+        n = run(16, args.block_size)
+        times.append((time.perf_counter() - begin) / n)
+    return {"generate": times[0], "generate again": times[1], "generate compiles": compiles(lib) - compiled_before}
+
+
 def classifier_step(lib, model, opt, shape, classes, compiled):
     """training_step of `model` (cross-entropy over `classes`) on four fixed synthetic batches of
     `shape` in turn."""
@@ -311,7 +353,7 @@ def resnet(lib, compiled, quick):
 
 def child(backend, workload, quick):
     lib, device = backend_module(backend)
-    rows = {"per-op": per_op, "item": item, "chain": chain, "mlp": mlp, "gpt": gpt, "cnn": cnn,
+    rows = {"per-op": per_op, "item": item, "chain": chain, "mlp": mlp, "gpt": gpt, "generate": generate, "cnn": cnn,
             "resnet": resnet}[workload](
         lib, backend == "torch.compile", quick)
     print(json.dumps({"rows": rows, "device": device}))
