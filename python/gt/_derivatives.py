@@ -1,7 +1,6 @@
 """What the Python autograd keeps of the derivative formulas, which run in the client core
 (lib/Client/Autograd.cpp, from the derivative table): slice_grad's lazy gradient (SliceGrad),
 which the backward pass joins, and unbroadcast for the hand-written backward functions."""
-from . import _C
 from . import _tensor as T
 from . import _runtime
 
@@ -102,5 +101,3 @@ def _disjoint(p, q):
             return True
     return False
 
-
-_C.set_autograd_types(T.Tensor, T._op, T._scalar_as, SliceGrad)

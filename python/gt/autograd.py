@@ -362,6 +362,7 @@ def _register():
     what its backward pass calls back."""
     from . import _tensor
     _C.set_record_types(_tensor.Tensor, Node, _runtime)
+    _C.set_autograd_types(_tensor.Tensor, _tensor._op, _tensor._scalar_as, _derivatives.SliceGrad)
     _C.set_backward_helpers(_derivatives.materialize, _accumulate, _tensor.cast, _FREED, _derivatives.SliceGrad)
 
 

@@ -28,7 +28,7 @@ struct {
 } translatedErrors;
 /// During a backward pass: the location of the forward op whose gradient ops are being issued
 /// (they carry it instead of the line that called backward()); see Client.set_grad_location.
-std::optional<std::string> gradLocation;
+thread_local std::optional<std::string> gradLocation;
 
 /// "file:line" of a frame of `code`, by (code object, instruction offset): a line number is
 /// found by walking the code's line table (_PyCode_CheckLineNumber took 3 % of a profiled
@@ -453,13 +453,7 @@ PyObject *record(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 5) throw std::invalid_argument("record(client, code, operands, attrs, backward)");
     RecordTypes &r = recordTypes;
     if (!r.tensor) throw std::logic_error("gt._C.set_record_types was not called");
-    static PyObject *lastClient = nullptr;
-    static client::Client *lastCore = nullptr;
-    if (args[0] != lastClient) {
-      lastCore = &py::reinterpret_borrow<py::object>(args[0]).cast<client::Client &>();
-      lastClient = args[0]; // the session holds it: gt.connect replaces it only with a new one
-    }
-    client::Client &c = *lastCore;
+    client::Client &c = py::reinterpret_borrow<py::object>(args[0]).cast<client::Client &>();
     long code = PyLong_AsLong(args[1]);
     if (code == -1 && PyErr_Occurred()) return nullptr;
     PyObject *operands = args[2], *attrs = args[3], *backward = args[4];
@@ -575,7 +569,14 @@ py::dict runBackward(py::object self, py::sequence roots, py::sequence seeds, bo
   std::vector<py::object> order;
   std::unordered_set<PyObject *> seen;
   std::vector<std::pair<PyObject *, bool>> stack;
-  for (size_t i = py::len(roots); i-- > 0;) stack.push_back({py::object(roots[i]).ptr(), false});
+  auto isTensor = [&](PyObject *o) { return PyObject_TypeCheck(o, r.tensor) != 0; };
+  if (!r.tensor) throw std::logic_error("gt._C.set_record_types was not called");
+  if (py::len(roots) != py::len(seeds)) throw std::invalid_argument("backward: one seed per root");
+  for (size_t i = py::len(roots); i-- > 0;) {
+    PyObject *root = py::object(roots[i]).ptr();
+    if (!isTensor(root)) throw py::type_error("backward: a root is not a gt.Tensor");
+    stack.push_back({root, false});
+  }
   while (!stack.empty()) {
     auto [t, done] = stack.back();
     stack.pop_back();
@@ -590,7 +591,7 @@ py::dict runBackward(py::object self, py::sequence roots, py::sequence seeds, bo
       if (inputs && PyTuple_Check(inputs))
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(inputs); ++i) {
           PyObject *in = PyTuple_GET_ITEM(inputs, i);
-          if (requiresGrad(in) && !seen.count(in)) stack.push_back({in, false});
+          if (isTensor(in) && requiresGrad(in) && !seen.count(in)) stack.push_back({in, false});
         }
     }
   }
@@ -677,7 +678,7 @@ py::dict runBackward(py::object self, py::sequence roots, py::sequence seeds, bo
     for (py::handle ig : results) {
       if (k >= ins.size()) break;
       PyObject *in = ins[k++].ptr();
-      if (ig.is_none() || !requiresGrad(in) || (!wanted.is_none() && !needed.count(in))) continue;
+      if (ig.is_none() || !isTensor(in) || !requiresGrad(in) || (!wanted.is_none() && !needed.count(in))) continue;
       add(in, py::reinterpret_borrow<py::object>(ig));
     }
     if (!retainGraph) setSlot(t, r.node, py::object(h.freed).release().ptr()); // release the saved tensors
