@@ -565,6 +565,15 @@ py::dict runBackward(py::object self, py::sequence roots, py::sequence seeds, bo
     PyObject *n = slot(t, r.node);
     return n && n != Py_None ? n : nullptr;
   };
+  // A node's inputs as a tuple (gt makes them tuples; any other sequence is copied into one).
+  auto inputsOf = [&](PyObject *node) -> py::tuple {
+    PyObject *in = slot(node, r.inputs);
+    if (in && PyTuple_Check(in)) return py::reinterpret_borrow<py::tuple>(in);
+    if (!in || in == Py_None) return py::tuple();
+    PyObject *copy = PySequence_Tuple(in);
+    if (!copy) throw py::error_already_set();
+    return py::reinterpret_steal<py::tuple>(copy);
+  };
   // Topological order of the graph above the roots (iterative DFS), holding every tensor in it.
   std::vector<py::object> order;
   std::unordered_set<PyObject *> seen;
@@ -586,14 +595,11 @@ py::dict runBackward(py::object self, py::sequence roots, py::sequence seeds, bo
     }
     if (!seen.insert(t).second) continue;
     stack.push_back({t, true});
-    if (PyObject *node = nodeOf(t)) {
-      PyObject *inputs = slot(node, r.inputs);
-      if (inputs && PyTuple_Check(inputs))
-        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(inputs); ++i) {
-          PyObject *in = PyTuple_GET_ITEM(inputs, i);
-          if (isTensor(in) && requiresGrad(in) && !seen.count(in)) stack.push_back({in, false});
-        }
-    }
+    if (PyObject *node = nodeOf(t))
+      for (py::handle input : inputsOf(node)) {
+        PyObject *in = input.ptr();
+        if (isTensor(in) && requiresGrad(in) && !seen.count(in)) stack.push_back({in, false});
+      }
   }
   auto isWanted = [&](PyObject *t) {
     return PySet_Contains(wanted.ptr(), py::int_(reinterpret_cast<uintptr_t>(t)).ptr()) == 1;
@@ -603,10 +609,8 @@ py::dict runBackward(py::object self, py::sequence roots, py::sequence seeds, bo
   if (!wanted.is_none())
     for (const py::object &t : order) {
       bool on = isWanted(t.ptr());
-      if (PyObject *node = nodeOf(t.ptr()); node && !on) {
-        PyObject *inputs = slot(node, r.inputs);
-        for (Py_ssize_t i = 0; inputs && i < PyTuple_GET_SIZE(inputs); ++i) on |= needed.count(PyTuple_GET_ITEM(inputs, i)) > 0;
-      }
+      if (PyObject *node = nodeOf(t.ptr()); node && !on)
+        for (py::handle input : inputsOf(node)) on |= needed.count(input.ptr()) > 0;
       if (on) needed.insert(t.ptr());
     }
 
@@ -666,14 +670,13 @@ py::dict runBackward(py::object self, py::sequence roots, py::sequence seeds, bo
     }
     gradLocation = c.locationOf(tensorId(t));
     py::object backward = py::reinterpret_borrow<py::object>(slot(node, r.backward));
-    py::object inputs = py::reinterpret_borrow<py::object>(slot(node, r.inputs));
+    py::tuple ins = inputsOf(node);
     py::object attrs = py::reinterpret_borrow<py::object>(slot(node, r.attrs) ? slot(node, r.attrs) : Py_None);
     py::object results;
     if (auto f = h.formulas.find(backward.ptr()); f != h.formulas.end())
-      results = derivative(self, f->second, g, *it, inputs, attrs, direct);
+      results = derivative(self, f->second, g, *it, ins, attrs, direct);
     else
-      results = backward(g, *it, inputs, attrs);
-    py::tuple ins = py::reinterpret_borrow<py::tuple>(inputs);
+      results = backward(g, *it, ins, attrs);
     size_t k = 0;
     for (py::handle ig : results) {
       if (k >= ins.size()) break;

@@ -525,3 +525,16 @@ def test_grad_mode_is_per_thread():
     barrier.wait()
     t.join()
     assert seen == {"enabled": True, "inside": False} and recorded
+
+
+def test_the_backward_pass_takes_any_sequence_of_inputs_and_refuses_non_tensor_roots():
+    # gt's nodes hold tuples; the client core's backward pass copies any other sequence.
+    x = leaf()
+    y = x * 2.0
+    z = gt.Tensor(y._h, y.shape, y.dtype)
+    z.requires_grad = True
+    z._node = gt.autograd.Node(lambda g, r, inputs, attrs: (g * 3.0,), [x], None, (None, None))
+    z.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full(A.shape, 3.0))
+    with pytest.raises(TypeError):
+        gt.autograd._run([object()], [gt.ones(())], False, False, None)
