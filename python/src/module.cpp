@@ -364,25 +364,13 @@ struct PythonEmitter : client::GradEmitter {
   static py::object toPython(const client::GradValue &v) { return kept(v); }
 };
 
-/// A forward attribute from the node's attrs dict (the spec's default when absent).
-client::GradValue forwardAttr(const py::object &attrs, const AttrSpec &spec) {
-  py::object v = attrs.is_none() ? py::object(py::none()) : py::reinterpret_borrow<py::dict>(attrs).attr("get")(spec.name);
-  if (v.is_none()) {
-    std::string d = spec.defaultValue;
-    if (d.empty()) throw std::logic_error(std::string("the backward formula needs attribute ") + spec.name + ", which the op did not record");
-    if (spec.type == AttrType::Reduce) return client::GradValue::num(d == "sum" ? 0 : d == "max" ? 1 : 2, false);
-    if (d == "true" || d == "false") return client::GradValue::num(d == "true", false);
-    if (d.front() == '[') return client::GradValue::list({}); // "[]": the only list default
-    return client::GradValue::num(std::strtod(d.c_str(), nullptr), spec.type == AttrType::F64);
-  }
+/// A forward attribute, read through its spec from the attributes the op was recorded with
+/// (attrsFromPython; an attribute left out holds OpAttrs' default, which is the spec's).
+client::GradValue forwardAttr(const OpAttrs &attrs, const AttrSpec &spec) {
   switch (spec.type) {
-  case AttrType::I64Array: case AttrType::Shape: return client::GradValue::list(v.cast<std::vector<int64_t>>());
-  case AttrType::F64: return client::GradValue::num(v.cast<double>(), true);
-  case AttrType::Reduce: {
-    std::string r = v.cast<std::string>();
-    return client::GradValue::num(r == "sum" ? 0 : r == "max" ? 1 : 2, false);
-  }
-  default: return client::GradValue::num(double(v.cast<int64_t>()), false);
+  case AttrType::I64Array: case AttrType::Shape: return client::GradValue::list(getInts(attrs, spec));
+  case AttrType::F64: return client::GradValue::num(attrs.value, true);
+  default: return client::GradValue::num(double(getInt(attrs, spec)), false);
   }
 }
 
@@ -398,7 +386,12 @@ py::tuple derivative(py::object self, int code, py::object g, py::object result,
     needs.push_back(requiresGrad(t.ptr()));
   }
   client::GradValue gv = tensorValue(c, g), rv = tensorValue(c, result);
-  auto lookup = [&](const AttrSpec &spec) { return forwardAttr(attrs, spec); };
+  std::optional<OpAttrs> recorded; // converted on a formula's first attribute
+  auto lookup = [&](const AttrSpec &spec) {
+    if (!recorded)
+      recorded = attrs.is_none() ? OpAttrs{} : attrsFromPython(OpCode(code), py::reinterpret_borrow<py::dict>(attrs));
+    return forwardAttr(*recorded, spec);
+  };
   std::vector<client::GradValue> grads;
   std::optional<DirectEmitter> directEmitter;
   // The gradient ops carry the forward op's line.

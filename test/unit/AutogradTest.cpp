@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -179,4 +180,23 @@ TEST(Autograd, AnOpWithoutFormulasIsRefused) {
   EXPECT_FALSE(hasDerivatives(OpCode::Argmax));
   EXPECT_THROW(runDerivatives(e, OpCode::Argmax, tensor({2}), tensor({}), {tensor({2})}, attrs({}), {true}),
                std::invalid_argument);
+}
+
+TEST(Autograd, AnAttributeLeftOutReadsAsItsSpecDefault) {
+  // The backward formulas read a recorded op's attributes from OpAttrs; one the op was recorded
+  // without holds OpAttrs' default, which must be the spec's.
+  int checked = 0;
+  for (int i = 0; i < int(OpCode::NumOps); ++i)
+    for (const AttrSpec &spec : opInfo(OpCode(i)).attrs) {
+      std::string d = spec.defaultValue;
+      if (d.empty() || spec.place == AttrPlace::MlirOnly) continue;
+      OpAttrs none;
+      if (spec.type == AttrType::F64) EXPECT_EQ(none.value, std::strtod(d.c_str(), nullptr)) << spec.name;
+      else if (spec.type == AttrType::I64Array || spec.type == AttrType::Shape) EXPECT_TRUE(getInts(none, spec).empty()) << spec.name;
+      else if (spec.type == AttrType::Reduce) EXPECT_EQ(getInt(none, spec), d == "sum" ? 0 : d == "max" ? 1 : 2) << spec.name;
+      else if (d == "true" || d == "false") EXPECT_EQ(getInt(none, spec), d == "true") << spec.name;
+      else EXPECT_EQ(getInt(none, spec), std::strtoll(d.c_str(), nullptr, 10)) << opInfo(OpCode(i)).mnemonic << "." << spec.name;
+      ++checked;
+    }
+  EXPECT_GT(checked, 5);
 }
