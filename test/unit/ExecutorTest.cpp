@@ -312,6 +312,57 @@ TEST(Regions, LargeRegionsSplitTheirLoopsOverThreadsAndMatchEager) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(Regions, VectorWidthChangesTheCodeNotTheResults) {
+  // gelu(x + b) and its row sums, compiled with 512-bit vectors (the default on an AVX-512
+  // host) and with GT_JIT_VECTOR_WIDTH=256: LLVM's IR (GT_DUMP_KERNELS) holds 16-float vectors
+  // only in the first, and the results agree bit for bit (each lane computes its element alike;
+  // gt-cpu-reductions fixes its own lane count).
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string info((std::istreambuf_iterator<char>(cpuinfo)), {});
+  if (info.find(" avx512f") == std::string::npos) GTEST_SKIP() << "the host has no AVX-512";
+  std::vector<float> x(64 * 512), b(512);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 97) - 48) / 17.0f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = float(int(i % 13) - 6) / 5.0f;
+  OpAttrs rows;
+  rows.axes = {1};
+  std::vector<Instruction> program = {op(OpCode::Add, 3, {1, 2}), op(OpCode::Gelu, 4, {3}),
+                                      op(OpCode::Sum, 5, {4}, rows), op(OpCode::Free, 0, {3})};
+  RegionCall region{0x9abc, true, 0, 4, {4, 5}};
+  std::vector<std::vector<float>> outs;
+  std::vector<std::string> ir;
+  for (const char *width : {"512", "256"}) {
+    std::string dir = tempCacheDir(), dump = tempCacheDir();
+    std::filesystem::create_directories(dump);
+    ::setenv("GT_JIT_VECTOR_WIDTH", width, 1);
+    ::setenv("GT_DUMP_KERNELS", dump.c_str(), 1);
+    {
+      Executor fused(ExecutorOptions{dir, /*backgroundCompile=*/false});
+      fused.run(upload(1, x, {64, 512}));
+      fused.run(upload(2, b, {512}));
+      fused.runProgram(program, std::span(&region, 1));
+      ASSERT_EQ(fused.stats().regionReplays, 1u) << "the region compiled and replayed";
+      std::vector<float> out = floats(fused.fetch(4)), sums = floats(fused.fetch(5));
+      out.insert(out.end(), sums.begin(), sums.end());
+      outs.push_back(out);
+    }
+    ::unsetenv("GT_JIT_VECTOR_WIDTH");
+    ::unsetenv("GT_DUMP_KERNELS");
+    std::string text;
+    for (const auto &entry : std::filesystem::directory_iterator(dump))
+      if (entry.path().extension() == ".ll") {
+        std::ifstream in(entry.path());
+        text += std::string((std::istreambuf_iterator<char>(in)), {});
+      }
+    ir.push_back(text);
+    std::filesystem::remove_all(dir);
+    std::filesystem::remove_all(dump);
+  }
+  ASSERT_FALSE(ir[0].empty()) << "GT_DUMP_KERNELS wrote no LLVM IR for the region";
+  EXPECT_NE(ir[0].find("<16 x float>"), std::string::npos) << "512-bit vectors expected by default";
+  EXPECT_EQ(ir[1].find("<16 x float>"), std::string::npos) << "GT_JIT_VECTOR_WIDTH=256 still made 512-bit vectors";
+  EXPECT_EQ(outs[0], outs[1]);
+}
+
 TEST(Regions, BackgroundCompileSwapsIn) {
   Executor ex(ExecutorOptions{"", /*backgroundCompile=*/true});
   uploadInputs(ex);

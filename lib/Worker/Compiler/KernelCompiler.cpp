@@ -176,6 +176,12 @@ struct KernelCompiler::Impl {
   /// elements) took 42-43 ms with 2^16 or 2^17 against 48 ms with 2^20 (benchmarks/RESULTS.md).
   static constexpr int64_t kParallelMinElements = int64_t(1) << 16;
   int64_t parallelMinElements = kParallelMinElements;
+  /// LLVM's "prefer-vector-width" for CPU kernels, bits (GT_JIT_VECTOR_WIDTH; part of
+  /// targetKey): 512 where the host has AVX-512, as PyTorch's CPU kernels use it; 0 keeps
+  /// LLVM's choice (256 bits on Intel's AVX-512 server cores). Elementwise code computes each
+  /// lane alike and gt-cpu-reductions fixes its own lane count, so no result depends on it.
+  /// char_gpt's step spends ~20 % less in its erf/exp-heavy regions (benchmarks/RESULTS.md).
+  int vectorWidth = 0;
   std::unordered_map<std::string, std::unique_ptr<Kernel>> kernels; ///< by memory key; guarded by kernelsMu
   std::unordered_map<std::string, std::string> failures;            ///< keys that failed to compile, and why
   CompilerStats stats;
@@ -245,9 +251,18 @@ struct KernelCompiler::Impl {
         throw std::runtime_error(std::string("GT_JIT_PARALLEL_MIN must be a positive number of elements, got '") + v + "'");
       parallelMinElements = n;
     }
+    if (!cuda() && tm->getTargetFeatureString().contains("+avx512f")) vectorWidth = 512;
+    if (const char *v = std::getenv("GT_JIT_VECTOR_WIDTH"); v && *v) {
+      char *end = nullptr;
+      long n = std::strtol(v, &end, 10);
+      if (*end || (n != 0 && n != 128 && n != 256 && n != 512))
+        throw std::runtime_error(std::string("GT_JIT_VECTOR_WIDTH must be 128, 256, 512 or 0 (LLVM's choice), got '") + v + "'");
+      vectorWidth = int(n);
+    }
     targetKey = tm->getTargetTriple().str() + " " + tm->getTargetCPU().str() + " " +
                 tm->getTargetFeatureString().str() + (cuda() ? " cuda " + target.chip : std::string()) +
-                " parallel-min " + std::to_string(parallelMinElements);
+                " parallel-min " + std::to_string(parallelMinElements) +
+                (vectorWidth ? " vector-width " + std::to_string(vectorWidth) : std::string());
     auto built = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
     if (!built) throw std::runtime_error("kernel compiler: cannot create the JIT: " + llvm::toString(built.takeError()));
     jit = std::move(*built);
@@ -478,6 +493,9 @@ struct KernelCompiler::Impl {
   /// a 16x32x64 concat into ~250k instructions, and instruction selection then took minutes.
   /// The vectorizer still interleaves the innermost loops.
   void optimize(llvm::Module &module) {
+    if (vectorWidth)
+      for (llvm::Function &f : module)
+        if (!f.isDeclaration()) f.addFnAttr("prefer-vector-width", std::to_string(vectorWidth));
     llvm::PipelineTuningOptions tuning;
     tuning.LoopUnrolling = false;
     llvm::LoopAnalysisManager lam;
