@@ -35,3 +35,19 @@ func.func @mean_keepdims(%a: tensor<?x?xf32>) -> tensor<?x1xf32> attributes {gt.
   %0 = gt.mean %a {axes = array<i64: 1>, keepdims = true} : tensor<?x?xf32> -> tensor<?x1xf32>
   return %0 : tensor<?x1xf32>
 }
+
+// -----
+
+// index_select with any number of indices (an embedding's tokens): the result's axis is their
+// count, read from the indices; the table stays static (its size bounds each index).
+// CHECK-LABEL: func.func @index_select_any_count
+func.func @index_select_any_count(%t: tensor<65x16xf32>, %i: tensor<?xi64>) -> tensor<?x16xf32> attributes {gt.dynamic_sizes} {
+  // CHECK: %[[N:.*]] = tensor.dim %arg1
+  // CHECK: %[[E:.*]] = tensor.empty(%[[N]]) : tensor<?x16xf32>
+  // CHECK: linalg.generic
+  // CHECK-SAME: outs(%[[E]] : tensor<?x16xf32>)
+  // CHECK: arith.constant 64 : i64
+  // CHECK: tensor.extract %arg0
+  %0 = gt.index_select %t, %i {axis = 0 : i64} : tensor<65x16xf32>, tensor<?xi64> -> tensor<?x16xf32>
+  return %0 : tensor<?x16xf32>
+}

@@ -280,13 +280,16 @@ def test_new_slice_offsets_indices_and_window_sizes_compile_no_kernel(tmp_path):
 
 
 # The same for batch sizes: on a CPU worker eager elementwise kernels and reductions take their
-# sizes at run time (memref<?x...>; a broadcast axis stays a static 1) and fills are host fills,
+# sizes at run time (memref<?x...>; a broadcast axis stays a static 1), index_select any number
+# of indices (an embedding of a sequence one token longer each step), and fills are host fills,
 # so 50 new batch sizes compile nothing after the first. Checked against NumPy, several dtypes.
 NEW_BATCH_SIZES = AFTER_FIRST + """
 import gt, numpy as np, json
 rng = np.random.default_rng(0)
 w_np = rng.standard_normal(8).astype(np.float32)
 w = gt.tensor(w_np)
+table_np = rng.standard_normal((65, 8)).astype(np.float32)
+table = gt.tensor(table_np)
 def step(n):
     x_np = rng.standard_normal((n, 8)).astype(np.float32)
     k_np = rng.integers(-5, 5, (n, 1)).astype(np.int64)
@@ -294,10 +297,11 @@ def step(n):
     h = (x * w + 1.5).relu()
     h_np = np.maximum(x_np * w_np + 1.5, 0)
     got = [h, h.sum(1), h.mean(0, keepdims=True), h.amax(1, keepdim=True), (h > 0.5), gt.where(h > 1, h, -h).sum(),
-           k * 3 + k, (k % 3).sum(0), gt.ones(n, 3), gt.zeros(n, dtype=gt.int64), x.exp().log().tanh() - x.tanh()]
+           k * 3 + k, (k % 3).sum(0), gt.ones(n, 3), gt.zeros(n, dtype=gt.int64), x.exp().log().tanh() - x.tanh(),
+           table.index_select(0, k.reshape(-1) + 5), gt.nn.functional.embedding(k.reshape(1, -1) + 5, table)]
     want = [h_np, h_np.sum(1), h_np.mean(0, keepdims=True), h_np.max(1, keepdims=True), h_np > 0.5,
             np.where(h_np > 1, h_np, -h_np).sum(), k_np * 3 + k_np, (k_np % 3).sum(0), np.ones((n, 3)),
-            np.zeros(n, np.int64), np.zeros((n, 8))]
+            np.zeros(n, np.int64), np.zeros((n, 8)), table_np[k_np.reshape(-1) + 5], table_np[k_np.reshape(1, -1) + 5]]
     for g, e in zip(got, want):
         a = g.numpy()
         assert a.shape == np.shape(e) and np.allclose(a, e, atol=1e-5, rtol=1e-5), (n, a, e)

@@ -153,12 +153,15 @@ bool insideSizeGenericKernel(Operation *op) {
   return false;
 }
 
-/// An elementwise op or a reduction of a size-generic kernel: every `?` is taken as 1 (which broadcasts to any
-/// size), the op table infers the result, and it must agree in dtype, rank and every size that
-/// both sides know.
+/// An elementwise op, a reduction or an index_select (its indices' count) of a size-generic
+/// kernel: every `?` is taken as 1 (which broadcasts to any size), the op table infers the
+/// result, and it must agree in dtype, rank and every size that both sides know.
 LogicalResult verifyDynamicSizes(Operation *op, const core::OpInfo &info) {
-  if (!core::isElementwise(info.code) && !core::isValueReduction(info.code))
-    return op->emitOpError("takes dynamic sizes only as an elementwise op or a sum, mean, max, min or prod");
+  if (!core::isElementwise(info.code) && !core::isValueReduction(info.code) && info.code != core::OpCode::IndexSelect)
+    return op->emitOpError("takes dynamic sizes only as an elementwise op, a sum, mean, max, min or prod, or an index_select");
+  if (info.code == core::OpCode::IndexSelect && op->getNumOperands() == 2 &&
+      !cast<RankedTensorType>(op->getOperand(0).getType()).hasStaticShape())
+    return op->emitOpError("takes dynamic sizes only in its indices");
   auto stand_in = [](Type t) -> std::optional<core::TensorType> {
     auto tensor = dyn_cast<RankedTensorType>(t);
     auto dtype = tensor ? toDType(tensor.getElementType()) : std::nullopt;

@@ -584,8 +584,16 @@ Value lowerGather(OpBuilder &b, Location loc, Value input, Value indices, int64_
                              : AffineMap::get(rank, 0, {b.getAffineDimExpr(axis)}, b.getContext());
   SmallVector<AffineMap> maps = {idxMap, b.getMultiDimIdentityMap(rank)};
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  // A size-generic eager index_select (the executor's sizesAtRunTime) has `?` indices: the
+  // result's axis is their count.
+  SmallVector<Value> dynamicSizes;
+  for (int64_t d = 0; d < rank; ++d)
+    if (resultType.isDynamicDim(d))
+      dynamicSizes.push_back(b.create<tensor::DimOp>(loc, perAxis || d == axis ? indices : input, perAxis ? d : d == axis ? 0 : d));
+  Value init = dynamicSizes.empty() ? emptyLike(b, loc, resultType)
+                                    : Value(b.create<tensor::EmptyOp>(loc, resultType, dynamicSizes));
   auto generic = b.create<linalg::GenericOp>(
-      loc, TypeRange{resultType}, ValueRange{indices}, ValueRange{emptyLike(b, loc, resultType)}, maps, iters,
+      loc, TypeRange{resultType}, ValueRange{indices}, ValueRange{init}, maps, iters,
       [&](OpBuilder &nb, Location nloc, ValueRange a) {
         SmallVector<Value> at;
         for (int64_t d = 0; d < rank; ++d)

@@ -99,8 +99,9 @@ std::vector<int64_t> rowMajorStrides(const Shape &shape) {
   return strides;
 }
 
-/// Elementwise ops and reductions, whose eager CPU kernels are size-generic (sizesAtRunTime).
-bool sizeGeneric(OpCode op) { return isElementwise(op) || isValueReduction(op); }
+/// Elementwise ops, reductions and index_select, whose eager CPU kernels are size-generic
+/// (sizesAtRunTime).
+bool sizeGeneric(OpCode op) { return isElementwise(op) || isValueReduction(op) || op == OpCode::IndexSelect; }
 
 /// The types of a size-generic kernel for an elementwise op on `operands` making `result`:
 /// every size becomes `?` (ShapedType::kDynamic, given by the descriptors at run time) except an
@@ -111,6 +112,13 @@ void sizesAtRunTime(OpCode op, const OpAttrs &attrs, std::vector<TensorType> &op
   constexpr int64_t kDynamic = INT64_MIN; // mlir::ShapedType::kDynamic
   // (A type that does not fit, e.g. a malformed program's carried one, is left as it is: the
   // kernel for it fails its verifier.)
+  if (op == OpCode::IndexSelect) { // the number of indices (an embedding's tokens); the table's sizes shape the code
+    int64_t axis = attrs::IndexSelect::of(attrs).axis;
+    if (operands.size() != 2 || operands[1].shape.size() != 1 || axis < 0 || size_t(axis) >= result.shape.size()) return;
+    operands[1].shape[0] = kDynamic;
+    result.shape[size_t(axis)] = kDynamic;
+    return;
+  }
   if (isValueReduction(op)) { // every input size; the kept ones in the result (a reduced axis kept is a 1)
     if (operands.size() != 1) return;
     Shape &in = operands[0].shape;
@@ -165,9 +173,18 @@ void fillHost(void *data, DType dtype, size_t n, double value) {
 }
 
 /// The result shape of a size-generic op (elementwise: NumPy broadcasting; reduction: the kept
-/// sizes), or nullopt if the operands do not fit. The kernel's verifier still checks dtypes and
-/// ranks; this checks the sizes it no longer sees (a cheap check, not a type inference).
+/// sizes; index_select: the table's with the axis' size the number of indices), or nullopt if
+/// the operands do not fit. The kernel's verifier still checks dtypes and ranks; this checks the
+/// sizes it no longer sees (a cheap check, not a type inference).
 std::optional<Shape> sizeRule(OpCode op, const OpAttrs &attrs, std::span<const TensorType> operands) {
+  if (op == OpCode::IndexSelect) {
+    int64_t axis = attrs::IndexSelect::of(attrs).axis;
+    if (operands.size() != 2 || operands[1].shape.size() != 1 || axis < 0 || axis >= int64_t(operands[0].shape.size()))
+      return std::nullopt;
+    Shape out = operands[0].shape;
+    out[size_t(axis)] = operands[1].shape[0];
+    return out;
+  }
   if (isValueReduction(op)) {
     if (operands.size() != 1) return std::nullopt;
     Shape out;
