@@ -78,6 +78,105 @@ std::string SessionImpl::shapeStr(const Shape &shape) {
   return out + "]";
 }
 
+size_t SessionImpl::familyOf(const std::vector<Instruction> &batch, const BatchKey &key) {
+  size_t h = 0;
+  auto mix = [&](uint64_t v) { h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+  for (const Instruction &inst : batch) {
+    mix(uint64_t(inst.op) | uint64_t(inst.backward) << 16);
+    mix(std::hash<std::string>()(inst.signal));
+    mix(std::hash<std::string>()(inst.location));
+    for (uint64_t id : inst.operands) {
+      if (auto it = key.localIndex.find(id); it != key.localIndex.end()) mix(uint64_t(it->second) << 2 | 1);
+      else if (auto ext = key.externalIndex.find(id); ext != key.externalIndex.end()) mix(uint64_t(ext->second) << 2 | 2);
+      else mix(3);
+    }
+  }
+  return h;
+}
+
+std::shared_ptr<ShardedPlan> SessionImpl::directPlanOf(const std::vector<Instruction> &batch, const BatchKey &key,
+                                                       int64_t home) {
+  using Ref = ShardedPlan::Ref;
+  if (config_ || !key.cacheable) return nullptr;
+  for (uint64_t id : key.externals) { // every operand from earlier batches whole on home
+    auto it = tensors_.find(id);
+    if (it == tensors_.end() || !it->second.error.empty() || !it->second.layout.isReplicated()) return nullptr;
+    const std::vector<int64_t> &holders = it->second.layout.workers;
+    if (std::find(holders.begin(), holders.end(), home) == holders.end()) return nullptr;
+  }
+  auto plan = std::make_shared<ShardedPlan>();
+  std::vector<ShardedPlan::Step> &steps = plan->programs[home];
+  steps.reserve(batch.size());
+  std::vector<TensorType> localTypes(key.locals.size());
+  std::vector<char> live(key.locals.size(), 0), freedLocal(key.locals.size(), 0);
+  std::vector<char> freedExternal(key.externals.size(), 0);
+  std::vector<TensorType> operandTypes;
+  // The operand `id` of instruction i, or nullopt when the passes must look at it (made later
+  // in the batch, or freed already).
+  auto refOf = [&](uint64_t id) -> std::optional<Ref> {
+    if (auto it = key.localIndex.find(id); it != key.localIndex.end()) {
+      if (!live[it->second]) return std::nullopt;
+      return Ref{Ref::Local, it->second};
+    }
+    uint32_t e = key.externalIndex.at(id);
+    if (freedExternal[e]) return std::nullopt;
+    return Ref{Ref::External, e};
+  };
+  auto typeOfRef = [&](const Ref &r) -> const TensorType & {
+    return r.kind == Ref::Local ? localTypes[r.index] : tensors_.at(key.externals[r.index]).type;
+  };
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const Instruction &inst = batch[i];
+    const OpInfo &info = opInfo(inst.op);
+    if (info.kind == OpKind::Distribution || inst.op == OpCode::Send || inst.op == OpCode::Recv || !inst.signal.empty())
+      return nullptr; // collectives, and named signals (their rules are the passes')
+    ShardedPlan::Step step;
+    step.operands.reserve(inst.operands.size());
+    for (uint64_t id : inst.operands) {
+      std::optional<Ref> r = refOf(id);
+      if (!r) return nullptr;
+      step.operands.push_back(*r);
+    }
+    if (inst.op == OpCode::Free) {
+      for (const Ref &r : step.operands) {
+        if (r.kind == Ref::Local) live[r.index] = 0, freedLocal[r.index] = 1;
+        else freedExternal[r.index] = 1;
+        plan->freed.push_back(r);
+      }
+      step.inst.op = OpCode::Free;
+      steps.push_back(std::move(step));
+      continue;
+    }
+    // The type the op table gives (a hostile client's claim is not taken: a mismatch goes to
+    // the passes, which say what is wrong).
+    operandTypes.clear();
+    for (const Ref &r : step.operands) operandTypes.push_back(typeOfRef(r));
+    TensorType type;
+    try {
+      type = inferType(inst.op, operandTypes, inst.attrs);
+    } catch (const std::exception &) {
+      return nullptr;
+    }
+    if (!inst.type || inst.type->dtype != type.dtype || inst.type->shape != type.shape) return nullptr;
+    uint32_t local = key.localIndex.at(inst.result);
+    localTypes[local] = type;
+    live[local] = 1;
+    step.inst.op = inst.op;
+    step.inst.attrs = inst.attrs;
+    clearUndeclared(inst.op, step.inst.attrs);
+    step.inst.location = inst.location;
+    step.inst.type = type;
+    step.result = Ref{Ref::Local, local};
+    step.source = int32_t(i);
+    if (inst.op == OpCode::Upload) step.upload = int32_t(i);
+    steps.push_back(std::move(step));
+  }
+  for (const ShardedPlan::Step &step : steps) plan->words[home] += wire::wireWords(step.inst);
+  for (uint32_t i = 0; i < key.locals.size(); ++i)
+    plan->made.push_back({i, localTypes[i], Sharding::replicated({home}), freedLocal[i] != 0});
+  return plan;
+}
+
 std::shared_ptr<ShardedPlan> SessionImpl::planOf(mlir::ModuleOp module, const std::vector<Instruction> &batch, const BatchKey &key, const std::unordered_map<uint64_t, TensorType> &globalTypes) {
   using Ref = ShardedPlan::Ref;
   auto plan = std::make_shared<ShardedPlan>();

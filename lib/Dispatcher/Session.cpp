@@ -257,15 +257,32 @@ void SessionImpl::dispatch(std::vector<Instruction> batch) {
 
   std::shared_ptr<const ShardedPlan> plan;
   CachedPlan *cached = nullptr;
-  if (key.cacheable && state_.options.planCache)
+  bool caching = key.cacheable && state_.options.planCache, promote = false;
+  if (caching)
     if (auto it = plans_.find(key.text); it != plans_.end()) {
-      plan = it->second.plan;
-      it->second.used = true;
-      cached = &it->second;
+      if (it->second.direct && ++it->second.directHits >= kPromoteAfter) {
+        // A direct plan reused this often is a step that repeats: it goes through the passes
+        // below (fused regions, sharding) and is cached again in its place.
+        forgetKept(it->second);
+        planInstructions_ -= it->second.instructions;
+        plans_.erase(it);
+        promote = true;
+      } else {
+        plan = it->second.plan;
+        it->second.used = true;
+        cached = &it->second;
+      }
     }
-  bool planHit = plan != nullptr;
+  bool planHit = plan != nullptr, direct = false;
+  size_t family = caching && !plan ? familyOf(batch, key) : 0;
   if (plan) {
     state_.planHits++;
+  } else if (caching && !promote && families_.count(family) && (plan = directPlanOf(batch, key, home))) {
+    // A program this session ran through the passes before, at new sizes or offsets (a
+    // generated sequence one token longer, the last smaller batch of an epoch): sent as it
+    // came, so a new size never waits for capture and the passes; cached as it is.
+    state_.directPlans++;
+    direct = true;
   } else {
     int64_t captureStart = tracing_ ? monotonicNs() : 0;
     static const ShardingConfig noConfig;
@@ -311,19 +328,24 @@ void SessionImpl::dispatch(std::vector<Instruction> batch) {
       if (resultCount(batch) > 1) return dispatchEach(std::move(batch));
       return poison(batch, e.what());
     }
-    if (key.cacheable && state_.options.planCache) {
+    if (caching) {
       state_.planMisses++;
-      if (plans_.size() >= kMaxPlans || planInstructions_ >= kMaxPlanInstructions) evictPlans();
-      size_t ops = opCount(batch);
-      planInstructions_ += ops;
-      plans_.emplace(std::move(key.text), CachedPlan{plan, ops, false, nextPlanId_++, {}});
+      if (families_.size() >= kMaxFamilies) families_.clear();
+      families_.insert(family);
     }
+  }
+  if (caching && !planHit) {
+    if (plans_.size() >= kMaxPlans || planInstructions_ >= kMaxPlanInstructions) evictPlans();
+    size_t ops = opCount(batch);
+    planInstructions_ += ops;
+    plans_.emplace(std::move(key.text), CachedPlan{plan, ops, false, nextPlanId_++, {}, direct});
   }
   batchCount_++;
   state_.batches++;
   runPlan(*plan, batch, key, cached);
   traceEvent("dispatch", "dispatcher", traceStart,
-             "{\"instructions\": " + std::to_string(batch.size()) + ", \"plan\": " + (planHit ? "\"hit\"" : "\"miss\"") + "}");
+             "{\"instructions\": " + std::to_string(batch.size()) + ", \"plan\": " +
+                 (planHit ? "\"hit\"" : direct ? "\"direct\"" : "\"miss\"") + "}");
 }
 
 void SessionImpl::recordProgram(int64_t worker, const std::vector<Instruction> &program, const std::vector<wireRegion> &regions) {

@@ -32,6 +32,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace gt::dispatcher {
@@ -139,6 +140,7 @@ struct State {
   uint64_t instructions = 0;                ///< instructions received from clients
   double dispatchMs = 0;                    ///< time spent turning them into worker programs
   uint64_t planHits = 0, planMisses = 0;    ///< batches replayed from / added to a plan cache
+  uint64_t directPlans = 0;                 ///< batches of a known program at new sizes, sent as they came (directPlanOf)
   uint64_t refusedInstructions = 0;         ///< client instructions refused (see ClientBatch.h)
   uint64_t handshakeFailures = 0;           ///< wrong or missing credentials
   uint64_t fetchErrors = 0;                 ///< fetches answered with an error (all sessions)
@@ -423,6 +425,20 @@ private:
   /// match its shape and dtype.
   std::string keyOf(const std::vector<Instruction> &batch, int64_t home, BatchKey &key);
 
+  /// A hash of the batch's program without sizes, offsets or any attribute: its ops, lines,
+  /// signals and dataflow. Two batches of one family are one program at different sizes (a
+  /// generated sequence one token longer, a slice at another offset).
+  static size_t familyOf(const std::vector<Instruction> &batch, const BatchKey &key);
+  /// The plan of a batch sent to the home worker as it came, without capture or passes (no
+  /// fused regions), when nothing in it needs the passes (no sharding config, no collectives,
+  /// no named signals, every operand whole on `home`) and it checks out (known operands, not
+  /// used after their free, the types the op table gives); nullptr otherwise: the passes
+  /// decide, and name what is wrong. dispatch uses it for a batch of a family that went through
+  /// the passes before, at sizes it has not seen: generation at a growing length costs the
+  /// dispatcher microseconds per token instead of the pipeline's milliseconds. The plan is
+  /// cached like the passes'; its kPromoteAfter-th reuse runs the passes in its place.
+  std::shared_ptr<ShardedPlan> directPlanOf(const std::vector<Instruction> &batch, const BatchKey &key, int64_t home);
+
   /// The plan of a module after gt-split-by-worker (one func per worker, see dispatch).
   std::shared_ptr<ShardedPlan> planOf(mlir::ModuleOp module, const std::vector<Instruction> &batch,
                                       const BatchKey &key, const std::unordered_map<uint64_t, TensorType> &globalTypes);
@@ -516,8 +532,15 @@ private:
     bool used = false;
     uint64_t id = 0;              ///< Batch.plan: unique in the session, never 0
     std::set<int64_t> keptOn;     ///< the workers keeping its programs
+    bool direct = false;          ///< made by directPlanOf (no passes, no fused regions)
+    uint32_t directHits = 0;      ///< times a direct plan was reused (kPromoteAfter)
   };
   std::unordered_map<std::string, CachedPlan> plans_; ///< by BatchKey::text
+  std::unordered_set<size_t> families_;    ///< familyOf the batches that went through the passes
+  static constexpr size_t kMaxFamilies = 1u << 12;
+  /// A cached direct plan's kPromoteAfter-th reuse runs the passes instead (a repeated step gets
+  /// its fused regions; a sequence generated a few times over stays on its direct plans).
+  static constexpr uint32_t kPromoteAfter = 4;
   size_t planInstructions_ = 0;            ///< instructions of the batches behind plans_
   uint64_t nextPlanId_ = 1;
   std::map<int64_t, std::vector<uint64_t>> forget_; ///< by worker: kept plans to drop (Batch.forget)

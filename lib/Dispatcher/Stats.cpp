@@ -17,6 +17,7 @@ static std::map<std::string, double> dispatcherCounters(const State &state_) {
   values["dispatcher_dispatch_ms"] = state_.dispatchMs;
   values["dispatcher_plan_cache_hits"] = double(state_.planHits);
   values["dispatcher_plan_cache_misses"] = double(state_.planMisses);
+  values["dispatcher_direct_batches"] = double(state_.directPlans);
   values["dispatcher_mlir_contexts"] = double(state_.contextsMade);
   values["dispatcher_refused_instructions"] = double(state_.refusedInstructions);
   values["dispatcher_handshake_failures"] = double(state_.handshakeFailures);
@@ -160,6 +161,8 @@ std::vector<metrics::Sample> metricSamples(const State &state) {
       counter("gt_plan_cache_hits_total", "Batches replayed from a cached plan.", at("dispatcher_plan_cache_hits")),
       counter("gt_plan_cache_misses_total", "Batches that ran capture and the dispatcher's passes.",
               at("dispatcher_plan_cache_misses")),
+      counter("gt_direct_batches_total", "Batches of a known program at new sizes, sent to the worker as they came (no passes).",
+              at("dispatcher_direct_batches")),
       counter("gt_dispatch_seconds_total", "Time spent turning client instructions into worker programs.",
               at("dispatcher_dispatch_ms") / 1000),
       counter("gt_upload_bytes_total", "Tensor bytes clients uploaded through the dispatcher.", at("dispatcher_upload_bytes")),

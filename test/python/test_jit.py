@@ -393,12 +393,14 @@ def test_large_fused_regions_run_on_the_workers_threads_as_eager(threads, tmp_pa
 # episode's returns, one length per episode, and compiled 256 kernel sets in 40 episodes, most
 # for a slice of them): at most 8 sizes of one family (the region's structure without sizes)
 # are compiled; the others run op by op on eager kernels, which take any size. Values stay right.
+# (A batch of a known program at a new size is first sent as it came, without the passes, and
+# that plan reused; its fourth reuse runs the passes, which form the region: so 8 steps a size.)
 NEW_SIZES_OF_ONE_REGION = """
 import gt, numpy as np, json
 out = []
 for n in range(10, 30):
     r = np.arange(n, dtype=np.float32)
-    for _ in range(3):  # hot after its second sighting
+    for _ in range(8):  # direct, reused 3 times, the passes, then hot after its second sighting
         x = gt.tensor(r)
         y = ((x - x.mean()) / (x.std() + 1e-5) * 2.0).exp().sum()
         v = y.item()
@@ -411,7 +413,8 @@ print(json.dumps({"results": out, "stats": gt.debug.stats()}))
 
 def test_a_region_at_ever_new_sizes_compiles_at_most_eight_of_them(tmp_path):
     s = run_script(NEW_SIZES_OF_ONE_REGION, [], tmp_path, GT_JIT_SYNC="1", GT_HOT_AFTER="2")["stats"]
-    assert s["regions_formed"] == 60, s  # one region per step: 20 sizes, 3 steps each
+    assert s["dispatcher_direct_batches"] >= 19, s  # each new size after the first, at first
+    assert s["regions_formed"] >= 20, s  # each size's region, once its plan went through the passes
     assert 0 < s["regions_compiled"] <= 8, s
     assert s["regions_left_cold_by_size_cap"] >= 12, s  # 12 sizes past the cap, each seen hot-after times
     assert s["region_fallbacks"] == 0, s

@@ -238,8 +238,9 @@ def test_each_optimizer_step_is_one_batch_the_plan_cache_recognizes():
         after = gt.debug.stats()
         hits = after["dispatcher_plan_cache_hits"] - before["dispatcher_plan_cache_hits"]
         misses = after["dispatcher_plan_cache_misses"] - before["dispatcher_plan_cache_misses"]
-        assert hits == 10, (hits, misses)  # and at most the frees left after the last step() are new
-        assert misses <= 1, (hits, misses)
+        # New at most: the frees left after the last step(), and (when the session first ran
+        # this step as a known program at new sizes, a direct plan) its promotion to the passes.
+        assert hits >= 9 and misses <= 2 and hits + misses >= 10, (hits, misses)
 
 
 def test_non_persistent_buffers_submodule_access_and_load_result():

@@ -278,3 +278,67 @@ def test_connect_names_both_address_forms():
     for bad in ("localhost", "host:port", "unix:"):
         with pytest.raises(ValueError, match="'host:port' or 'unix:PATH'"):
             gt.connect(bad)
+
+
+NEW_SIZES_OF_A_KNOWN_PROGRAM = """
+import gt, numpy as np
+rng = np.random.default_rng(0)
+base_np = rng.standard_normal((40, 16)).astype(np.float32)
+w_np = rng.standard_normal((16, 8)).astype(np.float32)
+base, w = gt.tensor(base_np), gt.tensor(w_np)
+
+def step(n):
+    return (((base[:n] * 2.0 + 1.0).tanh() @ w).sum(0)).numpy()
+
+def ref(n):
+    return (np.tanh(base_np[:n] * 2.0 + 1.0) @ w_np).sum(0)
+
+def counts():
+    s = gt.debug.stats()
+    return s["dispatcher_direct_batches"], s["dispatcher_plan_cache_misses"], s["dispatcher_plan_cache_hits"]
+
+def run_all(sizes):  # the counters' changes (reading them flushes: one batch shape follows it)
+    before = counts()
+    for n in sizes:
+        np.testing.assert_allclose(step(n), ref(n), rtol=1e-5, atol=1e-5)
+    return tuple(a - b for a, b in zip(counts(), before))
+
+# (The first batch after reading the counters may be of a shape the session has not run yet:
+# one batch in the first round may go through the passes.)
+counts()  # the uploads go first
+run_all(range(2, 4))  # the program's first runs: the passes
+sizes = range(4, 20)
+direct, misses, hits = run_all(sizes)  # new sizes of a known program: sent as they came
+assert direct >= len(sizes) - 1 and misses <= 1, (direct, misses, hits)
+for _ in range(3):  # again: the direct plans, replayed
+    direct, misses, hits = run_all(sizes)
+    assert direct == 0 and misses == 0 and hits >= len(sizes), (direct, misses, hits)
+direct, misses, hits = run_all(sizes)  # their fourth reuse: the passes
+assert direct == 0 and misses >= len(sizes) - 1, (direct, misses, hits)
+direct, misses, hits = run_all(sizes)  # then the passes' plans, replayed
+assert direct == 0 and misses == 0 and hits >= len(sizes), (direct, misses, hits)
+print("ok")
+"""
+
+
+def test_a_program_at_new_sizes_skips_the_passes_until_it_repeats():
+    """Generation at a growing length: each step is a program the session ran before, at a new
+    size. The dispatcher sends it to the worker as it came (no capture, passes or fusion: no
+    stall) and caches that direct plan; reused (a sequence generated again) it is a plan hit,
+    and its fourth reuse (SessionImpl::kPromoteAfter) runs the passes and caches their plan.
+    (A session of its own: the plan cache and the programs it has seen are per session.)"""
+    out = subprocess.run([sys.executable, "-c", NEW_SIZES_OF_A_KNOWN_PROGRAM], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
+
+
+def test_a_known_program_with_a_bad_operand_at_a_new_size_still_names_the_error():
+    """A batch of a known program that the op table rejects (a matmul whose sizes do not
+    agree) is not sent directly: the passes see it and the error names the op and the line."""
+    a, w = gt.ones((4, 8)), gt.ones((8, 3))
+    for n in (2, 3):
+        (a[:n] @ w).numpy()
+    bad = gt.ones((5, 3))
+    with pytest.raises(Exception, match="matmul"):
+        (a[:3] @ bad).numpy()
+    np.testing.assert_allclose((a[:4] @ w).numpy(), np.full((4, 3), 8.0))
