@@ -128,8 +128,7 @@ std::shared_ptr<ShardedPlan> SessionImpl::directPlanOf(const std::vector<Instruc
   for (size_t i = 0; i < batch.size(); ++i) {
     const Instruction &inst = batch[i];
     const OpInfo &info = opInfo(inst.op);
-    if (info.kind == OpKind::Distribution || inst.op == OpCode::Send || inst.op == OpCode::Recv || !inst.signal.empty())
-      return nullptr; // collectives, and named signals (their rules are the passes')
+    if (info.kind == OpKind::Distribution || inst.op == OpCode::Send || inst.op == OpCode::Recv) return nullptr;
     ShardedPlan::Step step;
     step.operands.reserve(inst.operands.size());
     for (uint64_t id : inst.operands) {

@@ -394,13 +394,13 @@ def test_large_fused_regions_run_on_the_workers_threads_as_eager(threads, tmp_pa
 # for a slice of them): at most 8 sizes of one family (the region's structure without sizes)
 # are compiled; the others run op by op on eager kernels, which take any size. Values stay right.
 # (A batch of a known program at a new size is first sent as it came, without the passes, and
-# that plan reused; its fourth reuse runs the passes, which form the region: so 8 steps a size.)
+# that plan reused; its 16th reuse runs the passes, which form the region: so 20 steps a size.)
 NEW_SIZES_OF_ONE_REGION = """
 import gt, numpy as np, json
 out = []
 for n in range(10, 30):
     r = np.arange(n, dtype=np.float32)
-    for _ in range(8):  # direct, reused 3 times, the passes, then hot after its second sighting
+    for _ in range(20):  # direct, reused 15 times, the passes, then hot after its second sighting
         x = gt.tensor(r)
         y = ((x - x.mean()) / (x.std() + 1e-5) * 2.0).exp().sum()
         v = y.item()
