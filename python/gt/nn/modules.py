@@ -237,6 +237,15 @@ class Module:
         hooks[kind][key] = hook
         return _ag.RemovableHandle(hooks[kind], key)
 
+    @property
+    def _forward_pre_hooks(self):
+        """The forward pre-hooks (PyTorch's attribute: pruning tutorials print it)."""
+        return self._call_state()["forward_pre"] if "_hooks" in self.__dict__ else OrderedDict()
+
+    @property
+    def _forward_hooks(self):
+        return self._call_state()["forward"] if "_hooks" in self.__dict__ else OrderedDict()
+
     def register_forward_pre_hook(self, hook):
         """hook(module, args) runs before forward; it may return new args (a tuple, or one value).
         Returns a handle whose remove() unregisters it."""

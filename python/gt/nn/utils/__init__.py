@@ -1,12 +1,12 @@
 """gt.nn.utils: gradient clipping, parameters as one vector and weight normalization
 (torch.nn.utils); gt.nn.utils.rnn: padding and packing variable-length sequences;
 gt.nn.utils.parametrize and gt.nn.utils.parametrizations: tensors computed from others
-(weight_norm, spectral_norm)."""
+(weight_norm, spectral_norm); gt.nn.utils.prune: masks that zero out entries of a tensor."""
 from ... import _functions as T
 from ...autograd import no_grad
 from .. import modules as _nn
 from . import rnn  # noqa: F401 (torch.nn.utils.rnn)
-from . import parametrize, parametrizations  # noqa: F401
+from . import parametrize, parametrizations, prune  # noqa: F401
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0):
