@@ -653,6 +653,42 @@ def _horner(coefficients, w):
 
 
 @_method()
+def polygamma(n, input):
+    """The n-th derivative of digamma (torch.polygamma): n = 0 is digamma, n = 1 trigamma (GT's
+    ops, computed in float64); higher orders raise NotImplementedError. Differentiable for n = 0."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"polygamma(n, input): n must be a non-negative int, got {n!r}")
+    if n == 0:
+        return T.digamma(input)
+    if n == 1:
+        return _ops_mod().trigamma(_float(input))
+    raise NotImplementedError(f"polygamma of order {n}: GT has digamma (n = 0) and trigamma (n = 1) only")
+
+
+def mvlgamma(input, p):
+    """The multivariate log-gamma function of dimension p (torch.mvlgamma):
+    p (p - 1) / 4 log(pi) + sum over i < p of lgamma(x - i / 2). ValueError unless every
+    element is > (p - 1) / 2 (as PyTorch; one sync to check)."""
+    if isinstance(p, bool) or not isinstance(p, int) or p < 1:
+        raise ValueError(f"mvlgamma: p must be a positive int, got {p!r}")
+    x = _float(input)
+    if not bool((x > (p - 1) / 2.0).all().item()):
+        raise ValueError(f"All elements must be greater than (p-1)/2 = {(p - 1) / 2}")
+    out = T.lgamma(x)
+    for i in range(1, p):
+        out = out + T.lgamma(x - i / 2.0)
+    return out + p * (p - 1) / 4.0 * math.log(math.pi)
+
+
+def _ops_mod():
+    from . import _ops
+    return _ops
+
+
+Tensor.polygamma = lambda self, n: polygamma(n, self)
+Tensor.mvlgamma = mvlgamma
+
+
 def erfinv(x):
     """The inverse of erf on (-1, 1) (+-inf at +-1, NaN outside): Giles' approximation (2010),
     then, for float64, two Newton steps on erf(y) = x. Its gradient is sqrt(pi) / 2

@@ -1,12 +1,37 @@
 """gt.special, as torch.special: the special functions GT's ops express, each differentiable
-through them. Functions GT has no op for (gammaln, digamma, polygamma, i0, zeta, the Bessel
-functions, gammainc, ndtri) are not here: AttributeError, as for any missing name."""
+through them (polygamma of order 1 is not; orders above 1 raise NotImplementedError). Functions
+GT has no op for (i0, zeta, the Bessel functions, gammainc, ndtri) are not here: AttributeError,
+as for any missing name."""
 import math
 
 import gt as T  # the package (its functions are looked up when called)
 
 __all__ = ["expit", "logit", "erf", "erfc", "erfinv", "log1p", "expm1", "exp2", "xlogy", "xlog1py", "logsumexp",
-           "softmax", "log_softmax", "sinc", "round", "entr", "ndtr", "log_ndtr"]
+           "softmax", "log_softmax", "sinc", "round", "entr", "ndtr", "log_ndtr", "gammaln", "digamma", "psi",
+           "polygamma", "multigammaln"]
+
+
+def gammaln(input):
+    """log |Gamma(x)| (torch.special.gammaln, torch.lgamma)."""
+    return T.lgamma(input)
+
+
+def digamma(input):
+    """d/dx log Gamma(x) (torch.special.digamma; -inf at 0, NaN at negative integers)."""
+    return T.digamma(input)
+
+
+psi = digamma
+
+
+def polygamma(n, input):
+    """The n-th derivative of digamma, n = 0 or 1 (torch.special.polygamma)."""
+    return T.polygamma(n, input)
+
+
+def multigammaln(input, p):
+    """The multivariate log-gamma function of dimension p (torch.special.multigammaln)."""
+    return T.mvlgamma(input, p)
 
 
 def expit(input):

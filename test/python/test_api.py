@@ -23,6 +23,26 @@ from conftest import check
 rng = np.random.default_rng(1234)
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 np_erf = np.vectorize(math.erf, otypes=[np.float64])
+np_lgamma = np.vectorize(math.lgamma, otypes=[np.float64])
+
+
+def _polygamma_ref(x, order):
+    """digamma (order 0) or trigamma (order 1) of x > 0 in Python floats: 30 steps of the
+    recurrence, then the asymptotic series with terms to w^-16 (a longer shift and series than
+    GT's six steps and w^-11)."""
+    steps = sum(1.0 / (x + k) ** (order + 1) for k in range(30))
+    w = x + 30
+    if order == 0:
+        bernoulli = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510]
+        series = math.log(w) - 0.5 / w - sum(b / (2 * n * w ** (2 * n)) for n, b in enumerate(bernoulli, 1))
+        return series - steps
+    bernoulli = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6]
+    series = 1 / w + 0.5 / w ** 2 + sum(b / w ** (2 * n + 1) for n, b in enumerate(bernoulli, 1))
+    return series + steps
+
+
+np_digamma = np.vectorize(lambda x: _polygamma_ref(x, 0), otypes=[np.float64])
+np_trigamma = np.vectorize(lambda x: _polygamma_ref(x, 1), otypes=[np.float64])
 
 
 def data(shape, dtype, domain="real"):
@@ -118,6 +138,9 @@ UNARY = {  # name: (gt fn, NumPy fn, domain, dtypes, differentiable, loose float
     "atan": (gt.atan, np.arctan, "real", "f", True, False),
     "asin": (gt.asin, np.arcsin, "unit", "f", True, False),
     "acos": (gt.acos, np.arccos, "unit", "f", True, False),
+    "lgamma": (gt.lgamma, np_lgamma, "positive", "f", True, False),
+    "digamma": (gt.digamma, np_digamma, "positive", "f", True, False),
+    "trigamma": (lambda x: gt.polygamma(1, x), np_trigamma, "positive", "f", False, False),
     "floor": (gt.floor, np.floor, "real", "fi", False, False),
     "clamp": (lambda x: gt.clamp(x, -0.5, 0.7), lambda x: np.clip(x, -0.5, 0.7), "smooth", "f", True, False),
     "square": (lambda x: x ** 2, np.square, "real", "fi", True, False),

@@ -80,7 +80,7 @@ namespace gt::worker {
 
 /// Bump when the kernel ABI or any lowering pass changes (the disk key hashes the gt-level
 /// source, not the pipeline): old disk-cache entries then stop matching.
-static constexpr const char *kCompilerVersion = "gt-kernels-26 llvm-" LLVM_VERSION_STRING;
+static constexpr const char *kCompilerVersion = "gt-kernels-27 llvm-" LLVM_VERSION_STRING;
 
 /// The op table's numbering (every op's mnemonic in OpCode order), also in every disk key: a
 /// kernel names the op whose check failed by its number (an out-of-range index), so a kernel
