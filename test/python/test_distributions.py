@@ -156,3 +156,87 @@ def test_exponential_laplace_lognormal_and_independent():
                                rtol=1e-10)
     other = D.Independent(D.Normal(gt.tensor(np.ones((4, 3))), gt.tensor(np.ones((4, 3)))), 1)
     np.testing.assert_allclose(D.kl_divergence(ind, other).numpy(), np.full(4, 1.5), rtol=1e-10)
+
+
+lg = np.vectorize(math.lgamma)
+
+
+def _digamma(x, h=1e-5):  # lgamma's slope, for the references below
+    return (lg(x + h) - lg(x - h)) / (2 * h)
+
+
+def test_gamma_chi2_log_prob_entropy_moments_and_kl_are_pytorchs_formulas():
+    a, b = np.array([0.5, 2.0, 9.0]), np.array([1.0, 3.0, 0.5])
+    g = D.Gamma(gt.tensor(a), gt.tensor(b))
+    x = np.array([0.3, 0.5, 20.0])
+    np.testing.assert_allclose(g.log_prob(gt.tensor(x)).numpy(), a * np.log(b) + (a - 1) * np.log(x) - b * x - lg(a),
+                               rtol=1e-12)
+    np.testing.assert_allclose(g.entropy().numpy(), a - np.log(b) + lg(a) + (1 - a) * _digamma(a), rtol=1e-8)
+    np.testing.assert_allclose(g.mean.numpy(), a / b)
+    np.testing.assert_allclose(g.variance.numpy(), a / b ** 2)
+    q = D.Gamma(gt.tensor([1.0, 1.5, 2.0], dtype=gt.float64), gt.tensor([1.0, 1.0, 2.0], dtype=gt.float64))
+    aq, bq = np.array([1.0, 1.5, 2.0]), np.array([1.0, 1.0, 2.0])
+    want = (a - aq) * _digamma(a) - lg(a) + lg(aq) + aq * (np.log(b) - np.log(bq)) + a * (bq - b) / b
+    np.testing.assert_allclose(kl_divergence(g, q).numpy(), want, rtol=1e-8)
+    c = D.Chi2(gt.tensor([3.0]))
+    np.testing.assert_allclose(c.mean.numpy(), [3.0])
+    np.testing.assert_allclose(c.log_prob(gt.tensor([2.0])).numpy(),
+                               [0.5 * math.log(2.0) - 1.0 - 0.5 * math.log(2) * 3 - math.lgamma(1.5)], rtol=1e-6)
+    with pytest.raises(NotImplementedError):
+        g.rsample()
+
+
+def test_gamma_samples_have_the_moments_on_both_sides_of_concentration_one():
+    gt.manual_seed(0)
+    a, b = np.array([0.3, 1.0, 2.5, 40.0]), np.array([1.0, 2.0, 0.5, 4.0])
+    s = D.Gamma(gt.tensor(a), gt.tensor(b)).sample((40000,))
+    assert s.shape == (40000, 4) and not s.requires_grad
+    v = s.numpy().astype(np.float64)
+    assert (v > 0).all()
+    mean, var = a / b, a / b ** 2
+    assert (np.abs(v.mean(0) - mean) <= 5 * np.sqrt(var / 40000)).all(), (v.mean(0), mean)  # 5 standard errors
+    np.testing.assert_allclose(v.var(0), var, rtol=0.05)
+    # Another seed, other samples; the same seed, the same samples.
+    gt.manual_seed(0)
+    np.testing.assert_array_equal(D.Gamma(gt.tensor(a), gt.tensor(b)).sample((40000,)).numpy(), s.numpy())
+
+
+def test_beta_and_dirichlet_samples_log_prob_entropy_and_kl():
+    gt.manual_seed(1)
+    beta = D.Beta(gt.tensor([2.0, 0.5], dtype=gt.float64), gt.tensor([5.0, 0.5], dtype=gt.float64))
+    x = beta.sample((30000,)).numpy()
+    assert x.shape == (30000, 2) and ((x > 0) & (x < 1)).all()
+    a, b = np.array([2.0, 0.5]), np.array([5.0, 0.5])
+    np.testing.assert_allclose(x.mean(0), a / (a + b), atol=0.01)
+    np.testing.assert_allclose(beta.variance.numpy(), a * b / ((a + b) ** 2 * (a + b + 1)))
+    lbeta = lg(a) + lg(b) - lg(a + b)
+    np.testing.assert_allclose(beta.log_prob(gt.tensor([0.3, 0.9], dtype=gt.float64)).numpy(),
+                               (a - 1) * np.log([0.3, 0.9]) + (b - 1) * np.log([0.7, 0.1]) - lbeta, rtol=1e-12)
+    np.testing.assert_allclose(beta.entropy().numpy(), lbeta - (a - 1) * _digamma(a) - (b - 1) * _digamma(b)
+                               + (a + b - 2) * _digamma(a + b), rtol=1e-7)
+    alpha = np.array([[1.0, 2.0, 3.0], [0.4, 0.4, 5.0]])
+    d = D.Dirichlet(gt.tensor(alpha))
+    assert d.batch_shape == (2,) and d.event_shape == (3,)
+    s = d.sample((20000,)).numpy()
+    np.testing.assert_allclose(s.sum(-1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(s.mean(0), alpha / alpha.sum(-1, keepdims=True), atol=0.01)
+    p = np.array([[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]])
+    a0 = alpha.sum(-1)
+    np.testing.assert_allclose(d.log_prob(gt.tensor(p)).numpy(),
+                               ((alpha - 1) * np.log(p)).sum(-1) + lg(a0) - lg(alpha).sum(-1), rtol=1e-12)
+    flat = D.Dirichlet(gt.tensor(np.ones((2, 3))))
+    want = (lg(a0) - lg(alpha).sum(-1) - lg(3.0) + lg(np.ones(3)).sum()
+            + ((alpha - 1) * (_digamma(alpha) - _digamma(a0)[:, None])).sum(-1))
+    np.testing.assert_allclose(kl_divergence(d, flat).numpy(), want, rtol=1e-7)
+
+
+def test_poisson_log_prob_and_samples():
+    gt.manual_seed(2)
+    rate = gt.tensor([0.5, 3.0, 40.0], dtype=gt.float64)
+    p = D.Poisson(rate)
+    k = np.array([0.0, 2.0, 37.0])
+    np.testing.assert_allclose(p.log_prob(gt.tensor(k)).numpy(),
+                               k * np.log([0.5, 3.0, 40.0]) - np.array([0.5, 3.0, 40.0]) - lg(k + 1), rtol=1e-12)
+    s = p.sample((20000,)).numpy()
+    assert s.shape == (20000, 3) and (s == np.round(s)).all() and (s >= 0).all()
+    np.testing.assert_allclose(s.mean(0), [0.5, 3.0, 40.0], rtol=0.03)

@@ -5,13 +5,16 @@
     action = dist.sample()
     loss = -(dist.log_prob(action) * advantage).mean()
 
-Categorical, Normal, Bernoulli, Uniform, Exponential, Laplace, LogNormal, MultivariateNormal
-and Independent, with sample / rsample (reparameterized, for all but Categorical and
-Bernoulli), log_prob, entropy, mean, variance, stddev, batch_shape / event_shape, and
-kl_divergence between two of the same kind. Parameters are broadcast like PyTorch's; numbers
-become 0-d float32 tensors. Formulas are PyTorch's (torch/distributions/*.py). Distributions
-not listed (Beta, Gamma, Dirichlet, ...: their densities need lgamma, which GT lacks) are not
-in GT: importing them raises ImportError.
+Categorical, Normal, Bernoulli, Uniform, Exponential, Laplace, LogNormal, MultivariateNormal,
+Independent, Gamma, Chi2, Beta, Dirichlet and Poisson, with sample, rsample (reparameterized:
+all but Categorical, Bernoulli, Gamma, Chi2, Beta, Dirichlet and Poisson, whose rsample raises
+NotImplementedError), log_prob, entropy (not Poisson), mean, variance, stddev, batch_shape /
+event_shape, and kl_divergence between two of the same kind (not Poisson). Parameters are
+broadcast like PyTorch's; numbers become 0-d float32 tensors. Formulas are PyTorch's
+(torch/distributions/*.py). Gamma samples (and Chi2's, Beta's, Dirichlet's, made from them) use
+Marsaglia and Tsang's method on the workers; Poisson samples are drawn on the client with
+NumPy (one sync to read the rates). Other distributions are not in GT: importing them raises
+ImportError.
 """
 import math
 
@@ -23,7 +26,7 @@ from ..nn import functional as F
 from .._array_functions import broadcast_shapes
 
 __all__ = ["Distribution", "Categorical", "Normal", "Bernoulli", "Uniform", "Exponential", "Laplace", "LogNormal",
-           "MultivariateNormal", "Independent", "kl_divergence"]
+           "MultivariateNormal", "Independent", "Gamma", "Chi2", "Beta", "Dirichlet", "Poisson", "kl_divergence"]
 
 
 def _as_tensor(x):
@@ -432,9 +435,174 @@ class Independent(Distribution):
         return self.base_dist.variance
 
 
+def _standard_gamma(alpha, shape):
+    """Gamma(alpha, 1) samples of `shape` (alpha broadcast to it): Marsaglia and Tsang, "A simple
+    method for generating gamma variables", ACM TOMS 26(3), 2000. For alpha >= 1, d = alpha - 1/3,
+    c = 1 / sqrt(9 d), v = (1 + c z)^3 with z ~ N(0, 1) is accepted when v > 0 and
+    log u < z^2 / 2 + d - d v + d log v (u ~ U(0, 1)), giving d v; alpha < 1 samples alpha + 1 and
+    multiplies by u^(1 / alpha). Each element draws 16 candidates on the worker and keeps its
+    first accepted one (each is accepted with probability >= 0.95; an element with none, which
+    happens with probability below 1e-20, keeps d, the mode of its proposal): no sync, no loop."""
+    k = 16
+    a = T.broadcast_to(alpha, shape)
+    boost = a < 1.0
+    a1 = T.where(boost, a + 1.0, a)
+    d = a1 - 1.0 / 3.0
+    c = 1.0 / T.sqrt(9.0 * d)
+    z = _tensor.randn(*((k,) + tuple(shape)), dtype=a.dtype)
+    u = _tensor.rand(*((k,) + tuple(shape)), dtype=a.dtype)
+    v = (1.0 + c * z) ** 3
+    positive = v > 0
+    safe_v = T.where(positive, v, T.ones_like(v))
+    accept = positive & (T.log(T.clamp(u, min=1e-38)) < 0.5 * z * z + d - d * safe_v + d * T.log(safe_v))
+    # The first accepted candidate: argmax of the mask (its first maximum), d where none is.
+    first = T.argmax(accept.float(), 0)
+    chosen = T.squeeze(T.gather(d * safe_v, 0, T.unsqueeze(first, 0)), 0)
+    any_accepted = accept.any(0)
+    g = T.where(any_accepted, chosen, d)
+    u_boost = _tensor.rand(*tuple(shape), dtype=a.dtype)
+    return T.where(boost, g * T.pow(T.clamp(u_boost, min=1e-38), 1.0 / a), g)
+
+
+class Gamma(Distribution):
+    """rate^concentration x^(concentration - 1) e^(-rate x) / Gamma(concentration) for x > 0."""
+
+    def __init__(self, concentration, rate, validate_args=None):
+        (self.concentration, self.rate), shape = _broadcast(concentration, rate)
+        super().__init__(shape)
+
+    def sample(self, sample_shape=()):
+        with no_grad():
+            shape = _shape(sample_shape) + self.batch_shape
+            return (_standard_gamma(self.concentration, shape) / T.broadcast_to(self.rate, shape)).detach()
+
+    def log_prob(self, value):
+        a, b = self.concentration, self.rate
+        return _composites.xlogy(a, b) + _composites.xlogy(a - 1, value) - b * value - T.lgamma(a)
+
+    def entropy(self):
+        a = self.concentration
+        return a - T.log(self.rate) + T.lgamma(a) + (1.0 - a) * T.digamma(a)
+
+    @property
+    def mean(self):
+        return self.concentration / self.rate
+
+    @property
+    def mode(self):
+        return T.clamp((self.concentration - 1) / self.rate, min=0)
+
+    @property
+    def variance(self):
+        return self.concentration / self.rate ** 2
+
+
+class Chi2(Gamma):
+    """Gamma(df / 2, 1 / 2)."""
+
+    def __init__(self, df, validate_args=None):
+        self.df = _as_tensor(df)
+        super().__init__(0.5 * self.df, T.full_like(self.df, 0.5))
+
+
+class Dirichlet(Distribution):
+    """Gamma(alpha) / sum over the last axis of `concentration` (..., K): event_shape (K,)."""
+
+    def __init__(self, concentration, validate_args=None):
+        self.concentration = _as_tensor(concentration)
+        if len(self.concentration.shape) < 1:
+            raise ValueError("`concentration` parameter must be at least one-dimensional.")
+        super().__init__(self.concentration.shape[:-1], self.concentration.shape[-1:])
+
+    def sample(self, sample_shape=()):
+        with no_grad():
+            g = _standard_gamma(self.concentration, _shape(sample_shape) + tuple(self.concentration.shape))
+            return (g / g.sum(-1, keepdim=True)).detach()
+
+    def log_prob(self, value):
+        a = self.concentration
+        return (_composites.xlogy(a - 1.0, value)).sum(-1) + T.lgamma(a.sum(-1)) - T.lgamma(a).sum(-1)
+
+    def entropy(self):
+        a = self.concentration
+        k = a.shape[-1]
+        a0 = a.sum(-1)
+        return (T.lgamma(a).sum(-1) - T.lgamma(a0) - (k - a0) * T.digamma(a0)
+                - ((a - 1.0) * T.digamma(a)).sum(-1))
+
+    @property
+    def mean(self):
+        return self.concentration / self.concentration.sum(-1, keepdim=True)
+
+    @property
+    def variance(self):
+        a0 = self.concentration.sum(-1, keepdim=True)
+        return self.concentration * (a0 - self.concentration) / (a0 ** 2 * (a0 + 1))
+
+
+class Beta(Distribution):
+    """x^(a - 1) (1 - x)^(b - 1) / B(a, b) on (0, 1), a = concentration1, b = concentration0;
+    a Dirichlet over (x, 1 - x)."""
+
+    def __init__(self, concentration1, concentration0, validate_args=None):
+        (self.concentration1, self.concentration0), shape = _broadcast(concentration1, concentration0)
+        self._dirichlet = Dirichlet(T.stack([self.concentration1, self.concentration0], -1))
+        super().__init__(shape)
+
+    def sample(self, sample_shape=()):
+        return self._dirichlet.sample(sample_shape).select(-1, 0)
+
+    def log_prob(self, value):
+        return self._dirichlet.log_prob(T.stack([value, 1.0 - value], -1))
+
+    def entropy(self):
+        return self._dirichlet.entropy()
+
+    @property
+    def mean(self):
+        return self.concentration1 / (self.concentration1 + self.concentration0)
+
+    @property
+    def variance(self):
+        total = self.concentration1 + self.concentration0
+        return self.concentration1 * self.concentration0 / (total ** 2 * (total + 1))
+
+
+class Poisson(Distribution):
+    """rate^k e^(-rate) / k! for k = 0, 1, 2, ...; samples are drawn on the client with NumPy
+    (seeded from GT's generator, one sync to read the rates) and are float tensors of counts."""
+
+    def __init__(self, rate, validate_args=None):
+        self.rate = _as_tensor(rate)
+        super().__init__(self.rate.shape)
+
+    def sample(self, sample_shape=()):
+        import numpy as np
+        shape = _shape(sample_shape) + self.batch_shape
+        rng = np.random.default_rng(_tensor._next_seed())
+        rate = np.broadcast_to(self.rate.detach().numpy(), shape)
+        return _tensor.tensor(rng.poisson(rate).astype(self.rate.dtype.numpy))
+
+    def log_prob(self, value):
+        return _composites.xlogy(value, self.rate) - self.rate - T.lgamma(value + 1.0)
+
+    @property
+    def mean(self):
+        return self.rate
+
+    @property
+    def mode(self):
+        return T.floor(self.rate)
+
+    @property
+    def variance(self):
+        return self.rate
+
+
 def kl_divergence(p, q):
     """KL(p || q) for two distributions of the same kind here (Normal, Categorical, Bernoulli,
-    Uniform, Exponential, Laplace, LogNormal, MultivariateNormal, Independent over such),
+    Uniform, Exponential, Laplace, LogNormal, MultivariateNormal, Gamma, Chi2, Beta, Dirichlet,
+    Independent over such),
     elementwise over the batch; NotImplementedError for other pairs."""
     if type(p) is not type(q):
         raise NotImplementedError(f"kl_divergence({type(p).__name__}, {type(q).__name__}) is not implemented")
@@ -444,6 +612,17 @@ def kl_divergence(p, q):
         return p._sum(kl_divergence(p.base_dist, q.base_dist))
     if isinstance(p, LogNormal):
         return kl_divergence(p.base_dist, q.base_dist)
+    if isinstance(p, Gamma):  # Chi2 too
+        ap, bp, aq, bq = p.concentration, p.rate, q.concentration, q.rate
+        return ((ap - aq) * T.digamma(ap) - T.lgamma(ap) + T.lgamma(aq) + aq * (T.log(bp) - T.log(bq))
+                + ap * (bq - bp) / bp)
+    if isinstance(p, Beta):
+        return kl_divergence(p._dirichlet, q._dirichlet)
+    if isinstance(p, Dirichlet):
+        ap, aq = p.concentration, q.concentration
+        sp = ap.sum(-1)
+        return (T.lgamma(sp) - T.lgamma(aq.sum(-1)) - (T.lgamma(ap) - T.lgamma(aq)).sum(-1)
+                + ((ap - aq) * (T.digamma(ap) - T.unsqueeze(T.digamma(sp), -1))).sum(-1))
     if isinstance(p, Exponential):
         ratio = q.rate / p.rate
         return ratio - 1 - T.log(ratio)
