@@ -652,7 +652,6 @@ def _horner(coefficients, w):
     return p
 
 
-@_method()
 def polygamma(n, input):
     """The n-th derivative of digamma (torch.polygamma): n = 0 is digamma, n = 1 trigamma (GT's
     ops, computed in float64); higher orders raise NotImplementedError. Differentiable for n = 0."""
@@ -689,6 +688,7 @@ Tensor.polygamma = lambda self, n: polygamma(n, self)
 Tensor.mvlgamma = mvlgamma
 
 
+@_method()
 def erfinv(x):
     """The inverse of erf on (-1, 1) (+-inf at +-1, NaN outside): Giles' approximation (2010),
     then, for float64, two Newton steps on erf(y) = x. Its gradient is sqrt(pi) / 2
