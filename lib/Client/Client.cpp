@@ -547,10 +547,12 @@ std::vector<std::string> Client::loadConfig(const std::string &yaml, const std::
   std::vector<std::string> signals;
   for (auto name : result.getSignals()) signals.emplace_back(name.cStr());
   if (!error.empty()) throw std::invalid_argument(error); // the session keeps its old config
-  // A sharded tensor lives in pieces, which only the dispatcher puts together.
+  // A sharded tensor lives in pieces, which only the dispatcher puts together: the next read
+  // asks it again where to read (no worker, for a config that places tensors; the same one for
+  // a config of `compile:` entries only, as gt.compile loads).
   reader_.reset();
-  directOff_ = true;
-  directWhy_ = "a sharding config is loaded";
+  directOff_ = false;
+  directWhy_ = "not yet asked";
   return signals;
 }
 

@@ -97,7 +97,7 @@ size_t SessionImpl::familyOf(const std::vector<Instruction> &batch, const BatchK
 std::shared_ptr<ShardedPlan> SessionImpl::directPlanOf(const std::vector<Instruction> &batch, const BatchKey &key,
                                                        int64_t home) {
   using Ref = ShardedPlan::Ref;
-  if (config_ || !key.cacheable) return nullptr;
+  if ((config_ && config_->placesTensors()) || !key.cacheable) return nullptr;
   for (uint64_t id : key.externals) { // every operand from earlier batches whole on home
     auto it = tensors_.find(id);
     if (it == tensors_.end() || !it->second.error.empty() || !it->second.layout.isReplicated()) return nullptr;

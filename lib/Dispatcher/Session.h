@@ -430,8 +430,10 @@ private:
   /// generated sequence one token longer, a slice at another offset).
   static size_t familyOf(const std::vector<Instruction> &batch, const BatchKey &key);
   /// The plan of a batch sent to the home worker as it came, without capture or passes (no
-  /// fused regions), when nothing in it needs the passes (no sharding config, which is what
-  /// gives named signals a meaning; no collectives; every operand whole on `home`) and it checks out (known operands, not
+  /// fused regions), when nothing in it needs the passes (no sharding config that places
+  /// tensors, which is what gives named signals a meaning, though gt.compile's `compile:`-only
+  /// config is fine: fused regions come with the promotion; no collectives; every operand
+  /// whole on `home`) and it checks out (known operands, not
   /// used after their free, the types the op table gives); nullptr otherwise: the passes
   /// decide, and name what is wrong. dispatch uses it for a batch of a family that went through
   /// the passes before, at sizes it has not seen: generation at a growing length costs the

@@ -155,12 +155,16 @@ def test_sharded_tensors_are_put_together_by_the_dispatcher(tmp_path):
         with pytest.raises(ValueError):  # refused: the session keeps no config, and its direct reads
             c.load_config("data:\n  shard: {axis: 7, bogus: 1}\n", "bad.yaml")
         assert c.read_path().startswith("direct")
+        # A config of compile: entries only (gt.compile's) places nothing: reads stay direct.
+        c.load_config("fused:\n  compile: true\n", "fused.yaml")
+        c.fetch(exp_of(c, [1]))
+        assert c.read_path().startswith("direct")
         c.load_config(config.read_text(), str(config))
-        assert c.read_path() == "through the dispatcher: a sharding config is loaded"
         c.set_signal("data")
         x, _, _ = c.upload(np.arange(8, dtype=np.float32), [8], F32)
         data, _, _ = c.fetch(c.emit(_C.op_code("mul"), [x, x])[0])
         np.testing.assert_array_equal(np.frombuffer(data, np.float32), np.arange(8) ** 2)
+        assert c.read_path().startswith("through the dispatcher"), c.read_path()
     finally:
         d.stop()
 
