@@ -179,9 +179,10 @@ def _zero_lowest(scores, default_mask, k, largest_pruned=False):
     return mask.reshape(-1).index_fill(0, idx, 0).reshape(tuple(mask.shape))
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Prunes `amount` of the kept entries, chosen at random (gt.manual_seed)."""
+class _Unstructured(BasePruningMethod):
+    """Prunes `amount` of the kept entries: those of lowest score (_scores), or of highest."""
     PRUNING_TYPE = "unstructured"
+    _largest_pruned = False
 
     def __init__(self, amount):
         _validate_amount(amount)
@@ -189,24 +190,26 @@ class RandomUnstructured(BasePruningMethod):
 
     def compute_mask(self, t, default_mask):
         k = _count(self.amount, _kept(default_mask))
-        return _zero_lowest(T.rand_like(t.float()), default_mask, k, largest_pruned=True)
+        return _zero_lowest(self._scores(t), default_mask, k, largest_pruned=self._largest_pruned)
+
+
+class RandomUnstructured(_Unstructured):
+    """Prunes `amount` of the kept entries, chosen at random (gt.manual_seed)."""
+    _largest_pruned = True
+
+    def _scores(self, t):
+        return T.rand_like(t.float())
 
     @classmethod
     def apply(cls, module, name, amount):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_Unstructured):
     """Prunes the `amount` of the kept entries with the smallest absolute value."""
-    PRUNING_TYPE = "unstructured"
 
-    def __init__(self, amount):
-        _validate_amount(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        k = _count(self.amount, _kept(default_mask))
-        return _zero_lowest(T.abs(t), default_mask, k)
+    def _scores(self, t):
+        return T.abs(t)
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
