@@ -262,8 +262,8 @@ def test_summary_writer_writes_event_files_tensorboard_reads(tmp_path):
             w.add_scalar("bad", gt.ones(2), 0)
         with pytest.warns(UserWarning, match="no model graph"):
             w.add_graph(gt.nn.Linear(2, 2))
-        with pytest.raises(NotImplementedError, match="add_hparams is not provided"):
-            w.add_hparams({"lr": 0.1}, {"loss": 1.0})
+        with pytest.raises(NotImplementedError, match="add_embedding is not provided"):
+            w.add_embedding(gt.ones(3, 2))
     acc = EventAccumulator(str(tmp_path / "run"), size_guidance={"tensors": 0}).Reload()
     assert [(e.step, e.value) for e in acc.Scalars("Loss/train")] == [(0, 2.0), (1, 1.0), (2, 0.0)]
     h = acc.Histograms("weights")[0].histogram_value
@@ -274,3 +274,30 @@ def test_summary_writer_writes_event_files_tensorboard_reads(tmp_path):
     assert "notes/text_summary" in acc.Tags()["tensors"]
     a = EventAccumulator(str(tmp_path / "run" / "lr_a")).Reload()
     assert [round(e.value, 6) for e in a.Scalars("lr")] == [0.0, 0.1, 0.2]
+
+
+def test_add_hparams_writes_a_run_the_hparams_tab_reads(tmp_path):
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from tensorboard.plugins.hparams import metadata
+    from gt.utils.tensorboard import SummaryWriter
+    with SummaryWriter(log_dir=str(tmp_path / "search")) as w:
+        w.add_hparams({"lr": 0.01, "batch": gt.tensor(64), "optim": "adam", "nesterov": True},
+                      {"hparam/accuracy": gt.tensor(0.91), "hparam/loss": 0.3},
+                      hparam_domain_discrete={"optim": ["adam", "sgd"]}, run_name="trial1")
+        with pytest.raises(TypeError, match="should be dictionary"):
+            w.add_hparams([("lr", 0.1)], {})
+        with pytest.raises(ValueError, match="'bad' should be one of"):
+            w.add_hparams({"bad": [1, 2]}, {})
+    acc = EventAccumulator(str(tmp_path / "search" / "trial1"), size_guidance={"tensors": 0}).Reload()
+    content = acc.PluginTagToContent(metadata.PLUGIN_NAME)
+    experiment = metadata.parse_experiment_plugin_data(content[metadata.EXPERIMENT_TAG])
+    assert [i.name for i in experiment.hparam_infos] == ["lr", "batch", "optim", "nesterov"]
+    assert [v.string_value for v in experiment.hparam_infos[2].domain_discrete.values] == ["adam", "sgd"]
+    assert [m.name.tag for m in experiment.metric_infos] == ["hparam/accuracy", "hparam/loss"]
+    start = metadata.parse_session_start_info_plugin_data(content[metadata.SESSION_START_INFO_TAG])
+    assert start.hparams["lr"].number_value == 0.01 and start.hparams["batch"].number_value == 64
+    assert start.hparams["optim"].string_value == "adam" and start.hparams["nesterov"].bool_value is True
+    end = metadata.parse_session_end_info_plugin_data(content[metadata.SESSION_END_INFO_TAG])
+    assert end.status == 1  # STATUS_SUCCESS
+    assert [round(e.value, 6) for e in acc.Scalars("hparam/accuracy")] == [0.91]

@@ -9,10 +9,10 @@ It writes TensorBoard event files with the `tensorboard` package's own writer
 (EventFileWriter) and protocol buffers, as PyTorch does, so `tensorboard --logdir runs` shows
 them. Like PyTorch's, it needs that package: without it, importing this module raises
 ImportError. Written: add_scalar (as simple_value, PyTorch's default), add_scalars (one run
-folder per tag, as PyTorch's), add_histogram, add_image / add_images, add_text and
-add_figure (matplotlib). add_graph records nothing (GT traces no graph; it warns);
-add_hparams, add_embedding, add_audio, add_video, add_mesh, add_pr_curve and add_custom_scalars
-raise NotImplementedError. Values are read with `.numpy()` / `.item()`, which wait for them.
+folder per tag, as PyTorch's), add_histogram, add_image / add_images, add_text,
+add_figure (matplotlib) and add_hparams (the HParams tab: one run folder per call, as
+PyTorch's). add_graph records nothing (GT traces no graph; it warns); add_embedding, add_audio,
+add_video, add_mesh, add_pr_curve and add_custom_scalars raise NotImplementedError. Values are read with `.numpy()` / `.item()`, which wait for them.
 """
 import os
 import socket
@@ -24,6 +24,7 @@ import numpy as np
 
 try:
     from tensorboard.compat.proto import event_pb2, summary_pb2
+    from tensorboard.plugins.hparams import api_pb2 as _hp_api, metadata as _hp_meta, plugin_data_pb2 as _hp_data
     from tensorboard.plugins.text import summary as _text
     from tensorboard.summary.writer.event_file_writer import EventFileWriter
 except ImportError as e:  # the message PyTorch gives
@@ -89,6 +90,27 @@ def _hwc_uint8(img, dataformats):
     if a.shape[2] not in (1, 3, 4):
         raise ValueError(f"add_image: an image has 1, 3 or 4 channels, not {a.shape[2]}")
     return a
+
+
+def _hparam_value(name, value):
+    """(google.protobuf.Value, api_pb2.DataType) of one hyperparameter: a number (or a one-element
+    tensor), a bool or a string; ValueError otherwise, as PyTorch."""
+    from google.protobuf import struct_pb2
+    if isinstance(value, bool):
+        return struct_pb2.Value(bool_value=value), _hp_api.DATA_TYPE_BOOL
+    if isinstance(value, str):
+        return struct_pb2.Value(string_value=value), _hp_api.DATA_TYPE_STRING
+    if isinstance(value, (int, float, np.integer, np.floating)) or hasattr(value, "numpy"):
+        return struct_pb2.Value(number_value=_scalar(value)), _hp_api.DATA_TYPE_FLOAT64
+    raise ValueError(f"add_hparams: the value of {name!r} should be one of int, float, str, bool, or a tensor, "
+                     f"got {type(value).__name__}")
+
+
+def _hparams_summary(tag, **plugin_data):
+    """A Summary for the HParams plugin: HParamsPluginData(**plugin_data) under `tag`."""
+    content = _hp_data.HParamsPluginData(version=_hp_meta.PLUGIN_DATA_VERSION, **plugin_data)
+    value = summary_pb2.Summary.Value(tag=tag, metadata=_hp_meta.create_summary_metadata(content))
+    return summary_pb2.Summary(value=[value])
 
 
 class SummaryWriter:
@@ -171,6 +193,39 @@ class SummaryWriter:
         """Markdown text, shown in TensorBoard's Text tab."""
         self._add(_text.text_pb(tag + "/text_summary", text_string), global_step, walltime)
 
+    def add_hparams(self, hparam_dict, metric_dict, hparam_domain_discrete=None, run_name=None, global_step=None):
+        """One run of a hyperparameter search for TensorBoard's HParams tab: `hparam_dict` (name ->
+        number, bool, string or one-element tensor) and `metric_dict` (metric tag -> number),
+        written with PyTorch's layout to the run folder log_dir/run_name (default: the current
+        time); `hparam_domain_discrete` gives a hyperparameter's possible values. TypeError for
+        arguments that are not dicts, ValueError for other values."""
+        if not isinstance(hparam_dict, dict) or not isinstance(metric_dict, dict):
+            raise TypeError("hparam_dict and metric_dict should be dictionary.")
+        hparam_domain_discrete = hparam_domain_discrete or {}
+        if not isinstance(hparam_domain_discrete, dict):
+            raise TypeError("hparam_domain_discrete should be a dictionary.")
+        infos, values = [], {}
+        for name, v in hparam_dict.items():
+            values[name], dtype = _hparam_value(name, v)
+            info = _hp_api.HParamInfo(name=name, type=dtype)
+            if name in hparam_domain_discrete:
+                domain = [_hparam_value(name, d)[0] for d in hparam_domain_discrete[name]]
+                info.domain_discrete.values.extend(domain)
+            infos.append(info)
+        metrics = [_hp_api.MetricInfo(name=_hp_api.MetricName(tag=tag)) for tag in metric_dict]
+        start = _hp_data.SessionStartInfo()
+        for name, v in values.items():
+            start.hparams[name].CopyFrom(v)
+        run = SummaryWriter(log_dir=os.path.join(self.log_dir, run_name or str(time.time())))
+        with run:
+            run._add(_hparams_summary(_hp_meta.EXPERIMENT_TAG, experiment=_hp_api.Experiment(
+                hparam_infos=infos, metric_infos=metrics)), None, None)
+            run._add(_hparams_summary(_hp_meta.SESSION_START_INFO_TAG, session_start_info=start), None, None)
+            run._add(_hparams_summary(_hp_meta.SESSION_END_INFO_TAG, session_end_info=_hp_data.SessionEndInfo(
+                status=_hp_api.STATUS_SUCCESS)), None, None)
+            for tag, v in metric_dict.items():
+                run.add_scalar(tag, v, global_step)
+
     def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
         """Records nothing: GT traces no graph of a module (warns)."""
         warnings.warn("SummaryWriter.add_graph: GT records no model graph; nothing was written", stacklevel=2)
@@ -197,12 +252,12 @@ class SummaryWriter:
 def _not_provided(name):
     def method(self, *args, **kwargs):
         raise NotImplementedError(f"SummaryWriter.{name} is not provided by GT "
-                                  "(it writes scalars, histograms, images, figures and text)")
+                                  "(it writes scalars, histograms, images, figures, text and hparams)")
     method.__name__ = name
     method.__doc__ = "Raises NotImplementedError: not provided by GT."
     return method
 
 
-for _name in ("add_hparams", "add_embedding", "add_audio", "add_video", "add_mesh", "add_pr_curve",
+for _name in ("add_embedding", "add_audio", "add_video", "add_mesh", "add_pr_curve",
               "add_custom_scalars"):
     setattr(SummaryWriter, _name, _not_provided(_name))
