@@ -3,6 +3,7 @@
 
 #include "gt/Dialect/GTOps.h"
 #include "gt/Dialect/Passes.h"
+#include "gt/Worker/KernelSourceHash.h"
 
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
@@ -78,9 +79,11 @@ using namespace mlir;
 
 namespace gt::worker {
 
-/// Bump when the kernel ABI or any lowering pass changes (the disk key hashes the gt-level
-/// source, not the pipeline): old disk-cache entries then stop matching.
-static constexpr const char *kCompilerVersion = "gt-kernels-27 llvm-" LLVM_VERSION_STRING;
+/// In every disk-cache key with the kernel's gt-level source: the kernel ABI's version, LLVM's,
+/// and GT_KERNEL_SOURCE_HASH, a hash of the dialect, its lowering passes, this compiler and the
+/// op spec (cmake/KernelSourceHash.cmake), so a build that lowers anything differently never
+/// loads an older build's kernels.
+static constexpr const char *kCompilerVersion = "gt-kernels-27 llvm-" LLVM_VERSION_STRING " src-" GT_KERNEL_SOURCE_HASH;
 
 /// The op table's numbering (every op's mnemonic in OpCode order), also in every disk key: a
 /// kernel names the op whose check failed by its number (an out-of-range index), so a kernel
