@@ -118,9 +118,9 @@ std::shared_ptr<ShardedPlan> SessionImpl::directPlanOf(const std::vector<Instruc
       if (!live[it->second]) return std::nullopt;
       return Ref{Ref::Local, it->second};
     }
-    uint32_t e = key.externalIndex.at(id);
-    if (freedExternal[e]) return std::nullopt;
-    return Ref{Ref::External, e};
+    auto ext = key.externalIndex.find(id); // (keyOf marks a batch with an unknown id uncacheable)
+    if (ext == key.externalIndex.end() || freedExternal[ext->second]) return std::nullopt;
+    return Ref{Ref::External, ext->second};
   };
   auto typeOfRef = [&](const Ref &r) -> const TensorType & {
     return r.kind == Ref::Local ? localTypes[r.index] : tensors_.at(key.externals[r.index]).type;
@@ -157,7 +157,9 @@ std::shared_ptr<ShardedPlan> SessionImpl::directPlanOf(const std::vector<Instruc
       return nullptr;
     }
     if (!inst.type || inst.type->dtype != type.dtype || inst.type->shape != type.shape) return nullptr;
-    uint32_t local = key.localIndex.at(inst.result);
+    auto made = key.localIndex.find(inst.result);
+    if (made == key.localIndex.end()) return nullptr;
+    uint32_t local = made->second;
     localTypes[local] = type;
     live[local] = 1;
     step.inst.op = inst.op;
