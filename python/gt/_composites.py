@@ -10,6 +10,7 @@ is_contiguous, stride, storage_offset, t, mH, type and in-place forms of unary f
 bincount and unique have a size that depends on the values, so they read them (a wait).
 """
 import builtins
+import functools
 import math
 
 import numpy as np
@@ -654,13 +655,17 @@ def _horner(coefficients, w):
 
 def polygamma(n, input):
     """The n-th derivative of digamma (torch.polygamma): n = 0 is digamma, n = 1 trigamma (GT's
-    ops, computed in float64); higher orders raise NotImplementedError. Differentiable for n = 0."""
+    ops, computed in float64); higher orders raise NotImplementedError. Differentiable for n = 0;
+    a backward pass through n = 1 raises NotImplementedError."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"polygamma(n, input): n must be a non-negative int, got {n!r}")
     if n == 0:
         return T.digamma(input)
     if n == 1:
-        return _ops_mod().trigamma(_float(input))
+        x = _float(input)
+        if x.requires_grad and _grad_enabled():
+            return _trigamma_function().apply(x)
+        return _ops_mod().trigamma(x)
     raise NotImplementedError(f"polygamma of order {n}: GT has digamma (n = 0) and trigamma (n = 1) only")
 
 
@@ -682,6 +687,29 @@ def mvlgamma(input, p):
 def _ops_mod():
     from . import _ops
     return _ops
+
+
+def _grad_enabled():
+    from . import autograd
+    return autograd.is_grad_enabled()
+
+
+@functools.lru_cache(maxsize=None)
+def _trigamma_function():
+    from . import autograd  # (not at import: gt.autograd imports this module)
+
+    class Trigamma(autograd.Function):
+        """polygamma(1, x) of a tensor that requires grad: its backward raises, since its
+        derivative, polygamma(2, x), is not implemented (rather than a silent zero)."""
+
+        @staticmethod
+        def forward(ctx, x):
+            return _ops_mod().trigamma(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            raise NotImplementedError("the gradient of polygamma(1, x) needs polygamma(2, x), which GT does not have")
+    return Trigamma
 
 
 Tensor.polygamma = lambda self, n: polygamma(n, self)

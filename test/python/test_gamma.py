@@ -87,3 +87,12 @@ def test_special_names_mvlgamma_and_their_errors():
         gt.polygamma(2, x)
     with pytest.raises(ValueError, match="non-negative int"):
         gt.polygamma(-1, x)
+
+
+def test_a_backward_pass_through_trigamma_raises_instead_of_dropping_its_gradient():
+    x = gt.tensor([0.5, 2.0], dtype=gt.float64, requires_grad=True)
+    y = gt.polygamma(1, x)
+    assert y.requires_grad
+    np.testing.assert_allclose(y.detach().numpy(), [math.pi ** 2 / 2, math.pi ** 2 / 6 - 1], rtol=1e-12)
+    with pytest.raises(NotImplementedError, match="polygamma"):
+        (x.lgamma() + y).sum().backward()
