@@ -102,8 +102,10 @@ def test_remove_makes_the_pruning_permanent_and_checkpoints_keep_pytorchs_keys(t
     np.testing.assert_array_equal(other(x).numpy(), m(x).numpy())
 
     pruned = m.weight.numpy().copy()
+    orig = m.weight_orig
     prune.remove(m, "weight")
     assert sorted(m.state_dict()) == ["bias", "weight"] and isinstance(m.weight, nn.Parameter)
+    assert m.weight is orig  # the parameter an optimizer holds
     np.testing.assert_array_equal(m.weight.numpy(), pruned)
     assert not prune.is_pruned(m)
     with pytest.raises(ValueError, match="has to be pruned before pruning can be removed"):

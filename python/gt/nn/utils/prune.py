@@ -24,7 +24,6 @@ from abc import ABC, abstractmethod
 from ... import _functions as T
 from ..._sorting import topk as _topk
 from ...autograd import no_grad
-from ..modules import Parameter
 
 
 def _validate_amount(amount):
@@ -108,8 +107,9 @@ class BasePruningMethod(ABC):
         return t * mask
 
     def remove(self, module):
-        """Makes the pruning permanent: module.<name> becomes a parameter holding orig * mask,
-        and <name>_orig, <name>_mask go."""
+        """Makes the pruning permanent: module.<name> is the parameter <name>_orig was (the same
+        object, so an optimizer holding it goes on updating it), now holding orig * mask; the
+        names <name>_orig and <name>_mask go."""
         with no_grad():
             weight = self.apply_mask(module)
         orig = module._parameters[self._tensor_name + "_orig"]
@@ -118,7 +118,8 @@ class BasePruningMethod(ABC):
         object.__delattr__(module, self._tensor_name + "_orig")
         del module._buffers[self._tensor_name + "_mask"]
         object.__delattr__(module, self._tensor_name + "_mask")
-        setattr(module, self._tensor_name, Parameter(weight, requires_grad=orig.requires_grad))
+        orig.data = weight.detach()
+        setattr(module, self._tensor_name, orig)
 
 
 class PruningContainer(BasePruningMethod):
