@@ -13,10 +13,13 @@
 #include <kj/debug.h>
 
 #include <arpa/inet.h>
+#include <pthread.h>
+#include <sched.h>
 #include <netdb.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -688,6 +691,26 @@ private:
   std::map<std::pair<uint32_t, uint64_t>, std::shared_ptr<KeptPlan>> kept_; ///< by session, Batch.plan
 };
 
+/// The CPUs this process may use (sched_getaffinity), in Linux's numbering.
+std::vector<int> allowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  return cpus;
+}
+
+/// Keeps the calling thread off `cpu` (the executor's, --executor-cpu) when it has others.
+void keepOffCpu(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int other : allowedCpus())
+    if (other != cpu) CPU_SET(other, &set);
+  if (CPU_COUNT(&set) > 0) pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
 std::string readToken(const std::string &path) {
   std::ifstream in(path);
   std::string token;
@@ -698,6 +721,15 @@ std::string readToken(const std::string &path) {
 } // namespace
 
 void serve(const Options &options) {
+  if (options.executorCpu >= 0) {
+    std::vector<int> cpus = allowedCpus();
+    if (std::find(cpus.begin(), cpus.end(), options.executorCpu) == cpus.end()) {
+      std::string list;
+      for (int cpu : cpus) list += (list.empty() ? "" : ",") + std::to_string(cpu);
+      throw std::runtime_error("--executor-cpu " + std::to_string(options.executorCpu) +
+                               ": not one of the CPUs this process may use (" + list + ")");
+    }
+  }
   std::shared_ptr<Device> device;
   try {
     device = createDevice(options.device, options.allowTF32, options.threads);
@@ -724,6 +756,7 @@ void serve(const Options &options) {
   auto dispatcher = connection->main<wire::Dispatcher>();
   SchedulerOptions schedulerOptions;
   schedulerOptions.clientCore = options.clientCore;
+  schedulerOptions.executorCpu = options.executorCpu;
   Scheduler scheduler(executor, schedulerOptions);
   auto req = dispatcher.registerWorkerRequest();
   req.setToken(workerToken);
@@ -833,7 +866,9 @@ void serve(const Options &options) {
     std::cerr << "gt-worker: no collectives on this worker" << std::endl;
   }
   scheduler.start();
-  std::cerr << "gt-worker: registered as worker " << index << " (" << device->describe() << "), collectives: " << plane
+  if (options.executorCpu >= 0) keepOffCpu(options.executorCpu); // this thread answers while kernels run
+  std::string pinned = options.executorCpu >= 0 ? ", executor on CPU " + std::to_string(options.executorCpu) : "";
+  std::cerr << "gt-worker: registered as worker " << index << " (" << device->describe() << pinned << "), collectives: " << plane
             << ", memory " << memory / (1 << 20) << " MiB, " << sessionMemory / (1 << 20) << " MiB per session"
             << std::endl;
   // Serve until the dispatcher goes away.

@@ -80,6 +80,22 @@ def worker_threads(num_workers):
     return max(1, cores // num_workers)
 
 
+def executor_cpu(num_workers):
+    """The CPU an auto-started CPU worker pins its executor thread to (gt-worker --executor-cpu),
+    or None: the last CPU this process may use when one CPU worker runs beside it and there are
+    at least two, unless GT_PIN_EXECUTOR=0. The dispatcher then keeps to the other CPUs (as
+    does the worker's RPC thread): the hops of a step (this process's batch arriving, an
+    answer leaving) never wait for the core a kernel holds, and the executor keeps its caches.
+    On the 2-core development machine the MLP step went from 1.99-2.11 to 1.74-1.83 ms
+    (benchmarks/RESULTS.md, session 46)."""
+    if num_workers != 1 or worker_device(0) != "cpu" or os.environ.get("GT_PIN_EXECUTOR") == "0":
+        return None
+    if not hasattr(os, "sched_getaffinity"):
+        return None
+    cpus = os.sched_getaffinity(0)
+    return max(cpus) if len(cpus) >= 2 else None
+
+
 def worker_memory(num_workers):
     """--memory of each auto-started CPU worker when several share this machine: 4/5 of the
     memory available now, divided among them (None for one worker: it measures for itself)."""
@@ -99,6 +115,9 @@ def start_local(num_workers=1, verbose=False):
     worker_threads) and the memory (see worker_memory). The daemons get random client and
     worker tokens made for this run (no other process can join them), and one session may use
     all of each worker's memory (the session is this process's alone).
+
+    One CPU worker pins its executor thread to a CPU of its own and the dispatcher keeps to the
+    others (see executor_cpu).
 
     Workers get OPENBLAS_THREAD_TIMEOUT=4 unless it is set: their BLAS threads sleep right
     after a GEMM instead of spinning on the cores this process needs.
@@ -121,8 +140,14 @@ def start_local(num_workers=1, verbose=False):
     sock = os.path.join(_log_dir, "dispatcher.sock")
     _unix_path = sock if len(os.fsencode(sock)) < 100 else None  # sun_path holds 108 bytes
     argv = [os.path.join(bin_dir(), "gt-dispatcher"), "-p", "0"] + (["--unix", sock] if _unix_path else [])
+    pinned = executor_cpu(num_workers)
+
+    def dispatcher_setup():
+        _die_with_parent()
+        if pinned is not None:  # the executor's core is the worker's alone
+            os.sched_setaffinity(0, os.sched_getaffinity(0) - {pinned})
     d = subprocess.Popen(argv, stdout=subprocess.PIPE,
-                         stderr=out, preexec_fn=_die_with_parent, text=True, env=env)
+                         stderr=out, preexec_fn=dispatcher_setup, text=True, env=env)
     _processes.append(d)
     line = d.stdout.readline()
     if "listening on" not in line:
@@ -154,6 +179,8 @@ def start_local(num_workers=1, verbose=False):
             argv += ["--threads", str(threads)]
         if worker_device(i) == "cpu":  # this process issues its next step beside the worker's threads
             argv += ["--client-core"]
+        if pinned is not None:
+            argv += ["--executor-cpu", str(pinned)]
         if memory and worker_device(i) == "cpu":
             argv += ["--memory", str(memory)]
         w = subprocess.Popen(argv, stdout=wout, stderr=wout, preexec_fn=_die_with_parent, env=worker_env)

@@ -550,6 +550,60 @@ def test_local_cpu_workers_split_the_cores(tmp_path, monkeypatch):
     assert json.loads(p.stdout.strip().splitlines()[-1]) == [1]
 
 
+PIN_SCRIPT = """
+import gt, json, os
+a = gt.randn(256, 256)
+((a @ a).relu() * 2).sum().item()  # the worker's kernel and GEMM threads exist by now
+from gt import _runtime
+dispatcher, worker = _runtime._processes
+def cpus(p):
+    return {int(t): sorted(os.sched_getaffinity(int(t))) for t in os.listdir(f"/proc/{p.pid}/task")}
+print(json.dumps({"dispatcher": cpus(dispatcher), "worker": cpus(worker), "worker_pid": worker.pid,
+                  "mine": sorted(os.sched_getaffinity(0))}))
+"""
+
+
+def test_one_local_cpu_worker_pins_its_executor(tmp_path, monkeypatch):
+    # One auto-started CPU worker: its executor thread gets the last CPU to itself; the
+    # dispatcher and the worker's RPC thread keep off it; the kernels' other threads keep all.
+    from gt import _runtime
+    monkeypatch.delenv("GT_PIN_EXECUTOR", raising=False)
+    monkeypatch.delenv("GT_DEVICE", raising=False)
+    cpus = sorted(os.sched_getaffinity(0))
+    assert _runtime.executor_cpu(1) == (cpus[-1] if len(cpus) >= 2 else None)
+    assert _runtime.executor_cpu(2) is None  # several workers share the cores as they are
+    monkeypatch.setenv("GT_PIN_EXECUTOR", "0")
+    assert _runtime.executor_cpu(1) is None
+    script = tmp_path / "pin.py"
+    script.write_text(PIN_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k not in ("GT_PIN_EXECUTOR", "GT_DEVICE", "GT_SERVER")}
+    for pin in (True, False):
+        p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                           env=env if pin else dict(env, GT_PIN_EXECUTOR="0"))
+        assert p.returncode == 0, p.stderr[-2000:]
+        run = json.loads(p.stdout.strip().splitlines()[-1])
+        mine = run["mine"]
+        worker = {int(t): c for t, c in run["worker"].items()}
+        pinned = [t for t, c in worker.items() if c == [mine[-1]]]
+        if not pin or len(mine) < 2:
+            assert all(c == mine for c in worker.values()), run
+            assert all(c == mine for c in run["dispatcher"].values()), run
+            continue
+        others = mine[:-1]
+        assert len(pinned) == 1, run  # the executor
+        assert worker[run["worker_pid"]] == others, run  # the RPC thread
+        assert all(c == others for c in run["dispatcher"].values()), run
+        assert any(c == mine for c in worker.values()), run  # the kernels' other threads
+
+
+def test_worker_refuses_an_executor_cpu_it_may_not_use():
+    from gt import _runtime
+    p = subprocess.run([os.path.join(_runtime.bin_dir(), "gt-worker"), "-p", "1", "--executor-cpu", "4096"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1
+    assert "--executor-cpu 4096: not one of the CPUs this process may use" in p.stderr, p.stderr
+
+
 def test_signal_api_without_config():
     # Without a config every signal is ignored: same values, same gradients.
     x = gt.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)

@@ -49,6 +49,11 @@ int main(int argc, char **argv) {
                "session's fetch until its next submit, while nothing else waits or runs here, run kernels and "
                "GEMMs on one thread fewer, so that the client issuing its next step has a core of its own "
                "(only where that changes no result: MKL in strict CNR mode)");
+  app.add_option("--executor-cpu", options.executorCpu,
+                 "cpu: pin the thread that runs kernels to this CPU (Linux's numbering, as taskset's) and keep the "
+                 "worker's RPC thread off it; the kernels' other threads keep every CPU. Auto-started workers beside "
+                 "their client get the last CPU, the dispatcher the others (GT_PIN_EXECUTOR=0: none)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--memory", memory,
                  "what tensors may take on the device, e.g. 8GiB (default: 4/5 of what it has free at start)");
   app.add_option("--session-memory", sessionMemory,

@@ -81,6 +81,11 @@ public:
   /// Makes the calling thread able to use the device (CUDA: makes its context current). The
   /// thread that runs programs calls it once before its first.
   virtual void bindThread() {}
+  /// Pins the calling thread (the one that runs programs) to CPU `cpu` (Linux's numbering, as
+  /// taskset's). CPU: the kernels' and GEMMs' other threads are started first, so that they
+  /// keep the cores the process had (they would otherwise inherit the one CPU). Throws
+  /// std::runtime_error naming the CPU if the kernel refuses it (not one this process may use).
+  virtual void pinExecutorThread(int cpu);
   /// Bytes tensors could take on this device now (host: the memory the kernel says is
   /// available, within the process's cgroup limit; CUDA: the GPU's free memory); 0: unknown.
   virtual uint64_t capacity() const { return 0; }

@@ -33,6 +33,13 @@ struct SchedulerOptions {
   /// mid-program, see whenFinal), and a kernel thread beside it would take turns with it on
   /// one core. Everywhere else (the client waits, or runs ahead of this worker) every thread runs.
   bool clientCore = false;
+  /// The CPU the scheduler's thread (the one that runs every unit) is pinned to
+  /// (Device::pinExecutorThread), -1: none. An auto-started CPU worker gets its process's last
+  /// CPU while its RPC thread and the dispatcher keep to the others, so that the wake-ups of
+  /// the hops (a batch arriving, an answer leaving) never wait for the core a kernel holds, and
+  /// the executor keeps its caches (benchmarks/RESULTS.md, session 46: MLP step 1.99-2.11 ->
+  /// 1.74-1.83 ms on the 2-core development machine).
+  int executorCpu = -1;
 };
 
 class Scheduler {

@@ -30,6 +30,9 @@ struct Options {
   int threads = 0;                ///< CPU: BLAS threads (--threads); 0 = the BLAS default (all cores)
   bool clientCore = false;        ///< --client-core: leave a core to a client on this machine while
                                   ///< it issues its next step (SchedulerOptions::clientCore)
+  /// --executor-cpu: the CPU the thread that runs programs is pinned to, and that the worker's
+  /// RPC thread stays off (SchedulerOptions::executorCpu); -1: none (the kernel places them).
+  int executorCpu = -1;
   /// --listen: where this worker accepts sessions' direct reads of their own tensors ("unix:PATH"
   /// or "host:port", port 0: a free one; "": nowhere, clients fetch through the dispatcher).
   /// TLS (GT_TLS_CERT and GT_TLS_KEY in `tls`) when both are set.

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdint>
+#include <iostream>
 #include <optional>
 #include <utility>
 
@@ -44,6 +45,13 @@ void Scheduler::start() {
   });
   thread_ = std::thread([this] {
     executor_.device().bindThread();
+    if (options_.executorCpu >= 0) {
+      try {
+        executor_.device().pinExecutorThread(options_.executorCpu);
+      } catch (const std::exception &e) { // checked at start-up (serve); the kernel may still refuse
+        std::cerr << "gt-worker: " << e.what() << "; the executor runs unpinned" << std::endl;
+      }
+    }
     loop();
   });
 }

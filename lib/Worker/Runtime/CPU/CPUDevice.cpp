@@ -6,6 +6,8 @@
 #include <cblas.h>
 #include <dlfcn.h>
 #include <dnnl.hpp>
+#include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -21,6 +23,7 @@
 // libomp's (LLVM's OpenMP runtime, linked by GTWorker): the threads of fused kernels' loops.
 extern "C" int omp_get_max_threads();
 extern "C" void omp_set_num_threads(int);
+extern "C" int omp_get_thread_num();
 
 namespace gt::worker {
 namespace {
@@ -360,6 +363,15 @@ public:
     omp_set_num_threads(n);
     mklSetLocal_(n);
   }
+  /// libomp starts its pool on the first parallel region, each new thread with its creator's
+  /// CPUs: started here, before the pin, the kernels' and GEMMs' threads keep the process's.
+  void pinExecutorThread(int cpu) override {
+    // (libomp also sets its first thread's CPUs to the process's when it starts.)
+    std::atomic<int> started{0};
+#pragma omp parallel num_threads(threads_)
+    started += omp_get_thread_num() >= 0;
+    Device::pinExecutorThread(cpu);
+  }
   // The thread counts it was started with (leaveCoreFree lowers them for a while).
   std::string describe() const override {
     std::string kernels = ", " + std::to_string(threads_) + " kernel threads";
@@ -443,6 +455,16 @@ private:
 };
 
 } // namespace
+
+void Device::pinExecutorThread(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (cpu < 0 || cpu >= CPU_SETSIZE)
+    throw std::runtime_error("cannot pin the executor thread to CPU " + std::to_string(cpu) + ": no such CPU");
+  CPU_SET(cpu, &set);
+  if (int err = pthread_setaffinity_np(pthread_self(), sizeof set, &set))
+    throw std::runtime_error("cannot pin the executor thread to CPU " + std::to_string(cpu) + ": " + std::strerror(err));
+}
 
 std::unique_ptr<Device> createCPUDevice(int threads) { return std::make_unique<CPUDevice>(threads); }
 
