@@ -12,7 +12,7 @@ they differentiate.
 import weakref
 import functools
 
-from . import _C, _derivatives, _runtime
+from .. import _C, _derivatives, _runtime
 
 formulas = {}  # op name -> backward function; filled by gt._ops from the spec's `grad:` formulas
 
@@ -116,7 +116,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     differentiated again (retain_graph then defaults to True). An input the outputs do not
     depend on raises RuntimeError unless allow_unused (then None, or zeros with
     materialize_grads). Raises RuntimeError for an input that does not require grad."""
-    from ._tensor import Tensor, ones
+    from .._tensor import Tensor, ones
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     single = isinstance(inputs, Tensor)
     inputs = [inputs] if single else list(inputs)
@@ -152,7 +152,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
                                    "Set allow_unused=True if this is the desired behavior.")
             if materialize_grads:
-                from ._tensor import zeros
+                from .._tensor import zeros
                 g = zeros(t.shape, dtype=t.dtype)
         result.append(g)
     return tuple(result)
@@ -164,7 +164,7 @@ def _run(roots, seeds, retain_graph, create_graph, wanted):
     (id -> gradient) and nothing else is touched or computed. The client core walks the graph
     and runs the table's formulas (gt._C.Client.backward); hooks, custom Functions, slice
     gradients and sums run here in Python, called from there."""
-    from . import _tensor
+    from .. import _tensor
     c = _runtime.client()
     # The formulas' ops go straight into the session unless they must be recorded (create_graph),
     # traced (gt.profiler) or cast (autocast), which _op does.
@@ -271,7 +271,7 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from ._tensor import Tensor, zeros
+        from .._tensor import Tensor, zeros
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         with no_grad():
@@ -360,7 +360,7 @@ _FREED = Node(_freed, (), None, None)  # a node whose saved tensors backward rel
 def _register():
     """Tells the client core what its recorded ops make (gt.Tensor and Node: gt._C.record) and
     what its backward pass calls back."""
-    from . import _tensor
+    from .. import _tensor
     _C.set_record_types(_tensor.Tensor, Node, _runtime)
     _C.set_autograd_types(_tensor.Tensor, _tensor._op, _tensor._scalar_as, _derivatives.SliceGrad)
     _C.set_backward_helpers(_derivatives.materialize, _accumulate, _tensor.cast, _FREED, _derivatives.SliceGrad)
