@@ -19,7 +19,11 @@ from .modules import (Module, Parameter, Identity, Linear, Embedding, LayerNorm,
 from .transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerEncoder,
                           TransformerDecoderLayer, TransformerDecoder, Transformer)
 from .rnn import RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell
-from . import functional, init, utils, parallel
+from .modules import UninitializedParameter, UninitializedBuffer
+from .lazy import (LazyModuleMixin, LazyLinear, LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d,
+                   LazyConvTranspose2d, LazyConvTranspose3d, LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d,
+                   LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d)
+from . import functional, init, utils, parallel, parameter
 from .parallel import DataParallel
 from ..optim import SGD, Adam, AdamW  # the original GT exported SGD from gt.nn
 
@@ -30,10 +34,10 @@ def _torch_module_paths():
     GT's classes of that PyTorch file."""
     import sys
     import types
-    from . import modules, transformer, rnn
+    from . import modules, transformer, rnn, lazy
     files = {
         "module": "Module",
-        "linear": "Identity Linear Bilinear",
+        "linear": "Identity Linear Bilinear LazyLinear",
         "sparse": "Embedding EmbeddingBag",
         "normalization": "LayerNorm GroupNorm RMSNorm LocalResponseNorm",
         "dropout": "Dropout Dropout1d Dropout2d Dropout3d AlphaDropout",
@@ -45,14 +49,17 @@ def _torch_module_paths():
         "loss": "CrossEntropyLoss MSELoss L1Loss SmoothL1Loss HuberLoss NLLLoss BCELoss BCEWithLogitsLoss KLDivLoss "
                 "MarginRankingLoss CosineEmbeddingLoss HingeEmbeddingLoss SoftMarginLoss MultiLabelSoftMarginLoss "
                 "PoissonNLLLoss TripletMarginLoss GaussianNLLLoss MultiMarginLoss",
-        "conv": "Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d",
+        "conv": "Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d LazyConv1d LazyConv2d LazyConv3d "
+                "LazyConvTranspose1d LazyConvTranspose2d LazyConvTranspose3d",
         "pooling": "MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d "
                    "AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d LPPool1d LPPool2d",
         "padding": "ConstantPad1d ConstantPad2d ConstantPad3d ZeroPad1d ZeroPad2d ZeroPad3d ReflectionPad1d "
                    "ReflectionPad2d ReflectionPad3d ReplicationPad1d ReplicationPad2d ReplicationPad3d "
                    "CircularPad1d CircularPad2d CircularPad3d",
-        "batchnorm": "BatchNorm1d BatchNorm2d BatchNorm3d",
-        "instancenorm": "InstanceNorm1d InstanceNorm2d InstanceNorm3d",
+        "batchnorm": "BatchNorm1d BatchNorm2d BatchNorm3d LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d",
+        "instancenorm": "InstanceNorm1d InstanceNorm2d InstanceNorm3d LazyInstanceNorm1d LazyInstanceNorm2d "
+                        "LazyInstanceNorm3d",
+        "lazy": "LazyModuleMixin",
         "pixelshuffle": "PixelShuffle PixelUnshuffle",
         "upsampling": "Upsample UpsamplingNearest2d UpsamplingBilinear2d",
         "distance": "CosineSimilarity PairwiseDistance",
@@ -62,7 +69,7 @@ def _torch_module_paths():
                        "Transformer",
         "rnn": "RNN LSTM GRU RNNCell LSTMCell GRUCell",
     }
-    sources = (modules, transformer, rnn)
+    sources = (modules, transformer, rnn, lazy)
     for file, names in files.items():
         sub = types.ModuleType(f"{__name__}.modules.{file}", f"torch.nn.modules.{file}'s classes that GT has.")
         for name in names.split():

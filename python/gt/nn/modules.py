@@ -32,6 +32,48 @@ class Parameter(T.Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
 
+class UninitializedParameter(Parameter):
+    """A parameter whose shape is not known yet (the lazy modules', gt.nn.LazyLinear...):
+    `materialize(shape)` gives it zeros of that shape in place, and the same object becomes a
+    Parameter, so an optimizer made before the first forward pass trains it. Until then it
+    holds no values (a 0-element tensor) and ops on it fail."""
+    __slots__ = ()
+    cls_to_become = Parameter
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        super().__init__(T.zeros(0, dtype=dtype), requires_grad)
+
+    def materialize(self, shape, device=None, dtype=None):
+        _materialize(self, shape, dtype)
+
+    def __repr__(self):
+        return "<UninitializedParameter>"
+
+
+class UninitializedBuffer(T.Tensor):
+    """A buffer whose shape is not known yet (lazy batch norms' running statistics):
+    `materialize(shape)` makes it zeros of that shape in place, a plain Tensor from then on."""
+    __slots__ = ()
+    cls_to_become = T.Tensor
+
+    def __init__(self, requires_grad=False, device=None, dtype=None):
+        t = T.zeros(0, dtype=dtype)
+        super().__init__(t._h, t.shape, t.dtype, requires_grad)
+
+    def materialize(self, shape, device=None, dtype=None):
+        _materialize(self, shape, dtype)
+
+    def __repr__(self):
+        return "<UninitializedBuffer>"
+
+
+def _materialize(t, shape, dtype):
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    values = T.zeros(*shape, dtype=dtype or t.dtype)
+    t._h, t.shape, t.dtype = values._h, values.shape, values.dtype
+    t.__class__ = t.cls_to_become
+
+
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What load_state_dict returns: (missing_keys, unexpected_keys), as PyTorch's."""
     __slots__ = ()
@@ -422,6 +464,8 @@ class Module:
             m, name = own[key]
             current = getattr(m, name)
             v = value if isinstance(value, T.Tensor) else T.from_numpy(np.asarray(value))
+            if isinstance(current, (UninitializedParameter, UninitializedBuffer)):
+                current.materialize(tuple(v.shape))  # a lazy module takes the checkpoint's shapes
             if current is not None and tuple(v.shape) != current.shape:
                 raise RuntimeError(f"size mismatch for {key}: copying a param with shape {list(v.shape)}, "
                                    f"the shape in current model is {list(current.shape)}")
