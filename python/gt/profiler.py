@@ -27,10 +27,25 @@ went and `gt trace plot out.json -o timeline.png` draws it.
 Format: the Trace Event Format's "X" (complete) events, timestamps and durations in
 microseconds (https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU).
 Overhead when no trace is on: one check of a module global per op.
+
+PyTorch's profiler API records the same events (torch.profiler):
+
+    with gt.profiler.profile(schedule=gt.profiler.schedule(wait=1, warmup=1, active=3),
+                             on_trace_ready=gt.profiler.tensorboard_trace_handler("./log")) as prof:
+        for batch in loader:
+            train_step(batch)
+            prof.step()
+    print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=10))
+
+`record_function("name")` marks a span of the client's track (category user_annotation).
+In key_averages, "CPU" times are the client's time issuing each op (GT runs no op in the
+client's process) and "Device" times the workers' kernels of that name, microseconds.
 """
 import atexit
 import collections
 import contextlib
+import enum
+import functools
 import getpass
 import json
 import os
@@ -42,7 +57,8 @@ from . import _C
 from . import _runtime
 from . import _tensor
 
-__all__ = ["trace", "summary", "plot"]
+__all__ = ["trace", "summary", "plot", "profile", "record_function", "schedule", "ProfilerActivity",
+           "ProfilerAction", "tensorboard_trace_handler"]
 
 
 class _Recorder:
@@ -55,6 +71,7 @@ class _Recorder:
         self.tid = threading.get_ident()
         self.remote = []  # what _C.Client.stop_trace returned: the dispatcher's and workers' events
         self.flushes = []  # (start_ns, duration_ns, args_json): the batches the client core sent
+        self.ranges = []  # (name, start_ns, end_ns): record_function spans
         self.clock = {}   # the measured clock offsets (otherData)
         self.client = None  # the client whose session the daemons trace
 
@@ -96,6 +113,7 @@ class _Recorder:
         out += [event(n, "op", s, e, {"line": line, "shape": list(shape)}) for n, s, e, line, shape in self.ops]
         out += [event("sync", "sync", s, e, {"line": line, "bytes": b}) for s, e, line, b in self.syncs]
         out += [event("flush", "flush", s, s + d, json.loads(args)) for s, d, args in self.flushes]
+        out += [event(n, "user_annotation", s, e, {}) for n, s, e in self.ranges]
         for order, p in enumerate(self.remote, start=1):
             out.append({"name": "process_name", "ph": "M", "pid": p["pid"], "args": {"name": p["label"]}})
             out.append({"name": "process_sort_index", "ph": "M", "pid": p["pid"], "args": {"sort_index": order}})
@@ -134,6 +152,254 @@ def trace(path):
         _tensor._trace = None
         recorder.stop_remote()
         recorder.write(path)
+
+
+# ---------------------------------------------------------------- torch.profiler's API
+
+class ProfilerActivity(enum.Enum):
+    """What to record (torch.profiler.ProfilerActivity): GT records the client's ops and the
+    workers' kernels (on a GPU worker also their device time) whichever are named."""
+    CPU = 0
+    CUDA = 1
+    XPU = 2
+    MTIA = 3
+    PrivateUse1 = 4
+
+
+class ProfilerAction(enum.Enum):
+    NONE = 0
+    WARMUP = 1
+    RECORD = 2
+    RECORD_AND_SAVE = 3
+
+
+def schedule(*, wait, warmup, active, repeat=0, skip_first=0):
+    """torch.profiler.schedule: after skip_first steps, cycles of `wait` idle steps, `warmup`
+    steps (not recorded: GT's recording needs no warm-up) and `active` recorded steps, the
+    last of which ends the cycle's trace (on_trace_ready); `repeat` cycles (0: no limit).
+    Returns step -> ProfilerAction."""
+    if wait < 0 or warmup < 0 or active <= 0 or repeat < 0 or skip_first < 0:
+        raise ValueError("Invalid profiler schedule arguments")
+
+    def schedule_fn(step):
+        if step < skip_first:
+            return ProfilerAction.NONE
+        step -= skip_first
+        cycle = wait + warmup + active
+        if repeat > 0 and step // cycle >= repeat:
+            return ProfilerAction.NONE
+        at = step % cycle
+        if at < wait:
+            return ProfilerAction.NONE
+        if at < wait + warmup:
+            return ProfilerAction.WARMUP
+        return ProfilerAction.RECORD if at < cycle - 1 else ProfilerAction.RECORD_AND_SAVE
+    return schedule_fn
+
+
+def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):
+    """An on_trace_ready that writes each trace to dir_name/WORKER.TIME_MS.pt.trace.json[.gz]
+    (WORKER: worker_name, else HOST_PID), the files TensorBoard's profiler plugin lists."""
+    def handler(prof):
+        os.makedirs(dir_name, exist_ok=True)
+        name = worker_name or f"{socket.gethostname()}_{os.getpid()}"
+        path = os.path.join(dir_name, f"{name}.{time.time_ns() // 1_000_000}.pt.trace.json" + (".gz" if use_gzip else ""))
+        prof.export_chrome_trace(path)
+    return handler
+
+
+class record_function(contextlib.ContextDecorator):
+    """A named span on the client's track while a profile or trace is on (else nothing), as
+    torch.profiler.record_function; also a decorator."""
+
+    def __init__(self, name, args=None):
+        self.name = name
+        self.start = None
+
+    def __enter__(self):
+        self.start = time.perf_counter_ns() if _tensor._trace is not None else None
+        return self
+
+    def __exit__(self, *exc):
+        if self.start is not None and _tensor._trace is not None:
+            _tensor._trace.ranges.append((self.name, self.start, time.perf_counter_ns()))
+        return False
+
+
+class profile:
+    """torch.profiler.profile on GT's trace: records inside the `with` block (or between
+    start() and stop()); with a `schedule`, only in its RECORD steps, counted by step(), and
+    each cycle's trace goes to on_trace_ready(prof) when its last active step ends (without a
+    schedule: once, at stop). key_averages() and export_chrome_trace(path) read the last
+    trace. The other arguments (activities, record_shapes, profile_memory, with_stack,
+    with_flops, with_modules) are accepted: GT's trace always holds shapes, lines and, per
+    worker, memory. Raises RuntimeError if a gt.profiler trace is already on."""
+
+    def __init__(self, *, activities=None, schedule=None, on_trace_ready=None, record_shapes=False,
+                 profile_memory=False, with_stack=False, with_flops=False, with_modules=False, experimental_config=None,
+                 execution_trace_observer=None, acc_events=False, use_cuda=None, enabled=True):
+        self.schedule = schedule
+        self.on_trace_ready = on_trace_ready
+        self.enabled = enabled
+        self.step_num = 0
+        self._recorder = None  # recording now
+        self._last = None      # the last finished trace's recorder
+        self._events = None
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def _action(self):
+        return self.schedule(self.step_num) if self.schedule else ProfilerAction.RECORD
+
+    def _begin(self):
+        if self._recorder is None and self.enabled:
+            if _tensor._trace is not None:
+                raise RuntimeError("a gt.profiler trace is already on (one at a time)")
+            self._recorder = _tensor._trace = _Recorder()
+            self._recorder.start_remote(_runtime.client())
+
+    def _end(self, save):
+        recorder, self._recorder = self._recorder, None
+        if recorder is None:
+            return
+        if _tensor._trace is recorder:
+            _tensor._trace = None
+        recorder.stop_remote()
+        self._last, self._events = recorder, None
+        if save and self.on_trace_ready is not None:
+            self.on_trace_ready(self)
+
+    def start(self):
+        if self._action() in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE):
+            self._begin()
+
+    def stop(self):
+        self._end(save=True)
+
+    def step(self):
+        """Marks the end of a training step for the schedule."""
+        before = self._action()
+        self.step_num += 1
+        after = self._action()
+        if before == ProfilerAction.RECORD_AND_SAVE:
+            self._end(save=True)
+        if after in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE):
+            self._begin()
+
+    def _trace_events(self):
+        if self._last is None:
+            raise RuntimeError("the profiler has no finished trace yet (leave the `with` block, or call stop(), "
+                               "or reach the end of a schedule's active steps)")
+        if self._events is None:
+            self._events = self._last.trace_events()
+        return self._events
+
+    def export_chrome_trace(self, path):
+        """Writes the last trace as Chrome trace-event JSON (gzip-compressed for a .gz path)."""
+        doc = {"traceEvents": self._trace_events(), "displayTimeUnit": "ms", "otherData": {"clock": self._last.clock}}
+        if path.endswith(".gz"):
+            import gzip
+            with gzip.open(path, "wt") as f:
+                json.dump(doc, f)
+        else:
+            with open(path, "w") as f:
+                json.dump(doc, f)
+
+    def key_averages(self, group_by_input_shape=False, group_by_stack_n=0):
+        """The last trace's events averaged per name (an op, a fused region, a record_function
+        span): an _EventList whose table() prints them."""
+        rows = collections.OrderedDict()
+        for e in self._trace_events():
+            if e.get("ph") != "X" or e["cat"] not in ("op", "user_annotation", "kernel", "region", "collective",
+                                                      "p2p", "gpu"):
+                continue
+            key = e["name"]
+            if group_by_input_shape and e["cat"] == "op":
+                key = (key, tuple(e["args"].get("shape", ())))
+            row = rows.setdefault(key, _EventAvg(e["name"], e["args"].get("shape") if group_by_input_shape else None))
+            if e["cat"] in ("op", "user_annotation"):
+                row.count += 1
+                row.cpu_time_total += e["dur"]
+            elif e["cat"] == "gpu":  # a CUDA worker's device times replace its host's for that name
+                if not row.device_from_gpu:
+                    row.device_time_total, row.device_count, row.device_from_gpu = 0.0, 0, True
+                row.device_time_total += e["dur"]
+                row.device_count += 1
+            elif not row.device_from_gpu:
+                row.device_time_total += e["dur"]
+                row.device_count += 1
+        return _EventList(rows.values())
+
+    def events(self):
+        """The last trace's events (Chrome trace-event dicts)."""
+        return list(self._trace_events())
+
+
+class _EventAvg:
+    """One row of key_averages: times in microseconds."""
+    __slots__ = ("key", "input_shapes", "count", "device_count", "cpu_time_total", "device_time_total",
+                 "device_from_gpu")
+
+    def __init__(self, key, input_shapes):
+        self.key, self.input_shapes = key, input_shapes
+        self.count = self.device_count = 0
+        self.cpu_time_total = self.device_time_total = 0.0
+        self.device_from_gpu = False
+
+    self_cpu_time_total = property(lambda self: self.cpu_time_total)
+    cuda_time_total = self_cuda_time_total = self_device_time_total = property(lambda self: self.device_time_total)
+    cpu_time = property(lambda self: self.cpu_time_total / max(self.count, 1))
+    device_time = cuda_time = property(lambda self: self.device_time_total / max(self.count or self.device_count, 1))
+
+    def __repr__(self):
+        return (f"<FunctionEventAvg key={self.key} count={self.count} cpu_time_total={self.cpu_time_total:.1f}us "
+                f"device_time_total={self.device_time_total:.1f}us>")
+
+
+class _EventList(list):
+    """key_averages()'s rows; table() formats them as PyTorch's."""
+    _SORT = {"cpu_time_total": "cpu_time_total", "self_cpu_time_total": "cpu_time_total",
+             "cpu_time": "cpu_time", "cuda_time_total": "device_time_total", "self_cuda_time_total": "device_time_total",
+             "device_time_total": "device_time_total", "self_device_time_total": "device_time_total",
+             "count": "count"}
+
+    def table(self, sort_by=None, row_limit=100, max_name_column_width=55, header=None, top_level_events_only=False):
+        """The rows as text: name, client (CPU) time, workers' (device) time, calls; sorted by
+        sort_by (PyTorch's names: cpu_time_total, self_cpu_time_total, cuda_time_total,
+        device_time_total, count, ...), at most row_limit rows. Raises ValueError for an
+        unknown sort key."""
+        rows = list(self)
+        if sort_by is not None:
+            if sort_by not in self._SORT:
+                raise ValueError(f"unknown sort_by {sort_by!r}; expected one of {sorted(self._SORT)}")
+            rows.sort(key=lambda r: -getattr(r, self._SORT[sort_by]))
+        if row_limit is not None and row_limit >= 0:
+            rows = rows[:row_limit]
+        cpu_sum = sum(r.cpu_time_total for r in self) or 1.0
+        w = max_name_column_width
+        head = f"{'Name':<{w}s} {'CPU total %':>12s} {'CPU total':>12s} {'CPU avg':>10s} {'Device total':>13s} {'# of Calls':>11s}"
+        line = "-" * len(head)
+        out = ([header] if header else []) + [line, head, line]
+        for r in rows:
+            name = str(r.key if not isinstance(r.key, tuple) else f"{r.key[0]} {list(r.key[1])}")[:w]
+            out.append(f"{name:<{w}s} {100 * r.cpu_time_total / cpu_sum:11.2f}% {_us(r.cpu_time_total):>12s} "
+                       f"{_us(r.cpu_time):>10s} {_us(r.device_time_total):>13s} {r.count or r.device_count:11d}")
+        out += [line, f"Self CPU time total: {_us(sum(r.cpu_time_total for r in self))}",
+                f"Self Device time total: {_us(sum(r.device_time_total for r in self))}"]
+        return "\n".join(out)
+
+    def __str__(self):
+        return self.table()
+
+
+def _us(x):
+    return f"{x / 1e6:.3f}s" if x >= 1e6 else f"{x / 1e3:.3f}ms" if x >= 1e3 else f"{x:.3f}us"
 
 
 def _trace_whole_run(path):

@@ -23,7 +23,7 @@ from .modules import UninitializedParameter, UninitializedBuffer
 from .lazy import (LazyModuleMixin, LazyLinear, LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d,
                    LazyConvTranspose2d, LazyConvTranspose3d, LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d,
                    LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d)
-from . import functional, init, utils, parallel, parameter
+from . import functional, init, utils, parallel, parameter, attention
 from .parallel import DataParallel
 from ..optim import SGD, Adam, AdamW  # the original GT exported SGD from gt.nn
 

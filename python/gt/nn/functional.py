@@ -399,8 +399,17 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_caus
     (Vaswani et al. 2017), as torch.nn.functional.scaled_dot_product_attention: is_causal masks
     keys after each query; a bool attn_mask is True where attention is allowed, a float one is
     added; dropout_p > 0 drops attention weights (always: the function has no eval mode, as in
-    PyTorch, so scripts pass 0 when not training). enable_gqa is accepted; keys and values must
-    have the queries' heads."""
+    PyTorch, so scripts pass 0 when not training). enable_gqa: grouped-query attention (Ainslie
+    et al. 2023), keys and values (..., H_kv, S, E) with fewer heads than the queries' H_q, each
+    serving H_q / H_kv consecutive query heads (repeat_interleave on the heads axis, as
+    PyTorch's math backend); raises RuntimeError unless H_kv divides H_q."""
+    if enable_gqa and q.dim() >= 3 and k.dim() >= 3 and q.shape[-3] != k.shape[-3]:
+        hq, hkv = q.shape[-3], k.shape[-3]
+        if hkv == 0 or hq % hkv or v.shape[-3] != hkv:
+            raise RuntimeError(f"scaled_dot_product_attention(enable_gqa=True): the number of query heads ({hq}) must "
+                               f"be a multiple of the key/value heads ({hkv}, {v.shape[-3]})")
+        from .. import repeat_interleave
+        k, v = repeat_interleave(k, hq // hkv, dim=-3), repeat_interleave(v, hq // hkv, dim=-3)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     scores = T.matmul(q, T.transpose(k, -2, -1)) * scale
     L, S = q.shape[-2], k.shape[-2]

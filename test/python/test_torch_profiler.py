@@ -1,0 +1,84 @@
+"""torch.profiler's API on GT's trace: profile, schedule, record_function, key_averages,
+export_chrome_trace, tensorboard_trace_handler; torch.autograd.profiler."""
+import gzip
+import json
+import os
+
+import pytest
+
+import gt
+from gt.profiler import ProfilerAction, ProfilerActivity, profile, record_function, schedule, tensorboard_trace_handler
+
+
+def step(x):
+    with record_function("my_step"):
+        return ((x * 2 + 1).relu() @ x.T).sum().item()
+
+
+def test_profile_records_ops_kernels_and_spans():
+    x = gt.randn(16, 16)
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as prof:
+        step(x)
+    rows = {r.key: r for r in prof.key_averages()}
+    assert rows["my_step"].count == 1 and rows["my_step"].cpu_time_total > 0
+    assert rows["matmul"].count == 1 and rows["matmul"].device_time_total > 0  # the worker ran it
+    text = prof.key_averages().table(sort_by="cpu_time_total", row_limit=3)
+    assert "Name" in text and "# of Calls" in text and "Self CPU time total" in text
+    assert len([line for line in text.splitlines() if line and not line.startswith(("-", "Name", "Self"))]) == 3
+    with pytest.raises(ValueError, match="unknown sort_by"):
+        prof.key_averages().table(sort_by="nonsense")
+    assert gt.profiler._tensor._trace is None  # recording stopped with the block
+
+
+def test_export_chrome_trace_and_gzip(tmp_path):
+    with profile() as prof:
+        step(gt.randn(4, 4))
+    prof.export_chrome_trace(str(tmp_path / "t.json"))
+    events = json.load(open(tmp_path / "t.json"))["traceEvents"]
+    assert any(e.get("cat") == "user_annotation" and e["name"] == "my_step" for e in events)
+    assert any(e.get("cat") == "kernel" for e in events)
+    prof.export_chrome_trace(str(tmp_path / "t.json.gz"))
+    assert json.load(gzip.open(tmp_path / "t.json.gz", "rt"))["traceEvents"]
+
+
+def test_schedule_actions_follow_pytorch():
+    s = schedule(skip_first=1, wait=1, warmup=1, active=2, repeat=1)
+    assert [s(i) for i in range(7)] == [ProfilerAction.NONE, ProfilerAction.NONE, ProfilerAction.WARMUP,
+                                        ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE, ProfilerAction.NONE,
+                                        ProfilerAction.NONE]
+    with pytest.raises(ValueError):
+        schedule(wait=0, warmup=0, active=0)
+
+
+def test_a_schedule_traces_only_its_active_steps(tmp_path):
+    x = gt.randn(8, 8)
+    saved = []
+
+    def ready(prof):
+        saved.append(sum(r.count for r in prof.key_averages() if r.key == "my_step"))
+        tensorboard_trace_handler(str(tmp_path / "tb"), worker_name="w")(prof)
+
+    with profile(schedule=schedule(wait=1, warmup=1, active=2, repeat=2), on_trace_ready=ready) as prof:
+        for _ in range(10):
+            step(x)
+            prof.step()
+    assert saved == [2, 2]  # two cycles, each with its two active steps
+    files = sorted(os.listdir(tmp_path / "tb"))
+    assert len(files) == 2 and all(f.startswith("w.") and f.endswith(".pt.trace.json") for f in files)
+
+
+def test_autograd_profiler_spelling():
+    import gt.autograd.profiler as ap
+    x = gt.randn(4, 4, requires_grad=True)
+    with ap.profile(use_cuda=False) as prof:
+        (x * x).sum().backward()
+        x.grad.sum().item()
+    assert any(r.key == "mul" for r in prof.key_averages())
+    with ap.profile(enabled=False) as off:
+        (x * 3).sum().item()
+    with pytest.raises(RuntimeError, match="no finished trace"):
+        off.key_averages()
+    with gt.profiler.trace(os.devnull):
+        with pytest.raises(RuntimeError, match="already on"):
+            with profile():
+                pass
