@@ -15,7 +15,8 @@ from .modules import (Module, Parameter, Identity, Linear, Embedding, LayerNorm,
                       CircularPad1d, CircularPad2d, CircularPad3d, MarginRankingLoss, CosineEmbeddingLoss,
                       HingeEmbeddingLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, PoissonNLLLoss, TripletMarginLoss,
                       GaussianNLLLoss, Unfold, Fold, Bilinear, LPPool1d, LPPool2d, LocalResponseNorm,
-                      ChannelShuffle, RReLU, AlphaDropout, MultiMarginLoss, EmbeddingBag)
+                      ChannelShuffle, RReLU, AlphaDropout, MultiMarginLoss, EmbeddingBag, Softmax2d, SyncBatchNorm,
+                      CTCLoss, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d)
 from .transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerEncoder,
                           TransformerDecoderLayer, TransformerDecoder, Transformer)
 from .rnn import RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell
@@ -43,20 +44,21 @@ def _torch_module_paths():
         "dropout": "Dropout Dropout1d Dropout2d Dropout3d AlphaDropout",
         "activation": "ReLU GELU SiLU Sigmoid Tanh Softmax LogSoftmax LeakyReLU ELU CELU SELU Softplus Mish Hardtanh "
                       "ReLU6 Hardsigmoid Hardswish LogSigmoid Softsign PReLU Softmin Threshold GLU Hardshrink "
-                      "Softshrink Tanhshrink RReLU MultiheadAttention",
+                      "Softshrink Tanhshrink RReLU MultiheadAttention Softmax2d",
         "container": "Sequential ModuleList ModuleDict ParameterList ParameterDict",
         "flatten": "Flatten Unflatten",
         "loss": "CrossEntropyLoss MSELoss L1Loss SmoothL1Loss HuberLoss NLLLoss BCELoss BCEWithLogitsLoss KLDivLoss "
                 "MarginRankingLoss CosineEmbeddingLoss HingeEmbeddingLoss SoftMarginLoss MultiLabelSoftMarginLoss "
-                "PoissonNLLLoss TripletMarginLoss GaussianNLLLoss MultiMarginLoss",
+                "PoissonNLLLoss TripletMarginLoss GaussianNLLLoss MultiMarginLoss CTCLoss",
         "conv": "Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d LazyConv1d LazyConv2d LazyConv3d "
                 "LazyConvTranspose1d LazyConvTranspose2d LazyConvTranspose3d",
         "pooling": "MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d "
-                   "AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d LPPool1d LPPool2d",
+                   "AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d LPPool1d LPPool2d MaxUnpool1d MaxUnpool2d MaxUnpool3d",
         "padding": "ConstantPad1d ConstantPad2d ConstantPad3d ZeroPad1d ZeroPad2d ZeroPad3d ReflectionPad1d "
                    "ReflectionPad2d ReflectionPad3d ReplicationPad1d ReplicationPad2d ReplicationPad3d "
                    "CircularPad1d CircularPad2d CircularPad3d",
-        "batchnorm": "BatchNorm1d BatchNorm2d BatchNorm3d LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d",
+        "batchnorm": "BatchNorm1d BatchNorm2d BatchNorm3d LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d "
+                     "SyncBatchNorm",
         "instancenorm": "InstanceNorm1d InstanceNorm2d InstanceNorm3d LazyInstanceNorm1d LazyInstanceNorm2d "
                         "LazyInstanceNorm3d",
         "lazy": "LazyModuleMixin",

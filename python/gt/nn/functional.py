@@ -1536,3 +1536,145 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         return total
     counts = np.maximum(np.array([e - s for s, e in zip(starts, ends)], dtype=np.float64), 1.0)
     return total / T.tensor(counts.reshape(-1, 1).astype(_dt.numpy_dtype(weight.dtype)))
+
+
+# ---------------------------------------------------------------- max_unpool, ctc_loss
+
+def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n, name):
+    """The inverse of max_pool{n}d(return_indices=True): each value goes to the place its index
+    names in its (N, C) plane (flat over the spatial axes, as the pool returns them), zeros
+    elsewhere. Output spatial size (in - 1) * stride - 2 * padding + kernel_size, or output_size."""
+    kernel = _ntuple(kernel_size, n, "kernel_size")
+    stride = kernel if stride is None else _ntuple(stride, n, "stride")
+    padding = _ntuple(padding, n, "padding")
+    if input.ndim not in (n + 1, n + 2):
+        raise ValueError(f"{name}: expected {n + 1}D or {n + 2}D input, got {input.ndim}D")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise ValueError(f"{name}: expected indices of the input's shape {list(input.shape)}, got {list(indices.shape)}")
+    unbatched = input.ndim == n + 1
+    if unbatched:
+        input, indices = T.unsqueeze(input, 0), T.unsqueeze(indices, 0)
+    spatial = input.shape[2:]
+    default = [(spatial[i] - 1) * stride[i] - 2 * padding[i] + kernel[i] for i in range(n)]
+    size = default if output_size is None else [int(s) for s in list(output_size)[-n:]]
+    if any(not d - s < s2 < d + s for d, s, s2 in zip(default, stride, size)):
+        raise ValueError(f"{name}: invalid output_size {size} (the default is {default}; it may differ by less "
+                         f"than the stride {list(stride)})")
+    N, C = input.shape[0], input.shape[1]
+    flat = T.zeros((N, C, math.prod(size)), dtype=input.dtype)
+    from .. import scatter
+    out = scatter(flat, 2, T.reshape(indices, (N, C, -1)), T.reshape(input, (N, C, -1)))
+    out = T.reshape(out, (N, C, *size))
+    return T.squeeze(out, 0) if unbatched else out
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """(N, C, L_in) values and indices from max_pool1d(return_indices=True) -> (N, C, L_out)."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1, "max_unpool1d")
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """(N, C, H_in, W_in) values and indices from max_pool2d(return_indices=True) -> (N, C, H_out, W_out)."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2, "max_unpool2d")
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """(N, C, D, H, W) values and indices from max_pool3d(return_indices=True) -> (N, C, D_out, H_out, W_out)."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3, "max_unpool3d")
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """Connectionist temporal classification loss (Graves et al. 2006, "Connectionist Temporal
+    Classification", eqs. 5-8), as torch.nn.functional.ctc_loss.
+
+    log_probs: (T, N, C) log-probabilities over C classes (log_softmax's output), or (T, C)
+    unbatched; targets: (N, S) padded class indices, or 1-D, the targets concatenated;
+    input_lengths, target_lengths: (N,) ints (tensors, lists or tuples). Returns
+    -log p(target | input) per element for reduction="none", its sum for "sum", and for "mean"
+    the mean over the batch of each loss divided by its target length. A target no alignment
+    fits (too long for its input) has an infinite loss, 0 with zero_infinity (and no gradient).
+
+    The forward variables alpha over the extended target (a blank around every label) are
+    computed with GT's ops, one step per time step in log space, so autograd differentiates
+    them; impossible paths hold -1e30 instead of -inf so that no gradient is NaN. The lengths
+    and targets are read on the client (a wait, as PyTorch's CPU kernel reads them). Raises
+    ValueError for lengths out of range or a blank label in a target."""
+    import numpy as np
+
+    def ints(v, what):
+        a = v.numpy() if isinstance(v, _tensor.Tensor) else np.asarray(v)
+        return [int(x) for x in np.asarray(a).reshape(-1)], a
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"ctc_loss: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
+    unbatched = log_probs.ndim == 2
+    if unbatched:
+        log_probs = T.unsqueeze(log_probs, 1)
+    if log_probs.ndim != 3:
+        raise ValueError(f"ctc_loss: log_probs must be (T, N, C) or (T, C), got shape {list(log_probs.shape)}")
+    Tmax, N, C = log_probs.shape
+    in_lens, _ = ints(input_lengths, "input_lengths")
+    tg_lens, _ = ints(target_lengths, "target_lengths")
+    tg = targets.numpy() if isinstance(targets, _tensor.Tensor) else np.asarray(targets)
+    if unbatched and tg.ndim == 1 and len(tg_lens) == 1 and tg.shape[0] == tg_lens[0]:
+        tg = tg.reshape(1, -1)
+    if len(in_lens) != N or len(tg_lens) != N:
+        raise ValueError(f"ctc_loss: expected {N} input and target lengths, got {len(in_lens)} and {len(tg_lens)}")
+    if any(not 0 <= t <= Tmax for t in in_lens):
+        raise ValueError(f"ctc_loss: input_lengths must be in [0, {Tmax}], got {in_lens}")
+    if tg.ndim == 2:
+        rows = [tg[i, :tg_lens[i]] for i in range(N)]
+        if any(length > tg.shape[1] for length in tg_lens):
+            raise ValueError(f"ctc_loss: a target length exceeds the targets' {tg.shape[1]} columns: {tg_lens}")
+    else:
+        if sum(tg_lens) > tg.shape[0]:
+            raise ValueError(f"ctc_loss: target_lengths sum to {sum(tg_lens)}, but targets hold {tg.shape[0]}")
+        starts = np.cumsum([0] + tg_lens)
+        rows = [tg[starts[i]:starts[i + 1]] for i in range(N)]
+    for r in rows:
+        if len(r) and (r.min() < 0 or r.max() >= C or (r == blank).any()):
+            raise ValueError(f"ctc_loss: target labels must be in [0, {C}) and not the blank ({blank}), got {r.tolist()}")
+    S = 2 * max(tg_lens, default=0) + 1
+    ext = np.full((N, S), blank, dtype=np.int64)  # blank, l1, blank, l2, ..., blank
+    skip = np.zeros((N, S), dtype=bool)  # alpha(s - 2) may lead to s: a label unlike the one two back
+    for i, r in enumerate(rows):
+        ext[i, 1:2 * len(r):2] = r
+        for s in range(3, 2 * len(r), 2):
+            skip[i, s] = ext[i, s] != ext[i, s - 2]
+    dt = log_probs.dtype
+    NEG = -1e30
+    neg_col = T.full((N, 1), NEG, dtype=dt)
+    neg_cols = T.full((N, 2), NEG, dtype=dt)
+    # e[t, n, s] = log_probs[t, n, ext[n, s]]
+    index = T.tensor(np.broadcast_to(ext, (Tmax, N, S)).copy())
+    emit = T.gather(log_probs, 2, index)
+    start = np.full((N, S), NEG)
+    start[:, 0] = 0.0
+    start[np.array(tg_lens) > 0, 1] = 0.0
+    if Tmax == 0:  # no input at all: nothing can be emitted
+        loss = T.full((N,), 0.0 if zero_infinity else float("inf"), dtype=dt)
+        return loss if reduction == "none" else T.sum(loss) if reduction == "sum" else T.mean(loss)
+    alpha = T.tensor(start.astype(_dt.numpy_dtype(dt))) + emit[0]
+    skip_t, lens = T.tensor(skip), np.array(in_lens)
+    for t in range(1, Tmax):
+        one = T.cat([neg_col, T.narrow(alpha, 1, 0, S - 1)], 1)
+        two = T.where(skip_t, T.cat([neg_cols, T.narrow(alpha, 1, 0, S - 2)], 1) if S > 2 else alpha * 0 + NEG, NEG)
+        new = T.logsumexp(T.stack([alpha, one, two], 0), 0) + emit[t]
+        if (lens > t).all():
+            alpha = new
+        else:  # an element whose input has ended keeps its alpha at its last step
+            alpha = T.where(T.tensor((lens > t).reshape(N, 1)), new, alpha)
+    # -log p = -logsumexp(alpha(S_n - 1), alpha(S_n - 2)) at each element's last step
+    last = np.array([2 * n for n in tg_lens], dtype=np.int64).reshape(N, 1)
+    before = np.maximum(last - 1, 0)
+    ends = T.cat([T.gather(alpha, 1, T.tensor(last)), T.gather(alpha, 1, T.tensor(before))], 1)
+    ends = T.where(T.tensor(np.concatenate([np.ones((N, 1), bool), (last > 0)], 1)), ends, NEG)
+    loss = -T.logsumexp(ends, 1)
+    empty_input = T.tensor(np.array(in_lens) == 0)
+    impossible = T.logical_or(loss > 1e29, empty_input)  # no alignment reached the end
+    loss = T.where(impossible, 0.0 if zero_infinity else float("inf"), loss)
+    if reduction == "none":
+        return T.squeeze(loss, 0) if unbatched else loss
+    if reduction == "sum":
+        return T.sum(loss)
+    per_label = T.tensor(np.maximum(np.array(tg_lens), 1).astype(_dt.numpy_dtype(dt)))
+    return T.mean(loss / per_label)

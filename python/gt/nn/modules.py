@@ -645,6 +645,15 @@ class Softmax(Module):
         return F.softmax(x, self.dim)
 
 
+class Softmax2d(Module):
+    """Softmax over the channels of (N, C, H, W) or (C, H, W) input (dim -3)."""
+
+    def forward(self, x):
+        if x.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input of 3 or 4 dimensions, got {x.ndim}")
+        return F.softmax(x, -3)
+
+
 class LogSoftmax(Softmax):
     def forward(self, x):
         return F.log_softmax(x, self.dim)
@@ -1050,6 +1059,41 @@ class _BatchNorm(Module):
                 f"track_running_stats={self.track_running_stats}")
 
 
+class SyncBatchNorm(_BatchNorm):
+    """torch.nn.SyncBatchNorm: batch normalization over the whole batch of every device. In GT
+    one program runs the batch whichever workers hold its parts (a sharding config spreads it),
+    so the statistics are always the whole batch's: the same computation as BatchNorm, for
+    inputs of 2 to 5 dimensions. process_group is accepted."""
+    _ranks = (2, 3, 4, 5)
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 process_group=None, device=None, dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """`module` with every BatchNorm1d/2d/3d in it replaced by a SyncBatchNorm holding the
+        same parameters, buffers and training mode (the module itself when it is one)."""
+        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
+            out = cls(module.num_features, module.eps, module.momentum, module.affine, module.track_running_stats)
+            for name in ("weight", "bias"):
+                if getattr(module, name) is not None:
+                    out._parameters[name] = getattr(module, name)
+                    object.__setattr__(out, name, getattr(module, name))
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                if name in module._buffers:
+                    out._buffers[name] = module._buffers[name]
+                    object.__setattr__(out, name, module._buffers[name])
+            out.training = module.training
+            return out
+        for name, child in list(module._modules.items()):
+            if child is not None:
+                converted = cls.convert_sync_batchnorm(child, process_group)
+                if converted is not child:
+                    setattr(module, name, converted)
+        return module
+
+
 class BatchNorm1d(_BatchNorm):
     """(N, C) or (N, C, L) input."""
     _ranks = (2, 3)
@@ -1146,6 +1190,22 @@ class NLLLoss(_Loss):
 
     def __init__(self, weight=None, ignore_index=-100, reduction="mean"):
         super().__init__(weight=weight, ignore_index=ignore_index, reduction=reduction)
+
+
+class CTCLoss(Module):
+    """Connectionist temporal classification loss: forward(log_probs, targets, input_lengths,
+    target_lengths), see gt.nn.functional.ctc_loss."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__()
+        self.blank, self.reduction, self.zero_infinity = blank, reduction, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
+
+    def extra_repr(self):
+        return f"blank={self.blank}, reduction={self.reduction!r}, zero_infinity={self.zero_infinity}"
 
 
 class BCELoss(_Loss):
@@ -1822,3 +1882,35 @@ class EmbeddingBag(Module):
 
     def extra_repr(self):
         return f"{self.num_embeddings}, {self.embedding_dim}, mode={self.mode!r}"
+
+
+class _MaxUnpoolNd(Module):
+    _n = 2
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = F._ntuple(kernel_size, self._n, "kernel_size")
+        self.stride = self.kernel_size if stride is None else F._ntuple(stride, self._n, "stride")
+        self.padding = F._ntuple(padding, self._n, "padding")
+
+    def forward(self, input, indices, output_size=None):
+        return F._max_unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size, self._n,
+                             type(self).__name__)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """The inverse of MaxPool1d(return_indices=True): see gt.nn.functional.max_unpool1d."""
+    _n = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """The inverse of MaxPool2d(return_indices=True): see gt.nn.functional.max_unpool2d."""
+    _n = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """The inverse of MaxPool3d(return_indices=True): see gt.nn.functional.max_unpool3d."""
+    _n = 3
