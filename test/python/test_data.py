@@ -262,8 +262,8 @@ def test_summary_writer_writes_event_files_tensorboard_reads(tmp_path):
             w.add_scalar("bad", gt.ones(2), 0)
         with pytest.warns(UserWarning, match="no model graph"):
             w.add_graph(gt.nn.Linear(2, 2))
-        with pytest.raises(NotImplementedError, match="add_embedding is not provided"):
-            w.add_embedding(gt.ones(3, 2))
+        with pytest.raises(NotImplementedError, match="add_mesh is not provided"):
+            w.add_mesh("m", gt.ones(1, 3, 3))
     acc = EventAccumulator(str(tmp_path / "run"), size_guidance={"tensors": 0}).Reload()
     assert [(e.step, e.value) for e in acc.Scalars("Loss/train")] == [(0, 2.0), (1, 1.0), (2, 0.0)]
     h = acc.Histograms("weights")[0].histogram_value
@@ -301,3 +301,62 @@ def test_add_hparams_writes_a_run_the_hparams_tab_reads(tmp_path):
     end = metadata.parse_session_end_info_plugin_data(content[metadata.SESSION_END_INFO_TAG])
     assert end.status == 1  # STATUS_SUCCESS
     assert [round(e.value, 6) for e in acc.Scalars("hparam/accuracy")] == [0.91]
+
+
+def test_add_embedding_writes_what_the_projector_reads(tmp_path):
+    pytest.importorskip("tensorboard")
+    from google.protobuf import text_format
+    from tensorboard.plugins.projector import projector_config_pb2
+    from gt.utils.tensorboard import SummaryWriter
+    points = np.arange(12, dtype=np.float32).reshape(4, 3) / 4
+    with SummaryWriter(log_dir=str(tmp_path / "run")) as w:
+        w.add_embedding(gt.tensor(points), metadata=["a", "b", "c", "d"], label_img=gt.ones(4, 1, 2, 3),
+                        global_step=7, tag="features")
+        w.add_embedding(points[:2], metadata=[[1, "x"], [2, "y"]], metadata_header=["id", "name"], tag="more")
+        with pytest.raises(ValueError, match="3 metadata rows for 4 points"):
+            w.add_embedding(points, metadata=["a", "b", "c"])
+    folder = tmp_path / "run" / "00007" / "features"
+    rows = [[float(x) for x in line.split("\t")] for line in (folder / "tensors.tsv").read_text().splitlines()]
+    np.testing.assert_array_equal(np.array(rows, dtype=np.float32), points)
+    assert (folder / "metadata.tsv").read_text().splitlines() == ["a", "b", "c", "d"]
+    from PIL import Image
+    assert Image.open(folder / "sprite.png").size == (6, 4)  # 2 x 2 thumbnails of 3 x 2
+    config = text_format.Parse((tmp_path / "run" / "projector_config.pbtxt").read_text(),
+                               projector_config_pb2.ProjectorConfig())
+    first, second = config.embeddings
+    assert (first.tensor_name, first.tensor_path, first.metadata_path) == (
+        "features:00007", "00007/features/tensors.tsv", "00007/features/metadata.tsv")
+    assert list(first.sprite.single_image_dim) == [3, 2] and second.tensor_name == "more:00000"
+    assert (tmp_path / "run" / "00000" / "more" / "metadata.tsv").read_text().splitlines() == ["id\tname", "1\tx", "2\ty"]
+
+
+def test_add_pr_curve_audio_and_custom_scalars(tmp_path):
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from tensorboard.util import tensor_util
+    from gt.utils.tensorboard import SummaryWriter
+    labels = np.array([1, 0, 1, 1, 0, 0, 1, 0])
+    scores = np.array([0.9, 0.8, 0.7, 0.6, 0.4, 0.3, 0.2, 0.1])
+    with SummaryWriter(log_dir=str(tmp_path / "run")) as w:
+        w.add_pr_curve("pr", gt.tensor(labels), gt.tensor(scores), global_step=3, num_thresholds=11)
+        w.add_audio("beep", gt.tensor(np.sin(np.linspace(0, 100, 800))), sample_rate=8000)
+        w.add_custom_scalars({"losses": {"both": ["Multiline", ["loss/train", "loss/val"]],
+                                         "band": ["Margin", ["m", "lo", "hi"]]}})
+        with pytest.raises(ValueError, match="'Multiline' or 'Margin'"):
+            w.add_custom_scalars({"c": {"t": ["Pie", ["a"]]}})
+        with pytest.raises(NotImplementedError, match="add_video"):
+            w.add_video("v", gt.zeros(1, 2, 3, 4, 4))
+    acc = EventAccumulator(str(tmp_path / "run"), size_guidance={"tensors": 0, "audio": 0}).Reload()
+    (event,) = acc.Tensors("pr")
+    curve = tensor_util.make_ndarray(event.tensor_proto)
+    assert event.step == 3 and curve.shape == (6, 11)
+    tp, fp, tn, fn, precision, recall = curve
+    for i, threshold in enumerate(np.linspace(0, 1, 11)):  # predictions at or above bucket i's threshold
+        bucket = np.floor(scores * 10).astype(int)
+        positive = bucket >= i
+        assert (tp[i], fp[i]) == ((positive & (labels == 1)).sum(), (positive & (labels == 0)).sum())
+        assert (tn[i], fn[i]) == ((~positive & (labels == 0)).sum(), (~positive & (labels == 1)).sum())
+    np.testing.assert_allclose(recall[0], 1.0) and np.testing.assert_allclose(precision[0], 0.5)
+    (audio,) = acc.Audio("beep")
+    assert audio.sample_rate == 8000 and audio.length_frames == 800 and audio.encoded_audio_string[:4] == b"RIFF"
+    assert "custom_scalars__config__" in acc.Tags()["tensors"]

@@ -10,9 +10,12 @@ It writes TensorBoard event files with the `tensorboard` package's own writer
 them. Like PyTorch's, it needs that package: without it, importing this module raises
 ImportError. Written: add_scalar (as simple_value, PyTorch's default), add_scalars (one run
 folder per tag, as PyTorch's), add_histogram, add_image / add_images, add_text,
-add_figure (matplotlib) and add_hparams (the HParams tab: one run folder per call, as
-PyTorch's). add_graph records nothing (GT traces no graph; it warns); add_embedding, add_audio,
-add_video, add_mesh, add_pr_curve and add_custom_scalars raise NotImplementedError. Values are read with `.numpy()` / `.item()`, which wait for them.
+add_figure (matplotlib), add_hparams (the HParams tab: one run folder per call, as
+PyTorch's), add_embedding (the Projector tab: tensors.tsv, metadata.tsv, sprite.png and
+projector_config.pbtxt, PyTorch's layout), add_pr_curve (the PR Curves tab), add_audio (16-bit
+WAV) and add_custom_scalars (the Custom Scalars tab's layout). add_graph records nothing (GT
+traces no graph; it warns); add_video and add_mesh raise NotImplementedError. Values are read
+with `.numpy()` / `.item()`, which wait for them.
 """
 import os
 import socket
@@ -23,7 +26,10 @@ from datetime import datetime
 import numpy as np
 
 try:
-    from tensorboard.compat.proto import event_pb2, summary_pb2
+    from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
+    from tensorboard.plugins.custom_scalar import layout_pb2 as _layout, metadata as _cs_meta
+    from tensorboard.plugins.pr_curve import plugin_data_pb2 as _pr_data, metadata as _pr_meta
+    from tensorboard.plugins.projector import projector_config_pb2 as _projector
     from tensorboard.plugins.hparams import api_pb2 as _hp_api, metadata as _hp_meta, plugin_data_pb2 as _hp_data
     from tensorboard.plugins.text import summary as _text
     from tensorboard.summary.writer.event_file_writer import EventFileWriter
@@ -226,6 +232,135 @@ class SummaryWriter:
             for tag, v in metric_dict.items():
                 run.add_scalar(tag, v, global_step)
 
+    def add_embedding(self, mat, metadata=None, label_img=None, global_step=None, tag="default", metadata_header=None):
+        """Points for TensorBoard's Projector tab: `mat` (N, D) one row per point; `metadata` N
+        labels (or N rows of columns named by `metadata_header`); `label_img` (N, C, H, W)
+        thumbnails, tiled into one sprite image. Written, as PyTorch does, to
+        log_dir/STEP/TAG/{tensors.tsv, metadata.tsv, sprite.png} and listed in
+        log_dir/projector_config.pbtxt. Raises ValueError for shapes that do not match."""
+        from urllib.parse import quote
+        from google.protobuf import text_format
+        m = _numpy(mat)
+        if m.ndim != 2:
+            raise ValueError(f"add_embedding: mat must be 2-D (N, D), got shape {m.shape}")
+        step = 0 if global_step is None else int(_scalar(global_step))
+        subdir = f"{str(step).zfill(5)}/{quote(tag, safe='')}"
+        folder = os.path.join(self.log_dir, subdir)
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "tensors.tsv"), "w") as f:
+            for row in m.astype(np.float64):
+                f.write("\t".join(repr(float(x)) for x in row) + "\n")
+        info = _projector.EmbeddingInfo(tensor_name=f"{tag}:{str(step).zfill(5)}", tensor_path=f"{subdir}/tensors.tsv")
+        if metadata is not None:
+            rows = [_numpy(x).tolist() if hasattr(x, "numpy") else x for x in metadata]
+            if len(rows) != m.shape[0]:
+                raise ValueError(f"add_embedding: {len(rows)} metadata rows for {m.shape[0]} points")
+            with open(os.path.join(folder, "metadata.tsv"), "w") as f:
+                if metadata_header is not None:
+                    f.write("\t".join(str(h) for h in metadata_header) + "\n")
+                for r in rows:
+                    f.write(("\t".join(str(x) for x in r) if metadata_header is not None else str(r)) + "\n")
+            info.metadata_path = f"{subdir}/metadata.tsv"
+        if label_img is not None:
+            imgs = _numpy(label_img)
+            if imgs.ndim != 4 or imgs.shape[0] != m.shape[0]:
+                raise ValueError(f"add_embedding: label_img must be (N, C, H, W) with N = {m.shape[0]}, got {imgs.shape}")
+            n, c, h, w = imgs.shape
+            side = int(np.ceil(np.sqrt(n)))
+            sprite = np.zeros((c, side * h, side * w), dtype=imgs.dtype)
+            for i in range(n):
+                r, col = divmod(i, side)
+                sprite[:, r * h:(r + 1) * h, col * w:(col + 1) * w] = imgs[i]
+            from PIL import Image
+            Image.fromarray(_hwc_uint8(sprite, "CHW")[:, :, 0] if c == 1 else _hwc_uint8(sprite, "CHW")).save(
+                os.path.join(folder, "sprite.png"))
+            info.sprite.image_path = f"{subdir}/sprite.png"
+            info.sprite.single_image_dim.extend([w, h])
+        config_path = os.path.join(self.log_dir, "projector_config.pbtxt")
+        config = _projector.ProjectorConfig()
+        if os.path.exists(config_path):  # earlier calls' embeddings stay listed
+            with open(config_path) as f:
+                text_format.Parse(f.read(), config)
+        config.embeddings.extend([info])
+        with open(config_path, "w") as f:
+            f.write(text_format.MessageToString(config))
+
+    def add_pr_curve(self, tag, labels, predictions, global_step=None, num_thresholds=127, weights=None, walltime=None):
+        """A precision-recall curve for TensorBoard's PR Curves tab: `labels` (0 or 1, or bools)
+        and `predictions` (probabilities in [0, 1]) of one shape, optional `weights`. At each of
+        num_thresholds thresholds evenly spaced in [0, 1] it counts true and false positives and
+        negatives (each prediction falls in the bucket floor(p * (num_thresholds - 1)); the
+        counts at threshold i are those of buckets >= i), as the PR Curves plugin's own summary
+        op, and stores them with precision and recall. Raises ValueError for mismatched shapes."""
+        y, p = _numpy(labels).astype(np.float64).reshape(-1), _numpy(predictions).astype(np.float64).reshape(-1)
+        if y.shape != p.shape:
+            raise ValueError(f"add_pr_curve: labels ({y.size}) and predictions ({p.size}) differ in size")
+        wt = np.ones_like(y) if weights is None else np.broadcast_to(_numpy(weights).astype(np.float64).reshape(-1), y.shape)
+        n = min(int(num_thresholds), 127)
+        bucket = np.clip(np.floor(np.clip(p, 0, 1) * (n - 1)).astype(np.int64), 0, n - 1)
+        tp = np.cumsum(np.bincount(bucket, weights=y * wt, minlength=n)[::-1])[::-1]
+        fp = np.cumsum(np.bincount(bucket, weights=(1 - y) * wt, minlength=n)[::-1])[::-1]
+        tn, fn = fp[0] - fp, tp[0] - tp
+        precision = tp / np.maximum(1e-7, tp + fp)
+        recall = tp / np.maximum(1e-7, tp + fn)
+        data = np.stack([tp, fp, tn, fn, precision, recall]).astype(np.float32)
+        tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_FLOAT, float_val=data.reshape(-1).tolist(),
+                                        tensor_shape=tensor_shape_pb2.TensorShapeProto(
+                                            dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=s) for s in data.shape]))
+        content = _pr_data.PrCurvePluginData(version=0, num_thresholds=n).SerializeToString()
+        meta = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(
+            plugin_name=_pr_meta.PLUGIN_NAME, content=content))
+        v = summary_pb2.Summary.Value(tag=tag, metadata=meta, tensor=tensor)
+        self._add(summary_pb2.Summary(value=[v]), global_step, walltime)
+
+    def add_audio(self, tag, snd_tensor, global_step=None, sample_rate=44100, walltime=None):
+        """A sound: `snd_tensor` (L,) or (1, L) samples in [-1, 1], stored as 16-bit mono WAV
+        (Python's wave module). Raises ValueError for more than one channel."""
+        import io
+        import wave
+        a = _numpy(snd_tensor).astype(np.float64)
+        if a.ndim == 2 and a.shape[0] == 1:
+            a = a[0]
+        if a.ndim != 1:
+            raise ValueError(f"add_audio: expected (L,) or (1, L) samples, got shape {a.shape}")
+        pcm = (np.clip(a, -1, 1) * 32767).astype("<i2")
+        buf = io.BytesIO()
+        with wave.open(buf, "wb") as f:
+            f.setnchannels(1)
+            f.setsampwidth(2)
+            f.setframerate(int(sample_rate))
+            f.writeframes(pcm.tobytes())
+        audio = summary_pb2.Summary.Audio(sample_rate=float(sample_rate), num_channels=1, length_frames=int(pcm.size),
+                                          encoded_audio_string=buf.getvalue(), content_type="audio/wav")
+        self._add(summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, audio=audio)]), global_step, walltime)
+
+    def add_custom_scalars(self, layout):
+        """The Custom Scalars tab's layout: {category: {chart title: ["Multiline" or "Margin",
+        [tags]]}} (Margin: [value, lower, upper] tags), as PyTorch's. Raises ValueError for
+        another chart kind."""
+        categories = []
+        for title, charts in layout.items():
+            out = []
+            for chart_title, (kind, tags) in charts.items():
+                if kind == "Multiline":
+                    chart = _layout.Chart(title=chart_title, multiline=_layout.MultilineChartContent(tag=list(tags)))
+                elif kind == "Margin":
+                    if len(tags) != 3:
+                        raise ValueError(f"add_custom_scalars: a Margin chart takes [value, lower, upper] tags, got {tags}")
+                    series = _layout.MarginChartContent.Series(value=tags[0], lower=tags[1], upper=tags[2])
+                    chart = _layout.Chart(title=chart_title, margin=_layout.MarginChartContent(series=[series]))
+                else:
+                    raise ValueError(f"add_custom_scalars: chart kind must be 'Multiline' or 'Margin', got {kind!r}")
+                out.append(chart)
+            categories.append(_layout.Category(title=title, chart=out))
+        content = _layout.Layout(category=categories).SerializeToString()
+        meta = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(
+            plugin_name=_cs_meta.PLUGIN_NAME, content=content))
+        tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_STRING, string_val=[content],
+                                        tensor_shape=tensor_shape_pb2.TensorShapeProto())
+        v = summary_pb2.Summary.Value(tag=_cs_meta.CONFIG_SUMMARY_TAG, tensor=tensor, metadata=meta)
+        self._add(summary_pb2.Summary(value=[v]), None, None)
+
     def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
         """Records nothing: GT traces no graph of a module (warns)."""
         warnings.warn("SummaryWriter.add_graph: GT records no model graph; nothing was written", stacklevel=2)
@@ -252,12 +387,12 @@ class SummaryWriter:
 def _not_provided(name):
     def method(self, *args, **kwargs):
         raise NotImplementedError(f"SummaryWriter.{name} is not provided by GT "
-                                  "(it writes scalars, histograms, images, figures, text and hparams)")
+                                  "(it writes scalars, histograms, images, figures, text, hparams, embeddings, PR curves, "
+                                  "audio and custom scalar layouts)")
     method.__name__ = name
     method.__doc__ = "Raises NotImplementedError: not provided by GT."
     return method
 
 
-for _name in ("add_embedding", "add_audio", "add_video", "add_mesh", "add_pr_curve",
-              "add_custom_scalars"):
+for _name in ("add_video", "add_mesh"):
     setattr(SummaryWriter, _name, _not_provided(_name))
