@@ -132,9 +132,17 @@ class _Recorder:
         return out
 
     def write(self, path):
+        """Writes the trace to `path`: through a temporary file renamed over it (a reader never
+        sees half a file), or straight into it when it exists and is not a regular file
+        (/dev/null, a pipe), which renaming would replace."""
+        doc = {"traceEvents": self.trace_events(), "displayTimeUnit": "ms", "otherData": {"clock": self.clock}}
+        if os.path.exists(path) and not os.path.isfile(path):
+            with open(path, "w") as f:
+                json.dump(doc, f)
+            return
         tmp = f"{path}.part"
         with open(tmp, "w") as f:
-            json.dump({"traceEvents": self.trace_events(), "displayTimeUnit": "ms", "otherData": {"clock": self.clock}}, f)
+            json.dump(doc, f)
         os.replace(tmp, path)
 
 

@@ -67,7 +67,7 @@ def test_a_schedule_traces_only_its_active_steps(tmp_path):
     assert len(files) == 2 and all(f.startswith("w.") and f.endswith(".pt.trace.json") for f in files)
 
 
-def test_autograd_profiler_spelling():
+def test_autograd_profiler_spelling(tmp_path):
     import gt.autograd.profiler as ap
     x = gt.randn(4, 4, requires_grad=True)
     with ap.profile(use_cuda=False) as prof:
@@ -78,7 +78,24 @@ def test_autograd_profiler_spelling():
         (x * 3).sum().item()
     with pytest.raises(RuntimeError, match="no finished trace"):
         off.key_averages()
-    with gt.profiler.trace(os.devnull):
+    with gt.profiler.trace(str(tmp_path / "outer.json")):
         with pytest.raises(RuntimeError, match="already on"):
             with profile():
                 pass
+
+
+def test_a_trace_written_to_a_pipe_leaves_it_a_pipe(tmp_path):
+    # A trace path that is not a regular file (/dev/null, a pipe) is written into, not renamed
+    # over: the rename of the atomic write would have replaced it with a plain file.
+    import stat
+    import threading
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo).read()))
+    reader.start()
+    with gt.profiler.trace(str(fifo)):
+        (gt.ones(2) + 1).numpy()
+    reader.join(30)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert json.loads(got[0])["traceEvents"]
