@@ -99,3 +99,94 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
     if dim is None:
         dim = 1 if type(module).__name__.startswith("ConvTranspose") else 0
     return parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
+
+
+class _Orthogonal(Module):
+    """Q with orthonormal columns (rows, for a wide matrix) from an unconstrained X of the same
+    shape (..., n, k), n >= k after transposing a wide one: the strictly lower triangle of X,
+    padded to n x n, gives a skew-symmetric A = X - X^T, and Q is the first k columns of
+    exp(A) ("matrix_exp") or of the Cayley transform (I - A/2)^-1 (I + A/2) ("cayley"), both
+    orthogonal for any X. With use_trivialization (the default), Q = base @ Q(X), `base` (a
+    buffer) the orthogonal matrix set by right_inverse (Lezcano-Casado 2019, "Trivializations
+    for gradient-based optimization on manifolds"), as PyTorch's."""
+
+    def __init__(self, weight, orthogonal_map, use_trivialization):
+        super().__init__()
+        if weight.ndim < 2:
+            raise ValueError(f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions.")
+        self.shape = tuple(weight.shape)
+        self.orthogonal_map = orthogonal_map
+        if use_trivialization:
+            self.register_buffer("base", None)
+
+    def forward(self, X):
+        from ... import linalg
+        n, k = X.shape[-2], X.shape[-1]
+        transposed = n < k
+        if transposed:
+            X, (n, k) = X.mT, (k, n)
+        X = T.tril(X)
+        if n != k:
+            X = T.cat([X, T.zeros(tuple(X.shape[:-2]) + (n, n - k), dtype=X.dtype)], -1)
+        A = X - X.mT
+        if self.orthogonal_map == "matrix_exp":
+            Q = linalg.matrix_exp(A)
+        else:
+            eye = T.broadcast_to(T.eye(n, dtype=A.dtype), A.shape)
+            Q = linalg.solve(eye - 0.5 * A, eye + 0.5 * A)
+        if n != k:
+            Q = Q[..., :k]
+        if self.__dict__.get("_buffers", {}).get("base") is not None:
+            Q = self.base @ Q
+        return Q.mT if transposed else Q
+
+    def right_inverse(self, Q):
+        if tuple(Q.shape) != self.shape:
+            raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. Got a tensor of shape "
+                             f"{tuple(Q.shape)}.")
+        if "base" not in self._buffers:
+            raise NotImplementedError("It is not possible to assign to the matrix exponential or the Cayley "
+                                      "parametrizations when use_trivialization=False.")
+        Q_init = Q
+        n, k = Q.shape[-2], Q.shape[-1]
+        if n < k:
+            Q, (n, k) = Q.mT, (k, n)
+        if n != k:  # complete the columns to an n x n matrix, then orthogonalize it
+            Q = T.cat([Q, T.randn(tuple(Q.shape[:-2]) + (n, n - k), dtype=Q.dtype)], -1)
+        self.base = _make_orthogonal(Q)
+        # -I: its padded strictly-lower part is 0, so forward gives base's first k columns.
+        rows, cols = Q_init.shape[-2], Q_init.shape[-1]
+        return -T.broadcast_to(T.eye(rows, cols, dtype=Q_init.dtype), Q_init.shape)
+
+
+def _make_orthogonal(A):
+    """The Q of A = Q R with R's diagonal made non-negative (the orthogonal matrix nearest to
+    A's Gram-Schmidt), for square A (..., n, n)."""
+    from ... import linalg
+    Q, R = linalg.qr(A)
+    signs = T.sign(R.diagonal(0, -2, -1))
+    signs = T.where(signs == 0, 1.0, signs)
+    return Q * T.unsqueeze(signs, -2)
+
+
+def orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization=True):
+    """Constrains `module.<name>` (a matrix or a batch, (..., n, k)) to orthonormal columns
+    (rows if n < k), as torch.nn.utils.parametrizations.orthogonal: the weight starts as the
+    orthogonalized original (QR) and stays orthogonal under any optimizer step on
+    `module.parametrizations.<name>.original`. orthogonal_map "matrix_exp" (the default here
+    for every shape) or "cayley" (see _Orthogonal); "householder" (PyTorch's default for
+    non-square weights) raises NotImplementedError. Returns module; ValueError for a tensor
+    of fewer than 2 dimensions or an unknown map."""
+    weight = getattr(module, name, None)
+    if not isinstance(weight, T.Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.ndim < 2:
+        raise ValueError(f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions.")
+    orthogonal_map = orthogonal_map or "matrix_exp"
+    if orthogonal_map == "householder":
+        raise NotImplementedError("orthogonal: orthogonal_map='householder' is not provided by GT; use "
+                                  "'matrix_exp' (the default) or 'cayley'")
+    if orthogonal_map not in ("matrix_exp", "cayley"):
+        raise ValueError(f'orthogonal_map has to be one of "matrix_exp", "cayley", "householder". Got: {orthogonal_map}')
+    return parametrize.register_parametrization(module, name, _Orthogonal(weight, orthogonal_map, use_trivialization),
+                                                unsafe=True)
