@@ -73,7 +73,8 @@ def synchronize():
     _runtime.after_wait((_time.perf_counter_ns() - start) * 1e-9)
 
 
-from ._compat import (is_tensor, numel, get_default_dtype, set_default_dtype, set_float32_matmul_precision,  # noqa
+from ._compat import (is_tensor, numel, get_default_dtype, set_default_dtype, set_default_tensor_type,  # noqa
+                      set_float32_matmul_precision,
                       get_float32_matmul_precision, set_num_threads, get_num_threads, seed, initial_seed,
                       movedim, moveaxis, isclose, diff, logit, erfc, take, tensordot, aminmax, unflatten)
 from ._array_functions import (cummax, cummin, logcumsumexp, atleast_1d, atleast_2d, atleast_3d, hstack,  # noqa

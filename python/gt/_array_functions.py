@@ -78,7 +78,7 @@ def logcumsumexp(x, dim):
     -inf (exp(x) = 0) handled so that neither values nor gradients become NaN."""
     if x.ndim == 0:
         return x
-    x = x if x.dtype.is_floating_point else T.cast(x, _dt.float32)
+    x = x if x.dtype.is_floating_point else T.cast(x, _dt.default_float())
     d = _dim(dim, x.ndim)
     ninf = -math.inf
 
@@ -209,7 +209,7 @@ def block_diag(*tensors):
     if any(b.ndim != 2 for b in blocks):
         raise RuntimeError("torch.block_diag: Input tensors must have 2 or fewer dimensions")
     blocks = T._promote_all(blocks) if blocks else []
-    dtype = blocks[0].dtype if blocks else _dt.float32
+    dtype = blocks[0].dtype if blocks else _dt.default_float()
     width = builtins.sum(b.shape[1] for b in blocks)
     rows, left = [], 0
     for b in blocks:
@@ -300,7 +300,7 @@ def cov(x, *, correction=1, fweights=None, aweights=None):
         raise NotImplementedError("gt.cov: fweights and aweights are not supported; weight the observations first")
     if x.ndim > 2:
         raise RuntimeError(f"cov: expected input to have two or fewer dimensions but got an input with {x.ndim}")
-    x = atleast_2d(x if x.dtype.is_floating_point else T.cast(x, _dt.float32))
+    x = atleast_2d(x if x.dtype.is_floating_point else T.cast(x, _dt.default_float()))
     centered = x - T.mean(x, 1, True)
     c = T.matmul(centered, T.transpose(centered, 0, 1)) / builtins.max(x.shape[1] - correction, 0)
     return T.reshape(c, ()) if c.shape == (1, 1) else c
@@ -323,7 +323,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     y[i+1]) / 2, with sample points x (a 1-D tensor, or y's shape) or a spacing dx (1 by default)."""
     d = _dim(dim, y.ndim)
     n = y.shape[d]
-    y = y if y.dtype.is_floating_point else T.cast(y, _dt.float32)
+    y = y if y.dtype.is_floating_point else T.cast(y, _dt.default_float())
     if n == 0:
         return T.sum(y, d)
     pairs = T.narrow(y, d, 1, n - 1) + T.narrow(y, d, 0, n - 1)
@@ -363,7 +363,7 @@ def signbit(x):
 @_method()
 def copysign(x, other):
     """|x| with the sign of other, elementwise (-0.0 counts as negative), as torch.copysign."""
-    x = x if x.dtype.is_floating_point else T.cast(x, _dt.float32)
+    x = x if x.dtype.is_floating_point else T.cast(x, _dt.default_float())
     negative = signbit(other) if isinstance(other, Tensor) else math.copysign(1.0, other) < 0
     return T.where(negative, -T.abs(x), T.abs(x))
 
@@ -371,7 +371,7 @@ def copysign(x, other):
 @_method()
 def ldexp(x, other):
     """x * 2^other (torch.ldexp), in a floating-point dtype."""
-    x = x if x.dtype.is_floating_point else T.cast(x, _dt.float32)
+    x = x if x.dtype.is_floating_point else T.cast(x, _dt.default_float())
     return x * T.pow(2.0, other) if isinstance(other, Tensor) else x * (2.0 ** other)
 
 

@@ -25,16 +25,34 @@ def numel(input):
 
 
 def get_default_dtype():
-    """gt.float32: floating-point tensors made without a dtype are float32."""
-    return _dt.float32
+    """The dtype of floating-point tensors made without a dtype (gt.float32 unless
+    set_default_dtype changed it)."""
+    return _dt.default_float()
 
 
 def set_default_dtype(d):
-    """Accepts gt.float32 (the default already); NotImplementedError for another dtype: GT's
-    creation functions make float32 unless given a dtype (pass `dtype=` instead)."""
-    if _dt.resolve(d) is not _dt.float32:
-        raise NotImplementedError(f"gt.set_default_dtype({d}): GT's default floating-point dtype is float32 only; "
-                                  "pass dtype= to the creation functions instead")
+    """Floating-point tensors made without a dtype from now on have dtype `d` (float32,
+    float64, float16 or bfloat16), as torch.set_default_dtype: creation functions (zeros, ones,
+    full with a float, rand/randn, arange/linspace of floats, eye, tensor of Python floats,
+    gt.Tensor), modules' parameters, true division and float powers of integer tensors, and a
+    Python float with an integer tensor. NumPy arrays keep their dtype; Tensor.float() stays
+    float32. TypeError for an integer or bool dtype."""
+    d = _dt.resolve(d)
+    if not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _dt._default_float[0] = d
+
+
+def set_default_tensor_type(t):
+    """The older spelling: set_default_dtype of a tensor type's dtype (gt.DoubleTensor,
+    "torch.DoubleTensor", gt.FloatTensor, ...)."""
+    names = {"FloatTensor": _dt.float32, "DoubleTensor": _dt.float64, "HalfTensor": _dt.float16,
+             "BFloat16Tensor": _dt.bfloat16}
+    name = t if isinstance(t, str) else getattr(t, "__name__", "")
+    key = name.rsplit(".", 1)[-1]
+    if key not in names:
+        raise TypeError(f"set_default_tensor_type: expected a floating-point tensor type, got {t!r}")
+    set_default_dtype(names[key])
 
 
 _matmul_precision = "highest"

@@ -23,7 +23,7 @@ LN2, LN10 = math.log(2.0), math.log(10.0)
 
 
 def _float(x):
-    return x if x.dtype.is_floating_point else T.cast(x, _dt.float32)
+    return x if x.dtype.is_floating_point else T.cast(x, _dt.default_float())
 
 
 # ---------------------------------------------------------------- elementwise
@@ -367,7 +367,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None):
     else:
         shape = tuple(size)
     like = next((v for v in (mean, std) if isinstance(v, Tensor)), None)
-    d = dtype or (like.dtype if like is not None else _dt.float32)
+    d = dtype or (like.dtype if like is not None else _dt.default_float())
     seed = generator._next_seed() if generator is not None else _next_seed()
     return _op("randn", shape=shape, seed=seed, dtype=_dt.resolve(d)) * std + mean
 

@@ -683,7 +683,7 @@ def roll(x, shifts, dims=None):
 def finfo(dtype=None):
     """Limits of a floating dtype (default float32), as torch.finfo: bits, eps, max, min, tiny
     (= smallest_normal), resolution, dtype."""
-    d = _dt.resolve(dtype or _dt.float32)
+    d = _dt.resolve(dtype or _dt.default_float())
     if not d.is_floating_point:
         raise TypeError(f"finfo: expected a floating-point dtype, got {d}")
     info = _ml_finfo(d)

@@ -714,7 +714,7 @@ def _scalar_dtype(value, like):
     elif isinstance(value, builtins.int):
         d = like.dtype if like is not None and like.dtype != _dt.bool else _dt.int64
     elif isinstance(value, builtins.float):
-        d = like.dtype if like is not None and like.dtype.is_floating_point else _dt.float32
+        d = like.dtype if like is not None and like.dtype.is_floating_point else _dt.default_float()
     else:
         raise TypeError(f"expected a Tensor or a number, got {type(value).__name__}")
     return d
@@ -850,7 +850,7 @@ def _legacy_constructor(*args):
     if args and builtins.all(type(a) is builtins.int for a in args):
         t = zeros(*args)
     elif len(args) == 1:
-        t = tensor(args[0], dtype=_dt.float32)
+        t = tensor(args[0], dtype=_dt.default_float())
     else:
         raise TypeError(f"gt.Tensor() takes data (a list or an array) or sizes, got {args!r}")
     return t._h, t.shape, t.dtype
@@ -931,8 +931,13 @@ def tensor(data, dtype=None, requires_grad=False):
     a = np.asarray(data)
     if dtype is not None:
         a = a.astype(_dt.numpy_dtype(_dt.resolve(dtype)))
-    elif a.dtype == np.float64 and not isinstance(data, (np.ndarray, np.generic)):
-        a = a.astype(np.float32)
+    elif a.dtype == np.float64 and not isinstance(data, (np.ndarray, np.generic)):  # Python floats
+        default = _dt.default_float()
+        if default is not _dt.float64:
+            a = a.astype(np.float32)
+            if default is not _dt.float32:  # float16 / bfloat16: rounded once from float32
+                t = cast(from_numpy(a), default)
+                return _leaf(t, requires_grad) if requires_grad else t
     return from_numpy(a, requires_grad=requires_grad)
 
 
@@ -946,7 +951,7 @@ def _default_dtype(value, dtype):
         return _dt.bool
     if isinstance(value, builtins.int):
         return _dt.int64
-    return _dt.float32
+    return _dt.default_float()
 
 
 @_takes_device
@@ -961,13 +966,13 @@ def full(shape, value, dtype=None, requires_grad=False):
 @_takes_device
 def zeros(*shape, dtype=None, requires_grad=False):
     """A tensor of `shape` (ints or one tuple) filled with 0 (float32 unless `dtype`)."""
-    return full(_shape_args(shape), 0.0, dtype or _dt.float32, requires_grad)
+    return full(_shape_args(shape), 0.0, dtype or _dt.default_float(), requires_grad)
 
 
 @_takes_device
 def ones(*shape, dtype=None, requires_grad=False):
     """A tensor of `shape` (ints or one tuple) filled with 1 (float32 unless `dtype`)."""
-    return full(_shape_args(shape), 1.0, dtype or _dt.float32, requires_grad)
+    return full(_shape_args(shape), 1.0, dtype or _dt.default_float(), requires_grad)
 
 
 @_takes_device
@@ -996,7 +1001,7 @@ empty_like = zeros_like
 
 
 def _random(op, shape, dtype, requires_grad):
-    d = _dt.resolve(dtype or _dt.float32)
+    d = _dt.resolve(dtype or _dt.default_float())
     if not d.is_floating_point:
         raise TypeError(f"{op} needs a floating-point dtype, got {d}")
     shape = _shape_args(shape)
@@ -1089,7 +1094,7 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False):
     if end is None:
         start, end = 0, start
     ints = builtins.all(isinstance(v, builtins.int) for v in (start, end, step))
-    d = _dt.resolve(dtype) if dtype is not None else (_dt.int64 if ints else _dt.float32)
+    d = _dt.resolve(dtype) if dtype is not None else (_dt.int64 if ints else _dt.default_float())
     if step == 0:
         raise ValueError("arange: step must be nonzero")
     values = np.arange(start, end, step, dtype=np.float64 if not ints else np.int64)
@@ -1099,13 +1104,13 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False):
 @_takes_device
 def linspace(start, end, steps, dtype=None):
     """`steps` evenly spaced values from start to end inclusive (float32; uploaded)."""
-    return from_numpy(np.linspace(start, end, steps).astype(_dt.numpy_dtype(_dt.resolve(dtype or _dt.float32))))
+    return from_numpy(np.linspace(start, end, steps).astype(_dt.numpy_dtype(_dt.resolve(dtype or _dt.default_float()))))
 
 
 @_takes_device
 def eye(n, m=None, dtype=None):
     """The n x m identity (uploaded from the client)."""
-    return from_numpy(np.eye(n, m, dtype=_dt.numpy_dtype(_dt.resolve(dtype or _dt.float32))))
+    return from_numpy(np.eye(n, m, dtype=_dt.numpy_dtype(_dt.resolve(dtype or _dt.default_float()))))
 
 
 # ---------------------------------------------------------------- elementwise
@@ -1133,7 +1138,7 @@ def div(a, b, *, rounding_mode=None):
         raise ValueError(f"div: rounding_mode must be None or 'floor', got {rounding_mode!r}")
     a, b = _pair(a, b)
     if not a.dtype.is_floating_point and not b.dtype.is_floating_point:
-        a = cast(a, _dt.float32)
+        a = cast(a, _dt.default_float())
     return _op("div", a, b)
 
 
@@ -1150,10 +1155,10 @@ def pow(a, b):
         if b == 2:
             return _op("mul", a, a)
         if not a.dtype.is_floating_point:
-            a = cast(a, _dt.float32)
+            a = cast(a, _dt.default_float())
     a, b = _pair(a, b)
     if not a.dtype.is_floating_point and not b.dtype.is_floating_point:
-        a = cast(a, _dt.float32)
+        a = cast(a, _dt.default_float())
     return _op("pow", a, b)
 
 

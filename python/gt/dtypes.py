@@ -70,6 +70,14 @@ _by_numpy = {d.numpy: d for d in _all if d.numpy is not None}
 _NAMES = "float32, float64, float16, bfloat16, int32, int64, bool, int8, int16 or uint8"
 
 
+_default_float = [float32]  # gt.set_default_dtype's setting
+
+
+def default_float():
+    """The dtype of floating-point tensors made without a dtype (gt.get_default_dtype)."""
+    return _default_float[0]
+
+
 def from_code(code):
     return _by_code[code]
 

@@ -273,8 +273,8 @@ def test_settings_scripts_call_and_the_torch_modules_gt_answers(monkeypatch):
     assert gt.is_tensor(gt.ones(1)) and not gt.is_tensor(np.ones(1)) and gt.numel(gt.ones(2, 3)) == 6
     assert gt.get_default_dtype() == gt.float32
     gt.set_default_dtype(gt.float32)
-    with pytest.raises(NotImplementedError, match="float32 only"):
-        gt.set_default_dtype(gt.float64)
+    with pytest.raises(TypeError, match="only floating-point types"):
+        gt.set_default_dtype(gt.int64)
     monkeypatch.setenv("GT_ALLOW_TF32", "0")  # (so that the teardown restores what was there)
     gt.set_float32_matmul_precision("high")
     assert gt.get_float32_matmul_precision() == "high" and os.environ["GT_ALLOW_TF32"] == "1"
@@ -428,3 +428,34 @@ def test_stacking_splitting_and_shapes():
         gt.cov(gt.ones(2, 3), fweights=gt.ones(3))
     with pytest.raises(RuntimeError, match="expected a matrix"):
         gt.trace(gt.ones(3))
+
+
+@pytest.fixture
+def default_float64():
+    gt.set_default_dtype(gt.float64)
+    yield
+    gt.set_default_dtype(gt.float32)
+
+
+def test_set_default_dtype_float64_reaches_every_creation_path(default_float64):
+    assert gt.get_default_dtype() == gt.float64
+    made = [gt.zeros(2), gt.ones(2), gt.full((2,), 1.5), gt.rand(2), gt.randn(2), gt.arange(0.0, 2.0),
+            gt.linspace(0, 1, 3), gt.eye(2), gt.tensor([1.0, 2.0]), gt.Tensor([1, 2]), gt.tensor([1, 2]) / 2,
+            gt.tensor([1, 2]) * 1.5, gt.tensor([1, 2]) ** 0.5, gt.nn.Linear(2, 3).weight, gt.nn.Linear(2, 3).bias,
+            gt.nn.LayerNorm(3).weight]
+    assert [t.dtype for t in made] == [gt.float64] * len(made)
+    assert gt.tensor([1, 2]).dtype == gt.int64 and gt.tensor(np.zeros(2, np.float32)).dtype == gt.float32
+    assert gt.ones(2).float().dtype == gt.float32
+    # a float64 model trains in float64 end to end
+    gt.manual_seed(0)
+    model = gt.nn.Sequential(gt.nn.Linear(3, 8), gt.nn.Tanh(), gt.nn.Linear(8, 1))
+    opt = gt.optim.Adam(model.parameters(), lr=1e-2)
+    x = gt.tensor(np.linspace(-1, 1, 30).reshape(10, 3))
+    for _ in range(3):
+        loss = ((model(x) - 1.0) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert loss.dtype == gt.float64 and all(p.dtype == gt.float64 for p in model.parameters())
+    gt.set_default_tensor_type("torch.FloatTensor")
+    assert gt.get_default_dtype() == gt.float32 and gt.zeros(1).dtype == gt.float32

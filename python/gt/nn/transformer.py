@@ -260,4 +260,4 @@ class Transformer(Module):
         """(sz, sz) float mask: 0 on and below the diagonal, -inf above (a causal mask)."""
         import numpy as np
         mask = np.triu(np.full((sz, sz), -np.inf, dtype=np.float32), 1)
-        return T.from_numpy(mask.astype(_dt.numpy_dtype(_dt.resolve(dtype or _dt.float32))))
+        return T.from_numpy(mask.astype(_dt.numpy_dtype(_dt.resolve(dtype or _dt.default_float()))))
