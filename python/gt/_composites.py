@@ -654,19 +654,96 @@ def _horner(coefficients, w):
 
 
 def polygamma(n, input):
-    """The n-th derivative of digamma (torch.polygamma): n = 0 is digamma, n = 1 trigamma (GT's
-    ops, computed in float64); higher orders raise NotImplementedError. Differentiable for n = 0;
-    a backward pass through n = 1 raises NotImplementedError."""
+    """The n-th derivative of digamma (torch.polygamma): n = 0 is digamma and n = 1 trigamma
+    (GT's ops); n >= 2 is (-1)^(n+1) n! zeta(n + 1, x) (Abramowitz & Stegun 6.4.10), the
+    Hurwitz zeta function summed directly over 24 shifts and finished by its Euler-Maclaurin
+    series (see _hurwitz_zeta), in float64: accurate for x > -14; NaN below, inf at the poles
+    (0, -1, -2, ...). Differentiable for every n (the gradient of polygamma(n) is polygamma(n + 1)).
+    ValueError for a negative or non-integer n."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"polygamma(n, input): n must be a non-negative int, got {n!r}")
     if n == 0:
         return T.digamma(input)
+    x = _float(input)
+    if x.requires_grad and _grad_enabled():
+        return _polygamma_function().apply(x, n)
+    return _polygamma_values(n, x)
+
+
+def _polygamma_values(n, x):
     if n == 1:
-        x = _float(input)
-        if x.requires_grad and _grad_enabled():
-            return _trigamma_function().apply(x)
         return _ops_mod().trigamma(x)
-    raise NotImplementedError(f"polygamma of order {n}: GT has digamma (n = 0) and trigamma (n = 1) only")
+    y = _hurwitz_zeta(n + 1, T.cast(x, _dt.float64)) * ((-1.0) ** (n + 1) * math.factorial(n))
+    return T.cast(y, x.dtype)
+
+
+# Bernoulli numbers B_2, B_4, ..., B_18 (Abramowitz & Stegun, Table 23.2).
+_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798)
+_ZETA_SHIFTS = 24
+
+
+def _power(t, s):
+    """t ** s for a Python int s >= 1 by repeated squaring (a negative t keeps its sign rule)."""
+    result, base = None, t
+    while s:
+        if s & 1:
+            result = base if result is None else result * base
+        s >>= 1
+        if s:
+            base = base * base
+    return result
+
+
+def _hurwitz_zeta(s, q):
+    """zeta(s, q) = sum over k >= 0 of (q + k)^-s for float64 q and s > 1 (a Python int or a
+    tensor): the first 24 terms summed, then the Euler-Maclaurin formula at a = q + 24
+    (DLMF 25.11.5 / Abramowitz & Stegun 23.1.30): a^(1-s) / (s-1) + a^-s / 2 +
+    sum_j B_2j / (2j)! s (s+1) ... (s+2j-2) a^(-s-2j+1), j <= 9 (error below 1e-16 relative
+    for a >= 10). With an int s the powers are products, so a negative q works; with a tensor
+    s they are exp(-s log(q + k)), which needs q > 0."""
+    integer = isinstance(s, int)
+
+    def inverse_power(t):
+        return 1.0 / _power(t, s) if integer else T.exp(-s * T.log(t))
+    total = None
+    for k in range(_ZETA_SHIFTS):
+        term = inverse_power(q + float(k))
+        total = term if total is None else total + term
+    a = q + float(_ZETA_SHIFTS)
+    a_s = inverse_power(a)  # a^-s
+    tail = a_s * a / (s - 1.0) + 0.5 * a_s
+    rising, power = s, a_s / a  # s (s+1)...(s+2j-2) and a^(-s-2j+1)
+    for j, b in enumerate(_BERNOULLI, 1):
+        tail = tail + (b / math.factorial(2 * j)) * rising * power
+        rising = rising * (s + 2.0 * j - 1) * (s + 2.0 * j)
+        power = power / (a * a)
+    return total + tail
+
+
+def zeta(input, other):
+    """The Hurwitz zeta function zeta(x, q) = sum over k >= 0 of (q + k)^-x, elementwise with
+    broadcasting (torch.special.zeta; x = 2 and q = 1 is Riemann's zeta(2) = pi^2 / 6), in
+    float64 (see _hurwitz_zeta). inf for x = 1, NaN for x < 1; for q <= 0: inf at integers, NaN
+    elsewhere (PyTorch's Cephes kernel also sums negative q for integer x; polygamma does).
+    Not differentiable (as PyTorch's)."""
+    from .autograd import no_grad
+    like = next((v for v in (input, other) if isinstance(v, Tensor) and v.dtype.is_floating_point), None)
+    x, q = (v if isinstance(v, Tensor) else T.tensor(float(v), dtype=like.dtype if like is not None else None)
+            for v in (input, other))
+    floats = [v.dtype for v in (x, q) if v.dtype.is_floating_point]
+    out_dtype = (_dt.float64 if _dt.float64 in floats else floats[0]) if floats else _dt.default_float()
+    with no_grad():
+        x64, q64 = T.cast(x, _dt.float64), T.cast(q, _dt.float64)
+        x64, q64 = T.broadcast_tensors(x64, q64)
+        safe_q = T.where(q64 > 0, q64, 1.0)
+        safe_x = T.where(x64 > 1, x64, 2.0)
+        z = _hurwitz_zeta(safe_x, safe_q)
+        z = T.where(x64 == 1, math.inf, T.where(x64 < 1, math.nan, z))
+        z = T.where(q64 > 0, z, T.where(q64 == T.floor(q64), math.inf, math.nan))
+    return T.cast(z, out_dtype)
+
+
+Tensor.polygamma = lambda self, n: polygamma(n, self)
 
 
 def mvlgamma(input, p):
@@ -695,24 +772,25 @@ def _grad_enabled():
 
 
 @functools.lru_cache(maxsize=None)
-def _trigamma_function():
+def _polygamma_function():
     from . import autograd  # (not at import: gt.autograd imports this module)
 
-    class Trigamma(autograd.Function):
-        """polygamma(1, x) of a tensor that requires grad: its backward raises, since its
-        derivative, polygamma(2, x), is not implemented (rather than a silent zero)."""
+    class Polygamma(autograd.Function):
+        """polygamma(n, x) of a tensor that requires grad; its gradient is polygamma(n + 1, x)."""
 
         @staticmethod
-        def forward(ctx, x):
-            return _ops_mod().trigamma(x)
+        def forward(ctx, x, n):
+            ctx.save_for_backward(x)
+            ctx.n = n
+            return _polygamma_values(n, x)
 
         @staticmethod
         def backward(ctx, g):
-            raise NotImplementedError("the gradient of polygamma(1, x) needs polygamma(2, x), which GT does not have")
-    return Trigamma
+            (x,) = ctx.saved_tensors
+            return g * polygamma(ctx.n + 1, x), None
+    return Polygamma
 
 
-Tensor.polygamma = lambda self, n: polygamma(n, self)
 Tensor.mvlgamma = mvlgamma
 
 

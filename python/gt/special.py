@@ -1,14 +1,13 @@
 """gt.special, as torch.special: the special functions GT's ops express, each differentiable
-through them (polygamma of order 1 is not; orders above 1 raise NotImplementedError). Functions
-GT has no op for (i0, zeta, the Bessel functions, gammainc, ndtri) are not here: AttributeError,
-as for any missing name."""
+through them (zeta is not, as PyTorch's). Functions GT has no op for (i0, the Bessel
+functions, gammainc, ndtri) are not here: AttributeError, as for any missing name."""
 import math
 
 import gt as T  # the package (its functions are looked up when called)
 
 __all__ = ["expit", "logit", "erf", "erfc", "erfinv", "log1p", "expm1", "exp2", "xlogy", "xlog1py", "logsumexp",
            "softmax", "log_softmax", "sinc", "round", "entr", "ndtr", "log_ndtr", "gammaln", "digamma", "psi",
-           "polygamma", "multigammaln"]
+           "polygamma", "multigammaln", "zeta"]
 
 
 def gammaln(input):
@@ -25,8 +24,14 @@ psi = digamma
 
 
 def polygamma(n, input):
-    """The n-th derivative of digamma, n = 0 or 1 (torch.special.polygamma)."""
+    """The n-th derivative of digamma (torch.special.polygamma; see gt.polygamma)."""
     return T.polygamma(n, input)
+
+
+def zeta(input, other):
+    """The Hurwitz zeta function zeta(input, other) (torch.special.zeta; see gt._composites.zeta)."""
+    from ._composites import zeta as _zeta
+    return _zeta(input, other)
 
 
 def multigammaln(input, p):

@@ -83,16 +83,45 @@ def test_special_names_mvlgamma_and_their_errors():
     np.testing.assert_allclose(x.mvlgamma(3).numpy(), want, rtol=1e-13)
     with pytest.raises(ValueError, match=r"greater than \(p-1\)/2"):
         gt.mvlgamma(x, 6)
-    with pytest.raises(NotImplementedError, match="order 2"):
-        gt.polygamma(2, x)
     with pytest.raises(ValueError, match="non-negative int"):
         gt.polygamma(-1, x)
 
 
-def test_a_backward_pass_through_trigamma_raises_instead_of_dropping_its_gradient():
-    x = gt.tensor([0.5, 2.0], dtype=gt.float64, requires_grad=True)
-    y = gt.polygamma(1, x)
-    assert y.requires_grad
-    np.testing.assert_allclose(y.detach().numpy(), [math.pi ** 2 / 2, math.pi ** 2 / 6 - 1], rtol=1e-12)
-    with pytest.raises(NotImplementedError, match="polygamma"):
-        (x.lgamma() + y).sum().backward()
+def test_polygamma_of_every_order_and_its_gradient():
+    zeta3 = 1.2020569031595942  # Apery's constant
+    x = gt.tensor([1.0, 0.5], dtype=gt.float64)
+    np.testing.assert_allclose(gt.polygamma(2, x).numpy(), [-2 * zeta3, -14 * zeta3], rtol=1e-14)
+    np.testing.assert_allclose(gt.polygamma(3, x).numpy(), [math.pi ** 4 / 15, math.pi ** 4], rtol=1e-14)
+    # the recurrence psi_n(x + 1) = psi_n(x) + (-1)^n n! / x^(n+1), negative x included
+    t = np.array([0.3, 2.7, 11.0, -0.4, -5.6, -7.3])
+    for n in (2, 3, 6):
+        lhs = gt.polygamma(n, gt.tensor(t + 1)).numpy()
+        rhs = gt.polygamma(n, gt.tensor(t)).numpy() + (-1) ** n * math.factorial(n) / t ** (n + 1)
+        np.testing.assert_allclose(lhs, rhs, rtol=1e-11)
+    assert gt.polygamma(2, gt.tensor([0.0, -3.0], dtype=gt.float64)).numpy().tolist() == [-np.inf, -np.inf]
+    assert gt.polygamma(2, gt.tensor([2.0])).dtype == gt.float32 and x.polygamma(2).shape == (2,)
+    # gradients: polygamma(n)' = polygamma(n + 1), also twice (create_graph)
+    v = np.array([0.7, 3.0, -1.5])
+    xv = gt.tensor(v, requires_grad=True)
+    y = gt.polygamma(1, xv)
+    np.testing.assert_allclose(y.detach().numpy(), gt.polygamma(1, gt.tensor(v)).numpy())
+    (g,) = gt.autograd.grad(y.sum(), xv, create_graph=True)
+    eps = 1e-6
+    numeric = (gt.polygamma(1, gt.tensor(v + eps)).numpy() - gt.polygamma(1, gt.tensor(v - eps)).numpy()) / (2 * eps)
+    np.testing.assert_allclose(g.detach().numpy(), numeric, rtol=1e-6)
+    (g2,) = gt.autograd.grad(g.sum(), xv)
+    np.testing.assert_allclose(g2.numpy(), gt.polygamma(3, gt.tensor(v)).numpy(), rtol=1e-14)
+
+
+def test_hurwitz_zeta():
+    S = gt.special
+    got = S.zeta(gt.tensor([2.0, 4.0, 2.0, 3.0]), gt.tensor([1.0, 1.0, 0.5, 2.0], dtype=gt.float64)).numpy()
+    np.testing.assert_allclose(got, [math.pi ** 2 / 6, math.pi ** 4 / 90, math.pi ** 2 / 2, 1.2020569031595942 - 1],
+                               rtol=1e-14)
+    # zeta(s, q) - zeta(s, q + 1) = q^-s, for real s
+    s, q = np.array([1.5, 2.5, 7.0]), np.array([0.3, 4.0, 0.9])
+    diff = S.zeta(gt.tensor(s), gt.tensor(q)).numpy() - S.zeta(gt.tensor(s), gt.tensor(q + 1)).numpy()
+    np.testing.assert_allclose(diff, q ** -s, rtol=1e-12)
+    edge = S.zeta(gt.tensor([1.0, 0.5, 2.0, 2.0]), gt.tensor([1.0, 1.0, -1.0, -0.5])).numpy()
+    assert np.isinf(edge[0]) and np.isnan(edge[1]) and np.isinf(edge[2]) and np.isnan(edge[3])
+    assert S.zeta(2.0, gt.tensor([1.0])).dtype == gt.float32
