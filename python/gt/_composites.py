@@ -746,6 +746,77 @@ def zeta(input, other):
 Tensor.polygamma = lambda self, n: polygamma(n, self)
 
 
+# ---------------------------------------------------------------- modified Bessel functions
+
+_BESSEL_SERIES_MAX = 20.0  # |x| at or below: the power series; above: the asymptotic expansion
+
+
+def _bessel_i(order, x, scaled):
+    """I_order(|x|) (order 0 or 1), times exp(-|x|) when scaled, in float64: for |x| <= 20 the
+    power series sum_k (x/2)^(2k+order) / (k! (k+order)!) (Abramowitz & Stegun 9.6.10), 60
+    terms; above, the asymptotic expansion e^x / sqrt(2 pi x) sum_k (-1)^k a_k(mu) / (8x)^k with
+    mu = 4 order^2, a_k = (mu - 1)(mu - 9)...(mu - (2k-1)^2) / k! (A&S 9.7.1), 24 terms. Each
+    branch sees its inputs clamped to its range, so neither overflows into the other's
+    gradient."""
+    ax = T.abs(x)
+    small = T.clamp(ax, max=_BESSEL_SERIES_MAX)
+    y = small * small * 0.25
+    term = small * 0.5 if order else T.ones_like(small)
+    series = term
+    for k in range(1, 60):
+        term = term * y * (1.0 / (k * (k + order)))
+        series = series + term
+    if scaled:
+        series = series * T.exp(-small)
+    large = T.clamp(ax, min=_BESSEL_SERIES_MAX)
+    mu = 4.0 * order * order
+    coefficient, total, inv8x = 1.0, T.ones_like(large), 1.0 / (8.0 * large)
+    power = T.ones_like(large)
+    for k in range(1, 24):
+        coefficient *= -(mu - (2 * k - 1) ** 2) / k
+        power = power * inv8x
+        total = total + coefficient * power
+    asymptotic = total / T.sqrt(2.0 * math.pi * large)
+    if not scaled:
+        asymptotic = asymptotic * T.exp(large)
+    out = T.where(ax <= _BESSEL_SERIES_MAX, series, asymptotic)
+    return out * T.sign(x) if order else out
+
+
+def _bessel(order, scaled, name):
+    def fn(input):
+        x = _float(input)
+        return T.cast(_bessel_i(order, T.cast(x, _dt.float64), scaled), x.dtype)
+    fn.__name__ = name
+    fn.__doc__ = (f"The modified Bessel function of the first kind of order {order}"
+                  f"{', times exp(-|x|)' if scaled else ''}, elementwise (torch.special.{name}; see _bessel_i). "
+                  "Differentiable through its series.")
+    return fn
+
+
+i0, i0e, i1, i1e = (_bessel(o, s, n) for o, s, n in ((0, False, "i0"), (0, True, "i0e"), (1, False, "i1"),
+                                                     (1, True, "i1e")))
+Tensor.i0 = i0
+
+
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, requires_grad=False, **kwargs):
+    """The Kaiser window (torch.kaiser_window): w[n] = I0(beta sqrt(1 - (2n/(N-1) - 1)^2)) / I0(beta)
+    for n < N = window_length (periodic: the first N of a window of N + 1). ValueError for a
+    negative length."""
+    if window_length < 0:
+        raise ValueError(f"kaiser_window requires non-negative window_length, got window_length={window_length}")
+    d = _dt.resolve(dtype) if dtype is not None else _dt.default_float()
+    if window_length <= 1:
+        return T.ones(window_length, dtype=d, requires_grad=requires_grad)
+    n = window_length + 1 if periodic else window_length
+    ratio = np.arange(window_length, dtype=np.float64) * (2.0 / (n - 1)) - 1.0
+    arg = T.tensor(beta * np.sqrt(np.clip(1.0 - ratio * ratio, 0.0, None)))
+    w = _bessel_i(0, arg, False) / _bessel_i(0, T.tensor(float(beta), dtype=_dt.float64), False)
+    out = T.cast(w, d)
+    out.requires_grad = bool(requires_grad)
+    return out
+
+
 def mvlgamma(input, p):
     """The multivariate log-gamma function of dimension p (torch.mvlgamma):
     p (p - 1) / 4 log(pi) + sum over i < p of lgamma(x - i / 2). ValueError unless every

@@ -1,13 +1,14 @@
 """gt.special, as torch.special: the special functions GT's ops express, each differentiable
-through them (zeta is not, as PyTorch's). Functions GT has no op for (i0, the Bessel
-functions, gammainc, ndtri) are not here: AttributeError, as for any missing name."""
+through them (zeta is not, as PyTorch's). Functions GT has no op for (the Bessel functions of
+the first and second kind J and Y, gammainc, ndtri) are not here: AttributeError, as for any
+missing name."""
 import math
 
 import gt as T  # the package (its functions are looked up when called)
 
 __all__ = ["expit", "logit", "erf", "erfc", "erfinv", "log1p", "expm1", "exp2", "xlogy", "xlog1py", "logsumexp",
            "softmax", "log_softmax", "sinc", "round", "entr", "ndtr", "log_ndtr", "gammaln", "digamma", "psi",
-           "polygamma", "multigammaln", "zeta"]
+           "polygamma", "multigammaln", "zeta", "i0", "i0e", "i1", "i1e"]
 
 
 def gammaln(input):
@@ -131,3 +132,27 @@ def log_ndtr(input):
     """log(ndtr(x)); for x < -1 through erfc, which keeps precision in the far left tail only
     as far as float32's erfc does (PyTorch uses an asymptotic series below about -20)."""
     return T.log(0.5 * T.erfc(-input * (1.0 / math.sqrt(2.0))))
+
+
+def i0(input):
+    """The modified Bessel function I0 (torch.special.i0)."""
+    from ._composites import i0 as f
+    return f(input)
+
+
+def i0e(input):
+    """exp(-|x|) I0(x) (torch.special.i0e)."""
+    from ._composites import i0e as f
+    return f(input)
+
+
+def i1(input):
+    """The modified Bessel function I1 (torch.special.i1)."""
+    from ._composites import i1 as f
+    return f(input)
+
+
+def i1e(input):
+    """exp(-|x|) I1(x) (torch.special.i1e)."""
+    from ._composites import i1e as f
+    return f(input)

@@ -125,3 +125,23 @@ def test_hurwitz_zeta():
     edge = S.zeta(gt.tensor([1.0, 0.5, 2.0, 2.0]), gt.tensor([1.0, 1.0, -1.0, -0.5])).numpy()
     assert np.isinf(edge[0]) and np.isnan(edge[1]) and np.isinf(edge[2]) and np.isnan(edge[3])
     assert S.zeta(2.0, gt.tensor([1.0])).dtype == gt.float32
+
+
+def test_modified_bessel_functions_and_the_kaiser_window():
+    x = np.array([-30.0, -21.0, -5.5, -0.3, 0.0, 0.7, 3.0, 12.0, 19.9, 20.1, 45.0, 300.0])
+    np.testing.assert_allclose(gt.i0(gt.tensor(x)).numpy(), np.i0(x), rtol=1e-14)  # both sides of |x| = 20
+    np.testing.assert_allclose(gt.special.i0e(gt.tensor(x)).numpy(), np.exp(-np.abs(x)) * np.i0(x), rtol=1e-14)
+    # I1 = I0': against central differences of NumPy's i0, and as autograd's gradient of i0
+    eps = 1e-5
+    d = (np.i0(x + eps) - np.i0(x - eps)) / (2 * eps)
+    i1 = gt.special.i1(gt.tensor(x)).numpy()
+    np.testing.assert_allclose(i1, d, rtol=1e-8, atol=1e-12)
+    t = gt.tensor(x, requires_grad=True)
+    gt.i0(t).sum().backward()
+    np.testing.assert_allclose(t.grad.numpy(), i1, rtol=1e-13, atol=1e-300)
+    np.testing.assert_allclose(gt.special.i1e(gt.tensor(x)).numpy(), np.exp(-np.abs(x)) * i1, rtol=1e-13)
+    assert gt.special.i1(gt.tensor([-2.0])).item() < 0 and gt.tensor([0.5]).i0().dtype == gt.float32
+    np.testing.assert_allclose(gt.kaiser_window(8, beta=5.0).numpy(), np.kaiser(9, 5.0)[:8], rtol=1e-6)
+    np.testing.assert_allclose(gt.kaiser_window(7, periodic=False, beta=8.6, dtype=gt.float64).numpy(),
+                               np.kaiser(7, 8.6), rtol=1e-13)
+    assert gt.kaiser_window(1).numpy().tolist() == [1.0]
