@@ -222,15 +222,16 @@ class record_function(contextlib.ContextDecorator):
 
     def __init__(self, name, args=None):
         self.name = name
-        self.start = None
+        self._starts = []  # a stack: as a decorator, one object serves nested (recursive) calls
 
     def __enter__(self):
-        self.start = time.perf_counter_ns() if _tensor._trace is not None else None
+        self._starts.append(time.perf_counter_ns() if _tensor._trace is not None else None)
         return self
 
     def __exit__(self, *exc):
-        if self.start is not None and _tensor._trace is not None:
-            _tensor._trace.ranges.append((self.name, self.start, time.perf_counter_ns()))
+        start = self._starts.pop()
+        if start is not None and _tensor._trace is not None:
+            _tensor._trace.ranges.append((self.name, start, time.perf_counter_ns()))
         return False
 
 

@@ -99,3 +99,15 @@ def test_a_trace_written_to_a_pipe_leaves_it_a_pipe(tmp_path):
     reader.join(30)
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     assert json.loads(got[0])["traceEvents"]
+
+
+def test_record_function_as_a_decorator_of_a_recursive_function():
+    @record_function("fib")
+    def fib(n):
+        return n if n < 2 else fib(n - 1) + fib(n - 2)
+    with profile() as prof:
+        assert fib(5) == 5
+    spans = [e for e in prof.events() if e.get("cat") == "user_annotation"]
+    assert len(spans) == 15 and all(e["dur"] >= 0 for e in spans)
+    outer = max(spans, key=lambda e: e["dur"])
+    assert all(outer["ts"] <= e["ts"] and e["ts"] + e["dur"] <= outer["ts"] + outer["dur"] + 1e-3 for e in spans)
