@@ -66,7 +66,7 @@ clip = clamp
 
 
 @_method()
-def clone(x):
+def clone(x, memory_format=None):
     """A copy (GT tensors are never written in place on the worker, so it shares the values)."""
     t = Tensor(x._h, x.shape, x.dtype)
     if x.requires_grad and _ag.is_grad_enabled():

@@ -381,7 +381,7 @@ class Tensor:
     # (the methods that are gt functions, x.sum(dim) for gt.sum(x, dim), are registered by the
     # modules defining them: here with @_method, gt._ops, gt._functions and gt._indexing)
     def expand_as(self, other): return _op("broadcast_to", self, shape=other.shape) if self.shape != other.shape else self
-    def contiguous(self): return self
+    def contiguous(self, memory_format=None): return self
     def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
         """x.to(dtype), x.to(device), x.to(device, dtype), x.to(other) (its dtype), as PyTorch: a
         cast when the dtype differs, else x itself (a copy with copy=True). A device is checked
@@ -886,12 +886,12 @@ BoolTensor = _typed_constructor("BoolTensor", _dt.bool)
 
 def _takes_device(fn):
     """`fn` also takes PyTorch's `device=` (checked: gt.device raises for a name that is not a
-    device), `layout=` and `pin_memory=`, which place nothing: a tensor lives on its session's
+    device), `layout=`, `pin_memory=` and `memory_format=` (see gt.memory_format), which place nothing: a tensor lives on its session's
     workers (see gt._device); and a function of `*shape` also takes it as `size=` (torch.empty(size=(2, 3)))."""
     shaped = next(iter(inspect.signature(fn).parameters.values())).kind is inspect.Parameter.VAR_POSITIONAL
 
     @functools.wraps(fn)
-    def with_device(*args, device=None, layout=None, pin_memory=False, **kwargs):
+    def with_device(*args, device=None, layout=None, pin_memory=False, memory_format=None, **kwargs):
         if device is not None:
             _device.check(device)
         if shaped and "size" in kwargs:

@@ -70,6 +70,24 @@ _by_numpy = {d.numpy: d for d in _all if d.numpy is not None}
 _NAMES = "float32, float64, float16, bfloat16, int32, int64, bool, int8, int16 or uint8"
 
 
+class memory_format:
+    """torch.memory_format: how a tensor's elements are ordered in memory (torch.channels_last,
+    ...). A GT tensor is a value whose layout its worker's kernels choose, so every format is
+    accepted where PyTorch takes one (Tensor.to, contiguous, clone, Module.to, the creation
+    functions) and changes nothing; x.is_contiguous(memory_format=...) is True."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "gt." + self.name
+
+
+contiguous_format, channels_last, channels_last_3d, preserve_format = (
+    memory_format(n) for n in ("contiguous_format", "channels_last", "channels_last_3d", "preserve_format"))
+
+
 _default_float = [float32]  # gt.set_default_dtype's setting
 
 

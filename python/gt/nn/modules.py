@@ -374,11 +374,11 @@ class Module:
     def eval(self):
         return self.train(False)
 
-    def to(self, *args, dtype=None, device=None, non_blocking=False):
+    def to(self, *args, dtype=None, device=None, non_blocking=False, memory_format=None):
         """module.to(dtype), .to(device), .to(device, dtype), as PyTorch: casts every floating-
         point parameter and buffer to `dtype` (in place) and returns the module. A device is
         checked and moves nothing: the module's tensors stay on the session's workers (see
-        gt.device)."""
+        gt.device); a memory_format changes nothing (see gt.memory_format)."""
         for a in args:
             if isinstance(a, T.Tensor):
                 dtype = a.dtype

@@ -17,6 +17,10 @@ torch._foreach_*): each line of an update is one call into the client core for a
 group's parameters, not one Python call per parameter. The instructions, and so the results,
 are those of the per-parameter formulas in the docstrings; the client's time for a char_gpt
 AdamW step (28 parameters, 420 instructions) went from 1.1-2.0 to about 0.6 ms.
+
+PyTorch's implementation switches `foreach=`, `fused=`, `capturable=` and `differentiable=` are
+accepted and kept in each param group (GT has the one implementation above; the worker fuses
+each update into a kernel whichever is asked); `maximize=True` ascends the gradient.
 """
 import functools
 import math
@@ -33,7 +37,17 @@ from . import lr_scheduler, swa_utils  # noqa: E402
 def _ends_a_batch(step):
     @functools.wraps(step)
     def step_then_send(self, *args, **kwargs):
-        out = step(self, *args, **kwargs)
+        # maximize=True (a group's): the step sees each gradient negated (gradient ascent, as
+        # PyTorch's optimizers negate it first); the parameters' .grad are given back unchanged.
+        flipped = [p for g in self.param_groups if g.get("maximize") for p in g["params"] if p.grad is not None]
+        grads = [p.grad for p in flipped]
+        for p in flipped:
+            p.grad = -p.grad
+        try:
+            out = step(self, *args, **kwargs)
+        finally:
+            for p, g in zip(flipped, grads):
+                p.grad = g
         _runtime.flush()
         return out
     step_then_send._ends_a_batch = True
@@ -172,11 +186,11 @@ class SGD(Optimizer):
     buf = momentum * buf + (1 - dampening) * g (buf = g at the first step), and g = buf, or
     g + momentum * buf with nesterov (Sutskever et al. 2013); p -= lr * g."""
 
-    def __init__(self, params, lr=0.01, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False):
+    def __init__(self, params, lr=0.01, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, *, foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
         _check_lr(lr)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+        super().__init__(params, dict(foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable, fused=fused, lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                                       nesterov=nesterov))
 
     def step(self):
@@ -211,11 +225,11 @@ class Adam(Optimizer):
 
     decoupled = False
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False, *, foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
         _check_lr(lr)
         if not 0.0 <= betas[0] < 1.0 or not 0.0 <= betas[1] < 1.0:
             raise ValueError(f"Invalid beta parameters: {betas}")
-        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad))
+        super().__init__(params, dict(foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable, fused=fused, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad))
 
     def step(self):
         with no_grad():
@@ -264,8 +278,10 @@ class AdamW(Adam):
 
     decoupled = True
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01, amsgrad=False):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad)
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01, amsgrad=False, *,
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+                         capturable=capturable, differentiable=differentiable, fused=fused)
 
 
 def _grads_with_decay(params, wd):
@@ -279,11 +295,11 @@ class RMSprop(Optimizer):
     and the denominator is sqrt(v - ga^2) + eps, else sqrt(v) + eps; with momentum,
     buf = momentum buf + g / denominator and p -= lr buf, else p -= lr g / denominator."""
 
-    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False):
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False, *, foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
         _check_lr(lr)
         if alpha < 0 or eps < 0 or momentum < 0:
             raise ValueError(f"Invalid alpha, eps or momentum: {alpha}, {eps}, {momentum}")
-        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
+        super().__init__(params, dict(foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable, fused=fused, lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
                                       centered=centered))
 
     def step(self):
@@ -322,12 +338,12 @@ class Adagrad(Optimizer):
     clr = lr / (1 + (t - 1) lr_decay); sum += g^2 (starting at initial_accumulator_value);
     p -= clr g / (sqrt(sum) + eps)."""
 
-    def __init__(self, params, lr=1e-2, lr_decay=0.0, weight_decay=0.0, initial_accumulator_value=0.0, eps=1e-10):
+    def __init__(self, params, lr=1e-2, lr_decay=0.0, weight_decay=0.0, initial_accumulator_value=0.0, eps=1e-10, *, foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
         _check_lr(lr)
         if lr_decay < 0 or initial_accumulator_value < 0 or eps < 0:
             raise ValueError(f"Invalid lr_decay, initial_accumulator_value or eps: {lr_decay}, "
                              f"{initial_accumulator_value}, {eps}")
-        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+        super().__init__(params, dict(foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable, fused=fused, lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value, eps=eps))
 
     def step(self):
@@ -351,11 +367,11 @@ class Adadelta(Optimizer):
     v = rho v + (1 - rho) g^2; delta = sqrt(u + eps) / sqrt(v + eps) g;
     u = rho u + (1 - rho) delta^2; p -= lr delta (v and u start at 0)."""
 
-    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0):
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, *, foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
         _check_lr(lr)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
-        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay))
+        super().__init__(params, dict(foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable, fused=fused, lr=lr, rho=rho, eps=eps, weight_decay=weight_decay))
 
     def step(self):
         with no_grad():
