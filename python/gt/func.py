@@ -139,6 +139,16 @@ def _differentiable_args(args, argnums, fn_name, record):
     return args, picked
 
 
+def _regroup(picked, flat):
+    """`flat` (one tensor per leaf of the picked arguments, in order) back in each argument's
+    structure: a list with one entry per argument."""
+    results, i = [], 0
+    for leaves, rebuild in picked:
+        results.append(rebuild(flat[i:i + len(leaves)]))
+        i += len(leaves)
+    return results
+
+
 def _split_aux(out, has_aux, fn_name):
     if not has_aux:
         return out, None
@@ -167,10 +177,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
                                    f"with {out.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
             all_leaves = [t for leaves, _ in picked for t in leaves]
             gs = _grads([out], all_leaves, [_tensor.ones(out.shape, dtype=out.dtype)], record)
-        results, i = [], 0
-        for leaves, rebuild in picked:
-            results.append(rebuild(gs[i:i + len(leaves)]))
-            i += len(leaves)
+        results = _regroup(picked, gs)
         g = tuple(results) if many else results[0]
         value = out if record else out.detach()
         return (g, (value, aux)) if has_aux else (g, value)
@@ -215,11 +222,7 @@ def vjp(func, *primals, has_aux=False):
         all_leaves = [t for leaves, _ in picked for t in leaves]
         with enable_grad():
             gs = _grads(outs, all_leaves, seeds, rec)
-        results, i = [], 0
-        for leaves, rebuild in picked:
-            results.append(rebuild(gs[i:i + len(leaves)]))
-            i += len(leaves)
-        return tuple(results)
+        return tuple(_regroup(picked, gs))
 
     value = out if record else _detach_tree(out)
     return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)
@@ -283,10 +286,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
                     col = (_stack([r[j] for r in rows]) if rows
                            else _tensor.zeros((0,) + tuple(t.shape), dtype=t.dtype))
                     blocks.append(col.reshape(tuple(o.shape) + tuple(t.shape)))
-                results, i = [], 0
-                for leaves, rebuild in picked:
-                    results.append(rebuild(blocks[i:i + len(leaves)]))
-                    i += len(leaves)
+                results = _regroup(picked, blocks)
                 per_output.append(tuple(results) if many else results[0])
         jac = rebuild_out(per_output)
         return (jac, aux) if has_aux else jac
