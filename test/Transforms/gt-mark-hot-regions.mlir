@@ -196,3 +196,27 @@ func.func @transposes_read_by_matmul_stay_out(%g: tensor<4x3xf32>, %h: tensor<4x
   %5 = gt.exp %4 {gt.worker = 0 : i64} : tensor<3x2xf32> -> tensor<3x2xf32>
   return
 }
+
+// CHECK-LABEL: func.func @frees_stay_where_they_were
+// Independent multiplications (one-op chains: no region) and a last chain that is one. The
+// frees of results no region reads stay where the client put them, so each result's memory
+// comes back before the next is made; only the free of %c, which the region reads, follows it.
+// CHECK: %[[M0:.*]] = gt.mul %arg0, %arg1
+// CHECK-NEXT: gt.free %[[M0]]
+// CHECK-NEXT: %[[M1:.*]] = gt.mul %arg0, %arg1
+// CHECK-NEXT: gt.free %[[M1]]
+// CHECK-NEXT: gt.region
+// CHECK: gt.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: gt.free %arg2
+func.func @frees_stay_where_they_were(%a: tensor<64xf32>, %b: tensor<64xf32>, %c: tensor<64xf32>) {
+  %0 = gt.mul %a, %b {gt.worker = 0 : i64} : tensor<64xf32>, tensor<64xf32> -> tensor<64xf32>
+  gt.free %0 {gt.worker = 0 : i64} : tensor<64xf32>
+  %1 = gt.mul %a, %b {gt.worker = 0 : i64} : tensor<64xf32>, tensor<64xf32> -> tensor<64xf32>
+  gt.free %1 {gt.worker = 0 : i64} : tensor<64xf32>
+  %2 = gt.add %c, %c {gt.worker = 0 : i64} : tensor<64xf32>, tensor<64xf32> -> tensor<64xf32>
+  gt.free %c {gt.worker = 0 : i64} : tensor<64xf32>
+  %3 = gt.neg %2 {gt.worker = 0 : i64} : tensor<64xf32> -> tensor<64xf32>
+  gt.free %2 {gt.worker = 0 : i64} : tensor<64xf32>
+  return
+}

@@ -418,3 +418,29 @@ def test_a_region_at_ever_new_sizes_compiles_at_most_eight_of_them(tmp_path):
     assert 0 < s["regions_compiled"] <= 8, s
     assert s["regions_left_cold_by_size_cap"] >= 12, s  # 12 sizes past the cap, each seen hot-after times
     assert s["region_fallbacks"] == 0, s
+
+
+# A batch of independent eager ops, each result dropped before the next is made (a loop
+# `for _ in range(n): r = a * b`), ending in a fused region: the worker frees each result where
+# the client did, so the batch holds two results at a time, not all of them (the frees used to
+# follow the run's last region: 200 results of 2 MiB alive at once, each on fresh pages).
+DROPPED_RESULTS = """
+import gt, numpy as np, json
+a_np = np.random.default_rng(0).standard_normal((32, 4, 64, 64)).astype(np.float32)
+a, b = gt.tensor(a_np), gt.tensor(a_np * 2)
+before = gt.debug.stats()["peak_bytes"]
+for _ in range(200):
+    r = a * b
+value = float((r + 1).sum().item())
+print(json.dumps({"value": value, "want": float((a_np * a_np * 2 + 1).astype(np.float64).sum()),
+                  "before": before, "stats": gt.debug.stats()}))
+"""
+
+
+def test_results_dropped_in_a_batch_are_freed_where_the_client_dropped_them(tmp_path):
+    out = run_script(DROPPED_RESULTS, [], tmp_path)
+    assert out["value"] == pytest.approx(out["want"], rel=1e-4)
+    mib = 2 ** 20
+    assert out["before"] <= 4 * mib + 64  # a and b
+    # a, b, the result being made and the one before it, the region's output: 5 x 2 MiB.
+    assert out["stats"]["peak_bytes"] <= 12 * mib, out["stats"]["peak_bytes"] / mib
