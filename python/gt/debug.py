@@ -41,7 +41,8 @@ def stats():
       large fused kernel's loops, and of a batch of small GEMMs), both ``gt-worker --threads``
       or one per core; ``matmuls_threaded_by_batch``: batched matmuls of small matrices
       (m*n*k <= 262144, which OpenBLAS runs on one thread) whose batch elements ran on the
-      kernel threads, a whole GEMM per thread.
+      kernel threads, a whole GEMM per thread; ``matmuls_jit_gemm``: such batches whose GEMMs
+      ran on MKL's JIT kernels (machine code made for one shape; 0 without MKL).
     - ``notes``: list of strings, one per region that fell back to eager, saying why.
     - ``collective_ops`` (all_reduce, all_gather, reduce_scatter, all_to_all), ``p2p_ops``
       (send, recv), ``collective_bytes`` (bytes a worker put into collectives),

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <unordered_map>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 // libomp's (LLVM's OpenMP runtime, linked by GTWorker): the threads of fused kernels' loops.
@@ -36,6 +37,80 @@ namespace {
 constexpr int64_t kBatchPerThreadMaxMNK = 262144;
 /// ... and the least work (multiply-adds, all elements) worth waking the threads for.
 constexpr int64_t kBatchPerThreadMinWork = 1 << 17;
+
+/// MKL's JIT GEMMs (oneMKL Developer Reference, "mkl_jit_create_?gemm"): machine code generated
+/// for one GEMM shape and run on the calling thread. A batch of small GEMMs (attention's per-head
+/// products, 64x64x32) runs each element through one: 35 % faster than cblas_sgemm per element
+/// on the development VM, whose MKL runs in strict CNR mode (mklStrictReproducibility), which
+/// slows small GEMMs by half (benchmarks/RESULTS.md, session 47). The kernel is fixed code on
+/// one thread, so its result cannot depend on thread counts either. Kernels are kept for the
+/// process's life, at most kMaxShapes of them; a shape past that (or without MKL, which the
+/// functions are looked up in at run time) always takes cblas_?gemm, so every GEMM of one shape
+/// takes the same path.
+class JitGemms {
+public:
+  using Kernel = void (*)(void *jitter, void *a, void *b, void *c);
+  struct Jit {
+    void *jitter = nullptr;
+    Kernel kernel = nullptr;
+  };
+  /// C (m x n, row-major, leading dimension ldc) = op(A) op(B) with alpha 1 and beta 0.
+  static const Jit *get(bool isDouble, bool transA, bool transB, int64_t m, int64_t n, int64_t k, int64_t lda,
+                        int64_t ldb, int64_t ldc) {
+    static JitGemms gemms;
+    return gemms.lookup(isDouble, transA, transB, m, n, k, lda, ldb, ldc);
+  }
+  /// Batched matmuls that ran on JIT kernels (counters: matmuls_jit_gemm).
+  static inline std::atomic<uint64_t> runs{0};
+
+private:
+  static constexpr size_t kMaxShapes = 512;
+  using Create = int (*)(void **, int, int, int, int, int, int, double, int, int, double, int);
+  using CreateS = int (*)(void **, int, int, int, int, int, int, float, int, int, float, int);
+  using GetPtr = void *(*)(const void *);
+
+  JitGemms() {
+    createS_ = reinterpret_cast<CreateS>(dlsym(RTLD_DEFAULT, "mkl_cblas_jit_create_sgemm"));
+    createD_ = reinterpret_cast<Create>(dlsym(RTLD_DEFAULT, "mkl_cblas_jit_create_dgemm"));
+    getS_ = reinterpret_cast<GetPtr>(dlsym(RTLD_DEFAULT, "mkl_jit_get_sgemm_ptr"));
+    getD_ = reinterpret_cast<GetPtr>(dlsym(RTLD_DEFAULT, "mkl_jit_get_dgemm_ptr"));
+    destroy_ = reinterpret_cast<int (*)(void *)>(dlsym(RTLD_DEFAULT, "mkl_jit_destroy"));
+  }
+  ~JitGemms() {
+    if (destroy_)
+      for (auto &[key, jit] : jits_)
+        if (jit.jitter) destroy_(jit.jitter);
+  }
+
+  const Jit *lookup(bool isDouble, bool transA, bool transB, int64_t m, int64_t n, int64_t k, int64_t lda,
+                    int64_t ldb, int64_t ldc) {
+    if (!(isDouble ? createD_ && getD_ : createS_ && getS_)) return nullptr;
+    constexpr int64_t kMaxInt = 1 << 30; // MKL_INT is int (LP64)
+    if (std::max({m, n, k, lda, ldb, ldc}) >= kMaxInt) return nullptr;
+    std::string key = std::to_string(isDouble) + std::to_string(transA) + std::to_string(transB) + "," +
+                      std::to_string(m) + "," + std::to_string(n) + "," + std::to_string(k) + "," +
+                      std::to_string(lda) + "," + std::to_string(ldb) + "," + std::to_string(ldc);
+    std::lock_guard lock(mu_);
+    if (auto it = jits_.find(key); it != jits_.end()) return it->second.kernel ? &it->second : nullptr;
+    if (jits_.size() >= kMaxShapes) return nullptr;
+    Jit jit;
+    constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112, kJitError = 2; // mkl_types.h
+    int ta = transA ? kTrans : kNoTrans, tb = transB ? kTrans : kNoTrans;
+    int status = isDouble ? createD_(&jit.jitter, kRowMajor, ta, tb, int(m), int(n), int(k), 1.0, int(lda), int(ldb), 0.0, int(ldc))
+                          : createS_(&jit.jitter, kRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, int(lda), int(ldb), 0.0f, int(ldc));
+    if (status != kJitError && jit.jitter) // (MKL_NO_JIT: the jitter runs the standard GEMM)
+      jit.kernel = reinterpret_cast<Kernel>((isDouble ? getD_ : getS_)(jit.jitter));
+    Jit &kept = jits_[key] = jit; // a refused shape is remembered too: it takes cblas_?gemm every time
+    return kept.kernel ? &kept : nullptr;
+  }
+
+  std::mutex mu_;
+  std::unordered_map<std::string, Jit> jits_;
+  CreateS createS_ = nullptr;
+  Create createD_ = nullptr;
+  GetPtr getS_ = nullptr, getD_ = nullptr;
+  int (*destroy_)(void *) = nullptr;
+};
 
 /// NumPy matmul through cblas_{s,d}gemm: one call for a batch that folds into A's rows
 /// (MatmulShape::foldBatchIntoRows), else one call per batch element; a transposed operand's
@@ -60,8 +135,23 @@ bool matmulBlas(const TensorType &ta, const void *a, const TensorType &tb, const
                   static_cast<const double *>(b) + offB, ldb, 0.0, static_cast<double *>(c) + i * m * n, n);
   };
   int64_t batches = s.batches;
-  if (batches > 1 && m * n * k <= kBatchPerThreadMaxMNK && batches * m * n * k >= kBatchPerThreadMinWork &&
-      omp_get_max_threads() > 1) {
+  bool small = batches > 1 && m * n * k <= kBatchPerThreadMaxMNK;
+  bool split = small && batches * m * n * k >= kBatchPerThreadMinWork && omp_get_max_threads() > 1;
+  // Which GEMM runs depends on the shape alone, never on how many threads there are now
+  // (leaveCoreFree): a JIT kernel gives its own bits.
+  if (const JitGemms::Jit *jit = small ? JitGemms::get(tc.dtype == DType::Float64, transposed.lhs, transposed.rhs,
+                                                        m, n, k, lda, ldb, n) : nullptr) {
+    size_t elem = dtypeSize(tc.dtype);
+    auto at = [&](const void *p, int64_t offset) {
+      return const_cast<char *>(static_cast<const char *>(p)) + size_t(offset) * elem;
+    };
+#pragma omp parallel for schedule(static) if (split)
+    for (int64_t i = 0; i < batches; ++i)
+      jit->kernel(jit->jitter, at(a, s.offsetA(i)), at(b, s.offsetB(i)), at(c, i * m * n));
+    JitGemms::runs++;
+    return split;
+  }
+  if (split) {
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < batches; ++i) gemm(i);
     return true;
@@ -380,7 +470,8 @@ public:
   }
   std::vector<std::pair<std::string, double>> counters() const override {
     std::vector<std::pair<std::string, double>> out{{"kernel_threads", double(threads_)},
-                                                    {"matmuls_threaded_by_batch", double(threadedBatches_.load())}};
+                                                    {"matmuls_threaded_by_batch", double(threadedBatches_.load())},
+                                                    {"matmuls_jit_gemm", double(JitGemms::runs.load())}};
     if (blasThreads_) out.push_back({"blas_threads", double(blasThreads_)});
     return out;
   }
