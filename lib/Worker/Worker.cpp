@@ -757,6 +757,7 @@ void serve(const Options &options) {
   SchedulerOptions schedulerOptions;
   schedulerOptions.clientCore = options.clientCore;
   schedulerOptions.executorCpu = options.executorCpu;
+  schedulerOptions.idleSpinUs = options.idleSpinUs;
   Scheduler scheduler(executor, schedulerOptions);
   auto req = dispatcher.registerWorkerRequest();
   req.setToken(workerToken);

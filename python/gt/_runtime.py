@@ -96,6 +96,21 @@ def executor_cpu(num_workers):
     return max(cpus) if len(cpus) >= 2 else None
 
 
+def idle_spin_us():
+    """How long (microseconds) a pinned auto-started worker's executor polls for the next batch
+    before it sleeps (gt-worker --idle-spin-us): GT_IDLE_SPIN_US, else 2000. Its core is its own
+    (executor_cpu), and a sleeping executor on an idle virtual CPU started the next batch 50-100 us
+    later (char_gpt generation 2.96-3.78 -> 2.48-2.74 ms per token; benchmarks/RESULTS.md, session 47)."""
+    value = os.environ.get("GT_IDLE_SPIN_US", "2000")
+    try:
+        us = int(value)
+    except ValueError:
+        raise ValueError(f"GT_IDLE_SPIN_US={value!r}: expected microseconds, a whole number from 0 to 1000000") from None
+    if not 0 <= us <= 1_000_000:
+        raise ValueError(f"GT_IDLE_SPIN_US={value!r}: expected microseconds, a whole number from 0 to 1000000")
+    return us
+
+
 def worker_memory(num_workers):
     """--memory of each auto-started CPU worker when several share this machine: 4/5 of the
     memory available now, divided among them (None for one worker: it measures for itself)."""
@@ -180,7 +195,7 @@ def start_local(num_workers=1, verbose=False):
         if worker_device(i) == "cpu":  # this process issues its next step beside the worker's threads
             argv += ["--client-core"]
         if pinned is not None:
-            argv += ["--executor-cpu", str(pinned)]
+            argv += ["--executor-cpu", str(pinned), "--idle-spin-us", str(idle_spin_us())]
         if memory and worker_device(i) == "cpu":
             argv += ["--memory", str(memory)]
         w = subprocess.Popen(argv, stdout=wout, stderr=wout, preexec_fn=_die_with_parent, env=worker_env)

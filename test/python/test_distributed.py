@@ -596,6 +596,21 @@ def test_one_local_cpu_worker_pins_its_executor(tmp_path, monkeypatch):
         assert any(c == mine for c in worker.values()), run  # the kernels' other threads
 
 
+def test_idle_spin_of_a_pinned_executor_defaults_and_is_checked(monkeypatch):
+    from gt import _runtime
+    monkeypatch.delenv("GT_IDLE_SPIN_US", raising=False)
+    assert _runtime.idle_spin_us() == 2000
+    monkeypatch.setenv("GT_IDLE_SPIN_US", "0")
+    assert _runtime.idle_spin_us() == 0
+    for bad in ("-1", "2ms", "2000000"):
+        monkeypatch.setenv("GT_IDLE_SPIN_US", bad)
+        with pytest.raises(ValueError, match="GT_IDLE_SPIN_US=.*whole number from 0 to 1000000"):
+            _runtime.idle_spin_us()
+    p = subprocess.run([os.path.join(_runtime.bin_dir(), "gt-worker"), "-p", "1", "--idle-spin-us", "-5"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0 and "--idle-spin-us" in p.stderr, p.stderr
+
+
 def test_worker_refuses_an_executor_cpu_it_may_not_use():
     from gt import _runtime
     p = subprocess.run([os.path.join(_runtime.bin_dir(), "gt-worker"), "-p", "1", "--executor-cpu", "4096"],

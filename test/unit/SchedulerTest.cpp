@@ -494,3 +494,32 @@ TEST(CPUDevice, LeavingACoreFreeChangesNoGEMMsBits) {
   device->leaveCoreFree(false);
   EXPECT_EQ(std::memcmp(wide.data(), narrow.data(), wide.size() * sizeof(float)), 0);
 }
+
+TEST(Scheduler, AnExecutorThatPollsForWorkStillRunsWhatArrivesWhilePollingAfterAndInline) {
+  // idleSpinUs: once its work runs out the scheduler's thread polls for 50 ms before it sleeps.
+  // Programs that arrive while it polls, after it went to sleep, and back to back all run, and
+  // runIfIdle still runs inline while it polls (it touches nothing then).
+  Executor ex(ExecutorOptions{"", false});
+  SchedulerOptions options;
+  options.idleSpinUs = 50000;
+  Scheduler scheduler(ex, options);
+  scheduler.start();
+  uint64_t id = 1;
+  for (int delayMs : {0, 0, 2, 10, 80, 0, 120, 1}) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
+    Latch done(1);
+    scheduler.submit(1, 1, program({upload(id, {1, 2}, {2}), op(OpCode::Exp, id + 1, {id})}), [&] { done.done(); });
+    ASSERT_TRUE(done.wait()) << "a program submitted " << delayMs << " ms after the last one never ran";
+    id += 2;
+  }
+  bool inline_ = false;
+  for (int i = 0; i < 6000 && !inline_; ++i) { // polling (50 ms) or asleep, it counts as parked
+    inline_ = scheduler.runIfIdle(1, [] {});
+    if (!inline_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(inline_);
+  Latch last(1);
+  scheduler.submit(1, 1, program({op(OpCode::Exp, id, {id - 1})}), [&] { last.done(); });
+  ASSERT_TRUE(last.wait());
+  EXPECT_EQ(ex.stats().liveTensors, id);
+}

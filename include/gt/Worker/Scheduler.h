@@ -13,6 +13,7 @@
 
 #include "gt/Worker/Executor.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -40,6 +41,13 @@ struct SchedulerOptions {
   /// the executor keeps its caches (benchmarks/RESULTS.md, session 46: MLP step 1.99-2.11 ->
   /// 1.74-1.83 ms on the 2-core development machine).
   int executorCpu = -1;
+  /// Microseconds the scheduler's thread keeps polling for new work once the work runs out,
+  /// before it sleeps on its condition variable (0: it sleeps at once). For an executor with a
+  /// core of its own (executorCpu): a sleeping thread on an idle virtual CPU took 100-200 us to
+  /// start the next batch after it arrived on the 2-core development VM, the polling one about
+  /// 60 us less (char_gpt generation, a batch per token: 2.96-3.78 -> 2.48-2.74 ms per token,
+  /// benchmarks/RESULTS.md, session 47). It costs that core's time while it polls.
+  int idleSpinUs = 0;
 };
 
 class Scheduler {
@@ -113,6 +121,11 @@ public:
   double weight(uint32_t session) const;
 
 private:
+  /// Wakes the scheduler's thread, sleeping or polling (call after changing what it waits for).
+  void notifyWork() {
+    work_.store(true, std::memory_order_release);
+    cv_.notify_one();
+  }
   struct Item;
   struct Queue;
   void loop();
@@ -185,6 +198,7 @@ private:
   size_t waiting_ = 0; ///< fences and whenFinal functions not yet run: someone waits on them
   uint64_t unitsCoreLeft_ = 0, fetchesMidProgram_ = 0;
   bool parked_ = false;   ///< the scheduler's thread waits for work with none queued
+  std::atomic<bool> work_{false}; ///< set with every wake-up of cv_: ends an idle poll (idleSpinUs)
   bool runningIdle_ = false; ///< runIfIdle's `fn` runs on another thread: stay parked
   std::thread thread_;
 };

@@ -33,6 +33,8 @@ struct Options {
   /// --executor-cpu: the CPU the thread that runs programs is pinned to, and that the worker's
   /// RPC thread stays off (SchedulerOptions::executorCpu); -1: none (the kernel places them).
   int executorCpu = -1;
+  /// --idle-spin-us: how long the executor polls for work before it sleeps (SchedulerOptions::idleSpinUs).
+  int idleSpinUs = 0;
   /// --listen: where this worker accepts sessions' direct reads of their own tensors ("unix:PATH"
   /// or "host:port", port 0: a free one; "": nowhere, clients fetch through the dispatcher).
   /// TLS (GT_TLS_CERT and GT_TLS_KEY in `tls`) when both are set.

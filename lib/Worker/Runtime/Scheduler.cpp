@@ -91,7 +91,7 @@ void Scheduler::submit(uint32_t session, double weight, ProgramRun program, std:
     q.items.push_back(std::move(item));
     q.issuing = false; // (it is about to wait, or runs ahead of this worker)
   }
-  cv_.notify_one();
+  notifyWork();
 }
 
 void Scheduler::fence(uint32_t session, std::function<void()> fn) {
@@ -102,7 +102,7 @@ void Scheduler::fence(uint32_t session, std::function<void()> fn) {
     q.items.push_back(Item{Item::Fence, {}, {}, 0, -1, 0, -1, 0, std::move(fn)});
     waiting_++;
   }
-  cv_.notify_one();
+  notifyWork();
 }
 
 void Scheduler::whenFinal(uint32_t session, uint64_t id, std::function<void()> fn) {
@@ -128,7 +128,7 @@ void Scheduler::whenFinal(uint32_t session, uint64_t id, std::function<void()> f
           if (writes) {
             it->final.emplace_back(i + 1, std::move(fn));
             waiting_++;
-            cv_.notify_one();
+            notifyWork();
             return;
           }
         }
@@ -136,7 +136,7 @@ void Scheduler::whenFinal(uint32_t session, uint64_t id, std::function<void()> f
       if (budget > 0 && items.front().kind == Item::Program) { // none queued: final already
         items.front().final.emplace_back(0, std::move(fn));
         waiting_++;
-        cv_.notify_one();
+        notifyWork();
         return;
       }
     }
@@ -156,7 +156,7 @@ bool Scheduler::runIfIdle(uint32_t session, const std::function<void()> &fn) {
     ~Unpark() {
       std::lock_guard lock(s.mu_);
       s.runningIdle_ = false;
-      if (!s.round_.empty()) s.cv_.notify_one(); // never while parked: waking it for nothing costs a switch
+      if (!s.round_.empty()) s.notifyWork(); // never while parked: waking it for nothing costs a switch
     }
   } unpark{*this};
   fn();
@@ -171,7 +171,7 @@ void Scheduler::endSession(uint32_t session, std::function<void()> done) {
     if (q.items.empty()) round_.push_back(session);
     q.items.push_back(Item{Item::End, {}, {}, 0, -1, 0, -1, 0, std::move(done)});
   }
-  cv_.notify_one();
+  notifyWork();
 }
 
 Scheduler::Counters Scheduler::counters() const {
@@ -343,6 +343,13 @@ void Scheduler::loop() {
   while (true) {
     if (round_.empty() && ranSinceTick) tick(true); // the work ran out: publish where it ended
     parked_ = round_.empty();
+    if (parked_ && options_.idleSpinUs > 0) {
+      work_.store(false, std::memory_order_relaxed);
+      lock.unlock();
+      auto until = Clock::now() + std::chrono::microseconds(options_.idleSpinUs);
+      while (!work_.load(std::memory_order_acquire) && Clock::now() < until) __builtin_ia32_pause();
+      lock.lock();
+    }
     cv_.wait(lock, [&] { return stop_ || (!round_.empty() && !runningIdle_); });
     parked_ = false;
     if (stop_) return;
