@@ -1,5 +1,6 @@
 // RUN: gt-opt %s --pass-pipeline='builtin.module(func.func(gt-cpu-parallel-loops))' | FileCheck %s
 // RUN: gt-opt %s --pass-pipeline='builtin.module(func.func(gt-cpu-parallel-loops{min-work=1000000000}))' | FileCheck %s --check-prefix=SMALL
+// RUN: gt-opt %s --pass-pipeline='builtin.module(func.func(gt-cpu-parallel-loops{dynamic-sizes=1 min-work=4096}))' | FileCheck %s --check-prefix=DYN
 
 // 32x64x512 elements: the leading dimensions up to 16 iterations stay parallel (32 already),
 // the other two become scf.for loops inside, the innermost last.
@@ -140,6 +141,59 @@ func.func @vector_rows(%a: memref<8192x64xf32>, %out: memref<8192xf32>) {
     }
     %t = vector.reduction <add>, %v : vector<8xf32> into f32
     memref.store %t, %out[%r] : memref<8192xf32>
+    scf.reduce
+  }
+  return
+}
+
+// An eager kernel's nest (dynamic sizes): without dynamic-sizes it runs on the calling thread;
+// with it, the elements it touches are counted when it runs (rows x columns) and compared with
+// min-work: parallel over the rows if enough, else the same loops sequential.
+// CHECK-LABEL: func.func @dynamic_sizes
+// CHECK-NOT: scf.parallel
+// CHECK: return
+// DYN-LABEL: func.func @dynamic_sizes
+// DYN: %[[R:.*]] = memref.dim %arg0, %c0
+// DYN: %[[C:.*]] = memref.dim %arg0, %c1
+// DYN: %[[N:.*]] = arith.muli
+// DYN: %[[BIG:.*]] = arith.cmpi sge, %{{.*}}, %c4096
+// DYN: scf.if %[[BIG]] {
+// DYN-NEXT: scf.parallel (%[[I:.*]]) = (%c0) to (%[[R]])
+// DYN-NEXT: scf.for %[[J:.*]] = %c0 to %[[C]]
+// DYN: } else {
+// DYN-NEXT: scf.for
+// DYN-NEXT: scf.for
+// DYN-NOT: scf.parallel
+// DYN: return
+func.func @dynamic_sizes(%a: memref<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = arith.constant 1.0 : f32
+  %rows = memref.dim %a, %c0 : memref<?x?xf32>
+  %cols = memref.dim %a, %c1 : memref<?x?xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%rows, %cols) step (%c1, %c1) {
+    memref.store %f, %a[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// A nest that reports a run-time error (a call under scf.if) stays on one thread.
+// DYN-LABEL: func.func @dynamic_sizes_with_a_check
+// DYN-NOT: scf.parallel
+// DYN: return
+func.func private @report(i64)
+func.func @dynamic_sizes_with_a_check(%a: memref<?xi64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0 : i64
+  %n = memref.dim %a, %c0 : memref<?xi64>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %x = memref.load %a[%i] : memref<?xi64>
+    %bad = arith.cmpi eq, %x, %zero : i64
+    scf.if %bad {
+      func.call @report(%x) : (i64) -> ()
+    }
     scf.reduce
   }
   return

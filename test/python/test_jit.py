@@ -447,3 +447,50 @@ def test_results_dropped_in_a_batch_are_freed_where_the_client_dropped_them(tmp_
     assert out["before"] <= 4 * mib + 64  # a and b
     # a, b, the result being made and the one before it, the region's output: 5 x 2 MiB.
     assert out["stats"]["peak_bytes"] <= 12 * mib, out["stats"]["peak_bytes"] / mib
+
+
+# Eager kernels (GT_JIT=0: no regions) take their sizes at run time; a loop nest large enough
+# when it runs (here over 64 elements: GT_JIT_PARALLEL_MIN) splits its outer dimensions over the
+# worker's threads, as fused kernels do (the kernel forks only when its sizes are large enough;
+# a nest that can report an error, such as an integer remainder's division by zero, stays on
+# one thread). Results match NumPy and are the same bits on one thread or three.
+EAGER_PARALLEL = """
+import gt, numpy as np, json
+rng = np.random.default_rng(0)
+x_np = rng.standard_normal((48, 40, 24)).astype(np.float32)
+b_np = rng.standard_normal(24).astype(np.float32)
+i_np = rng.integers(-9, 9, (300, 50)).astype(np.int32)
+x, b, i = gt.tensor(x_np), gt.tensor(b_np), gt.tensor(i_np)
+outs = [(x * 1.5 + b).relu(), x.exp(), x.sum(-1), x.sum(0), x.sum((0, 1)), x.amax(1), x.transpose(0, 2) * 1.0,
+        gt.where(x > 0, x, b), gt.nn.functional.softmax(x, dim=-1), i * 3 + i, i % 7, x.sqrt().isnan()]
+results = [o.numpy() for o in outs]
+e = np.exp(x_np - x_np.max(-1, keepdims=True))
+want = [np.maximum(x_np * 1.5 + b_np, 0), np.exp(x_np), x_np.sum(-1), x_np.sum(0), x_np.sum((0, 1)), x_np.max(1),
+        x_np.transpose(2, 1, 0), np.where(x_np > 0, x_np, b_np), e / e.sum(-1, keepdims=True), i_np * 4, i_np % 7,
+        np.isnan(np.sqrt(x_np))]
+close = [bool(r.shape == w.shape and np.allclose(r, w, atol=1e-4, rtol=1e-4)) for r, w in zip(results, want)]
+print(json.dumps({"close": close, "bits": [r.tobytes().hex() for r in results], "stats": gt.debug.stats()}))
+"""
+
+
+def test_large_eager_kernels_run_on_the_workers_threads_same_bits(tmp_path):
+    dump = tmp_path / "kernels"
+    dump.mkdir()
+    runs = {threads: run_script(EAGER_PARALLEL, [], tmp_path, GT_JIT="0", GT_WORKER_THREADS=str(threads),
+                                GT_JIT_PARALLEL_MIN="64", GT_CACHE_DIR=str(tmp_path / f"cache{threads}"),
+                                GT_DUMP_KERNELS=str(dump))
+            for threads in (1, 3)}
+    for threads, out in runs.items():
+        assert all(out["close"]), (threads, out["close"])
+        assert out["stats"]["kernel_threads"] == threads and out["stats"]["regions_compiled"] == 0, out["stats"]
+    assert runs[1]["bits"] == runs[3]["bits"]
+    # The size-generic kernels as compiled (GT_DUMP_KERNELS: each kernel's gt IR and LLVM IR).
+    forks = {}
+    for source in dump.glob("*.mlir"):
+        text = source.read_text()
+        if "gt.dynamic_sizes" not in text:
+            continue
+        op = next(line.split("= gt.")[1].split()[0] for line in text.splitlines() if "= gt." in line)
+        forks[op] = "__kmpc_fork_call" in source.with_suffix(".ll").read_text()
+    assert forks.get("exp") and forks.get("mul") and forks.get("sum") and forks.get("where"), forks
+    assert forks.get("remainder") is False, forks

@@ -506,7 +506,11 @@ def GTCPUParallelLoops : Pass<"gt-cpu-parallel-loops", "::mlir::func::FuncOp"> {
        one load or store (over all its executions, vector lanes counted; all bounds static) keeps its leading dimensions, as few as give at least `min-chunks` iterations;
        its other dimensions become `scf.for` loops inside, so the innermost loop stays
        sequential and LLVM vectorizes it.
-    2. Every other `scf.parallel` (small, dynamic, or nested in another loop) becomes a nest
+    2. With `dynamic-sizes` (eager kernels, which take their sizes at run time), a top-level
+       `scf.parallel` with dynamic bounds is checked when the kernel runs:
+       `scf.if (elements >= min-work)` runs it parallel over all its dimensions but the innermost
+       (or its only one), else sequentially.
+    3. Every other `scf.parallel` (small, dynamic, or nested in another loop) becomes a nest
        of `scf.for` loops: it runs on the calling thread.
     ```mlir
     scf.parallel (%i, %j, %k) = (%c0, %c0, %c0) to (%c32, %c64, %c512) step (%c1, %c1, %c1) { body }
@@ -519,9 +523,11 @@ def GTCPUParallelLoops : Pass<"gt-cpu-parallel-loops", "::mlir::func::FuncOp"> {
   let options = [
     Option<"minWork", "min-work", "int64_t", "32768",
            "fewest elements one load or store of a loop nest moves for it to run on several threads">,
-    Option<"minChunks", "min-chunks", "int64_t", "16", "fewest iterations of the parallel dimensions kept">
+    Option<"minChunks", "min-chunks", "int64_t", "16", "fewest iterations of the parallel dimensions kept">,
+    Option<"dynamicSizes", "dynamic-sizes", "bool", "false",
+           "a nest with dynamic bounds runs on several threads when it is large enough once its sizes are known">
   ];
-  let dependentDialects = ["::mlir::scf::SCFDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
 }
 
 def GTCPUFuseParallelLoops : Pass<"gt-cpu-fuse-parallel-loops", "::mlir::func::FuncOp"> {

@@ -68,6 +68,61 @@ std::optional<int64_t> elementsTouched(scf::ParallelOp top) {
   return most;
 }
 
+/// Whether `v` is defined outside `top` (so it may be used before it).
+bool definedAbove(Value v, Operation *top) {
+  Operation *owner = v.getParentRegion()->getParentOp();
+  return !top->isAncestor(owner);
+}
+
+/// The trip count of dimension (lb, ub, step) as an index value built at `b`'s insertion point
+/// (before `top`), or null if a bound is defined inside `top`.
+Value tripCountValue(OpBuilder &b, Location loc, Operation *top, Value lb, Value ub, Value step) {
+  if (!definedAbove(lb, top) || !definedAbove(ub, top) || !definedAbove(step, top)) return nullptr;
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value span = b.create<arith::SubIOp>(loc, ub, lb);
+  Value up = b.create<arith::AddIOp>(loc, span, b.create<arith::SubIOp>(loc, step, one));
+  Value n = b.create<arith::DivSIOp>(loc, up, step);
+  return b.create<arith::MaxSIOp>(loc, n, b.create<arith::ConstantIndexOp>(loc, 0));
+}
+
+/// elementsTouched for a nest with dynamic bounds: the same count as an index value computed
+/// before `top`, or null when a bound is defined inside the nest.
+Value elementsTouchedValue(OpBuilder &b, scf::ParallelOp top) {
+  Location loc = top.getLoc();
+  Value most;
+  bool ok = true;
+  top.walk([&](Operation *access) {
+    if (!ok) return;
+    int64_t lanes = 1;
+    if (auto load = dyn_cast<vector::LoadOp>(access))
+      lanes = load.getVectorType().getNumElements();
+    else if (auto store = dyn_cast<vector::StoreOp>(access))
+      lanes = store.getVectorType().getNumElements();
+    else if (!isa<memref::LoadOp, memref::StoreOp>(access))
+      return;
+    Value n = b.create<arith::ConstantIndexOp>(loc, lanes);
+    for (Operation *op = access->getParentOp(); op; op = op->getParentOp()) {
+      SmallVector<std::tuple<Value, Value, Value>> dims;
+      if (auto loop = dyn_cast<scf::ParallelOp>(op))
+        for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep()))
+          dims.push_back({lb, ub, step});
+      else if (auto loop = dyn_cast<scf::ForOp>(op))
+        dims.push_back({loop.getLowerBound(), loop.getUpperBound(), loop.getStep()});
+      for (auto [lb, ub, step] : dims) {
+        Value t = tripCountValue(b, loc, top, lb, ub, step);
+        if (!t) {
+          ok = false;
+          return;
+        }
+        n = b.create<arith::MulIOp>(loc, n, t);
+      }
+      if (op == top.getOperation()) break;
+    }
+    most = most ? b.create<arith::MaxSIOp>(loc, most, n).getResult() : n;
+  });
+  return ok ? most : nullptr;
+}
+
 /// Replaces dimensions [keep, n) of `loop` by scf.for loops inside it, or the whole loop by a
 /// nest of scf.for loops when keep is 0.
 void sequentialize(IRRewriter &rewriter, scf::ParallelOp loop, unsigned keep) {
@@ -102,11 +157,16 @@ struct GTCPUParallelLoopsPass : impl::GTCPUParallelLoopsBase<GTCPUParallelLoopsP
     // Which top-level loops stay parallel, and over how many leading dimensions.
     SmallVector<std::pair<scf::ParallelOp, unsigned>> kept;
     llvm::SmallPtrSet<Operation *, 8> keptOps;
+    SmallVector<scf::ParallelOp> dynamic; // large or not: known only when the kernel runs
     for (Block &block : func.getBody())
       for (auto loop : block.getOps<scf::ParallelOp>()) {
         if (loop.getNumResults() != 0) continue; // a reduction loop: not what linalg makes
         auto work = elementsTouched(loop);
-        if (!work || *work < minWork) continue;
+        if (!work) {
+          if (dynamicSizes) dynamic.push_back(loop);
+          continue;
+        }
+        if (*work < minWork) continue;
         // Leading dimensions until there are minChunks iterations; the innermost one stays
         // sequential unless it is the only one.
         unsigned n = loop.getNumLoops(), most = n == 1 ? 1 : n - 1, keep = 0;
@@ -117,6 +177,28 @@ struct GTCPUParallelLoopsPass : impl::GTCPUParallelLoopsBase<GTCPUParallelLoopsP
         kept.push_back({loop, keep});
         keptOps.insert(loop);
       }
+    // A nest with dynamic bounds (an eager kernel's, which takes its sizes at run time) becomes
+    // `scf.if (elements touched >= min-work) { the nest, parallel over all its dimensions but
+    // the innermost (or its only one) } else { the nest, sequential }`.
+    for (scf::ParallelOp loop : dynamic) {
+      // A nest that reports run-time errors (a call to gt_runtime_error under an scf.if) stays
+      // on one thread: convert-scf-to-openmp would wrap its body in a memref.alloca_scope that
+      // the canonicalizer cannot inline around a call, and whose region must stay one block.
+      if (loop.walk([](func::CallOp) { return WalkResult::interrupt(); }).wasInterrupted()) continue;
+      rewriter.setInsertionPoint(loop);
+      Value work = elementsTouchedValue(rewriter, loop);
+      if (!work) continue;
+      Location loc = loop.getLoc();
+      Value large = rewriter.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, work,
+                                                   rewriter.create<arith::ConstantIndexOp>(loc, minWork));
+      auto branch = rewriter.create<scf::IfOp>(loc, large, /*withElseRegion=*/true);
+      rewriter.setInsertionPoint(branch.thenBlock()->getTerminator());
+      auto parallel = cast<scf::ParallelOp>(rewriter.clone(*loop));
+      rewriter.moveOpBefore(loop, branch.elseBlock()->getTerminator());
+      unsigned n = parallel.getNumLoops();
+      kept.push_back({parallel, n == 1 ? 1u : n - 1});
+      keptOps.insert(parallel);
+    }
     // Every other scf.parallel runs sequentially (innermost first, so nests unwind cleanly).
     SmallVector<scf::ParallelOp> others;
     func.walk<WalkOrder::PostOrder>([&](scf::ParallelOp loop) {

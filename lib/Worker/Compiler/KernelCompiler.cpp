@@ -432,7 +432,7 @@ struct KernelCompiler::Impl {
     pm.addNestedPass<func::FuncOp>(mlir::gt::createGTCPUReductions());
     if (fuse) {
       // A fused kernel (static shapes) splits each large loop nest's outer dimensions over the
-      // worker's threads (OpenMP); eager kernels (dynamic sizes) run on the calling thread.
+      // worker's threads (OpenMP).
       pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
       mlir::gt::GTCPUParallelLoopsOptions parallel;
       parallel.minWork = parallelMinElements;
@@ -443,7 +443,16 @@ struct KernelCompiler::Impl {
       pm.addPass(createConvertSCFToOpenMPPass());
       pm.addPass(createCanonicalizerPass()); // inlines the memref.alloca_scope around each loop body
     } else {
-      pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+      // An eager kernel takes its sizes at run time: each of its loop nests checks its size
+      // when it runs and, from the same threshold, splits its outer dimensions over the
+      // worker's threads as a fused kernel's do (each element computed as on one thread).
+      pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+      mlir::gt::GTCPUParallelLoopsOptions parallel;
+      parallel.minWork = parallelMinElements;
+      parallel.dynamicSizes = true;
+      pm.addNestedPass<func::FuncOp>(mlir::gt::createGTCPUParallelLoops(parallel));
+      pm.addPass(createConvertSCFToOpenMPPass());
+      pm.addPass(createCanonicalizerPass());
     }
     pm.addNestedPass<func::FuncOp>(mlir::gt::createGTApproximateMath());
     // bf16 extf/truncf as integer ops: x86 has no bf16 rounding instruction and LLVM would call
