@@ -420,6 +420,25 @@ TEST(Scheduler, WithAClientCoreUnitsLeaveACoreFreeFromAnAnswerToTheNextSubmit) {
   EXPECT_EQ(scheduler.counters().units, 6u);
   EXPECT_EQ(scheduler.counters().unitsCoreLeft, 2u);
 
+  // An answer followed by frees alone (a generated token's probabilities, then the frees of
+  // its intermediates): the frees leave nothing free, so the kernel threads stay awake for the
+  // next program.
+  Latch entered(1), hold(1), trailing(2);
+  scheduler.fence(2, [&] { // holds the scheduler's thread while the program and its fetch are queued
+    entered.done();
+    hold.wait();
+  });
+  ASSERT_TRUE(entered.wait());
+  scheduler.submit(1, 1,
+                   program({op(OpCode::Exp, 7, {6}), op(OpCode::Exp, 8, {7}), op(OpCode::Free, 0, {7}),
+                            op(OpCode::Free, 0, {5})}),
+                   [&] { trailing.done(); });
+  scheduler.whenFinal(1, 8, [&] { trailing.done(); });
+  hold.done();
+  ASSERT_TRUE(trailing.wait());
+  EXPECT_EQ(scheduler.counters().units, 10u);
+  EXPECT_EQ(scheduler.counters().unitsCoreLeft, 2u);
+
   Executor plain(ExecutorOptions{"", false}); // without the option, never
   Scheduler without(plain);
   Latch done(2);

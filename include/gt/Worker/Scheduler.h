@@ -33,6 +33,8 @@ struct SchedulerOptions {
   /// session has work here: its client is issuing its next step then (loss.item() was answered
   /// mid-program, see whenFinal), and a kernel thread beside it would take turns with it on
   /// one core. Everywhere else (the client waits, or runs ahead of this worker) every thread runs.
+  /// An answer followed only by frees leaves nothing free: the threads would go to sleep and the
+  /// next program's first GEMM wait for them to wake.
   bool clientCore = false;
   /// The CPU the scheduler's thread (the one that runs every unit) is pinned to
   /// (Device::pinExecutorThread), -1: none. An auto-started CPU worker gets its process's last

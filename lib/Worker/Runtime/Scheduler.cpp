@@ -11,6 +11,13 @@
 #include <utility>
 
 namespace gt::worker {
+namespace {
+/// Whether `program` has anything but frees left to run (frees touch no kernel thread).
+bool computesMore(const ProgramRun &program) {
+  return std::any_of(program.instructions.begin() + long(std::min(program.next, program.instructions.size())),
+                     program.instructions.end(), [](const Instruction &inst) { return inst.op != OpCode::Free; });
+}
+} // namespace
 
 struct Scheduler::Item {
   enum Kind { Program, Fence, End } kind = Program;
@@ -295,8 +302,11 @@ bool Scheduler::runFinal(uint32_t session, Queue &q, Item &item, std::unique_loc
   waiting_ -= ready.size();
   if (ready.empty()) return false;
   q.issuing = true;
-  if (options_.clientCore && waiting_ == 0 && round_.empty() && (!item.program.done() || q.items.size() > 1)) {
-    // The rest of the program leaves the client its core (see loop). Done before the answer
+  if (options_.clientCore && waiting_ == 0 && round_.empty() && (computesMore(item.program) || q.items.size() > 1)) {
+    // The rest of the program leaves the client its core (see loop); not for a rest of frees
+    // alone: the thread left out would go to sleep, and the next program's first parallel
+    // kernel or GEMM would wait 50-150 us for it to wake (a token's first GEMM in generation,
+    // whose answer is followed by the frees of its intermediates). Done before the answer
     // releases the client: the thread left out is still spinning from the unit that made the
     // tensor and goes to sleep at once, while once the client runs it would have to wait for
     // a core to get there (up to a millisecond on 2 cores).
@@ -442,9 +452,13 @@ void Scheduler::loop() {
       // step; what it queued before, such as a batch of frees, changes nothing) while nobody
       // else waits or has work here; this worker's own otherwise.
       bool leaveCore = options_.clientCore && q.issuing && waiting_ == 0 && round_.empty();
-      unitsCoreLeft_ += leaveCore;
+      // (A free uses no kernel thread: it changes nothing, so that a trailing batch of frees
+      // does not send the threads to sleep for nothing.)
+      bool onlyFrees = item.program.next < item.program.instructions.size() &&
+                       item.program.instructions[item.program.next].op == OpCode::Free;
+      unitsCoreLeft_ += leaveCore && !onlyFrees;
       lock.unlock();
-      if (options_.clientCore) executor_.device().leaveCoreFree(leaveCore);
+      if (options_.clientCore && !onlyFrees) executor_.device().leaveCoreFree(leaveCore);
       std::unique_ptr<DeviceTimer> newTimer = needTimer ? startDeviceTimer() : nullptr;
       void *deviceStart = deviceTimed ? recordTimingEvent() : nullptr;
       auto t0 = Clock::now();
