@@ -39,6 +39,14 @@ std::optional<int64_t> iterations(Operation *op) {
   return 1;
 }
 
+/// The elements one execution of `access` moves: a vector load's or store's lanes, 1 for a
+/// memref load or store, 0 for any other op.
+int64_t lanesOf(Operation *access) {
+  if (auto load = dyn_cast<vector::LoadOp>(access)) return load.getVectorType().getNumElements();
+  if (auto store = dyn_cast<vector::StoreOp>(access)) return store.getVectorType().getNumElements();
+  return isa<memref::LoadOp, memref::StoreOp>(access) ? 1 : 0;
+}
+
 /// Elements the nest under `top` reads or writes: the most elements any one load or store
 /// moves over all its executions (the product of its enclosing loops' trip counts, times the
 /// lanes of a vector load or store); nullopt if a bound is dynamic. Loads count too: a row
@@ -47,13 +55,8 @@ std::optional<int64_t> elementsTouched(scf::ParallelOp top) {
   std::optional<int64_t> most = 0;
   top.walk([&](Operation *access) {
     if (!most) return;
-    int64_t n = 1;
-    if (auto load = dyn_cast<vector::LoadOp>(access))
-      n = load.getVectorType().getNumElements();
-    else if (auto store = dyn_cast<vector::StoreOp>(access))
-      n = store.getVectorType().getNumElements();
-    else if (!isa<memref::LoadOp, memref::StoreOp>(access))
-      return;
+    int64_t n = lanesOf(access);
+    if (n == 0) return;
     for (Operation *op = access->getParentOp(); op; op = op->getParentOp()) {
       auto t = iterations(op);
       if (!t) {
@@ -93,13 +96,8 @@ Value elementsTouchedValue(OpBuilder &b, scf::ParallelOp top) {
   bool ok = true;
   top.walk([&](Operation *access) {
     if (!ok) return;
-    int64_t lanes = 1;
-    if (auto load = dyn_cast<vector::LoadOp>(access))
-      lanes = load.getVectorType().getNumElements();
-    else if (auto store = dyn_cast<vector::StoreOp>(access))
-      lanes = store.getVectorType().getNumElements();
-    else if (!isa<memref::LoadOp, memref::StoreOp>(access))
-      return;
+    int64_t lanes = lanesOf(access);
+    if (lanes == 0) return;
     Value n = b.create<arith::ConstantIndexOp>(loc, lanes);
     for (Operation *op = access->getParentOp(); op; op = op->getParentOp()) {
       SmallVector<std::tuple<Value, Value, Value>> dims;
