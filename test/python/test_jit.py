@@ -323,7 +323,8 @@ import gt, numpy as np, json
 rng = np.random.default_rng(0)
 cases = [((32, 4, 64, 64), (32, 4, 64, 32), False, "float32"), ((128, 64, 32), (32, 64), False, "float32"),
          ((8, 64, 16), (8, 64, 16), True, "float32"), ((16, 40, 24), (1, 24, 40), False, "float64"),
-         ((64, 32, 32), (64, 32, 32), False, "bfloat16"), ((3, 5, 7), (3, 7, 2), False, "float32")]
+         ((64, 32, 32), (64, 32, 32), False, "bfloat16"), ((3, 5, 7), (3, 7, 2), False, "float32"),
+         ((40, 16, 24), (40, 16, 24), True, "float64")]
 results, close = [], []
 for sa, sb, t, dtype in cases:
     a_np, b_np = rng.standard_normal(sa), rng.standard_normal(sb)
@@ -342,13 +343,13 @@ def test_small_batched_matmuls_split_over_threads_equal_one_thread(tmp_path):
     three = run_script(SMALL_BATCHED_MATMULS, [], tmp_path, GT_WORKER_THREADS="3")
     assert all(one["close"]) and all(three["close"]), (one["close"], three["close"])
     assert one["stats"]["matmuls_threaded_by_batch"] == 0
-    # All but the two batches times one matrix ((128, 64, 32) @ (32, 64) and the float64 case:
-    # each folds into A's rows, one GEMM on the BLAS threads) and the last case (3 x 5x7x2: too
-    # little work to wake the threads).
-    assert three["stats"]["matmuls_threaded_by_batch"] == 3, three["stats"]
+    # All but the two batches times one matrix ((128, 64, 32) @ (32, 64) and the first float64
+    # case: each folds into A's rows, one GEMM on the BLAS threads) and 3 x 5x7x2 (too little
+    # work to wake the threads).
+    assert three["stats"]["matmuls_threaded_by_batch"] == 4, three["stats"]
     # With MKL, every batch of small GEMMs (all but the two folded cases) runs on JIT kernels,
-    # whatever the thread count: which GEMM runs depends on the shape alone.
-    assert one["stats"]["matmuls_jit_gemm"] == three["stats"]["matmuls_jit_gemm"] in (0, 4), three["stats"]
+    # float32 and float64, whatever the thread count: which GEMM runs depends on the shape alone.
+    assert one["stats"]["matmuls_jit_gemm"] == three["stats"]["matmuls_jit_gemm"] in (0, 5), three["stats"]
     assert one["results"] == three["results"]
 
 

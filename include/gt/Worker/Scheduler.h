@@ -128,6 +128,10 @@ private:
     work_.store(true, std::memory_order_release);
     cv_.notify_one();
   }
+  void notifyAll() {
+    work_.store(true, std::memory_order_release);
+    cv_.notify_all();
+  }
   struct Item;
   struct Queue;
   void loop();

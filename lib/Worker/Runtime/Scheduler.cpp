@@ -12,6 +12,15 @@
 
 namespace gt::worker {
 namespace {
+/// A spin-wait hint to the CPU (x86 PAUSE, ARM YIELD).
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+  asm volatile("yield");
+#endif
+}
+
 /// Whether `program` has anything but frees left to run (frees touch no kernel thread).
 bool computesMore(const ProgramRun &program) {
   return std::any_of(program.instructions.begin() + long(std::min(program.next, program.instructions.size())),
@@ -68,7 +77,7 @@ Scheduler::~Scheduler() {
     std::lock_guard lock(mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  notifyAll();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -357,7 +366,7 @@ void Scheduler::loop() {
       work_.store(false, std::memory_order_relaxed);
       lock.unlock();
       auto until = Clock::now() + std::chrono::microseconds(options_.idleSpinUs);
-      while (!work_.load(std::memory_order_acquire) && Clock::now() < until) __builtin_ia32_pause();
+      while (!work_.load(std::memory_order_acquire) && Clock::now() < until) cpuRelax();
       lock.lock();
     }
     cv_.wait(lock, [&] { return stop_ || (!round_.empty() && !runningIdle_); });

@@ -44,9 +44,9 @@ constexpr int64_t kBatchPerThreadMinWork = 1 << 17;
 /// on the development VM, whose MKL runs in strict CNR mode (mklStrictReproducibility), which
 /// slows small GEMMs by half (benchmarks/RESULTS.md, session 47). The kernel is fixed code on
 /// one thread, so its result cannot depend on thread counts either. Kernels are kept for the
-/// process's life, at most kMaxShapes of them; a shape past that (or without MKL, which the
-/// functions are looked up in at run time) always takes cblas_?gemm, so every GEMM of one shape
-/// takes the same path.
+/// process's life (never destroyed: at exit MKL may be torn down first), at most kMaxShapes of
+/// them; a shape past that (or without MKL, which the functions are looked up in at run time)
+/// always takes cblas_?gemm, so every GEMM of one shape takes the same path.
 class JitGemms {
 public:
   using Kernel = void (*)(void *jitter, void *a, void *b, void *c);
@@ -57,7 +57,7 @@ public:
   /// C (m x n, row-major, leading dimension ldc) = op(A) op(B) with alpha 1 and beta 0.
   static const Jit *get(bool isDouble, bool transA, bool transB, int64_t m, int64_t n, int64_t k, int64_t lda,
                         int64_t ldb, int64_t ldc) {
-    static JitGemms gemms;
+    static JitGemms &gemms = *new JitGemms; // (see above: never destroyed)
     return gemms.lookup(isDouble, transA, transB, m, n, k, lda, ldb, ldc);
   }
   /// Batched matmuls that ran on JIT kernels (counters: matmuls_jit_gemm).
@@ -74,12 +74,6 @@ private:
     createD_ = reinterpret_cast<Create>(dlsym(RTLD_DEFAULT, "mkl_cblas_jit_create_dgemm"));
     getS_ = reinterpret_cast<GetPtr>(dlsym(RTLD_DEFAULT, "mkl_jit_get_sgemm_ptr"));
     getD_ = reinterpret_cast<GetPtr>(dlsym(RTLD_DEFAULT, "mkl_jit_get_dgemm_ptr"));
-    destroy_ = reinterpret_cast<int (*)(void *)>(dlsym(RTLD_DEFAULT, "mkl_jit_destroy"));
-  }
-  ~JitGemms() {
-    if (destroy_)
-      for (auto &[key, jit] : jits_)
-        if (jit.jitter) destroy_(jit.jitter);
   }
 
   const Jit *lookup(bool isDouble, bool transA, bool transB, int64_t m, int64_t n, int64_t k, int64_t lda,
@@ -109,7 +103,6 @@ private:
   CreateS createS_ = nullptr;
   Create createD_ = nullptr;
   GetPtr getS_ = nullptr, getD_ = nullptr;
-  int (*destroy_)(void *) = nullptr;
 };
 
 /// NumPy matmul through cblas_{s,d}gemm: one call for a batch that folds into A's rows
