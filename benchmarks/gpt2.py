@@ -13,6 +13,7 @@ not a GT dependency: run this with a Python that has both (on the GPU machine, t
 64 positions, batch 2) that runs on a CPU worker in seconds.
 
     python benchmarks/gpt2.py [--only gt,torch,torch.compile] [--batch 8] [--steps 5] [--tiny]
+                              [--trace gpt2.trace.json]   (`gt trace summary gpt2.trace.json`)
 """
 import argparse
 import json
@@ -58,13 +59,16 @@ def child(backend, args):
         opt.step()
         return sync(lib, loss)
 
-    first = time.perf_counter()
-    losses = [step() for _ in range(args.warmup)]
-    warm = time.perf_counter() - first
-    start = time.perf_counter()
-    losses += [step() for _ in range(args.steps)]
-    seconds = (time.perf_counter() - start) / args.steps
-    print(json.dumps({"device": device, "params": params, "step": seconds, "warmup": warm,
+    losses, times = [], []  # every step's loss and seconds, warm-up steps first
+    for _ in range(args.warmup + args.steps):
+        begin = time.perf_counter()
+        losses.append(step())
+        times.append(time.perf_counter() - begin)
+    if args.trace and backend == "gt":  # one more step, on GT's timeline (gt.profiler)
+        with lib.profiler.trace(args.trace):
+            step()
+    print(json.dumps({"device": device, "params": params, "step": sum(times[args.warmup:]) / args.steps,
+                      "warmup": sum(times[:args.warmup]), "times": times,
                       "tokens": args.batch * size["block"], "losses": losses}))
 
 
@@ -76,6 +80,7 @@ def main():
     p.add_argument("--steps", type=int, default=5, help="timed steps")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--tiny", action="store_true", help="a small model: a smoke test of the script")
+    p.add_argument("--trace", help="GT only: write a gt.profiler trace of one more step after the timed ones")
     args = p.parse_args()
     if args.tiny and args.batch == 8:
         args.batch = 2
@@ -84,7 +89,8 @@ def main():
     rows, failed = {}, []
     for backend in args.only.split(","):
         cmd = [sys.executable, __file__, "--child", backend, "--batch", str(args.batch), "--steps", str(args.steps),
-               "--warmup", str(args.warmup)] + (["--tiny"] if args.tiny else [])
+               "--warmup", str(args.warmup)] + (["--tiny"] if args.tiny else []) + \
+              (["--trace", args.trace] if args.trace else [])
         out = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, GT_JIT_SYNC="1"))
         if out.returncode:
             lines = out.stderr.strip().splitlines()
@@ -100,6 +106,8 @@ def main():
     for backend, r in rows.items():
         print(f"| {backend} | {r['device']} | {r['params'] / 1e6:.1f}M | {r['step'] * 1e3:.1f} | "
               f"{r['tokens'] / r['step']:,.0f} | {r['warmup']:.1f} | {r['losses'][0]:.3f} / {r['losses'][-1]:.3f} |")
+    for backend, r in rows.items():
+        print(f"{backend}: ms per step, warm-up first: " + " ".join(f"{t * 1e3:.0f}" for t in r["times"]))
     if "gt" in rows and "torch" in rows:
         print(f"GT / PyTorch eager: {rows['gt']['step'] / rows['torch']['step']:.2f}x per step")
     for f in failed:
