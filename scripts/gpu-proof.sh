@@ -10,7 +10,8 @@
 #   nvidia-smi      the GPU and its driver
 #   cuda-gtests     the CUDA GoogleTests: CUDADevice.*, CUDAKernels.*, CachingAllocator.*, NCCL.*
 #   python-cuda     on a CUDA worker: test_api.py (the op harness), test_nn.py, test_char_gpt.py,
-#                   test_cuda.py (an MLP trained on the GPU against the CPU worker)
+#                   test_cuda.py (an MLP trained on the GPU against the CPU worker), test_errors.py
+#                   (bad input, and the kernels' run-time checks: gt-gpu-runtime-errors)
 #   nccl            CUDA workers on one GPU: the sharded op sweep and the data-, tensor- and
 #                   pipeline-parallel jobs of test_distributed.py, each against one worker. NCCL
 #                   refuses two ranks on one GPU, so these groups go through Gloo, staging device
@@ -100,7 +101,8 @@ fi
 step cuda-gtests 150 "${gtests[@]}" --gtest_filter='CUDADevice.*:CUDAKernels.*:CachingAllocator.*:NCCL.*'
 # (test_cuda.py's own run of these files on the GPU would repeat them: -k leaves it out.)
 step python-cuda 360 "${python[@]}" -m pytest -q -p no:cacheprovider test/python/test_api.py \
-  test/python/test_nn.py test/python/test_char_gpt.py test/python/test_cuda.py -k "not api_harness"
+  test/python/test_nn.py test/python/test_char_gpt.py test/python/test_cuda.py test/python/test_errors.py \
+  -k "not api_harness"
 # GT_DEVICE=cuda:0 puts every auto-started worker of each job on the one GPU.
 [ $dry = 1 ] || export GT_DEVICE=cuda:0
 step nccl 150 "${python[@]}" -m pytest -q -x -p no:cacheprovider test/python/test_distributed.py \

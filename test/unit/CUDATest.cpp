@@ -18,6 +18,7 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <optional>
 #include <set>
 
 using namespace gt;
@@ -482,6 +483,55 @@ TEST(CUDADevice, HotRegionReplaysOnTheGPU) {
   ExecutorStats s = gpu.stats();
   EXPECT_EQ(s.regionReplays, 3u); // compiled synchronously: every occurrence replays
   EXPECT_EQ(s.verifyFailures, 0u);
+}
+
+// An index out of range on the GPU fails the op as on the CPU (gt-gpu-runtime-errors: the
+// kernel writes its module's error global, the worker reads it after the launch), eager and in
+// a hot region; the next launch of the same kernels, with good indices, is not poisoned.
+TEST(CUDADevice, ReportsAnIndexOutOfRangeAsTheCPUDoes) {
+  std::string why;
+  bool haveGPU = cudaAvailable(&why); // without one, the CPU half runs (it checks the expectations)
+  Executor cpu(ExecutorOptions{"", false, true, nullptr});
+  std::optional<Executor> gpuOrNot;
+  if (haveGPU) gpuOrNot.emplace(ExecutorOptions{"", false, true, createDevice("cuda:0")}); // sync compile
+  OpAttrs toLong, columns;
+  toLong.dtype = DType::Int64;
+  columns.axes = {1};
+  std::vector<float> x(12);
+  for (int i = 0; i < 12; ++i) x[i] = float(i);
+  std::vector<Instruction> setup = {upload(1, x, {3, 4}),        upload(2, {1, 5}, {2}),
+                                    op(OpCode::Cast, 3, {2}, toLong), upload(4, {3, 0}, {2}),
+                                    op(OpCode::Cast, 5, {4}, toLong)};
+  // A region reading indices `in`: [index_select, mul] into `out`.
+  auto region = [&](uint64_t in, uint64_t out) {
+    return std::vector<Instruction>{op(OpCode::IndexSelect, out + 100, {1, in}, columns),
+                                    op(OpCode::Mul, out, {out + 100, out + 100}), op(OpCode::Free, 0, {out + 100})};
+  };
+  std::vector<Executor *> executors = {&cpu};
+  if (gpuOrNot) executors.push_back(&*gpuOrNot);
+  for (Executor *ex : executors) {
+    SCOPED_TRACE(ex == &cpu ? "cpu" : "gpu");
+    for (const Instruction &inst : setup) ex->run(inst);
+    ex->run(op(OpCode::IndexSelect, 6, {1, 3}, columns)); // eager, index 5 of 4 columns
+    ex->run(op(OpCode::IndexSelect, 7, {1, 5}, columns)); // eager, good
+    for (auto [in, out] : {std::pair<uint64_t, uint64_t>{3, 8}, {5, 9}}) {
+      std::vector<Instruction> body = region(in, out);
+      RegionCall call{0xbad1, true, 0, uint32_t(body.size()), {out}};
+      ex->runProgram(body, std::span<const RegionCall>(&call, 1));
+    }
+    for (uint64_t bad : {6, 8}) {
+      Fetched f = ex->fetch(bad);
+      EXPECT_NE(f.error.find("index 5 is out of bounds for dimension with size 4"), std::string::npos)
+          << "tensor " << bad << ": " << f.error;
+    }
+    Fetched eager = ex->fetch(7), fused = ex->fetch(9);
+    ASSERT_EQ(eager.error, "");
+    ASSERT_EQ(fused.error, "");
+    EXPECT_EQ(floats(eager), (std::vector<float>{3, 0, 7, 4, 11, 8}));
+    EXPECT_EQ(floats(fused), (std::vector<float>{9, 0, 49, 16, 121, 64}));
+  }
+  if (!haveGPU) GTEST_SKIP() << "no GPU: " << why << " (the CPU half passed)";
+  EXPECT_EQ(gpuOrNot->stats().regionReplays, 2u);
 }
 
 /// A hot region replayed step after step, as a training loop does, with a full reduction (two

@@ -84,15 +84,22 @@ void buildDispatcherPipeline(OpPassManager &pm, const DispatcherPipelineOptions 
 enum class LinalgLowering { Converted, Stays, Missing };
 LinalgLowering linalgLoweringOf(::gt::OpCode code);
 
-/// Run-time checks of CPU kernels (gt-lower-to-linalg's `checks` option): where an index is
+/// Run-time checks of kernels (gt-lower-to-linalg's `checks` option): where an index is
 /// out of range or an integer is divided by zero, the kernel calls
 /// `gt_runtime_error(i64 op, i64 check, i64 value, i64 bound)` (op: the gt::OpCode being
 /// lowered; check: a RuntimeCheck; value: the bad index or the dividend; bound: the size the
 /// index must be below, 0 for a division) and goes on with a clamped index or a 0 quotient.
 /// The CPU worker defines the function (KernelCompiler: takeKernelError) and poisons the
-/// kernel's results with the error, as PyTorch's CPU kernels raise.
+/// kernel's results with the error, as PyTorch's CPU kernels raise; GPU kernels write a
+/// module global instead (kRuntimeErrorGlobal), which the CUDA worker reads.
 inline constexpr const char *kRuntimeErrorFunction = "gt_runtime_error";
 enum class RuntimeCheck : int64_t { IndexOutOfRange = 0, DivisionByZero = 1, ClassOutOfRange = 2 };
+/// GPU kernels cannot call the host: gt-gpu-runtime-errors turns each call into writes to a
+/// module global of kRuntimeErrorWords i64, `gt_error` = {1 once a check failed, op, check,
+/// value, bound}, written by the first failing thread; the CUDA worker reads it after the
+/// launches of a module that has one (CUDADevice: takeKernelError) and clears word 0.
+inline constexpr const char *kRuntimeErrorGlobal = "gt_error";
+inline constexpr int64_t kRuntimeErrorWords = 5;
 
 /// gt ops -> linalg on tensors with elementwise producers fused into their consumers
 /// (reductions included): gt-lower-to-linalg, canonicalize, linalg-fuse-elementwise-ops,

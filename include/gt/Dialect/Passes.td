@@ -199,8 +199,9 @@ def GTLowerToLinalg : Pass<"gt-lower-to-linalg", "::mlir::ModuleOp"> {
     Option<"checks", "checks", "bool", "false",
            "call gt_runtime_error (declared in the module) where an index is out of range "
            "(index_select, gather, index_add, scatter_add, one_hot) or an integer floor_divide or "
-           "remainder divides by zero; kernels still clamp the index and give 0 (for the CPU, "
-           "whose worker defines the function and poisons the results; see kRuntimeErrorFunction)">
+           "remainder divides by zero; kernels still clamp the index and give 0 (the CPU worker "
+           "defines the function and poisons the results; on the GPU gt-gpu-runtime-errors "
+           "turns the calls into writes to a module global; see kRuntimeErrorFunction)">
   ];
 }
 
@@ -571,6 +572,29 @@ def GTGPUDeviceMemory : Pass<"gt-gpu-device-memory", "::mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def GTGPURuntimeErrors : Pass<"gt-gpu-runtime-errors", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "GPU kernels report failed run-time checks in a module global";
+  let description = [{
+    Runs after gpu-kernel-outlining, on kernels lowered with gt-lower-to-linalg's `checks`
+    option. A kernel cannot call the host's `gt_runtime_error`, so each call becomes writes to
+    `memref.global @gt_error : memref<5xi64>` (zero-initialized, public: the CUDA worker finds
+    it with cuModuleGetGlobal): an atomic exchange of 1 into word 0, and, by the thread that
+    found 0 there, the call's four arguments (op, check, value, bound) into words 1-4. The
+    worker reads the global after the module's launches, raises the error as a CPU worker
+    does (mlir::gt::kRuntimeErrorFunction) and clears word 0. Modules without a call are left
+    as they are (outlining's copy of the declaration is removed).
+    ```mlir
+    func.call @gt_runtime_error(%op, %check, %value, %bound) : (i64, i64, i64, i64) -> ()
+    // =>
+    %g = memref.get_global @gt_error : memref<5xi64>
+    %old = memref.atomic_rmw assign %c1_i64, %g[%c0] : (i64, memref<5xi64>) -> i64
+    scf.if (%old == 0) { memref.store %op, %g[%c1] ... memref.store %bound, %g[%c4] }
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 #endif // GT_PASSES_TD

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -75,6 +76,11 @@ public:
   }
   /// Throws the first error a kernel launch recorded since the last call (none for the CPU).
   virtual void checkLaunches() {}
+  /// The first run-time check (an index out of range, ...) that the kernels run since the last
+  /// call failed, and clears it (mlir::gt::kRuntimeErrorFunction). CPU: what the kernels
+  /// reported (worker::takeKernelError). CUDA: read from the error globals of the modules
+  /// launched since (gt-gpu-runtime-errors), which waits for them to run.
+  virtual std::optional<KernelError> takeKernelError() { return worker::takeKernelError(); }
   /// Waits until everything queued so far has run, at most `seconds`; false if it had not by
   /// then (a collective waiting for a peer that is gone). Throws the error of failed work.
   virtual bool waitIdle(double seconds) { return true; }

@@ -68,8 +68,8 @@ struct CompilerTarget {
   std::vector<std::pair<std::string, void *>> symbols;  ///< extra symbols the JIT resolves
 };
 
-/// A run-time check a CPU kernel failed (an index out of range, an integer division by zero):
-/// see mlir::gt::kRuntimeErrorFunction. The kernel goes on (clamped index, 0 quotient) and
+/// A run-time check a kernel failed (an index out of range, an integer division by zero):
+/// see mlir::gt::kRuntimeErrorFunction (GPU kernels: kRuntimeErrorGlobal, Device::takeKernelError). The kernel goes on (clamped index, 0 quotient) and
 /// the first failure since the last takeKernelError() is kept.
 struct KernelError {
   OpCode op;          ///< the op whose check failed (of a fused region: one of its ops)

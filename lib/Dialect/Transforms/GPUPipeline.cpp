@@ -43,6 +43,8 @@ void buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createParallelLoopToGpuPass());
   pm.addPass(createGpuKernelOutliningPass());
+  // Failed run-time checks (gt-lower-to-linalg's `checks`) as writes to a module global.
+  pm.addNestedPass<gpu::GPUModuleOp>(createGTGPURuntimeErrors());
   // Inside the kernels (so their constants stay there): f32 math as polynomials, fma and
   // friends as LLVM intrinsics (convert-gpu-to-nvvm leaves math.fma alone).
   pm.addNestedPass<gpu::GPUModuleOp>(createGTApproximateMath(GTApproximateMathOptions{/*fmaToLLVM=*/true}));

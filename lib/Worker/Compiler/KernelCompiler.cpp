@@ -404,7 +404,9 @@ struct KernelCompiler::Impl {
   void lowerToLLVMDialect(ModuleOp module, bool fuse) {
     PassManager pm(&ctx);
     bool scatterLoops = !cuda(); // sequential loops on the CPU; the dense form on the GPU
-    bool checks = !cuda(); // out-of-range indices and integer division by zero call gtRuntimeError
+    // Out-of-range indices and integer division by zero call gt_runtime_error: on the CPU the
+    // worker's gtRuntimeError, on the GPU writes to the module's error global (gt-gpu-runtime-errors).
+    bool checks = true;
     if (fuse) {
       mlir::gt::buildFusionPipeline(pm, scatterLoops, checks);
     } else {

@@ -963,7 +963,7 @@ bool Executor::replay(std::span<const Instruction> insts, const RegionCall &regi
   }
   device_->checkLaunches();
   stats_.regionKernels += device_->kernelLaunches() - launchedBefore;
-  if (std::optional<KernelError> failed = takeKernelError()) {
+  if (std::optional<KernelError> failed = device_->takeKernelError()) {
     // Every output is poisoned, naming the first op of the failed check's kind and its line.
     std::string where = opInfo(failed->op).mnemonic;
     for (const Instruction &inst : insts)
@@ -1179,7 +1179,7 @@ void Executor::execute(const Instruction &inst, const std::vector<const Tensor *
   if (numElements(out.type.shape) > 0) {
     kernel.invoke(args.data());
     device_->checkLaunches();
-    if (std::optional<KernelError> failed = takeKernelError()) {
+    if (std::optional<KernelError> failed = device_->takeKernelError()) {
       out.buffer = {}; // a poisoned result holds no memory
       throw std::invalid_argument(failed->message());
     }

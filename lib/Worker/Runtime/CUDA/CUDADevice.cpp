@@ -5,6 +5,7 @@
 // MLIR's own libmlir_cuda_runtime implements; Debian does not ship it, and GT routes
 // allocation and streams to this device anyway).
 #include "gt/Worker/CachingAllocator.h"
+#include "gt/Dialect/Passes.h" // kRuntimeErrorGlobal
 #include "gt/Worker/Device.h"
 
 #include "../MatmulShape.h"
@@ -41,7 +42,7 @@ namespace {
   X(cuDeviceGetUuid) X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuStreamCreate) \
   X(cuStreamSynchronize) X(cuMemAlloc) X(cuMemFree) X(cuMemHostAlloc) X(cuMemFreeHost)               \
   X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuMemsetD32Async) X(cuModuleLoadDataEx)                \
-  X(cuModuleGetFunction) X(cuLaunchKernel) X(cuEventCreate) X(cuEventRecord) X(cuEventQuery)         \
+  X(cuModuleGetFunction) X(cuModuleGetGlobal) X(cuLaunchKernel) X(cuEventCreate) X(cuEventRecord) X(cuEventQuery)         \
   X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) X(cuGetErrorName) X(cuGetErrorString) X(cuMemGetInfo) \
   X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiateWithFlags) X(cuGraphLaunch)      \
   X(cuGraphExecDestroy) X(cuGraphDestroy)
@@ -288,6 +289,35 @@ public:
     throw std::runtime_error(e);
   }
 
+  /// Reads the error globals (mlir::gt::kRuntimeErrorGlobal) of the modules launched since the
+  /// last call, waiting for the stream to run them, and clears those that are set: the first
+  /// failed check of those launches. Nothing to read (no launched module has run-time checks)
+  /// costs nothing; otherwise one stream synchronization.
+  std::optional<KernelError> takeKernelError() override {
+    std::optional<KernelError> first = worker::takeKernelError(); // checks left in host code, if any
+    if (pendingChecks_.empty()) return first;
+    std::vector<CUdeviceptr> words = std::move(pendingChecks_);
+    pendingChecks_.clear();
+    constexpr size_t kWordBytes = mlir::gt::kRuntimeErrorWords * sizeof(int64_t);
+    constexpr size_t kHostBytes = 4096, kPerRead = kHostBytes / kWordBytes;
+    if (!errorHost_) d_.check(d_.cuMemHostAlloc(&errorHost_, kHostBytes, 0), "allocating pinned host memory");
+    auto *host = static_cast<int64_t *>(errorHost_);
+    for (size_t i = 0; i < words.size(); i += kPerRead) {
+      size_t n = std::min(kPerRead, words.size() - i);
+      for (size_t j = 0; j < n; ++j)
+        d_.check(d_.cuMemcpyDtoHAsync(host + j * mlir::gt::kRuntimeErrorWords, words[i + j], kWordBytes, compute_),
+                 "reading a kernel's run-time checks");
+      d_.check(d_.cuStreamSynchronize(compute_), "running queued kernels");
+      for (size_t j = 0; j < n; ++j) {
+        const int64_t *w = host + j * mlir::gt::kRuntimeErrorWords;
+        if (w[0] == 0) continue;
+        if (!first && w[1] >= 0 && w[1] < int64_t(OpCode::NumOps)) first = KernelError{OpCode(w[1]), w[2], w[3], w[4]};
+        d_.check(d_.cuMemsetD32Async(words[i + j], 0, kWordBytes / 4, compute_), "clearing a kernel's run-time checks");
+      }
+    }
+    return first;
+  }
+
   std::vector<std::pair<std::string, double>> counters() const override {
     CachingAllocator::Stats s = allocator_->stats();
     std::lock_guard lock(mu_);
@@ -305,6 +335,7 @@ public:
     std::vector<void *> owned;
     size_t ownedBytes = 0;
     uint64_t kernels = 0;
+    std::vector<CUdeviceptr> checks; ///< error globals of its kernels' modules (takeKernelError)
   };
 
   bool beginCapture() override {
@@ -315,6 +346,7 @@ public:
       captured_.clear();
       capturedBytes_ = 0;
       capturedKernels_ = 0;
+      capturedChecks_.clear();
     }
     // Relaxed: the caching allocator may call cuMemAlloc while a region's host code runs.
     if (d_.cuStreamBeginCapture(compute_, CU_STREAM_CAPTURE_MODE_RELAXED) == CUDA_SUCCESS) return true;
@@ -335,6 +367,8 @@ public:
       g->ownedBytes = capturedBytes_;
       captured_.clear();
       g->kernels = capturedKernels_;
+      g->checks = std::move(capturedChecks_);
+      capturedChecks_.clear();
       // A launch that failed while capturing is not an error of the work: the caller runs it
       // directly, which reports the error if there is one.
       launchFailed = !launchError_.empty();
@@ -363,6 +397,7 @@ public:
   void launchGraph(void *graph) override {
     auto *g = static_cast<Graph *>(graph);
     d_.check(d_.cuGraphLaunch(g->exec, compute_), "cuGraphLaunch");
+    for (CUdeviceptr word : g->checks) addCheck(word);
     std::lock_guard lock(mu_);
     graphLaunches_++;
     launches_ += g->kernels;
@@ -387,26 +422,39 @@ public:
       if (launchError_.empty()) launchError_ = "loading a GPU kernel (PTX JIT) failed: " + d_.describe(r) + " " + log;
       return nullptr;
     }
+    CUdeviceptr word = 0;
+    size_t bytes = 0;
+    if (d_.cuModuleGetGlobal(&word, &bytes, module, mlir::gt::kRuntimeErrorGlobal) != CUDA_SUCCESS ||
+        bytes < mlir::gt::kRuntimeErrorWords * sizeof(int64_t))
+      word = 0; // no run-time checks in this module
+    errorWords_[module] = word;
     return modules_[image] = module;
   }
   void *function(void *module, const char *name) {
     if (!module) return nullptr;
     std::lock_guard lock(mu_);
     auto key = std::make_pair(module, std::string(name));
-    if (auto it = functions_.find(key); it != functions_.end()) return it->second;
+    if (auto it = functions_.find(key); it != functions_.end()) return it->second.get();
     CUfunction f = nullptr;
     if (CUresult r = d_.cuModuleGetFunction(&f, static_cast<CUmodule>(module), name); r != CUDA_SUCCESS) {
       if (launchError_.empty()) launchError_ = std::string("GPU kernel ") + name + " not found: " + d_.describe(r);
       return nullptr;
     }
-    return functions_[key] = f;
+    auto function = std::make_unique<Function>(Function{f, errorWords_[static_cast<CUmodule>(module)]});
+    return (functions_[key] = std::move(function)).get();
   }
   void launch(void *f, intptr_t gx, intptr_t gy, intptr_t gz, intptr_t bx, intptr_t by, intptr_t bz, int32_t smem,
               void **params) {
     if (!f) return; // loading failed; the error is recorded
+    const Function &fn = *static_cast<const Function *>(f);
     launches_++;
-    if (capturing_) capturedKernels_++;
-    if (CUresult r = d_.cuLaunchKernel(static_cast<CUfunction>(f), unsigned(gx), unsigned(gy), unsigned(gz), unsigned(bx),
+    if (capturing_) {
+      capturedKernels_++;
+      if (fn.checks) capturedChecks_.push_back(fn.checks);
+    } else if (fn.checks) {
+      addCheck(fn.checks);
+    }
+    if (CUresult r = d_.cuLaunchKernel(fn.f, unsigned(gx), unsigned(gy), unsigned(gz), unsigned(bx),
                                        unsigned(by), unsigned(bz), unsigned(smem), compute_, params, nullptr);
         r != CUDA_SUCCESS)
       fail("launching a GPU kernel failed: " + d_.describe(r));
@@ -438,6 +486,18 @@ public:
   }
 
 private:
+  /// What mgpuModuleGetFunction hands compiled host code: the kernel, and the error global of
+  /// its module (0: none; gt-gpu-runtime-errors).
+  struct Function {
+    CUfunction f = nullptr;
+    CUdeviceptr checks = 0;
+  };
+  /// A launch of a module with run-time checks: takeKernelError reads its error global.
+  void addCheck(CUdeviceptr word) {
+    if (std::find(pendingChecks_.begin(), pendingChecks_.end(), word) == pendingChecks_.end())
+      pendingChecks_.push_back(word);
+  }
+
   /// A pinned host buffer; `done` is recorded after the copy that last used it.
   struct Staging {
     void *host = nullptr;
@@ -470,7 +530,12 @@ private:
   mutable std::mutex mu_;
   std::string launchError_;
   std::map<const void *, CUmodule> modules_;
-  std::map<std::pair<void *, std::string>, CUfunction> functions_;
+  std::map<std::pair<void *, std::string>, std::unique_ptr<Function>> functions_;
+  std::map<CUmodule, CUdeviceptr> errorWords_; ///< each loaded module's error global, 0 if none
+  /// Error globals of the modules launched since takeKernelError last ran (the executor's thread
+  /// only, as launch()), and those of the launches being captured.
+  std::vector<CUdeviceptr> pendingChecks_, capturedChecks_;
+  void *errorHost_ = nullptr; ///< pinned: where takeKernelError reads error globals
   std::atomic<uint64_t> launches_ = 0;
   uint64_t graphLaunches_ = 0;
   /// Capture in progress (beginCapture..endCapture, on the executor's thread, which is also the
