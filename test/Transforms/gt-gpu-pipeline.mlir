@@ -34,3 +34,17 @@ func.func @total(%x: tensor<1000xf32>) -> tensor<f32> {
   %1 = gt.sum %0 {axes = array<i64: 0>} : tensor<1000xf32> -> tensor<f32>
   return %1 : tensor<f32>
 }
+
+// A 4-d broadcast add: one kernel over the collapsed index, which it splits back into four
+// with the sizes as immediates (gpu-launch-sink-index-computations before outlining): LLVM
+// turns those divisions into multiply-shifts, where a size passed as a kernel argument would
+// cost a 64-bit division (div.s64, dozens of instructions) per element and axis.
+// CHECK: gpu.binary @add4_kernel
+// CHECK-SAME: .visible .entry add4_kernel(
+// CHECK-NOT: {{div|rem}}.{{s|u}}{{32|64}}
+// CHECK-SAME: mul.hi
+// CHECK-NOT: {{div|rem}}.{{s|u}}{{32|64}}
+func.func @add4(%x: tensor<8x12x64x64xf32>, %y: tensor<64x64xf32>) -> tensor<8x12x64x64xf32> {
+  %0 = gt.add %x, %y : tensor<8x12x64x64xf32>, tensor<64x64xf32> -> tensor<8x12x64x64xf32>
+  return %0 : tensor<8x12x64x64xf32>
+}

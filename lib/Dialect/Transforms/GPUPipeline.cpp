@@ -42,6 +42,11 @@ void buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createGTGPULoops(GTGPULoopsOptions{options.blockSize}));
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createParallelLoopToGpuPass());
+  //    Constants (the sizes a collapsed index is divided by) into the launches, so that the
+  //    kernels divide by immediates (multiply-shift) rather than by kernel arguments (div.s64,
+  //    dozens of instructions per element and axis): outlining passes anything defined
+  //    outside a launch as an argument.
+  pm.addPass(createGpuLauchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   // Failed run-time checks (gt-lower-to-linalg's `checks`) as writes to a module global.
   pm.addNestedPass<gpu::GPUModuleOp>(createGTGPURuntimeErrors());
