@@ -105,8 +105,8 @@ inline constexpr int64_t kRuntimeErrorWords = 5;
 /// (reductions included): gt-lower-to-linalg, canonicalize, linalg-fuse-elementwise-ops,
 /// canonicalize. Workers run it on every fused region; gt-opt exposes it as
 /// --gt-fuse-pipeline. `scatterLoops` and `checks`: gt-lower-to-linalg's options of those names
-/// (CPU workers).
-void buildFusionPipeline(OpPassManager &pm, bool scatterLoops = false, bool checks = false);
+/// (CPU workers; checks on both); `recompute`: gt-duplicate-broadcasts' (CUDA workers).
+void buildFusionPipeline(OpPassManager &pm, bool scatterLoops = false, bool checks = false, bool recompute = false);
 
 /// What a CUDA worker compiles for.
 struct GPUPipelineOptions {

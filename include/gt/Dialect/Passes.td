@@ -336,9 +336,20 @@ def GTDuplicateBroadcasts : Pass<"gt-duplicate-broadcasts", "::mlir::func::FuncO
     recomputes it in its own loop (a compare and a select per element for the one-hot)
     instead of the kernel writing the expanded tensor and reading it back: cross-entropy's
     gradient no longer stores an [N, C] one-hot tensor.
+
+    With `recompute` (GPU kernels, memory-bound), every such small all-parallel generic is
+    cloned for its fusable uses, whatever its inputs' size, from the last to the first (so a
+    chain is copied whole): softmax's `exp(x - max)` feeds its row sum and its division, and
+    the masked, scaled scores feed the row maximum and the subtraction; each reduction and the
+    final elementwise kernel then read the scores themselves instead of full-size
+    intermediates written and read back (attention's softmax over (8, 12, 1024, 1024): two
+    400 MB tensors fewer written and read). At most `max-uses` copies of one generic.
   }];
   let options = [
-    Option<"maxBodyOps", "max-body-ops", "int64_t", "8", "the largest body (operations, yield excluded) worth recomputing">
+    Option<"maxBodyOps", "max-body-ops", "int64_t", "8", "the largest body (operations, yield excluded) worth recomputing">,
+    Option<"recompute", "recompute", "bool", "false",
+           "also clone small elementwise generics that do not expand (GPU: recompute rather than store)">,
+    Option<"maxUses", "max-uses", "int64_t", "4", "with `recompute`: the most fusable uses a generic is cloned for">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }

@@ -75,6 +75,12 @@ void registerGTPassesAndPipelines() {
   PassPipelineRegistration<>("gt-fuse-pipeline",
                              "gt -> linalg with elementwise fusion (what workers do to a hot region)",
                              [](OpPassManager &pm) { buildFusionPipeline(pm); });
+  PassPipelineRegistration<>("gt-gpu-fuse-pipeline",
+                             "gt -> linalg as a CUDA worker fuses a hot region (run-time checks, small "
+                             "elementwise chains recomputed in each consumer); then --gt-gpu-pipeline",
+                             [](OpPassManager &pm) {
+                               buildFusionPipeline(pm, /*scatterLoops=*/false, /*checks=*/true, /*recompute=*/true);
+                             });
 }
 
 } // namespace mlir::gt

@@ -15,7 +15,7 @@
 
 namespace mlir::gt {
 
-void buildFusionPipeline(OpPassManager &pm, bool scatterLoops, bool checks) {
+void buildFusionPipeline(OpPassManager &pm, bool scatterLoops, bool checks, bool recompute) {
   GTLowerToLinalgOptions lowering;
   lowering.scatterLoops = scatterLoops;
   lowering.checks = checks;
@@ -23,8 +23,11 @@ void buildFusionPipeline(OpPassManager &pm, bool scatterLoops, bool checks) {
   pm.addPass(createCanonicalizerPass());
   // Slices of an elementwise result computed as such (q, k and v of one projection).
   pm.addNestedPass<func::FuncOp>(createGTBubbleUpSlices());
-  // Broadcasts and one-hots recomputed in each consumer rather than stored and read back.
-  pm.addNestedPass<func::FuncOp>(createGTDuplicateBroadcasts());
+  // Broadcasts and one-hots (GPU: any small elementwise chain) recomputed in each consumer
+  // rather than stored and read back.
+  GTDuplicateBroadcastsOptions duplicate;
+  duplicate.recompute = recompute;
+  pm.addNestedPass<func::FuncOp>(createGTDuplicateBroadcasts(duplicate));
   pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
   // A gather of a few elements (cross-entropy's target log-probabilities) computes those
   // elements, not the whole fused tensor it reads.

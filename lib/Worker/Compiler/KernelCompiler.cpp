@@ -408,7 +408,9 @@ struct KernelCompiler::Impl {
     // worker's gtRuntimeError, on the GPU writes to the module's error global (gt-gpu-runtime-errors).
     bool checks = true;
     if (fuse) {
-      mlir::gt::buildFusionPipeline(pm, scatterLoops, checks);
+      // GPU kernels are memory-bound: small elementwise chains recomputed in each consumer
+      // (softmax's row reductions and division read the scores), not stored and read back.
+      mlir::gt::buildFusionPipeline(pm, scatterLoops, checks, /*recompute=*/cuda());
     } else {
       mlir::gt::GTLowerToLinalgOptions lowering;
       lowering.scatterLoops = scatterLoops;
