@@ -477,6 +477,10 @@ FetchedTensor Client::fetch(uint64_t id) {
 
 void Client::sync() {
   flush();
+  waitSent();
+}
+
+void Client::waitSent() {
   if (Reader *link = reader()) {
     auto req = link->reader.syncRequest();
     req.setSequence(submits_);
@@ -499,8 +503,14 @@ Stats Client::stats() {
   return out;
 }
 
+void Client::flushUnlessOnlyFrees() {
+  bool onlyFrees = true;
+  for (size_t i = 0; i < buffered_ && onlyFrees; ++i) onlyFrees = buffer_[i].op == OpCode::Free;
+  if (!onlyFrees) flush(); // (released tensors not yet queued as frees stay so either way)
+}
+
 void Client::startTrace() {
-  flush(); // what was issued before is not the trace's
+  flushUnlessOnlyFrees(); // what was issued before is not the trace's
   auto req = rpc_->session.traceRequest();
   req.setOn(true);
   waitAlive(req.send(), "starting a trace");
@@ -520,7 +530,8 @@ std::pair<int64_t, int64_t> Client::dispatcherOffsetNs() {
 }
 
 std::vector<Client::ProcessTrace> Client::stopTrace() {
-  sync(); // the trace holds everything issued inside it
+  flushUnlessOnlyFrees(); // the trace holds everything issued inside it, once it has run
+  waitSent();
   tracing_ = false;
   auto req = rpc_->session.traceRequest();
   req.setOn(false);

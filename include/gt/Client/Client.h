@@ -112,10 +112,12 @@ public:
     int64_t offsetNs = 0, rttNs = 0; ///< its clock minus the dispatcher's, as the dispatcher measured it
     std::vector<TraceEvent> events;  ///< on this client's clock (monotonicNs)
   };
-  /// Starts recording this session's work on the dispatcher and every worker (flushing first).
+  /// Starts recording this session's work on the dispatcher and every worker (flushing first,
+  /// unless only frees wait: see flushUnlessOnlyFrees).
   void startTrace();
-  /// Syncs, stops the recording, and returns every process's events, moved onto this client's
-  /// clock by `dispatcherOffsetNs()`'s measurement. Throws ConnectionError.
+  /// Syncs (the frees of tensors dropped at the end stay queued, as for startTrace), stops the
+  /// recording, and returns every process's events, moved onto this client's clock by
+  /// `dispatcherOffsetNs()`'s measurement. Throws ConnectionError.
   std::vector<ProcessTrace> stopTrace();
   /// The batches this client sent while traced ("flush": instructions, bytes), on its own clock;
   /// emptied by the next startTrace.
@@ -161,6 +163,14 @@ public:
   static constexpr size_t kUploadChunk = 64u << 20;
 
 private:
+  /// Flushes unless the instructions waiting are frees alone (the tensors of a step just ended),
+  /// which then go with the next op as they would have without the caller: a trace's start and
+  /// end must not cut a step into other batches than an untraced one, or the dispatcher captures
+  /// the traced step anew (a plan-cache miss) instead of replaying the plan the trace should show.
+  void flushUnlessOnlyFrees();
+  /// Waits until every worker has run everything sent so far (sync() without the flush).
+  void waitSent();
+
   /// Waits for `promise`, pinging the dispatcher meanwhile; throws ConnectionError (`what`
   /// names the call) if the connection breaks or no ping is answered for the timeout.
   template <typename T> T waitAlive(kj::Promise<T> promise, const char *what);
