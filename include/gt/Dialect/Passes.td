@@ -289,6 +289,29 @@ def GTBubbleUpSlices : Pass<"gt-bubble-up-slices", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
 }
 
+def GTReshapesAsViews : Pass<"gt-reshapes-as-views", "::mlir::func::FuncOp"> {
+  let summary = "tensor.reshape that splits or merges neighbouring axes -> expand_shape / collapse_shape, before bufferization";
+  let description = [{
+    Workers run it after fusion, right before one-shot bufferization. A `tensor.reshape` of
+    static shapes that only inserts or removes unit axes, or splits or merges neighbouring
+    axes (a reduction's keepdims result, above all), becomes `tensor.expand_shape` or
+    `tensor.collapse_shape`, which bufferize to a view. MLIR 19's bufferization of
+    `tensor.reshape` counts its shape operand as an alias of the result, so a reduction
+    written in place into a buffer that goes on to a reshape conflicts with the read-only
+    shape constant, and bufferization copies the reduction's initial value into a second
+    buffer first (an extra allocation and loop, a kernel launch on a GPU, per keepdims
+    reduction; fixed upstream in llvm/llvm-project#128590). After fusion, so that elementwise
+    fusion's reshape propagation does not see the new ops: the kernels' loops stay as they
+    were.
+    ```mlir
+    %r = tensor.reshape %sum(%shape) : (tensor<64xf32>, tensor<2xi64>) -> tensor<64x1xf32>
+    // =>
+    %r = tensor.expand_shape %sum [[0, 1]] output_shape [64, 1] : tensor<64xf32> into tensor<64x1xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def GTEmptyTensorsThroughReshapes : Pass<"gt-empty-tensors-through-reshapes", "::mlir::func::FuncOp"> {
   let summary = "lets a generic whose reshaped result is inserted into a larger tensor, or written to an output, write into its place there";
   let description = [{

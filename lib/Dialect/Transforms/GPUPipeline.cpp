@@ -78,6 +78,7 @@ void registerGTGPUPipeline() {
         bufferization::OneShotBufferizationOptions bufferize;
         bufferize.bufferizeFunctionBoundaries = true;
         bufferize.setFunctionBoundaryTypeConversion(bufferization::LayoutMapOption::IdentityLayoutMap);
+        pm.addNestedPass<func::FuncOp>(createGTReshapesAsViews());
         pm.addPass(bufferization::createEmptyTensorEliminationPass());
         pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
         bufferization::buildBufferDeallocationPipeline(pm, {});

@@ -418,6 +418,7 @@ struct KernelCompiler::Impl {
       pm.addPass(mlir::gt::createGTLowerToLinalg(lowering));
       pm.addPass(createCanonicalizerPass());
     }
+    pm.addNestedPass<func::FuncOp>(mlir::gt::createGTReshapesAsViews()); // no copy per keepdims reduction
     pm.addPass(bufferization::createEmptyTensorEliminationPass());
     bufferization::OneShotBufferizationOptions bufferization;
     pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
