@@ -282,10 +282,19 @@ public:
               void *c, Transposed transposed) override;
 
   void checkLaunches() override {
-    std::lock_guard lock(mu_);
-    if (launchError_.empty()) return;
-    std::string e = std::move(launchError_);
-    launchError_.clear();
+    std::string e;
+    {
+      std::lock_guard lock(mu_);
+      if (launchError_.empty()) return;
+      e = std::move(launchError_);
+      launchError_.clear();
+    }
+    // The failed unit's error globals are read and cleared now (its caller skips
+    // takeKernelError), so that the next unit, maybe another session's, is not poisoned with them.
+    try {
+      (void)takeKernelError();
+    } catch (const std::exception &) {
+    }
     throw std::runtime_error(e);
   }
 
