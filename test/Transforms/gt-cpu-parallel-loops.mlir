@@ -198,3 +198,108 @@ func.func @dynamic_sizes_with_a_check(%a: memref<?xi64>) {
   }
   return
 }
+
+// A reduction over the outer dimension (a bias gradient's sum over the batch): the kept
+// dimension runs outermost in blocks of 64 (a multiple of 16 lanes, 8 blocks), each block's
+// rows in order, so every column accumulates as on one thread.
+// CHECK-LABEL: func.func @column_sum
+// CHECK: %[[C64:.*]] = arith.constant 64 : index
+// CHECK: scf.parallel (%[[B:.*]]) = (%{{.*}}) to (%[[C512:.*]]) step (%[[C64]])
+// CHECK-NEXT: %[[NEXT:.*]] = arith.addi %[[B]], %[[C64]]
+// CHECK-NEXT: %[[END:.*]] = arith.minsi %[[NEXT]], %[[C512]]
+// CHECK-NEXT: scf.for %[[I:.*]] = %{{.*}} to %c2048
+// CHECK-NEXT: scf.for %[[J:.*]] = %[[B]] to %[[END]]
+// CHECK-NEXT: memref.load %{{.*}}[%[[I]], %[[J]]]
+// CHECK-NEXT: memref.load %{{.*}}[%[[J]]]
+// CHECK-NOT: scf.parallel
+// SMALL-LABEL: func.func @column_sum
+// SMALL-NOT: scf.parallel
+// SMALL: scf.for %{{.*}} = %{{.*}} to %c2048
+// SMALL-NEXT: scf.for %{{.*}} = %{{.*}} to %c512
+func.func @column_sum(%a: memref<2048x512xf32>, %out: memref<512xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c512 = arith.constant 512 : index
+  %c2048 = arith.constant 2048 : index
+  scf.for %i = %c0 to %c2048 step %c1 {
+    scf.parallel (%j) = (%c0) to (%c512) step (%c1) {
+      %x = memref.load %a[%i, %j] : memref<2048x512xf32>
+      %acc = memref.load %out[%j] : memref<512xf32>
+      %s = arith.addf %acc, %x : f32
+      memref.store %s, %out[%j] : memref<512xf32>
+      scf.reduce
+    }
+  }
+  return
+}
+
+// Two reduced dimensions and two kept ones (LayerNorm's weight gradient over [B, T, H, C]):
+// the outer kept dimension gives 48 iterations already, so the inner one is one block of 300
+// rounded up to 304 lanes (the minsi clips it).
+// CHECK-LABEL: func.func @column_sum_2d
+// CHECK: scf.parallel (%[[H:.*]], %[[B:.*]]) = (%{{.*}}, %{{.*}}) to (%c48, %c300) step (%{{.*}}, %c304{{.*}})
+// CHECK: scf.for %[[I0:.*]] = %{{.*}} to %c8
+// CHECK-NEXT: scf.for %[[I1:.*]] = %{{.*}} to %c16
+// CHECK-NEXT: scf.for %[[J:.*]] = %[[B]] to
+// CHECK-NEXT: memref.load %{{.*}}[%[[I0]], %[[I1]], %[[H]], %[[J]]]
+func.func @column_sum_2d(%a: memref<8x16x48x300xf32>, %out: memref<48x300xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c48 = arith.constant 48 : index
+  %c300 = arith.constant 300 : index
+  scf.for %i0 = %c0 to %c8 step %c1 {
+    scf.for %i1 = %c0 to %c16 step %c1 {
+      scf.parallel (%h, %j) = (%c0, %c0) to (%c48, %c300) step (%c1, %c1) {
+        %x = memref.load %a[%i0, %i1, %h, %j] : memref<8x16x48x300xf32>
+        %acc = memref.load %out[%h, %j] : memref<48x300xf32>
+        %s = arith.addf %acc, %x : f32
+        memref.store %s, %out[%h, %j] : memref<48x300xf32>
+        scf.reduce
+      }
+    }
+  }
+  return
+}
+
+// A store indexed by the outer loop's variable: each outer iteration writes its own row, so
+// the kept iterations do not own their elements across it; the nest stays sequential (as does
+// one that reads the buffer it writes at other indices).
+// CHECK-LABEL: func.func @not_a_column_reduction
+// CHECK-NOT: scf.parallel
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %c2048
+// CHECK-NEXT: scf.for
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[I]], %{{.*}}]
+// CHECK-LABEL: func.func @reads_its_output_elsewhere
+// CHECK-NOT: scf.parallel
+func.func @not_a_column_reduction(%a: memref<2048x512xf32>, %out: memref<2048x512xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c512 = arith.constant 512 : index
+  %c2048 = arith.constant 2048 : index
+  scf.for %i = %c0 to %c2048 step %c1 {
+    scf.parallel (%j) = (%c0) to (%c512) step (%c1) {
+      %x = memref.load %a[%i, %j] : memref<2048x512xf32>
+      memref.store %x, %out[%i, %j] : memref<2048x512xf32>
+      scf.reduce
+    }
+  }
+  return
+}
+func.func @reads_its_output_elsewhere(%a: memref<2048x512xf32>, %out: memref<512xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c512 = arith.constant 512 : index
+  %c2048 = arith.constant 2048 : index
+  scf.for %i = %c0 to %c2048 step %c1 {
+    scf.parallel (%j) = (%c0) to (%c512) step (%c1) {
+      %x = memref.load %a[%i, %j] : memref<2048x512xf32>
+      %y = memref.load %out[%c0] : memref<512xf32>
+      %s = arith.addf %y, %x : f32
+      memref.store %s, %out[%j] : memref<512xf32>
+      scf.reduce
+    }
+  }
+  return
+}

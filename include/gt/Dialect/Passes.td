@@ -545,7 +545,23 @@ def GTCPUParallelLoops : Pass<"gt-cpu-parallel-loops", "::mlir::func::FuncOp"> {
        `scf.parallel` with dynamic bounds is checked when the kernel runs:
        `scf.if (elements >= min-work)` runs it parallel over all its dimensions but the innermost
        (or its only one), else sequentially.
-    3. Every other `scf.parallel` (small, dynamic, or nested in another loop) becomes a nest
+    3. A reduction over outer dimensions that keeps inner ones (a bias gradient's sum over the
+       batch), as convert-linalg-to-parallel-loops makes it, `scf.for` loops over the reduced
+       dimensions around one `scf.parallel` over the kept ones, with static bounds and at least
+       `min-work` elements: when the kept loop's body only accumulates into elements indexed by
+       its own induction variables (its stores, and its loads of what it stores, never use a
+       reduced one), the kept dimensions move outermost and stay parallel, the innermost split
+       into blocks of at least 64 iterations (a multiple of 16) so that it still vectorizes, as
+       many as give `min-chunks` iterations with the outer kept ones. Each element still
+       accumulates its rows in order: the same bits as on one thread.
+       ```mlir
+       scf.for %i = 0 to 2048 { scf.parallel (%j) = (0) to (512) step (1) { body } }
+       // =>
+       scf.parallel (%b) = (0) to (512) step (64) {
+         scf.for %i = 0 to 2048 { scf.for %j = %b to min(%b + 64, 512) { body } }
+       }
+       ```
+    4. Every other `scf.parallel` (small, dynamic, or nested in another loop) becomes a nest
        of `scf.for` loops: it runs on the calling thread.
     ```mlir
     scf.parallel (%i, %j, %k) = (%c0, %c0, %c0) to (%c32, %c64, %c512) step (%c1, %c1, %c1) { body }

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <optional>
 
@@ -51,9 +52,9 @@ int64_t lanesOf(Operation *access) {
 /// moves over all its executions (the product of its enclosing loops' trip counts, times the
 /// lanes of a vector load or store); nullopt if a bound is dynamic. Loads count too: a row
 /// reduction in gt-cpu-reductions' form reads a row in its inner loop and stores once per row.
-std::optional<int64_t> elementsTouched(scf::ParallelOp top) {
+std::optional<int64_t> elementsTouched(Operation *top) {
   std::optional<int64_t> most = 0;
-  top.walk([&](Operation *access) {
+  top->walk([&](Operation *access) {
     if (!most) return;
     int64_t n = lanesOf(access);
     if (n == 0) return;
@@ -64,7 +65,7 @@ std::optional<int64_t> elementsTouched(scf::ParallelOp top) {
         return;
       }
       n *= *t;
-      if (op == top.getOperation()) break;
+      if (op == top) break;
     }
     most = std::max(*most, n);
   });
@@ -145,6 +146,125 @@ void sequentialize(IRRewriter &rewriter, scf::ParallelOp loop, unsigned keep) {
   rewriter.eraseOp(loop);
 }
 
+/// A reduction over the outer dimensions of its input that keeps the inner ones (a bias
+/// gradient's sum over the batch, LayerNorm's weight gradient), as
+/// convert-linalg-to-parallel-loops makes it: `scf.for` loops over the reduced dimensions, each
+/// holding only the next, around one `scf.parallel` over the kept ones.
+struct ColumnReduction {
+  SmallVector<scf::ForOp> reduced; ///< outermost first
+  scf::ParallelOp kept;
+};
+
+/// `top` as a ColumnReduction whose kept iterations can run outermost: every bound static and
+/// defined above `top`; the kept loop's body writes memory only by `memref.store`s into buffers
+/// defined above `top`, at indices that are the kept loop's induction variables or values
+/// defined above `top` (never a reduced one), and reads a buffer it writes only at the indices
+/// it writes it at (the accumulator). Then each kept iteration touches only its own elements,
+/// whatever the reduced iteration, so running each kept iteration's reduced loops on their
+/// own keeps every element's order of accumulation.
+std::optional<ColumnReduction> matchColumnReduction(scf::ForOp top) {
+  ColumnReduction r;
+  Operation *op = top;
+  while (auto loop = dyn_cast<scf::ForOp>(op)) {
+    if (loop.getNumRegionIterArgs() != 0 || !iterations(loop)) return std::nullopt;
+    if (!definedAbove(loop.getLowerBound(), top) || !definedAbove(loop.getUpperBound(), top) ||
+        !definedAbove(loop.getStep(), top))
+      return std::nullopt;
+    r.reduced.push_back(loop);
+    Block *body = loop.getBody();
+    if (!llvm::hasSingleElement(body->without_terminator())) return std::nullopt;
+    op = &body->front();
+  }
+  r.kept = dyn_cast<scf::ParallelOp>(op);
+  if (!r.kept || r.kept.getNumResults() != 0 || !iterations(r.kept)) return std::nullopt;
+  for (ValueRange bounds : {r.kept.getLowerBound(), r.kept.getUpperBound(), r.kept.getStep()})
+    for (Value v : bounds)
+      if (!definedAbove(v, top)) return std::nullopt;
+  llvm::SmallPtrSet<Value, 4> ivs;
+  for (Value iv : r.kept.getInductionVars()) ivs.insert(iv);
+  auto fixedIndex = [&](Value v) { return ivs.contains(v) || definedAbove(v, top); };
+  DenseMap<Value, ValueRange> written; // buffer -> the indices every store uses
+  SmallVector<memref::LoadOp> loads;
+  bool ok = true;
+  r.kept.getBody()->walk([&](Operation *o) {
+    if (auto store = dyn_cast<memref::StoreOp>(o)) {
+      Value buffer = store.getMemRef();
+      ValueRange indices = store.getIndices();
+      if (!definedAbove(buffer, top) || !llvm::all_of(indices, fixedIndex)) ok = false;
+      auto [it, fresh] = written.try_emplace(buffer, indices);
+      if (!fresh && !llvm::equal(it->second, indices)) ok = false;
+      return;
+    }
+    if (auto load = dyn_cast<memref::LoadOp>(o)) {
+      loads.push_back(load);
+      return;
+    }
+    if (o->hasTrait<OpTrait::HasRecursiveMemoryEffects>()) return; // its ops are walked too
+    auto effects = dyn_cast<MemoryEffectOpInterface>(o);
+    if (!effects || !effects.hasNoEffect()) ok = false; // a call, a vector store, an allocation
+  });
+  for (memref::LoadOp load : loads) {
+    auto it = written.find(load.getMemRef());
+    if (it != written.end() && !llvm::equal(it->second, load.getIndices())) ok = false;
+  }
+  if (!ok || written.empty()) return std::nullopt;
+  return r;
+}
+
+/// Rewrites a large ColumnReduction so that its kept dimensions run outermost and in parallel,
+/// the innermost one split into blocks of at least kMinBlock iterations (a multiple of 16, a
+/// 512-bit vector of f32) so that its loop stays long enough to vectorize:
+/// ```
+/// scf.for %i = 0 to 2048 { scf.parallel (%j) = (0) to (512) step (1) { body } }
+/// // =>
+/// scf.parallel (%b) = (0) to (512) step (64) {
+///   scf.for %i = 0 to 2048 { scf.for %j = %b to min(%b + 64, 512) step 1 { body } }
+/// }
+/// ```
+/// The outer kept dimensions and the blocks together give at least `minChunks` iterations
+/// where the innermost dimension is long enough. Returns the new loop, or null when there are
+/// fewer than two kept iterations to share.
+scf::ParallelOp keptDimensionsOutermost(IRRewriter &rewriter, ColumnReduction &r, int64_t minChunks) {
+  constexpr int64_t kMinBlock = 64, kLanes = 16;
+  scf::ParallelOp kept = r.kept;
+  unsigned n = kept.getNumLoops();
+  int64_t outer = 1;
+  for (unsigned d = 0; d + 1 < n; ++d)
+    outer *= *tripCount(kept.getLowerBound()[d], kept.getUpperBound()[d], kept.getStep()[d]);
+  Value lb = kept.getLowerBound()[n - 1], ub = kept.getUpperBound()[n - 1], step = kept.getStep()[n - 1];
+  int64_t inner = *tripCount(lb, ub, step);
+  int64_t blocks = std::max<int64_t>(1, std::min((minChunks + outer - 1) / outer, inner / kMinBlock));
+  int64_t block = (inner + blocks - 1) / blocks;
+  block = (block + kLanes - 1) / kLanes * kLanes;
+  blocks = (inner + block - 1) / block;
+  if (outer * blocks < 2) return nullptr;
+
+  scf::ForOp top = r.reduced.front();
+  Location loc = kept.getLoc();
+  rewriter.setInsertionPoint(top);
+  SmallVector<Value> lbs(kept.getLowerBound()), ubs(kept.getUpperBound()), steps(kept.getStep());
+  Value blockStep = rewriter.create<arith::ConstantIndexOp>(loc, *getConstantIntValue(step) * block);
+  steps.back() = blockStep;
+  auto parallel = rewriter.create<scf::ParallelOp>(loc, lbs, ubs, steps);
+  rewriter.setInsertionPoint(parallel.getBody()->getTerminator());
+  Value first = parallel.getInductionVars().back();
+  Value end = rewriter.create<arith::MinSIOp>(loc, rewriter.create<arith::AddIOp>(loc, first, blockStep), ub);
+  SmallVector<Value> ivs;
+  for (scf::ForOp loop : r.reduced) {
+    auto copy = rewriter.create<scf::ForOp>(loc, loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
+    rewriter.replaceAllUsesWith(loop.getInductionVar(), copy.getInductionVar());
+    rewriter.setInsertionPoint(copy.getBody()->getTerminator());
+  }
+  auto columns = rewriter.create<scf::ForOp>(loc, first, end, step);
+  for (Value iv : ValueRange(parallel.getInductionVars()).drop_back()) ivs.push_back(iv);
+  ivs.push_back(columns.getInductionVar());
+  Operation *before = columns.getBody()->getTerminator();
+  rewriter.eraseOp(kept.getBody()->getTerminator()); // scf.reduce without operands
+  rewriter.inlineBlockBefore(kept.getBody(), before, ivs);
+  rewriter.eraseOp(top); // the old nest, now holding only an empty scf.parallel
+  return parallel;
+}
+
 struct GTCPUParallelLoopsPass : impl::GTCPUParallelLoopsBase<GTCPUParallelLoopsPass> {
   using GTCPUParallelLoopsBase::GTCPUParallelLoopsBase;
 
@@ -174,6 +294,20 @@ struct GTCPUParallelLoopsPass : impl::GTCPUParallelLoopsBase<GTCPUParallelLoopsP
         if (chunks < 2) continue;
         kept.push_back({loop, keep});
         keptOps.insert(loop);
+      }
+    // A large column reduction (scf.for loops around one scf.parallel) runs its kept
+    // dimensions outermost, on the worker's threads.
+    SmallVector<ColumnReduction> columns;
+    for (Block &block : func.getBody())
+      for (auto loop : block.getOps<scf::ForOp>())
+        if (auto r = matchColumnReduction(loop)) {
+          auto work = elementsTouched(loop);
+          if (work && *work >= minWork) columns.push_back(*r);
+        }
+    for (ColumnReduction &r : columns)
+      if (scf::ParallelOp parallel = keptDimensionsOutermost(rewriter, r, minChunks)) {
+        kept.push_back({parallel, parallel.getNumLoops()});
+        keptOps.insert(parallel);
       }
     // A nest with dynamic bounds (an eager kernel's, which takes its sizes at run time) becomes
     // `scf.if (elements touched >= min-work) { the nest, parallel over all its dimensions but
