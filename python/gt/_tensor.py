@@ -608,9 +608,10 @@ def _foreach(name, *operands, **attrs):
     client = _runtime._client or _runtime.client()
     start = time.perf_counter_ns() if _trace is not None else 0
     out = [Tensor(*r) for r in client.op_foreach(code, ids, attrs)]
-    if _trace is not None:
-        for t in out:
-            _trace.op(name, start, t)
+    if _trace is not None:  # the call's time shared out, so the trace's per-op totals stay true
+        span = time.perf_counter_ns() - start
+        for i, t in enumerate(out):
+            _trace.op(name, start + span * i // n, t, end_ns=start + span * (i + 1) // n)
     return out
 
 

@@ -96,9 +96,11 @@ class _Recorder:
                       "workers": {p["label"]: {"offset_ns": p["offset_ns"], "rtt_ns": p["rtt_ns"]}
                                   for p in self.remote[1:]}}
 
-    def op(self, name, start_ns, result):
-        """An op issued from start_ns until now: its name, result shape and the user's line."""
-        self.ops.append((name, start_ns, time.perf_counter_ns(), _C.last_location(), result.shape))
+    def op(self, name, start_ns, result, end_ns=None):
+        """An op issued from start_ns until end_ns (default: now): its name, result shape and the
+        user's line."""
+        end_ns = time.perf_counter_ns() if end_ns is None else end_ns
+        self.ops.append((name, start_ns, end_ns, _C.last_location(), result.shape))
 
     def sync(self, start_ns, nbytes):
         """A wait for values (a fetch of nbytes, or gt.synchronize) from start_ns until now."""

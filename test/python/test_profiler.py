@@ -40,6 +40,22 @@ def test_a_trace_has_each_op_and_sync_with_the_users_line(tmp_path):
     assert len(events(path)[0]) == len(slices)
 
 
+def test_a_foreach_call_shares_its_time_among_its_ops(tmp_path):
+    # An optimizer's step issues each update line for every parameter in one call: each op gets
+    # its share of the call, so `gt trace summary`'s issue totals count the call once.
+    path = tmp_path / "out.json"
+    params = [gt.ones(3, requires_grad=True) for _ in range(4)]
+    for p in params:
+        p.grad = gt.ones(3)
+    opt = gt.optim.SGD(params, lr=0.1)
+    with gt.profiler.trace(str(path)):
+        opt.step()
+        params[0].numpy()
+    muls = sorted((e for e in events(path)[0] if e["cat"] == "op" and e["name"] == "mul"), key=lambda e: e["ts"])
+    assert len(muls) == 4
+    assert all(a["ts"] + a["dur"] <= b["ts"] + 1e-3 for a, b in zip(muls, muls[1:])), muls
+
+
 def test_one_trace_at_a_time(tmp_path):
     with gt.profiler.trace(str(tmp_path / "a.json")):
         with pytest.raises(RuntimeError, match="already on"):
