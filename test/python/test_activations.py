@@ -131,3 +131,23 @@ def test_clip_grad_value_orthogonal_and_inference_mode():
         assert not (gt.ones(2, requires_grad=True) * 2).requires_grad
     with gt.inference_mode(False):
         assert (gt.ones(2, requires_grad=True) * 2).requires_grad
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf")])
+@pytest.mark.parametrize("max_norm", [0.5, 1e6])
+def test_clip_grad_norm_scales_every_gradient_by_the_total_norm(norm_type, max_norm):
+    # Gradients of ranks 0-3 (the 2-norm sums each rank's squares with one call for all of
+    # them), one parameter without a gradient, and the parameters as a generator.
+    shapes = [(), (5,), (3, 4), (2, 3, 2)]
+    grads = [(rng.standard_normal(s) * 3).astype(np.float32) for s in shapes]
+    params = [gt.zeros(*s, requires_grad=True) for s in shapes] + [gt.zeros(2, requires_grad=True)]
+    for p, g in zip(params, grads):
+        p.grad = gt.tensor(g)
+    flat = np.concatenate([g.astype(np.float64).reshape(-1) for g in grads])
+    want = np.abs(flat).max() if norm_type == float("inf") else (np.abs(flat) ** norm_type).sum() ** (1 / norm_type)
+    total = nn.utils.clip_grad_norm_((p for p in params), max_norm, norm_type=norm_type)
+    np.testing.assert_allclose(total.item(), want, rtol=1e-5)
+    coef = min(1.0, max_norm / (want + 1e-6))
+    for p, g in zip(params, grads):
+        np.testing.assert_allclose(p.grad.numpy(), g * coef, rtol=1e-5, atol=1e-7)
+    assert params[-1].grad is None

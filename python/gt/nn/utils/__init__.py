@@ -2,7 +2,10 @@
 (torch.nn.utils); gt.nn.utils.rnn: padding and packing variable-length sequences;
 gt.nn.utils.parametrize and gt.nn.utils.parametrizations: tensors computed from others
 (weight_norm, spectral_norm); gt.nn.utils.prune: masks that zero out entries of a tensor."""
+from ... import _C
 from ... import _functions as T
+from ..._tensor import _foreach
+from ...dtypes import float32
 from ...autograd import no_grad
 from .. import modules as _nn
 from . import rnn  # noqa: F401 (torch.nn.utils.rnn)
@@ -11,13 +14,30 @@ from . import parametrize, parametrizations, prune  # noqa: F401
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0):
     """Scales every gradient by min(1, max_norm / (total_norm + 1e-6)), where total_norm is the
-    norm of all gradients together; returns total_norm (a 0-d tensor; nothing waits for it)."""
-    if isinstance(parameters, T.Tensor):
-        parameters = [parameters]
+    norm of all gradients together (torch.nn.utils.clip_grad_norm_); returns total_norm (a 0-d
+    tensor; nothing waits for it). `parameters`: a Tensor or an iterable of them (a generator
+    too). The 2-norm of float32 gradients is computed as PyTorch's foreach path does: one call
+    into the client core per line for all the gradients, not a Python call per gradient."""
+    parameters = [parameters] if isinstance(parameters, T.Tensor) else list(parameters)
     grads = [p.grad for p in parameters if p.grad is not None]
     if not grads:
         return T.zeros(())
     with no_grad():
+        if norm_type == 2.0 and all(g.dtype == float32 for g in grads):
+            squares = _foreach("mul", grads, grads)
+            by_rank = {}
+            for sq in squares:
+                by_rank.setdefault(sq.ndim, []).append(sq)
+            sums = []
+            for rank, group in by_rank.items():
+                sums += _foreach("sum", group, axes=_C.normalize_axes([], rank), keepdims=False)
+            total = T.sqrt(T.sum(T.stack(sums)))
+            coef = T.clamp(max_norm / (total + 1e-6), max=1.0)
+            scaled = iter(_foreach("mul", grads, coef))
+            for p in parameters:
+                if p.grad is not None:
+                    p.grad = next(scaled)
+            return total
         if norm_type == float("inf"):
             total = grads[0].abs().amax()
             for g in grads[1:]:
