@@ -12,7 +12,8 @@ Workloads (each timed after warm-up iterations shaped like the timed ones):
 - the MLP training step (784-256-128-10, ReLU, cross-entropy, Adam, batch 128, synthetic data),
   each step ending by reading the loss, as a training loop that logs it does;
 - the GPT training step of examples/char_gpt.py (default model: 2 layers, 4 heads, embd 128,
-  block 64, batch 32, AdamW), each step ending by reading the loss;
+  block 64, batch 32, AdamW, gradients clipped to norm 1 as the example's loop does), each
+  step ending by reading the loss;
 - generation with examples/char_gpt.py's model, its context one token longer each step (no
   padding, as minGPT's generate): milliseconds per token over lengths it has not seen, then
   over the same lengths again;
@@ -88,13 +89,16 @@ def sync(lib, value):
     return float(value.reshape(-1)[0].item())
 
 
-def training_step(loss_of, opt):
-    """A step: the loss, its backward, the optimizer's step, then reading the loss (as a loop
-    that logs it does; the client cuts a batch at each read). Returns the loss's value."""
+def training_step(loss_of, opt, clip=None):
+    """A step: the loss, its backward, with `clip` (lib.nn.utils.clip_grad_norm_, model) the
+    gradients clipped to norm 1.0, the optimizer's step, then reading the loss (as a loop that
+    logs it does; the client cuts a batch at each read). Returns the loss's value."""
     def step():
         loss = loss_of()
         opt.zero_grad()
         loss.backward()
+        if clip is not None:
+            clip[0](clip[1].parameters(), 1.0)
         opt.step()
         return loss.item()
     return step
@@ -214,8 +218,8 @@ def mlp(lib, compiled, quick):
 
 
 def gpt_training_step(lib, compiled=False):
-    """A step of examples/char_gpt.py's default model (AdamW) on `lib` (gt, or torch standing in
-    for it): training_step over a fresh batch each call. benchmarks/char_gpt.py times it too."""
+    """A step of examples/char_gpt.py's default model (AdamW, gradients clipped to norm 1) on `lib`
+    (gt, or torch standing in for it): training_step over a fresh batch each call. benchmarks/char_gpt.py times it too."""
     sys.path.insert(0, EXAMPLES)
     import char_gpt
     args = char_gpt.parse([])
@@ -230,8 +234,8 @@ def gpt_training_step(lib, compiled=False):
     if compiled:
         import torch
         forward = torch.compile(model)
-    return training_step(lambda: char_gpt.loss_of(forward, *char_gpt.batch(data, rng, args.batch_size,
-                                                                            args.block_size)), opt)
+    return training_step(lambda: char_gpt.loss_of(forward, *char_gpt.batch(data, rng, args.batch_size, args.block_size)),
+                         opt, clip=(lib.nn.utils.clip_grad_norm_, model))
 
 
 def gpt(lib, compiled, quick):
