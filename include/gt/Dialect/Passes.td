@@ -581,6 +581,27 @@ def GTCPUParallelLoops : Pass<"gt-cpu-parallel-loops", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
 }
 
+def GTCPUByteBools : Pass<"gt-cpu-byte-bools", "::mlir::ModuleOp"> {
+  let summary = "a CPU kernel's bool loads and stores as byte loads and stores, so LLVM vectorizes them";
+  let description = [{
+    Runs on a CPU kernel after its conversion to the LLVM dialect. A bool tensor holds one byte
+    per element, 0 or 1 (NumPy's layout, and what an LLVM `store i1` writes), and each
+    `memref.load` of one becomes `llvm.load ... -> i1`. LLVM's vectorizers leave such loads
+    one at a time (an `i1` is 1 bit in a vector and 1 byte in memory, so `<8 x i1>` is not
+    8 of them side by side): a broadcast attention mask read by a fused softmax cost as much as
+    the softmax itself. Each `i1` load becomes a byte load and `!= 0`, each `i1` store a zero
+    extension and a byte store, with the same attributes (alignment, alias scopes); LLVM then
+    vectorizes them like any other byte. The results do not change.
+    ```mlir
+    %b = llvm.load %p : !llvm.ptr -> i1
+    // =>
+    %w = llvm.load %p : !llvm.ptr -> i8
+    %b = llvm.icmp "ne" %w, %c0_i8 : i8
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def GTCPUFuseParallelLoops : Pass<"gt-cpu-fuse-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "fuses consecutive top-level loop nests over the same outer range into one scf.parallel (CPU)";
   let description = [{

@@ -478,6 +478,7 @@ struct KernelCompiler::Impl {
     pm.addPass(createConvertFuncToLLVMPass());
     pm.addPass(createConvertControlFlowToLLVMPass());
     pm.addPass(createReconcileUnrealizedCastsPass());
+    pm.addPass(mlir::gt::createGTCPUByteBools()); // bool loads and stores that LLVM vectorizes
     runPipeline(pm, module);
   }
 
