@@ -42,15 +42,37 @@ func.func @floor_divide(%a: tensor<4xi64>, %b: tensor<4xi64>) -> tensor<4xi64> {
 
 // -----
 
-// one_hot: a label outside [0, num_classes) is reported once (at class 0), check 2.
+// one_hot: each label outside [0, num_classes) is reported (check 2) by a generic over the
+// labels alone, which yields them clamped; the [4, 10] generic compares without a check (its
+// loop holds no call, so it vectorizes, and gt-fuse-elementwise keeps the check out of it).
 // CHECK-LABEL: func.func @one_hot
 func.func @one_hot(%y: tensor<4xi64>) -> tensor<4x10xf32> {
-  // CHECK: linalg.generic
+  // CHECK: %[[LABELS:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<4xi64>) outs(%{{.*}} : tensor<4xi64>)
   // CHECK: %[[TWO:.*]] = arith.constant 2 : i64
   // CHECK: scf.if
   // CHECK: func.call @gt_runtime_error(%{{.*}}, %[[TWO]], %{{.*}}, %{{.*}})
+  // CHECK: arith.minsi
+  // CHECK: linalg.generic {{.*}} ins(%[[LABELS]] : tensor<4xi64>) outs(%{{.*}} : tensor<4x10xf32>)
+  // CHECK-NOT: gt_runtime_error
+  // CHECK: return
   %0 = gt.one_hot %y {num_classes = 10} : tensor<4xi64> -> tensor<4x10xf32>
   return %0 : tensor<4x10xf32>
+}
+
+// -----
+
+// index_select reads each index for a whole row: the indices are checked (check 0, bound 10)
+// and clamped once, by their own generic; the gather's generic has no check.
+// CHECK-LABEL: func.func @index_select
+func.func @index_select(%x: tensor<10x8xf32>, %i: tensor<5xi64>) -> tensor<5x8xf32> {
+  // CHECK: %[[IDX:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<5xi64>) outs(%{{.*}} : tensor<5xi64>)
+  // CHECK: func.call @gt_runtime_error
+  // CHECK: linalg.generic {{.*}} ins(%[[IDX]] : tensor<5xi64>) outs(%{{.*}} : tensor<5x8xf32>)
+  // CHECK-NOT: gt_runtime_error
+  // CHECK: tensor.extract
+  // CHECK: return
+  %0 = gt.index_select %x, %i {axis = 0 : i64} : tensor<10x8xf32>, tensor<5xi64> -> tensor<5x8xf32>
+  return %0 : tensor<5x8xf32>
 }
 
 // -----

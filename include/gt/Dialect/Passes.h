@@ -102,10 +102,12 @@ inline constexpr const char *kRuntimeErrorGlobal = "gt_error";
 inline constexpr int64_t kRuntimeErrorWords = 5;
 
 /// gt ops -> linalg on tensors with elementwise producers fused into their consumers
-/// (reductions included): gt-lower-to-linalg, canonicalize, linalg-fuse-elementwise-ops,
-/// canonicalize. Workers run it on every fused region; gt-opt exposes it as
-/// --gt-fuse-pipeline. `scatterLoops` and `checks`: gt-lower-to-linalg's options of those names
-/// (CPU workers; checks on both); `recompute`: gt-duplicate-broadcasts' (CUDA workers).
+/// (reductions included): gt-lower-to-linalg, canonicalize, gt-bubble-up-slices,
+/// gt-duplicate-broadcasts, gt-fuse-elementwise, gt-fold-extracts,
+/// gt-empty-tensors-through-reshapes, canonicalize. Workers run it on every fused region; gt-opt
+/// exposes it as --gt-fuse-pipeline. `scatterLoops` and `checks`: gt-lower-to-linalg's options
+/// of those names (CPU workers; checks on both); `recompute`: gt-duplicate-broadcasts' and
+/// gt-fuse-elementwise's (CUDA workers).
 void buildFusionPipeline(OpPassManager &pm, bool scatterLoops = false, bool checks = false, bool recompute = false);
 
 /// What a CUDA worker compiles for.

@@ -581,6 +581,27 @@ def GTCPUParallelLoops : Pass<"gt-cpu-parallel-loops", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
 }
 
+def GTFuseElementwise : Pass<"gt-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "fuses elementwise linalg generics into their consumers (linalg-fuse-elementwise-ops), without multiplying costly math by a broadcast";
+  let description = [{
+    MLIR's `linalg-fuse-elementwise-ops` patterns (a generic on tensors fused into the generic
+    that consumes its result, when the result has no other use; reshapes folded by expansion;
+    the same canonicalizations) with one rule more, unless `recompute`: a producer whose body
+    holds a math-dialect op (exp, log, erf, tanh, sqrt, ...) or a float division is not fused
+    into a consumer that reads its result broadcast (the operand's indexing map is no
+    permutation), since the fused body would evaluate it once per consumer iteration instead of
+    once per element. Cross-entropy's `log(sum(exp(x - max))) + max` per row over C classes:
+    fused, the log ran C times per row inside the gradient's loop; now the row's value is
+    stored (N floats) and read. Cheap producers (adds, selects, casts) still fuse. CUDA
+    workers set `recompute` (the upstream rule: a GPU has compute to spare and each unfused
+    producer is a kernel launch).
+  }];
+  let options = [Option<"recompute", "recompute", "bool", "false",
+                        "fuse costly producers into broadcasting consumers too (MLIR's rule)">];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::affine::AffineDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def GTCPUByteBools : Pass<"gt-cpu-byte-bools", "::mlir::ModuleOp"> {
   let summary = "a CPU kernel's bool loads and stores as byte loads and stores, so LLVM vectorizes them";
   let description = [{

@@ -662,6 +662,35 @@ Value clampedIndex(OpBuilder &b, Location loc, Value raw, int64_t size) {
   return b.create<arith::IndexCastOp>(loc, b.getIndexType(), i);
 }
 
+/// `indices` (a tensor of any integer type) as i64, each checked against [0, size) (`check`,
+/// reported with the index and `size`) and clamped into it, by a generic of its own: an op
+/// that reads each index for many elements (index_select, one_hot) then checks it once, not
+/// once per element read, and its own loops hold no call (gt-fuse-elementwise keeps a producer
+/// with a call out of a consumer that broadcasts it), so they vectorize. Only with checks on.
+Value checkedIndices(OpBuilder &b, Location loc, Value indices, int64_t size, RuntimeCheck check) {
+  auto type = cast<RankedTensorType>(indices.getType());
+  auto out = RankedTensorType::get(type.getShape(), b.getI64Type());
+  SmallVector<Value> dynamicSizes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d)) dynamicSizes.push_back(b.create<tensor::DimOp>(loc, indices, d));
+  Value init = b.create<tensor::EmptyOp>(loc, out, dynamicSizes);
+  SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(type.getRank()));
+  SmallVector<utils::IteratorType> iters(type.getRank(), utils::IteratorType::parallel);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{out}, ValueRange{indices}, ValueRange{init}, maps, iters,
+      [&](OpBuilder &nb, Location nloc, ValueRange a) {
+        Type i64 = nb.getI64Type();
+        Value i = convertScalar(nb, nloc, a[0], i64);
+        Value low = nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::slt, i, constantOf(nb, nloc, i64, 0));
+        Value high = nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::sge, i, constantOf(nb, nloc, i64, double(size)));
+        reportIf(nb, nloc, nb.create<arith::OrIOp>(nloc, low, high), check, i, size);
+        i = nb.create<arith::MaxSIOp>(nloc, i, constantOf(nb, nloc, i64, 0));
+        i = nb.create<arith::MinSIOp>(nloc, i, constantOf(nb, nloc, i64, std::max<int64_t>(size - 1, 0)));
+        nb.create<linalg::YieldOp>(nloc, i);
+      });
+  return generic.getResult(0);
+}
+
 /// index_select(x, idx) (`perAxis` false: idx is 1-D, read at the axis' loop index) or
 /// gather(x, idx) (`perAxis` true: idx has the result's shape): result[..., k, ...] =
 /// x[..., idx, ...].
@@ -681,13 +710,17 @@ Value lowerGather(OpBuilder &b, Location loc, Value input, Value indices, int64_
       dynamicSizes.push_back(b.create<tensor::DimOp>(loc, perAxis || d == axis ? indices : input, perAxis ? d : d == axis ? 0 : d));
   Value init = dynamicSizes.empty() ? emptyLike(b, loc, resultType)
                                     : Value(b.create<tensor::EmptyOp>(loc, resultType, dynamicSizes));
+  // index_select reads each index for a whole slice: checked once each, beforehand.
+  bool prechecked = !perAxis && currentChecks.enabled && !inType.isDynamicDim(axis);
+  if (prechecked) indices = checkedIndices(b, loc, indices, inType.getDimSize(axis), RuntimeCheck::IndexOutOfRange);
   auto generic = b.create<linalg::GenericOp>(
       loc, TypeRange{resultType}, ValueRange{indices}, ValueRange{init}, maps, iters,
       [&](OpBuilder &nb, Location nloc, ValueRange a) {
         SmallVector<Value> at;
         for (int64_t d = 0; d < rank; ++d)
-          at.push_back(d == axis ? clampedIndex(nb, nloc, a[0], inType.getDimSize(axis))
-                                 : Value(nb.create<linalg::IndexOp>(nloc, d)));
+          at.push_back(d != axis   ? Value(nb.create<linalg::IndexOp>(nloc, d))
+                       : prechecked ? Value(nb.create<arith::IndexCastOp>(nloc, nb.getIndexType(), a[0]))
+                                    : clampedIndex(nb, nloc, a[0], inType.getDimSize(axis)));
         nb.create<linalg::YieldOp>(nloc, nb.create<tensor::ExtractOp>(nloc, input, at).getResult());
       });
   return generic.getResult(0);
@@ -961,22 +994,17 @@ Value lowerOneHot(OpBuilder &b, const Lowering &l) { // result[..., c] = (input[
   int64_t rank = l.resultType.getRank();
   SmallVector<AffineMap> maps = {leadingDims(b, rank, rank - 1), b.getMultiDimIdentityMap(rank)};
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  // With checks, each label is checked once beforehand (a label out of range poisons the
+  // result, so its clamped value is never seen); without, it is compared as it is.
+  Value labels = l.in[0];
+  if (currentChecks.enabled && !l.resultType.isDynamicDim(rank - 1))
+    labels = checkedIndices(b, l.loc(), labels, l.resultType.getDimSize(rank - 1), RuntimeCheck::ClassOutOfRange);
   auto generic = b.create<linalg::GenericOp>(
-      l.loc(), TypeRange{l.resultType}, l.in, ValueRange{emptyLike(b, l.loc(), l.resultType)}, maps, iters,
+      l.loc(), TypeRange{l.resultType}, ValueRange{labels}, ValueRange{emptyLike(b, l.loc(), l.resultType)}, maps, iters,
       [&](OpBuilder &nb, Location nloc, ValueRange a) {
         Value c = nb.create<arith::IndexCastOp>(nloc, nb.getI64Type(), nb.create<linalg::IndexOp>(nloc, rank - 1));
         Value label = convertScalar(nb, nloc, a[0], nb.getI64Type());
         Value hit = nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::eq, c, label);
-        if (currentChecks.enabled) { // once per label: at class 0
-          int64_t classes = l.resultType.getDimSize(rank - 1);
-          Type i64 = nb.getI64Type();
-          Value first = nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::eq, c, constantOf(nb, nloc, i64, 0));
-          Value low = nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::slt, label, constantOf(nb, nloc, i64, 0));
-          Value high = nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::sge, label,
-                                                constantOf(nb, nloc, i64, double(classes)));
-          Value bad = nb.create<arith::AndIOp>(nloc, first, nb.create<arith::OrIOp>(nloc, low, high));
-          reportIf(nb, nloc, bad, RuntimeCheck::ClassOutOfRange, label, classes);
-        }
         nb.create<linalg::YieldOp>(nloc, convertScalar(nb, nloc, hit, l.elem()));
       });
   return generic.getResult(0);

@@ -28,7 +28,11 @@ void buildFusionPipeline(OpPassManager &pm, bool scatterLoops, bool checks, bool
   GTDuplicateBroadcastsOptions duplicate;
   duplicate.recompute = recompute;
   pm.addNestedPass<func::FuncOp>(createGTDuplicateBroadcasts(duplicate));
-  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  // Elementwise fusion; on a CPU, a costly producer read broadcast (a row's log) is stored, not
+  // recomputed per consumer element.
+  GTFuseElementwiseOptions fuse;
+  fuse.recompute = recompute;
+  pm.addNestedPass<func::FuncOp>(createGTFuseElementwise(fuse));
   // A gather of a few elements (cross-entropy's target log-probabilities) computes those
   // elements, not the whole fused tensor it reads.
   pm.addNestedPass<func::FuncOp>(createGTFoldExtracts());
