@@ -995,9 +995,10 @@ Value lowerOneHot(OpBuilder &b, const Lowering &l) { // result[..., c] = (input[
   SmallVector<AffineMap> maps = {leadingDims(b, rank, rank - 1), b.getMultiDimIdentityMap(rank)};
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
   // With checks, each label is checked once beforehand (a label out of range poisons the
-  // result, so its clamped value is never seen); without, it is compared as it is.
+  // result, so its clamped value is never seen); without, it is compared as it is. The class
+  // axis is num_classes, an attribute: static in every kernel (one_hot is not size-generic).
   Value labels = l.in[0];
-  if (currentChecks.enabled && !l.resultType.isDynamicDim(rank - 1))
+  if (currentChecks.enabled)
     labels = checkedIndices(b, l.loc(), labels, l.resultType.getDimSize(rank - 1), RuntimeCheck::ClassOutOfRange);
   auto generic = b.create<linalg::GenericOp>(
       l.loc(), TypeRange{l.resultType}, ValueRange{labels}, ValueRange{emptyLike(b, l.loc(), l.resultType)}, maps, iters,
