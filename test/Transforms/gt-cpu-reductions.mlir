@@ -73,22 +73,15 @@ func.func @full_max(%x: memref<1000xf32>, %out: memref<f32>) {
   return
 }
 
-// Left as they are: a reduction over the outer axis (its rows vectorize as they are), an
-// input strided along the reduced axis (a transposed view), a body reading linalg.index.
+// Left as they are: a reduction over the outer axis (its rows vectorize as they are) and a body
+// reading linalg.index.
 // CHECK-LABEL: func.func @kept
 // CHECK-NOT: vector.
-// CHECK-COUNT-3: linalg.generic
+// CHECK-COUNT-2: linalg.generic
 // CHECK-NOT: vector.
-func.func @kept(%x: memref<100x64xf32>, %cols: memref<64xf32>, %t: memref<64x100xf32, strided<[1, 64]>>,
-                %rows: memref<64xf32>, %y: memref<64x100xf32>) {
+func.func @kept(%x: memref<100x64xf32>, %cols: memref<64xf32>, %rows: memref<64xf32>, %y: memref<64x100xf32>) {
   linalg.generic {indexing_maps = [#rows, #col], iterator_types = ["reduction", "parallel"]}
       ins(%x : memref<100x64xf32>) outs(%cols : memref<64xf32>) {
-  ^bb0(%in: f32, %acc: f32):
-    %s = arith.addf %in, %acc : f32
-    linalg.yield %s : f32
-  }
-  linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
-      ins(%t : memref<64x100xf32, strided<[1, 64]>>) outs(%rows : memref<64xf32>) {
   ^bb0(%in: f32, %acc: f32):
     %s = arith.addf %in, %acc : f32
     linalg.yield %s : f32
@@ -101,6 +94,26 @@ func.func @kept(%x: memref<100x64xf32>, %cols: memref<64xf32>, %t: memref<64x100
     %f = arith.sitofp %ji : i32 to f32
     %v = arith.mulf %in, %f : f32
     %s = arith.addf %v, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// An input strided along the reduced axis (a transposed view): its 8 elements of a vector loaded
+// one at a time, the same partials as for a contiguous row (an eager sum of the copied
+// transpose agrees bit for bit).
+// CHECK-LABEL: func.func @strided_rows
+// CHECK: scf.parallel (%[[I:[a-z0-9_]+]])
+// CHECK: scf.for %[[J:[a-z0-9_]+]] = {{.*}} -> (vector<8xf32>)
+// CHECK:   memref.load %arg0[%[[I]], %{{.*}}] : memref<64x100xf32, strided<[1, 64]>>
+// CHECK:   vector.insert %{{.*}}, %{{.*}} [0] : f32 into vector<8xf32>
+// CHECK:   vector.insert %{{.*}}, %{{.*}} [7] : f32 into vector<8xf32>
+// CHECK:   arith.addf %{{.*}} : vector<8xf32>
+func.func @strided_rows(%t: memref<64x100xf32, strided<[1, 64]>>, %rows: memref<64xf32>) {
+  linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%t : memref<64x100xf32, strided<[1, 64]>>) outs(%rows : memref<64xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
     linalg.yield %s : f32
   }
   return
@@ -192,10 +205,23 @@ func.func @planes(%x: memref<?x?x?xf32>, %s: memref<?xf32>, %out: memref<?xf32>)
 }
 
 // Not collapsed: the reduced dimensions are not contiguous in the input (every other row of a
-// larger buffer), or are read in another order (a transposed view).
+// larger buffer), or are read in another order (a transposed view). The innermost loop's length
+// is a multiple of 8, so each vector holds 8 consecutive elements in the flat order of the
+// reduced loops (as in a collapsed row): a loop over the rows carries the partials into a vector
+// loop over the columns, and no element is left for a tail.
 // CHECK-LABEL: func.func @not_collapsed
 // CHECK-NOT: memref.collapse_shape
-// CHECK-COUNT-2: linalg.generic
+// CHECK: %[[P:.*]] = scf.for %[[I:[a-z0-9_]+]] = {{.*}} iter_args(%[[A:[a-z0-9_]+]] = {{.*}}) -> (vector<8xf32>)
+// CHECK:   scf.for %[[J:[a-z0-9_]+]] = {{.*}} step %c8 iter_args(%{{.*}} = %[[A]]) -> (vector<8xf32>)
+// CHECK:     vector.load %arg0[%[[I]], %[[J]]] : memref<16x64xf32, strided<[128, 1]>>, vector<8xf32>
+// CHECK: vector.extract %[[P]][7]
+// CHECK-NOT: scf.for
+// CHECK: memref.store %{{.*}}, %arg2[]
+// CHECK: scf.for
+// CHECK:   scf.for
+// CHECK:     memref.load %arg1[%{{.*}}, %{{.*}}] : memref<16x64xf32>
+// CHECK:     vector.insert %{{.*}} [7] : f32 into vector<8xf32>
+// CHECK-NOT: linalg.generic
 func.func @not_collapsed(%x: memref<16x64xf32, strided<[128, 1]>>, %y: memref<16x64xf32>, %out: memref<f32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>],
                   iterator_types = ["reduction", "reduction"]}
@@ -209,6 +235,57 @@ func.func @not_collapsed(%x: memref<16x64xf32, strided<[128, 1]>>, %y: memref<16
       ins(%y : memref<16x64xf32>) outs(%out : memref<f32>) {
   ^bb0(%in: f32, %acc: f32):
     %r = arith.addf %in, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// A full sum of `x + b` with the bias broadcast over the rows (a fused region): not collapsible
+// (b reads only the columns), vectorized as @not_collapsed, b loaded 8 columns at a time.
+// CHECK-LABEL: func.func @bias_full_sum
+// CHECK: scf.for %[[I:[a-z0-9_]+]] = {{.*}} -> (vector<8xf32>)
+// CHECK:   scf.for %[[J:[a-z0-9_]+]] = {{.*}} -> (vector<8xf32>)
+// CHECK:     vector.load %arg0[%[[I]], %[[J]]] : memref<2048x512xf32>, vector<8xf32>
+// CHECK:     vector.load %arg1[%[[J]]] : memref<512xf32>, vector<8xf32>
+// CHECK:     math.exp %{{.*}} : vector<8xf32>
+func.func @bias_full_sum(%x: memref<2048x512xf32>, %b: memref<512xf32>, %out: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>,
+                                   affine_map<(d0, d1) -> ()>], iterator_types = ["reduction", "reduction"]}
+      ins(%x, %b : memref<2048x512xf32>, memref<512xf32>) outs(%out : memref<f32>) {
+  ^bb0(%in: f32, %bias: f32, %acc: f32):
+    %y = arith.addf %in, %bias : f32
+    %e = math.exp %y : f32
+    %r = arith.addf %e, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// The same with 5 columns: a vector would span two rows, so the elements go one at a time
+// into the lane of their flat index (the lane index and the flat index carried along), the
+// lanes fold in order, and the last 35 mod 8 = 3 elements (flat indices 32..34, back to row and
+// column by division) are added after them: the order of a collapsed row of 35 elements.
+// CHECK-LABEL: func.func @odd_full_sum
+// CHECK: %[[COUNT:.*]] = arith.muli %{{.*}}, %c5 : index
+// CHECK: %[[MAIN:.*]] = arith.subi %[[COUNT]], %{{.*}} : index
+// CHECK: scf.for {{.*}} -> (vector<8xf32>, index, index)
+// CHECK:   scf.for {{.*}} iter_args(%[[ACC:[a-z0-9_]+]] = %{{.*}}, %[[LANE:[a-z0-9_]+]] = %{{.*}}, %[[F:[a-z0-9_]+]] = %{{.*}}) -> (vector<8xf32>, index, index)
+// CHECK:     %[[OLD:.*]] = vector.extractelement %[[ACC]][%[[LANE]] : index]
+// CHECK:     %[[NEW:.*]] = arith.addf %{{.*}}, %[[OLD]] : f32
+// CHECK:     %[[INS:.*]] = vector.insertelement %[[NEW]], %[[ACC]][%[[LANE]] : index]
+// CHECK:     %[[IN_MAIN:.*]] = arith.cmpi ult, %[[F]], %[[MAIN]] : index
+// CHECK:     arith.select %[[IN_MAIN]], %[[INS]], %[[ACC]] : vector<8xf32>
+// CHECK: scf.for %[[T:[a-z0-9_]+]] = %[[MAIN]] to %[[COUNT]]
+// CHECK:   %[[COL:.*]] = arith.remui %[[T]], %c5 : index
+// CHECK:   %[[ROW:.*]] = arith.divui %[[T]], %c5 : index
+// CHECK: memref.store %{{.*}}, %arg2[]
+func.func @odd_full_sum(%x: memref<7x5xf32>, %b: memref<5xf32>, %out: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>,
+                                   affine_map<(d0, d1) -> ()>], iterator_types = ["reduction", "reduction"]}
+      ins(%x, %b : memref<7x5xf32>, memref<5xf32>) outs(%out : memref<f32>) {
+  ^bb0(%in: f32, %bias: f32, %acc: f32):
+    %y = arith.addf %in, %bias : f32
+    %r = arith.addf %y, %acc : f32
     linalg.yield %r : f32
   }
   return
@@ -253,6 +330,27 @@ func.func @channel_sums(%x: memref<2x3x4x16xf32>, %s: memref<3xf32>, %y: memref<
       ins(%d : memref<?x3x4x?xf32>) outs(%ds : memref<3xf32>) {
   ^bb0(%in: f32, %acc: f32):
     %r = arith.addf %in, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// A 1x1 operand (`(x + s).mean()` with s of shape (1, 1)) reads indices (0, 0): after the two
+// reduced dimensions collapse into one loop it has more indices than loops, and is still a
+// broadcast (before, it kept the whole sum scalar, in another order than the eager kernels').
+// CHECK-LABEL: func.func @one_by_one
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %arg0
+// CHECK: scf.for
+// CHECK:   vector.load %[[FLAT]]
+// CHECK:   memref.load %arg1[%{{.*}}, %{{.*}}] : memref<1x1xf32>
+// CHECK:   vector.broadcast
+func.func @one_by_one(%x: memref<6x5xf32>, %s: memref<1x1xf32>, %out: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (0, 0)>,
+                                   affine_map<(d0, d1) -> ()>], iterator_types = ["reduction", "reduction"]}
+      ins(%x, %s : memref<6x5xf32>, memref<1x1xf32>) outs(%out : memref<f32>) {
+  ^bb0(%in: f32, %k: f32, %acc: f32):
+    %y = arith.addf %in, %k : f32
+    %r = arith.addf %y, %acc : f32
     linalg.yield %r : f32
   }
   return

@@ -126,6 +126,39 @@ def test_row_reductions_match_numpy_and_fused_equal_eager_bit_for_bit(tmp_path):
     assert fused["results"] == eager["results"]
 
 
+# Reductions over several axes whose fused input is broadcast along some of them (`(x + b).sum()`
+# with b a row vector, a mean over the last two axes of `x * s`): the fused kernel cannot read
+# the reduced elements as one row, as the eager sum of the materialized `x + b` does. Widths that
+# are multiples of 8 (16, 24) take vector loops, the others (5, 37) carry one element at a time;
+# both must add in the eager kernel's order.
+BROADCAST_REDUCTIONS = """
+import gt, numpy as np, json
+rng = np.random.default_rng(0)
+out = {}
+for shape in ((6, 5), (9, 16), (40, 37), (3, 4, 24)):
+    a = rng.standard_normal(shape).astype(np.float32)
+    bias = rng.standard_normal(shape[-1]).astype(np.float32)
+    scale = rng.standard_normal(shape[:-2] + (1, 1)).astype(np.float32)
+    x, b, s = gt.tensor(a), gt.tensor(bias), gt.tensor(scale)
+    for step in range(3):
+        vals = [(x + b).exp().sum(), ((x - b) * (x - b)).mean(), (x * s).mean((-2, -1)), (x + b).amax()]
+        vals = [v.numpy() for v in vals]
+    expect = [np.exp(a + bias).sum(), ((a - bias) ** 2).mean(), (a * scale).mean((-2, -1)), (a + bias).max()]
+    for v, e in zip(vals, expect):
+        assert v.shape == np.shape(e) and np.allclose(v, e, rtol=1e-5, atol=1e-5), (shape, v, e)
+    out[str(shape)] = [np.asarray(v).tolist() for v in vals]
+print(json.dumps({"results": out, "stats": gt.debug.stats()}))
+"""
+
+
+def test_broadcast_full_reductions_fused_equal_eager_bit_for_bit(tmp_path):
+    fused = run_script(BROADCAST_REDUCTIONS, [], tmp_path, GT_JIT_VERIFY="1")
+    s = fused["stats"]
+    assert s["region_replays"] >= 8 and s["region_verify_failures"] == 0, s
+    eager = run_script(BROADCAST_REDUCTIONS, [], tmp_path, GT_JIT="0")
+    assert fused["results"] == eager["results"]
+
+
 def test_mlp_training_fused_matches_eager_and_reaches_steady_state(tmp_path):
     fused = run_script(MLP_STEPS, [6], tmp_path, GT_JIT_VERIFY="1")
     eager = run_script(MLP_STEPS, [6], tmp_path, GT_JIT="0")

@@ -496,24 +496,33 @@ def GTGPULoops : Pass<"gt-gpu-loops", "::mlir::func::FuncOp"> {
 }
 
 def GTCPUReductions : Pass<"gt-cpu-reductions", "::mlir::func::FuncOp"> {
-  let summary = "vectorizes bufferized reductions over their innermost dimension (CPU)";
+  let summary = "vectorizes bufferized reductions over their innermost dimensions (CPU)";
   let description = [{
     Runs on every CPU kernel, eager and fused, after bufferization. Folded one element at a
     time, a reduction is a chain of dependent adds that LLVM may not reorder, so neither the
     combine nor the element computation before it (softmax's exp, LayerNorm's squares)
-    vectorizes. A `linalg.generic` whose only reduction dimension is its innermost loop, with
-    inputs contiguous along it (or not depending on it), a body of arith/math ops on
-    numbers, one f32/f64/i32/i64 output and an associative combine (as gt-gpu-reductions)
-    becomes, for each output element (an `scf.parallel` over the other dimensions):
-    - `lanes` partials in a vector: element i is folded into lane i mod `lanes`, over the
-      largest multiple of `lanes` (vector loads, the body on vectors);
+    vectorizes. A `linalg.generic` whose reduced loops are its innermost ones, reading its
+    inputs at loop indices (or zeros), with a body of arith/math ops on numbers, one
+    f32/f64/i32/i64 output and an associative combine (as gt-gpu-reductions) becomes, for each
+    output element (an `scf.parallel` over the kept dimensions), with the reduced elements
+    numbered in loop order (the flat index f):
+    - `lanes` partials in a vector: element f is folded into lane f mod `lanes`, over the
+      largest multiple of `lanes` elements;
     - the lanes combined in order 0, 1, ..., then the remaining elements one at a time;
     - `out = combine(total, out)`.
-    The order depends only on the reduced length, so eager kernels (dynamic sizes) and fused
+    The order depends only on the reduced sizes, so eager kernels (dynamic sizes) and fused
     ones (static) agree bit for bit; results differ from a one-at-a-time sum in the last bits.
-    A reduction over several innermost dimensions (a full sum, a mean over the last two axes)
-    whose inputs hold those dimensions contiguous, innermost and in order is first rewritten
-    over one dimension (the inputs through `memref.collapse_shape`), then vectorized as above.
+    How the elements are read depends on the layout:
+    - one reduced dimension: a vector loop (inputs contiguous along it: vector loads; strided,
+      as a transposed view, or bools, whose vector is bits but whose memref holds bytes: one
+      element per lane; not depending on it: one load, splat), then the tail;
+    - several, whose inputs hold them contiguous, innermost and in order (a full sum): first
+      rewritten over one dimension (the inputs through `memref.collapse_shape`);
+    - several otherwise (a full sum of `x + b` with `b` broadcast over the rows), the
+      innermost of static length a multiple of `lanes`: loops over the outer reduced
+      dimensions carry the partials into a vector loop over the innermost (each vector holds
+      flat indices f..f+lanes-1, and nothing is left over);
+    - several otherwise: scalar loops carrying the partials, the current lane and f.
     ```mlir
     linalg.generic {iterator_types = ["parallel", "reduction"]}
         ins(%x : memref<?x?xf32>) outs(%out : memref<?xf32>) { addf }

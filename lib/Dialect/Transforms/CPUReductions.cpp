@@ -1,8 +1,10 @@
-// gt-cpu-reductions: a bufferized linalg reduction over its innermost loop dimension (a row sum,
+// gt-cpu-reductions: a bufferized linalg reduction over its innermost loop dimensions (a row sum,
 // softmax's max and sum, LayerNorm's statistics, a full reduction) folds `lanes` interleaved
 // partial results in a vector, so the element computation and the combine vectorize; then the
-// lanes in order, then the tail. The order depends only on the reduced length, so eager kernels
-// (dynamic sizes) and fused kernels (static) that both run this pass agree bit for bit.
+// lanes in order, then the tail. Element f of the reduced elements in loop order always goes to
+// lane f mod `lanes`, whatever the layout of the inputs, so eager kernels (dynamic sizes, inputs
+// as they were stored) and fused kernels (static, inputs broadcast or transposed inside) that
+// both run this pass agree bit for bit.
 #include "gt/Dialect/Passes.h"
 #include "Reductions.h"
 
@@ -16,6 +18,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace mlir::gt {
 #define GEN_PASS_DEF_GTCPUREDUCTIONS
@@ -26,8 +29,9 @@ namespace {
 /// How an input is read along the reduced dimension.
 enum class Read {
   Vector,    ///< contiguous along it: one vector load
-  Elements,  ///< contiguous bools: a vector<8xi1> is 8 bits in memory but a memref's i1 is a
-             ///< byte each, so its lanes are loaded one at a time
+  Lanes,     ///< one element per lane, loaded one at a time: bools (a vector<8xi1> is 8 bits in
+             ///< memory but a memref's i1 is a byte each), or an input strided along it (a
+             ///< transposed view)
   Broadcast, ///< does not depend on it: one load, splat
   Value      ///< a scalar operand, splat
 };
@@ -35,45 +39,73 @@ enum class Read {
 struct Reduction {
   linalg::GenericOp op;
   Combiner combiner;
-  SmallVector<Read> reads; ///< one per input
+  SmallVector<Read> reads;     ///< one per input
+  SmallVector<unsigned> lane;  ///< per input: which of its indices the innermost loop moves (Vector, Lanes)
+  unsigned reduced = 1;        ///< the innermost loops that reduce (all that do)
+  bool vectorize = true;       ///< false: the lanes kept one element at a time (see rewrite)
 };
 
 bool scalar(Type t) { return t.isIntOrFloat(); }
 
-/// `op` reduces over its innermost loop dimension only, every input is contiguous along it (or
-/// does not depend on it), and its body is arith/math on numbers: the pass can vectorize it.
-std::optional<Reduction> match(linalg::GenericOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 1) return std::nullopt;
-  unsigned n = op.getNumLoops();
-  if (op.getIteratorTypesArray().back() != utils::IteratorType::reduction) return std::nullopt;
+/// Each index of `map` is a loop index (none twice) or 0: a projected permutation with zeros,
+/// also one with more indices than loops (a 1x1 operand of a reduction collapsed to one loop).
+bool atLoopIndices(AffineMap map) {
+  llvm::SmallBitVector seen(map.getNumDims());
+  for (AffineExpr e : map.getResults()) {
+    if (auto dim = dyn_cast<AffineDimExpr>(e)) {
+      if (seen.test(dim.getPosition())) return false;
+      seen.set(dim.getPosition());
+    } else if (auto c = dyn_cast<AffineConstantExpr>(e); !c || c.getValue() != 0) {
+      return false;
+    }
+  }
+  return map.getNumSymbols() == 0;
+}
+
+/// `op` reduces over its innermost loop dimensions (one or more; every reduced loop inside every
+/// kept one), its inputs are read at loop indices (projected permutations), and its body is
+/// arith/math on numbers: the pass can rewrite it. One reduced loop, or a static innermost one
+/// whose length is a multiple of `lanes`: vector code; otherwise the lanes one element at a time.
+std::optional<Reduction> match(linalg::GenericOp op, int64_t lanes) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 || op.getNumReductionLoops() < 1) return std::nullopt;
+  unsigned n = op.getNumLoops(), k = op.getNumReductionLoops();
+  auto iterators = op.getIteratorTypesArray();
+  for (unsigned d = 0; d < n; ++d)
+    if ((iterators[d] == utils::IteratorType::reduction) != (d >= n - k)) return std::nullopt;
   for (AffineMap map : op.getIndexingMapsArray())
-    if (!map.isProjectedPermutation(/*allowZeroInResults=*/true)) return std::nullopt;
+    if (!atLoopIndices(map)) return std::nullopt;
   auto combiner = matchCombiner(op);
   if (!combiner) return std::nullopt;
   Type type = combiner->identity.getType();
   if (!(type.isF32() || type.isF64() || type.isInteger(32) || type.isInteger(64))) return std::nullopt;
-  Reduction r{op, *combiner, {}};
+  Reduction r{op, *combiner, {}, {}, k, true};
+  if (k > 1) {
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    r.vectorize = ranges.size() == n && !ShapedType::isDynamic(ranges.back()) && ranges.back() % lanes == 0;
+  }
   for (OpOperand *input : op.getDpsInputOperands()) {
     auto memref = dyn_cast<MemRefType>(input->get().getType());
     if (!memref) {
       if (!scalar(input->get().getType())) return std::nullopt;
       r.reads.push_back(Read::Value);
+      r.lane.push_back(0);
       continue;
     }
     if (!scalar(memref.getElementType())) return std::nullopt;
     AffineMap map = op.getMatchingIndexingMap(input);
     if (!map.isFunctionOfDim(n - 1)) {
       r.reads.push_back(Read::Broadcast);
+      r.lane.push_back(0);
       continue;
     }
-    // Along the reduced dimension: the memref's innermost dimension, unit stride.
+    unsigned at = *map.getResultPosition(getAffineDimExpr(n - 1, op.getContext()));
+    r.lane.push_back(at);
+    // One vector load: the memref's innermost dimension, unit stride, whole bytes.
     SmallVector<int64_t> strides;
     int64_t offset;
-    auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
-    if (!last || last.getPosition() != n - 1 ||
-        failed(getStridesAndOffset(memref, strides, offset)) || strides.back() != 1)
-      return std::nullopt;
-    r.reads.push_back(memref.getElementType().getIntOrFloatBitWidth() % 8 ? Read::Elements : Read::Vector);
+    bool contiguous = at + 1 == map.getNumResults() && succeeded(getStridesAndOffset(memref, strides, offset)) &&
+                      strides.back() == 1 && memref.getElementType().getIntOrFloatBitWidth() % 8 == 0;
+    r.reads.push_back(contiguous ? Read::Vector : Read::Lanes);
   }
   Block &body = op.getRegion().front();
   for (Operation &inner : body.without_terminator()) {
@@ -202,19 +234,19 @@ struct Emitter {
     linalg::GenericOp op = r.op;
     Block &body = op.getRegion().front();
     IRMapping map;
-    for (auto [input, read] : llvm::zip(op.getDpsInputOperands(), r.reads)) {
+    for (auto [input, read, at] : llvm::zip(op.getDpsInputOperands(), r.reads, r.lane)) {
       Value value = input->get();
       if (read != Read::Value) {
         SmallVector<Value> indices = indicesAt(b, loc, op.getMatchingIndexingMap(input), ivs);
         auto memref = cast<MemRefType>(value.getType());
         if (read == Read::Vector && lanes) {
           value = b.create<vector::LoadOp>(loc, VectorType::get({lanes}, memref.getElementType()), value, indices);
-        } else if (read == Read::Elements && lanes) {
+        } else if (read == Read::Lanes && lanes) {
           Value lanesV = b.create<arith::ConstantOp>(loc, b.getZeroAttr(VectorType::get({lanes}, memref.getElementType())));
           for (int64_t lane = 0; lane < lanes; ++lane) {
-            SmallVector<Value> at = indices;
-            at.back() = b.create<arith::AddIOp>(loc, at.back(), b.create<arith::ConstantIndexOp>(loc, lane));
-            lanesV = b.create<vector::InsertOp>(loc, b.create<memref::LoadOp>(loc, value, at), lanesV, lane);
+            SmallVector<Value> shifted = indices;
+            shifted[at] = b.create<arith::AddIOp>(loc, shifted[at], b.create<arith::ConstantIndexOp>(loc, lane));
+            lanesV = b.create<vector::InsertOp>(loc, b.create<memref::LoadOp>(loc, value, shifted), lanesV, lane);
           }
           value = lanesV;
         } else
@@ -246,58 +278,120 @@ struct Emitter {
 struct GTCPUReductionsPass : impl::GTCPUReductionsBase<GTCPUReductionsPass> {
   using GTCPUReductionsBase::GTCPUReductionsBase;
 
+  /// `r` as loops: an scf.parallel over the kept dimensions (none: the code as it is) around,
+  /// per output element, the reduced elements in their loop order (flat index f), element f
+  /// folded into lane f mod `lanes` over the largest multiple of `lanes` elements, then the
+  /// lanes in order 0, 1, ..., then the remaining elements one at a time, then the output.
+  /// One reduced loop: a vector loop. Several: loops over the outer reduced dimensions around
+  /// the innermost one, a vector loop when its length is a static multiple of `lanes` (each
+  /// vector then holds flat indices f..f+lanes-1, and no element is left over); else scalar loops
+  /// carrying the lanes and their lane index. Every form folds the same elements in the same
+  /// order, so a fused kernel agrees bit for bit with an eager one whose input was collapsed to
+  /// one row (a full sum of `x + b` against the sum of the tensor `x + b`).
   void rewrite(const Reduction &r) {
     linalg::GenericOp op = r.op;
     OpBuilder b(op);
     Location loc = op.getLoc();
-    unsigned n = op.getNumLoops();
+    unsigned n = op.getNumLoops(), k = r.reduced;
     SmallVector<Value> sizes;
     for (Range range : cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc)) sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, range.size));
     Value zero = b.create<arith::ConstantIndexOp>(loc, 0), one = b.create<arith::ConstantIndexOp>(loc, 1);
+    Type type = r.combiner.identity.getType();
+    auto vectorType = VectorType::get({lanes}, type);
+
+    auto lanesInOrder = [&](Value partials) {
+      Value total = b.create<arith::ConstantOp>(loc, r.combiner.identity);
+      for (int64_t lane = 0; lane < lanes; ++lane)
+        total = r.combiner.build(b, b.create<vector::ExtractOp>(loc, partials, lane), total);
+      return total;
+    };
+    auto ivsAt = [&](ValueRange outer, ValueRange inner) {
+      SmallVector<Value> ivs(outer.begin(), outer.end());
+      ivs.append(inner.begin(), inner.end());
+      return ivs;
+    };
 
     auto reduceOne = [&](OpBuilder &nested, Location, ValueRange outer) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
-      Type type = r.combiner.identity.getType();
-      Value reduced = sizes[n - 1];
       Value step = b.create<arith::ConstantIndexOp>(loc, lanes);
-      Value main = b.create<arith::SubIOp>(loc, reduced, b.create<arith::RemUIOp>(loc, reduced, step));
-      // lanes partials, each element i folded into lane i mod lanes.
-      auto vectorType = VectorType::get({lanes}, type);
-      Value init = b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(vectorType, r.combiner.identity));
-      auto loop = b.create<scf::ForOp>(loc, zero, main, step, ValueRange{init});
-      {
-        OpBuilder::InsertionGuard g(b);
-        b.setInsertionPointToStart(loop.getBody());
-        SmallVector<Value> ivs(outer.begin(), outer.end());
-        ivs.push_back(loop.getInductionVar());
-        Value element = Emitter{b, loc, r, lanes}.element(ivs);
-        b.create<scf::YieldOp>(loc, r.combiner.build(b, element, loop.getRegionIterArgs()[0]));
-      }
-      // The lanes in order, then the tail one element at a time.
-      Value total = b.create<arith::ConstantOp>(loc, r.combiner.identity);
-      for (int64_t lane = 0; lane < lanes; ++lane)
-        total = r.combiner.build(b, b.create<vector::ExtractOp>(loc, loop.getResult(0), lane), total);
-      auto tail = b.create<scf::ForOp>(loc, main, reduced, one, ValueRange{total});
-      {
+      auto identities = [&] {
+        return b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(vectorType, r.combiner.identity)).getResult();
+      };
+      Value total;
+      if (k == 1 || r.vectorize) {
+        // The outer reduced loops (if any) around a vector loop over the innermost one.
+        Value reduced = sizes[n - 1];
+        Value main = b.create<arith::SubIOp>(loc, reduced, b.create<arith::RemUIOp>(loc, reduced, step));
+        Value init = identities();
+        SmallVector<Value> lbs(k, zero), ubs(sizes.begin() + (n - k), sizes.end()), steps(k - 1, one);
+        ubs.back() = main;
+        steps.push_back(step);
+        scf::LoopNest loops = scf::buildLoopNest(
+            b, loc, lbs, ubs, steps, ValueRange{init}, [&](OpBuilder &inner, Location, ValueRange ivs, ValueRange acc) {
+              Value element = Emitter{inner, loc, r, lanes}.element(ivsAt(outer, ivs));
+              return scf::ValueVector{r.combiner.build(inner, element, acc[0])};
+            });
+        b.setInsertionPointAfter(loops.loops.front());
+        total = lanesInOrder(loops.results[0]);
+        if (k == 1) { // the tail (several loops: the innermost length is a multiple of lanes)
+          auto tail = b.create<scf::ForOp>(loc, main, reduced, one, ValueRange{total});
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPointToStart(tail.getBody());
+          Value element = Emitter{b, loc, r, 0}.element(ivsAt(outer, {tail.getInductionVar()}));
+          b.create<scf::YieldOp>(loc, r.combiner.build(b, element, tail.getRegionIterArgs()[0]));
+          b.setInsertionPointAfter(tail);
+          total = tail.getResult(0);
+        }
+      } else {
+        // Scalar loops carrying the lanes, the current lane and the flat index.
+        Value count = one;
+        for (unsigned d = n - k; d < n; ++d) count = b.create<arith::MulIOp>(loc, count, sizes[d]);
+        Value main = b.create<arith::SubIOp>(loc, count, b.create<arith::RemUIOp>(loc, count, step));
+        Value init = identities();
+        SmallVector<Value> lbs(k, zero), ubs(sizes.begin() + (n - k), sizes.end()), steps(k, one);
+        scf::LoopNest loops = scf::buildLoopNest(
+            b, loc, lbs, ubs, steps, ValueRange{init, zero, zero},
+            [&](OpBuilder &inner, Location, ValueRange ivs, ValueRange args) {
+              Value acc = args[0], lane = args[1], flat = args[2];
+              Value element = Emitter{inner, loc, r, 0}.element(ivsAt(outer, ivs));
+              Value old = inner.create<vector::ExtractElementOp>(loc, acc, lane);
+              Value folded = inner.create<vector::InsertElementOp>(loc, r.combiner.build(inner, element, old), acc, lane);
+              Value inMain = inner.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, flat, main);
+              Value next = inner.create<arith::AddIOp>(loc, lane, one);
+              Value wrap = inner.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, next, step);
+              return scf::ValueVector{inner.create<arith::SelectOp>(loc, inMain, folded, acc),
+                                      inner.create<arith::SelectOp>(loc, wrap, zero, next),
+                                      inner.create<arith::AddIOp>(loc, flat, one)};
+            });
+        b.setInsertionPointAfter(loops.loops.front());
+        total = lanesInOrder(loops.results[0]);
+        // The tail: flat indices main..count-1 (fewer than lanes), each back to its loop indices.
+        auto tail = b.create<scf::ForOp>(loc, main, count, one, ValueRange{total});
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPointToStart(tail.getBody());
-        SmallVector<Value> ivs(outer.begin(), outer.end());
-        ivs.push_back(tail.getInductionVar());
-        Value element = Emitter{b, loc, r, 0}.element(ivs);
+        SmallVector<Value> ivs(k);
+        Value rest = tail.getInductionVar();
+        for (unsigned i = k; i-- > 0;) {
+          ivs[i] = b.create<arith::RemUIOp>(loc, rest, sizes[n - k + i]);
+          rest = b.create<arith::DivUIOp>(loc, rest, sizes[n - k + i]);
+        }
+        Value element = Emitter{b, loc, r, 0}.element(ivsAt(outer, ivs));
         b.create<scf::YieldOp>(loc, r.combiner.build(b, element, tail.getRegionIterArgs()[0]));
+        b.setInsertionPointAfter(tail);
+        total = tail.getResult(0);
       }
       Value output = op.getDpsInitOperand(0)->get();
       SmallVector<Value> indices = indicesAt(b, loc, op.getMatchingIndexingMap(op.getDpsInitOperand(0)),
-                                                   SmallVector<Value>(outer.begin(), outer.end()));
+                                             SmallVector<Value>(outer.begin(), outer.end()));
       Value old = b.create<memref::LoadOp>(loc, output, indices);
-      b.create<memref::StoreOp>(loc, r.combiner.build(b, tail.getResult(0), old), output, indices);
+      b.create<memref::StoreOp>(loc, r.combiner.build(b, total, old), output, indices);
     };
 
-    if (n == 1) {
+    if (n == k) {
       reduceOne(b, loc, {});
     } else {
-      SmallVector<Value> lbs(n - 1, zero), steps(n - 1, one), ubs(sizes.begin(), sizes.end() - 1);
+      SmallVector<Value> lbs(n - k, zero), steps(n - k, one), ubs(sizes.begin(), sizes.end() - k);
       b.create<scf::ParallelOp>(loc, lbs, ubs, steps, reduceOne);
     }
     op.erase();
@@ -309,7 +403,7 @@ struct GTCPUReductionsPass : impl::GTCPUReductionsBase<GTCPUReductionsPass> {
     getOperation().walk([&](linalg::GenericOp op) { generics.push_back(op); });
     for (linalg::GenericOp op : generics) {
       if (linalg::GenericOp collapsed = collapseInnerReductions(op)) op = collapsed;
-      if (auto r = match(op)) found.push_back(*r);
+      if (auto r = match(op, lanes)) found.push_back(*r);
       else keptDimensionsFirst(op);
     }
     for (const Reduction &r : found) rewrite(r);
