@@ -162,13 +162,25 @@ func.func @masked(%x: memref<64x100xf32>, %m: memref<64x100xi1>, %out: memref<64
 }
 
 // A full sum of a 4-D tensor with a scalar added to each element (`(x + 1).sum()`): the four
-// reduction dimensions are one, 524288 elements, read through memref.collapse_shape; then the
-// vector partials as for a row. The scalar operand is a broadcast.
+// reduction dimensions are one, 524288 elements, read through memref.collapse_shape. With no
+// kept dimension and at least two blocks of 8192 elements, the 64 blocks are an scf.parallel
+// (gt-cpu-parallel-loops puts it on the threads), each block's partials from zero into a
+// buffer; then on one thread the blocks' partials in order, the elements after the last whole
+// block (none here), the lanes in order, the tail.
 // CHECK-LABEL: func.func @full_sum_4d
 // CHECK: %[[FLAT:.*]] = memref.collapse_shape %arg0 {{\[}}[0, 1, 2, 3]] : memref<32x4x64x64xf32> into memref<524288xf32>
-// CHECK-NOT: scf.parallel
-// CHECK: scf.for
-// CHECK: vector.load %[[FLAT]]
+// CHECK: %[[P:.*]] = memref.alloc(%c64) : memref<?xvector<8xf32>>
+// CHECK: scf.parallel (%[[B:[a-z0-9_]+]]) = (%{{.*}}) to (%c64)
+// CHECK:   %[[START:.*]] = arith.muli %[[B]], %c8192
+// CHECK:   %[[BLOCK:.*]] = scf.for %[[I:[a-z0-9_]+]] = %{{.*}} to %c8192 step %c8 iter_args
+// CHECK:     %[[F:.*]] = arith.addi %[[START]], %[[I]]
+// CHECK:     vector.load %[[FLAT]][%[[F]]]
+// CHECK:   memref.store %[[BLOCK]], %[[P]][%[[B]]]
+// CHECK: %[[ALL:.*]] = scf.for %[[J:[a-z0-9_]+]] = %{{.*}} to %c64 {{.*}} -> (vector<8xf32>)
+// CHECK:   memref.load %[[P]][%[[J]]]
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[ALL]])
+// CHECK: memref.dealloc %[[P]]
+// CHECK: vector.extract %{{.*}}[7]
 // CHECK: memref.store %{{.*}}, %arg2[]
 // CHECK-NOT: linalg.generic
 func.func @full_sum_4d(%x: memref<32x4x64x64xf32>, %c: memref<f32>, %out: memref<f32>) {
@@ -179,6 +191,25 @@ func.func @full_sum_4d(%x: memref<32x4x64x64xf32>, %c: memref<f32>, %out: memref
   ^bb0(%in: f32, %k: f32, %acc: f32):
     %y = arith.addf %in, %k : f32
     %r = arith.addf %y, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// An eager kernel's full sum (its size known at run time): always the blocks' form, with as
+// many blocks as the size gives (none below 8192 elements: then the loop after the blocks does
+// it all, in reduceOne's order).
+// CHECK-LABEL: func.func @dynamic_full_sum
+// CHECK: %[[N:.*]] = memref.dim %arg0
+// CHECK: %[[MAIN:.*]] = arith.subi %[[N]], %{{.*}} : index
+// CHECK: %[[BLOCKS:.*]] = arith.divui %[[MAIN]], %c8192 : index
+// CHECK: memref.alloc(%[[BLOCKS]])
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[BLOCKS]])
+func.func @dynamic_full_sum(%x: memref<?xf32>, %out: memref<f32>) {
+  linalg.generic {indexing_maps = [#all, #scalar], iterator_types = ["reduction"]}
+      ins(%x : memref<?xf32>) outs(%out : memref<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.addf %in, %acc : f32
     linalg.yield %r : f32
   }
   return
@@ -245,17 +276,38 @@ func.func @not_collapsed(%x: memref<16x64xf32, strided<[128, 1]>>, %y: memref<16
 // CHECK-LABEL: func.func @bias_full_sum
 // CHECK: scf.for %[[I:[a-z0-9_]+]] = {{.*}} -> (vector<8xf32>)
 // CHECK:   scf.for %[[J:[a-z0-9_]+]] = {{.*}} -> (vector<8xf32>)
-// CHECK:     vector.load %arg0[%[[I]], %[[J]]] : memref<2048x512xf32>, vector<8xf32>
+// CHECK:     vector.load %arg0[%[[I]], %[[J]]] : memref<8x512xf32>, vector<8xf32>
 // CHECK:     vector.load %arg1[%[[J]]] : memref<512xf32>, vector<8xf32>
 // CHECK:     math.exp %{{.*}} : vector<8xf32>
-func.func @bias_full_sum(%x: memref<2048x512xf32>, %b: memref<512xf32>, %out: memref<f32>) {
+func.func @bias_full_sum(%x: memref<8x512xf32>, %b: memref<512xf32>, %out: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>,
+                                   affine_map<(d0, d1) -> ()>], iterator_types = ["reduction", "reduction"]}
+      ins(%x, %b : memref<8x512xf32>, memref<512xf32>) outs(%out : memref<f32>) {
+  ^bb0(%in: f32, %bias: f32, %acc: f32):
+    %y = arith.addf %in, %bias : f32
+    %e = math.exp %y : f32
+    %r = arith.addf %e, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// The same over (2048, 512), 128 blocks: each vector's row and column from its flat index.
+// CHECK-LABEL: func.func @blocked_bias_full_sum
+// CHECK: scf.parallel (%[[B:[a-z0-9_]+]]) = (%{{.*}}) to (%c128)
+// CHECK:   scf.for %[[I:[a-z0-9_]+]] = %{{.*}} to %c8192 step %c8
+// CHECK:     %[[F:.*]] = arith.addi %{{.*}}, %[[I]] : index
+// CHECK:     %[[COL:.*]] = arith.remui %[[F]], %c512 : index
+// CHECK:     %[[ROW:.*]] = arith.divui %[[F]], %c512 : index
+// CHECK:     vector.load %arg0[%[[ROW]], %[[COL]]] : memref<2048x512xf32>, vector<8xf32>
+// CHECK:     vector.load %arg1[%[[COL]]] : memref<512xf32>, vector<8xf32>
+func.func @blocked_bias_full_sum(%x: memref<2048x512xf32>, %b: memref<512xf32>, %out: memref<f32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>,
                                    affine_map<(d0, d1) -> ()>], iterator_types = ["reduction", "reduction"]}
       ins(%x, %b : memref<2048x512xf32>, memref<512xf32>) outs(%out : memref<f32>) {
   ^bb0(%in: f32, %bias: f32, %acc: f32):
     %y = arith.addf %in, %bias : f32
-    %e = math.exp %y : f32
-    %r = arith.addf %e, %acc : f32
+    %r = arith.addf %y, %acc : f32
     linalg.yield %r : f32
   }
   return

@@ -395,7 +395,8 @@ rng = np.random.default_rng(0)
 x_np = rng.standard_normal((64, 96, 32)).astype(np.float32)
 b_np = rng.standard_normal(32).astype(np.float32)
 z_np = rng.standard_normal((120, 300)).astype(np.float32)
-x, b, z = gt.tensor(x_np), gt.tensor(b_np), gt.tensor(z_np)
+c_np = rng.standard_normal(300).astype(np.float32)
+x, b, z, c = gt.tensor(x_np), gt.tensor(b_np), gt.tensor(z_np), gt.tensor(c_np)
 results = []
 for step in range(3):
     h = (x * 1.5 + b).relu()
@@ -404,7 +405,10 @@ for step in range(3):
             gt.nn.functional.softmax(h * 0.5, dim=-1), gt.nn.functional.layer_norm(x, (32,)),
             h.sum(), (x * 0.5).exp().sum(), h.sum((1, 2)),
             # reductions over outer dimensions (bias gradients): parallel over the kept ones
-            h.sum(0), (z * 2.0).sum(0), (z.exp() * z).sum(0)]
+            h.sum(0), (z * 2.0).sum(0), (z.exp() * z).sum(0),
+            # full sums in blocks of 8192 elements on the threads, a broadcast operand inside
+            # (vector loops: rows of 32; one element at a time: rows of 300)
+            (x * b).sum(), (z * c).sum()]
     results = [o.numpy().tolist() for o in outs]
 h_np = np.maximum(x_np * 1.5 + b_np, 0)
 e_np = np.exp(h_np * 0.5 - (h_np * 0.5).max(-1, keepdims=True))
@@ -412,7 +416,7 @@ mu, var = x_np.mean(-1, keepdims=True), x_np.var(-1, keepdims=True)
 want = [h_np, h_np.sum(-1), h_np.sum((0, 1)), (h_np - h_np.mean(-1, keepdims=True)).transpose(2, 1, 0) * 2.0,
         e_np / e_np.sum(-1, keepdims=True), (x_np - mu) / np.sqrt(var + 1e-5),
         h_np.sum(), np.exp(x_np * 0.5).sum(), h_np.sum((1, 2)),
-        h_np.sum(0), (z_np * 2.0).sum(0), (np.exp(z_np) * z_np).sum(0)]
+        h_np.sum(0), (z_np * 2.0).sum(0), (np.exp(z_np) * z_np).sum(0), (x_np * b_np).sum(), (z_np * c_np).sum()]
 close = [bool(np.allclose(np.array(r), w, atol=1e-4, rtol=1e-4)) for r, w in zip(results, want)]
 print(json.dumps({"close": close, "stats": gt.debug.stats()}))
 """

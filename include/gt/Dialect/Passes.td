@@ -523,6 +523,14 @@ def GTCPUReductions : Pass<"gt-cpu-reductions", "::mlir::func::FuncOp"> {
       dimensions carry the partials into a vector loop over the innermost (each vector holds
       flat indices f..f+lanes-1, and nothing is left over);
     - several otherwise: scalar loops carrying the partials, the current lane and f.
+    A full reduction (no kept dimension) of at least two blocks of 8192 elements, or of sizes
+    known only at run time (an eager kernel), runs in blocks: an `scf.parallel` over the whole
+    blocks (on the worker's threads, by gt-cpu-parallel-loops, when large enough), each block's
+    partials from the identity into a buffer; then on one thread the blocks' partials combined
+    in block order, the elements after the last whole block, the lanes, the tail. Each element's
+    loop indices come from f by division. The order still depends only on the sizes (with fewer
+    than two blocks it is the order above), so eager and fused kernels agree bit for bit, and a
+    full sum no longer runs on one thread.
     ```mlir
     linalg.generic {iterator_types = ["parallel", "reduction"]}
         ins(%x : memref<?x?xf32>) outs(%out : memref<?xf32>) { addf }

@@ -278,6 +278,115 @@ struct Emitter {
 struct GTCPUReductionsPass : impl::GTCPUReductionsBase<GTCPUReductionsPass> {
   using GTCPUReductionsBase::GTCPUReductionsBase;
 
+  /// Elements of a block of a full reduction: a multiple of every `lanes`.
+  static constexpr int64_t kBlock = 8192;
+
+  /// Whether the full reduction `r` (no kept dimension) runs in blocks: at least two whole
+  /// blocks, or sizes known only at run time (an eager kernel, which then has as many blocks as
+  /// its sizes give, perhaps none).
+  bool blocked(const Reduction &r) {
+    int64_t count = 1;
+    linalg::GenericOp op = r.op;
+    for (int64_t size : op.getStaticLoopRanges()) {
+      if (ShapedType::isDynamic(size)) return true;
+      count *= size;
+    }
+    return (count - count % lanes) / kBlock >= 2;
+  }
+
+  /// A full reduction over its flat index f in blocks of kBlock elements: an scf.parallel over
+  /// the whole blocks (gt-cpu-parallel-loops puts it on the worker's threads when it is large
+  /// enough), each block's `lanes` partials from the identity, element f in lane f mod `lanes`
+  /// as always; then, on one thread, the blocks' partials combined in block order, the
+  /// elements after the last whole block folded in, the lanes in order, the tail. The order
+  /// depends only on the sizes. With fewer than two whole blocks it is the order of
+  /// reduceOne's loops, which static sizes then take (combining one block's partials with the
+  /// identity changes no value), so eager and fused kernels agree bit for bit either way.
+  /// With several reduced dimensions each element's loop indices come from f by division (a
+  /// vector's, when the innermost length is a static multiple of `lanes`; else each element
+  /// alone, the lanes one at a time).
+  void reduceAllInBlocks(const Reduction &r, OpBuilder &b, ArrayRef<Value> sizes) {
+    linalg::GenericOp op = r.op;
+    Location loc = op.getLoc();
+    unsigned k = r.reduced;
+    bool vector = k == 1 || r.vectorize;
+    Type type = r.combiner.identity.getType();
+    auto vectorType = VectorType::get({lanes}, type);
+    Value zero = b.create<arith::ConstantIndexOp>(loc, 0), one = b.create<arith::ConstantIndexOp>(loc, 1);
+    Value step = b.create<arith::ConstantIndexOp>(loc, lanes), block = b.create<arith::ConstantIndexOp>(loc, kBlock);
+    auto identities = [&] {
+      return b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(vectorType, r.combiner.identity)).getResult();
+    };
+    // (Folded to constants for static sizes: gt-cpu-parallel-loops counts the blocks' work.)
+    Value count = sizes[0];
+    for (unsigned d = 1; d < k; ++d) count = b.createOrFold<arith::MulIOp>(loc, count, sizes[d]);
+    Value main = b.createOrFold<arith::SubIOp>(loc, count, b.createOrFold<arith::RemUIOp>(loc, count, step));
+    Value blocks = b.createOrFold<arith::DivUIOp>(loc, main, block);
+    Value blocked = b.createOrFold<arith::MulIOp>(loc, blocks, block);
+
+    auto indicesOf = [&](Value f) { // the loop indices of flat index f
+      SmallVector<Value> ivs(k);
+      for (unsigned i = k; i-- > 0;) {
+        ivs[i] = i == 0 ? f : b.create<arith::RemUIOp>(loc, f, sizes[i]).getResult();
+        if (i > 0) f = b.create<arith::DivUIOp>(loc, f, sizes[i]);
+      }
+      return ivs;
+    };
+    // Elements start .. start + length - 1 (start a multiple of lanes) folded into `init`.
+    auto fold = [&](Value start, Value length, Value init) {
+      auto loop = b.create<scf::ForOp>(loc, zero, length, vector ? step : one, ValueRange{init});
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value i = loop.getInductionVar(), acc = loop.getRegionIterArgs()[0];
+      SmallVector<Value> ivs = indicesOf(b.create<arith::AddIOp>(loc, start, i));
+      Value next;
+      if (vector) {
+        next = r.combiner.build(b, Emitter{b, loc, r, lanes}.element(ivs), acc);
+      } else {
+        Value lane = b.create<arith::RemUIOp>(loc, i, step);
+        Value old = b.create<vector::ExtractElementOp>(loc, acc, lane);
+        Value folded = r.combiner.build(b, Emitter{b, loc, r, 0}.element(ivs), old);
+        next = b.create<vector::InsertElementOp>(loc, folded, acc, lane);
+      }
+      b.create<scf::YieldOp>(loc, next);
+      return loop.getResult(0);
+    };
+
+    auto partialsType = MemRefType::get({ShapedType::kDynamic}, vectorType);
+    Value partials = b.create<memref::AllocOp>(loc, partialsType, ValueRange{blocks});
+    b.create<scf::ParallelOp>(loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
+                              [&](OpBuilder &nested, Location, ValueRange index) {
+                                OpBuilder::InsertionGuard g(b);
+                                b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
+                                Value start = b.create<arith::MulIOp>(loc, index[0], block);
+                                Value acc = fold(start, block, identities());
+                                b.create<memref::StoreOp>(loc, acc, partials, index[0]);
+                              });
+    auto combine = b.create<scf::ForOp>(loc, zero, blocks, one, ValueRange{identities()});
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(combine.getBody());
+      Value p = b.create<memref::LoadOp>(loc, partials, combine.getInductionVar());
+      b.create<scf::YieldOp>(loc, r.combiner.build(b, p, combine.getRegionIterArgs()[0]));
+    }
+    Value acc = fold(blocked, b.createOrFold<arith::SubIOp>(loc, main, blocked), combine.getResult(0));
+    b.create<memref::DeallocOp>(loc, partials);
+    Value total = b.create<arith::ConstantOp>(loc, r.combiner.identity);
+    for (int64_t lane = 0; lane < lanes; ++lane)
+      total = r.combiner.build(b, b.create<vector::ExtractOp>(loc, acc, lane), total);
+    auto tail = b.create<scf::ForOp>(loc, main, count, one, ValueRange{total});
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(tail.getBody());
+      Value element = Emitter{b, loc, r, 0}.element(indicesOf(tail.getInductionVar()));
+      b.create<scf::YieldOp>(loc, r.combiner.build(b, element, tail.getRegionIterArgs()[0]));
+    }
+    Value output = op.getDpsInitOperand(0)->get();
+    SmallVector<Value> indices = indicesAt(b, loc, op.getMatchingIndexingMap(op.getDpsInitOperand(0)), {});
+    Value old = b.create<memref::LoadOp>(loc, output, indices);
+    b.create<memref::StoreOp>(loc, r.combiner.build(b, tail.getResult(0), old), output, indices);
+  }
+
   /// `r` as loops: an scf.parallel over the kept dimensions (none: the code as it is) around,
   /// per output element, the reduced elements in their loop order (flat index f), element f
   /// folded into lane f mod `lanes` over the largest multiple of `lanes` elements, then the
@@ -388,7 +497,9 @@ struct GTCPUReductionsPass : impl::GTCPUReductionsBase<GTCPUReductionsPass> {
       b.create<memref::StoreOp>(loc, r.combiner.build(b, total, old), output, indices);
     };
 
-    if (n == k) {
+    if (n == k && blocked(r)) {
+      reduceAllInBlocks(r, b, sizes);
+    } else if (n == k) {
       reduceOne(b, loc, {});
     } else {
       SmallVector<Value> lbs(n - k, zero), steps(n - k, one), ubs(sizes.begin(), sizes.end() - k);
