@@ -46,6 +46,7 @@ from ._composites import (reciprocal, square, trunc, fix, frac, ceil, fmod, expm
                           scatter_add, index_fill, index_copy, select, cumprod, cross, multiply, subtract, divide,
                           greater, less, greater_equal, less_equal, not_equal, absolute, asinh, acosh, atanh,
                           arcsinh, arccosh, arctanh, erfinv, histc, polygamma, mvlgamma, i0, kaiser_window)
+from ._composites import gammainc as igamma, gammaincc as igammac  # noqa: E402
 arctan, arcsin, arccos, arctan2 = atan, asin, acos, atan2  # noqa: F821 (NumPy's names, as torch has them)
 from .amp import autocast  # noqa: E402
 from ._sorting import sort, argsort, msort, topk, kthvalue, median, multinomial  # noqa: E402

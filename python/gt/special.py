@@ -1,14 +1,19 @@
 """gt.special, as torch.special: the special functions GT's ops express, each differentiable
-through them (zeta is not, as PyTorch's). Functions GT has no op for (the Bessel functions of
-the first and second kind J and Y, gammainc, ndtri) are not here: AttributeError, as for any
-missing name."""
+through them (zeta is not, as PyTorch's; gammainc and gammaincc only in their second argument,
+as PyTorch's). Bessel functions J, Y, I and K of orders 0 and 1 and the regularized incomplete
+gamma functions are composites of GT ops in float64 (series, asymptotic expansions, a
+continued fraction: see gt._composites). Functions not here (ndtri, the Chebyshev, Hermite,
+Laguerre and Legendre polynomials, airy_ai) raise AttributeError, as for any missing name."""
 import math
 
 import gt as T  # the package (its functions are looked up when called)
 
 __all__ = ["expit", "logit", "erf", "erfc", "erfinv", "log1p", "expm1", "exp2", "xlogy", "xlog1py", "logsumexp",
            "softmax", "log_softmax", "sinc", "round", "entr", "ndtr", "log_ndtr", "gammaln", "digamma", "psi",
-           "polygamma", "multigammaln", "zeta", "i0", "i0e", "i1", "i1e"]
+           "polygamma", "multigammaln", "zeta", "i0", "i0e", "i1", "i1e", "modified_bessel_i0",
+           "modified_bessel_i1", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
+           "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "spherical_bessel_j0",
+           "gammainc", "gammaincc"]
 
 
 def gammaln(input):
@@ -156,3 +161,50 @@ def i1e(input):
     """exp(-|x|) I1(x) (torch.special.i1e)."""
     from ._composites import i1e as f
     return f(input)
+
+
+def modified_bessel_i0(input):
+    """I0 (torch.special.modified_bessel_i0; the same function as i0)."""
+    return i0(input)
+
+
+def modified_bessel_i1(input):
+    """I1 (torch.special.modified_bessel_i1; the same function as i1)."""
+    return i1(input)
+
+
+def _bessel(name):
+    def fn(input):
+        from . import _composites
+        return getattr(_composites, name)(input)
+    from . import _composites
+    fn.__name__, fn.__doc__ = name, getattr(_composites, name).__doc__
+    return fn
+
+
+bessel_j0, bessel_j1, bessel_y0, bessel_y1 = (_bessel(n) for n in ("bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1"))
+modified_bessel_k0, modified_bessel_k1 = _bessel("modified_bessel_k0"), _bessel("modified_bessel_k1")
+scaled_modified_bessel_k0 = _bessel("scaled_modified_bessel_k0")
+scaled_modified_bessel_k1 = _bessel("scaled_modified_bessel_k1")
+
+
+def spherical_bessel_j0(input):
+    """The spherical Bessel function j0(x) = sin(x) / x, 1 at 0 (torch.special.spherical_bessel_j0)."""
+    x = input if isinstance(input, T.Tensor) and input.dtype.is_floating_point else T.as_tensor(input).float()
+    zero = x == 0
+    safe = T.where(zero, 1.0, x)
+    return T.where(zero, 1.0, T.sin(safe) / safe)
+
+
+def gammainc(input, other):
+    """The regularized lower incomplete gamma function P(a, x), a = input, x = other
+    (torch.special.gammainc; see gt._composites.gammainc)."""
+    from ._composites import gammainc as f
+    return f(input, other)
+
+
+def gammaincc(input, other):
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)
+    (torch.special.gammaincc; see gt._composites.gammaincc)."""
+    from ._composites import gammaincc as f
+    return f(input, other)

@@ -182,8 +182,43 @@ def test_gamma_chi2_log_prob_entropy_moments_and_kl_are_pytorchs_formulas():
     np.testing.assert_allclose(c.mean.numpy(), [3.0])
     np.testing.assert_allclose(c.log_prob(gt.tensor([2.0])).numpy(),
                                [0.5 * math.log(2.0) - 1.0 - 0.5 * math.log(2) * 3 - math.lgamma(1.5)], rtol=1e-6)
-    with pytest.raises(NotImplementedError):
-        g.rsample()
+    # the CDF: gammainc(a, b x); Gamma(2, 3) has the closed form 1 - e^(-3x) (1 + 3x)
+    np.testing.assert_allclose(g.cdf(gt.tensor(x)).numpy(), gt.special.gammainc(gt.tensor(a), gt.tensor(b * x)).numpy(),
+                               rtol=1e-12)
+    v = np.array([0.1, 1.0, 4.0])
+    np.testing.assert_allclose(D.Gamma(gt.tensor(2.0, dtype=gt.float64), 3.0).cdf(gt.tensor(v)).numpy(),
+                               1 - np.exp(-3 * v) * (1 + 3 * v), rtol=1e-12)
+
+
+def test_gamma_beta_dirichlet_rsample_gradients_match_the_moments():
+    # Implicit reparameterization: d/da of a Monte Carlo moment through rsample approaches the
+    # moment's derivative: E[z] = a / b, E[z^2] = a (a + 1) / b^2; Beta's mean a / (a + b);
+    # Dirichlet's mean a_i / sum(a).
+    gt.manual_seed(0)
+    n = 40000
+    a = gt.tensor([0.4, 2.0, 9.0], requires_grad=True)
+    b = gt.tensor([1.0, 2.0, 0.5], requires_grad=True)
+    g = D.Gamma(a, b)
+    assert g.has_rsample
+    z = g.rsample((n,))
+    assert z.shape == (n, 3) and z.requires_grad
+    ((z * z).mean(0)).sum().backward()
+    av, bv = np.array([0.4, 2.0, 9.0]), np.array([1.0, 2.0, 0.5])
+    np.testing.assert_allclose(a.grad.numpy(), (2 * av + 1) / bv ** 2, rtol=0.05)
+    np.testing.assert_allclose(b.grad.numpy(), -2 * av * (av + 1) / bv ** 3, rtol=0.05)
+    c1, c0 = gt.tensor([0.7, 3.0], requires_grad=True), gt.tensor([1.5, 2.0], requires_grad=True)
+    D.Beta(c1, c0).rsample((n,)).mean(0).sum().backward()
+    x1, x0 = np.array([0.7, 3.0]), np.array([1.5, 2.0])
+    np.testing.assert_allclose(c1.grad.numpy(), x0 / (x1 + x0) ** 2, rtol=0.05)
+    np.testing.assert_allclose(c0.grad.numpy(), -x1 / (x1 + x0) ** 2, rtol=0.05)
+    alpha = gt.tensor([0.5, 1.0, 2.5], requires_grad=True)
+    D.Dirichlet(alpha).rsample((n,))[:, 0].mean().backward()
+    al = np.array([0.5, 1.0, 2.5])
+    want = -al[0] / al.sum() ** 2 * np.ones(3)
+    want[0] += 1 / al.sum()
+    np.testing.assert_allclose(alpha.grad.numpy(), want, rtol=0.05, atol=0.005)
+    with gt.no_grad():
+        assert not D.Gamma(a, b).rsample((2,)).requires_grad
 
 
 def test_gamma_samples_have_the_moments_on_both_sides_of_concentration_one():

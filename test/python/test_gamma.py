@@ -145,3 +145,91 @@ def test_modified_bessel_functions_and_the_kaiser_window():
     np.testing.assert_allclose(gt.kaiser_window(7, periodic=False, beta=8.6, dtype=gt.float64).numpy(),
                                np.kaiser(7, 8.6), rtol=1e-13)
     assert gt.kaiser_window(1).numpy().tolist() == [1.0]
+
+
+# Zeros of J0 (Abramowitz & Stegun, Table 9.5) and values at 1 (A&S Tables 9.1 and 9.8).
+_J0_ZEROS = [2.404825557695773, 5.520078110286311, 8.653727912911013, 14.930917708487787, 30.634606468431976]
+
+
+def test_bessel_functions_of_the_first_and_second_kind():
+    S = gt.special
+    x = np.array([1e-3, 0.3, 1.0, 2.5, 7.0, 11.99, 12.01, 17.5, 40.0, 250.0])  # both sides of 12
+    j0, j1 = S.bessel_j0(gt.tensor(x)).numpy(), S.bessel_j1(gt.tensor(x)).numpy()
+    y0, y1 = S.bessel_y0(gt.tensor(x)).numpy(), S.bessel_y1(gt.tensor(x)).numpy()
+    # the Wronskian J1 Y0 - J0 Y1 = 2 / (pi x) (A&S 9.1.16)
+    np.testing.assert_allclose(j1 * y0 - j0 * y1, 2 / (np.pi * x), rtol=1e-10)
+    np.testing.assert_allclose([j0[2], y0[2], j1[2], y1[2]],
+                               [0.7651976865579666, 0.08825696421567696, 0.44005058574493355, -0.7812128213002887],
+                               rtol=1e-12)
+    assert np.abs(S.bessel_j0(gt.tensor(_J0_ZEROS, dtype=gt.float64)).numpy()).max() < 1e-11
+    # J0' = -J1 and Y0' = -Y1 (A&S 9.1.28), as autograd's gradients of the series and expansions
+    for f, g in ((S.bessel_j0, -j1), (S.bessel_y0, -y1)):
+        t = gt.tensor(x, requires_grad=True)
+        f(t).sum().backward()
+        np.testing.assert_allclose(t.grad.numpy(), g, rtol=1e-8, atol=1e-12)
+    # parity and edges: J0 even, J1 odd; Y -inf at 0 and NaN below; float32 in, float32 out
+    got = [f(gt.tensor([-2.5, 0.0, float("nan")])).numpy() for f in (S.bessel_j0, S.bessel_j1, S.bessel_y0)]
+    np.testing.assert_allclose(got[0][:2], [S.bessel_j0(gt.tensor([2.5])).item(), 1.0], rtol=1e-6)
+    np.testing.assert_allclose(got[1][:2], [-S.bessel_j1(gt.tensor([2.5])).item(), 0.0], rtol=1e-6)
+    assert np.isnan(got[2][0]) and got[2][1] == -np.inf and all(np.isnan(g[2]) for g in got)
+    assert S.bessel_y1(gt.tensor([1.0])).dtype == gt.float32
+    np.testing.assert_allclose(S.spherical_bessel_j0(gt.tensor([0.0, 0.5, 4.0])).numpy(),
+                               [1.0, np.sin(0.5) / 0.5, np.sin(4.0) / 4.0], rtol=1e-6)
+
+
+def test_modified_bessel_functions_of_the_second_kind():
+    S = gt.special
+    x = np.array([1e-5, 0.2, 1.0, 1.99, 2.01, 7.5, 24.9, 25.1, 80.0, 600.0])  # every branch's sides
+    t = gt.tensor(x)
+    k0, k1 = S.modified_bessel_k0(t).numpy(), S.modified_bessel_k1(t).numpy()
+    i0, i1 = S.modified_bessel_i0(t).numpy(), S.modified_bessel_i1(t).numpy()
+    # the Wronskian I0 K1 + I1 K0 = 1 / x (A&S 9.6.15), on the scaled forms where e^x overflows
+    k0e, k1e = S.scaled_modified_bessel_k0(t).numpy(), S.scaled_modified_bessel_k1(t).numpy()
+    i0e, i1e = S.i0e(t).numpy(), S.i1e(t).numpy()
+    np.testing.assert_allclose(i0e * k1e + i1e * k0e, 1 / x, rtol=1e-12)
+    np.testing.assert_allclose(k0e[:6], np.exp(x[:6]) * k0[:6], rtol=1e-13)
+    np.testing.assert_allclose(i0[:4] * k1[:4] + i1[:4] * k0[:4], 1 / x[:4], rtol=1e-12)
+    np.testing.assert_allclose([k0[2], k1[2]], [0.42102443824070834, 0.6019072301972346], rtol=1e-13)
+    # K0' = -K1 (A&S 9.6.27)
+    g = gt.tensor(x[:8], requires_grad=True)
+    S.modified_bessel_k0(g).sum().backward()
+    np.testing.assert_allclose(g.grad.numpy(), -k1[:8], rtol=1e-8)
+    edge = S.modified_bessel_k1(gt.tensor([0.0, -1.0])).numpy()
+    assert edge[0] == np.inf and np.isnan(edge[1])
+
+
+def test_regularized_incomplete_gamma():
+    S = gt.special
+    x = np.array([1e-4, 0.3, 1.0, 2.5, 6.0, 20.0, 60.0])
+    # closed forms (DLMF 8.4.4, 8.4.10): P(1, x) = 1 - e^-x, P(1/2, x) = erf(sqrt(x)),
+    # Q(n, x) = e^-x sum_{k<n} x^k / k! for integer n: both the series (x < a + 1) and the
+    # continued fraction
+    np.testing.assert_allclose(S.gammainc(gt.tensor(1.0, dtype=gt.float64), gt.tensor(x)).numpy(), -np.expm1(-x),
+                               rtol=1e-13)
+    np.testing.assert_allclose(S.gammainc(0.5, gt.tensor(x)).numpy(),
+                               [math.erf(math.sqrt(v)) for v in x], rtol=1e-13)
+    for n, xs in ((5, x), (50, np.array([30.0, 49.0, 51.0, 75.0]))):
+        want = [math.exp(-v) * sum(v ** k / math.factorial(k) for k in range(n)) for v in xs]
+        np.testing.assert_allclose(S.gammaincc(gt.tensor(float(n), dtype=gt.float64), gt.tensor(xs)).numpy(), want,
+                                   rtol=1e-11)
+    a = gt.tensor(np.array([[0.3], [4.0], [150.0]]))  # broadcast against x
+    p, q = S.gammainc(a, gt.tensor(x)).numpy(), S.gammaincc(a, gt.tensor(x)).numpy()
+    assert p.shape == (3, 7)
+    np.testing.assert_allclose(p + q, 1.0, rtol=1e-13)
+    assert np.all(np.diff(p, axis=1) > -1e-15) and np.all((p >= 0) & (p <= 1))  # a CDF in x
+    # PyTorch's edge cases: a = 0 gives P = 1 for x > 0; x = 0 gives 0; x = inf 1; negatives NaN
+    edge = S.gammainc(gt.tensor([0.0, 2.0, 2.0, -1.0, 2.0]), gt.tensor([1.0, 0.0, float("inf"), 1.0, -1.0])).numpy()
+    np.testing.assert_array_equal(edge[:3], [1.0, 0.0, 1.0])
+    assert np.isnan(edge[3]) and np.isnan(edge[4])
+    # the gradient in x is the gamma density x^(a-1) e^-x / Gamma(a) (Q's its negative); in a,
+    # NotImplementedError (as PyTorch's)
+    t = gt.tensor(x, requires_grad=True)
+    S.gammainc(gt.tensor(2.5, dtype=gt.float64), t).sum().backward()
+    np.testing.assert_allclose(t.grad.numpy(), x ** 1.5 * np.exp(-x) / math.gamma(2.5), rtol=1e-12)
+    t = gt.tensor([1.0, 2.0], requires_grad=True)
+    gt.igammac(gt.tensor([[3.0], [1.0]]), t).sum().backward()  # broadcast: the gradient sums over a's rows
+    want = -(np.array([1.0, 2.0]) ** 2 * np.exp(-np.array([1.0, 2.0])) / 2 + np.exp(-np.array([1.0, 2.0])))
+    np.testing.assert_allclose(t.grad.numpy(), want, rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="first argument"):
+        S.gammainc(gt.tensor([2.0], requires_grad=True), gt.tensor([1.0]))
+    assert gt.tensor([2.0]).igamma(gt.tensor([1.0])).dtype == gt.float32
