@@ -563,6 +563,53 @@ def _svd_v(A, some=True, compute_uv=True):
     return _SVDV(U, S, Vh.mT)
 
 
+def householder_product(A, tau):
+    """The first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^T, for A (..., m, n) and
+    tau (..., k), k <= n <= m, v_i column i of A with its entries above the diagonal zero and a 1
+    on it (torch.linalg.householder_product, LAPACK's orgqr: with geqrf's output it gives the Q
+    of a QR decomposition). Computed on the workers from I, applying H_k first, each step
+    Q - tau_i v_i (v_i^T Q); differentiable in A and tau. ValueError for shapes that break those
+    rules."""
+    if A.ndim < 2 or tau.ndim < 1 or tuple(A.shape[:-2]) != tuple(tau.shape[:-1]):
+        raise ValueError(f"householder_product: expected A (..., m, n) and tau (..., k) with the same batch shape, "
+                         f"got {tuple(A.shape)} and {tuple(tau.shape)}")
+    m, n = A.shape[-2], A.shape[-1]
+    k = tau.shape[-1]
+    if not k <= n <= m:
+        raise ValueError(f"householder_product: needs k <= n <= m, got m = {m}, n = {n}, k = {k}")
+    eye = T.eye(m, n, dtype=A.dtype)
+    V = T.tril(A, -1) + eye  # the reflectors' vectors, unit diagonal
+    Q = T.broadcast_to(eye, tuple(A.shape))
+    for i in reversed(range(k)):
+        v = V[..., :, i:i + 1]  # (..., m, 1)
+        w = (v * Q).sum(-2, keepdim=True)  # v^T Q: (..., 1, n)
+        Q = Q - tau[..., i:i + 1].unsqueeze(-1) * v * w
+    return Q
+
+
+def geqrf(A):
+    """(a, tau): LAPACK's geqrf of each matrix in A (..., m, n), as torch.geqrf: R on and above
+    a's diagonal, below it the Householder vectors whose product with tau
+    (householder_product(a, tau)) is the Q of A = Q R. Through NumPy's LAPACK on the client (a
+    wait); not differentiable, as PyTorch's."""
+    A = _matrices(A, "geqrf", square=False)
+    a = A.numpy()
+    batch = a.shape[:-2]
+    flat = a.reshape((-1,) + a.shape[-2:])
+    hs, taus = [], []
+    for matrix in flat:
+        h, tau = _lapack("geqrf", np.linalg.qr, matrix.astype(np.float64), "raw")
+        hs.append(h.T)
+        taus.append(tau)
+    k = min(a.shape[-2], a.shape[-1])
+    out = np.array(hs).reshape(batch + a.shape[-2:]) if hs else np.zeros(a.shape)
+    tau = np.array(taus).reshape(batch + (k,)) if taus else np.zeros(batch + (k,))
+    return _up(out, A), _up(tau, A)
+
+
+orgqr = householder_product
+
+
 def _method_alias(names, fn):
     for name in names:
         setattr(T.Tensor, name, fn)
@@ -570,6 +617,6 @@ def _method_alias(names, fn):
 
 _TOP_LEVEL = {"inverse": inv, "det": det, "logdet": logdet, "slogdet": slogdet, "pinverse": pinv, "svd": _svd_v,
               "matrix_power": matrix_power, "matrix_exp": matrix_exp, "cholesky": lambda A, upper=False: cholesky(A, upper=upper),
-              "qr": lambda A, some=True: qr(A, "reduced" if some else "complete")}
+              "qr": lambda A, some=True: qr(A, "reduced" if some else "complete"), "geqrf": geqrf, "orgqr": orgqr}
 for _name, _fn in _TOP_LEVEL.items():
     _method_alias([_name], _fn)

@@ -39,7 +39,8 @@ def test_matrix_exp_of_a_skew_symmetric_matrix_is_orthogonal_and_differentiable(
 
 
 @pytest.mark.parametrize("shape,orthogonal_map", [((4, 4), "matrix_exp"), ((3, 5), "matrix_exp"),
-                                                  ((6, 2), "cayley"), ((4, 4), "cayley")])
+                                                  ((6, 2), "cayley"), ((4, 4), "cayley"), ((6, 3), "householder"),
+                                                  ((2, 5), "householder"), ((4, 4), "householder")])
 def test_an_orthogonal_weight_starts_orthogonalized_and_stays_orthogonal(shape, orthogonal_map):
     gt.manual_seed(0)
     m = gt.nn.Linear(shape[1], shape[0], bias=False)
@@ -66,9 +67,52 @@ def test_an_orthogonal_weight_starts_orthogonalized_and_stays_orthogonal(shape, 
     np.testing.assert_allclose(gram(w2), np.eye(min(shape)), atol=1e-5)  # and stayed orthogonal
 
 
+def test_householder_product_is_qrs_q_and_differentiable():
+    for shape in ((5, 3), (4, 4), (2, 6, 2)):
+        a = RNG.standard_normal(shape)
+        h, tau = gt.geqrf(gt.tensor(a))
+        q, r = np.linalg.qr(a)
+        np.testing.assert_allclose(gt.linalg.householder_product(h, tau).numpy(), q, atol=1e-13)
+        np.testing.assert_allclose(np.triu(h.numpy())[..., :shape[-1], :], r, atol=1e-13)
+        assert gt.orgqr is gt.linalg.householder_product
+    # gradient in A and tau against central differences of the same product in NumPy
+    a, t = RNG.standard_normal((4, 3)), RNG.uniform(0.5, 1.5, 2)
+
+    def product(a, t):
+        v = np.tril(a, -1) + np.eye(4, 3)
+        q = np.eye(4)[:, :3]
+        for i in reversed(range(2)):
+            q = q - t[i] * np.outer(v[:, i], v[:, i] @ q)
+        return q
+    w = RNG.standard_normal((4, 3))
+    A, T = gt.tensor(a, requires_grad=True), gt.tensor(t, requires_grad=True)
+    (gt.linalg.householder_product(A, T) * gt.tensor(w)).sum().backward()
+    for x, g, f in ((a, A.grad, lambda d: product(a + d, t)), (t, T.grad, lambda d: product(a, t + d))):
+        numeric = np.zeros_like(x)
+        for i in np.ndindex(x.shape):
+            d = np.zeros_like(x)
+            d[i] = 1e-6
+            numeric[i] = ((f(d) - f(-d)) * w).sum() / 2e-6
+        np.testing.assert_allclose(g.numpy(), numeric, rtol=1e-6, atol=1e-9)
+    with pytest.raises(ValueError, match="k <= n <= m"):
+        gt.linalg.householder_product(gt.zeros(2, 3), gt.zeros(1))
+
+
+def test_householder_is_the_default_for_a_non_square_weight_and_assigns_without_trivialization():
+    m = P.orthogonal(gt.nn.Linear(3, 5))
+    assert m.parametrizations.weight[0].orthogonal_map == "householder"
+    assert P.orthogonal(gt.nn.Linear(4, 4)).parametrizations.weight[0].orthogonal_map == "matrix_exp"
+    gt.manual_seed(0)
+    m = gt.nn.Linear(3, 6, bias=False)
+    w0 = m.weight.numpy().astype(np.float64)
+    P.orthogonal(m, orthogonal_map="householder", use_trivialization=False)
+    w = m.weight.numpy()
+    q, r = np.linalg.qr(w0)  # the original's own Q, columns signed so that R's diagonal is positive
+    np.testing.assert_allclose(w, q * np.sign(np.diag(r)), atol=1e-5)
+    assert list(m.state_dict()) == ["parametrizations.weight.original"]
+
+
 def test_orthogonal_refuses_what_it_cannot_do():
-    with pytest.raises(NotImplementedError, match="householder"):
-        P.orthogonal(gt.nn.Linear(3, 2), orthogonal_map="householder")
     with pytest.raises(ValueError, match="matrix or batch of matrices"):
         P.orthogonal(gt.nn.Linear(3, 2), name="bias")
     with pytest.raises(NotImplementedError, match="use_trivialization=False"):

@@ -1,6 +1,7 @@
 """gt.nn.utils.parametrizations, as torch.nn.utils.parametrizations: weight normalization and
 spectral normalization as parametrizations (gt.nn.utils.parametrize)."""
 from ... import _functions as T
+from ... import dtypes as _dt
 from ...autograd import no_grad
 from .. import functional as F
 from ..modules import Module
@@ -106,9 +107,12 @@ class _Orthogonal(Module):
     shape (..., n, k), n >= k after transposing a wide one: the strictly lower triangle of X,
     padded to n x n, gives a skew-symmetric A = X - X^T, and Q is the first k columns of
     exp(A) ("matrix_exp") or of the Cayley transform (I - A/2)^-1 (I + A/2) ("cayley"), both
-    orthogonal for any X. With use_trivialization (the default), Q = base @ Q(X), `base` (a
-    buffer) the orthogonal matrix set by right_inverse (Lezcano-Casado 2019, "Trivializations
-    for gradient-based optimization on manifolds"), as PyTorch's."""
+    orthogonal for any X; or ("householder") the product of the reflectors whose vectors are
+    X's columns below the diagonal (unit diagonal, tau = 2 / (1 + |v|^2), which makes each an
+    exact reflection), its columns' signs from X's diagonal (kept at +-1, no gradient). With
+    use_trivialization (the default), Q = base @ Q(X), `base` (a buffer) the orthogonal matrix
+    set by right_inverse (Lezcano-Casado 2019, "Trivializations for gradient-based optimization
+    on manifolds"), as PyTorch's."""
 
     def __init__(self, weight, orthogonal_map, use_trivialization):
         super().__init__()
@@ -125,6 +129,15 @@ class _Orthogonal(Module):
         transposed = n < k
         if transposed:
             X, (n, k) = X.mT, (k, n)
+        if self.orthogonal_map == "householder":
+            A = T.tril(X, -1)
+            tau = 2.0 / (1.0 + (A * A).sum(-2))
+            Q = linalg.householder_product(A, tau)
+            signs = T.cast(T.cast(X.detach().diagonal(0, -2, -1), _dt.int32), Q.dtype)  # +-1 (PyTorch's .int())
+            Q = Q * signs.unsqueeze(-2)
+            if self.__dict__.get("_buffers", {}).get("base") is not None:
+                Q = self.base @ Q
+            return Q.mT if transposed else Q
         X = T.tril(X)
         if n != k:
             X = T.cat([X, T.zeros(tuple(X.shape[:-2]) + (n, n - k), dtype=X.dtype)], -1)
@@ -145,8 +158,20 @@ class _Orthogonal(Module):
             raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. Got a tensor of shape "
                              f"{tuple(Q.shape)}.")
         if "base" not in self._buffers:
-            raise NotImplementedError("It is not possible to assign to the matrix exponential or the Cayley "
-                                      "parametrizations when use_trivialization=False.")
+            if self.orthogonal_map != "householder":
+                raise NotImplementedError("It is not possible to assign to the matrix exponential or the Cayley "
+                                          "parametrizations when use_trivialization=False.")
+            # X whose reflectors give Q's own QR factor: geqrf's, its diagonal R's signs, flipped
+            # where a reflector is the identity (tau = 0), as PyTorch's.
+            from ... import linalg
+            transposed = Q.shape[-2] < Q.shape[-1]
+            A, tau = linalg.geqrf(Q.mT if transposed else Q)
+            diag = T.sign(A.diagonal(0, -2, -1))
+            diag = T.where(tau == 0, -diag, diag)
+            k = diag.shape[-1]
+            eye = T.eye(A.shape[-2], A.shape[-1], dtype=A.dtype)
+            A = A * (1.0 - eye) + eye * T.cat([diag, T.zeros(tuple(diag.shape[:-1]) + (A.shape[-1] - k,), dtype=A.dtype)], -1).unsqueeze(-2)
+            return A.mT if transposed else A
         Q_init = Q
         n, k = Q.shape[-2], Q.shape[-1]
         if n < k:
@@ -173,20 +198,18 @@ def orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization
     """Constrains `module.<name>` (a matrix or a batch, (..., n, k)) to orthonormal columns
     (rows if n < k), as torch.nn.utils.parametrizations.orthogonal: the weight starts as the
     orthogonalized original (QR) and stays orthogonal under any optimizer step on
-    `module.parametrizations.<name>.original`. orthogonal_map "matrix_exp" (the default here
-    for every shape) or "cayley" (see _Orthogonal); "householder" (PyTorch's default for
-    non-square weights) raises NotImplementedError. Returns module; ValueError for a tensor
-    of fewer than 2 dimensions or an unknown map."""
+    `module.parametrizations.<name>.original`. orthogonal_map "matrix_exp", "cayley" or
+    "householder" (see _Orthogonal); by default, as PyTorch's, "matrix_exp" for a square
+    matrix and "householder" otherwise. Returns module; ValueError for a tensor of fewer than
+    2 dimensions or an unknown map."""
     weight = getattr(module, name, None)
     if not isinstance(weight, T.Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if weight.ndim < 2:
         raise ValueError(f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions.")
-    orthogonal_map = orthogonal_map or "matrix_exp"
-    if orthogonal_map == "householder":
-        raise NotImplementedError("orthogonal: orthogonal_map='householder' is not provided by GT; use "
-                                  "'matrix_exp' (the default) or 'cayley'")
-    if orthogonal_map not in ("matrix_exp", "cayley"):
+    if orthogonal_map is None:
+        orthogonal_map = "matrix_exp" if weight.shape[-2] == weight.shape[-1] else "householder"
+    if orthogonal_map not in ("matrix_exp", "cayley", "householder"):
         raise ValueError(f'orthogonal_map has to be one of "matrix_exp", "cayley", "householder". Got: {orthogonal_map}')
     return parametrize.register_parametrization(module, name, _Orthogonal(weight, orthogonal_map, use_trivialization),
                                                 unsafe=True)
