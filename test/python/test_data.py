@@ -262,8 +262,6 @@ def test_summary_writer_writes_event_files_tensorboard_reads(tmp_path):
             w.add_scalar("bad", gt.ones(2), 0)
         with pytest.warns(UserWarning, match="no model graph"):
             w.add_graph(gt.nn.Linear(2, 2))
-        with pytest.raises(NotImplementedError, match="add_mesh is not provided"):
-            w.add_mesh("m", gt.ones(1, 3, 3))
     acc = EventAccumulator(str(tmp_path / "run"), size_guidance={"tensors": 0}).Reload()
     assert [(e.step, e.value) for e in acc.Scalars("Loss/train")] == [(0, 2.0), (1, 1.0), (2, 0.0)]
     h = acc.Histograms("weights")[0].histogram_value
@@ -344,8 +342,17 @@ def test_add_pr_curve_audio_and_custom_scalars(tmp_path):
                                          "band": ["Margin", ["m", "lo", "hi"]]}})
         with pytest.raises(ValueError, match="'Multiline' or 'Margin'"):
             w.add_custom_scalars({"c": {"t": ["Pie", ["a"]]}})
-        with pytest.raises(NotImplementedError, match="add_video"):
-            w.add_video("v", gt.zeros(1, 2, 3, 4, 4))
+        # 3 videos of 2 frames (C=3, 4x5): padded to 4, a 2 x 2 grid of 8 x 10 per frame
+        video = np.zeros((3, 2, 3, 4, 5), np.float32)
+        video[1, 1, 0] = 1.0  # video 1, frame 1: red
+        w.add_video("v", gt.tensor(video), global_step=2, fps=5)
+        with pytest.raises(ValueError, match="N, T, C, H, W"):
+            w.add_video("bad", gt.zeros(2, 3, 4, 4))
+        vertices = np.array([[[0, 0, 0], [1, 0, 0], [0, 1, 0]]], np.float32)
+        w.add_mesh("tri", gt.tensor(vertices), colors=gt.tensor(np.full((1, 3, 3), 200)),
+                   faces=gt.tensor(np.array([[[0, 1, 2]]])), config_dict={"camera": {"cls": "PerspectiveCamera"}})
+        with pytest.raises(ValueError, match="B, N, 3"):
+            w.add_mesh("bad", gt.ones(3, 3))
     acc = EventAccumulator(str(tmp_path / "run"), size_guidance={"tensors": 0, "audio": 0}).Reload()
     (event,) = acc.Tensors("pr")
     curve = tensor_util.make_ndarray(event.tensor_proto)
@@ -360,3 +367,22 @@ def test_add_pr_curve_audio_and_custom_scalars(tmp_path):
     (audio,) = acc.Audio("beep")
     assert audio.sample_rate == 8000 and audio.length_frames == 800 and audio.encoded_audio_string[:4] == b"RIFF"
     assert "custom_scalars__config__" in acc.Tags()["tensors"]
+    import io
+    from PIL import Image, ImageSequence
+    (image,) = acc.Images("v")
+    assert (image.step, image.height, image.width) == (2, 8, 10)
+    gif = Image.open(io.BytesIO(image.encoded_image_string))
+    frames = [np.asarray(f.convert("RGB")) for f in ImageSequence.Iterator(gif)]
+    assert gif.format == "GIF" and len(frames) == 2 and gif.info["duration"] == 200
+    assert frames[0].max() == 0 and (frames[1][:4, 5:] == [255, 0, 0]).all() and frames[1][:4, :5].max() == 0
+    from tensorboard.plugins.mesh import plugin_data_pb2
+    parts = {}
+    for name in ("tri_VERTEX", "tri_FACE", "tri_COLOR"):
+        (event,) = acc.Tensors(name)
+        parts[name] = tensor_util.make_ndarray(event.tensor_proto)
+        data = plugin_data_pb2.MeshPluginData.FromString(acc.SummaryMetadata(name).plugin_data.content)
+        kinds = plugin_data_pb2.MeshPluginData
+        assert data.name == "tri" and '"camera"' in data.json_config
+        assert data.components == (1 << kinds.VERTEX) | (1 << kinds.FACE) | (1 << kinds.COLOR)  # every part present
+    np.testing.assert_array_equal(parts["tri_VERTEX"], vertices)
+    assert parts["tri_FACE"].tolist() == [[[0, 1, 2]]] and parts["tri_COLOR"].dtype == np.uint8

@@ -13,9 +13,10 @@ folder per tag, as PyTorch's), add_histogram, add_image / add_images, add_text,
 add_figure (matplotlib), add_hparams (the HParams tab: one run folder per call, as
 PyTorch's), add_embedding (the Projector tab: tensors.tsv, metadata.tsv, sprite.png and
 projector_config.pbtxt, PyTorch's layout), add_pr_curve (the PR Curves tab), add_audio (16-bit
-WAV) and add_custom_scalars (the Custom Scalars tab's layout). add_graph records nothing (GT
-traces no graph; it warns); add_video and add_mesh raise NotImplementedError. Values are read
-with `.numpy()` / `.item()`, which wait for them.
+WAV), add_custom_scalars (the Custom Scalars tab's layout), add_video (an animated GIF, written
+with Pillow where PyTorch's needs moviepy) and add_mesh (the Mesh tab). add_graph records
+nothing (GT traces no graph; it warns). Values are read with `.numpy()` / `.item()`, which wait
+for them.
 """
 import os
 import socket
@@ -32,6 +33,7 @@ try:
     from tensorboard.plugins.projector import projector_config_pb2 as _projector
     from tensorboard.plugins.hparams import api_pb2 as _hp_api, metadata as _hp_meta, plugin_data_pb2 as _hp_data
     from tensorboard.plugins.text import summary as _text
+    from tensorboard.plugins.mesh import metadata as _mesh_meta, plugin_data_pb2 as _mesh_data
     from tensorboard.summary.writer.event_file_writer import EventFileWriter
 except ImportError as e:  # the message PyTorch gives
     raise ImportError("TensorBoard logging requires TensorBoard version 1.15 or above "
@@ -334,6 +336,58 @@ class SummaryWriter:
                                           encoded_audio_string=buf.getvalue(), content_type="audio/wav")
         self._add(summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, audio=audio)]), global_step, walltime)
 
+    def add_video(self, tag, vid_tensor, global_step=None, fps=4, walltime=None):
+        """Videos (N, T, C, H, W), C of 1, 3 or 4, float in [0, 1] or uint8, as PyTorch's: the N
+        videos tiled into one grid per frame (N padded with black videos to a power of two, 2^(k//2)
+        rows for 2^k videos), stored as an animated GIF (Pillow) of `fps` frames per second in
+        an image summary (TensorBoard's Images tab plays it). ValueError for another shape."""
+        import io
+        from PIL import Image
+        v = _numpy(vid_tensor)
+        if v.ndim != 5 or v.shape[2] not in (1, 3, 4):
+            raise ValueError(f"add_video: expected (N, T, C, H, W) with C of 1, 3 or 4, got shape {v.shape}")
+        v = v.astype(np.float32) / 255.0 if v.dtype == np.uint8 else v.astype(np.float32)
+        n, t, c, h, w = v.shape
+        padded = 1 << (n - 1).bit_length()  # the next power of two
+        if padded != n:
+            v = np.concatenate([v, np.zeros((padded - n, t, c, h, w), np.float32)])
+        rows = 1 << ((padded.bit_length() - 1) // 2)
+        cols = padded // rows
+        grid = v.reshape(rows, cols, t, c, h, w).transpose(2, 0, 4, 1, 5, 3).reshape(t, rows * h, cols * w, c)
+        frames = (np.clip(grid, 0, 1) * 255).astype(np.uint8)
+        # (uint8 (H, W) is a grayscale image, (H, W, 3) RGB and (H, W, 4) RGBA; GIF keeps no alpha)
+        images = [Image.fromarray(np.ascontiguousarray(f[..., 0] if c == 1 else f)).convert("L" if c == 1 else "RGB")
+                  for f in frames]
+        buf = io.BytesIO()
+        images[0].save(buf, format="GIF", save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0)
+        image = summary_pb2.Summary.Image(height=rows * h, width=cols * w, colorspace=c,
+                                          encoded_image_string=buf.getvalue())
+        self._add(summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, image=image)]), global_step, walltime)
+
+    def add_mesh(self, tag, vertices, colors=None, faces=None, config_dict=None, global_step=None, walltime=None):
+        """A point cloud or mesh for the Mesh tab (TensorBoard's mesh plugin), as PyTorch's:
+        vertices (B, N, 3) float, colors (B, N, 3) uint8 in [0, 255], faces (B, F, 3) vertex
+        indices; config_dict the three.js settings (camera, lights, material) as a dict. One
+        tensor summary per part present (tags `tag + "_VERTEX"`, ...), each naming the parts."""
+        import json
+        parts = [(vertices, _mesh_data.MeshPluginData.VERTEX, np.float32, types_pb2.DT_FLOAT),
+                 (faces, _mesh_data.MeshPluginData.FACE, np.int32, types_pb2.DT_INT32),
+                 (colors, _mesh_data.MeshPluginData.COLOR, np.uint8, types_pb2.DT_UINT8)]
+        parts = [(_numpy(a).astype(np_type), kind, dtype) for a, kind, np_type, dtype in parts if a is not None]
+        for a, _, _ in parts:
+            if a.ndim != 3 or a.shape[-1] != 3:
+                raise ValueError(f"add_mesh: vertices, colors and faces must be (B, N, 3), got shape {a.shape}")
+        components = _mesh_meta.get_components_bitmask([kind for _, kind, _ in parts])
+        config = json.dumps(config_dict, sort_keys=True) if config_dict else "{}"
+        values = []
+        for a, kind, dtype in parts:
+            meta = _mesh_meta.create_summary_metadata(tag, None, kind, components, list(a.shape), json_config=config)
+            shape = tensor_shape_pb2.TensorShapeProto(dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=s) for s in a.shape])
+            tensor = tensor_pb2.TensorProto(dtype=dtype, tensor_shape=shape, tensor_content=a.tobytes())
+            values.append(summary_pb2.Summary.Value(tag=_mesh_meta.get_instance_name(tag, kind), tensor=tensor,
+                                                    metadata=meta))
+        self._add(summary_pb2.Summary(value=values), global_step, walltime)
+
     def add_custom_scalars(self, layout):
         """The Custom Scalars tab's layout: {category: {chart title: ["Multiline" or "Margin",
         [tags]]}} (Margin: [value, lower, upper] tags), as PyTorch's. Raises ValueError for
@@ -382,17 +436,3 @@ class SummaryWriter:
 
     def __exit__(self, *exc):
         self.close()
-
-
-def _not_provided(name):
-    def method(self, *args, **kwargs):
-        raise NotImplementedError(f"SummaryWriter.{name} is not provided by GT "
-                                  "(it writes scalars, histograms, images, figures, text, hparams, embeddings, PR curves, "
-                                  "audio and custom scalar layouts)")
-    method.__name__ = name
-    method.__doc__ = "Raises NotImplementedError: not provided by GT."
-    return method
-
-
-for _name in ("add_video", "add_mesh"):
-    setattr(SummaryWriter, _name, _not_provided(_name))
