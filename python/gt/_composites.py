@@ -1074,6 +1074,69 @@ Tensor.igamma = gammainc
 Tensor.igammac = gammaincc
 
 
+# ---------------------------------------------------------------- orthogonal polynomials
+
+def _polynomial(name, first, recurrence, shift=False, doc=""):
+    """An orthogonal polynomial p_n(x) of torch.special (input x, degree n: a number or a tensor,
+    truncated to an integer), by its three-term recurrence from p_0 = 1 and p_1 = first(x):
+    p_{k+1} = recurrence(k, x, p_k, p_{k-1}) (the recurrences of DLMF 18.9.1 and Table 18.9.1).
+    Elementwise with broadcasting; a tensor n runs the recurrence to its largest value (read on
+    the client: a wait) and picks each element's degree. 0 for n < 0, as PyTorch's."""
+    def fn(input, n):
+        x = input if isinstance(input, Tensor) else T.tensor(float(input))
+        x = _float(x)
+        if shift:  # the shifted polynomials: p*_n(x) = p_n(2x - 1)
+            x = 2.0 * x - 1.0
+        if isinstance(n, Tensor):
+            degree = T.cast(n, _dt.int64) if n.dtype.is_floating_point else n
+            top = int(degree.max().item()) if degree.numel() else 0
+        else:
+            degree, top = None, int(n)
+        if top < 0:
+            out = T.zeros_like(x)
+        else:
+            prev, cur = T.ones_like(x), first(x)
+            values = [prev]
+            for k in range(1, top + 1):
+                values.append(cur)
+                prev, cur = cur, recurrence(k, x, cur, prev)
+            if degree is None:
+                out = values[top]
+            else:
+                out = T.zeros_like(x)
+                for k, v in enumerate(values):
+                    out = T.where(degree == k, v, out)
+        return out
+    fn.__name__ = name
+    fn.__doc__ = doc + " See _polynomial."
+    return fn
+
+
+chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v, chebyshev_polynomial_w = (
+    _polynomial(f"chebyshev_polynomial_{kind}", first, lambda k, x, p, q: 2.0 * x * p - q,
+                doc=f"The Chebyshev polynomial of the {nth} kind, {kind.upper()}_n(x) (torch.special.chebyshev_polynomial_{kind}).")
+    for kind, nth, first in (("t", "first", lambda x: x), ("u", "second", lambda x: 2.0 * x),
+                             ("v", "third", lambda x: 2.0 * x - 1.0), ("w", "fourth", lambda x: 2.0 * x + 1.0)))
+(shifted_chebyshev_polynomial_t, shifted_chebyshev_polynomial_u, shifted_chebyshev_polynomial_v,
+ shifted_chebyshev_polynomial_w) = (
+    _polynomial(f"shifted_chebyshev_polynomial_{kind}", first, lambda k, x, p, q: 2.0 * x * p - q, shift=True,
+                doc=f"The shifted Chebyshev polynomial {kind.upper()}*_n(x) = {kind.upper()}_n(2x - 1) "
+                    f"(torch.special.shifted_chebyshev_polynomial_{kind}).")
+    for kind, first in (("t", lambda x: x), ("u", lambda x: 2.0 * x), ("v", lambda x: 2.0 * x - 1.0),
+                        ("w", lambda x: 2.0 * x + 1.0)))
+hermite_polynomial_h = _polynomial("hermite_polynomial_h", lambda x: 2.0 * x,
+                                   lambda k, x, p, q: 2.0 * x * p - (2.0 * k) * q,
+                                   doc="The physicists' Hermite polynomial H_n(x) (torch.special.hermite_polynomial_h).")
+hermite_polynomial_he = _polynomial("hermite_polynomial_he", lambda x: x, lambda k, x, p, q: x * p - float(k) * q,
+                                    doc="The probabilists' Hermite polynomial He_n(x) (torch.special.hermite_polynomial_he).")
+laguerre_polynomial_l = _polynomial("laguerre_polynomial_l", lambda x: 1.0 - x,
+                                    lambda k, x, p, q: ((2.0 * k + 1.0 - x) * p - float(k) * q) * (1.0 / (k + 1)),
+                                    doc="The Laguerre polynomial L_n(x) (torch.special.laguerre_polynomial_l).")
+legendre_polynomial_p = _polynomial("legendre_polynomial_p", lambda x: x,
+                                    lambda k, x, p, q: ((2.0 * k + 1.0) * x * p - float(k) * q) * (1.0 / (k + 1)),
+                                    doc="The Legendre polynomial P_n(x) (torch.special.legendre_polynomial_p).")
+
+
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, requires_grad=False, **kwargs):
     """The Kaiser window (torch.kaiser_window): w[n] = I0(beta sqrt(1 - (2n/(N-1) - 1)^2)) / I0(beta)
     for n < N = window_length (periodic: the first N of a window of N + 1). ValueError for a

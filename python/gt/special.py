@@ -2,8 +2,9 @@
 through them (zeta is not, as PyTorch's; gammainc and gammaincc only in their second argument,
 as PyTorch's). Bessel functions J, Y, I and K of orders 0 and 1 and the regularized incomplete
 gamma functions are composites of GT ops in float64 (series, asymptotic expansions, a
-continued fraction: see gt._composites). Functions not here (ndtri, the Chebyshev, Hermite,
-Laguerre and Legendre polynomials, airy_ai) raise AttributeError, as for any missing name."""
+continued fraction: see gt._composites), the orthogonal polynomials their recurrences.
+Functions not here (
+airy_ai) raise AttributeError, as for any missing name."""
 import math
 
 import gt as T  # the package (its functions are looked up when called)
@@ -13,7 +14,10 @@ __all__ = ["expit", "logit", "erf", "erfc", "erfinv", "log1p", "expm1", "exp2", 
            "polygamma", "multigammaln", "zeta", "i0", "i0e", "i1", "i1e", "modified_bessel_i0",
            "modified_bessel_i1", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
            "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "spherical_bessel_j0",
-           "gammainc", "gammaincc"]
+           "gammainc", "gammaincc", "ndtri", "erfcx", "chebyshev_polynomial_t", "chebyshev_polynomial_u",
+           "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+           "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w",
+           "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"]
 
 
 def gammaln(input):
@@ -208,3 +212,51 @@ def gammaincc(input, other):
     (torch.special.gammaincc; see gt._composites.gammaincc)."""
     from ._composites import gammaincc as f
     return f(input, other)
+
+
+def ndtri(input):
+    """The standard normal's quantile function, ndtr's inverse on (0, 1): sqrt(2) erfinv(2p - 1)
+    in float64 (2p - 1 in float32 would lose the tails: p = 1e-6 would be off by 3e-3), -inf
+    at 0, inf at 1, NaN outside (torch.special.ndtri)."""
+    from ._composites import erfinv
+    from . import dtypes as _dt
+    p = input if isinstance(input, T.Tensor) and input.dtype.is_floating_point else T.as_tensor(input).float()
+    return (math.sqrt(2.0) * erfinv(2.0 * p.to(_dt.float64) - 1.0)).to(p.dtype)
+
+
+def erfcx(input):
+    """The scaled complementary error function exp(x^2) erfc(x) (torch.special.erfcx), in
+    float64: as written for x < 2 (relative error below 1e-14 there); above, where
+    exp(x^2) erfc(x) loses erfc's tail, by the continued fraction erfcx(x) = (1/sqrt(pi)) /
+    (x + (1/2) / (x + 1 / (x + (3/2) / (x + ...)))) (DLMF 7.9.2), 100 levels evaluated from the
+    bottom (1e-15 from x = 1.5 on)."""
+    from . import dtypes as _dt
+    x = input if isinstance(input, T.Tensor) and input.dtype.is_floating_point else T.as_tensor(input).float()
+    x64 = x.to(_dt.float64)
+    small = T.clamp(x64, max=2.0)
+    direct = T.exp(small * small) * T.erfc(small)
+    large = T.clamp(x64, min=2.0)
+    tail = large
+    for k in range(100, 0, -1):
+        tail = large + (0.5 * k) / tail
+    fraction = 1.0 / (math.sqrt(math.pi) * tail)
+    return T.where(x64 < 2.0, direct, fraction).to(x.dtype)
+
+
+def _polynomial(name):
+    def fn(input, n):
+        from . import _composites
+        return getattr(_composites, name)(input, n)
+    from . import _composites
+    fn.__name__, fn.__doc__ = name, getattr(_composites, name).__doc__
+    return fn
+
+
+(chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v, chebyshev_polynomial_w,
+ shifted_chebyshev_polynomial_t, shifted_chebyshev_polynomial_u, shifted_chebyshev_polynomial_v,
+ shifted_chebyshev_polynomial_w, hermite_polynomial_h, hermite_polynomial_he, laguerre_polynomial_l,
+ legendre_polynomial_p) = (_polynomial(n) for n in (
+    "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+    "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
+    "legendre_polynomial_p"))

@@ -233,3 +233,50 @@ def test_regularized_incomplete_gamma():
     with pytest.raises(NotImplementedError, match="first argument"):
         S.gammainc(gt.tensor([2.0], requires_grad=True), gt.tensor([1.0]))
     assert gt.tensor([2.0]).igamma(gt.tensor([1.0])).dtype == gt.float32
+
+
+def test_orthogonal_polynomials_ndtri_and_erfcx():
+    S = gt.special
+    x = np.linspace(-0.95, 0.95, 9)
+    t = gt.tensor(x)
+    theta = np.arccos(x)
+    # closed forms on [-1, 1] (DLMF 18.5.1): T_n = cos(n t), U_n = sin((n+1) t) / sin t,
+    # V_n = cos((n + 1/2) t) / cos(t/2), W_n = sin((n + 1/2) t) / sin(t/2), x = cos t
+    for n in (0, 1, 2, 7):
+        np.testing.assert_allclose(S.chebyshev_polynomial_t(t, n).numpy(), np.cos(n * theta), atol=1e-12)
+        np.testing.assert_allclose(S.chebyshev_polynomial_u(t, n).numpy(), np.sin((n + 1) * theta) / np.sin(theta),
+                                   atol=1e-11)
+        np.testing.assert_allclose(S.chebyshev_polynomial_v(t, n).numpy(),
+                                   np.cos((n + 0.5) * theta) / np.cos(theta / 2), atol=1e-11)
+        np.testing.assert_allclose(S.chebyshev_polynomial_w(t, n).numpy(),
+                                   np.sin((n + 0.5) * theta) / np.sin(theta / 2), atol=1e-11)
+    u = np.linspace(0.02, 0.98, 7)  # the shifted ones: p*(u) = p(2u - 1)
+    np.testing.assert_allclose(S.shifted_chebyshev_polynomial_t(gt.tensor(u), 4).numpy(),
+                               np.cos(4 * np.arccos(2 * u - 1)), atol=1e-12)
+    # explicit low degrees (DLMF Table 18.3.1 and 18.5.17-18.5.18)
+    np.testing.assert_allclose(S.hermite_polynomial_h(t, 3).numpy(), 8 * x ** 3 - 12 * x, atol=1e-12)
+    np.testing.assert_allclose(S.hermite_polynomial_he(t, 4).numpy(), x ** 4 - 6 * x ** 2 + 3, atol=1e-12)
+    np.testing.assert_allclose(S.laguerre_polynomial_l(t, 3).numpy(), (-x ** 3 + 9 * x ** 2 - 18 * x + 6) / 6,
+                               atol=1e-12)
+    np.testing.assert_allclose(S.legendre_polynomial_p(t, 4).numpy(), (35 * x ** 4 - 30 * x ** 2 + 3) / 8, atol=1e-12)
+    # a tensor of degrees (broadcast against x), negative degrees give 0 (as PyTorch's)
+    n = gt.tensor([[0], [2], [5], [-1]])
+    got = S.legendre_polynomial_p(t, n).numpy()
+    assert got.shape == (4, 9)
+    np.testing.assert_allclose(got[1], (3 * x ** 2 - 1) / 2, atol=1e-12)
+    np.testing.assert_allclose(got[2], (63 * x ** 5 - 70 * x ** 3 + 15 * x) / 8, atol=1e-12)
+    assert (got[0] == 1).all() and (got[3] == 0).all()
+    # ndtri inverts ndtr; erfcx = exp(x^2) erfc(x) on both sides of its switch at 2, 1/(x sqrt(pi)) far out
+    p = np.array([1e-6, 0.1, 0.5, 0.975])
+    np.testing.assert_allclose(S.ndtr(S.ndtri(gt.tensor(p))).numpy(), p, rtol=1e-9)  # (ndtr's 1 + erf cancels)
+    quantiles = [-4.753424308822899, 1.959963984540054]  # the normal's, at 1e-6 and 0.975
+    np.testing.assert_allclose(S.ndtri(gt.tensor([1e-6, 0.975], dtype=gt.float64)).numpy(), quantiles, rtol=1e-12)
+    np.testing.assert_allclose(S.ndtri(gt.tensor([1e-6, 0.975])).numpy(), quantiles, rtol=1e-6)  # float32 too
+    assert S.ndtri(gt.tensor([0.0, 1.0])).numpy().tolist() == [-np.inf, np.inf]
+    xs = np.array([-3.0, 0.0, 1.0, 1.999, 2.001, 4.0])
+    np.testing.assert_allclose(S.erfcx(gt.tensor(xs)).numpy(),
+                               [math.exp(v * v) * math.erfc(v) for v in xs], rtol=1e-12)
+    big = 1e4  # erfcx(x) = (1 - 1/(2x^2) + ...) / (x sqrt(pi)) (DLMF 7.12.1)
+    np.testing.assert_allclose(S.erfcx(gt.tensor([big], dtype=gt.float64)).numpy(),
+                               [(1 - 0.5 / big ** 2) / (big * math.sqrt(math.pi))], rtol=1e-12)
+    assert S.erfcx(gt.tensor([1.0])).dtype == gt.float32
