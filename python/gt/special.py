@@ -3,8 +3,7 @@ through them (zeta is not, as PyTorch's; gammainc and gammaincc only in their se
 as PyTorch's). Bessel functions J, Y, I and K of orders 0 and 1 and the regularized incomplete
 gamma functions are composites of GT ops in float64 (series, asymptotic expansions, a
 continued fraction: see gt._composites), the orthogonal polynomials their recurrences.
-Functions not here (
-airy_ai) raise AttributeError, as for any missing name."""
+Functions not here (airy_ai) raise AttributeError, as for any missing name."""
 import math
 
 import gt as T  # the package (its functions are looked up when called)

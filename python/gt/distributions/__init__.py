@@ -7,8 +7,9 @@
 
 Categorical, Normal, Bernoulli, Uniform, Exponential, Laplace, LogNormal, MultivariateNormal,
 Independent, Gamma, Chi2, Beta, Dirichlet and Poisson, with sample, rsample (reparameterized:
-all but Categorical, Bernoulli, Gamma, Chi2, Beta, Dirichlet and Poisson, whose rsample raises
-NotImplementedError), log_prob, entropy (not Poisson), mean, variance, stddev, batch_shape /
+all but Categorical, Bernoulli and Poisson, whose rsample raises NotImplementedError; Gamma's,
+Chi2's, Beta's and Dirichlet's by implicit differentiation of the Gamma CDF, see
+_standard_gamma_rsample), log_prob, entropy (not Poisson), mean, variance, stddev, batch_shape /
 event_shape, and kl_divergence between two of the same kind (not Poisson). Parameters are
 broadcast like PyTorch's; numbers become 0-d float32 tensors. Formulas are PyTorch's
 (torch/distributions/*.py). Gamma samples (and Chi2's, Beta's, Dirichlet's, made from them) use
@@ -553,14 +554,13 @@ class Chi2(Gamma):
 
 class Dirichlet(Distribution):
     """Gamma(alpha) / sum over the last axis of `concentration` (..., K): event_shape (K,)."""
+    has_rsample = True
 
     def __init__(self, concentration, validate_args=None):
         self.concentration = _as_tensor(concentration)
         if len(self.concentration.shape) < 1:
             raise ValueError("`concentration` parameter must be at least one-dimensional.")
         super().__init__(self.concentration.shape[:-1], self.concentration.shape[-1:])
-
-    has_rsample = True
 
     def rsample(self, sample_shape=()):
         """Normalized Gamma(concentration) samples, with _standard_gamma_rsample's gradient."""
@@ -591,13 +591,12 @@ class Dirichlet(Distribution):
 class Beta(Distribution):
     """x^(a - 1) (1 - x)^(b - 1) / B(a, b) on (0, 1), a = concentration1, b = concentration0;
     a Dirichlet over (x, 1 - x)."""
+    has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
         (self.concentration1, self.concentration0), shape = _broadcast(concentration1, concentration0)
         self._dirichlet = Dirichlet(T.stack([self.concentration1, self.concentration0], -1))
         super().__init__(shape)
-
-    has_rsample = True
 
     def rsample(self, sample_shape=()):
         return self._dirichlet.rsample(sample_shape).select(-1, 0)
