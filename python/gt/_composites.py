@@ -751,6 +751,27 @@ Tensor.polygamma = lambda self, n: polygamma(n, self)
 _BESSEL_SERIES_MAX = 20.0  # |x| at or below: the power series; above: the asymptotic expansion
 
 
+def _bessel_power_series(order, x, alternating, terms, weighted=False):
+    """(S, W) for float64 x and order n of 0 or 1: S = sum over k < terms of s^k (x/2)^(2k+n) /
+    (k! (k+n)!), s = -1 when alternating (J_n, A&S 9.1.10) else 1 (I_n, A&S 9.6.10); with
+    `weighted`, W = the same terms times H_k (n = 0) or psi(k+1) + psi(k+2) (n = 1), with
+    psi(k+1) = H_k - gamma: the sums in Y_n (A&S 9.1.11, 9.1.13) and K_n (A&S 9.6.11, 9.6.13),
+    else None."""
+    y = (-0.25 if alternating else 0.25) * x * x
+    term = x * 0.5 if order else T.ones_like(x)
+    series = term
+    weights = term * (1.0 - 2.0 * _EULER_GAMMA) if weighted and order else None
+    harmonic = 0.0
+    for k in range(1, terms):
+        term = term * y * (1.0 / (k * (k + order)))
+        series = series + term
+        if weighted:
+            harmonic += 1.0 / k
+            weight = 2.0 * harmonic - 2.0 * _EULER_GAMMA + 1.0 / (k + 1) if order else harmonic
+            weights = term * weight if weights is None else weights + term * weight
+    return series, weights
+
+
 def _bessel_i(order, x, scaled):
     """I_order(|x|) (order 0 or 1), times exp(-|x|) when scaled, in float64: for |x| <= 20 the
     power series sum_k (x/2)^(2k+order) / (k! (k+order)!) (Abramowitz & Stegun 9.6.10), 60
@@ -760,12 +781,7 @@ def _bessel_i(order, x, scaled):
     gradient."""
     ax = T.abs(x)
     small = T.clamp(ax, max=_BESSEL_SERIES_MAX)
-    y = small * small * 0.25
-    term = small * 0.5 if order else T.ones_like(small)
-    series = term
-    for k in range(1, 60):
-        term = term * y * (1.0 / (k * (k + order)))
-        series = series + term
+    series, _ = _bessel_power_series(order, small, alternating=False, terms=60)
     if scaled:
         series = series * T.exp(-small)
     large = T.clamp(ax, min=_BESSEL_SERIES_MAX)
@@ -806,32 +822,14 @@ _BESSEL_JY_SERIES_MAX = 12.0  # x at or below: power series (cancellation ~1e-12
 
 
 def _bessel_jy_series(order, x):
-    """(J_order(x), Y_order(x)) for float64 0 < x <= 12 by their power series, 50 terms:
-    J_n = sum_k (-1)^k (x/2)^(2k+n) / (k! (k+n)!) (A&S 9.1.10); Y_0 = (2/pi)(ln(x/2) + gamma)
-    J_0 + (2/pi) sum_k>=1 (-1)^(k+1) H_k (x^2/4)^k / k!^2 (A&S 9.1.13); Y_1 = -2/(pi x) +
-    (2/pi) ln(x/2) J_1 - (x/2)/pi sum_k (psi(k+1) + psi(k+2)) (-x^2/4)^k / (k! (k+1)!)
-    (A&S 9.1.11), with psi(k+1) = H_k - gamma."""
-    y = -0.25 * x * x  # -x^2/4
-    half = 0.5 * x
-    term = half if order else T.ones_like(x)  # (-x^2/4)^k (x/2)^n / (k! (k+n)!)
-    j = term
-    harmonic, psi_sum = 0.0, -2.0 * _EULER_GAMMA + (1.0 if order else 0.0)  # H_k; psi(k+1) + psi(k+n+1)
-    y_sum = term * psi_sum if order else None
-    for k in range(1, 50):
-        term = term * y * (1.0 / (k * (k + order)))
-        j = j + term
-        harmonic += 1.0 / k
-        if order:
-            psi_sum = 2.0 * harmonic - 2.0 * _EULER_GAMMA + 1.0 / (k + 1)
-            y_sum = y_sum + term * psi_sum
-        else:
-            y_sum = term * harmonic if y_sum is None else y_sum + term * harmonic
-    log_half = T.log(half)
+    """(J_order(x), Y_order(x)) for float64 0 < x <= 12 by their power series, 50 terms (see
+    _bessel_power_series): Y_0 = (2/pi)(ln(x/2) + gamma) J_0 - (2/pi) W (A&S 9.1.13), Y_1 =
+    -2/(pi x) + (2/pi) ln(x/2) J_1 - W / pi (A&S 9.1.11)."""
+    j, w = _bessel_power_series(order, x, alternating=True, terms=50, weighted=True)
+    log_half = T.log(0.5 * x)
     if order:
-        bessel_y = -2.0 / (math.pi * x) + (2.0 / math.pi) * log_half * j - y_sum / math.pi
-    else:
-        bessel_y = (2.0 / math.pi) * (log_half + _EULER_GAMMA) * j - (2.0 / math.pi) * y_sum
-    return j, bessel_y
+        return j, -2.0 / (math.pi * x) + (2.0 / math.pi) * log_half * j - w / math.pi
+    return j, (2.0 / math.pi) * (log_half + _EULER_GAMMA) * j - (2.0 / math.pi) * w
 
 
 def _bessel_jy_asymptotic(order, x):
@@ -880,18 +878,7 @@ def _bessel_k(order, x, scaled):
     e^x K_n(x) = sqrt(pi / 2x) sum_k (mu - 1)(mu - 9)...(mu - (2k-1)^2) / (k! (8x)^k), mu = 4 n^2
     (A&S 9.7.2), 30 terms. Each branch on its inputs clamped to its range."""
     small = T.clamp(x, min=1e-300, max=_BESSEL_K_SERIES_MAX)
-    y = 0.25 * small * small
-    term = 0.5 * small if order else T.ones_like(small)  # (x^2/4)^k (x/2)^n / (k! (k+n)!)
-    i_series, k_sum = term, (term * (1.0 - 2.0 * _EULER_GAMMA) if order else None)
-    harmonic = 0.0
-    for k in range(1, 30):
-        term = term * y * (1.0 / (k * (k + order)))
-        i_series = i_series + term
-        harmonic += 1.0 / k
-        if order:
-            k_sum = k_sum + term * (2.0 * harmonic - 2.0 * _EULER_GAMMA + 1.0 / (k + 1))
-        else:
-            k_sum = term * harmonic if k_sum is None else k_sum + term * harmonic
+    i_series, k_sum = _bessel_power_series(order, small, alternating=False, terms=30, weighted=True)
     log_half = T.log(0.5 * small)
     if order:
         series = 1.0 / small + log_half * i_series - 0.5 * k_sum
@@ -935,7 +922,8 @@ def _bessel_function(name, order, kind, doc):
         out = T.where(T.isnan(x64), math.nan, out)
         return T.cast(out, x.dtype)
     fn.__name__ = name
-    fn.__doc__ = doc + " Elementwise, computed in float64, differentiable through its series."
+    fn.__doc__ = (doc + " Elementwise; computed in float64, returned in the input's floating dtype (float32 "
+                  "for an integer input); differentiable through its series.")
     return fn
 
 

@@ -4,6 +4,7 @@ as PyTorch's). Bessel functions J, Y, I and K of orders 0 and 1 and the regulari
 gamma functions are composites of GT ops in float64 (series, asymptotic expansions, a
 continued fraction: see gt._composites), the orthogonal polynomials their recurrences.
 Functions not here (airy_ai) raise AttributeError, as for any missing name."""
+import functools
 import math
 
 import gt as T  # the package (its functions are looked up when called)
@@ -176,19 +177,21 @@ def modified_bessel_i1(input):
     return i1(input)
 
 
-def _bessel(name):
-    def fn(input):
-        from . import _composites
-        return getattr(_composites, name)(input)
+def _composite(name):
+    """gt._composites' function `name`, looked up when called (that module imports the package)."""
     from . import _composites
-    fn.__name__, fn.__doc__ = name, getattr(_composites, name).__doc__
+
+    @functools.wraps(getattr(_composites, name))  # its name, docstring and signature
+    def fn(*args):
+        from . import _composites
+        return getattr(_composites, name)(*args)
     return fn
 
 
-bessel_j0, bessel_j1, bessel_y0, bessel_y1 = (_bessel(n) for n in ("bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1"))
-modified_bessel_k0, modified_bessel_k1 = _bessel("modified_bessel_k0"), _bessel("modified_bessel_k1")
-scaled_modified_bessel_k0 = _bessel("scaled_modified_bessel_k0")
-scaled_modified_bessel_k1 = _bessel("scaled_modified_bessel_k1")
+bessel_j0, bessel_j1, bessel_y0, bessel_y1 = (_composite(n) for n in ("bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1"))
+modified_bessel_k0, modified_bessel_k1 = _composite("modified_bessel_k0"), _composite("modified_bessel_k1")
+scaled_modified_bessel_k0 = _composite("scaled_modified_bessel_k0")
+scaled_modified_bessel_k1 = _composite("scaled_modified_bessel_k1")
 
 
 def spherical_bessel_j0(input):
@@ -199,18 +202,7 @@ def spherical_bessel_j0(input):
     return T.where(zero, 1.0, T.sin(safe) / safe)
 
 
-def gammainc(input, other):
-    """The regularized lower incomplete gamma function P(a, x), a = input, x = other
-    (torch.special.gammainc; see gt._composites.gammainc)."""
-    from ._composites import gammainc as f
-    return f(input, other)
-
-
-def gammaincc(input, other):
-    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)
-    (torch.special.gammaincc; see gt._composites.gammaincc)."""
-    from ._composites import gammaincc as f
-    return f(input, other)
+gammainc, gammaincc = _composite("gammainc"), _composite("gammaincc")
 
 
 def ndtri(input):
@@ -242,19 +234,10 @@ def erfcx(input):
     return T.where(x64 < 2.0, direct, fraction).to(x.dtype)
 
 
-def _polynomial(name):
-    def fn(input, n):
-        from . import _composites
-        return getattr(_composites, name)(input, n)
-    from . import _composites
-    fn.__name__, fn.__doc__ = name, getattr(_composites, name).__doc__
-    return fn
-
-
 (chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v, chebyshev_polynomial_w,
  shifted_chebyshev_polynomial_t, shifted_chebyshev_polynomial_u, shifted_chebyshev_polynomial_v,
  shifted_chebyshev_polynomial_w, hermite_polynomial_h, hermite_polynomial_he, laguerre_polynomial_l,
- legendre_polynomial_p) = (_polynomial(n) for n in (
+ legendre_polynomial_p) = (_composite(n) for n in (
     "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
     "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
     "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
