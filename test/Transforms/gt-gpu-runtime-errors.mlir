@@ -63,6 +63,21 @@ func.func @gather(%x: tensor<4x10xf32>, %i: tensor<4x1xi64>) -> tensor<4x1xf32> 
 
 // -----
 
+// A 0-d index's check is serial code (no loop over it): the load, the check around its call and
+// the clamped index's store run together as one single-thread kernel (gt-gpu-loops once left the
+// check outside: "computes a value used outside its serial region", the GPU's one_hot(tensor(2))).
+// PTX-LABEL: llvm.func @one_hot_of_a_scalar
+// PTX-NOT: llvm.call @gt_runtime_error
+// PTX: gpu.binary @one_hot_of_a_scalar_kernel
+// PTX-SAME: gt_error[40];
+// PTX-SAME: atom.global.exch.b64
+func.func @one_hot_of_a_scalar(%i: tensor<i64>) -> tensor<5xi64> {
+  %0 = gt.one_hot %i {num_classes = 5 : i64} : tensor<i64> -> tensor<5xi64>
+  return %0 : tensor<5xi64>
+}
+
+// -----
+
 // Without checks there is no global.
 // PTX-LABEL: llvm.func @add
 // PTX: gpu.binary @add_kernel

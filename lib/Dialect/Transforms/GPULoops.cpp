@@ -22,12 +22,15 @@ namespace mlir::gt {
 namespace {
 constexpr const char *kTiled = "gt.tiled"; ///< marks loops this pass already made (removed at the end)
 
-/// Whether `op` (or anything nested in it) reads or writes memref contents.
+/// Whether `op` (or anything nested in it) reads or writes memref contents. A call counts: the
+/// one GPU kernels make is a failed run-time check's gt_runtime_error, which writes the module's
+/// error global on the device (gt-gpu-runtime-errors), so a 0-d index's check (`scf.if` around
+/// the call, using a loaded value) belongs in the serial kernel beside the load.
 bool touchesMemory(Operation *op) {
   if (isa<scf::ParallelOp, gpu::LaunchOp, memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(op)) return false;
   bool touches = false;
   op->walk([&](Operation *inner) {
-    if (isa<memref::LoadOp, memref::StoreOp, memref::CopyOp>(inner)) touches = true;
+    if (isa<memref::LoadOp, memref::StoreOp, memref::CopyOp, func::CallOp>(inner)) touches = true;
   });
   return touches;
 }
