@@ -28,6 +28,8 @@
 #                   without CUDA graphs, in the MLP and GPT steps
 #   gpt2            benchmarks/gpt2.py: a GPT-2 124M training step (bfloat16 autocast) in tokens/s,
 #                   beside PyTorch eager and torch.compile on the same GPU
+#   first-batch     vs_torch.py's MLP and GPT steps and gpt2.py, GT alone, with GT_FIRST_BATCH_SIZE=128
+#                   (the GPU starts on a step while the client issues the rest of it)
 #   trace           a Perfetto trace (gt.profiler: client, dispatcher and workers) of two GPT steps,
 #                   OUT/gpt-steps.trace.json; trace-summary: `gt trace summary` of it
 # --dry-run: the same steps on CPU workers (GT_DEVICE=cpu), skipping the GPU-only ones; `make
@@ -40,6 +42,8 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --dry-run) dry=1; shift ;;
     --only) only=",$2,"; shift 2 ;;
+    -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "gpu-proof.sh: unknown option $1 (--help lists them)" >&2; exit 2 ;;
     *) break ;;
   esac
 done
@@ -131,6 +135,15 @@ if [ $dry = 1 ]; then
   step gpt2 120 "${python[@]}" benchmarks/gpt2.py --tiny --only gt --warmup 1 --steps 1
 else
   step gpt2 300 "${python[@]}" benchmarks/gpt2.py --warmup 3 --steps 3
+fi
+# The same with the first batch after each read cut at 128 ops (GT_FIRST_BATCH_SIZE): whether the
+# GPU starts on a step while the client issues the rest of it (off by default: on the 2-core
+# development machine it costs more than it gains).
+if [ $dry = 1 ]; then
+  step first-batch 120 env GT_FIRST_BATCH_SIZE=128 "${python[@]}" benchmarks/gpt2.py --tiny --only gt --warmup 1 --steps 1
+else
+  step first-batch 200 bash -c 'GT_FIRST_BATCH_SIZE=128 "$@" benchmarks/vs_torch.py --only gt --workloads mlp,gpt &&
+    GT_FIRST_BATCH_SIZE=128 "$@" benchmarks/gpt2.py --only gt --warmup 3 --steps 3' _ "${python[@]}"
 fi
 # The timeline of two GPT steps (gt.profiler: the client, the dispatcher and each worker on one
 # clock), and where the time went (the top kernels: which eager ops or regions are slow there).

@@ -75,6 +75,13 @@ Client::Client(const std::string &host, int port, const std::string &token, doub
     if (v < 1) throw std::invalid_argument(std::string("GT_WORKER_BATCH_SIZE must be a positive integer, got '") + n + "'");
     flushInstructions_ = size_t(v);
   }
+  if (const char *n = std::getenv("GT_FIRST_BATCH_SIZE"); n && *n) {
+    char *end = nullptr;
+    long v = std::strtol(n, &end, 10);
+    if (*end || v < 0)
+      throw std::invalid_argument(std::string("GT_FIRST_BATCH_SIZE must be a non-negative integer, got '") + n + "'");
+    firstBatch_ = size_t(v);
+  }
   if (const char *t = std::getenv("GT_TIMEOUT"); t && *t) {
     char *end = nullptr;
     timeout_ = std::strtod(t, &end);
@@ -449,6 +456,7 @@ void Client::sendBuffered() {
   buffered_ = 0;
   bufferedOps_ = 0;
   bufferedBytes_ = 0;
+  afterWait_ = false;
   submits_++;
   rpc_->submitted = req.send().catch_([this](kj::Exception &&e) {
     if (streamError_.empty()) streamError_ = e.getDescription().cStr();
@@ -462,10 +470,14 @@ void Client::sendBuffered() {
 FetchedTensor Client::fetch(uint64_t id) {
   flush();
   if (Reader *link = reader())
-    if (auto got = fetchDirect(*link, id)) return std::move(*got);
+    if (auto got = fetchDirect(*link, id)) {
+      afterWait_ = true;
+      return std::move(*got);
+    }
   auto req = rpc_->session.fetchRequest();
   req.setId(id);
   auto response = waitAlive(req.send(), "fetching a tensor");
+  afterWait_ = true;
   auto r = response.getResult();
   if (r.hasError() && r.getError().size() > 0) throw RemoteError(r.getError().cStr());
   FetchedTensor out;
@@ -478,6 +490,7 @@ FetchedTensor Client::fetch(uint64_t id) {
 void Client::sync() {
   flush();
   waitSent();
+  afterWait_ = true;
 }
 
 void Client::waitSent() {

@@ -112,3 +112,24 @@ def test_instruction_log_and_batch_size_environment(tmp_path):
     env["GT_WORKER_BATCH_SIZE"] = "zero"
     bad = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0 and "GT_WORKER_BATCH_SIZE must be a positive integer" in bad.stderr
+
+
+def test_first_batch_size_environment():
+    """GT_FIRST_BATCH_SIZE=n: the first batch after each read holds at most n ops (the worker
+    starts while the client issues the rest); the results are the same."""
+    import subprocess
+    import sys
+    script = ("import gt\nx = gt.ones(3)\nx.sum().item()\nb = gt.debug.stats()['batches']\n"
+              "for _ in range(40):\n    x = x + 1\n"
+              "print(x.sum().item(), gt.debug.stats()['batches'] - b)\n")
+    batches = {}
+    for n in ("", "8"):
+        env = dict(__import__("os").environ, GT_FIRST_BATCH_SIZE=n)
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        value, batches[n] = out.stdout.split()
+        assert float(value) == 123.0
+    assert int(batches["8"]) > int(batches[""]), batches
+    env = dict(__import__("os").environ, GT_FIRST_BATCH_SIZE="-3")
+    bad = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "GT_FIRST_BATCH_SIZE must be a non-negative integer" in bad.stderr

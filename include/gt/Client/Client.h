@@ -197,9 +197,11 @@ private:
   /// Sends the buffered instructions as one batch (flush() without draining released ids).
   void sendBuffered();
   /// The most ops a batch holds (a free counting once per tensor it names):
-  /// kFlushInstructions (GT_WORKER_BATCH_SIZE), at most what the dispatcher takes.
+  /// kFlushInstructions (GT_WORKER_BATCH_SIZE), at most what the dispatcher takes, and at most
+  /// GT_FIRST_BATCH_SIZE in the first batch after a wait.
   size_t batchLimit() const {
-    return limits_.maxBatchInstructions ? std::min(flushInstructions_, limits_.maxBatchInstructions) : flushInstructions_;
+    size_t most = limits_.maxBatchInstructions ? std::min(flushInstructions_, limits_.maxBatchInstructions) : flushInstructions_;
+    return afterWait_ && firstBatch_ ? std::min(most, firstBatch_) : most;
   }
   /// Appends to the tape (the dispatcher writes GT_INSTRUCTION_LOG).
   void record(OpCode op, uint64_t result, std::span<const uint64_t> operands, const std::string &location,
@@ -241,6 +243,13 @@ private:
   std::string signal_;
   bool backward_ = false;
   size_t flushInstructions_ = kFlushInstructions;
+  /// GT_FIRST_BATCH_SIZE (0: off): the first batch after each wait for results holds at most
+  /// this many ops, so an idle worker starts on the step while the client issues the rest. On
+  /// the 2-core development machine that overlap costs more than it gains (the worker's threads
+  /// take the client's core: benchmarks/RESULTS.md, session 51); it is there for GPU workers,
+  /// which idle while the client issues a whole step as one batch (docs/gpu.md).
+  size_t firstBatch_ = 0;
+  bool afterWait_ = true; ///< nothing sent since the client last waited for results
   std::vector<TapeEntry> tape_; ///< a ring of kTapeLength once full; tapeStart_ is its oldest
   size_t tapeStart_ = 0;
   std::chrono::steady_clock::time_point opened_ = std::chrono::steady_clock::now();
