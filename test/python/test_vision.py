@@ -225,12 +225,70 @@ def test_resnets_match_torchvisions_layout_and_train():
     assert losses[-1] < losses[0]
 
 
-def test_vision_models_refuse_pretrained_weights_and_unknown_names():
+def test_vision_models_pretrained_weights_load_from_the_hub_cache(tmp_path, monkeypatch):
+    """weights= as torchvision takes it (a member, its name, DEFAULT, pretrained=True) loads
+    torchvision's checkpoint from gt.hub's cache under the URL's file name; a missing one is
+    downloaded from torchvision's URL (here: refused, the test has no network)."""
+    from gt import hub
     from gt.vision import models
-    with pytest.raises(ValueError, match="does not download pretrained weights"):
-        models.resnet18(weights="IMAGENET1K_V1")
-    with pytest.raises(ValueError, match="pretrained=True"):
-        models.resnet34(pretrained=True)
+    monkeypatch.setenv("GT_HUB_DIR", str(tmp_path))
+    asked = []
+
+    def no_network(url, dst, hash_prefix=None, progress=True):
+        asked.append((url, hash_prefix))
+        raise RuntimeError(f"gt.hub: downloading {url} failed: no network")
+    monkeypatch.setattr(hub, "download_url_to_file", no_network)
+    gt.manual_seed(0)
+    source = models.resnet18()
+    (tmp_path / "checkpoints").mkdir()
+    gt.save(source.state_dict(), str(tmp_path / "checkpoints" / "resnet18-f37072fd.pth"))
+    x = gt.randn(1, 3, 32, 32)
+    expected = source.eval()(x).numpy()
+    for weights in (models.ResNet18_Weights.IMAGENET1K_V1, "IMAGENET1K_V1", "DEFAULT", "ResNet18_Weights.DEFAULT"):
+        loaded = models.resnet18(weights=weights).eval()
+        np.testing.assert_array_equal(loaded(x).numpy(), expected)
+    np.testing.assert_array_equal(models.resnet18(pretrained=True).eval()(x).numpy(), expected)
+    np.testing.assert_array_equal(models.get_model("resnet18", weights="DEFAULT").eval()(x).numpy(), expected)
+    assert asked == []
+    with pytest.raises(RuntimeError, match="resnet50-11ad3fa6.pth failed"):
+        models.resnet50(weights=models.ResNet50_Weights.DEFAULT)
+    assert asked == [("https://download.pytorch.org/models/resnet50-11ad3fa6.pth", "11ad3fa6")]
+    with pytest.raises(ValueError, match="1000 classes, not num_classes=10"):
+        models.resnet18(weights="DEFAULT", num_classes=10)
+    with pytest.raises(ValueError, match="not both"):
+        models.resnet18(weights="DEFAULT", pretrained=True)
+    with pytest.raises(ValueError, match="ResNet18_Weights has no weights 'IMAGENET1K_V2'"):
+        models.resnet18(weights="IMAGENET1K_V2")
+    with pytest.raises(TypeError, match="a ResNet18_Weights or its name"):
+        models.resnet18(weights=models.VGG11_Weights.DEFAULT)
+
+
+def test_vision_weights_enums_and_their_transforms():
+    from gt.vision import models
+    W = models.ResNet50_Weights
+    assert W.DEFAULT is W.IMAGENET1K_V2 is W["DEFAULT"] and [w.name for w in W] == ["IMAGENET1K_V1", "IMAGENET1K_V2"]
+    assert W.IMAGENET1K_V1.url == "https://download.pytorch.org/models/resnet50-0676ba61.pth"
+    assert W.DEFAULT.meta["num_params"] == 25557032
+    assert models.get_weights("VGG16_Weights.IMAGENET1K_FEATURES") is models.VGG16_Weights.IMAGENET1K_FEATURES
+    assert models.get_model_weights("wide_resnet50_2") is models.Wide_ResNet50_2_Weights
+    assert models.get_model_weights(models.alexnet) is models.AlexNet_Weights
+    with pytest.raises(ValueError, match="expected ENUM.MEMBER"):
+        models.get_weights("resnet50")
+    # The preset: shorter side 232 (V2), center 224, [0, 1], normalized by ImageNet's statistics.
+    Image = pytest.importorskip("PIL.Image")
+    pixels = np.random.default_rng(0).integers(0, 256, (300, 400, 3), dtype=np.uint8)
+    preset = W.DEFAULT.transforms()
+    assert preset.resize_size == [232] and preset.crop_size == [224]
+    out = preset(Image.fromarray(pixels)).numpy()
+    resized = np.asarray(Image.fromarray(pixels).resize((309, 232), Image.BILINEAR), np.float32) / 255
+    top, left = (232 - 224) // 2, (309 - 224) // 2
+    mean, std = np.array([0.485, 0.456, 0.406]), np.array([0.229, 0.224, 0.225])
+    crop = resized[top:top + 224, left:left + 224]
+    np.testing.assert_allclose(out, ((crop - mean) / std).transpose(2, 0, 1), rtol=1e-5, atol=1e-5)
+
+
+def test_vision_models_unknown_names():
+    from gt.vision import models
     with pytest.raises(ValueError, match="unknown model 'resnet19'"):
         models.get_model("resnet19")
     assert "vgg16_bn" in models.list_models() and "alexnet" in models.list_models()

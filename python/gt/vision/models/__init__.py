@@ -16,14 +16,20 @@ reach inside them (`model.fc.in_features`, `list(model.children())[:-1]`, `model
 - VGG (Simonyan & Zisserman, ICLR 2015): vgg11/13/16/19 and their `_bn` forms.
 - AlexNet (Krizhevsky et al., NeurIPS 2012, the one-GPU variant torchvision uses).
 
-Only `weights=None`: GT's machines may have no network, and nothing is downloaded. Asking for
-pretrained weights raises ValueError saying how to load a state dict instead
-(`model.load_state_dict(gt.load(path))`).
+Pretrained weights by torchvision's names (`weights=models.ResNet18_Weights.DEFAULT`, or
+"IMAGENET1K_V1", or `pretrained=True`): torchvision's checkpoints, read from
+gt.hub.get_dir()/checkpoints and downloaded there once where the machine has network (see
+_weights.py); `weights.transforms()` is the preprocessing they were trained with.
 """
 from .alexnet import AlexNet, alexnet
 from .resnet import (BasicBlock, Bottleneck, ResNet, resnet18, resnet34, resnet50, resnet101, resnet152,
                      resnext50_32x4d, resnext101_32x8d, wide_resnet50_2, wide_resnet101_2)
 from .vgg import VGG, vgg11, vgg11_bn, vgg13, vgg13_bn, vgg16, vgg16_bn, vgg19, vgg19_bn
+from . import _weights
+from ._weights import (AlexNet_Weights, ResNet18_Weights, ResNet34_Weights, ResNet50_Weights, ResNet101_Weights,
+                       ResNet152_Weights, ResNeXt50_32X4D_Weights, ResNeXt101_32X8D_Weights, Wide_ResNet50_2_Weights,
+                       Wide_ResNet101_2_Weights, VGG11_Weights, VGG11_BN_Weights, VGG13_Weights, VGG13_BN_Weights,
+                       VGG16_Weights, VGG16_BN_Weights, VGG19_Weights, VGG19_BN_Weights, Weights, WeightsEnum)
 
 _BUILDERS = {f.__name__: f for f in (
     alexnet, resnet18, resnet34, resnet50, resnet101, resnet152, resnext50_32x4d, resnext101_32x8d,
@@ -43,4 +49,25 @@ def get_model(name, **config):
     return _BUILDERS[name.lower()](**config)
 
 
-__all__ = ["AlexNet", "BasicBlock", "Bottleneck", "ResNet", "VGG", "get_model", "list_models", *_BUILDERS]
+def get_model_weights(name):
+    """The weights enum of model `name` (a builder's name, or the builder itself): "resnet50" ->
+    ResNet50_Weights. Raises ValueError for an unknown name."""
+    name = getattr(name, "__name__", name)
+    if name.lower() not in _weights.BY_MODEL:
+        raise ValueError(f"unknown model {name!r}; gt.vision.models has {', '.join(list_models())}")
+    return _weights.BY_MODEL[name.lower()]
+
+
+def get_weights(name):
+    """The weights named "ENUM.MEMBER": get_weights("ResNet50_Weights.IMAGENET1K_V2"). Raises
+    ValueError for an unknown enum or member."""
+    enum_name, _, member = name.partition(".")
+    enum_cls = globals().get(enum_name)
+    if not (isinstance(enum_cls, type) and issubclass(enum_cls, WeightsEnum)) or not member:
+        raise ValueError(f"unknown weights {name!r}: expected ENUM.MEMBER, as 'ResNet50_Weights.IMAGENET1K_V2'")
+    return enum_cls.verify(member)
+
+
+__all__ = ["AlexNet", "BasicBlock", "Bottleneck", "ResNet", "VGG", "Weights", "WeightsEnum", "get_model",
+           "get_model_weights", "get_weights", "list_models", *_BUILDERS,
+           *(cls.__name__ for cls in _weights.BY_MODEL.values())]

@@ -6,7 +6,7 @@ channels. Input (N, 3, H, W) float32 with H, W >= 63; output (N, num_classes).
 import gt
 from gt import nn
 
-from ._weights import check_no_weights
+from ._weights import build
 
 
 class AlexNet(nn.Module):
@@ -33,6 +33,4 @@ class AlexNet(nn.Module):
 
 def alexnet(*, weights=None, progress=True, **kwargs):
     """AlexNet, 61M parameters at 1000 classes."""
-    check_no_weights("alexnet", weights, kwargs)
-    kwargs.pop("progress", None)
-    return AlexNet(**kwargs)
+    return build(AlexNet, "alexnet", weights, {**kwargs, "progress": progress})

@@ -13,7 +13,7 @@ Input (N, 3, H, W) float32 (any H, W: the pooling before the classifier is adapt
 import gt
 from gt import nn
 
-from ._weights import check_no_weights
+from ._weights import build
 
 
 def conv3x3(in_planes, out_planes, stride=1, groups=1, dilation=1):
@@ -151,52 +151,53 @@ class ResNet(nn.Module):
 
 
 def _resnet(name, block, layers, weights, kwargs):
-    check_no_weights(name, weights, kwargs)
-    kwargs.pop("progress", None)
-    return ResNet(block, layers, **kwargs)
+    return build(lambda **kw: ResNet(block, layers, **kw), name, weights, kwargs)
 
 
 def resnet18(*, weights=None, progress=True, **kwargs):
     """ResNet-18: BasicBlock x [2, 2, 2, 2], 11.7M parameters at 1000 classes."""
-    return _resnet("resnet18", BasicBlock, [2, 2, 2, 2], weights, kwargs)
+    return _resnet("resnet18", BasicBlock, [2, 2, 2, 2], weights, {**kwargs, "progress": progress})
 
 
 def resnet34(*, weights=None, progress=True, **kwargs):
     """ResNet-34: BasicBlock x [3, 4, 6, 3]."""
-    return _resnet("resnet34", BasicBlock, [3, 4, 6, 3], weights, kwargs)
+    return _resnet("resnet34", BasicBlock, [3, 4, 6, 3], weights, {**kwargs, "progress": progress})
 
 
 def resnet50(*, weights=None, progress=True, **kwargs):
     """ResNet-50: Bottleneck x [3, 4, 6, 3], 25.6M parameters at 1000 classes."""
-    return _resnet("resnet50", Bottleneck, [3, 4, 6, 3], weights, kwargs)
+    return _resnet("resnet50", Bottleneck, [3, 4, 6, 3], weights, {**kwargs, "progress": progress})
 
 
 def resnet101(*, weights=None, progress=True, **kwargs):
     """ResNet-101: Bottleneck x [3, 4, 23, 3]."""
-    return _resnet("resnet101", Bottleneck, [3, 4, 23, 3], weights, kwargs)
+    return _resnet("resnet101", Bottleneck, [3, 4, 23, 3], weights, {**kwargs, "progress": progress})
 
 
 def resnet152(*, weights=None, progress=True, **kwargs):
     """ResNet-152: Bottleneck x [3, 8, 36, 3]."""
-    return _resnet("resnet152", Bottleneck, [3, 8, 36, 3], weights, kwargs)
+    return _resnet("resnet152", Bottleneck, [3, 8, 36, 3], weights, {**kwargs, "progress": progress})
 
 
 def resnext50_32x4d(*, weights=None, progress=True, **kwargs):
     """ResNeXt-50 32x4d: ResNet-50 with 32 groups of width 4 in each 3x3."""
-    return _resnet("resnext50_32x4d", Bottleneck, [3, 4, 6, 3], weights, {"groups": 32, "width_per_group": 4, **kwargs})
+    return _resnet("resnext50_32x4d", Bottleneck, [3, 4, 6, 3], weights,
+                   {"groups": 32, "width_per_group": 4, **kwargs, "progress": progress})
 
 
 def resnext101_32x8d(*, weights=None, progress=True, **kwargs):
     """ResNeXt-101 32x8d."""
     return _resnet("resnext101_32x8d", Bottleneck, [3, 4, 23, 3], weights,
-                   {"groups": 32, "width_per_group": 8, **kwargs})
+                   {"groups": 32, "width_per_group": 8, **kwargs, "progress": progress})
 
 
 def wide_resnet50_2(*, weights=None, progress=True, **kwargs):
     """Wide ResNet-50-2: ResNet-50 with every 3x3 twice as wide."""
-    return _resnet("wide_resnet50_2", Bottleneck, [3, 4, 6, 3], weights, {"width_per_group": 128, **kwargs})
+    return _resnet("wide_resnet50_2", Bottleneck, [3, 4, 6, 3], weights,
+                   {"width_per_group": 128, **kwargs, "progress": progress})
 
 
 def wide_resnet101_2(*, weights=None, progress=True, **kwargs):
     """Wide ResNet-101-2."""
-    return _resnet("wide_resnet101_2", Bottleneck, [3, 4, 23, 3], weights, {"width_per_group": 128, **kwargs})
+    return _resnet("wide_resnet101_2", Bottleneck, [3, 4, 23, 3], weights,
+                   {"width_per_group": 128, **kwargs, "progress": progress})

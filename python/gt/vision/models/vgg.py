@@ -6,7 +6,7 @@ linear layers with dropout). Input (N, 3, H, W) float32 with H, W >= 32; output 
 import gt
 from gt import nn
 
-from ._weights import check_no_weights
+from ._weights import build
 
 # Configurations A, B, D and E of the paper's Table 1: output channels, "M" a 2x2 max pool.
 _CONFIGS = {
@@ -59,46 +59,44 @@ def make_layers(cfg, batch_norm=False):
 
 
 def _vgg(name, cfg, batch_norm, weights, kwargs):
-    check_no_weights(name, weights, kwargs)
-    kwargs.pop("progress", None)
-    return VGG(make_layers(_CONFIGS[cfg], batch_norm=batch_norm), **kwargs)
+    return build(lambda **kw: VGG(make_layers(_CONFIGS[cfg], batch_norm=batch_norm), **kw), name, weights, kwargs)
 
 
 def vgg11(*, weights=None, progress=True, **kwargs):
     """VGG-11 (configuration A)."""
-    return _vgg("vgg11", "A", False, weights, kwargs)
+    return _vgg("vgg11", "A", False, weights, {**kwargs, "progress": progress})
 
 
 def vgg11_bn(*, weights=None, progress=True, **kwargs):
     """VGG-11 with batch normalization."""
-    return _vgg("vgg11_bn", "A", True, weights, kwargs)
+    return _vgg("vgg11_bn", "A", True, weights, {**kwargs, "progress": progress})
 
 
 def vgg13(*, weights=None, progress=True, **kwargs):
     """VGG-13 (configuration B)."""
-    return _vgg("vgg13", "B", False, weights, kwargs)
+    return _vgg("vgg13", "B", False, weights, {**kwargs, "progress": progress})
 
 
 def vgg13_bn(*, weights=None, progress=True, **kwargs):
     """VGG-13 with batch normalization."""
-    return _vgg("vgg13_bn", "B", True, weights, kwargs)
+    return _vgg("vgg13_bn", "B", True, weights, {**kwargs, "progress": progress})
 
 
 def vgg16(*, weights=None, progress=True, **kwargs):
     """VGG-16 (configuration D)."""
-    return _vgg("vgg16", "D", False, weights, kwargs)
+    return _vgg("vgg16", "D", False, weights, {**kwargs, "progress": progress})
 
 
 def vgg16_bn(*, weights=None, progress=True, **kwargs):
     """VGG-16 with batch normalization."""
-    return _vgg("vgg16_bn", "D", True, weights, kwargs)
+    return _vgg("vgg16_bn", "D", True, weights, {**kwargs, "progress": progress})
 
 
 def vgg19(*, weights=None, progress=True, **kwargs):
     """VGG-19 (configuration E)."""
-    return _vgg("vgg19", "E", False, weights, kwargs)
+    return _vgg("vgg19", "E", False, weights, {**kwargs, "progress": progress})
 
 
 def vgg19_bn(*, weights=None, progress=True, **kwargs):
     """VGG-19 with batch normalization."""
-    return _vgg("vgg19_bn", "E", True, weights, kwargs)
+    return _vgg("vgg19_bn", "E", True, weights, {**kwargs, "progress": progress})
