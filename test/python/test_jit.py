@@ -348,6 +348,41 @@ def test_new_batch_sizes_compile_no_eager_kernel(tmp_path):
     assert out["stats"]["kernels_compiled"] > 0
 
 
+# Eager elementwise kernels see their operands with adjacent axes merged where every operand
+# keeps or broadcasts both (a (512, 512, 3, 3) SGD update is one loop, not a nest whose innermost
+# loop has 3 elements): shapes of one pattern share a kernel whatever their rank, and every
+# broadcasting pattern still gives NumPy's values.
+COALESCED = AFTER_FIRST + """
+import gt, numpy as np
+rng = np.random.default_rng(0)
+def arr(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+def check(f, *arrays):
+    got = f(*[gt.tensor(a) for a in arrays]).numpy()
+    want = f(*arrays)
+    assert got.shape == want.shape and np.allclose(got, want, rtol=1e-6, atol=1e-6), (got, want)
+same = [(24,), (2, 3, 4), (2, 1, 3, 4), (1, 6, 1, 4, 1)]  # one shape everywhere: one loop
+rows = [((6, 4), (6, 1)), ((2, 3, 4), (2, 3, 1)), ((2, 3, 1, 4), (2, 3, 1, 1))]  # a column broadcast along rows
+def step(i):
+    shape = same[i % len(same)]
+    check(lambda x, y: x * y - 0.5, arr(*shape), arr(*shape))
+    x, y = rows[i % len(rows)]
+    check(lambda p, q: p + q, arr(*x), arr(*y))
+new_kernels_after_first(step, range(0, 12))
+# Broadcast patterns that merge partly or not at all, lower-rank and 0-d operands, size-1 axes.
+for x, y in [((4, 5, 6, 7), (5, 1, 7)), ((4, 5, 6, 7), (1, 5, 6, 1)), ((4, 1, 6, 7), (1, 5, 6, 7)), ((3, 1, 1, 4), (4,)),
+             ((2, 3, 4), ()), ((1, 1, 5), (1, 1, 1)), ((8, 1), (1, 8)), ((2, 1, 3, 1, 4), (2, 5, 3, 1, 4))]:
+    check(lambda p, q: gt.where(p > q, p - q, p * q) if isinstance(p, gt.Tensor) else np.where(p > q, p - q, p * q),
+          arr(*x), arr(*y))
+    check(lambda p, q: (p + q) * 2, arr(*x), arr(*y))
+"""
+
+
+def test_eager_elementwise_kernels_merge_axes(tmp_path):
+    out = run_script(COALESCED, [], tmp_path, GT_JIT="0")
+    assert out["new"] == 0, out["stats"]
+
+
 # Batched matmuls of small matrices (attention's per-head products): their batch elements run
 # on the worker's kernel threads, a whole GEMM each, so the results cannot depend on how many
 # threads there are. Broadcast batches, transposed operands (.mT), float64 and bfloat16.
