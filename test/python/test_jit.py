@@ -375,6 +375,13 @@ for x, y in [((4, 5, 6, 7), (5, 1, 7)), ((4, 5, 6, 7), (1, 5, 6, 1)), ((4, 1, 6,
     check(lambda p, q: gt.where(p > q, p - q, p * q) if isinstance(p, gt.Tensor) else np.where(p > q, p - q, p * q),
           arr(*x), arr(*y))
     check(lambda p, q: (p + q) * 2, arr(*x), arr(*y))
+# A 0-d operand keeps promoting as a number does (bfloat16 with a float32 0-d stays bfloat16), and
+# a result of size-1 axes stays a tensor: autocast's masked_fill in char_gpt once failed to verify.
+for shape in [(2, 3, 4), (1, 1), (4, 1, 1, 5)]:
+    x = gt.tensor(arr(*shape)).to(gt.bfloat16)
+    for out in (x * gt.tensor(2.0), gt.where(x > 0, x, gt.tensor(-1e4)), x + gt.tensor(arr(*shape)[..., :1]).to(gt.bfloat16)):
+        assert out.dtype == gt.bfloat16 and out.shape == shape, (out.dtype, out.shape)
+        out.numpy()
 """
 
 

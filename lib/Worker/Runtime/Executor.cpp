@@ -154,8 +154,10 @@ void sizesAtRunTime(OpCode op, const OpAttrs &attrs, std::vector<TensorType> &op
 /// coalesces dimensions the same way): the buffers are contiguous, so a (512, 512, 3, 3) add runs
 /// as one loop of 2359296 elements instead of a nest whose innermost loop has 3 (7-8x slower
 /// eagerly: a ResNet's SGD step). Operands come back at the merged rank, a broadcast axis as a
-/// 1 (a 0-d operand too), so shapes of one pattern share a kernel whatever their rank. False:
-/// the shapes were that form already.
+/// 1, so shapes of one pattern share a kernel whatever their rank; a 0-d operand stays 0-d and
+/// nothing else becomes 0-d (a 0-d tensor takes part in dtype promotion as a Python number does:
+/// bfloat16 x float32 0-d is bfloat16, and the kernel's verifier checks the result dtype by
+/// these shapes). False: the shapes were that form already.
 bool coalesceElementwise(std::vector<TensorType> &operands, Shape &result) {
   size_t rank = result.size();
   for (const TensorType &t : operands)
@@ -181,9 +183,11 @@ bool coalesceElementwise(std::vector<TensorType> &operands, Shape &result) {
     for (size_t d : g) n *= result[d];
     merged.push_back(n);
   }
+  if (rank > 0 && merged.empty()) merged.push_back(1); // (1, 1): one axis, not 0-d (see below)
   bool changed = merged != result;
   for (TensorType &t : operands) {
-    Shape shape;
+    if (t.shape.empty()) continue; // 0-d stays 0-d: it promotes dtypes as a Python number does
+    Shape shape(groups.empty() ? 1 : 0, 1);
     for (const auto &g : groups) {
       int64_t n = 1;
       for (size_t d : g) n *= size(t, d);
