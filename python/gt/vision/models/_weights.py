@@ -100,46 +100,41 @@ def _enum(name, members, default):
     return WeightsEnum(name, dict(members, DEFAULT=members[default]), module=__name__.rsplit(".", 1)[0])
 
 
-def _v1_v2(stem, v1, v2, num_params):
-    return {"IMAGENET1K_V1": _weights(f"{stem}-{v1}.pth", num_params),
-            "IMAGENET1K_V2": _weights(f"{stem}-{v2}.pth", num_params, resize_size=232)}
+def _v1(name, file, num_params, min_size=(32, 32)):
+    """An enum with one checkpoint, IMAGENET1K_V1 (also DEFAULT)."""
+    return _enum(name, {"IMAGENET1K_V1": _weights(file, num_params, min_size=min_size)}, "IMAGENET1K_V1")
 
 
-AlexNet_Weights = _enum("AlexNet_Weights", {"IMAGENET1K_V1": _weights("alexnet-owt-7be5be79.pth", 61100840, min_size=(63, 63))},
-                        "IMAGENET1K_V1")
-ResNet18_Weights = _enum("ResNet18_Weights", {"IMAGENET1K_V1": _weights("resnet18-f37072fd.pth", 11689512)}, "IMAGENET1K_V1")
-ResNet34_Weights = _enum("ResNet34_Weights", {"IMAGENET1K_V1": _weights("resnet34-b627a593.pth", 21797672)}, "IMAGENET1K_V1")
-ResNet50_Weights = _enum("ResNet50_Weights", _v1_v2("resnet50", "0676ba61", "11ad3fa6", 25557032), "IMAGENET1K_V2")
-ResNet101_Weights = _enum("ResNet101_Weights", _v1_v2("resnet101", "63fe2227", "cd907fc2", 44549160), "IMAGENET1K_V2")
-ResNet152_Weights = _enum("ResNet152_Weights", _v1_v2("resnet152", "394f9c45", "f82ba261", 60192808), "IMAGENET1K_V2")
-ResNeXt50_32X4D_Weights = _enum("ResNeXt50_32X4D_Weights", _v1_v2("resnext50_32x4d", "7cdf4587", "1a0047aa", 25028904),
-                                "IMAGENET1K_V2")
-ResNeXt101_32X8D_Weights = _enum("ResNeXt101_32X8D_Weights", _v1_v2("resnext101_32x8d", "8ba56ff5", "110c445d", 88791336),
-                                 "IMAGENET1K_V2")
-Wide_ResNet50_2_Weights = _enum("Wide_ResNet50_2_Weights", _v1_v2("wide_resnet50_2", "95faca4d", "9ba9bcbe", 68883240),
-                                "IMAGENET1K_V2")
-Wide_ResNet101_2_Weights = _enum("Wide_ResNet101_2_Weights", _v1_v2("wide_resnet101_2", "32ee1156", "d733dc28", 126886696),
-                                 "IMAGENET1K_V2")
-VGG11_Weights = _enum("VGG11_Weights", {"IMAGENET1K_V1": _weights("vgg11-8a719046.pth", 132863336, min_size=(32, 32))},
-                      "IMAGENET1K_V1")
-VGG11_BN_Weights = _enum("VGG11_BN_Weights", {"IMAGENET1K_V1": _weights("vgg11_bn-6002323d.pth", 132868840, min_size=(32, 32))},
-                         "IMAGENET1K_V1")
-VGG13_Weights = _enum("VGG13_Weights", {"IMAGENET1K_V1": _weights("vgg13-19584684.pth", 133047848, min_size=(32, 32))},
-                      "IMAGENET1K_V1")
-VGG13_BN_Weights = _enum("VGG13_BN_Weights", {"IMAGENET1K_V1": _weights("vgg13_bn-abd245e5.pth", 133053736, min_size=(32, 32))},
-                         "IMAGENET1K_V1")
+def _v1_v2(name, stem, v1, v2, num_params):
+    """An enum with torchvision's first checkpoint and its newer recipe's (DEFAULT, evaluated at
+    232 pixels)."""
+    return _enum(name, {"IMAGENET1K_V1": _weights(f"{stem}-{v1}.pth", num_params),
+                        "IMAGENET1K_V2": _weights(f"{stem}-{v2}.pth", num_params, resize_size=232)}, "IMAGENET1K_V2")
+
+
+AlexNet_Weights = _v1("AlexNet_Weights", "alexnet-owt-7be5be79.pth", 61100840, min_size=(63, 63))
+ResNet18_Weights = _v1("ResNet18_Weights", "resnet18-f37072fd.pth", 11689512, min_size=(1, 1))
+ResNet34_Weights = _v1("ResNet34_Weights", "resnet34-b627a593.pth", 21797672, min_size=(1, 1))
+ResNet50_Weights = _v1_v2("ResNet50_Weights", "resnet50", "0676ba61", "11ad3fa6", 25557032)
+ResNet101_Weights = _v1_v2("ResNet101_Weights", "resnet101", "63fe2227", "cd907fc2", 44549160)
+ResNet152_Weights = _v1_v2("ResNet152_Weights", "resnet152", "394f9c45", "f82ba261", 60192808)
+ResNeXt50_32X4D_Weights = _v1_v2("ResNeXt50_32X4D_Weights", "resnext50_32x4d", "7cdf4587", "1a0047aa", 25028904)
+ResNeXt101_32X8D_Weights = _v1_v2("ResNeXt101_32X8D_Weights", "resnext101_32x8d", "8ba56ff5", "110c445d", 88791336)
+Wide_ResNet50_2_Weights = _v1_v2("Wide_ResNet50_2_Weights", "wide_resnet50_2", "95faca4d", "9ba9bcbe", 68883240)
+Wide_ResNet101_2_Weights = _v1_v2("Wide_ResNet101_2_Weights", "wide_resnet101_2", "32ee1156", "d733dc28", 126886696)
+VGG11_Weights = _v1("VGG11_Weights", "vgg11-8a719046.pth", 132863336)
+VGG11_BN_Weights = _v1("VGG11_BN_Weights", "vgg11_bn-6002323d.pth", 132868840)
+VGG13_Weights = _v1("VGG13_Weights", "vgg13-19584684.pth", 133047848)
+VGG13_BN_Weights = _v1("VGG13_BN_Weights", "vgg13_bn-abd245e5.pth", 133053736)
 # IMAGENET1K_FEATURES: ported from amdegroot's SSD, for features only (its classifier is not trained);
 # its inputs are in [0, 255] less the channel means (std 1/255).
 VGG16_Weights = _enum("VGG16_Weights", {
     "IMAGENET1K_V1": _weights("vgg16-397923af.pth", 138357544, min_size=(32, 32)),
     "IMAGENET1K_FEATURES": _weights("vgg16_features-amdegroot-88682ab5.pth", 138357544, min_size=(32, 32),
                                     mean=(0.48235, 0.45882, 0.40784), std=(1 / 255, 1 / 255, 1 / 255))}, "IMAGENET1K_V1")
-VGG16_BN_Weights = _enum("VGG16_BN_Weights", {"IMAGENET1K_V1": _weights("vgg16_bn-6c64b313.pth", 138365992, min_size=(32, 32))},
-                         "IMAGENET1K_V1")
-VGG19_Weights = _enum("VGG19_Weights", {"IMAGENET1K_V1": _weights("vgg19-dcbb9e9d.pth", 143667240, min_size=(32, 32))},
-                      "IMAGENET1K_V1")
-VGG19_BN_Weights = _enum("VGG19_BN_Weights", {"IMAGENET1K_V1": _weights("vgg19_bn-c79401a0.pth", 143678248, min_size=(32, 32))},
-                         "IMAGENET1K_V1")
+VGG16_BN_Weights = _v1("VGG16_BN_Weights", "vgg16_bn-6c64b313.pth", 138365992)
+VGG19_Weights = _v1("VGG19_Weights", "vgg19-dcbb9e9d.pth", 143667240)
+VGG19_BN_Weights = _v1("VGG19_BN_Weights", "vgg19_bn-c79401a0.pth", 143678248)
 
 
 BY_MODEL = {
