@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The GPU proof: one command that checks GT on a GPU machine within about 8 minutes, run from the
-# unpacked device bundle (scripts/device-bundle.sh; docs/gpu.md) or from a built checkout:
+# The GPU proof: one command that checks GT on a GPU machine in 10-11 minutes (the device tool
+# stops a command at 10: run it as two --only calls), from the unpacked device bundle
+# (scripts/device-bundle.sh; docs/gpu.md) or from a built checkout:
 #
 #   scripts/gpu-proof.sh [--dry-run] [--only STEP,STEP] [OUT]   (OUT: default $OUT, else ./gpu-proof)
 #

