@@ -598,7 +598,7 @@ def select(x, dim, index):
     i = index + x.shape[d] if index < 0 else index
     if not 0 <= i < x.shape[d]:
         raise IndexError(f"select(): index {index} out of range for tensor of size {x.shape[d]} at dimension {dim}")
-    return T.squeeze(T.narrow(x, d, i, 1), d)
+    return T._link_view(T.squeeze(T._narrow(x, d, i, 1), d), x, (slice(None),) * d + (i,))  # a view of x
 
 
 @_method_only("unfold")

@@ -17,7 +17,7 @@ from ._tensor import (  # noqa: F401 (re-exported: gt's namespace)
     empty_like, randn, rand, randn_like, rand_like, randint, arange, linspace, eye,
     add, sub, div, true_divide, divide, subtract, pow, logical_not, logical_and, logical_or, logical_xor, where,
     cast, matmul, mm, bmm,
-    _op, _scalar, _method, _dim, _dims, _shape_args, _transposed)
+    _op, _scalar, _method, _dim, _dims, _shape_args, _transposed, _link_view)
 from ._ops import *  # noqa: F401,F403 (the functions whose spec says `python: generated`)
 
 
@@ -185,13 +185,19 @@ def _slice(x, starts, steps, shape):
     return _op("slice", x, shape=shape, starts=starts, steps=steps)
 
 
-@_method()
-def narrow(x, dim, start, length):
-    """x[..., start:start + length, ...] along `dim`; raises gt.ShapeError if it does not fit."""
-    d = _dim(dim, x.ndim)
+def _narrow(x, d, start, length):
     starts, steps, shape = [0] * x.ndim, [1] * x.ndim, list(x.shape)
     starts[d], shape[d] = start, length
     return _slice(x, starts, steps, shape)
+
+
+@_method()
+def narrow(x, dim, start, length):
+    """x[..., start:start + length, ...] along `dim`, a view of x (writes to it reach x, see
+    Tensor._rebind); raises gt.ShapeError if it does not fit."""
+    d = _dim(dim, x.ndim)
+    key = (slice(None),) * d + (slice(start, start + length),)
+    return _link_view(_narrow(x, d, start, length), x, key)
 
 
 def _promote_all(ts):
@@ -252,7 +258,7 @@ def split(x, split_size_or_sections, dim=0):
             raise _C.ShapeError(f"split: sizes {sizes} do not add up to {n} (the size of dim {dim})")
     out, start = [], 0
     for s in sizes:
-        out.append(narrow(x, d, start, s))
+        out.append(_narrow(x, d, start, s))
         start += s
     return tuple(out)
 
@@ -676,7 +682,7 @@ def roll(x, shifts, dims=None):
         n = x.shape[d]
         s = shift % n if n else 0
         if s:
-            x = cat([narrow(x, d, n - s, s), narrow(x, d, 0, n - s)], d)
+            x = cat([_narrow(x, d, n - s, s), _narrow(x, d, 0, n - s)], d)
     return x
 
 

@@ -17,8 +17,8 @@ import numpy as np
 
 from . import _functions as T
 from . import dtypes as _dt
-from ._tensor import _HOLD_BYTES
-from .autograd import no_grad
+from ._tensor import _HOLD_BYTES, _link_view
+from .autograd import is_grad_enabled, no_grad
 
 
 def _dims_used(k):
@@ -171,31 +171,36 @@ def _flat_index(indices, sizes):
 @T._method("__getitem__")
 def getitem(x, key):
     ints = (key,) if type(key) is int else key if type(key) is tuple and all(type(k) is int for k in key) else None
-    key = _normalize_key(x, key)
-    y, advanced, _ = _basic(x, key)
-    y = _advanced(y, advanced) if advanced else y
+    nkey = _normalize_key(x, key)
+    y, advanced, _ = _basic(x, nkey)
+    if advanced:
+        return _advanced(y, advanced)  # a copy, as in PyTorch
     if ints is not None and y is not x and y._host is None and len(ints) <= x.ndim and \
             math.prod(x.shape) * _dt.numpy_dtype(x.dtype).itemsize <= _HOLD_BYTES:
         y._host = (y._h, weakref.ref(x), x._h, ints)  # its values: x's at `ints` (Tensor._host)
-    return y
+    return _link_view(y, x, key)  # a view: writing to it writes to x (Tensor._rebind)
 
 
 @T._method("__setitem__")
 def setitem(x, key, value):
-    """x[key] = value for a tensor that does not require grad: rebinds x to the updated values."""
-    if x.requires_grad:
-        raise RuntimeError("x[key] = value is only supported on tensors that do not require grad "
-                           "(use torch-style out-of-place ops, or wrap in gt.no_grad() on a copy)")
+    """x[key] = value: rebinds x to the updated values (and, if x is a view, writes them back
+    into what it was read from). On a tensor that requires grad: raises for a leaf unless
+    grad mode is off (PyTorch's rule); a non-leaf records the write in its history (basic
+    indices and bool masks; integer indices raise NotImplementedError)."""
+    grad = x.requires_grad and is_grad_enabled()
+    if grad and x.is_leaf:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation "
+                           "(x[key] = value: wrap it in `with gt.no_grad():`)")
+    before = x._before()  # x's values now (read again if x is a stale view), its history
     v = value.to(x.dtype) if isinstance(value, T.Tensor) else T._scalar(value, x)
     if v.dtype != x.dtype:
         v = T.cast(v, x.dtype)
     nkey = _normalize_key(x, key)
     if not any(isinstance(k, (T.Tensor, np.ndarray, list)) for k in nkey):
-        y, _, (starts, steps, sizes) = _basic(x, nkey)
+        y, _, (starts, steps, sizes) = _basic(before, nkey)
         v = T.broadcast_to(v, y.shape) if v.shape != y.shape else v
         v = T.reshape(v, tuple(sizes))
-        new = T._op("slice_scatter", x, v, starts=starts, steps=steps)
-        x._h = new._h
+        x._assign(T._op("slice_scatter", before, v, starts=starts, steps=steps))
         return
     # beside an index array an int is an index too (NumPy's rule): x[range(n), 3] = v
     nkey = [np.asarray(k) if isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)) else k
@@ -209,17 +214,20 @@ def setitem(x, key, value):
     if leading and k == 1 and masks[0]:  # a bool mask over the leading axes: where(mask, value, x)
         mask = adv[0] if isinstance(adv[0], T.Tensor) else T.from_numpy(adv[0])
         mask = T.reshape(mask, mask.shape + (1,) * (x.ndim - mask.ndim))
-        x._h = T.where(mask, v, x)._h
+        x._assign(T.where(mask, v, before))
         return
     if leading and not any(masks):
+        if grad:
+            raise NotImplementedError("x[indices] = value with integer indices on a tensor that requires grad: "
+                                      "use an out-of-place op (index_copy, scatter, where) instead")
         # integer indices on the leading k axes (x[rows, cols] = v): rows of those axes merged
         for a, n in zip(adv, x.shape):
             T._indices(a, n, "index_put")  # IndexError here: a tensor's dtype, client-known values
         index, bshape = _flat_index(adv, x.shape[:k])
         rest = x.shape[k:]
         rows = T.reshape(T.broadcast_to(v, tuple(bshape) + rest), (index.shape[0],) + rest)
-        flat = T.reshape(x, (math.prod(x.shape[:k]),) + rest)
-        x._h = T.reshape(_put_rows(flat, index, rows), x.shape)._h
+        flat = T.reshape(before, (math.prod(x.shape[:k]),) + rest)
+        x._assign(T.reshape(_put_rows(flat, index, rows), x.shape))
         return
     raise NotImplementedError("x[key] = value supports ints, slices, '...', None, one bool mask over the leading "
                               "axes, or integer indices on the leading axes; this key mixes them otherwise")

@@ -16,6 +16,7 @@ import math
 import os
 import struct
 import time
+import weakref
 
 import numpy as np
 
@@ -83,6 +84,61 @@ def _held(t):
     return np.asarray(values[key])
 
 
+class _ViewOf:
+    """Where a view's values were read from: `base[key]` (basic indexing), as of the base's
+    write count `version`. A view holds a base that is itself a view (`x[i][j] = v` writes
+    through `x[i]`, which nothing else holds) and refers to any other base weakly: GT's views
+    are copies, so holding the base would keep its worker memory too, and once nothing else
+    holds it nothing can see a write through the view."""
+    __slots__ = ("_base", "key", "version")
+
+    def __init__(self, base, key):
+        self._base = base if getattr(base, "_view_of", None) is not None else weakref.ref(base)
+        self.key = key
+        self.version = base._version
+
+    def base(self):
+        b = self._base
+        return b if type(b) is not weakref.ref else b()
+
+    def check_writable(self):
+        """Raises PyTorch's error for an in-place write to a view of a leaf that requires grad."""
+        base = self.base()
+        while base is not None:
+            if base.requires_grad and base.is_leaf and _ag.is_grad_enabled():
+                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
+                                   "operation (wrap the update in `with gt.no_grad():`)")
+            up = getattr(base, "_view_of", None)
+            base = up.base() if up is not None else None
+
+    def refresh(self, view):
+        base = self.base()
+        if base is None:
+            return
+        base._fresh()
+        if base._version != self.version:
+            again = base[self.key]
+            view._h = again._h
+            view._writes = view._version + 1  # (its own views are stale now too)
+            if not view.is_leaf or again._node is not None:
+                view._node = again._node
+            self.version = base._version
+
+    def write_back(self, view):
+        base = self.base()
+        if base is None:
+            return
+        base[self.key] = view  # rebinds base, and what base was read from in turn
+        self.version = base._version
+
+
+def _link_view(view, base, key):
+    """Marks `view`, read as base[key] with basic indices, as a view of base (Tensor._rebind)."""
+    if view is not base:
+        view._view_of = _ViewOf(base, key)
+    return view
+
+
 class Tensor:
     """A tensor on a GT worker.
 
@@ -93,7 +149,7 @@ class Tensor:
     """
     __module__ = "gt"  # type(x) is gt.Tensor, as torch.Tensor
     __slots__ = ("_h", "shape", "dtype", "requires_grad", "grad", "_node", "_hooks", "_retains_grad", "_data_of",
-                 "_host", "__weakref__")
+                 "_host", "_writes", "_view_of", "_priors", "__weakref__")
     __array_priority__ = 1000  # numpy_scalar * tensor -> Tensor.__rmul__
 
     def __init__(self, handle, shape=None, dtype=None, requires_grad=False):
@@ -344,20 +400,58 @@ class Tensor:
         if self.requires_grad and self.is_leaf and _ag.is_grad_enabled():
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation "
                                "(wrap the update in `with gt.no_grad():`)")
+        view = getattr(self, "_view_of", None)
+        if view is not None:
+            view.check_writable()
         if new.dtype != self.dtype:
             new = new.to(self.dtype)
-        self._h = new._h
-        base = getattr(self, "_data_of", None)
-        if base is not None and base.shape == self.shape and base.dtype == self.dtype:
-            base._h = new._h  # x.data's in-place op changes x's values (not its history)
+        if self._node is not None and self.requires_grad:
+            # Ops recorded before this write read the state before it: the backward pass gives
+            # them that state (its values and its history), not this object's new one.
+            before = Tensor(self._h, self.shape, self.dtype, True)
+            before._node = self._node
+            priors = getattr(self, "_priors", None) or ()
+            self._priors = priors + ((_runtime.client().next_id(), before),)
         if not self.is_leaf or new._node is not None:
             self._node = new._node
+            self.requires_grad = self.requires_grad or new.requires_grad  # x.add_(w): x joins w's history
+        self._rebind(new._h)
+        base = getattr(self, "_data_of", None)
+        if base is not None and base.shape == self.shape and base.dtype == self.dtype:
+            base._rebind(new._h)  # x.data's in-place op changes x's values (not its history)
         return self
+
+    def _rebind(self, h):
+        """This tensor takes handle `h`'s values (an in-place op's result): the write is counted
+        (`_version`, as PyTorch's), and a view read from another tensor (`x[key]` with basic
+        indices, `select`, `narrow`, iterating over x) writes its new values back into that
+        tensor, as a view sharing PyTorch's memory would: `x[0][1] = 5`, `x[0].add_(1)` and
+        `for row in x: row[0] = 0` change x. The other direction is not kept: a view read
+        before x changed keeps the values it was read with until it is written (then it is
+        read again first, see _fresh)."""
+        self._h = h
+        self._writes = getattr(self, "_writes", 0) + 1
+        view = getattr(self, "_view_of", None)
+        if view is not None:
+            view.write_back(self)
+
+    @property
+    def _version(self):
+        """How many in-place writes this tensor has had (PyTorch's version counter)."""
+        return getattr(self, "_writes", 0)
+
+    def _fresh(self):
+        """A view about to be written reads its values from its base again if the base was
+        written since the view was read (PyTorch's view would see those writes)."""
+        view = getattr(self, "_view_of", None)
+        if view is not None:
+            view.refresh(self)
 
     def _before(self):
         """A new Tensor with this one's values and history, for an in-place op to read: its result
         rebinds this object, so the op's autograd node must hold the old state, not `self`
         (which would then be its own input)."""
+        self._fresh()
         t = Tensor(self._h, self.shape, self.dtype, self.requires_grad)
         t._node = self._node
         return t

@@ -234,6 +234,7 @@ struct RecordTypes {
   // gt.Tensor's slots that __init__ sets, and autograd.Node's.
   Py_ssize_t h = 0, shape = 0, dtype = 0, requiresGrad = 0, grad = 0, node = 0, host = 0; // node: Tensor._node
   Py_ssize_t hooks = 0, retainsGrad = 0; // set by register_hook / retain_grad only
+  Py_ssize_t priors = 0; // Tensor._priors: set by an in-place op on a tensor with history only
   Py_ssize_t backward = 0, inputs = 0, attrs = 0, signal = 0;
 } recordTypes;
 
@@ -558,14 +559,47 @@ py::dict runBackward(py::object self, py::sequence roots, py::sequence seeds, bo
     PyObject *n = slot(t, r.node);
     return n && n != Py_None ? n : nullptr;
   };
-  // A node's inputs as a tuple (gt makes them tuples; any other sequence is copied into one).
-  auto inputsOf = [&](PyObject *node) -> py::tuple {
+  // An input of the op that made tensor `out`, as that op saw it: a tensor written in place
+  // with history since (Tensor._assign) keeps its earlier states in _priors, a tuple of
+  // (next id at the write, the state before it) in the order of the writes; an op recorded
+  // before a write (its result's id is smaller) read the state before that write.
+  auto resolve = [&](PyObject *in, uint64_t outId) -> PyObject * {
+    if (!PyObject_TypeCheck(in, r.tensor)) return in;
+    PyObject *priors = slot(in, r.priors);
+    if (!priors || !PyTuple_Check(priors)) return in;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(priors); ++i) {
+      PyObject *pair = PyTuple_GET_ITEM(priors, i);
+      if (outId < PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(pair, 0))) return PyTuple_GET_ITEM(pair, 1);
+    }
+    return in;
+  };
+  // The inputs of the node of tensor `out` as a tuple (gt makes them tuples; any other
+  // sequence is copied into one), each as that op saw it (resolve).
+  auto inputsOf = [&](PyObject *out, PyObject *node) -> py::tuple {
     PyObject *in = slot(node, r.inputs);
-    if (in && PyTuple_Check(in)) return py::reinterpret_borrow<py::tuple>(in);
-    if (!in || in == Py_None) return py::tuple();
-    PyObject *copy = PySequence_Tuple(in);
-    if (!copy) throw py::error_already_set();
-    return py::reinterpret_steal<py::tuple>(copy);
+    py::tuple ins;
+    if (in && PyTuple_Check(in)) {
+      ins = py::reinterpret_borrow<py::tuple>(in);
+    } else if (!in || in == Py_None) {
+      return py::tuple();
+    } else {
+      PyObject *copy = PySequence_Tuple(in);
+      if (!copy) throw py::error_already_set();
+      ins = py::reinterpret_steal<py::tuple>(copy);
+    }
+    uint64_t outId = 0;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      PyObject *x = ins[i].ptr();
+      if (!PyObject_TypeCheck(x, r.tensor)) continue;
+      PyObject *priors = slot(x, r.priors);
+      if (!priors || !PyTuple_Check(priors)) continue;
+      if (!outId) outId = tensorId(out);
+      if (resolve(x, outId) == x) continue;
+      py::tuple seen(ins.size()); // an earlier state: the tuple as the op saw it
+      for (size_t j = 0; j < ins.size(); ++j) seen[j] = py::reinterpret_borrow<py::object>(resolve(ins[j].ptr(), outId));
+      return seen;
+    }
+    return ins;
   };
   // Topological order of the graph above the roots (iterative DFS), holding every tensor in it.
   std::vector<py::object> order;
@@ -589,7 +623,7 @@ py::dict runBackward(py::object self, py::sequence roots, py::sequence seeds, bo
     if (!seen.insert(t).second) continue;
     stack.push_back({t, true});
     if (PyObject *node = nodeOf(t))
-      for (py::handle input : inputsOf(node)) {
+      for (py::handle input : inputsOf(t, node)) {
         PyObject *in = input.ptr();
         if (isTensor(in) && requiresGrad(in) && !seen.count(in)) stack.push_back({in, false});
       }
@@ -603,7 +637,7 @@ py::dict runBackward(py::object self, py::sequence roots, py::sequence seeds, bo
     for (const py::object &t : order) {
       bool on = isWanted(t.ptr());
       if (PyObject *node = nodeOf(t.ptr()); node && !on)
-        for (py::handle input : inputsOf(node)) on |= needed.count(input.ptr()) > 0;
+        for (py::handle input : inputsOf(t.ptr(), node)) on |= needed.count(input.ptr()) > 0;
       if (on) needed.insert(t.ptr());
     }
 
@@ -663,7 +697,7 @@ py::dict runBackward(py::object self, py::sequence roots, py::sequence seeds, bo
     }
     gradLocation = c.locationOf(tensorId(t));
     py::object backward = py::reinterpret_borrow<py::object>(slot(node, r.backward));
-    py::tuple ins = inputsOf(node);
+    py::tuple ins = inputsOf(t, node);
     py::object attrs = py::reinterpret_borrow<py::object>(slot(node, r.attrs) ? slot(node, r.attrs) : Py_None);
     py::object results;
     if (auto f = h.formulas.find(backward.ptr()); f != h.formulas.end())
@@ -679,6 +713,9 @@ py::dict runBackward(py::object self, py::sequence roots, py::sequence seeds, bo
     }
     if (!retainGraph) setSlot(t, r.node, py::object(h.freed).release().ptr()); // release the saved tensors
   }
+  if (!retainGraph) // the earlier states, once no op of this graph can read them
+    for (const py::object &t : order)
+      if (PyObject *priors = slot(t.ptr(), r.priors); priors && priors != Py_None) setSlot(t.ptr(), r.priors, Py_NewRef(Py_None));
   return captured;
 }
 } // namespace
@@ -765,6 +802,7 @@ PYBIND11_MODULE(_C, m) {
     r.host = slotOffset(tensor.ptr(), "_host");
     r.hooks = slotOffset(tensor.ptr(), "_hooks");
     r.retainsGrad = slotOffset(tensor.ptr(), "_retains_grad");
+    r.priors = slotOffset(tensor.ptr(), "_priors");
     r.backward = slotOffset(node.ptr(), "backward");
     r.inputs = slotOffset(node.ptr(), "inputs");
     r.attrs = slotOffset(node.ptr(), "attrs");
@@ -908,6 +946,8 @@ PYBIND11_MODULE(_C, m) {
         auto [id, t] = recordUpload(c, data, std::move(shape), dtype);
         return typeTuple(id, t);
       }, "Uploads a C-contiguous buffer as a tensor of `shape` and dtype code `dtype`.")
+      .def("next_id", &client::Client::nextId,
+           "The id the next recorded op's result gets (tensors recorded earlier have smaller ids).")
       .def("release", &client::Client::release)
       .def("flush", &client::Client::flush, py::call_guard<py::gil_scoped_release>())
       .def("fetch", [](client::Client &c, uint64_t id) {

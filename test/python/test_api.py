@@ -522,8 +522,12 @@ def test_setitem_on_tensors_without_grad():
     x[..., -1] = np.arange(3)
     check(t, x)
     p = gt.zeros(2, requires_grad=True)
-    with pytest.raises(RuntimeError, match="require grad"):
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         p[0] = 1.0
+    with gt.no_grad():  # PyTorch's way to set a parameter's entries
+        p[0] = 1.0
+    check(p, np.array([1.0, 0.0], dtype=np.float32))
+    assert p.is_leaf and p.requires_grad
 
 
 def test_setitem_with_an_integer_index_on_each_leading_axis():
@@ -1153,3 +1157,41 @@ def test_fetches_of_small_and_large_tensors_from_an_idle_worker():
             gt.synchronize()
             time.sleep(0.02)  # the worker's scheduler parks
             check(view, expected)
+
+
+def test_writes_through_views_reach_their_base():
+    # PyTorch's views share memory; GT's are copies that write their new values back
+    a = gt.ones(2, 2)
+    b = a
+    a[0][1] = 561  # the blitz tutorial's example: b is a, and changed
+    check(b, np.array([[1, 561], [1, 1]], dtype=np.float32))
+    t = gt.zeros(4, 1, 5)  # the char-RNN tutorial's one-hot: tensor[li][0][letter] = 1
+    for li, c in enumerate([1, 3, 0, 4]):
+        t[li][0][c] = 1
+    check(t.squeeze(1), np.eye(5, dtype=np.float32)[[1, 3, 0, 4]])
+    x = gt.zeros(3, 4)
+    for row in x:  # iteration gives views too
+        row[0] = 1
+    x[1].add_(2)
+    x.narrow(1, 2, 2).fill_(7)
+    x.select(1, 1).mul_(0).add_(-1)
+    expect = np.zeros((3, 4), dtype=np.float32)
+    expect[:, 0] = 1
+    expect[1] += 2
+    expect[:, 2:4] = 7
+    expect[:, 1] = -1
+    check(x, expect)
+    # a view read before its base changed is read again when it is written
+    a = gt.zeros(2, 3)
+    r = a[0]
+    a.fill_(5)
+    r[1] = 9
+    check(a, np.array([[5, 9, 5], [5, 5, 5]], dtype=np.float32))
+    check(r, np.array([5, 9, 5], dtype=np.float32))
+    # advanced indexing copies, as in PyTorch
+    a = gt.zeros(3)
+    a[[0, 1]].fill_(1)
+    check(a, np.zeros(3, dtype=np.float32))
+    assert a._version == 0  # PyTorch's version counter: no write reached a
+    a[0] = 1
+    assert a._version == 1

@@ -538,3 +538,64 @@ def test_the_backward_pass_takes_any_sequence_of_inputs_and_refuses_non_tensor_r
     np.testing.assert_allclose(x.grad.numpy(), np.full(A.shape, 3.0))
     with pytest.raises(TypeError):
         gt.autograd._run([object()], [gt.ones(())], False, False, None)
+
+
+# In-place writes to tensors with history. An op recorded before the write read the state
+# before it: its gradient must reach that state's history, and use that state's values. The
+# expected gradients are PyTorch's (closed forms of x = ones(3)).
+def _inplace_case(write):
+    x = gt.ones(3, requires_grad=True)
+    y = x * 3
+    z = y * 2  # recorded before the write: reads y = 3x
+    write(y)
+    (y.sum() + z.sum()).backward()
+    return x.grad.numpy()
+
+
+def test_an_in_place_op_leaves_earlier_readers_their_state():
+    # y.mul_(2): y = 6x; z = 6x; d/dx = 12 (GT gave 18: z's gradient went through the mul_)
+    np.testing.assert_allclose(_inplace_case(lambda y: y.mul_(2)), [12, 12, 12])
+    # y[1:] = y[1:] * 2: y = (3x, 6x, 6x), z = 6x
+    np.testing.assert_allclose(_inplace_case(lambda y: y.__setitem__(slice(1, None), y[1:] * 2)), [9, 12, 12])
+    # y[0].add_(1) through the view y[0]
+    np.testing.assert_allclose(_inplace_case(lambda y: y[0].add_(1)), [9, 9, 9])
+    # y[1:] = y[1:] * y[1:] (PyTorch refuses: a saved view was modified): y = (3x, 9x^2, 9x^2)
+    np.testing.assert_allclose(_inplace_case(lambda y: y.__setitem__(slice(1, None), y[1:] * y[1:])), [9, 24, 24])
+
+
+def test_an_in_place_add_of_a_function_of_itself():
+    # y += y * y with y = x: d/dx (x + x^2) = 1 + 2x; GT gave 1 (PyTorch refuses: y is saved)
+    x = gt.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    y += y * y
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [3, 5])
+    # the formula of an op recorded before the write reads the values before it: w's
+    # gradient in z = y * w is y's old value
+    x, w = gt.tensor([2.0], requires_grad=True), gt.tensor([5.0], requires_grad=True)
+    y = x * 1
+    z = y * w
+    y.mul_(10)
+    z.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), [2])
+    np.testing.assert_allclose(x.grad.numpy(), [5])
+
+
+def test_writes_to_a_non_leaf_record_history():
+    x = gt.ones(3, requires_grad=True)
+    h = x * 2
+    h[0] = 0.0  # PyTorch's CopySlices: the written entry has no gradient
+    h.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0, 2, 2])
+    assert h.grad_fn is not None
+    w = gt.zeros(3)
+    w.add_(gt.ones(3, requires_grad=True))  # x.add_(w): x joins w's history
+    assert w.requires_grad and w.grad_fn is not None
+    # integer-index writes on a tensor with history are refused rather than losing the gradient
+    with pytest.raises(NotImplementedError, match="integer indices"):
+        (x * 2)[[0, 2]] = 1.0
+    # a view of a leaf that requires grad: PyTorch's error, before anything changes
+    p = gt.zeros(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="view of a leaf Variable"):
+        p[0].add_(1)
+    assert p.detach().numpy().tolist() == [0, 0, 0]

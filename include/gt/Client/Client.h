@@ -146,6 +146,9 @@ public:
   const Limits &limits() const { return limits_; }
   /// Type of a tensor this client holds.
   const TensorType &typeOf(uint64_t id) const;
+  /// The id the next recorded op's result gets: every tensor recorded before this call has a
+  /// smaller id, every one after a larger or equal one (ids only grow).
+  uint64_t nextId() const { return nextId_; }
   /// The user's "file.py:line" whose op made a tensor this client holds ("" if unknown). The
   /// gradient ops of that op carry it (the autograd sets it as their location).
   const std::string &locationOf(uint64_t id) const;
