@@ -41,6 +41,7 @@ DTYPE_RULES = {
     "promote": "Promote",        # operands promote; bool arithmetic is refused
     "promote_float": "PromoteFloat",  # operands promote to a floating-point dtype
     "promote_or_bool": "PromoteOrBool",  # operands promote; bool allowed (or / and)
+    "integral": "Integral",      # integer or bool operands (promoting); floating point is refused
     "bool": "Bool",              # the result is a bool mask
     "accumulate": "Accumulate",  # sums: bool and int32 give int64, the rest is kept
     "index": "Index",            # an int64 index (argmax); the operand is not bool

@@ -212,6 +212,9 @@ DType ruleDType(const OpInfo &op, DType x, const OpAttrs &attrs) {
   case DTypeRule::Index:
     if (x == DType::Bool) dtypeError(op, "is not supported for bool tensors");
     return DType::Int64;
+  case DTypeRule::Integral:
+    if (isFloating(x)) dtypeError(op, std::string("is only supported for integer and bool tensors, got ") + dtypeName(x));
+    return x;
   default:
     if (!isFloating(x)) dtypeError(op, std::string("expects a floating-point tensor, got ") + dtypeName(x));
     return x;
@@ -235,7 +238,9 @@ TensorType broadcast(const OpInfo &op, std::span<const TensorType> in, const OpA
   DType dt = resultType(in[0], in[1]);
   if (op.dtypeRule == DTypeRule::PromoteFloat && !isFloating(dt))
     dtypeError(op, "expects floating-point operands, got " + typeList(in) + " (cast with .float() first)");
-  if (dt == DType::Bool && op.dtypeRule != DTypeRule::PromoteOrBool)
+  if (op.dtypeRule == DTypeRule::Integral && isFloating(dt))
+    dtypeError(op, "is only supported for integer and bool tensors, got " + typeList(in));
+  if (dt == DType::Bool && op.dtypeRule != DTypeRule::PromoteOrBool && op.dtypeRule != DTypeRule::Integral)
     dtypeError(op, "arithmetic on bool tensors is not supported, got " + typeList(in));
   return {dt, shape};
 }

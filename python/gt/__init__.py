@@ -17,7 +17,7 @@ from .dtypes import (dtype, float32, float64, float16, bfloat16, int32, int64, b
                      int8, int16, uint8, short, memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format)
 from ._functions import (
     Tensor, tensor, as_tensor, from_numpy, zeros, ones, full, empty, zeros_like, ones_like, full_like, empty_like,
-    randn, rand, randn_like, rand_like, randint, arange, linspace, eye, manual_seed, get_rng_state, set_rng_state,
+    randn, rand, randn_like, rand_like, randint, arange, linspace, logspace, eye, manual_seed, get_rng_state, set_rng_state,
     add, sub, subtract, mul, multiply, div, divide, true_divide, pow, maximum, minimum, floor_divide, remainder,
     eq, ne, lt, le, gt, ge, logical_not, logical_and, logical_or, logical_xor, where, masked_fill,
     neg, negative, exp, log, log1p, sqrt, rsqrt, sin, cos, erf, relu, sigmoid, tanh, abs, floor, gelu, silu,
@@ -31,7 +31,7 @@ from ._functions import (
 from ._ops import *  # noqa: E402,F401,F403 (every function generated from ops/*.yaml: `python: generated`)
 from . import _indexing  # noqa: F401 (registers Tensor.__getitem__ / __setitem__)
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode
-from ._tensor import (Generator, randperm, FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor,  # noqa
+from ._tensor import (Generator, Size, randperm, FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor,  # noqa
                       IntTensor, BoolTensor)
 from ._device import device
 from . import nn, optim, debug, signal, profiler, utils, cuda, accelerator, onnx
@@ -92,7 +92,35 @@ from .linalg import _TOP_LEVEL as _linalg_top  # torch.inverse, torch.det, torch
 globals().update(_linalg_top)
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 from . import _aliases  # noqa: E402
-_aliases.install([_sys.modules[__name__], nn.functional], Tensor)  # axis= / keepdims= beside dim= / keepdim=
+_aliases.install([_sys.modules[__name__], nn.functional], Tensor,  # axis= / keepdims= beside dim= / keepdim=
+                 out_namespace=_sys.modules[__name__])  # and out= on gt's functions
+
+
+
+def _in_place_function(name):
+    def fn(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"input.{name}(...): torch.{name}'s in-place form as a function (returns input)."
+    return fn
+
+
+# x.sin_(), x.atan2_(y), ...: PyTorch's in-place methods of these functions (gt._composites has the rest)
+_composites._add_inplace_forms([(n + "_", globals()[n]) for n in (
+    "sin", "cos", "tan", "asin", "acos", "atan", "arcsin", "arccos", "arctan", "sinh", "cosh", "asinh", "acosh",
+    "atanh", "arcsinh", "arccosh", "arctanh", "log2", "log10", "log1p", "expm1", "exp2", "rsqrt", "erf", "erfc",
+    "frac", "fix", "logit", "digamma", "lgamma", "sinc", "deg2rad", "rad2deg", "i0", "atan2", "arctan2", "hypot",
+    "xlogy", "copysign", "ldexp", "float_power", "heaviside", "logaddexp", "fmax", "fmin", "addmm", "baddbmm",
+    "addbmm", "addmv", "tril", "triu", "clip", "maximum", "minimum", "mvlgamma", "polygamma", "negative",
+    "absolute", "multiply", "subtract", "divide", "true_divide", "floor_divide", "where", "logical_not",
+    "logical_and", "logical_or", "logical_xor", "square", "sgn", "nextafter", "gcd", "lcm", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "bitwise_not") if n in globals()])
+
+# torch.relu_(x), torch.sin_(x), ...: each in-place method whose out-of-place function gt has
+for _name in [n for n in dir(Tensor) if n.endswith("_") and not n.startswith("_")]:
+    if _name[:-1] in globals() and _name not in globals():
+        globals()[_name] = _in_place_function(_name)
+del _name
 
 if _os.environ.get("GT_TRACE"):  # the whole run's timeline (gt.profiler), written at exit
     profiler._trace_whole_run(_os.environ["GT_TRACE"])

@@ -1,10 +1,11 @@
 """NumPy's and the original GT's keyword spellings beside PyTorch's: `axis=` for `dim=` and
 `keepdims=` for `keepdim=` (PyTorch accepts both too), on every public function of gt and
 gt.nn.functional and every Tensor method that takes `dim` or `keepdim` and not the other
-spelling already. Installed once, when gt is imported; each such call goes through one small
-wrapper that renames the keywords."""
+spelling already; and PyTorch's `out=` on every public function of gt. Installed once, when
+gt is imported; each such call goes through one small wrapper that renames the keywords."""
 import functools
 import inspect
+import warnings
 
 _RENAMES = (("axis", "dim"), ("keepdims", "keepdim"))
 
@@ -31,16 +32,72 @@ def _with_alias(fn):
     return call
 
 
-def install(namespaces, tensor_class):
-    """Wraps the functions of each module in `namespaces` and the methods of `tensor_class`."""
-    done = {}
+def _write_out(name, result, out, tensor_class):
+    """PyTorch's `out=`: `out` (a tensor, or a tuple of them for a function returning a tuple)
+    takes the result's values (the same object is returned). The result is cast to out's dtype
+    where PyTorch casts (not a floating-point result into an integer or bool tensor); out takes
+    the result's shape, with PyTorch's warning if it held elements of another shape. Raises
+    RuntimeError where an argument requires grad in grad mode (PyTorch's out= functions are
+    not differentiable) and TypeError for an out of the wrong kind."""
+    from . import dtypes as _dt
+    from .autograd import is_grad_enabled, no_grad
+    if isinstance(out, (tuple, list)):
+        if not isinstance(result, tuple) or len(result) != len(out):
+            raise TypeError(f"{name}(): out= takes one tensor here, not {len(out)}")
+        for r, o in zip(result, out):
+            _write_out(name, r, o, tensor_class)
+        return out
+    if not isinstance(out, tensor_class):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if not isinstance(result, tensor_class):
+        raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
+    if is_grad_enabled() and (result.requires_grad or out.requires_grad):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+    if result.dtype != out.dtype:
+        floating = result.dtype.is_floating_point
+        if (floating and not out.dtype.is_floating_point) or (result.dtype != _dt.bool and out.dtype == _dt.bool):
+            raise RuntimeError(f"{name}(): result type {result.dtype} can't be cast to the desired output type "
+                               f"{out.dtype}")
+        result = result.to(out.dtype)
+    with no_grad():
+        if out.shape != result.shape:
+            if out.numel() != 0:
+                warnings.warn(f"{name}(): an output with one or more elements was resized since it had shape "
+                              f"{list(out.shape)}, which does not match the required output shape "
+                              f"{list(result.shape)}", UserWarning, stacklevel=4)
+            out.shape = result.shape
+            out._rebind(result._h)
+        else:
+            out._assign(result)
+    return out
+
+
+def _with_out(fn, tensor_class):
+    @functools.wraps(fn)
+    def call(*args, out=None, **kwargs):
+        result = fn(*args, **kwargs)
+        return result if out is None else _write_out(fn.__name__, result, out, tensor_class)
+    call._gt_alias = True
+    return call
+
+
+def install(namespaces, tensor_class, out_namespace=None):
+    """Wraps the functions of each module in `namespaces` and the methods of `tensor_class`;
+    the functions of `out_namespace` (one of `namespaces`) also take `out=`."""
+    done, outs = {}, {}  # (methods take no out=: one wrapper less on x.view(), x.sum(), ...)
     for ns in namespaces:
         for name, obj in list(vars(ns).items()):
             if name.startswith("_") or not inspect.isfunction(obj) or getattr(obj, "_gt_alias", False):
                 continue
             if obj not in done:
                 done[obj] = _with_alias(obj) if _needs_alias(obj) else obj
-            setattr(ns, name, done[obj])
+            wrapped = done[obj]
+            if ns is out_namespace and "out" not in inspect.signature(obj).parameters:
+                if obj not in outs:
+                    outs[obj] = _with_out(wrapped, tensor_class)
+                wrapped = outs[obj]
+            setattr(ns, name, wrapped)
     for name, obj in list(vars(tensor_class).items()):
         if name.startswith("_") or not inspect.isfunction(obj) or getattr(obj, "_gt_alias", False):
             continue

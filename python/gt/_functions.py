@@ -14,7 +14,7 @@ from . import dtypes as _dt
 from . import autograd as _ag
 from ._tensor import (  # noqa: F401 (re-exported: gt's namespace)
     Tensor, manual_seed, get_rng_state, set_rng_state, from_numpy, tensor, as_tensor, full, zeros, ones, empty, zeros_like, ones_like, full_like,
-    empty_like, randn, rand, randn_like, rand_like, randint, arange, linspace, eye,
+    empty_like, randn, rand, randn_like, rand_like, randint, arange, linspace, logspace, eye,
     add, sub, div, true_divide, divide, subtract, pow, logical_not, logical_and, logical_or, logical_xor, where,
     cast, matmul, mm, bmm,
     _op, _scalar, _method, _dim, _dims, _shape_args, _transposed, _link_view)

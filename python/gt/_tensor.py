@@ -84,6 +84,26 @@ def _held(t):
     return np.asarray(values[key])
 
 
+class Size(tuple):
+    """torch.Size: a tensor's shape, a tuple of ints (`x.size()`; `x.shape` is a plain tuple
+    with the same items, so the two compare equal)."""
+    __module__ = "gt"
+
+    def __repr__(self):
+        return f"gt.Size({list(self)})"
+
+    def numel(self):
+        """The number of elements of a tensor of this shape."""
+        return math.prod(self)
+
+    def __getitem__(self, key):
+        item = tuple.__getitem__(self, key)
+        return Size(item) if isinstance(key, slice) else item
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, other))
+
+
 class _ViewOf:
     """Where a view's values were read from: `base[key]` (basic indexing), as of the base's
     write count `version`. A view holds a base that is itself a view (`x[i][j] = v` writes
@@ -177,7 +197,8 @@ class Tensor:
         return len(self.shape)
 
     def size(self, dim=None):
-        return self.shape if dim is None else self.shape[dim]
+        """The shape as a gt.Size (a tuple), or the size of dimension `dim`."""
+        return Size(self.shape) if dim is None else self.shape[dim]
 
     def numel(self):
         return math.prod(self.shape)
@@ -375,10 +396,18 @@ class Tensor:
     def __rfloordiv__(self, o): return _op("floor_divide", o, self)
     def __mod__(self, o): return _op("remainder", self, o)
     def __rmod__(self, o): return _op("remainder", o, self)
-    def __and__(self, o): return logical_and(self, o) if self.dtype == _dt.bool else _no_bitwise("&")
-    def __or__(self, o): return logical_or(self, o) if self.dtype == _dt.bool else _no_bitwise("|")
-    def __xor__(self, o): return logical_xor(self, o) if self.dtype == _dt.bool else _no_bitwise("^")
-    def __invert__(self): return logical_not(self) if self.dtype == _dt.bool else _no_bitwise("~")
+    # & | ^ ~: on bool tensors the logical ops, on integer tensors the bitwise ones (gt.DTypeError
+    # for floating point, as PyTorch's TypeError-like refusal)
+    def __and__(self, o): return _bitwise("and", self, o)
+    def __rand__(self, o): return _bitwise("and", o, self)
+    def __or__(self, o): return _bitwise("or", self, o)
+    def __ror__(self, o): return _bitwise("or", o, self)
+    def __xor__(self, o): return _bitwise("xor", self, o)
+    def __rxor__(self, o): return _bitwise("xor", o, self)
+    def __invert__(self): return logical_not(self) if self.dtype == _dt.bool else _op("bitwise_not", self)
+    def __iand__(self, o): return self._in_place(lambda a, b: _bitwise("and", a, b), o)
+    def __ior__(self, o): return self._in_place(lambda a, b: _bitwise("or", a, b), o)
+    def __ixor__(self, o): return self._in_place(lambda a, b: _bitwise("xor", a, b), o)
     def __abs__(self): return _op("abs", self)
     def __matmul__(self, o): return matmul(self, o)
     def __rmatmul__(self, o): return matmul(o, self)
@@ -832,8 +861,14 @@ def _shape_args(shape):
 
 
 
-def _no_bitwise(op):
-    raise TypeError(f"bitwise {op} is only supported on bool tensors in GT")
+def _bitwise(op, a, b):
+    """a & b, a | b, a ^ b: the logical op when both are bool (a Python bool counts as one),
+    else gt.bitwise_<op> (integers; floating point raises gt.DTypeError)."""
+    def is_bool(v):
+        return v.dtype == _dt.bool if isinstance(v, Tensor) else isinstance(v, builtins.bool)
+    if is_bool(a) and is_bool(b):
+        return {"and": logical_and, "or": logical_or, "xor": logical_xor}[op](a, b)
+    return _op("bitwise_" + op, a, b)
 
 
 # ---------------------------------------------------------------- creation
@@ -1154,14 +1189,15 @@ def rand(*shape, dtype=None, requires_grad=False):
 
 
 @_takes_device
-def randn_like(t, dtype=None):
-    return randn(t.shape, dtype=dtype or t.dtype)
+def randn_like(t, dtype=None, requires_grad=False):
+    """randn of t's shape and (float) dtype."""
+    return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
 @_takes_device
-def rand_like(t, dtype=None):
+def rand_like(t, dtype=None, requires_grad=False):
     """rand of t's shape and (float) dtype."""
-    return rand(t.shape, dtype=dtype or t.dtype)
+    return rand(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
 @_takes_device
@@ -1197,15 +1233,24 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False):
 
 
 @_takes_device
-def linspace(start, end, steps, dtype=None):
+def linspace(start, end, steps, dtype=None, requires_grad=False):
     """`steps` evenly spaced values from start to end inclusive (float32; uploaded)."""
-    return from_numpy(np.linspace(start, end, steps).astype(_dt.numpy_dtype(_dt.resolve(dtype or _dt.default_float()))))
+    values = np.linspace(start, end, steps).astype(_dt.numpy_dtype(_dt.resolve(dtype or _dt.default_float())))
+    return from_numpy(values, requires_grad=requires_grad)
 
 
 @_takes_device
-def eye(n, m=None, dtype=None):
+def logspace(start, end, steps, base=10.0, dtype=None, requires_grad=False):
+    """`steps` values base ** linspace(start, end, steps), as torch.logspace (float32; uploaded)."""
+    values = np.logspace(start, end, steps, base=base).astype(_dt.numpy_dtype(_dt.resolve(dtype or _dt.default_float())))
+    return from_numpy(values, requires_grad=requires_grad)
+
+
+@_takes_device
+def eye(n, m=None, dtype=None, requires_grad=False):
     """The n x m identity (uploaded from the client)."""
-    return from_numpy(np.eye(n, m, dtype=_dt.numpy_dtype(_dt.resolve(dtype or _dt.default_float()))))
+    values = np.eye(n, m, dtype=_dt.numpy_dtype(_dt.resolve(dtype or _dt.default_float())))
+    return from_numpy(values, requires_grad=requires_grad)
 
 
 # ---------------------------------------------------------------- elementwise

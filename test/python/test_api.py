@@ -145,6 +145,7 @@ UNARY = {  # name: (gt fn, NumPy fn, domain, dtypes, differentiable, loose float
     "clamp": (lambda x: gt.clamp(x, -0.5, 0.7), lambda x: np.clip(x, -0.5, 0.7), "smooth", "f", True, False),
     "square": (lambda x: x ** 2, np.square, "real", "fi", True, False),
     "pow3": (lambda x: x ** 3.0, lambda x: x ** 3.0, "real", "f", True, False),
+    "bitwise_not": (lambda x: ~x, np.invert, "real", "i", False, False),
 }
 DTYPES = {"f": [np.float32, np.float64, np.float16, bfloat16], "i": [np.int32, np.int64]}
 UNARY_SHAPES = [(), (0,), (7,), (3, 5), (2, 1, 3)]
@@ -187,6 +188,9 @@ BINARY = {  # name: (gt fn, NumPy fn, domain of b, dtypes, differentiable)
     "floor_divide": (lambda a, b: a // b, np.floor_divide, "nonzero", "fi", False),
     "atan2_like": (lambda a, b: (a * b) / (1.0 + b * b), lambda a, b: (a * b) / (1.0 + b * b), "real", "f", True),
     "atan2": (gt.atan2, np.arctan2, "nonzero", "f", True),
+    "bitwise_and": (lambda a, b: a & b, np.bitwise_and, "real", "i", False),
+    "bitwise_or": (gt.bitwise_or, np.bitwise_or, "real", "i", False),
+    "bitwise_xor": (lambda a, b: a ^ b, np.bitwise_xor, "real", "i", False),
 }
 PAIRS = [((3, 4), (3, 4)), ((3, 4), (4,)), ((2, 1, 4), (3, 1)), ((), (5,)), ((1,), (2, 3)), ((0, 3), (3,)),
          ((5,), (0, 1)), ((7,), ())]
@@ -1195,3 +1199,22 @@ def test_writes_through_views_reach_their_base():
     assert a._version == 0  # PyTorch's version counter: no write reached a
     a[0] = 1
     assert a._version == 1
+
+
+def test_bitwise_ops_on_bool_and_mixed_operands():
+    a, b = np.array([True, False, True]), np.array([True, True, False])
+    for fn, ref in ((gt.bitwise_and, np.bitwise_and), (gt.bitwise_or, np.bitwise_or), (gt.bitwise_xor, np.bitwise_xor)):
+        out = fn(gt.tensor(a), gt.tensor(b))
+        assert out.dtype == gt.bool
+        check(out, ref(a, b))
+    check(gt.bitwise_not(gt.tensor(a)), ~a)
+    check(gt.tensor([1, 5, 11]) | 4, np.array([5, 5, 15]))  # a Python int, and reflected
+    check(3 ^ gt.tensor([1, 5, 11]), np.array([2, 6, 8]))
+    check(gt.tensor([7, 6], dtype=gt.int32) & gt.tensor([True, False]), np.array([1, 0], dtype=np.int32))
+    x = gt.tensor([12, 10])
+    x &= 6
+    check(x, np.array([4, 2]))
+    with pytest.raises(gt.DTypeError, match="integer and bool"):
+        gt.ones(2) & gt.ones(2)
+    with pytest.raises(gt.DTypeError, match="integer and bool"):
+        ~gt.ones(2)

@@ -243,3 +243,61 @@ def test_torch_cuda_amp_version_and_random_modules():
     after = gt.randn(4).numpy()
     np.testing.assert_array_equal(inside, after)  # the draws inside did not move the stream
     assert gt.random.initial_seed() == gt.initial_seed()
+
+
+def test_out_keyword_writes_into_the_given_tensor():
+    # PyTorch's tensor tutorials: torch.matmul(a, b, out=c) is c (the same object), and so
+    # for creation functions, tuples of results, and a resized out
+    a, b = gt.rand(2, 3), gt.rand(3, 2)
+    c = gt.zeros(2, 2)
+    assert gt.matmul(a, b, out=c) is c
+    check(c, a.numpy() @ b.numpy())
+    assert gt.rand(2, 2, out=c) is c and float(c.max()) < 1
+    v, i = gt.zeros(2), gt.zeros(2, dtype=gt.int64)
+    gt.max(a, 1, out=(v, i))
+    check(v, a.numpy().max(1))
+    check(i, a.numpy().argmax(1))
+    n = gt.zeros(1, dtype=gt.float64)  # a float32 result cast to out's float64; out resized
+    with pytest.warns(UserWarning, match="resized"):
+        gt.add(gt.ones(3), 1, out=n)
+    assert n.shape == (3,) and n.dtype == gt.float64
+    check(n, np.full(3, 2.0))
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        gt.add(gt.ones(2), 0.5, out=gt.zeros(2, dtype=gt.int64))
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        gt.mul(gt.ones(2, requires_grad=True), 2, out=gt.zeros(2))
+    with pytest.raises(TypeError, match="must be Tensor"):
+        gt.exp(gt.ones(2), out=np.zeros(2))
+
+
+def test_size_in_place_functions_and_grad_fn_names():
+    s = gt.ones(3, 4).size()
+    assert isinstance(s, gt.Size) and isinstance(s, tuple) and s == (3, 4) == gt.ones(3, 4).shape
+    assert repr(s) == "gt.Size([3, 4])" and s.numel() == 12 and isinstance(s[1:], gt.Size) and s[1] == 4
+    x = gt.tensor([0.0, 0.5])
+    assert gt.sin_(x) is x and x.cos_() is x  # torch.sin_ / Tensor.cos_ (the introyt tensor tutorial)
+    check(x, np.cos(np.sin([0.0, 0.5])))
+    y = gt.tensor([4.0]).atan2_(gt.tensor([3.0]))
+    check(y, np.arctan2([4.0], [3.0]))
+    assert gt.eye(2, requires_grad=True).requires_grad and gt.linspace(0, 1, 3, requires_grad=True).requires_grad
+    assert gt.rand_like(gt.ones(2), requires_grad=True).requires_grad
+    check(gt.logspace(0, 2, 3), [1.0, 10.0, 100.0])
+    w = gt.ones(3, requires_grad=True)
+    z = (w * 2 + 1).sum()
+    assert repr(z.grad_fn).startswith("<SumBackward0 object at") and z.grad_fn.name() == "SumBackward0"
+    (add, _), = z.grad_fn.next_functions
+    assert add.name() == "AddBackward0"
+    (mul, _), (none, _) = add.next_functions
+    assert mul.name() == "MulBackward0" and none is None
+    (acc, _), _ = mul.next_functions
+    assert isinstance(acc, gt.autograd.AccumulateGrad) and acc.variable is w
+
+    class Double(gt.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    assert Double.apply(w).grad_fn.name() == "DoubleBackward"

@@ -69,6 +69,7 @@ enum class DTypeRule : uint8_t {
   None, Float, Numeric, Any, Attr, FloatAttr, Promote, PromoteFloat, PromoteOrBool, Bool,
   Accumulate, ///< sums: bool and int32 give int64, other dtypes are kept
   Index,      ///< an int64 index (argmax); the operand must not be bool
+  Integral,   ///< integer or bool operands, promoting (bitwise ops); floating point is refused
 };
 
 /// How gt-propagate-sharding lays an op out across workers (the spec's `sharding:`; the rules

@@ -220,6 +220,7 @@ Value scalarUnary(OpBuilder &b, Location loc, OpCode code, Value x, Type resultT
     return b.create<arith::DivFOp>(loc, one, b.create<arith::AddFOp>(loc, one, e));
   }
   case OpCode::Cast: return convertScalar(b, loc, x, resultType);
+  case OpCode::BitwiseNot: return b.create<arith::XOrIOp>(loc, x, constantOf(b, loc, x.getType(), -1));
   case OpCode::Abs: // integers: max(x, 0 - x), not math.absi, which the NVVM lowering has no pattern for
     if (isFloat) return b.create<math::AbsFOp>(loc, x);
     return b.create<arith::MaxSIOp>(loc, x, b.create<arith::SubIOp>(loc, constantOf(b, loc, x.getType(), 0), x));
@@ -348,6 +349,9 @@ Value scalarBinary(OpBuilder &b, Location loc, OpCode code, Value x, Value y) {
     Value q = b.create<math::FloorOp>(loc, b.create<arith::DivFOp>(loc, x, y));
     return b.create<arith::SubFOp>(loc, x, b.create<arith::MulFOp>(loc, q, y));
   }
+  case OpCode::BitwiseAnd: return b.create<arith::AndIOp>(loc, x, y);
+  case OpCode::BitwiseOr: return b.create<arith::OrIOp>(loc, x, y);
+  case OpCode::BitwiseXor: return b.create<arith::XOrIOp>(loc, x, y);
   case OpCode::Gt: return cmp(FP::OGT, IP::sgt);
   case OpCode::Lt: return cmp(FP::OLT, IP::slt);
   case OpCode::Ge: return cmp(FP::OGE, IP::sge);

@@ -92,6 +92,55 @@ class Node:
         self.attrs = attrs
         self.signal = signal
 
+    def name(self):
+        """PyTorch's kind of name for this node: "MulBackward0" for gt.mul, "<Class>Backward" for
+        a custom autograd.Function."""
+        global _formula_ops
+        if len(_formula_ops) != len(formulas):
+            _formula_ops = {fn: op for op, fn in formulas.items()}
+        op = _formula_ops.get(self.backward)
+        named = getattr(self.backward, "_gt_node_name", None)
+        if named is not None:
+            return named
+        if op is None:
+            op = getattr(self.backward, "__name__", "function").removesuffix("_backward").removesuffix("backward")
+            op = op.strip("_") or "function"
+        return "".join(w[:1].upper() + w[1:] for w in op.split("_")) + "Backward0"
+
+    def __repr__(self):
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    @property
+    def next_functions(self):
+        """((node, 0), ...) per input, as PyTorch's: an input's grad_fn, an AccumulateGrad for a
+        leaf that requires grad, None for an input that needs no gradient."""
+        out = []
+        for t in self.inputs or ():
+            node = getattr(t, "_node", None)
+            if node is not None:
+                out.append((node, 0))
+            elif getattr(t, "requires_grad", False):
+                out.append((AccumulateGrad(t), 0))
+            else:
+                out.append((None, 0))
+        return tuple(out)
+
+
+_formula_ops = {}  # backward function -> op name (Node.name)
+
+
+class AccumulateGrad:
+    """What PyTorch's next_functions shows for a leaf: `variable` is the leaf whose .grad the
+    backward pass adds to."""
+    def __init__(self, variable):
+        self.variable = variable
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
+    def __repr__(self):
+        return f"<AccumulateGrad object at {hex(id(self))}>"
+
 
 def identity_backward(g, result, inputs, attrs):
     return (g,)
@@ -335,6 +384,7 @@ class Function:
                     picked.append(gi)
                 return tuple(picked)
 
+            node_backward._gt_node_name = f"{cls.__name__}Backward"  # (Node.name)
             o.requires_grad = True
             o._node = Node(node_backward, inputs, None, _runtime.current_signal())
         return outs[0] if single else tuple(outs)
