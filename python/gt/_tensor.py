@@ -84,6 +84,32 @@ def _held(t):
     return np.asarray(values[key])
 
 
+def _float_formatter(a):
+    """PyTorch's way to print floats (the rules of torch/_tensor_str.py): whole numbers as `1.`,
+    else 4 decimals (`0.0000, 0.7854`); scientific notation (`1.2346e+05`) when the largest
+    magnitude is over 1e8 or over 1000 times the smallest nonzero one, or (not whole numbers) the
+    smallest is under 1e-4; every element padded to one width. None (NumPy's printing) for
+    other dtypes."""
+    if a.dtype.kind != "f" and a.dtype.name != "bfloat16":
+        return None
+    values = np.asarray(a, dtype=np.float64)
+    finite = values[np.isfinite(values)]
+    nonzero = np.abs(finite[finite != 0])
+    if finite.size and np.all(finite == np.round(finite)):
+        sci = nonzero.size > 0 and (nonzero.max() / nonzero.min() > 1000 or nonzero.max() > 1e8)
+        fmt = (lambda v: f"{v:.4e}") if sci else (lambda v: f"{v:.0f}.")
+    else:
+        sci = nonzero.size > 0 and (nonzero.max() / nonzero.min() > 1000 or nonzero.max() > 1e8 or nonzero.min() < 1e-4)
+        fmt = (lambda v: f"{v:.4e}") if sci else (lambda v: f"{v:.4f}")
+
+    def one(v):
+        v = float(v)
+        return ("nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")) if not math.isfinite(v) else fmt(v)
+    width = builtins.max((len(one(v)) for v in values.flat), default=0) if values.size <= 1000 else \
+        builtins.max(len(one(v)) for v in (finite.min(), finite.max(), np.nan)) if finite.size else 4
+    return {"float_kind": lambda v: one(v).rjust(width)}
+
+
 class Size(tuple):
     """torch.Size: a tensor's shape, a tuple of ints (`x.size()`; `x.shape` is a plain tuple
     with the same items, so the two compare equal)."""
@@ -273,7 +299,7 @@ class Tensor:
 
     def __repr__(self):
         a = self.numpy()
-        body = np.array2string(a, separator=", ", prefix="tensor(", precision=4)
+        body = np.array2string(a, separator=", ", prefix="tensor(", precision=4, formatter=_float_formatter(a))
         extra = ""
         if self.dtype not in (_dt.float32, _dt.int64, _dt.bool) or a.size == 0:
             extra += f", dtype={self.dtype!r}"

@@ -301,3 +301,15 @@ def test_size_in_place_functions_and_grad_fn_names():
         def backward(ctx, g):
             return g * 2
     assert Double.apply(w).grad_fn.name() == "DoubleBackward"
+
+
+def test_tensors_print_as_pytorch_prints_them():
+    # torch/_tensor_str.py's rules: 4 decimals, whole numbers as "1.", scientific notation
+    # for wide ranges, one width for every element
+    assert repr(gt.tensor([0.0, 0.7854])) == "tensor([0.0000, 0.7854])"
+    assert repr(gt.tensor([[1.0, 561.0], [1.0, 1.0]])) == "tensor([[  1., 561.],\n        [  1.,   1.]])"
+    assert repr(gt.tensor([1e-5, 1.0])) == "tensor([1.0000e-05, 1.0000e+00])"
+    assert repr(gt.tensor(4.0)) == "tensor(4.)"
+    assert repr(gt.tensor([-1.5, float("nan"), float("inf")])) == "tensor([-1.5000,     nan,     inf])"
+    assert repr(gt.tensor([1, 2])) == "tensor([1, 2])"
+    assert repr(gt.tensor([0.5], dtype=gt.float64)) == "tensor([0.5000], dtype=gt.float64)"
