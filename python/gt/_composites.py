@@ -229,6 +229,16 @@ def tensor_split(x, indices_or_sections, dim=0):
     return tuple(T.narrow(x, d, a, builtins.max(b - a, 0)) for a, b in zip(bounds[:-1], bounds[1:]))
 
 
+def _scalar_index(x, index, src):
+    """A 0-d index (and a 0-d src) of scatter into a 1-D tensor as one element, as PyTorch
+    takes it (the transforms tutorial's one-hot: zeros(10).scatter_(0, tensor(y), value=1))."""
+    if isinstance(index, Tensor) and index.ndim == 0 and x.ndim == 1:
+        index = T.reshape(index, (1,))
+        if isinstance(src, Tensor) and src.ndim == 0:
+            src = T.reshape(src, (1,))
+    return index, src
+
+
 @_method()
 def scatter(x, dim, index, src=None, value=None, reduce=None):
     """x with src (or the number `value`) written at index along dim, as torch.scatter: where
@@ -237,6 +247,7 @@ def scatter(x, dim, index, src=None, value=None, reduce=None):
     if reduce not in (None, "add"):
         raise NotImplementedError(f"scatter: reduce={reduce!r} is not supported by GT (None or 'add')")
     d = _dim(dim, x.ndim)
+    index, src = _scalar_index(x, index, src)
     if src is None or not isinstance(src, Tensor):
         src = T.full(index.shape, value if src is None else src, dtype=x.dtype)
     added = T.scatter_add_zeros(x.shape, d, index, T.cast(src, x.dtype))
@@ -563,6 +574,7 @@ def index_add(x, dim, index, source, *, alpha=1):
 def scatter_add(x, dim, index, src):
     """x plus src[i][j] added at [index[i][j]][j] (dim 0; likewise for other dims), as
     torch.scatter_add; repeated indices accumulate. index has src's shape."""
+    index, src = _scalar_index(x, index, src)
     return x + T.scatter_add_zeros(x.shape, _dim(dim, x.ndim), index, T.cast(src, x.dtype))
 
 

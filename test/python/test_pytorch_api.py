@@ -313,3 +313,10 @@ def test_tensors_print_as_pytorch_prints_them():
     assert repr(gt.tensor([-1.5, float("nan"), float("inf")])) == "tensor([-1.5000,     nan,     inf])"
     assert repr(gt.tensor([1, 2])) == "tensor([1, 2])"
     assert repr(gt.tensor([0.5], dtype=gt.float64)) == "tensor([0.5000], dtype=gt.float64)"
+
+
+def test_scatter_with_a_0d_index_into_a_vector():
+    # the transforms tutorial's one-hot target: zeros(10).scatter_(0, tensor(y), value=1)
+    t = gt.zeros(10).scatter_(0, gt.tensor(3), value=1)
+    check(t, np.eye(10, dtype=np.float32)[3])
+    check(gt.zeros(4).scatter_add(0, gt.tensor(1), gt.tensor(2.0)), np.array([0, 2, 0, 0], dtype=np.float32))
