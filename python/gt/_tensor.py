@@ -303,7 +303,10 @@ class Tensor:
         extra = ""
         if self.dtype not in (_dt.float32, _dt.int64, _dt.bool) or a.size == 0:
             extra += f", dtype={self.dtype!r}"
-        if self.requires_grad:
+        node = self._node
+        if node is not None:
+            extra += f", grad_fn=<{node.name()}>"  # PyTorch's: tensor([...], grad_fn=<AddBackward0>)
+        elif self.requires_grad:
             extra += ", requires_grad=True"
         return f"tensor({body}{extra})"
 

@@ -313,6 +313,9 @@ def test_tensors_print_as_pytorch_prints_them():
     assert repr(gt.tensor([-1.5, float("nan"), float("inf")])) == "tensor([-1.5000,     nan,     inf])"
     assert repr(gt.tensor([1, 2])) == "tensor([1, 2])"
     assert repr(gt.tensor([0.5], dtype=gt.float64)) == "tensor([0.5000], dtype=gt.float64)"
+    w = gt.ones(2, requires_grad=True)
+    assert repr(w) == "tensor([1., 1.], requires_grad=True)"
+    assert repr(w + 2) == "tensor([3., 3.], grad_fn=<AddBackward0>)"
 
 
 def test_scatter_with_a_0d_index_into_a_vector():
