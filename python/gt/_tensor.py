@@ -397,8 +397,9 @@ class Tensor:
         out = _op("add", self, o)
         return _known_int(out, np.add, self, o) if out.dtype in _INTS else out
 
+    # o + x and o * x record x first, as PyTorch's (grad_fn.next_functions puts x's node first)
     def __radd__(self, o):
-        out = _op("add", o, self)
+        out = _op("add", self, o)
         return _known_int(out, np.add, o, self) if out.dtype in _INTS else out
 
     def __sub__(self, o):
@@ -414,7 +415,7 @@ class Tensor:
         return _known_int(out, np.multiply, self, o) if out.dtype in _INTS else out
 
     def __rmul__(self, o):
-        out = _op("mul", o, self)
+        out = _op("mul", self, o)
         return _known_int(out, np.multiply, o, self) if out.dtype in _INTS else out
 
     def __truediv__(self, o): return div(self, o)

@@ -586,3 +586,22 @@ def test_overlapping_max_pools_on_cpu_workers_are_one_library_op_with_pytorchs_g
     (gx,) = gt.autograd.grad(F.max_pool2d(xt, 3, 2, 1).sum(), [xt])  # a first derivative is fine
     with pytest.raises(NotImplementedError, match="max_pool2d: second derivatives"):
         gt.autograd.grad(F.max_pool2d(xt, 3, 2, 1).sum(), [xt], create_graph=True)
+
+
+@pytest.mark.parametrize("kernel,stride,dtype", [(2, 2, np.float32), (2, 2, np.float64), (3, 2, np.float64),
+                                                 (2, 1, np.float64)])
+def test_max_pool_gradients_go_to_each_windows_first_maximum(kernel, stride, dtype):
+    # The pools GT builds from other ops (non-overlapping windows: one amax; others and float64:
+    # the maximum over the taps) give a tie's gradient to the window's first maximum, as
+    # PyTorch; they shared it (fgsm_tutorial's LeNet: conv outputs tie on MNIST's background).
+    x = np.floor(rng.standard_normal((2, 2, 6, 6)) * 1.2).astype(dtype)
+    out = (6 - kernel) // stride + 1
+    g = rng.standard_normal((2, 2, out, out)).astype(dtype)
+    xt = t(x, grad=True)
+    (F.max_pool2d(xt, kernel, stride) * t(g)).sum().backward()
+    want = np.zeros_like(x)
+    for n, c, i, j in np.ndindex(2, 2, out, out):
+        taps = [(a, b) for a in range(i * stride, i * stride + kernel) for b in range(j * stride, j * stride + kernel)]
+        best = max(taps, key=lambda p: (x[n, c, p[0], p[1]], -taps.index(p)))
+        want[n, c, best[0], best[1]] += g[n, c, i, j]
+    np.testing.assert_allclose(xt.grad.numpy(), want, rtol=1e-6, atol=1e-6)

@@ -417,3 +417,5 @@ def _register():
 
 
 _register()
+
+from . import profiler  # noqa: E402,F401 (torch.autograd.profiler, imported with torch.autograd as in PyTorch)

@@ -657,6 +657,33 @@ def _pool(x, n, kernel, stride, padding, dilation, ceil_mode, fill, name):
     return _windows(x, n, kernel, stride, dilation, out), out, x
 
 
+class _FirstMax(_ag.Function):
+    """amax(x, axes) whose gradient goes to each window's first maximum (row-major over `axes`),
+    as PyTorch's max pools (amax shares a tie's gradient among the tied elements). The first
+    maximum is found with elementwise ops and one min-reduction: the smallest window position
+    among the elements equal to the maximum."""
+
+    @staticmethod
+    def forward(ctx, x, axes):
+        y = T.amax(x, axes)
+        ctx.save_for_backward(x, y)
+        ctx.axes = axes
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        import numpy as np
+        x, y = ctx.saved_tensors
+        axes = ctx.axes
+        sizes = [x.shape[a] if a in axes else 1 for a in range(x.ndim)]
+        window = math.prod(x.shape[a] for a in axes)
+        pos = T.from_numpy(np.arange(window, dtype=np.int32).reshape(sizes))  # row-major position in the window
+        kept = [1 if a in axes else x.shape[a] for a in range(x.ndim)]
+        yk, gk = T.reshape(y, *kept), T.reshape(g, *kept)
+        first = T.amin(T.where(x == yk, pos, window), axes, keepdim=True)
+        return T.where(pos == first, gk, 0.0), None
+
+
 def _max_pool(input, n, kernel_size, stride, padding, dilation, ceil_mode, return_indices, name):
     x, unbatched = _batched(input, n, name)
     kernel, stride, padding, dilation = _pool_args(n, kernel_size, stride, padding, dilation, name)
@@ -667,7 +694,7 @@ def _max_pool(input, n, kernel_size, stride, padding, dilation, ceil_mode, retur
         split = list(x.shape[:2])
         for s, k in zip(spatial, kernel):
             split += [s // k, k]
-        y = T.amax(T.reshape(x, *split), tuple(range(3, 3 + 2 * n, 2)))
+        y = _FirstMax.apply(T.reshape(x, *split), tuple(range(3, 3 + 2 * n, 2)))
         return T.squeeze(y, 0) if unbatched else y
     if not return_indices and all(d == 1 for d in dilation) and _library_op(x):  # oneDNN on the worker
         out = [_out_size(spatial[i], kernel[i], stride[i], 1, padding[i], padding[i], ceil_mode) for i in range(n)]
@@ -679,7 +706,7 @@ def _max_pool(input, n, kernel_size, stride, padding, dilation, ceil_mode, retur
     lowest = float("-inf") if x.dtype.is_floating_point else T.iinfo(x.dtype).min
     taps, out, _ = _pool(x, n, kernel, stride, padding, dilation, ceil_mode, lowest, name)
     stacked = T.stack(taps, dim=-1)
-    y = T.amax(stacked, -1)
+    y = _FirstMax.apply(stacked, (stacked.ndim - 1,))
     if return_indices:
         indices = _flat_indices(T.argmax(stacked, -1), spatial, kernel, stride, padding, dilation, out)
         if unbatched:
@@ -730,11 +757,10 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     torch.nn.functional.max_pool2d: stride defaults to kernel_size, padding (at most half the
     kernel) counts as -inf, return_indices also gives each maximum's flat index into H * W.
 
-    On CPU workers a float32 pool with overlapping or padded windows (dilation 1, no indices) is
-    one gt.max_pool op (oneDNN), whose gradient goes to each window's first maximum as in
-    PyTorch; it has no second derivative (create_graph raises NotImplementedError). Otherwise
-    the pool is the maximum over the window's taps, and ties share a window's gradient in equal
-    parts (PyTorch: all of it to one of them)."""
+    The gradient goes to each window's first maximum, as in PyTorch. On CPU workers a float32
+    pool with overlapping or padded windows (dilation 1, no indices) is one gt.max_pool op
+    (oneDNN), which has no second derivative (create_graph raises NotImplementedError);
+    otherwise the pool is the maximum over the window's taps."""
     return _max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode, return_indices, "max_pool2d")
 
 

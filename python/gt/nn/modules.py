@@ -636,13 +636,31 @@ class Tanh(Module):
         return F.tanh(x)
 
 
+def _implicit_softmax_dim(name, ndim):
+    """PyTorch's legacy choice for a softmax without dim (nn.Softmax()): 0 for 0-, 1- and 3-d
+    input, else 1, with its deprecation warning."""
+    import warnings
+    dim = 0 if ndim in (0, 1, 3) else 1
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+                  "as an argument.", stacklevel=3)
+    return dim
+
+
 class Softmax(Module):
-    def __init__(self, dim=-1):
+    """softmax along `dim`; without one, PyTorch's legacy choice (dim 0 for 0-, 1- and 3-d input,
+    else 1) with its deprecation warning."""
+    def __init__(self, dim=None):
         super().__init__()
         self.dim = dim
 
+    def _dim(self, x):
+        return self.dim if self.dim is not None else _implicit_softmax_dim(type(self).__name__.lower(), x.ndim)
+
     def forward(self, x):
-        return F.softmax(x, self.dim)
+        return F.softmax(x, self._dim(x))
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
 
 
 class Softmax2d(Module):
@@ -656,7 +674,7 @@ class Softmax2d(Module):
 
 class LogSoftmax(Softmax):
     def forward(self, x):
-        return F.log_softmax(x, self.dim)
+        return F.log_softmax(x, self._dim(x))
 
 
 class Flatten(Module):

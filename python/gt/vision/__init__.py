@@ -15,6 +15,6 @@ so download=True with the files missing raises RuntimeError naming the files and
 torchvision fetches them from. `models` has torchvision's ResNet, ResNeXt, Wide ResNet, VGG
 and AlexNet, without pretrained weights (see gt.vision.models); io and ops are not provided.
 """
-from . import datasets, models, transforms, utils  # noqa: F401
+from . import datasets, io, models, transforms, utils  # noqa: F401
 
 __version__ = "0.0.gt"
