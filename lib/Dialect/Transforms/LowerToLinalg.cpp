@@ -113,6 +113,32 @@ Value inF64(OpBuilder &b, Location loc, Value x, function_ref<Value(Value)> fn) 
   return b.create<arith::TruncFOp>(loc, t, fn(b.create<arith::ExtFOp>(loc, f64, x)));
 }
 
+/// sin(x) or cos(x). An f32 x is reduced to r = x - k pi/2 in f64 (|r| <= pi/4, k the nearest
+/// integer to x / (pi/2)) and sin and cos of r (f32: MLIR's polynomial approximations, which are
+/// accurate there) are combined by k's quadrant: sin x = (s, c, -s, -c)[k mod 4], cos x = (c, -s,
+/// -c, s)[k mod 4]. The approximations alone reduce in f32 and lose the result as |x| grows
+/// (sin(1e4) off by 7.6e-4; positional encodings reach thousands), where PyTorch's is within an
+/// ulp. f64 is left to math.sin / math.cos (libm's on the CPU). Source: the Cody-Waite
+/// reduction (Muller, "Elementary Functions", ch. 11), with pi/2 in one f64 constant: exact to
+/// f32 for |x| below ~1e7.
+Value sinOrCos(OpBuilder &b, Location loc, bool sine, Value x) {
+  if (!x.getType().isF32()) return sine ? b.create<math::SinOp>(loc, x).getResult() : b.create<math::CosOp>(loc, x).getResult();
+  Type f64 = b.getF64Type(), f32 = x.getType();
+  auto c = [&](double v) { return constantOf(b, loc, f64, v); };
+  Value xd = b.create<arith::ExtFOp>(loc, f64, x);
+  Value k = b.create<math::FloorOp>(loc, b.create<arith::AddFOp>(loc, b.create<arith::MulFOp>(loc, xd, c(M_2_PI)), c(0.5)));
+  Value r = b.create<arith::TruncFOp>(loc, f32, b.create<arith::SubFOp>(loc, xd, b.create<arith::MulFOp>(loc, k, c(M_PI_2))));
+  Value q = b.create<arith::SubFOp>(loc, k, b.create<arith::MulFOp>(loc, c(4), b.create<math::FloorOp>(loc, b.create<arith::MulFOp>(loc, k, c(0.25)))));
+  Value s = b.create<math::SinOp>(loc, r), co = b.create<math::CosOp>(loc, r);
+  Value ns = b.create<arith::NegFOp>(loc, s), nc = b.create<arith::NegFOp>(loc, co);
+  auto is = [&](double v) { return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, q, c(v)); };
+  // quadrants 0..3 (q is NaN for a non-finite x: every compare is false, and the last choice,
+  // computed from a NaN r, is NaN)
+  Value q1 = sine ? co : ns, q2 = sine ? ns : nc, q3 = sine ? nc : s, q0 = sine ? s : co;
+  return b.create<arith::SelectOp>(loc, is(0), q0,
+                                   b.create<arith::SelectOp>(loc, is(1), q1, b.create<arith::SelectOp>(loc, is(2), q2, q3)));
+}
+
 /// x <= 0 and an integer: the poles of the gamma function (false for NaN and -inf's
 /// non-integer neighbours; true for -inf, whose floor is itself).
 Value isGammaPole(OpBuilder &b, Location loc, Value x) {
@@ -234,8 +260,7 @@ Value scalarUnary(OpBuilder &b, Location loc, OpCode code, Value x, Type resultT
     return b.create<arith::SelectOp>(loc, b.create<arith::OrIOp>(loc, exact, inf),
                                      b.create<arith::SelectOp>(loc, exact, x, u), ratio);
   }
-  case OpCode::Sin: return b.create<math::SinOp>(loc, x);
-  case OpCode::Cos: return b.create<math::CosOp>(loc, x);
+  case OpCode::Sin: case OpCode::Cos: return sinOrCos(b, loc, code == OpCode::Sin, x);
   case OpCode::Rsqrt: return b.create<math::RsqrtOp>(loc, x);
   case OpCode::Erf: return b.create<math::ErfOp>(loc, x);
   case OpCode::Gelu: { // x * (1 + erf(x / sqrt 2)) / 2

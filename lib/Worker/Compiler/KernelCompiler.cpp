@@ -83,7 +83,7 @@ namespace gt::worker {
 /// and GT_KERNEL_SOURCE_HASH, a hash of the dialect, its lowering passes, this compiler and the
 /// op spec (cmake/KernelSourceHash.cmake), so a build that lowers anything differently never
 /// loads an older build's kernels.
-static constexpr const char *kCompilerVersion = "gt-kernels-28 llvm-" LLVM_VERSION_STRING " src-" GT_KERNEL_SOURCE_HASH;
+static constexpr const char *kCompilerVersion = "gt-kernels-29 llvm-" LLVM_VERSION_STRING " src-" GT_KERNEL_SOURCE_HASH;
 
 /// The op table's numbering (every op's mnemonic in OpCode order), also in every disk key: a
 /// kernel names the op whose check failed by its number (an out-of-range index), so a kernel
