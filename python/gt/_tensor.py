@@ -93,6 +93,10 @@ def _float_formatter(a):
     if a.dtype.kind != "f" and a.dtype.name != "bfloat16":
         return None
     values = np.asarray(a, dtype=np.float64)
+    if values.size > 1000:  # summarized: only the first and last 3 along each axis are shown
+        for axis in range(values.ndim):
+            if values.shape[axis] > 6:
+                values = np.take(values, [0, 1, 2, -3, -2, -1], axis=axis)
     finite = values[np.isfinite(values)]
     nonzero = np.abs(finite[finite != 0])
     if finite.size and np.all(finite == np.round(finite)):
@@ -105,8 +109,7 @@ def _float_formatter(a):
     def one(v):
         v = float(v)
         return ("nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")) if not math.isfinite(v) else fmt(v)
-    width = builtins.max((len(one(v)) for v in values.flat), default=0) if values.size <= 1000 else \
-        builtins.max(len(one(v)) for v in (finite.min(), finite.max(), np.nan)) if finite.size else 4
+    width = builtins.max((len(one(v)) for v in values.flat), default=0)
     return {"float_kind": lambda v: one(v).rjust(width)}
 
 
@@ -299,7 +302,8 @@ class Tensor:
 
     def __repr__(self):
         a = self.numpy()
-        body = np.array2string(a, separator=", ", prefix="tensor(", precision=4, formatter=_float_formatter(a))
+        body = np.array2string(a, separator=", ", prefix="tensor(", precision=4, formatter=_float_formatter(a),
+                               max_line_width=80).replace(", ..., ", ",  ..., ")  # PyTorch's layout
         extra = ""
         if self.dtype not in (_dt.float32, _dt.int64, _dt.bool) or a.size == 0:
             extra += f", dtype={self.dtype!r}"
