@@ -302,6 +302,8 @@ class Tensor:
 
     def __repr__(self):
         a = self.numpy()
+        if a.dtype.name == "bfloat16":  # (NumPy formats ml_dtypes' bfloat16 as no float kind)
+            a = a.astype(np.float32)
         body = np.array2string(a, separator=", ", prefix="tensor(", precision=4, formatter=_float_formatter(a),
                                max_line_width=80).replace(", ..., ", ",  ..., ")  # PyTorch's layout
         extra = ""

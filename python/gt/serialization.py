@@ -9,14 +9,17 @@ The format follows the file name:
 - `.safetensors`: Hugging Face's safetensors (a JSON header and raw little-endian bytes), for a
   flat dict of name -> tensor;
 - `.npz`: NumPy's, for a flat dict of name -> tensor;
-- anything else (or a file object): Python's pickle, each tensor stored as its values, dtype and
-  shape (Tensor.__reduce_ex__: the values are fetched from the workers, and uploaded again when
-  loaded).
+- anything else (or a file object): torch.save's zip format, so that PyTorch's torch.load reads
+  a state dict or checkpoint GT saved (and GT reads PyTorch's): the object pickled with each
+  tensor as torch._utils._rebuild_tensor_v2 of a storage whose bytes are a record of the zip
+  (the values are fetched from the workers, and uploaded again when loaded). Objects of GT's
+  own classes (a whole module) are pickled by reference, which only GT can load.
 Values are stored exactly (a save/load round trip is bit for bit), bfloat16 included.
 
-gt.load reads all three (by the file's first bytes, or its name for safetensors), and the
-zip files torch.save writes (PyTorch 1.6 and later): their tensors become gt Tensors, their
-Parameters too, views of one storage each get their own values. Like
+gt.load reads all three (by the file's first bytes, or its name for safetensors), the zip files
+torch.save writes (PyTorch 1.6 and later: their tensors become gt Tensors, their Parameters too,
+views of one storage each get their own values), and the plain pickles earlier GT versions
+wrote. Like
 torch.load since PyTorch 2.6 it unpickles only tensors, numbers, strings, lists, tuples, dicts,
 sets and NumPy arrays unless `weights_only=False`: unpickling can run any code a file names,
 so load whole modules or other objects only from files you trust.
@@ -24,6 +27,7 @@ so load whole modules or other objects only from files you trust.
 import io
 import os
 import pickle
+import sys
 from collections import OrderedDict
 
 import numpy as np
@@ -52,12 +56,99 @@ def _from_npz(a):
     return a
 
 
+class _TorchGlobal:
+    """A reference to PyTorch's `module.name` in a pickle (GT does not import torch to write one)."""
+
+    def __init__(self, module, name):
+        self.module, self.name = module, name
+
+    def __call__(self, *args):  # (pickle's save_reduce wants a callable; this one is never called)
+        raise TypeError(f"{self.module}.{self.name} is PyTorch's")
+
+
+class _TorchStorage:
+    """One tensor's values as a torch.save storage: ARCHIVE/data/<key>."""
+
+    def __init__(self, key, array):
+        self.key, self.array = key, array
+
+
+# gt dtype name -> torch's storage class, as torch.save names it
+_STORAGE_OF = {"float32": "FloatStorage", "float64": "DoubleStorage", "float16": "HalfStorage",
+               "bfloat16": "BFloat16Storage", "int64": "LongStorage", "int32": "IntStorage", "int16": "ShortStorage",
+               "int8": "CharStorage", "uint8": "ByteStorage", "bool": "BoolStorage"}
+
+
+class _TorchPickler(pickle._Pickler):
+    """Pickles as torch.save does (protocol 2): a gt Tensor as
+    torch._utils._rebuild_tensor_v2(storage, 0, size, stride, requires_grad, OrderedDict()), a
+    Parameter as torch._utils._rebuild_parameter of that, its storage a persistent id
+    ("storage", torch.<Type>Storage, key, "cpu", numel); gt.Size as a tuple."""
+    dispatch = pickle._Pickler.dispatch.copy()
+
+    def __init__(self, file):
+        super().__init__(file, protocol=2)
+        self.storages = []
+
+    def _save_torch_global(self, obj):
+        self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode("ascii"))
+        self.memoize(obj)
+    dispatch[_TorchGlobal] = _save_torch_global
+
+    def persistent_id(self, obj):
+        if isinstance(obj, _TorchStorage):
+            return ("storage", _TorchGlobal("torch", _STORAGE_OF[obj.dtype_name]), obj.key, "cpu", obj.array.size)
+        return None
+
+    def reducer_override(self, obj):
+        from ._tensor import Size
+        from .nn.modules import Parameter
+        if isinstance(obj, Size):
+            return _TorchGlobal("torch", "Size"), (tuple(obj),)
+        if not isinstance(obj, T.Tensor):
+            return NotImplemented
+        if isinstance(obj, Parameter):
+            return _TorchGlobal("torch._utils", "_rebuild_parameter"), (obj.detach(), obj.requires_grad, OrderedDict())
+        array = np.ascontiguousarray(obj.numpy())
+        storage = _TorchStorage(str(len(self.storages)), array.reshape(-1))
+        storage.dtype_name = obj.dtype.name
+        self.storages.append(storage)
+        stride = tuple(int(np.prod(obj.shape[i + 1:], dtype=np.int64)) for i in range(len(obj.shape)))
+        return (_TorchGlobal("torch._utils", "_rebuild_tensor_v2"),
+                (storage, 0, tuple(obj.shape), stride, obj.requires_grad, OrderedDict()))
+
+
+def _torch_zip(obj):
+    """`obj` in torch.save's zip format (bytes): archive/data.pkl, archive/byteorder,
+    archive/data/<key> per tensor, archive/version; records stored uncompressed, each one's data
+    64-byte aligned as torch.save writes them (torch.load can then map the file)."""
+    import zipfile
+    pkl = io.BytesIO()
+    pickler = _TorchPickler(pkl)
+    pickler.dump(obj)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
+        def record(name, data):
+            info = zipfile.ZipInfo("archive/" + name, date_time=(1980, 1, 1, 0, 0, 0))
+            header = 30 + len(info.filename.encode())  # local file header + name, before the data
+            pad = (-(out.tell() + header + 4)) % 64
+            info.extra = b"FB" + pad.to_bytes(2, "little") + b"Z" * pad  # an extra field that aligns the data
+            z.writestr(info, data)
+        record("data.pkl", pkl.getvalue())
+        record("byteorder", b"little")
+        for storage in pickler.storages:
+            a = storage.array if sys.byteorder == "little" else storage.array.byteswap()
+            record(f"data/{storage.key}", a.tobytes())
+        record("version", b"3\n")
+    return out.getvalue()
+
+
 def save(obj, f):
     """Writes `obj` to `f` (a path or a binary file object): safetensors or .npz for a flat
-    dict of name -> Tensor (or array) named so, else a pickle (see the module's docstring).
-    Raises TypeError for a .safetensors or .npz file of anything but such a dict."""
+    dict of name -> Tensor (or array) named so, else torch.save's zip format (see the module's
+    docstring). Raises TypeError for a .safetensors or .npz file of anything but such a dict."""
     if hasattr(f, "write"):
-        pickle.dump(obj, f, protocol=pickle.HIGHEST_PROTOCOL)
+        f.write(_torch_zip(obj))
         return
     path = os.fspath(f)
     if path.endswith(".safetensors"):
@@ -68,8 +159,9 @@ def save(obj, f):
         with open(path, "wb") as out:  # a file object: np.savez must not append ".npz"
             np.savez(out, **arrays)
     else:
+        data = _torch_zip(obj)  # (everything fetched before the file is opened)
         with open(path, "wb") as out:
-            pickle.dump(obj, out, protocol=pickle.HIGHEST_PROTOCOL)
+            out.write(data)
 
 
 # What a weights-only load may unpickle: containers, numbers, strings, NumPy arrays, tensors.
@@ -79,7 +171,8 @@ _SAFE = {
 } | {("collections", "OrderedDict"), ("gt._tensor", "_rebuild_tensor"), ("gt", "Tensor"), ("gt._tensor", "Tensor"),
      ("gt.nn.modules", "Parameter")} | {
     (m, n) for m in ("numpy.core.multiarray", "numpy._core.multiarray") for n in ("_reconstruct", "scalar")
-} | {(m, "_frombuffer") for m in ("numpy.core.numeric", "numpy._core.numeric")} | {("numpy", "ndarray"), ("numpy", "dtype")}
+} | {(m, "_frombuffer") for m in ("numpy.core.numeric", "numpy._core.numeric")} | {("numpy", "ndarray"), ("numpy", "dtype")} | {
+    ("_codecs", "encode")}  # (protocol 2's bytes: encode(str, "latin1"); PyTorch's weights-only load allows it too)
 
 
 # Objects the user allowed in weights-only loads (add_safe_globals, safe_globals), by identity.
@@ -120,6 +213,8 @@ class safe_globals:
 
 class _WeightsOnly(pickle.Unpickler):
     def find_class(self, module, name):
+        if module == "__builtin__":  # a protocol 2 pickle's name for builtins (torch.save's protocol)
+            module = "builtins"
         if (module, name) in _SAFE:
             return super().find_class(module, name)
         if _allowed:
@@ -171,7 +266,7 @@ def _rebuild_torch_tensor(storage, offset, size, stride, requires_grad=False, ba
         raise pickle.UnpicklingError(f"gt.load: a tensor of size {size}, stride {stride} at offset {offset} reaches "
                                      f"past its storage of {len(storage)} elements")
     view = np.lib.stride_tricks.as_strided(storage[offset:], shape=size, strides=tuple(s * itemsize for s in stride))
-    return T.from_numpy(np.array(view, order="C"))  # (a copy; ascontiguousarray would make a 0-d one 1-d)
+    return T.from_numpy(np.array(view, order="C"), requires_grad=bool(requires_grad))  # (a copy)
 
 
 def _rebuild_torch_tensor_v3(storage, offset, size, stride, requires_grad, backward_hooks, dtype, metadata=None):

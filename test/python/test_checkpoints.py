@@ -234,3 +234,34 @@ def test_a_torch_save_file_whose_view_reaches_past_its_storage_is_refused(tmp_pa
             z.writestr(n, text if n == pkl else b)
     with pytest.raises(pickle.UnpicklingError, match="reaches past its storage"):
         gt.load(evil)
+
+
+def test_gt_save_writes_torch_saves_zip_format(tmp_path):
+    # PyTorch's torch.load reads what gt.save writes (checked with PyTorch 2.15: a state dict, an
+    # optimizer's, bfloat16, Parameters, mmap=True); here the format itself: archive/data.pkl
+    # pickled at protocol 2 naming only torch._utils / torch storages / builtins, one record per
+    # tensor holding its little-endian bytes, 64-byte aligned.
+    import pickletools
+    import zipfile
+    path = tmp_path / "ck.pt"
+    w = nn.Parameter(gt.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    gt.save({"w": w, "b": gt.tensor([1, 2], dtype=gt.int32), "size": gt.ones(2, 3).size(), "epoch": 3}, path)
+    raw = path.read_bytes()
+    z = zipfile.ZipFile(path)
+    names = z.namelist()
+    assert names[:2] == ["archive/data.pkl", "archive/byteorder"] and "archive/version" in names
+    assert z.read("archive/byteorder") == b"little"
+    pkl = z.read("archive/data.pkl")
+    assert pkl[:2] == b"\x80\x02"  # protocol 2, as torch.save
+    globals_ = {arg.replace(" ", ".") for op, arg, _ in pickletools.genops(pkl) if op.name == "GLOBAL"}
+    assert globals_ == {"collections.OrderedDict", "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_parameter",
+                        "torch.FloatStorage", "torch.IntStorage", "torch.Size"}
+    data = sorted(n for n in names if n.startswith("archive/data/"))
+    assert [np.frombuffer(z.read(n), dtype) .tolist() for n, dtype in zip(data, (np.float32, np.int32))] == \
+        [[1.0, 2.0, 3.0, 4.0], [1, 2]]
+    for info in z.infolist():
+        start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+        assert raw[start:start + info.file_size] == z.read(info.filename) and start % 64 == 0
+    back = gt.load(path)
+    assert isinstance(back["w"], nn.Parameter) and back["size"] == (2, 3) and back["epoch"] == 3
+    check(back["w"], [[1, 2], [3, 4]])
