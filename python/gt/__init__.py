@@ -41,7 +41,7 @@ from . import amp, backends, distributed  # noqa: E402
 from ._composites import (reciprocal, square, trunc, fix, frac, ceil, fmod, expm1, exp2, log2, log10, sinh,  # noqa
                           cosh, tan, hypot, logaddexp, xlogy, deg2rad, rad2deg, heaviside, sinc, nan_to_num, addcmul,
                           addcdiv, nansum, nanmean, count_nonzero, var_mean, std_mean, tile, tensor_split, scatter,
-                          searchsorted, bucketize, cdist, meshgrid, cartesian_prod, tril_indices, triu_indices,
+                          searchsorted, bucketize, cdist, dist, meshgrid, cartesian_prod, tril_indices, triu_indices,
                           bincount, unique, bernoulli, normal, randint_like, dot, inner, vdot, mv, index_add,
                           scatter_add, index_fill, index_copy, select, cumprod, cross, multiply, subtract, divide,
                           greater, less, greater_equal, less_equal, not_equal, absolute, asinh, acosh, atanh,
@@ -75,6 +75,7 @@ def synchronize():
 
 
 from ._compat import (is_tensor, numel, get_default_dtype, set_default_dtype, set_default_tensor_type,  # noqa
+                      set_default_device, get_default_device,
                       set_float32_matmul_precision,
                       get_float32_matmul_precision, set_num_threads, get_num_threads, seed, initial_seed,
                       movedim, moveaxis, isclose, diff, logit, erfc, take, tensordot, aminmax, unflatten)

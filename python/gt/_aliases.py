@@ -32,6 +32,13 @@ def _with_alias(fn):
     return call
 
 
+# The modules whose functions are tensor ops (out= applies); gt's other functions (vmap, compile,
+# save, and those of public submodules: gt.matrix_exp is gt.linalg.matrix_exp) stay the same
+# objects as in their own modules (torch.vmap is torch.func.vmap).
+_OP_MODULES = {"gt._tensor", "gt._functions", "gt._ops", "gt._composites", "gt._shaping", "gt._sorting",
+               "gt._array_functions", "gt._compat"}
+
+
 def _write_out(name, result, out, tensor_class):
     """PyTorch's `out=`: `out` (a tensor, or a tuple of them for a function returning a tuple)
     takes the result's values (the same object is returned). The result is cast to out's dtype
@@ -93,7 +100,8 @@ def install(namespaces, tensor_class, out_namespace=None):
             if obj not in done:
                 done[obj] = _with_alias(obj) if _needs_alias(obj) else obj
             wrapped = done[obj]
-            if ns is out_namespace and "out" not in inspect.signature(obj).parameters:
+            if ns is out_namespace and getattr(obj, "__module__", "") in _OP_MODULES and \
+                    "out" not in inspect.signature(obj).parameters:
                 if obj not in outs:
                     outs[obj] = _with_out(wrapped, tensor_class)
                 wrapped = outs[obj]

@@ -30,6 +30,25 @@ def get_default_dtype():
     return _dt.default_float()
 
 
+_default_device = [None]
+
+
+def set_default_device(device):
+    """torch.set_default_device: checked (gt.device raises for a name that is not a device) and
+    read back by get_default_device; it places nothing, as `device=` does not (gt.device)."""
+    from . import _device
+    if device is not None:
+        _device.check(device)
+        device = _device.device(device) if not isinstance(device, _device.device) else device
+    _default_device[0] = device
+
+
+def get_default_device():
+    """The device set_default_device named, else the session's kind of worker ("cpu" or "cuda")."""
+    from . import _device
+    return _default_device[0] or _device.device(_device.session_device_type())
+
+
 def set_default_dtype(d):
     """Floating-point tensors made without a dtype from now on have dtype `d` (float32,
     float64, float16 or bfloat16), as torch.set_default_dtype: creation functions (zeros, ones,

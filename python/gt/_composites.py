@@ -276,6 +276,12 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
     return searchsorted(boundaries, input, right=right, out_int32=out_int32)
 
 
+@_method()
+def dist(input, other, p=2):
+    """The p-norm of input - other (broadcast), a 0-d tensor, as torch.dist."""
+    return T.norm(input - other, p)
+
+
 def cdist(x1, x2, p=2.0):
     """Pairwise p-norm distances between the rows of (..., P, M) x1 and (..., R, M) x2 ->
     (..., P, R); p=2 through x1^2 + x2^2 - 2 x1 x2^T (clamped at 0), as PyTorch's default."""
@@ -1280,8 +1286,17 @@ def cross(a, b, dim=None):
 def _install_more_inplace():
     _add_inplace_forms((("erfinv_", erfinv), ("index_add_", index_add), ("scatter_add_", scatter_add), ("index_fill_", index_fill),
                         ("index_copy_", index_copy), ("scatter_", scatter), ("cumprod_", cumprod),
-                        ("t_", _t), ("unsqueeze_", T.unsqueeze), ("squeeze_", T.squeeze), ("mul_", T.mul),
-                        ("sub_", T.sub), ("transpose_", T.transpose)))
+                        ("mul_", T.mul), ("sub_", T.sub)))
+    for name, fn in (("t_", _t), ("unsqueeze_", T.unsqueeze), ("squeeze_", T.squeeze), ("transpose_", T.transpose),
+                     ("swapaxes_", T.transpose), ("swapdims_", T.transpose)):
+        if hasattr(Tensor, name):
+            continue
+
+        def reshaping(x, *args, _fn=fn, **kwargs):
+            return x._assign_reshaped(_fn(x._before(), *args, **kwargs))
+        reshaping.__name__ = name
+        reshaping.__doc__ = f"In place: x = {name[:-1]}(x, ...), its shape included (see Tensor._assign_reshaped)."
+        setattr(Tensor, name, reshaping)
 
 
 _install_more_inplace()

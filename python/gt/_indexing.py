@@ -198,6 +198,8 @@ def setitem(x, key, value):
     nkey = _normalize_key(x, key)
     if not any(isinstance(k, (T.Tensor, np.ndarray, list)) for k in nkey):
         y, _, (starts, steps, sizes) = _basic(before, nkey)
+        while v.ndim > y.ndim and v.shape[0] == 1:  # leading 1s are dropped, as PyTorch: a[0] = ones(1, 4)
+            v = T.reshape(v, v.shape[1:])
         v = T.broadcast_to(v, y.shape) if v.shape != y.shape else v
         v = T.reshape(v, tuple(sizes))
         x._assign(T._op("slice_scatter", before, v, starts=starts, steps=steps))
@@ -211,11 +213,18 @@ def setitem(x, key, value):
     leading = all(isinstance(a, (T.Tensor, np.ndarray, list)) for a in nkey[:k]) and \
         all(isinstance(s, slice) and s == slice(None) for s in nkey[k:])
     masks = [a.dtype in (_dt.bool, np.bool_) for a in adv]
-    if leading and k == 1 and masks[0]:  # a bool mask over the leading axes: where(mask, value, x)
+    if leading and k == 1 and masks[0] and (v.numel() == 1 or v.shape == x.shape):
+        # a bool mask over the leading axes and one value (or x's shape): where(mask, value, x)
         mask = adv[0] if isinstance(adv[0], T.Tensor) else T.from_numpy(adv[0])
         mask = T.reshape(mask, mask.shape + (1,) * (x.ndim - mask.ndim))
         x._assign(T.where(mask, v, before))
         return
+    if leading and k == 1 and masks[0]:
+        # values for the True positions in order (PyTorch's x[mask] = v, v of (count, *rest)):
+        # the positions are read from the mask (a wait, as reading x[mask] is)
+        adv = _mask_positions(adv[0], None)
+        k = len(adv)
+        masks = [False] * k
     if leading and not any(masks):
         if grad:
             raise NotImplementedError("x[indices] = value with integer indices on a tensor that requires grad: "

@@ -132,10 +132,10 @@ def masked_select(x, mask):
 
 def einsum(equation, *operands):
     """Einstein summation, as torch.einsum ("bhqd,bhkd->bhqk", with "..." and the implicit
-    output of the letters used once, in order): each operand first sums the letters no one else
-    needs, then pairs are joined left to right by one batched matrix product each (permute,
-    reshape, matmul). A letter repeated within one operand (a diagonal) raises
-    NotImplementedError."""
+    output of the letters used once, in order): a letter repeated within one operand takes that
+    operand's diagonal first ("ii->" is the trace, "ii->i" the diagonal), each operand then sums
+    the letters no one else needs, and pairs are joined left to right by one batched matrix
+    product each (permute, reshape, matmul)."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     eq = equation.replace(" ", "")
@@ -150,13 +150,23 @@ def einsum(equation, *operands):
     for s, t in zip(terms, operands):
         if len(s) != t.ndim:
             raise ValueError(f"einsum(): the subscript {s!r} has {len(s)} letters for an operand of {t.ndim} dims")
-        if len(set(s)) != len(s):
-            raise NotImplementedError(f"einsum(): a repeated letter within one operand ({s!r}) is not supported")
     if arrow:
         out = out.replace("...", ell)
     else:
         letters = "".join(terms)
         out = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ell))
+    terms, operands = list(terms), list(operands)
+    for k, (s, t) in enumerate(zip(terms, operands)):
+        while len(set(s)) != len(s):  # a repeated letter: the diagonal over its two axes (moved last)
+            c = next(c for c in s if s.count(c) > 1)
+            i = s.index(c)
+            j = s.index(c, i + 1)
+            if t.shape[i] != t.shape[j]:
+                raise ValueError(f"einsum(): subscript {c!r} is repeated for operand {k} but the sizes don't match, "
+                                 f"{t.shape[i]} != {t.shape[j]}")
+            t = diagonal(t, 0, i, j)
+            s = s[:i] + s[i + 1:j] + s[j + 1:] + c
+        terms[k], operands[k] = s, t
     sizes = {}
     for s, t in zip(terms, operands):
         for c, n in zip(s, t.shape):

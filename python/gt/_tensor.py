@@ -300,6 +300,11 @@ class Tensor:
     def detach(self):
         return Tensor(self._h, self.shape, self.dtype)
 
+    def _is_view(self):
+        """Whether this tensor was read from another one with basic indexing, select or narrow
+        (writes to it reach that tensor; see _rebind)."""
+        return getattr(self, "_view_of", None) is not None
+
     def __repr__(self):
         a = self.numpy()
         if a.dtype.name == "bfloat16":  # (NumPy formats ml_dtypes' bfloat16 as no float kind)
@@ -484,6 +489,26 @@ class Tensor:
         base = getattr(self, "_data_of", None)
         if base is not None and base.shape == self.shape and base.dtype == self.dtype:
             base._rebind(new._h)  # x.data's in-place op changes x's values (not its history)
+        return self
+
+    def _assign_reshaped(self, new):
+        """An in-place op that changes the shape (unsqueeze_, squeeze_, t_, transpose_): this
+        tensor takes new's values, shape and history. It changes only this tensor, as PyTorch's
+        changes a view's metadata only: a view stops writing back to what it was read from."""
+        if self.requires_grad and self.is_leaf and _ag.is_grad_enabled():
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation "
+                               "(wrap the update in `with gt.no_grad():`)")
+        self._view_of = None
+        if self._node is not None and self.requires_grad:  # (see _assign)
+            before = Tensor(self._h, self.shape, self.dtype, True)
+            before._node = self._node
+            self._priors = (getattr(self, "_priors", None) or ()) + ((_runtime.client().next_id(), before),)
+        if not self.is_leaf or new._node is not None:
+            self._node = new._node
+            self.requires_grad = self.requires_grad or new.requires_grad
+        self.shape = new.shape
+        self._h = new._h
+        self._writes = self._version + 1
         return self
 
     def _rebind(self, h):
@@ -1291,16 +1316,29 @@ def eye(n, m=None, dtype=None, requires_grad=False):
 
 # ---------------------------------------------------------------- elementwise
 
-def add(a, b, *, alpha=1):
+def _legacy_alpha(name, b, other, alpha):
+    """PyTorch's deprecated add(x, alpha, other) / x.add_(alpha, other) spelling: (other, alpha)."""
+    import warnings
+    warnings.warn(f"This overload of {name} is deprecated: {name}(Number alpha, Tensor other); use "
+                  f"{name}(Tensor other, *, Number alpha)", UserWarning, stacklevel=4)
+    return other, b
+
+
+def add(a, b, other=None, *, alpha=1):
     """a + alpha * b with broadcasting and type promotion; raises gt.ShapeError if the shapes
-    do not broadcast and gt.DTypeError for bool + bool."""
+    do not broadcast and gt.DTypeError for bool + bool. (add(a, alpha, other), PyTorch's
+    deprecated order, works with its warning.)"""
+    if other is not None:
+        b, alpha = _legacy_alpha("add", b, other, alpha)
     if alpha != 1:
         b = _op("mul", *_pair(b, alpha))
     return _op("add", a, b)
 
 
-def sub(a, b, *, alpha=1):
+def sub(a, b, other=None, *, alpha=1):
     """a - alpha * b (rules of add)."""
+    if other is not None:
+        b, alpha = _legacy_alpha("sub", b, other, alpha)
     if alpha != 1:
         b = _op("mul", *_pair(b, alpha))
     return _op("sub", a, b)

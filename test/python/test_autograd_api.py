@@ -599,3 +599,28 @@ def test_writes_to_a_non_leaf_record_history():
     with pytest.raises(RuntimeError, match="view of a leaf Variable"):
         p[0].add_(1)
     assert p.detach().numpy().tolist() == [0, 0, 0]
+
+
+def test_double_backward_through_a_function_that_saves_its_dropped_outputs():
+    # custom_function_double_backward_tutorial's Sinh: three outputs, two of them saved and
+    # dropped at once (sinh(x) = Sinh.apply(x)[0]); PyTorch's saved outputs keep their graph,
+    # so the first derivative (create_graph) is differentiable again
+    class Sinh(gt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            expx, expnegx = gt.exp(x), gt.exp(-x)
+            ctx.save_for_backward(expx, expnegx)
+            return (expx - expnegx) / 2, expx, expnegx
+
+        @staticmethod
+        def backward(ctx, grad_out, grad_exp, grad_negexp):
+            expx, expnegx = ctx.saved_tensors
+            return grad_out * (expx + expnegx) / 2 + grad_exp * expx - grad_negexp * expnegx
+
+    x = gt.tensor([0.5, 1.0], dtype=gt.float64, requires_grad=True)
+    (g,) = gt.autograd.grad(Sinh.apply(x)[0].sum(), x, create_graph=True)
+    assert g.requires_grad
+    np.testing.assert_allclose(g.detach().numpy(), np.cosh([0.5, 1.0]))
+    (g2,) = gt.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(g2.numpy(), np.sinh([0.5, 1.0]))
+    assert gt.autograd.gradgradcheck(lambda a: Sinh.apply(a)[0], (x,))

@@ -323,3 +323,81 @@ def test_scatter_with_a_0d_index_into_a_vector():
     t = gt.zeros(10).scatter_(0, gt.tensor(3), value=1)
     check(t, np.eye(10, dtype=np.float32)[3])
     check(gt.zeros(4).scatter_add(0, gt.tensor(1), gt.tensor(2.0)), np.array([0, 2, 0, 0], dtype=np.float32))
+
+
+def test_what_pytorchs_intermediate_tutorials_use():
+    import warnings
+    F = nn.functional
+    # x[mask] = values in the order of the True positions (reinforcement_q_learning's
+    # next_state_values[non_final_mask] = ...), and a leading 1 dropped from a value (seq2seq)
+    a = gt.zeros(4)
+    a[gt.tensor([True, False, True, True])] = gt.tensor([1.0, 2.0, 3.0])
+    check(a, [1, 0, 2, 3])
+    b = gt.zeros(3, 2)
+    b[gt.tensor([False, True, True])] = gt.tensor([[1.0, 2.0], [3.0, 4.0]])
+    check(b, [[0, 0], [1, 2], [3, 4]])
+    e = gt.zeros(2, 4)
+    e[0] = gt.ones(1, 4)
+    check(e, [[1, 1, 1, 1], [0, 0, 0, 0]])
+    # in-place ops that change the shape (char_rnn_generation: tensor.unsqueeze_(-1))
+    t = gt.tensor([1, 2, 3])
+    assert t.unsqueeze_(-1) is t and t.shape == (3, 1)
+    assert t.t_().shape == (1, 3) and t.squeeze_().shape == (3,)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = gt.zeros(3)
+        p.add_(-0.5, gt.ones(3))  # PyTorch's deprecated add_(alpha, other)
+        check(p, [-0.5] * 3)
+        x, y = gt.randn(4, 3).log_softmax(1), gt.tensor([0, 1, 2, 1])
+        check(F.nll_loss(x, y, size_average=False), F.nll_loss(x, y, reduction="sum").numpy())
+        assert nn.MSELoss(reduce=False)(x, x).shape == (4, 3)
+    from gt.backends.cuda import SDPBackend, sdp_kernel  # noqa: F401
+    with gt.backends.cudnn.flags(enabled=False, allow_tf32=False):
+        assert gt.backends.cudnn.allow_tf32 is False
+    assert gt.backends.cudnn.allow_tf32 is True
+    check(gt.dist(gt.ones(3), gt.zeros(3)), np.sqrt(3))
+    assert gt.autograd.Variable(gt.ones(2), requires_grad=True).requires_grad
+    assert gt.ones(3)[1:]._is_view() and not gt.ones(3)._is_view()
+    assert nn.Identity(128, bias=True)(gt.ones(2)).shape == (2,)
+    gt.set_default_device("cpu")
+    assert gt.get_default_device() == "cpu"
+    gt.set_default_device(None)
+    from gt import _dynamo
+    _dynamo.config.suppress_errors = True
+    _dynamo.reset()
+    assert repr(gt.randn(2, 3, requires_grad=True).log_softmax(1).grad_fn).startswith("<LogSoftmaxBackward0")
+
+
+def test_a_fully_masked_query_attends_to_nothing():
+    # PyTorch's attention gives 0 (and a 0 gradient) for a query every key of which is masked;
+    # softmax alone gives NaN (transformer_building_blocks' padded sequences)
+    F = nn.functional
+    q = gt.randn(1, 3, 4, requires_grad=True)
+    mask = gt.full((3, 3), float("-inf"))
+    mask[:2, :2] = 0
+    out = F.scaled_dot_product_attention(q, q, q, attn_mask=mask)
+    check(out[0, 2], np.zeros(4))
+    out.sum().backward()
+    assert not np.isnan(q.grad.numpy()).any()
+    allowed = gt.tensor([[True, False, False], [True, True, False], [False, False, False]])
+    check(F.scaled_dot_product_attention(q, q, q, attn_mask=allowed)[0, 2], np.zeros(4))
+    mha = nn.MultiheadAttention(4, 2, batch_first=True)
+    o, _ = mha(q, q, q, key_padding_mask=gt.tensor([[True, True, True]]), need_weights=False)
+    assert not np.isnan(o.numpy()).any()
+
+
+def test_gradcheck_and_gradgradcheck():
+    x = gt.randn(3, dtype=gt.float64, requires_grad=True)
+    assert gt.autograd.gradcheck(gt.sin, (x,)) and gt.autograd.gradgradcheck(lambda a: (a ** 3).sum(), (x,))
+
+    class Wrong(gt.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3
+    with pytest.raises(gt.autograd.GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0"):
+        gt.autograd.gradcheck(Wrong.apply, (x,))
+    assert gt.autograd.gradcheck(Wrong.apply, (x,), raise_exception=False) is False

@@ -181,6 +181,9 @@ def test_repeat_interleave_nonzero_masked_select():
     ("ij->", [(3, 4)]), ("i,j->ij", [(3,), (4,)]), ("...qd,...kd->...qk", [(2, 3, 5, 4), (2, 3, 6, 4)]),
     ("bij,bjk", [(2, 3, 4), (2, 4, 5)]), ("ij,ij->i", [(3, 4), (3, 4)]), ("ab,bc,cd->ad", [(3, 4), (4, 5), (5, 2)]),
     ("bi,i->b", [(3, 4), (4,)]),
+    # a repeated letter within one operand: a diagonal (the NTK tutorial's "NMKK->NM" trace)
+    ("ii->", [(3, 3)]), ("ii->i", [(3, 3)]), ("ii", [(3, 3)]), ("NMKK->NM", [(2, 4, 3, 3)]), ("ij,jj->i", [(3, 3), (3, 3)]),
+    ("iij->j", [(3, 3, 2)]),
 ], ids=lambda v: v if isinstance(v, str) else None)
 def test_einsum_matches_numpy(eq, shapes):
     ops = [data(s, np.float64) for s in shapes]
@@ -192,8 +195,8 @@ def test_einsum_matches_numpy(eq, shapes):
 def test_einsum_errors():
     with pytest.raises(ValueError, match="2 operands in the equation, 1 given"):
         gt.einsum("ij,jk->ik", gt.ones(2, 2))
-    with pytest.raises(NotImplementedError, match="repeated letter"):
-        gt.einsum("ii->i", gt.ones(2, 2))
+    with pytest.raises(ValueError, match="subscript 'i' is repeated for operand 0 but the sizes don't match"):
+        gt.einsum("ii->i", gt.ones(2, 3))
     with pytest.raises(ValueError, match="letter 'j' has sizes 3 and 4"):
         gt.einsum("ij,jk->ik", gt.ones(2, 3), gt.ones(4, 2))
 

@@ -367,10 +367,23 @@ class Function:
                     values = list(saved)
                     for i, (j, ref, alias) in saved_outputs.items():
                         live = ref()
-                        values[i] = y if j == k else (alias if live is None else live)
+                        if j == k:
+                            values[i] = y
+                        elif live is not None:
+                            values[i] = live
+                        elif is_grad_enabled():  # create_graph: output j as it was, with its history
+                            values[i] = Tensor(alias._h, alias.shape, alias.dtype, True)
+                            values[i]._node = Node(functools.partial(node_backward, k=j), inputs, None,
+                                                   _runtime.current_signal())
+                        else:
+                            values[i] = alias
                     ctx.saved_tensors = tuple(values)
                 _runtime.client().set_grad_location(0)  # your backward's ops carry your lines
-                result = cls.backward(ctx, *grads)
+                try:
+                    result = cls.backward(ctx, *grads)
+                finally:
+                    if saved_outputs:  # (a node made above refers to ctx: ctx must not refer to it)
+                        ctx.saved_tensors = ()
                 result = result if isinstance(result, tuple) else (result,)
                 if len(result) != len(args):
                     raise RuntimeError(f"function {cls.__name__}Backward returned an incorrect number of gradients "
@@ -384,7 +397,8 @@ class Function:
                     picked.append(gi)
                 return tuple(picked)
 
-            node_backward._gt_node_name = f"{cls.__name__}Backward"  # (Node.name)
+            # (Node.name: GT's own Functions, _LogSoftmax, as PyTorch's ops: LogSoftmaxBackward0)
+            node_backward._gt_node_name = cls.__name__.lstrip("_") + "Backward" + ("0" if cls.__name__[:1] == "_" else "")
             o.requires_grad = True
             o._node = Node(node_backward, inputs, None, _runtime.current_signal())
         return outs[0] if single else tuple(outs)
@@ -419,3 +433,12 @@ def _register():
 _register()
 
 from . import profiler  # noqa: E402,F401 (torch.autograd.profiler, imported with torch.autograd as in PyTorch)
+from ._gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: E402,F401 (torch.autograd.gradcheck)
+
+
+def Variable(data, requires_grad=False, volatile=False):
+    """torch.autograd.Variable, PyTorch's old wrapper: the tensor itself (its requires_grad set
+    when asked), as Variable(t) has returned t since PyTorch 0.4."""
+    if requires_grad:
+        data.requires_grad_(True)
+    return data

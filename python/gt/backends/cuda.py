@@ -59,3 +59,6 @@ def sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True, e
         yield
     finally:
         _sdp.update(saved)
+
+
+from ..nn.attention import SDPBackend  # noqa: E402,F401 (torch.backends.cuda re-exports it)

@@ -83,3 +83,27 @@ def _torch_module_paths():
 
 
 _torch_module_paths()
+
+
+def _loss_takes_legacy_reduction(cls):
+    """Loss modules take PyTorch's deprecated size_average= / reduce= too (see functional)."""
+    init = cls.__init__
+
+    def __init__(self, *args, size_average=None, reduce=None, **kwargs):
+        if size_average is not None or reduce is not None:
+            kwargs["reduction"] = functional._legacy_reduction(size_average, reduce)
+        init(self, *args, **kwargs)
+    __init__.__doc__, __init__.__wrapped__ = init.__doc__, init
+    cls.__init__ = __init__
+
+
+def _install_legacy_reduction():
+    import inspect
+    for value in list(globals().values()):
+        if inspect.isclass(value) and issubclass(value, Module) and "__init__" in vars(value):
+            params = inspect.signature(value.__init__).parameters
+            if "reduction" in params and "size_average" not in params:
+                _loss_takes_legacy_reduction(value)
+
+
+_install_legacy_reduction()

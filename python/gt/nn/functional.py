@@ -393,16 +393,25 @@ def softplus(x, beta=1.0):
     return (T.log1p(T.exp(-T.abs(x * beta))) + T.relu(x * beta)) / beta
 
 
+def _masked_softmax(scores):
+    """softmax(scores, -1), with 0 for a row every key of which is masked (-inf), as PyTorch's
+    attention gives (plain softmax: NaN); its gradient there is 0, not NaN."""
+    ok = T.amax(scores, -1, keepdim=True) > float("-inf")
+    return T.where(ok, T.softmax(T.where(ok, scores, 0.0), -1), 0.0)
+
+
 def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     """softmax(q k^T * scale + mask) v for (..., L, E) queries and (..., S, E) keys/values
     (Vaswani et al. 2017), as torch.nn.functional.scaled_dot_product_attention: is_causal masks
     keys after each query; a bool attn_mask is True where attention is allowed, a float one is
-    added; dropout_p > 0 drops attention weights (always: the function has no eval mode, as in
-    PyTorch, so scripts pass 0 when not training). enable_gqa: grouped-query attention (Ainslie
-    et al. 2023), keys and values (..., H_kv, S, E) with fewer heads than the queries' H_q, each
-    serving H_q / H_kv consecutive query heads (repeat_interleave on the heads axis, as
-    PyTorch's math backend); raises RuntimeError unless H_kv divides H_q."""
+    added; a query every key of which attn_mask masks attends to nothing (output 0, as PyTorch;
+    softmax alone would give NaN); dropout_p > 0 drops attention weights (always: the function
+    has no eval mode, as in PyTorch, so scripts pass 0 when not training). enable_gqa:
+    grouped-query attention (Ainslie et al. 2023), keys and values (..., H_kv, S, E) with fewer
+    heads than the queries' H_q, each serving H_q / H_kv consecutive query heads
+    (repeat_interleave on the heads axis, as PyTorch's math backend); raises RuntimeError unless
+    H_kv divides H_q."""
     if enable_gqa and q.dim() >= 3 and k.dim() >= 3 and q.shape[-3] != k.shape[-3]:
         hq, hkv = q.shape[-3], k.shape[-3]
         if hkv == 0 or hq % hkv or v.shape[-3] != hkv:
@@ -420,7 +429,9 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_caus
     if attn_mask is not None:
         scores = T.masked_fill(scores, T.logical_not(attn_mask), float("-inf")) if attn_mask.dtype == _dt.bool \
             else scores + attn_mask
-    weights = T.softmax(scores, -1)
+        weights = _masked_softmax(scores)
+    else:
+        weights = T.softmax(scores, -1)
     if dropout_p > 0:
         weights = dropout(weights, dropout_p)
     return T.matmul(weights, v)
@@ -1704,3 +1715,31 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         return T.sum(loss)
     per_label = T.tensor(np.maximum(np.array(tg_lens), 1).astype(_dt.numpy_dtype(dt)))
     return T.mean(loss / per_label)
+
+
+# PyTorch's deprecated size_average= / reduce= of every loss (torch.nn._reduction.legacy_get_string):
+# both default to True; reduce=False gives 'none', size_average=False 'sum', else 'mean'.
+def _legacy_reduction(size_average, reduce):
+    import warnings
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    reduction = ("mean" if size_average else "sum") if reduce else "none"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.",
+                  UserWarning, stacklevel=4)
+    return reduction
+
+
+def _takes_legacy_reduction(fn):
+    @functools.wraps(fn)
+    def call(*args, size_average=None, reduce=None, **kwargs):
+        if size_average is not None or reduce is not None:
+            kwargs["reduction"] = _legacy_reduction(size_average, reduce)
+        return fn(*args, **kwargs)
+    return call
+
+
+for _name, _fn in list(globals().items()):
+    if not _name.startswith("_") and inspect.isfunction(_fn) and "reduction" in inspect.signature(_fn).parameters \
+            and "size_average" not in inspect.signature(_fn).parameters:
+        globals()[_name] = _takes_legacy_reduction(_fn)
+del _name, _fn

@@ -493,6 +493,10 @@ class Module:
 # ---------------------------------------------------------------- layers
 
 class Identity(Module):
+    """Returns its input; takes and ignores any arguments, as PyTorch's (nn.Identity(128))."""
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
     def forward(self, x):
         return x
 

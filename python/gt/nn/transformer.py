@@ -80,7 +80,8 @@ class MultiheadAttention(Module):
         if key_padding_mask is not None:
             pad = T.reshape(key_padding_mask, N, 1, 1, S)
             scores = T.masked_fill(scores, pad, float("-inf")) if pad.dtype == _dt.bool else scores + pad
-        weights = T.softmax(scores, -1)
+        weights = F._masked_softmax(scores) if attn_mask is not None or key_padding_mask is not None else \
+            T.softmax(scores, -1)
         dropped = F.dropout(weights, self.dropout, self.training) if self.dropout > 0 else weights
         out = T.reshape(T.permute(T.matmul(dropped, v), 2, 0, 1, 3), L, N, E)  # (L, N, E)
         out = self.out_proj(out)
