@@ -624,3 +624,32 @@ def test_double_backward_through_a_function_that_saves_its_dropped_outputs():
     (g2,) = gt.autograd.grad(g.sum(), x)
     np.testing.assert_allclose(g2.numpy(), np.sinh([0.5, 1.0]))
     assert gt.autograd.gradgradcheck(lambda a: Sinh.apply(a)[0], (x,))
+
+
+def test_functions_leave_no_reference_cycles():
+    # A node's backward function that referred to itself (a cycle) kept each step's saved
+    # tensors until Python's cyclic collector ran: their frees came at random points, the
+    # dispatcher's plan cache missed a quarter of char_gpt's steps, and the step took 10 % more.
+    import gc
+
+    class Sinh(gt.autograd.Function):  # saves outputs, as the double-backward case above
+        @staticmethod
+        def forward(ctx, x):
+            e = gt.exp(x)
+            ctx.save_for_backward(e)
+            return e - 1.0 / e, e
+
+        @staticmethod
+        def backward(ctx, g, ge):
+            (e,) = ctx.saved_tensors
+            return g * (e + 1.0 / e) + ge * e
+
+    x = gt.randn(3, requires_grad=True)
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(3):
+            (x.log_softmax(0).sum() + Sinh.apply(x)[0].sum()).backward()
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

@@ -349,6 +349,7 @@ class Function:
             for i in saved_outputs:
                 saved[i] = None
             ctx.saved_tensors = ()
+        backwards = []  # weak references to the node_backward functions below
         for k, o in enumerate(outs):
             if not isinstance(o, Tensor) or not o.dtype.is_floating_point or id(o) in ctx._non_differentiable:
                 continue
@@ -373,7 +374,8 @@ class Function:
                             values[i] = live
                         elif is_grad_enabled():  # create_graph: output j as it was, with its history
                             values[i] = Tensor(alias._h, alias.shape, alias.dtype, True)
-                            values[i]._node = Node(functools.partial(node_backward, k=j), inputs, None,
+                            this = next(f for f in (r() for r in backwards) if f is not None)  # (this one runs)
+                            values[i]._node = Node(functools.partial(this, k=j), inputs, None,
                                                    _runtime.current_signal())
                         else:
                             values[i] = alias
@@ -397,6 +399,9 @@ class Function:
                     picked.append(gi)
                 return tuple(picked)
 
+            # The backward functions, held weakly (each by its output's node): a function referring
+            # to itself would be a cycle keeping ctx's tensors until Python's cyclic collector runs.
+            backwards.append(weakref.ref(node_backward))
             # (Node.name: GT's own Functions, _LogSoftmax, as PyTorch's ops: LogSoftmaxBackward0)
             node_backward._gt_node_name = cls.__name__.lstrip("_") + "Backward" + ("0" if cls.__name__[:1] == "_" else "")
             o.requires_grad = True
