@@ -689,6 +689,11 @@ py::dict runBackward(py::object self, py::sequence roots, py::sequence seeds, bo
       accumulateGrad();
     }
     if (!node) continue;
+    if (!wanted.is_none()) { // autograd.grad: a wanted tensor's node runs only if a wanted tensor lies above it
+      bool above = false;
+      for (py::handle input : inputsOf(t, node)) above |= needed.count(input.ptr()) > 0;
+      if (!above) continue; // (its graph is left as it is: another grad may pass through it)
+    }
     // Gradient ops carry the forward op's signal, marked as backward (gt.signal), and its line.
     PyObject *signal = slot(node, r.signal);
     if (signal != lastSignal) {

@@ -653,3 +653,22 @@ def test_functions_leave_no_reference_cycles():
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def test_grad_with_respect_to_a_non_leaf_leaves_its_graph():
+    # autograd.grad(out, x) for a non-leaf x ran (and freed) x's own node though nothing above
+    # x was wanted, so a second grad with respect to x raised "backward through the graph a
+    # second time" (gradcheck of the double-backward tutorial's x = tensor(1.).clone())
+    x = gt.tensor(2.0, requires_grad=True).clone()
+    (g1,) = gt.autograd.grad(x * x, x)
+    (g2,) = gt.autograd.grad(x * 3, x)
+    assert g1.item() == 4.0 and g2.item() == 3.0
+    assert gt.autograd.gradgradcheck(lambda a: a.exp(), (gt.tensor(1.0, dtype=gt.float64, requires_grad=True).clone(),))
+
+
+def test_variable_and_accumulate_grad_as_pytorch():
+    from gt.autograd import Variable
+    x = Variable(gt.ones(2), requires_grad=True)
+    assert x.requires_grad and isinstance(x, Variable) and not isinstance(3, Variable)
+    (acc, _), _ = (x * 2).grad_fn.next_functions
+    assert acc.next_functions == ()  # the autograd tutorial walks next_functions to the leaves

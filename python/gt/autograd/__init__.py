@@ -135,6 +135,8 @@ class AccumulateGrad:
     def __init__(self, variable):
         self.variable = variable
 
+    next_functions = ()  # (a leaf's: nothing before it)
+
     def name(self):
         return "torch::autograd::AccumulateGrad"
 
@@ -441,9 +443,18 @@ from . import profiler  # noqa: E402,F401 (torch.autograd.profiler, imported wit
 from ._gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: E402,F401 (torch.autograd.gradcheck)
 
 
-def Variable(data, requires_grad=False, volatile=False):
-    """torch.autograd.Variable, PyTorch's old wrapper: the tensor itself (its requires_grad set
-    when asked), as Variable(t) has returned t since PyTorch 0.4."""
-    if requires_grad:
-        data.requires_grad_(True)
-    return data
+class _VariableMeta(type):
+    def __instancecheck__(cls, obj):  # every tensor is a Variable, as in PyTorch (torchviz asks)
+        from .._tensor import Tensor
+        return isinstance(obj, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """torch.autograd.Variable, PyTorch's old wrapper: Variable(t) is the tensor itself (its
+    requires_grad set when asked), as since PyTorch 0.4, and isinstance(t, Variable) holds for
+    every tensor."""
+
+    def __new__(cls, data, requires_grad=False, volatile=False):
+        if requires_grad:
+            data.requires_grad_(True)
+        return data
