@@ -689,7 +689,7 @@ py::dict runBackward(py::object self, py::sequence roots, py::sequence seeds, bo
       accumulateGrad();
     }
     if (!node) continue;
-    if (!wanted.is_none()) { // autograd.grad: a wanted tensor's node runs only if a wanted tensor lies above it
+    if (!wanted.is_none() && isWanted(t)) { // autograd.grad: a wanted tensor's node runs only if another lies above it
       bool above = false;
       for (py::handle input : inputsOf(t, node)) above |= needed.count(input.ptr()) > 0;
       if (!above) continue; // (its graph is left as it is: another grad may pass through it)
