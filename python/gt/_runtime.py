@@ -163,6 +163,8 @@ def start_local(num_workers=1, verbose=False):
             os.sched_setaffinity(0, os.sched_getaffinity(0) - {pinned})
     d = subprocess.Popen(argv, stdout=subprocess.PIPE,
                          stderr=out, preexec_fn=dispatcher_setup, text=True, env=env)
+    if out is not None:
+        out.close()  # (the daemon has its own descriptor of the log)
     _processes.append(d)
     line = d.stdout.readline()
     if "listening on" not in line:
@@ -199,6 +201,8 @@ def start_local(num_workers=1, verbose=False):
         if memory and worker_device(i) == "cpu":
             argv += ["--memory", str(memory)]
         w = subprocess.Popen(argv, stdout=wout, stderr=wout, preexec_fn=_die_with_parent, env=worker_env)
+        if wout is not None:
+            wout.close()
         _processes.append(w)
     return port
 
@@ -218,6 +222,8 @@ def _stop_local():
             p.wait(timeout=5)
         except subprocess.TimeoutExpired:
             p.kill()
+        if p.stdout is not None:  # the dispatcher's, read for its port
+            p.stdout.close()
     _processes.clear()
 
 

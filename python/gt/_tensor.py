@@ -437,8 +437,8 @@ class Tensor:
     def __rfloordiv__(self, o): return _op("floor_divide", o, self)
     def __mod__(self, o): return _op("remainder", self, o)
     def __rmod__(self, o): return _op("remainder", o, self)
-    # & | ^ ~: on bool tensors the logical ops, on integer tensors the bitwise ones (gt.DTypeError
-    # for floating point, as PyTorch's TypeError-like refusal)
+    # & | ^ ~: on bool tensors the logical ops, on integer tensors the bitwise ones; floating
+    # point raises gt.DTypeError (PyTorch raises a RuntimeError there too)
     def __and__(self, o): return _bitwise("and", self, o)
     def __rand__(self, o): return _bitwise("and", o, self)
     def __or__(self, o): return _bitwise("or", self, o)

@@ -342,3 +342,13 @@ def test_a_known_program_with_a_bad_operand_at_a_new_size_still_names_the_error(
     with pytest.raises(Exception, match="matmul"):
         (a[:3] @ bad).numpy()
     np.testing.assert_allclose((a[:4] @ w).numpy(), np.full((4, 3), 8.0))
+
+
+def test_an_auto_started_session_leaves_no_file_open():
+    # The daemons' log files and the dispatcher's stdout were left open in the client
+    # (ResourceWarning "unclosed file" at exit with warnings on).
+    p = subprocess.run([sys.executable, "-W", "always", "-c", "import gt; print(gt.ones(2).sum().item())"],
+                       capture_output=True, text=True, timeout=120, env={k: v for k, v in os.environ.items()
+                                                                         if k != "GT_SERVER"})
+    assert p.returncode == 0 and p.stdout.strip() == "2.0", p.stderr[-2000:]
+    assert "ResourceWarning" not in p.stderr, p.stderr[-2000:]
