@@ -139,12 +139,13 @@ class _ViewOf:
     through `x[i]`, which nothing else holds) and refers to any other base weakly: GT's views
     are copies, so holding the base would keep its worker memory too, and once nothing else
     holds it nothing can see a write through the view."""
-    __slots__ = ("_base", "key", "version")
+    __slots__ = ("_base", "key", "version", "base_shape")
 
     def __init__(self, base, key):
         self._base = base if getattr(base, "_view_of", None) is not None else weakref.ref(base)
         self.key = key
         self.version = base._version
+        self.base_shape = base.shape  # (a base whose shape changed in place, x.unsqueeze_(0), is let go)
 
     def base(self):
         b = self._base
@@ -162,7 +163,8 @@ class _ViewOf:
 
     def refresh(self, view):
         base = self.base()
-        if base is None:
+        if base is None or base.shape != self.base_shape:
+            view._view_of = None
             return
         base._fresh()
         if base._version != self.version:
@@ -175,7 +177,8 @@ class _ViewOf:
 
     def write_back(self, view):
         base = self.base()
-        if base is None:
+        if base is None or base.shape != self.base_shape:
+            view._view_of = None
             return
         base[self.key] = view  # rebinds base, and what base was read from in turn
         self.version = base._version

@@ -1192,6 +1192,13 @@ def test_writes_through_views_reach_their_base():
     r[1] = 9
     check(a, np.array([[5, 9, 5], [5, 5, 5]], dtype=np.float32))
     check(r, np.array([5, 9, 5], dtype=np.float32))
+    # a base whose shape changed in place lets its views go (they keep their values)
+    a = gt.zeros(2, 3)
+    r = a[0]
+    a.unsqueeze_(0)
+    r[1] = 9
+    check(r, np.array([0, 9, 0], dtype=np.float32))
+    check(a, np.zeros((1, 2, 3), dtype=np.float32))
     # advanced indexing copies, as in PyTorch
     a = gt.zeros(3)
     a[[0, 1]].fill_(1)
