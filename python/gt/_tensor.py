@@ -478,21 +478,25 @@ class Tensor:
             view.check_writable()
         if new.dtype != self.dtype:
             new = new.to(self.dtype)
-        if self._node is not None and self.requires_grad:
-            # Ops recorded before this write read the state before it: the backward pass gives
-            # them that state (its values and its history), not this object's new one.
-            before = Tensor(self._h, self.shape, self.dtype, True)
-            before._node = self._node
-            priors = getattr(self, "_priors", None) or ()
-            self._priors = priors + ((_runtime.client().next_id(), before),)
-        if not self.is_leaf or new._node is not None:
-            self._node = new._node
-            self.requires_grad = self.requires_grad or new.requires_grad  # x.add_(w): x joins w's history
+        self._take_history(new)
         self._rebind(new._h)
         base = getattr(self, "_data_of", None)
         if base is not None and base.shape == self.shape and base.dtype == self.dtype:
             base._rebind(new._h)  # x.data's in-place op changes x's values (not its history)
         return self
+
+    def _take_history(self, new):
+        """For an in-place op: this tensor's autograd history becomes new's. Ops recorded before
+        the write read the state before it, so a tensor with history keeps that state (its
+        values and its node) in _priors with the client's next id; the backward pass hands it to
+        the ops recorded earlier (python/src/module.cpp, runBackward's resolve)."""
+        if self._node is not None and self.requires_grad:
+            before = Tensor(self._h, self.shape, self.dtype, True)
+            before._node = self._node
+            self._priors = (getattr(self, "_priors", None) or ()) + ((_runtime.client().next_id(), before),)
+        if not self.is_leaf or new._node is not None:
+            self._node = new._node
+            self.requires_grad = self.requires_grad or new.requires_grad  # x.add_(w): x joins w's history
 
     def _assign_reshaped(self, new):
         """An in-place op that changes the shape (unsqueeze_, squeeze_, t_, transpose_): this
@@ -502,13 +506,7 @@ class Tensor:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation "
                                "(wrap the update in `with gt.no_grad():`)")
         self._view_of = None
-        if self._node is not None and self.requires_grad:  # (see _assign)
-            before = Tensor(self._h, self.shape, self.dtype, True)
-            before._node = self._node
-            self._priors = (getattr(self, "_priors", None) or ()) + ((_runtime.client().next_id(), before),)
-        if not self.is_leaf or new._node is not None:
-            self._node = new._node
-            self.requires_grad = self.requires_grad or new.requires_grad
+        self._take_history(new)
         self.shape = new.shape
         self._h = new._h
         self._writes = self._version + 1

@@ -69,8 +69,8 @@ class _TorchGlobal:
 class _TorchStorage:
     """One tensor's values as a torch.save storage: ARCHIVE/data/<key>."""
 
-    def __init__(self, key, array):
-        self.key, self.array = key, array
+    def __init__(self, key, array, dtype_name):
+        self.key, self.array, self.dtype_name = key, array, dtype_name  # (dtype_name: gt's, e.g. "bfloat16")
 
 
 # gt dtype name -> torch's storage class, as torch.save names it
@@ -110,8 +110,7 @@ class _TorchPickler(pickle._Pickler):
         if isinstance(obj, Parameter):
             return _TorchGlobal("torch._utils", "_rebuild_parameter"), (obj.detach(), obj.requires_grad, OrderedDict())
         array = np.ascontiguousarray(obj.numpy())
-        storage = _TorchStorage(str(len(self.storages)), array.reshape(-1))
-        storage.dtype_name = obj.dtype.name
+        storage = _TorchStorage(str(len(self.storages)), array.reshape(-1), obj.dtype.name)
         self.storages.append(storage)
         stride = tuple(int(np.prod(obj.shape[i + 1:], dtype=np.int64)) for i in range(len(obj.shape)))
         return (_TorchGlobal("torch._utils", "_rebuild_tensor_v2"),
