@@ -1,8 +1,11 @@
 """GT's client overhead beside NumPy doing the same math in-process.
 
-Prints two tables. The first: async issue cost per op (10k small adds), .item() round trip
-p50/p99, and the Fashion-MNIST MLP's epoch time (784-256-128-10, Adam, batch 128). Targets GT is
-designed for: <= 5 us per op issued, <= 100 us p50 round trip on loopback.
+Prints two tables. The first: async issue cost per op (10k small adds: the issuing thread's
+CPU time, which is the client's cost, and its wall time, which on a machine with fewer cores
+than GT has busy processes also holds the time the client waited for a core while the
+dispatcher and the worker ran the ops already sent), .item() round trip p50/p99, and the
+Fashion-MNIST MLP's epoch time (784-256-128-10, Adam, batch 128). Targets (issue 23): <= 3 us
+per op issued, <= 100 us p50 round trip on loopback.
 
 The second says where a round trip's time goes, by timing ever longer paths from this process
 (p50 of 3000 each) and taking differences: the Python -> C++ call; an RPC the dispatcher answers
@@ -33,10 +36,10 @@ import fashion_mnist  # noqa: E402
 def issue_cost(n=10_000):
     a, b = gt.ones(16), gt.ones(16)
     gt.synchronize()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.thread_time()
     for _ in range(n):
         a = a + b
-    issued = time.perf_counter() - start
+    issued, issued_cpu = time.perf_counter() - start, time.thread_time() - cpu
     gt.synchronize()
     total = time.perf_counter() - start
     x, y = np.ones(16, np.float32), np.ones(16, np.float32)
@@ -44,7 +47,7 @@ def issue_cost(n=10_000):
     for _ in range(n):
         x = x + y
     numpy = time.perf_counter() - start
-    return issued / n * 1e6, total / n * 1e6, numpy / n * 1e6
+    return issued_cpu / n * 1e6, issued / n * 1e6, total / n * 1e6, numpy / n * 1e6
 
 
 def round_trip(n=2000):
@@ -245,14 +248,16 @@ def main():
     if args.round_trip_only:
         print_breakdown()
         return
-    issued, executed, numpy_op = issue_cost()
+    issued_cpu, issued, executed, numpy_op = issue_cost()
     p50, p99 = round_trip()
     x, y = fashion_mnist.load("train")
     x, y = x[:args.epoch_limit], y[:args.epoch_limit]
     t_gt, t_np = gt_epoch(x, y), numpy_epoch(x, y)
 
     rows = [
-        ("async issue cost per op (10k adds of 16 floats)", f"{issued:.2f} us", f"{numpy_op:.2f} us", "<= 5 us"),
+        ("async issue cost per op (10k adds of 16 floats), client CPU", f"{issued_cpu:.2f} us", f"{numpy_op:.2f} us",
+         "<= 3 us"),
+        ("  same, wall time of the issuing loop", f"{issued:.2f} us", f"{numpy_op:.2f} us", ""),
         ("  same, issue + execute (until synchronize)", f"{executed:.2f} us", f"{numpy_op:.2f} us", ""),
         (".item() round trip p50", f"{p50:.1f} us", "0 (in-process)", "<= 100 us"),
         (".item() round trip p99", f"{p99:.1f} us", "0 (in-process)", ""),
