@@ -11,10 +11,14 @@
     stack_module_state(models)              the models' parameters and buffers, stacked
 
 How GT computes them: every transform is built on gt.autograd's reverse mode (the tape), not on
-PyTorch's functorch interpreter stack. grad and jacrev run one backward pass per result row;
-jacfwd is the same computation as jacrev (GT has no forward-mode AD; the values are the same);
-jvp uses two backward passes (J v is the gradient of <J^T u, v> with respect to u, PyTorch's
-"double-backward trick"). Transforms nest (grad(grad(f)), jacrev(grad(f)), vmap(grad(f))):
+PyTorch's functorch interpreter stack. grad and jacrev run one backward pass per output
+element; jvp uses two backward passes (J v is the gradient of <J^T u, v> with respect to u,
+PyTorch's "double-backward trick"). jacfwd uses the same trick column by column: one recorded
+backward pass gives g(u) = J^T u, then one backward pass of g per input element gives a column
+of J (cost: input elements + 1 passes against jacrev's output elements; the values are the
+same), so hessian = jacfwd(jacrev(f)) costs f's outputs + inputs + 1 passes where two
+reverse levels would cost outputs x inputs. A function whose gradient ops cannot be
+differentiated again falls back to jacrev's passes. Transforms nest (grad(grad(f)), jacrev(grad(f)), vmap(grad(f))):
 inside a transform every derivative is recorded (create_graph), so an outer one can
 differentiate it; second derivatives need ops whose backward formulas are differentiable,
 and raise RuntimeError naming the op otherwise.
@@ -278,15 +282,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
             all_leaves = [t for leaves, _ in picked for t in leaves]
             per_output = []
             for o in outs:
-                n = o.numel()
-                eye = _tensor.eye(n, dtype=o.dtype) if n else None
-                rows = [_grads([o], all_leaves, [eye[k].reshape(o.shape)], record) for k in range(n)]
-                blocks = []
-                for j, t in enumerate(all_leaves):
-                    col = (_stack([r[j] for r in rows]) if rows
-                           else _tensor.zeros((0,) + tuple(t.shape), dtype=t.dtype))
-                    blocks.append(col.reshape(tuple(o.shape) + tuple(t.shape)))
-                results = _regroup(picked, blocks)
+                results = _regroup(picked, _rows(o, all_leaves, record))
                 per_output.append(tuple(results) if many else results[0])
         jac = rebuild_out(per_output)
         return (jac, aux) if has_aux else jac
@@ -294,8 +290,67 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """torch.func.jacfwd: the same Jacobian as jacrev (GT differentiates in reverse mode only)."""
-    return jacrev(func, argnums, has_aux=has_aux)
+    """torch.func.jacfwd: the Jacobian of func with respect to args[argnums], column by column
+    (one column per input element: see the module's docstring), the same values as jacrev.
+    The cheaper of the two where func has more outputs than inputs."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        many, nums = _argnums(argnums, len(args), "jacfwd")
+        record = _nested() or is_grad_enabled() and _any_requires_grad(args)
+        with _transform():
+            args2, picked = _differentiable_args(args, nums, "jacfwd", True)
+            out, aux = _split_aux(func(*args2, **kwargs), has_aux, "jacfwd")
+            outs, rebuild_out = _tensors(out, "jacfwd: the output of f")
+            all_leaves = [t for leaves, _ in picked for t in leaves]
+            try:
+                blocks = _columns(outs, all_leaves, record)
+            except RuntimeError:
+                # A gradient op without a derivative of its own: one backward pass per output element.
+                blocks = [[_rows(o, all_leaves, record)[j] for j in range(len(all_leaves))] for o in outs]
+            per_output = []
+            for row in blocks:
+                results = _regroup(picked, row)
+                per_output.append(tuple(results) if many else results[0])
+        jac = rebuild_out(per_output)
+        return (jac, aux) if has_aux else jac
+    return wrapper
+
+
+def _rows(o, leaves, record):
+    """d o / d leaf for each leaf (shape o.shape + leaf.shape), one backward pass per element of o."""
+    n = o.numel()
+    eye = _tensor.eye(n, dtype=o.dtype) if n else None
+    rows = [_grads([o], leaves, [eye[k].reshape(o.shape)], record) for k in range(n)]
+    return [(_stack([r[j] for r in rows]) if rows else _tensor.zeros((0,) + tuple(t.shape), dtype=t.dtype))
+            .reshape(tuple(o.shape) + tuple(t.shape)) for j, t in enumerate(leaves)]
+
+
+def _columns(outs, leaves, record):
+    """blocks[i][j] = d outs[i] / d leaves[j] (shape outs[i].shape + leaves[j].shape), one
+    column per element of the leaves: g_j(u) = sum_i J_ij^T u_i is recorded once (u = 0; g is
+    linear in u), and the gradient of g_j's k-th element with respect to each u_i is column k of
+    J_ij. Raises RuntimeError where a gradient op cannot be differentiated (the caller then
+    takes rows)."""
+    us = [_tensor.zeros(o.shape, dtype=o.dtype).requires_grad_(True) for o in outs]
+    live = [(o, u) for o, u in zip(outs, us) if o.requires_grad]
+    gs = (_autograd_grad([o for o, _ in live], leaves, [u for _, u in live], retain_graph=True, create_graph=True,
+                         allow_unused=True) if live else [None] * len(leaves))
+    blocks = [[None] * len(leaves) for _ in outs]
+    for j, (g, t) in enumerate(zip(gs, leaves)):
+        n = t.numel()
+        if g is not None and not g.requires_grad and n:
+            # J^T u computed without recording (a custom backward outside autograd): its columns
+            # cannot be read this way.
+            raise RuntimeError("jacfwd: a gradient was computed without recording")
+        if g is None or n == 0:
+            for i, o in enumerate(outs):
+                blocks[i][j] = _tensor.zeros(tuple(o.shape) + tuple(t.shape), dtype=t.dtype)
+            continue
+        eye = _tensor.eye(n, dtype=g.dtype)
+        cols = [_grads([g], us, [eye[k].reshape(g.shape)], record) for k in range(n)]
+        for i, o in enumerate(outs):
+            blocks[i][j] = _stack([c[i] for c in cols], dim=o.dim()).reshape(tuple(o.shape) + tuple(t.shape))
+    return blocks
 
 
 def hessian(func, argnums=0):

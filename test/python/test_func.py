@@ -33,10 +33,75 @@ def numeric_jacobian(fn, x, eps=1e-6):
 def test_jacrev_jacfwd_and_autograd_jacobian_match_central_differences():
     want = numeric_jacobian(f_np, X)
     x = gt.tensor(X)
-    for jac in (jacrev(f)(x), jacfwd(f)(x), AF.jacobian(f, x)):
+    for jac in (jacrev(f)(x), jacfwd(f)(x), AF.jacobian(f, x), AF.jacobian(f, x, strategy="forward-mode")):
         assert jac.shape == (3, 4)
         np.testing.assert_allclose(jac.numpy(), want, rtol=1e-6, atol=1e-8)
     assert not x.requires_grad  # the input is differentiated as a fresh leaf
+
+
+def test_jacfwd_columns_match_jacrev_rows_for_many_outputs_arguments_and_shapes():
+    # jacfwd takes one backward pass per input element (of the recorded J^T u), jacrev one per
+    # output element: the same Jacobian, with outputs and arguments of several shapes.
+    A = RNG.standard_normal((2, 3))
+    a, b = gt.tensor(A), gt.tensor(X)
+
+    def g(a, b):
+        return {"prod": a.sin() * b[:3], "const": gt.ones(2, dtype=gt.float64), "sq": (b * b).sum()}
+
+    fwd, rev = jacfwd(g, argnums=(0, 1))(a, b), jacrev(g, argnums=(0, 1))(a, b)
+    for key, shape in (("prod", (2, 3)), ("const", (2,)), ("sq", ())):
+        for j, arg_shape in enumerate(((2, 3), (4,))):
+            assert fwd[key][j].shape == shape + arg_shape
+            np.testing.assert_allclose(fwd[key][j].numpy(), rev[key][j].numpy(), rtol=1e-12, atol=0)
+    np.testing.assert_allclose(fwd["prod"][1].numpy()[1, 2], [0, 0, np.sin(A[1, 2]), 0], rtol=1e-12)
+    assert not fwd["const"][0].numpy().any()
+    np.testing.assert_allclose(fwd["sq"][1].numpy(), 2 * X, rtol=1e-12)
+    jac, aux = jacfwd(lambda x: (f(x), "aux"), has_aux=True)(gt.tensor(X))
+    np.testing.assert_allclose(jac.numpy(), numeric_jacobian(f_np, X), rtol=1e-6, atol=1e-8)
+    assert aux == "aux"
+
+
+def test_jacfwd_falls_back_to_rows_when_gradients_cannot_be_differentiated():
+    class Cube(gt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x * x
+
+        @staticmethod
+        @gt.autograd.function.once_differentiable
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x * x
+
+    class NumpyCube(gt.autograd.Function):  # a backward outside autograd, not marked
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return gt.tensor(g.numpy() * 3 * x.numpy() ** 2)
+
+    x = gt.tensor(X)
+    for cube in (Cube, NumpyCube):
+        np.testing.assert_allclose(jacfwd(cube.apply)(x).numpy(), np.diag(3 * X * X), rtol=1e-12)
+    # As in PyTorch: differentiating a once_differentiable backward's gradient raises.
+    x = gt.tensor(X, requires_grad=True)
+    (g,) = gt.autograd.grad(Cube.apply(x), x, gt.ones(4, dtype=gt.float64, requires_grad=True), create_graph=True)
+    with pytest.raises(RuntimeError, match="marked with @once_differentiable"):
+        g.sum().backward()
+
+
+def test_hessian_of_a_vector_function_is_jacfwd_of_jacrev():
+    Wt = gt.tensor(W)
+    h = hessian(f)(gt.tensor(X))  # (3, 4, 4): d2 tanh(W x)_i / dx dx = -2 t (1 - t^2) W_i W_i^T
+    t = np.tanh(W @ X)
+    want = (-2 * t * (1 - t * t))[:, None, None] * W[:, :, None] * W[:, None, :]
+    np.testing.assert_allclose(h.numpy(), want, rtol=1e-10, atol=1e-12)
+    assert Wt.grad is None
 
 
 def test_grad_of_a_scalar_function_and_its_value():
@@ -67,6 +132,9 @@ def test_nested_transforms_give_higher_derivatives():
     h = hessian(lambda v: (v * v * v).sum() + (v[0] * v[1]))(gt.tensor([1.0, 2.0], dtype=gt.float64))
     np.testing.assert_allclose(h.numpy(), [[6.0, 1.0], [1.0, 12.0]])
     np.testing.assert_allclose(AF.hessian(lambda v: (v * v * v).sum(), gt.tensor(X)).numpy(), np.diag(6 * X))
+    np.testing.assert_allclose(AF.hessian(lambda v: (v * v * v).sum() + v[0] * v[1], gt.tensor(X),
+                                          outer_jacobian_strategy="forward-mode").numpy(),
+                               np.diag(6 * X) + np.array([[0, 1, 0, 0], [1, 0, 0, 0], [0] * 4, [0] * 4]), rtol=1e-12)
 
 
 def test_vjp_and_jvp_are_products_with_the_jacobian():

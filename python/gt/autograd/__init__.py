@@ -441,6 +441,7 @@ _register()
 
 from . import profiler  # noqa: E402,F401 (torch.autograd.profiler, imported with torch.autograd as in PyTorch)
 from ._gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: E402,F401 (torch.autograd.gradcheck)
+from . import function  # noqa: E402,F401 (torch.autograd.function.once_differentiable)
 
 
 class _VariableMeta(type):

@@ -147,7 +147,9 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
     """The Jacobian of func at inputs: for output i and input j a tensor shaped
     output_i.shape + input_j.shape; a tensor for one input and one output, a tuple over the
-    inputs for one output (or over the outputs for one input), else a tuple of tuples."""
+    inputs for one output (or over the outputs for one input), else a tuple of tuples.
+    strategy="reverse-mode" takes one backward pass per output element, "forward-mode" one per
+    input element (gt.func.jacfwd's columns; with strict, rows)."""
     if strategy not in ("reverse-mode", "forward-mode"):
         raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
                          'function has more outputs than inputs, "forward-mode" tends to be more performant. '
@@ -156,6 +158,23 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
     with enable_grad():
         leaves = _leaves(inputs, create_graph)
         single_out, outs = _outputs(func, leaves, "jacobian")
+        jac = None
+        if strategy == "forward-mode" and not strict:
+            from ..func import _columns
+            try:  # one backward pass per input element (gt.func.jacfwd)
+                jac = [tuple(row) for row in _columns(outs, leaves, create_graph)]
+            except RuntimeError:
+                pass  # a gradient op without a derivative of its own: rows, below
+    if jac is None:
+        jac = _jacobian_rows(outs, leaves, create_graph, strict)
+    if single_out:
+        return jac[0][0] if single_in else jac[0]
+    return tuple(j[0] for j in jac) if single_in else tuple(jac)
+
+
+def _jacobian_rows(outs, leaves, create_graph, strict):
+    """jacobian's blocks with one backward pass per output element."""
+    with enable_grad():
         jac = []
         for o in outs:
             n = o.numel()
@@ -171,9 +190,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
                 stacked = (_stack(rows[j]) if rows[j] else _tensor.zeros((0,) + tuple(t.shape), dtype=t.dtype))
                 per_input.append(stacked.reshape(tuple(o.shape) + tuple(t.shape)))
             jac.append(tuple(per_input))
-    if single_out:
-        return jac[0][0] if single_in else jac[0]
-    return tuple(j[0] for j in jac) if single_in else tuple(jac)
+    return jac
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):
