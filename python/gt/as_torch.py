@@ -1,5 +1,6 @@
 """Run a PyTorch script on GT unchanged: `import torch` (and `torch.nn`, `torch.optim`, ...)
-imports GT's module of the same name, and `import torchvision` imports gt.vision.
+imports GT's module of the same name, `import torchvision` imports gt.vision and `import
+functorch` gt.functorch.
 
     python -m gt.as_torch train.py --steps 100    # runs train.py with torch meaning gt
 
@@ -21,7 +22,7 @@ import sys
 import gt
 
 
-_PACKAGES = {"torch": "gt", "torchvision": "gt.vision"}  # a PyTorch package -> GT's package
+_PACKAGES = {"torch": "gt", "torchvision": "gt.vision", "functorch": "gt.functorch"}  # a PyTorch package -> GT's
 
 
 def _gt_name(name):
@@ -80,6 +81,8 @@ def install():
     for name, module in list(sys.modules.items()):
         if name == "gt.vision" or name.startswith("gt.vision."):
             sys.modules.setdefault("torchvision" + name[len("gt.vision"):], module)
+        elif name == "gt.functorch":
+            sys.modules.setdefault("functorch", module)
         elif name == "gt" or name.startswith("gt."):
             sys.modules.setdefault("torch" + name[len("gt"):], module)
 

@@ -261,7 +261,9 @@ def test_pytorch_import_paths(tmp_path):
         "import torch.autograd.functional as AF\n"
         "from torch.func import functional_call, grad\n"
         "from torch.nn.utils.stateless import functional_call as fc\n"
-        "assert fc is functional_call and torch.vmap is torch.func.vmap\n"
+        "import torch.autograd.forward_ad as fwAD, functorch\n"
+        "from torch.autograd.function import once_differentiable\n"
+        "assert fc is functional_call and torch.vmap is torch.func.vmap and functorch.vmap is torch.vmap\n"
         "x = torch.tensor([1.0, 2.0])\n"
         "print(AF.jacobian(lambda t: t * t, x).tolist(), grad(lambda t: (t * t).sum())(x).tolist())\n")
     p = subprocess.run([sys.executable, "-m", "gt.as_torch", str(script)], capture_output=True, text=True, timeout=120)

@@ -327,6 +327,10 @@ class Function:
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         with no_grad():
             out = cls.forward(ctx, *args, **kwargs)
+        if forward_ad._levels:  # a forward-AD level is open: the output's tangent from cls.jvp
+            dual = forward_ad._function_jvp(cls, ctx, args, out)
+            if dual is not None:
+                return dual
         if not (is_grad_enabled() and any(ctx.needs_input_grad)):
             return out
         single = not isinstance(out, tuple)
@@ -442,6 +446,7 @@ _register()
 from . import profiler  # noqa: E402,F401 (torch.autograd.profiler, imported with torch.autograd as in PyTorch)
 from ._gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: E402,F401 (torch.autograd.gradcheck)
 from . import function  # noqa: E402,F401 (torch.autograd.function.once_differentiable)
+from . import forward_ad  # noqa: E402 (torch.autograd.forward_ad; Function.apply asks it)
 
 
 class _VariableMeta(type):

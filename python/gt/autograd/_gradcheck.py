@@ -4,8 +4,9 @@ finite differences, element by element (as PyTorch's slow mode; use float64 inpu
     x = gt.randn(3, dtype=gt.float64, requires_grad=True)
     assert gt.autograd.gradcheck(MyFunction.apply, (x,))
 
-The analytical Jacobian takes one backward pass per output element and the numerical one two
-calls of `func` per input element, so keep the inputs small.
+The analytical Jacobian takes one backward pass per output element (with check_forward_ad, also
+one forward-AD tangent per input element) and the numerical one two calls of `func` per input
+element, so keep the inputs small.
 """
 import numpy as np
 
@@ -31,7 +32,9 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     input tensor that requires grad match central differences with step `eps`:
     |analytical - numerical| <= atol + rtol * |numerical| for every Jacobian entry. Raises
     GradcheckError naming the output and input (or returns False with raise_exception=False).
-    The other keyword arguments are accepted as PyTorch's and change nothing."""
+    check_backward_ad checks the backward pass's gradients, check_forward_ad the tangents of
+    gt.autograd.forward_ad (a custom Function's jvp). The other keyword arguments are accepted
+    as PyTorch's and change nothing."""
     from .. import _functions as T
     from . import grad
     from .._tensor import Tensor
@@ -58,20 +61,45 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                     args[i] = T.tensor(moved.reshape(base.shape), dtype=x.dtype, requires_grad=True)
                     cols.append(_outputs(func, args)[k].detach().numpy().astype(np.float64).reshape(-1))
                 numerical[j] = (cols[0] - cols[1]) / (2 * eps)
-            analytical = np.zeros((base.size, n_out))
-            for m in range(n_out):  # one backward pass per output element
-                seed = np.zeros(n_out)
-                seed[m] = 1.0
-                out_again = _outputs(func, inputs)[k]
-                g, = grad(out_again, [x], T.tensor(seed.reshape(out.shape), dtype=out.dtype), allow_unused=True)
-                if g is not None:
-                    analytical[:, m] = g.numpy().astype(np.float64).reshape(-1)
-            if not np.all(np.abs(analytical - numerical) <= atol + rtol * np.abs(numerical)):
-                if not raise_exception:
-                    return False
-                raise GradcheckError(f"Jacobian mismatch for output {k} with respect to input {i},\n"
-                                     f"numerical:{numerical}\nanalytical:{analytical}\n")
+            checks = []
+            if check_backward_ad:
+                analytical = np.zeros((base.size, n_out))
+                for m in range(n_out):  # one backward pass per output element
+                    seed = np.zeros(n_out)
+                    seed[m] = 1.0
+                    out_again = _outputs(func, inputs)[k]
+                    g, = grad(out_again, [x], T.tensor(seed.reshape(out.shape), dtype=out.dtype), allow_unused=True)
+                    if g is not None:
+                        analytical[:, m] = g.numpy().astype(np.float64).reshape(-1)
+                checks.append(("", analytical))
+            if check_forward_ad:
+                checks.append((" (forward AD)", _forward_jacobian(func, inputs, k, i, n_out)))
+            for what, analytical in checks:
+                if not np.all(np.abs(analytical - numerical) <= atol + rtol * np.abs(numerical)):
+                    if not raise_exception:
+                        return False
+                    raise GradcheckError(f"Jacobian mismatch for output {k} with respect to input {i}{what},\n"
+                                         f"numerical:{numerical}\nanalytical:{analytical}\n")
     return True
+
+
+def _forward_jacobian(func, inputs, k, i, n_out):
+    """d output k / d input i, one input element at a time, from the tangents forward AD gives
+    (gt.autograd.forward_ad; rows: input elements)."""
+    from .. import _functions as T
+    from . import forward_ad
+    x = inputs[i]
+    jac = np.zeros((x.numel(), n_out))
+    for j in range(x.numel()):
+        e = np.zeros(x.numel())
+        e[j] = 1.0
+        with forward_ad.dual_level():
+            args = list(inputs)
+            args[i] = forward_ad.make_dual(x.detach(), T.tensor(e.reshape(x.shape), dtype=x.dtype))
+            tangent = forward_ad.unpack_dual(_outputs(func, args)[k]).tangent
+        if tangent is not None:
+            jac[j] = tangent.numpy().astype(np.float64).reshape(-1)
+    return jac
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, gen_non_contig_grad_outputs=False,
