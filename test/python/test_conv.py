@@ -280,6 +280,20 @@ def test_dropout2d_zeroes_whole_channels():
     assert F.dropout2d(gt.ones(2, 3, 2, 2), 0.5, training=False).numpy().min() == 1
 
 
+def test_dropout2d_of_other_ranks_draws_per_batch_and_channel_as_pytorch():
+    # (N, C) input (a recipe puts Dropout2d after a Linear): element by element, with PyTorch's
+    # warning, never the whole batch at once; (N, C, L): whole rows.
+    gt.manual_seed(0)
+    with pytest.warns(UserWarning, match="Received a 2-D input to dropout2d"):
+        y = gt.nn.Dropout2d(0.5)(gt.ones(64, 128)).numpy()
+    assert 0.4 < (y == 0).mean() < 0.6 and set(np.unique(y)) == {0.0, 2.0}
+    with pytest.warns(UserWarning, match="interpreted as shape \\(N, C, L\\)"):
+        rows = F.dropout2d(gt.ones(8, 16, 5), 0.5).numpy()
+    assert np.all((rows == 0).all(-1) | (rows == 2).all(-1)) and 0 < (rows == 0).all(-1).sum() < 128
+    with pytest.raises(RuntimeError, match="Expected 2D or 3D input"):
+        F.dropout1d(gt.ones(2, 3, 4, 5))
+
+
 def test_errors_name_the_problem():
     x = t(rng.standard_normal((1, 3, 5, 5)))
     with pytest.raises(gt.ShapeError, match="expected input .* to have 4 channels, but got 3"):

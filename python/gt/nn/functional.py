@@ -5,6 +5,7 @@ Shapes use PyTorch's letters: N batch, C classes, D features, (*) any extra axes
 import functools
 import inspect
 import math
+import warnings
 
 from .. import _C, _device, _runtime, _tensor
 from .. import autograd as _ag
@@ -937,9 +938,26 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 @_takes_inplace
 def dropout2d(input, p=0.5, training=True):
-    """Zeroes whole channels of (N, C, H, W) or (C, H, W) input with probability p, scaling the
-    rest by 1 / (1 - p) (Tompson et al. 2015), as torch.nn.functional.dropout2d."""
-    return _dropout(input, p, training, tuple(input.shape[:-2]) + (1, 1))
+    """Zeroes whole channels of (N, C, H, W) input with probability p, scaling the rest by
+    1 / (1 - p) (Tompson et al. 2015), as torch.nn.functional.dropout2d. As PyTorch, other
+    ranks keep one draw per (N, C) entry, with a warning: 3-D input is taken as (N, C, L)
+    (channel-wise 1-D dropout), and 2-D (N, C) input is dropped element by element. Raises
+    RuntimeError for fewer than 2 axes."""
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and will result "
+                      "in an error in a future release. To retain the behavior and silence this warning, please use "
+                      "dropout instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D "
+                      "inputs).", stacklevel=3)
+    elif input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior "
+                      "is desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior "
+                      "will change in a future release to interpret the input as one without a batch dimension, i.e. "
+                      "shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using "
+                      "dropout1d instead.", stacklevel=3)
+    if input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    return _dropout(input, p, training, tuple(input.shape[:2]) + (1,) * (input.ndim - 2))
 
 
 # ---------------------------------------------------------------- resampling
@@ -1222,7 +1240,12 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 
 @_takes_inplace
 def dropout1d(input, p=0.5, training=True):
-    """Zeroes whole channels of (N, C, L) or (C, L) input, as torch.nn.functional.dropout1d."""
+    """Zeroes whole channels of (N, C, L) or (C, L) input, as torch.nn.functional.dropout1d.
+    Raises RuntimeError for other ranks."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
     return _dropout(input, p, training, tuple(input.shape[:-1]) + (1,))
 
 
