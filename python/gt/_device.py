@@ -59,6 +59,20 @@ class device:
     def __hash__(self):
         return hash((self.type, self.index))
 
+    def __enter__(self):
+        """`with gt.device("cuda"):` makes this the default device inside the block (as
+        gt.set_default_device, which places nothing: see the module's docstring)."""
+        from . import _compat
+        self._previous = getattr(self, "_previous", [])
+        self._previous.append(_compat._default_device[0])
+        _compat.set_default_device(self)
+        return self
+
+    def __exit__(self, *exc):
+        from . import _compat
+        _compat._default_device[0] = self._previous.pop()
+        return False
+
 
 def is_device(x):
     """Whether `x` names a device (a gt.device, or a string like "cpu" / "cuda:0")."""

@@ -401,3 +401,30 @@ def test_gradcheck_and_gradgradcheck():
     with pytest.raises(gt.autograd.GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0"):
         gt.autograd.gradcheck(Wrong.apply, (x,))
     assert gt.autograd.gradcheck(Wrong.apply, (x,), raise_exception=False) is False
+
+
+def test_what_pytorchs_recipes_use():
+    # `with torch.device(...)` sets the default device for the block (it places nothing).
+    before = gt.get_default_device()
+    with gt.device("meta") as d:
+        assert d == "meta" and gt.get_default_device() == "meta"
+        with gt.device("cpu"):
+            assert gt.get_default_device() == "cpu"
+        assert gt.get_default_device() == "meta"
+    assert gt.get_default_device() == before
+    # load_state_dict(assign=True) takes the state dict's tensors, dtypes included.
+    m = gt.nn.Linear(3, 2)
+    old_weight = m.weight
+    sd = {"weight": gt.ones(2, 3, dtype=gt.float64), "bias": gt.zeros(2, dtype=gt.float64)}
+    result = m.load_state_dict(sd, assign=True)
+    assert repr(result) == "<All keys matched successfully>" and result == ([], [])
+    assert m.weight is not old_weight and isinstance(m.weight, gt.nn.Parameter) and m.weight.requires_grad
+    assert m.weight.dtype == gt.float64 and m.weight.tolist() == [[1.0] * 3] * 2
+    assert [p.dtype for p in m.parameters()] == [gt.float64, gt.float64]
+    m2 = gt.nn.Linear(3, 2)
+    m2.load_state_dict(sd)  # copies, cast to the module's dtype
+    assert m2.weight.dtype == gt.float32 and m2.weight.tolist() == [[1.0] * 3] * 2
+    with pytest.raises(RuntimeError, match='(?s)for Linear:\n\tMissing key\\(s\\) in state_dict: "bias". \n\t'
+                                           'Unexpected key\\(s\\) in state_dict: "extra". '):
+        m2.load_state_dict({"weight": gt.ones(2, 3), "extra": gt.ones(1)})
+    assert m2.load_state_dict({"weight": gt.ones(2, 3)}, strict=False).missing_keys == ["bias"]

@@ -78,6 +78,12 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
     """What load_state_dict returns: (missing_keys, unexpected_keys), as PyTorch's."""
     __slots__ = ()
 
+    def __repr__(self):
+        return "<All keys matched successfully>" if not self.missing_keys and not self.unexpected_keys else \
+            super().__repr__()
+
+    __str__ = __repr__
+
 
 class _Parameters(list):
     """Module.parameters(): a list that `next()` also walks, as the generator PyTorch returns."""
@@ -443,8 +449,11 @@ class Module:
                     out[(mname + "." if mname else "") + name] = b.detach()
         return out
 
-    def load_state_dict(self, state_dict, strict=True):
-        """Copies values (Tensors or NumPy arrays) into this module's parameters and buffers.
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Copies values (Tensors or NumPy arrays) into this module's parameters and buffers
+        (cast to their dtypes). With assign=True the module takes the state dict's tensors
+        instead, dtypes included (each parameter a new Parameter keeping the old one's
+        requires_grad; an optimizer made before holds the old ones), as PyTorch's `assign`.
 
         Raises RuntimeError listing missing and unexpected keys when strict, and for a shape
         mismatch. Returns (missing_keys, unexpected_keys), a named tuple as PyTorch's."""
@@ -456,8 +465,10 @@ class Module:
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         if strict and (missing or unexpected):
-            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}: "
-                               f"missing keys {missing}, unexpected keys {unexpected}")
+            keys = lambda ks: ", ".join(f'"{k}"' for k in ks)  # noqa: E731
+            errors = ([f"Missing key(s) in state_dict: {keys(missing)}. "] if missing else []) + \
+                ([f"Unexpected key(s) in state_dict: {keys(unexpected)}. "] if unexpected else [])
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors))
         for key, value in state_dict.items():
             if key not in own:
                 continue
@@ -469,7 +480,13 @@ class Module:
             if current is not None and tuple(v.shape) != current.shape:
                 raise RuntimeError(f"size mismatch for {key}: copying a param with shape {list(v.shape)}, "
                                    f"the shape in current model is {list(current.shape)}")
-            if current is not None and v.dtype != current.dtype:
+            if assign and name in m._parameters:
+                p = v if isinstance(v, Parameter) and v.requires_grad == (current is None or current.requires_grad) \
+                    else Parameter(v.detach(), requires_grad=True if current is None else current.requires_grad)
+                m._parameters[name] = p
+                object.__setattr__(m, name, p)
+                continue
+            if current is not None and v.dtype != current.dtype and not assign:
                 v = T.cast(v, current.dtype)
             if name in m._parameters:
                 current._h = v._h
