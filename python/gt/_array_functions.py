@@ -19,6 +19,7 @@ import numpy as np
 from . import dtypes as _dt
 from . import _functions as T
 from ._tensor import Tensor, _method, _dim
+from ._tensor import autocast_operand as _autocast_operand
 
 _Cummax = collections.namedtuple("cummax", ["values", "indices"])
 _Cummin = collections.namedtuple("cummin", ["values", "indices"])
@@ -281,7 +282,7 @@ def vander(x, N=None, increasing=False):
 @_method()
 def addmv(x, mat, vec, *, beta=1, alpha=1):
     """beta * x + alpha * (mat @ vec): mat [n, m], vec [m], x broadcast to [n] (torch.addmv)."""
-    return beta * x + alpha * T.matmul(mat, vec)
+    return beta * _autocast_operand(x) + alpha * T.matmul(mat, vec)
 
 
 def chain_matmul(*matrices):

@@ -18,6 +18,7 @@ from ._tensor import (  # noqa: F401 (re-exported: gt's namespace)
     add, sub, div, true_divide, divide, subtract, pow, logical_not, logical_and, logical_or, logical_xor, where,
     cast, matmul, mm, bmm,
     _op, _scalar, _method, _dim, _dims, _shape_args, _transposed, _link_view)
+from ._tensor import autocast_operand as _autocast_operand
 from ._ops import *  # noqa: F401,F403 (the functions whose spec says `python: generated`)
 
 
@@ -600,7 +601,8 @@ ger = outer
 
 def _scaled_sum(input, product, beta, alpha):
     """beta * input + alpha * product, without the products by 1; beta == 0 ignores input (its
-    NaNs too), as PyTorch."""
+    NaNs too), as PyTorch. Inside gt.amp.autocast input is cast with the product's operands."""
+    input = _autocast_operand(input)
     if alpha != 1:
         product = product * alpha
     if beta == 0:

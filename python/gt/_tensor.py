@@ -1425,6 +1425,15 @@ def cast(x, dtype):
 _autocast_dtype = None  # gt.amp.autocast's dtype while one is active: matmul operands are cast to it
 
 
+def autocast_operand(t):
+    """t cast to gt.amp.autocast's dtype (a recorded cast) when one is active and t is a
+    float32/float64 tensor, else t: for the added operand of addmm, linear's bias and the like,
+    which PyTorch's autocast casts with the product's operands."""
+    if _autocast_dtype is not None and isinstance(t, Tensor) and t.dtype in (_dt.float32, _dt.float64):
+        return _op("cast", t, dtype=_autocast_dtype)
+    return t
+
+
 def matmul(a, b):
     """NumPy/PyTorch matmul: (..., m, k) @ (..., k, n) -> (..., m, n), batch axes broadcast.
     Inside gt.amp.autocast, float32/float64 operands are cast to its dtype first."""

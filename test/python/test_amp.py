@@ -40,6 +40,23 @@ def test_autocast_casts_matrix_products_and_gradients_reach_float32_parameters()
         gt.autocast("cpu", dtype=gt.int64)
 
 
+def test_autocast_casts_biases_and_added_operands_with_the_products():
+    # As PyTorch's autocast (the amp recipe asserts it): layers with a bias, the convolutions
+    # and addmm-style ops give the low dtype, and the bias's gradient arrives in float32.
+    x = gt.tensor(rng.standard_normal((5, 4)).astype(np.float32))
+    lin, conv = nn.Linear(4, 3), nn.Conv2d(2, 3, 3)
+    with gt.autocast("cpu", dtype=gt.bfloat16):
+        assert lin(x).dtype == conv(gt.randn(1, 2, 5, 5)).dtype == gt.bfloat16
+        assert nn.ConvTranspose2d(2, 3, 3)(gt.randn(1, 2, 4, 4)).dtype == gt.bfloat16
+        assert gt.addmm(gt.ones(3), x, gt.ones(4, 3)).dtype == gt.bfloat16
+        assert gt.baddbmm(gt.ones(2, 5, 3), gt.ones(2, 5, 4), gt.ones(2, 4, 3)).dtype == gt.bfloat16
+        assert nn.Bilinear(4, 4, 2)(x, x).dtype == gt.bfloat16
+        loss = lin(x).float().sum()
+    assert lin(x).dtype == gt.addmm(gt.ones(3), x, gt.ones(4, 3)).dtype == gt.float32
+    loss.backward()
+    assert lin.bias.grad.dtype == gt.float32 and lin.bias.grad.tolist() == [5.0, 5.0, 5.0]
+
+
 def test_a_gradient_arrives_in_its_tensors_dtype_under_autocast():
     # A bfloat16 product plus a float32 tensor is float32 (type promotion), so the gradient
     # reaching the product is float32; it is cast to bfloat16 there, as PyTorch's engine casts

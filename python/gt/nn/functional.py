@@ -59,7 +59,13 @@ def linear(x, weight, bias=None):
     if _ag.is_grad_enabled() and y.dtype.is_floating_point and (x.requires_grad or weight.requires_grad):
         y.requires_grad = True
         y._node = _ag.Node(_linear_backward, (x, weight), None, _runtime.current_signal())
-    return y + bias if bias is not None else y
+    return y + _autocast_bias(bias) if bias is not None else y
+
+
+# Inside gt.amp.autocast a bias is cast with the product's operands, as PyTorch's autocast casts
+# every floating operand of linear and the convolutions: their result is then in the low dtype,
+# not promoted back to float32 by a float32 bias.
+_autocast_bias = _tensor.autocast_operand
 
 
 def _linear_backward(g, y, inputs, attrs):
@@ -582,7 +588,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n, name):
         y = _tensor._op("convolution", x, weight, shape=(N, O, *out), padding=tuple(lo for lo, _ in pads),
                         stride=stride, dilation=dilation, groups=groups)
         if bias is not None:
-            y = y + T.reshape(bias, O, *([1] * n))
+            y = y + T.reshape(_autocast_bias(bias), O, *([1] * n))
         return T.squeeze(y, 0) if unbatched else y
     K, L = math.prod(kernel), math.prod(out)
     cols = _im2col(x, kernel, out, [lo for lo, _ in pads], stride, dilation)  # (N, *out, C, *kernel)
@@ -594,7 +600,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n, name):
         Og = O // groups
         y = T.cat([linear(T.narrow(rows, 1, g * Cg * K, Cg * K), T.narrow(w, 0, g * Og, Og)) for g in range(groups)], 1)
         if bias is not None:
-            y = y + bias
+            y = y + _autocast_bias(bias)
     y = T.permute(T.reshape(y, N, *out, O), 0, n + 1, *range(1, n + 1))  # (N, O, *out)
     return T.squeeze(y, 0) if unbatched else y
 
@@ -1129,7 +1135,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
         y = _tensor._op("convolution_backward_input", x, weight, shape=(x.shape[0], groups * Og, *out),
                         padding=padding, stride=stride, dilation=dilation, groups=groups)
         if bias is not None:
-            y = y + T.reshape(bias, groups * Og, *([1] * n))
+            y = y + T.reshape(_autocast_bias(bias), groups * Og, *([1] * n))
         return T.squeeze(y, 0) if unbatched else y
     N, K, L = x.shape[0], math.prod(kernel), math.prod(size)
     rows = T.reshape(T.permute(x, 0, *range(2, n + 2), 1), N * L, C)  # (N*L, C_in)
@@ -1143,7 +1149,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     y = _tensor._op("col2im", windows, shape=(N, groups * Og, *out), padding=padding, stride=stride,
                     dilation=dilation)
     if bias is not None:
-        y = y + T.reshape(bias, groups * Og, *([1] * n))
+        y = y + T.reshape(_autocast_bias(bias), groups * Og, *([1] * n))
     return T.squeeze(y, 0) if unbatched else y
 
 
@@ -1451,8 +1457,8 @@ def bilinear(input1, input2, weight, bias=None):
     (out, in1, in2) -> (*, out), as torch.nn.functional.bilinear."""
     out, in1, in2 = weight.shape
     left = T.matmul(input1, T.reshape(T.transpose(weight, 0, 1), in1, out * in2))  # (*, out in2)
-    y = T.sum(T.reshape(left, *input1.shape[:-1], out, in2) * T.unsqueeze(input2, -2), -1)
-    return y + bias if bias is not None else y
+    y = T.sum(T.reshape(left, *input1.shape[:-1], out, in2) * T.unsqueeze(_autocast_bias(input2), -2), -1)
+    return y + _autocast_bias(bias) if bias is not None else y
 
 
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
