@@ -28,7 +28,7 @@ def test_blocked_autorange_setup_and_globals():
 
 
 def test_measurement_statistics():
-    spec = benchmark._TaskSpec("f()", "pass", "", "label", None, None, None, 1)
+    spec = benchmark.TaskSpec("f()", "pass", "", "label", None, None, None, 1)
     m = Measurement(10, [1.0, 2.0, 3.0, 4.0], spec)
     assert m.times == [0.1, 0.2, 0.3, 0.4]
     assert m.median == pytest.approx(0.25) and m.mean == pytest.approx(0.25)
@@ -37,11 +37,36 @@ def test_measurement_statistics():
 
 
 def test_compare_prints_a_table_of_medians(capsys):
-    spec = benchmark._TaskSpec
+    spec = benchmark.TaskSpec
     ms = [Measurement(1, [t * 1e-6] * 3, spec("s", "pass", "", "add", size, impl, None, 1))
           for t, size, impl in ((2.0, "64", "gt"), (3.0, "64", "numpy"), (5.0, "1024", "gt"))]
     Compare(ms).print()
     out = capsys.readouterr().out
     assert "add" in out and "numpy" in out and "Times are in microseconds (us)." in out
-    row = next(line for line in out.splitlines() if line.startswith("64"))
-    assert row.split()[1:] == ["2.0", "3.0"]
+    row = next(line for line in out.splitlines() if line.strip().startswith("64"))
+    assert row.replace("|", " ").split()[1:] == ["2.0", "3.0"]
+
+
+def test_compare_keeps_a_row_per_thread_count_and_env():
+    # (The benchmark recipe: two thread counts x two envs were one row.)
+    spec = benchmark.TaskSpec
+    ms = [Measurement(1, [t * 1e-6] * 3, spec("s", "pass", "", "L", "sub", "d", env, threads))
+          for t, threads, env in ((1.0, 1, "A"), (2.0, 1, "B"), (3.0, 2, "A"), (4.0, 2, "B"))]
+    lines = str(Compare(ms)).splitlines()
+    rows = [line for line in lines if "|" in line and "sub" in line]
+    assert [r.split("|")[1].strip() for r in rows] == ["1.0", "2.0", "3.0", "4.0"]
+    assert rows[0].split()[0] == "(A)" and rows[1].split()[0] == "(B)"
+    assert [line.split()[0] for line in lines if "threads:" in line] == ["1", "2"]
+
+
+def test_timer_has_torch_in_its_globals_and_measurements_pickle():
+    import pickle
+    m = Timer("x * y", setup="x = torch.ones((8,)); y = torch.ones((8,))", label="L",
+              language=benchmark.Language.PYTHON).timeit(3)
+    assert (m.stmt, m.label, m.num_threads, m.number_per_run) == ("x * y", "L", 1, 3)
+    again = pickle.loads(pickle.dumps(m))
+    assert again.stmt == "x * y" and again.raw_times == m.raw_times
+    with pytest.raises(AttributeError):
+        m.not_a_field
+    merged = Measurement.merge([m, again])
+    assert len(merged) == 1 and len(merged[0].times) == 2

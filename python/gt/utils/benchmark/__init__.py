@@ -11,18 +11,28 @@ measured block ends with gt.synchronize(): a block's time covers its ops' execut
 measurement runs the statement `number` times, then synchronizes, and reports the time per run.
 
 Timer(stmt, setup, global_setup, timer, globals, label, sub_label, description, env,
-num_threads) with timeit(number), repeat(repeat, number), autorange(), blocked_autorange(
-min_run_time) and adaptive_autorange(threshold, min_run_time, max_run_time); Measurement
-(mean, median, iqr, times, raw_times, number_per_run) and Compare(measurements).print().
+num_threads, language) with timeit(number), repeat(repeat, number), autorange(),
+blocked_autorange(min_run_time) and adaptive_autorange(threshold, min_run_time, max_run_time);
+as PyTorch's, `torch` (gt) is in a statement's globals unless given. Measurement (mean, median,
+iqr, times, raw_times, number_per_run, and its task's stmt, label, sub_label, description, env,
+num_threads; picklable, and Measurement.merge) and Compare(measurements).print(): a table per
+label, a block per thread count, a row per (env, sub_label), a column per description.
 num_threads is recorded, not applied: a worker's threads are its own (gt-worker --threads).
 """
 import collections
+import enum
 import statistics
 import textwrap
 import time
 import timeit as _timeit
 
-__all__ = ["Timer", "Measurement", "Compare"]
+__all__ = ["Timer", "Measurement", "Compare", "Language", "TaskSpec"]
+
+
+class Language(enum.Enum):
+    """The language of a Timer's statement: GT times Python only."""
+    PYTHON = 0
+    CPP = 1
 
 
 def _sync():
@@ -37,7 +47,7 @@ def timer():
     return time.perf_counter()
 
 
-_TaskSpec = collections.namedtuple("TaskSpec", "stmt setup global_setup label sub_label description env num_threads")
+TaskSpec = collections.namedtuple("TaskSpec", "stmt setup global_setup label sub_label description env num_threads")
 
 
 class Measurement:
@@ -48,6 +58,23 @@ class Measurement:
         self.raw_times = list(raw_times)
         self.task_spec = task_spec
         self.metadata = metadata
+
+    def __getattr__(self, name):  # the task's fields: m.stmt, m.label, m.num_threads, ...
+        if name in TaskSpec._fields and "task_spec" in self.__dict__:
+            return getattr(self.task_spec, name)
+        raise AttributeError(f"'Measurement' object has no attribute '{name}'")
+
+    @staticmethod
+    def merge(measurements):
+        """One Measurement per task of `measurements` (their times together), as PyTorch's."""
+        by_task = {}
+        for m in measurements:
+            by_task.setdefault(m.task_spec, []).append(m)
+        merged = []
+        for spec, ms in by_task.items():
+            raw = [t / m.number_per_run for m in ms for t in m.raw_times]
+            merged.append(Measurement(1, raw, spec, ms[0].metadata))
+        return merged
 
     @property
     def times(self):
@@ -118,13 +145,15 @@ class Timer:
 
     def __init__(self, stmt="pass", setup="pass", global_setup="", timer=timer, globals=None, label=None,
                  sub_label=None, description=None, env=None, num_threads=1, language="python"):
-        if language not in ("python", "py"):
+        if language not in ("python", "py", Language.PYTHON):
             raise ValueError(f"gt.utils.benchmark.Timer times Python statements, not {language!r}")
         if not isinstance(stmt, str):
             raise ValueError("Timer: stmt must be a string of Python (use globals= for the names it uses)")
-        self._spec = _TaskSpec(textwrap.dedent(stmt).strip() or "pass", textwrap.dedent(setup).strip() or "pass",
+        self._spec = TaskSpec(textwrap.dedent(stmt).strip() or "pass", textwrap.dedent(setup).strip() or "pass",
                                global_setup, label, sub_label, description, env, num_threads)
+        import gt
         self._globals = dict(globals or {})
+        self._globals.setdefault("torch", gt)  # as PyTorch's Timer: `torch.` in stmt and setup
         exec(global_setup or "pass", self._globals)
         self._timer = _timeit.Timer(stmt=self._spec.stmt, setup=self._spec.setup, timer=timer, globals=self._globals)
 
@@ -190,7 +219,8 @@ class Timer:
 
 
 class Compare:
-    """A table of Measurements: rows by (label, sub_label), columns by description, medians."""
+    """A table of Measurements, as PyTorch's: one per label, a block per thread count (when
+    they differ), rows by (env, sub_label), columns by description; medians."""
 
     def __init__(self, results):
         self._results = list(results)
@@ -206,27 +236,45 @@ class Compare:
     def highlight_warnings(self):
         pass
 
+    def extend_results(self, results):
+        self._results.extend(results)
+
     def __str__(self):
-        columns = list(dict.fromkeys(m.task_spec.description or "" for m in self._results))
-        rows = list(dict.fromkeys((m.task_spec.label or "", m.task_spec.sub_label or m.task_spec.stmt)
-                                  for m in self._results))
-        cell = {}
-        for m in self._results:
-            cell[(m.task_spec.label or "", m.task_spec.sub_label or m.task_spec.stmt), m.task_spec.description or ""] = m
-        scale, unit = _unit(min(m.median for m in self._results)) if self._results else (1e-6, "us")
-        width = max([len(r[1]) for r in rows] + [4]) + 2
-        head = " " * width + "".join(f"{c:>14s}" for c in columns)
+        results = Measurement.merge(self._results)
+        if not results:
+            return ""
+        scale, unit = _unit(min(m.median for m in results))
         out = []
-        for label in dict.fromkeys(r[0] for r in rows):
-            out.append(f"[{'-' * 10} {label} {'-' * 10}]" if label else "[" + "-" * 22 + "]")
-            out.append(head)
-            for r in rows:
-                if r[0] != label:
-                    continue
-                values = [cell.get((r, c)) for c in columns]
-                out.append(f"{r[1]:<{width}s}" + "".join(f"{m.median / scale:14.1f}" if m else f"{'':14s}"
-                                                          for m in values))
-        out.append(f"\nTimes are in {'microseconds' if unit == 'us' else {'s': 'seconds', 'ms': 'milliseconds', 'ns': 'nanoseconds'}[unit]} ({unit}).")
+        for label in dict.fromkeys(m.task_spec.label or "" for m in results):
+            group = [m for m in results if (m.task_spec.label or "") == label]
+            columns = list(dict.fromkeys(m.task_spec.description or "" for m in group))
+            threads = list(dict.fromkeys(m.task_spec.num_threads for m in group))
+            envs = len({m.task_spec.env for m in group}) > 1
+
+            def row_name(m):
+                name = m.task_spec.sub_label or m.task_spec.stmt
+                return f"({m.task_spec.env}) {name}" if envs else name
+            cells = {(m.task_spec.num_threads, row_name(m), m.task_spec.description or ""): m for m in group}
+            names = list(dict.fromkeys(row_name(m) for m in group))
+            digits = 1 if not self._trim else 0
+            values = {k: f"{m.median / scale:.{digits}f}" for k, m in cells.items()}
+            width = max(len(n) for n in names) + 8
+            col_w = [max(len(c), *(len(v) for (_, _, cc), v in values.items() if cc == c)) + 2 for c in columns]
+            header = " " * width + "|" + "|".join(f"{c:^{w}}" for c, w in zip(columns, col_w))
+            title = f" {label} " if label else ""
+            out.append("[" + title.center(len(header) - 2, "-") + "]")
+            out.append(header)
+            for t in threads:
+                if len(threads) > 1:
+                    out.append(f"{t} threads: ".ljust(len(header), "-"))
+                for n in names:
+                    if not any((t, n, c) in cells for c in columns):
+                        continue
+                    out.append(f"      {n}".ljust(width) + "|" +
+                               "|".join(f"{values.get((t, n, c), ''):^{w}}" for c, w in zip(columns, col_w)))
+            out.append("")
+        units = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
+        out.append(f"Times are in {units[unit]} ({unit}).")
         return "\n".join(out)
 
     def print(self):
