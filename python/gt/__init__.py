@@ -86,6 +86,7 @@ from ._array_functions import (cummax, cummin, logcumsumexp, atleast_1d, atleast
 from . import distributions, linalg, testing, jit, sparse  # noqa: E402
 from . import random, version, special  # noqa: E402  (torch.random, torch.version, torch.special)
 from . import func  # noqa: E402  (torch.func)
+from . import compiler, cpu, _logging, _inductor  # noqa: E402  (torch.compiler, torch.cpu, ...)
 from . import hub  # noqa: E402  (torch.hub)
 from .func import vmap  # noqa: E402  (torch.vmap)
 from .autograd import functional as _autograd_functional  # noqa: E402,F401 (torch.autograd.functional)

@@ -26,6 +26,24 @@ unused = ignore
 export = script
 
 
+def freeze(mod, preserved_attrs=None, optimize_numerics=True):
+    """Returns mod unchanged (GT's compiled regions take the weights as operands already)."""
+    return mod
+
+
+def optimize_for_inference(mod, other_methods=None):
+    """Returns mod unchanged."""
+    return mod
+
+
+def enable_onednn_fusion(enabled):
+    """Accepted: GT's CPU worker runs convolutions through oneDNN already (docs/jit.md)."""
+
+
+def onednn_fusion_enabled():
+    return True
+
+
 def is_scripting():
     """False: GT never runs TorchScript."""
     return False

@@ -428,3 +428,27 @@ def test_what_pytorchs_recipes_use():
                                            'Unexpected key\\(s\\) in state_dict: "extra". '):
         m2.load_state_dict({"weight": gt.ones(2, 3), "extra": gt.ones(1)})
     assert m2.load_state_dict({"weight": gt.ones(2, 3)}, strict=False).missing_keys == ["bias"]
+
+
+def test_compiler_cpu_and_compile_switches_as_recipes_use_them():
+    @gt.compile
+    def f(x):
+        return x + 1 if gt.compiler.is_compiling() else x - 1
+
+    assert f(gt.zeros(2)).tolist() == [1.0, 1.0] and not gt.compiler.is_compiling()
+    with gt.compiler.set_stance("force_eager"):
+        assert f(gt.zeros(2)).tolist() == [-1.0, -1.0]
+    assert f(gt.zeros(2)).tolist() == [1.0, 1.0]
+    eager = gt.compiler.set_stance("force_eager")(f)
+    assert eager(gt.zeros(2)).tolist() == [-1.0, -1.0] and f(gt.zeros(2)).tolist() == [1.0, 1.0]
+    with pytest.raises(ValueError, match="Unknown stance"):
+        gt.compiler.set_stance("fast")
+    assert gt._dynamo.is_compiling() is False
+    gt.compiler.reset()
+    gt._logging.set_logs(dynamo=10)
+    gt._inductor.config.coordinate_descent_tuning = True
+    lin = nn.Linear(2, 2)
+    assert gt.jit.freeze(gt.jit.trace(lin, gt.ones(1, 2))) is lin
+    with gt.no_grad(), gt.cpu.amp.autocast():
+        assert lin(gt.ones(1, 2)).dtype == gt.bfloat16
+    assert gt.cpu.is_available() and gt.cpu.device_count() == 1
