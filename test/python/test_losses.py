@@ -84,3 +84,21 @@ def test_normalize_cosine_similarity_and_rms_norm():
                                rtol=1e-5)
     with pytest.raises(gt.ShapeError, match="normalized_shape"):
         F.rms_norm(t(X), (4,))
+
+
+def test_bce_of_a_saturated_probability_has_pytorchs_finite_gradient():
+    # A sigmoid saturates to exactly 0 or 1 in float32 (a GAN's discriminator): the gradient is
+    # g (p - t) / max(p (1 - p), 1e-12), as PyTorch's, not NaN.
+    x = gt.tensor([1.0, 0.0, 0.5], requires_grad=True)
+    loss = gt.nn.BCELoss()(x, gt.tensor([0.0, 1.0, 1.0]))
+    loss.backward()
+    assert loss.item() == pytest.approx((100 + 100 + np.log(2)) / 3, rel=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), [1 / 3 / 1e-12, -1 / 3 / 1e-12, -2 / 3], rtol=1e-5)
+    z = gt.tensor([40.0, -40.0], requires_grad=True)
+    gt.nn.BCELoss()(gt.sigmoid(z), gt.tensor([0.0, 1.0])).backward()
+    assert np.isfinite(z.grad.numpy()).all() and z.grad.numpy()[0] == 0.0
+    # The target's gradient, and second derivatives through the formula.
+    p = gt.tensor([0.2, 0.7], dtype=gt.float64, requires_grad=True)
+    t = gt.tensor([0.0, 1.0], dtype=gt.float64, requires_grad=True)
+    assert gt.autograd.gradcheck(lambda p, t: gt.nn.functional.binary_cross_entropy(p, t), (p, t))
+    assert gt.autograd.gradgradcheck(lambda p: gt.nn.functional.binary_cross_entropy(p, t.detach()), (p,))

@@ -374,11 +374,34 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return y * weight if weight is not None else y
 
 
+class _BinaryCrossEntropy(_ag.Function):
+    """Elementwise -(t log p + (1 - t) log(1 - p)), logs clamped at -100, with PyTorch's gradient
+    (binary_cross_entropy_backward): g (p - t) / max(p (1 - p), 1e-12) for p, finite where p is
+    exactly 0 or 1 (a saturated sigmoid), where the clamped logs' own gradient is 0 / 0; and
+    g (log(1 - p) - log p) for t."""
+
+    @staticmethod
+    def forward(ctx, input, target):
+        ctx.save_for_backward(input, target)
+        return -(target * _clamped_log(input) + (1.0 - target) * _clamped_log(1.0 - input))
+
+    @staticmethod
+    def backward(ctx, g):
+        p, t = ctx.saved_tensors
+        gp = g * (p - t) / T.clamp((1.0 - p) * p, min=1e-12) if ctx.needs_input_grad[0] else None
+        gt_ = g * (_clamped_log(1.0 - p) - _clamped_log(p)) if ctx.needs_input_grad[1] else None
+        return gp, gt_
+
+
+def _clamped_log(x):
+    return T.clamp(T.log(x), min=-100.0)
+
+
 def binary_cross_entropy(input, target, weight=None, reduction="mean"):
-    """-(t log p + (1 - t) log(1 - p)) for probabilities p = input; logs clamped at -100 as PyTorch."""
-    logp = T.clamp(T.log(input), min=-100.0)
-    log1mp = T.clamp(T.log(1.0 - input), min=-100.0)
-    loss = -(target * logp + (1.0 - target) * log1mp)
+    """-(t log p + (1 - t) log(1 - p)) for probabilities p = input (N, *) and targets t of its
+    shape; logs clamped at -100 and the gradient finite at p = 0 and 1, as PyTorch's (see
+    _BinaryCrossEntropy)."""
+    loss = _BinaryCrossEntropy.apply(input, target)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
