@@ -137,6 +137,15 @@ def test_custom_function_forward_backward_and_checks():
     with pytest.raises(RuntimeError, match="incorrect number of gradients \\(expected 1, got 2\\)"):
         Wrong.apply(leaf()).sum().backward()
 
+    class ExtraNones(Wrong):  # trailing Nones beyond the inputs are allowed, as in PyTorch
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, None, None
+
+    x = leaf()
+    ExtraNones.apply(x).sum().backward()
+    assert x.grad.numpy().tolist() == np.full(x.shape, 2.0).tolist()
+
     class BadShape(Wrong):
         @staticmethod
         def backward(ctx, g):

@@ -393,6 +393,8 @@ class Function:
                     if saved_outputs:  # (a node made above refers to ctx: ctx must not refer to it)
                         ctx.saved_tensors = ()
                 result = result if isinstance(result, tuple) else (result,)
+                if len(result) > len(args) and all(r is None for r in result[len(args):]):
+                    result = result[:len(args)]  # extra trailing Nones are allowed, as in PyTorch
                 if len(result) != len(args):
                     raise RuntimeError(f"function {cls.__name__}Backward returned an incorrect number of gradients "
                                        f"(expected {len(args)}, got {len(result)})")
