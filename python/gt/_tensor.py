@@ -739,6 +739,10 @@ def _small_ints(operands, attrs):
         d is not None and _dt.from_code(d) in _dt.SMALL_INTS)
 
 
+_INDEX_OPS = frozenset({"index_select", "gather", "scatter", "scatter_add", "index_add", "index_copy", "take",
+                        "embedding"})  # ops whose int64 operands are indices
+
+
 def _small_int_op(name, operands, backward, attrs, refused):
     """Op `name` on int8/int16/uint8 tensors, which workers only move and cast: computed on
     int32 casts of them, its int32 result cast back to PyTorch's result dtype (the operands'
@@ -754,8 +758,9 @@ def _small_int_op(name, operands, backward, attrs, refused):
         out = _op(name, *wide, backward=backward, **attrs)
     except _C.DTypeError:
         raise refused from None
+    index_op = name in _INDEX_OPS  # its int64 operand is an index, not a value
     if out.dtype is _dt.int32 and builtins.all(t.dtype in _dt.SMALL_INTS or t.dtype is _dt.bool or t.ndim == 0
-                                               for t in operands):
+                                               or (index_op and t.dtype is _dt.int64) for t in operands):
         target = small[0]
         for d in small[1:]:
             target = _dt.promote_small(target, d)

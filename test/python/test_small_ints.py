@@ -71,3 +71,20 @@ def test_save_and_load_keep_small_integers(tmp_path):
     gt.save({"img": gt.tensor(a), "lab": gt.tensor([1, -2], dtype=gt.int8)}, tmp_path / "x.pt")
     back = gt.load(tmp_path / "x.pt")
     assert back["img"].dtype == gt.uint8 and back["img"].tolist() == a.tolist() and back["lab"].tolist() == [1, -2]
+
+
+@pytest.mark.parametrize("dtype,np_type", SMALL, ids=lambda v: getattr(v, "name", None) or str(v))
+def test_indexing_and_gathering_keep_the_dtype(dtype, np_type):
+    # (tensorboardyt: a uint8 dataset indexed by a permutation came back int32.)
+    a = values(np_type, (4, 2, 3))
+    d = gt.tensor(a)
+    perm = np.array([2, 0, 3])
+    idx = np.zeros((1, 2, 3), np.int64)
+    for name, got, want in [("tensor index", d[gt.tensor(perm)], a[perm]), ("list index", d[[1, 2]], a[[1, 2]]),
+                            ("mask", d[gt.tensor([True, False, True, True])], a[[True, False, True, True]]),
+                            ("gather", gt.gather(d, 0, gt.tensor(idx)), np.take_along_axis(a, idx, 0)),
+                            ("index_select", d.index_select(1, gt.tensor([1])), a[:, [1]]),
+                            ("take", gt.take(d, gt.tensor([1, 5])), a.reshape(-1)[[1, 5]]),
+                            ("masked_select", d.masked_select(d > 3), a[a > 3])]:
+        assert got.dtype == dtype, name
+        np.testing.assert_array_equal(got.numpy(), want, err_msg=name)
