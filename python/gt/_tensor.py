@@ -706,6 +706,8 @@ def _op(name, *operands, backward=None, **attrs):
         try:
             return _record(client, code, operands, attrs, backward or _ag.formulas.get(name))
         except _C.DTypeError as refused:
+            if name in _FLOAT_OF_INTS and not operands[0].dtype.is_floating_point:
+                return _op(name, cast(operands[0], _dt.default_float()), backward=backward, **attrs)
             if not _small_ints(operands, attrs):
                 raise
             return _small_int_op(name, operands, backward, attrs, refused)
@@ -714,6 +716,8 @@ def _op(name, *operands, backward=None, **attrs):
         out = _make(client.op(code, [t._h.id for t in operands], attrs), operands,
                     backward or _ag.formulas.get(name), attrs)
     except _C.DTypeError as refused:
+        if name in _FLOAT_OF_INTS and not operands[0].dtype.is_floating_point:
+            return _op(name, cast(operands[0], _dt.default_float()), backward=backward, **attrs)
         if not _small_ints(operands, attrs):
             raise
         return _small_int_op(name, operands, backward, attrs, refused)
@@ -738,6 +742,12 @@ def _small_ints(operands, attrs):
     return builtins.any(t.dtype in _dt.SMALL_INTS for t in operands) or (
         d is not None and _dt.from_code(d) in _dt.SMALL_INTS)
 
+
+# Unary ops of floats that PyTorch also takes on integer and bool tensors, computing in the
+# default float dtype (torch.exp(torch.arange(3)) is float32): the op table refuses them, and
+# `_op` casts first (only on that refusal: nothing on the path of float operands).
+_FLOAT_OF_INTS = frozenset({"exp", "log", "sqrt", "sigmoid", "tanh", "log1p", "sin", "cos", "rsqrt", "erf", "atan",
+                            "asin", "acos", "lgamma", "digamma"})
 
 _INDEX_OPS = frozenset({"index_select", "gather", "scatter", "scatter_add", "index_add", "index_copy", "take",
                         "embedding"})  # ops whose int64 operands are indices

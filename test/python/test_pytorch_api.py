@@ -452,3 +452,17 @@ def test_compiler_cpu_and_compile_switches_as_recipes_use_them():
     with gt.no_grad(), gt.cpu.amp.autocast():
         assert lin(gt.ones(1, 2)).dtype == gt.bfloat16
     assert gt.cpu.is_available() and gt.cpu.device_count() == 1
+
+
+def test_float_functions_of_integer_tensors_compute_in_float32():
+    # torch.exp(torch.arange(4)) is float32 (the tensors_deeper tutorial's adaptation hit this).
+    x = np.arange(4)
+    for name in ("cos", "sin", "exp", "log", "sqrt", "sigmoid", "tanh", "rsqrt", "log1p", "erf", "atan"):
+        for t in (gt.arange(4), gt.tensor(x, dtype=gt.uint8), gt.tensor([True, False, True, True])):
+            r = getattr(gt, name)(t)
+            assert r.dtype == gt.float32, (name, t.dtype)
+            want = getattr(gt, name)(t.float())
+            np.testing.assert_array_equal(r.numpy(), want.numpy(), err_msg=name)
+    assert gt.arange(4).exp().dtype == gt.float32
+    with pytest.raises(gt.DTypeError, match="mean"):  # as PyTorch: mean of ints has no dtype
+        gt.arange(4).mean()
