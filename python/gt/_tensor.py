@@ -1207,12 +1207,12 @@ def full_like(t, value, dtype=None, requires_grad=False):
 empty_like = zeros_like
 
 
-def _random(op, shape, dtype, requires_grad):
+def _random(op, shape, dtype, requires_grad, generator=None):
     d = _dt.resolve(dtype or _dt.default_float())
     if not d.is_floating_point:
         raise TypeError(f"{op} needs a floating-point dtype, got {d}")
     shape = _shape_args(shape)
-    seed = _next_seed()
+    seed = generator._next_seed() if generator is not None else _next_seed()
     if op == "rand" and d in (_dt.float32, _dt.float64) and math.prod(shape) <= _HOST_RANDOM_MAX:
         return _leaf(_held_upload(_host_rand(seed, shape, d)), requires_grad)
     return _leaf(_op(op, shape=shape, seed=seed, dtype=d), requires_grad)
@@ -1254,15 +1254,17 @@ def _held_upload(values):
 
 
 @_takes_device
-def randn(*shape, dtype=None, requires_grad=False):
-    """Standard normal samples (counter-based generator on the worker; see gt.manual_seed)."""
-    return _random("randn", shape, dtype, requires_grad)
+def randn(*shape, dtype=None, requires_grad=False, generator=None):
+    """Standard normal samples (counter-based generator on the worker; see gt.manual_seed; its
+    seed drawn from `generator`, a gt.Generator, when given)."""
+    return _random("randn", shape, dtype, requires_grad, generator)
 
 
 @_takes_device
-def rand(*shape, dtype=None, requires_grad=False):
-    """Uniform samples in [0, 1) (counter-based generator on the worker; see gt.manual_seed)."""
-    return _random("rand", shape, dtype, requires_grad)
+def rand(*shape, dtype=None, requires_grad=False, generator=None):
+    """Uniform samples in [0, 1) (counter-based generator on the worker; see gt.manual_seed; its
+    seed drawn from `generator`, a gt.Generator, when given)."""
+    return _random("rand", shape, dtype, requires_grad, generator)
 
 
 @_takes_device
@@ -1278,15 +1280,21 @@ def rand_like(t, dtype=None, requires_grad=False):
 
 
 @_takes_device
-def randint(low, high=None, size=None, dtype=None):
-    """Integers uniform in [low, high) (torch.randint(low, high, size) or randint(high, size))."""
+def randint(low, high=None, size=None, dtype=None, generator=None, requires_grad=False):
+    """Integers uniform in [low, high) (torch.randint(low, high, size) or randint(high, size)),
+    int64 unless `dtype` says otherwise, drawn from `generator` when given (see rand);
+    requires_grad=True needs a floating dtype (RuntimeError otherwise, as PyTorch)."""
+    if requires_grad:
+        if dtype is None or not _dt.resolve(dtype).is_floating_point:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        return randint(low, high, size, dtype, generator).requires_grad_(True)
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
     elif high is None:  # randint(high, size=size)
         low, high = 0, low
     if size is None:
         raise TypeError("randint() missing its size argument")
-    u = rand(_shape_args(size), dtype=_dt.float64)
+    u = rand(_shape_args(size), dtype=_dt.float64, generator=generator)
     held = _held(u)
     if held is not None and (dtype is None or _dt.resolve(dtype) in (_dt.int64, _dt.int32)):
         # the same arithmetic as below, on the client (float64 IEEE, then a cast): kept values

@@ -466,3 +466,15 @@ def test_float_functions_of_integer_tensors_compute_in_float32():
     assert gt.arange(4).exp().dtype == gt.float32
     with pytest.raises(gt.DTypeError, match="mean"):  # as PyTorch: mean of ints has no dtype
         gt.arange(4).mean()
+
+
+def test_random_functions_take_a_generator_and_randint_requires_grad():
+    def draw(seed):
+        g = gt.Generator().manual_seed(seed)
+        return gt.rand(3, generator=g).tolist(), gt.randn(2, generator=g).tolist(), gt.randint(0, 100, (4,), generator=g)
+    a, b = draw(3), draw(3)
+    assert a[:2] == b[:2] and a[2].tolist() == b[2].tolist() and draw(4)[0] != a[0]
+    x = gt.randint(1, 10, (2, 3), dtype=gt.float32, requires_grad=True)
+    assert x.dtype == gt.float32 and x.requires_grad and x.is_leaf
+    with pytest.raises(RuntimeError, match="floating point"):
+        gt.randint(1, 10, (2,), requires_grad=True)
