@@ -78,7 +78,9 @@ from ._compat import (is_tensor, numel, get_default_dtype, set_default_dtype, se
                       set_default_device, get_default_device,
                       set_float32_matmul_precision,
                       get_float32_matmul_precision, set_num_threads, get_num_threads, seed, initial_seed,
-                      movedim, moveaxis, isclose, diff, logit, erfc, take, tensordot, aminmax, unflatten)
+                      movedim, moveaxis, isclose, diff, logit, erfc, take, tensordot, aminmax, unflatten,
+                      use_deterministic_algorithms, are_deterministic_algorithms_enabled,
+                      is_deterministic_algorithms_warn_only_enabled)
 from ._array_functions import (cummax, cummin, logcumsumexp, atleast_1d, atleast_2d, atleast_3d, hstack,  # noqa
                                vstack, row_stack, dstack, column_stack, hsplit, vsplit, dsplit, broadcast_shapes,
                                kron, block_diag, rot90, diag_embed, trace, vander, addmv, chain_matmul, cov,

@@ -222,3 +222,22 @@ def unflatten(input, dim, sizes):
         known = math.prod(s for s in sizes if s != -1)
         sizes[sizes.index(-1)] = input.shape[d] // builtins.max(known, 1)
     return T.reshape(input, *input.shape[:d], *sizes, *input.shape[d + 1:])
+
+
+_deterministic = [False, False]  # use_deterministic_algorithms(mode, warn_only)
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    """torch.use_deterministic_algorithms: recorded and read back (are_deterministic_algorithms_
+    enabled). GT's CPU kernels give the same bits on every run of the same program on the same
+    worker configuration (fixed reduction orders, strict CNR GEMMs), with or without it."""
+    _deterministic[:] = [bool(mode), bool(warn_only)]
+
+
+def are_deterministic_algorithms_enabled():
+    return _deterministic[0]
+
+
+def is_deterministic_algorithms_warn_only_enabled():
+    return _deterministic[0] and _deterministic[1]
+

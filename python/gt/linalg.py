@@ -610,6 +610,81 @@ def geqrf(A):
 orgqr = householder_product
 
 
+def cross(input, other, *, dim=-1):
+    """The cross product of 3-vectors along `dim` (default the last axis), as
+    torch.linalg.cross; input and other broadcast. Raises RuntimeError when that axis is not 3."""
+    if input.shape[dim] != 3 or other.shape[dim] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[dim]} and "
+                           f"{other.shape[dim]}")
+    from ._composites import cross as _cross
+    return _cross(input, other, dim=dim)
+
+
+def matmul(input, other):
+    """gt.matmul (torch.linalg.matmul is torch.matmul)."""
+    return T.matmul(input, other)
+
+
+def vecdot(x, y, *, dim=-1):
+    """sum(x * y) along `dim` (x and y broadcast), as torch.linalg.vecdot for real tensors."""
+    return T.sum(x * y, dim)
+
+
+def multi_dot(tensors):
+    """The product of the matrices in `tensors`, multiplied in the order that costs the fewest
+    scalar multiplications (the matrix-chain dynamic program, Cormen et al., Introduction to
+    Algorithms, 15.2), as torch.linalg.multi_dot: the first may be a 1-D row vector and the
+    last a 1-D column vector (the result then loses that axis). Raises RuntimeError for fewer
+    than two tensors or other ranks."""
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    first_vec, last_vec = tensors[0].ndim == 1, tensors[-1].ndim == 1
+    if first_vec:
+        tensors[0] = T.reshape(tensors[0], 1, -1)
+    if last_vec:
+        tensors[-1] = T.reshape(tensors[-1], -1, 1)
+    for i, t in enumerate(tensors):
+        if t.ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
+    dims = [tensors[0].shape[0]] + [t.shape[1] for t in tensors]
+    n = len(tensors)
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j], split[i][j] = min((cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1], k)
+                                          for k in range(i, j))
+
+    def product(i, j):
+        return tensors[i] if i == j else T.matmul(product(i, split[i][j]), product(split[i][j] + 1, j))
+    out = product(0, n - 1)
+    if first_vec and last_vec:
+        return T.reshape(out, ())
+    if first_vec or last_vec:
+        return T.reshape(out, -1)
+    return out
+
+
+_LstsqResult = collections.namedtuple("lstsq", ["solution", "residuals", "rank", "singular_values"])
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """The least-squares solution X (..., n, k) minimizing ||A X - B|| for A (..., m, n) and B
+    (..., m, k), as torch.linalg.lstsq with its CPU default (driver 'gelsy'): X = pinv(A) B (the
+    minimum-norm solution; differentiable), rank (int64, the matrix_rank of each A), and
+    residuals and singular_values empty (gelsy computes neither). Raises RuntimeError when A and
+    B disagree on m."""
+    A = _matrices(A, "linalg.lstsq", square=False)
+    if B.ndim < 2 or B.shape[-2] != A.shape[-2]:
+        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2), got A "
+                           f"{list(A.shape)} and B {list(B.shape)}")
+    X = T.matmul(pinv(A), B)
+    empty = T.zeros(0, dtype=A.dtype)
+    return _LstsqResult(X, empty, matrix_rank(A), empty)
+
+
 def _method_alias(names, fn):
     for name in names:
         setattr(T.Tensor, name, fn)

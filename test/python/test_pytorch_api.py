@@ -478,3 +478,36 @@ def test_random_functions_take_a_generator_and_randint_requires_grad():
     assert x.dtype == gt.float32 and x.requires_grad and x.is_leaf
     with pytest.raises(RuntimeError, match="floating point"):
         gt.randint(1, 10, (2,), requires_grad=True)
+
+
+def test_what_pytorchs_beginner_tutorials_call():
+    # linalg spellings (tensors_deeper), in-place functional forms (custom_function_conv_bn),
+    # use_deterministic_algorithms (dcgan), cuda memory queries.
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
+    np.testing.assert_allclose(gt.linalg.cross(gt.tensor(a), gt.tensor(b)).numpy(), np.cross(a, b), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="must have length 3"):
+        gt.linalg.cross(gt.ones(2, 4), gt.ones(2, 4))
+    np.testing.assert_allclose(gt.linalg.vecdot(gt.tensor(a), gt.tensor(b)).numpy(), (a * b).sum(-1), rtol=1e-12)
+    assert gt.linalg.matmul(gt.ones(2, 3), gt.ones(3, 4)).tolist() == [[3.0] * 4] * 2
+    chain = [rng.standard_normal(s) for s in [(10,), (10, 100), (100, 5), (5, 50), (50,)]]
+    np.testing.assert_allclose(gt.linalg.multi_dot([gt.tensor(m) for m in chain]).numpy(),
+                               np.linalg.multi_dot(chain), rtol=1e-10)
+    chain = [rng.standard_normal(s) for s in [(3, 10), (10, 100), (100, 5)]]
+    np.testing.assert_allclose(gt.linalg.multi_dot([gt.tensor(m) for m in chain]).numpy(),
+                               np.linalg.multi_dot(chain), rtol=1e-10)
+    A, B = rng.standard_normal((6, 3)), rng.standard_normal((6, 2))
+    r = gt.linalg.lstsq(gt.tensor(A), gt.tensor(B))
+    np.testing.assert_allclose(r.solution.numpy(), np.linalg.lstsq(A, B, rcond=None)[0], rtol=1e-10)
+    assert r.rank.item() == 3 and r.residuals.numel() == 0
+    x = gt.tensor([-1.0, 2.0])
+    assert nn.functional.relu_(x) is x and x.tolist() == [0.0, 2.0]
+    x = gt.tensor([-1.0, 2.0])
+    nn.functional.leaky_relu_(x, 0.5)
+    assert x.tolist() == [-0.5, 2.0]
+    gt.use_deterministic_algorithms(True, warn_only=True)
+    assert gt.are_deterministic_algorithms_enabled() and gt.is_deterministic_algorithms_warn_only_enabled()
+    gt.use_deterministic_algorithms(False)
+    assert not gt.are_deterministic_algorithms_enabled()
+    if not gt.cuda.is_available():
+        assert gt.cuda.memory_allocated() == gt.cuda.max_memory_allocated() == 0

@@ -52,8 +52,35 @@ def empty_cache():
     """Nothing to do on the client: workers keep their own caches."""
 
 
+def memory_allocated(device=None):
+    """Bytes the session's tensors hold on its GPU workers now (0 when they are not GPUs, as
+    PyTorch without CUDA): gt.debug.stats()'s live_bytes, which waits for the work issued."""
+    return int(_stats("live_bytes"))
+
+
+def max_memory_allocated(device=None):
+    """The most bytes the session's tensors held on its GPU workers at once since the session
+    opened (gt.debug.stats()'s peak_bytes; 0 when the workers are not GPUs)."""
+    return int(_stats("peak_bytes"))
+
+
+memory_reserved, max_memory_reserved = memory_allocated, max_memory_allocated
+
+
+def reset_peak_memory_stats(device=None):
+    """Accepted; the workers' peak counts from the session's start and is not reset."""
+
+
+def _stats(key):
+    if not is_available():
+        return 0
+    from .. import debug
+    return debug.stats().get(key, 0)
+
+
 from . import amp  # noqa: E402  (torch.cuda.amp)
 
 
 __all__ = ["amp", "is_available", "device_count", "current_device", "get_device_name", "synchronize", "manual_seed",
-           "manual_seed_all", "is_bf16_supported", "empty_cache"]
+           "manual_seed_all", "is_bf16_supported", "empty_cache", "memory_allocated", "max_memory_allocated",
+           "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats"]

@@ -1795,3 +1795,20 @@ for _name, _fn in list(globals().items()):
             and "size_average" not in inspect.signature(_fn).parameters:
         globals()[_name] = _takes_legacy_reduction(_fn)
 del _name, _fn
+
+
+def _in_place_form(fn):
+    @functools.wraps(fn)
+    def in_place(input, *args, **kwargs):
+        return fn(input, *args, inplace=True, **kwargs)
+    in_place.__name__ = in_place.__qualname__ = fn.__name__ + "_"
+    in_place.__doc__ = f"{fn.__name__}(input, ..., inplace=True): see {fn.__name__}."
+    return in_place
+
+
+# PyTorch's in-place functional forms: F.relu_(x) is F.relu(x, inplace=True).
+for _name in ("relu", "elu", "leaky_relu", "hardtanh", "threshold", "celu", "selu", "rrelu"):
+    if _name in globals():
+        globals()[_name + "_"] = _in_place_form(globals()[_name])
+del _name
+
