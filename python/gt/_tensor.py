@@ -113,24 +113,30 @@ def _float_formatter(a):
     return {"float_kind": lambda v: one(v).rjust(width)}
 
 
-class Size(tuple):
-    """torch.Size: a tensor's shape, a tuple of ints (`x.size()`; `x.shape` is a plain tuple
-    with the same items, so the two compare equal)."""
+class Size(_C._SizeBase):
+    """torch.Size: a tensor's shape (`x.shape`, `x.size()`), a tuple of ints that compares
+    equal to any tuple of the same ints; a slice of it is a Size too (its base, in the client
+    core, keeps indexing as fast as a tuple's)."""
     __module__ = "gt"
+    __slots__ = ()  # a tuple's layout: the client core makes these directly (gt._C.set_size_type)
 
     def __repr__(self):
         return f"gt.Size({list(self)})"
+
+    __str__ = __repr__
 
     def numel(self):
         """The number of elements of a tensor of this shape."""
         return math.prod(self)
 
-    def __getitem__(self, key):
-        item = tuple.__getitem__(self, key)
-        return Size(item) if isinstance(key, slice) else item
-
     def __add__(self, other):
         return Size(tuple.__add__(self, other))
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+_C.set_size_type(Size)
 
 
 class _ViewOf:
@@ -194,7 +200,7 @@ def _link_view(view, base, key):
 class Tensor:
     """A tensor on a GT worker.
 
-    Attributes: `shape` (tuple of ints), `dtype` (gt.dtype), `requires_grad`, `grad`
+    Attributes: `shape` (a gt.Size: a tuple of ints), `dtype` (gt.dtype), `requires_grad`, `grad`
     (a Tensor or None; accumulates over backward() calls on leaves). Most methods (x.exp(),
     x.sum(dim), x[i], ...) are the gt functions of the same name, registered by the modules
     that define them.
@@ -208,7 +214,7 @@ class Tensor:
         if shape is None or dtype is None or type(handle) is builtins.int:  # gt.Tensor([1, 2]), gt.Tensor(2, 3)
             handle, shape, dtype = _legacy_constructor(handle, shape, dtype)
         self._h = handle
-        self.shape = shape
+        self.shape = shape if type(shape) is Size else Size(shape)
         self.dtype = dtype
         self.requires_grad = requires_grad
         self.grad = None
@@ -229,8 +235,8 @@ class Tensor:
         return len(self.shape)
 
     def size(self, dim=None):
-        """The shape as a gt.Size (a tuple), or the size of dimension `dim`."""
-        return Size(self.shape) if dim is None else self.shape[dim]
+        """The shape (a gt.Size, a tuple), or the size of dimension `dim`."""
+        return self.shape if dim is None else self.shape[dim]
 
     def numel(self):
         return math.prod(self.shape)

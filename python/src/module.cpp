@@ -134,6 +134,41 @@ std::pair<uint64_t, TensorType> recordUpload(client::Client &c, py::buffer data,
   return c.emit(OpCode::Upload, {}, std::move(a), std::move(bytes), lastLocation);
 }
 
+PyTypeObject *sizeType = nullptr; ///< gt.Size (a tuple subclass without a __dict__): tensors' shapes
+
+/// A new gt.Size (a plain tuple before gt registers the type) holding `shape`.
+py::object newShape(const Shape &shape) {
+  Py_ssize_t n = Py_ssize_t(shape.size());
+  PyObject *t = sizeType ? sizeType->tp_alloc(sizeType, n) : PyTuple_New(n);
+  if (!t) throw py::error_already_set();
+  for (Py_ssize_t i = 0; i < n; ++i) PyTuple_SET_ITEM(t, i, PyLong_FromLongLong(shape[size_t(i)]));
+  return py::reinterpret_steal<py::object>(t);
+}
+
+/// gt.Size's base (gt._C._SizeBase, a tuple subclass): a slice of a size is a gt.Size, as
+/// PyTorch's, while an index stays tuple's own lookup (a Python __getitem__ would cost every
+/// x.shape[i] ~130 ns).
+PyObject *sizeSubscript(PyObject *self, PyObject *key) {
+  PyObject *item = PyTuple_Type.tp_as_mapping->mp_subscript(self, key);
+  if (!item || !PySlice_Check(key) || !sizeType) return item;
+  Py_ssize_t n = PyTuple_GET_SIZE(item);
+  PyObject *size = sizeType->tp_alloc(sizeType, n);
+  if (size)
+    for (Py_ssize_t i = 0; i < n; ++i) PyTuple_SET_ITEM(size, i, Py_NewRef(PyTuple_GET_ITEM(item, i)));
+  Py_DECREF(item);
+  return size;
+}
+
+py::object sizeBaseType() {
+  static PyType_Slot slots[] = {{Py_mp_subscript, reinterpret_cast<void *>(&sizeSubscript)}, {0, nullptr}};
+  static PyType_Spec spec = {"gt._C._SizeBase", 0, 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, slots};
+  PyObject *bases = PyTuple_Pack(1, reinterpret_cast<PyObject *>(&PyTuple_Type));
+  PyObject *type = PyType_FromSpecWithBases(&spec, bases);
+  Py_DECREF(bases);
+  if (!type) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(type);
+}
+
 py::tuple typeTuple(uint64_t id, const TensorType &t) {
   return py::make_tuple(id, py::tuple(py::cast(t.shape)), int(t.dtype));
 }
@@ -200,9 +235,7 @@ py::object dtypeObject(DType d) {
 
 /// (Handle, shape, dtype object) of a result just recorded.
 py::tuple handleTuple(py::object self, client::Client &c, uint64_t id, const TensorType &t) {
-  py::tuple shape(t.shape.size());
-  for (size_t i = 0; i < t.shape.size(); ++i) shape[i] = py::int_(t.shape[i]);
-  return py::make_tuple(newHandle(id, self.ptr(), c), std::move(shape), dtypeObject(t.dtype));
+  return py::make_tuple(newHandle(id, self.ptr(), c), newShape(t.shape), dtypeObject(t.dtype));
 }
 
 
@@ -336,10 +369,8 @@ struct DirectEmitter : client::GradEmitter {
   }
 
   py::object toPython(const client::GradValue &v) {
-    py::tuple shape(v.type.shape.size());
-    for (size_t i = 0; i < v.type.shape.size(); ++i) shape[i] = py::int_(v.type.shape[i]);
     if (py::isinstance(kept(v), autogradTypes.tensor)) return kept(v); // an operand passed through
-    return autogradTypes.tensor(kept(v), shape, dtypeObject(v.type.dtype));
+    return autogradTypes.tensor(kept(v), newShape(v.type.shape), dtypeObject(v.type.dtype));
   }
 };
 
@@ -466,9 +497,7 @@ PyObject *record(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
     }
     auto [id, type] = recordOp(c, int(code), ids, py::reinterpret_borrow<py::dict>(attrs));
     py::object handle = newHandle(id, args[0], c);
-    PyObject *shape = PyTuple_New(Py_ssize_t(type.shape.size()));
-    if (!shape) return nullptr;
-    for (size_t i = 0; i < type.shape.size(); ++i) PyTuple_SET_ITEM(shape, Py_ssize_t(i), PyLong_FromLongLong(type.shape[i]));
+    PyObject *shape = newShape(type.shape).release().ptr();
     PyObject *t = r.tensor->tp_alloc(r.tensor, 0);
     if (!t) {
       Py_DECREF(shape);
@@ -814,6 +843,14 @@ PYBIND11_MODULE(_C, m) {
     r.signal = slotOffset(node.ptr(), "signal");
     recordTypes = r;
   }, "gt registers gt.Tensor, autograd.Node and gt._runtime for record().");
+  m.attr("_SizeBase") = sizeBaseType();
+  m.def("set_size_type", [](py::object size) {
+    auto *type = reinterpret_cast<PyTypeObject *>(size.ptr());
+    if (!PyType_Check(size.ptr()) || !PyType_IsSubtype(type, &PyTuple_Type) ||
+        type->tp_basicsize != PyTuple_Type.tp_basicsize)
+      throw std::invalid_argument("set_size_type: expected a tuple subclass with __slots__ = ()");
+    sizeType = reinterpret_cast<PyTypeObject *>(size.inc_ref().ptr()); // kept for the process
+  }, "gt registers gt.Size: the shapes of the tensors the client core makes are gt.Size tuples.");
   m.add_object("record", py::reinterpret_steal<py::object>(PyCFunction_New(&recordMethod, nullptr)));
   m.def("is_grad_enabled", [] { return gradEnabled; }, "Whether ops record autograd history on this thread.");
   m.def("set_grad_enabled", [](bool on) {

@@ -274,6 +274,18 @@ def test_size_in_place_functions_and_grad_fn_names():
     s = gt.ones(3, 4).size()
     assert isinstance(s, gt.Size) and isinstance(s, tuple) and s == (3, 4) == gt.ones(3, 4).shape
     assert repr(s) == "gt.Size([3, 4])" and s.numel() == 12 and isinstance(s[1:], gt.Size) and s[1] == 4
+    # x.shape is the same Size (isinstance checks, x.shape.numel(), printing), for the results of
+    # ops, of backward passes and of tensors made in Python; indexing gives ints, slices Sizes.
+    w = gt.ones(2, 3, requires_grad=True)
+    (w * 2).sum().backward()
+    for shape in (gt.ones(3, 4).shape, (gt.ones(3, 4) + 1).shape, w.grad.shape, gt.tensor([[1.0]]).shape,
+                  gt.ones(2, 3, 4).T.shape):
+        assert type(shape) is gt.Size, shape
+    shape = gt.ones(2, 3, 4).shape
+    assert str(shape) == "gt.Size([2, 3, 4])" and shape.numel() == 24 and type(shape[0]) is int
+    assert shape[1:] == (3, 4) and type(shape[::2]) is gt.Size and type(shape + (5,)) is gt.Size
+    import pickle
+    assert pickle.loads(pickle.dumps(shape)) == shape and hash(shape) == hash((2, 3, 4))
     x = gt.tensor([0.0, 0.5])
     assert gt.sin_(x) is x and x.cos_() is x  # torch.sin_ / Tensor.cos_ (the introyt tensor tutorial)
     check(x, np.cos(np.sin([0.0, 0.5])))
