@@ -727,7 +727,7 @@ def _op(name, *operands, backward=None, **attrs):
         if not _small_ints(operands, attrs):
             raise
         return _small_int_op(name, operands, backward, attrs, refused)
-    _trace.op(name, start, out)
+    _trace.op(name, start, out, inputs=operands)
     return out
 
 

@@ -48,6 +48,7 @@ import enum
 import functools
 import getpass
 import json
+import math
 import os
 import socket
 import threading
@@ -64,8 +65,9 @@ __all__ = ["trace", "summary", "plot", "profile", "record_function", "schedule",
 class _Recorder:
     """Events of one trace, kept as tuples until written (a dict per event would cost more)."""
 
-    def __init__(self):
-        self.ops = []    # (name, start_ns, end_ns, line, shape)
+    def __init__(self, record_shapes=False):
+        self.ops = []    # (name, start_ns, end_ns, line, shape, dtype, input shapes or None)
+        self.record_shapes = record_shapes  # keep each op's operands' shapes (profile(record_shapes=True))
         self.syncs = []  # (start_ns, end_ns, line, bytes)
         self.pid = os.getpid()
         self.tid = threading.get_ident()
@@ -96,11 +98,12 @@ class _Recorder:
                       "workers": {p["label"]: {"offset_ns": p["offset_ns"], "rtt_ns": p["rtt_ns"]}
                                   for p in self.remote[1:]}}
 
-    def op(self, name, start_ns, result, end_ns=None):
-        """An op issued from start_ns until end_ns (default: now): its name, result shape and the
-        user's line."""
+    def op(self, name, start_ns, result, end_ns=None, inputs=None):
+        """An op issued from start_ns until end_ns (default: now): its name, result shape and
+        dtype, the user's line, and with record_shapes its tensor operands' shapes."""
         end_ns = time.perf_counter_ns() if end_ns is None else end_ns
-        self.ops.append((name, start_ns, end_ns, _C.last_location(), result.shape))
+        shapes = [list(t.shape) for t in inputs] if self.record_shapes and inputs is not None else None
+        self.ops.append((name, start_ns, end_ns, _C.last_location(), result.shape, result.dtype, shapes))
 
     def sync(self, start_ns, nbytes):
         """A wait for values (a fetch of nbytes, or gt.synchronize) from start_ns until now."""
@@ -112,7 +115,12 @@ class _Recorder:
                     "pid": self.pid, "tid": self.tid, "args": args}
         label = f"gt client {getpass.getuser()}@{socket.gethostname()}:{self.pid}"
         out = [{"name": "process_name", "ph": "M", "pid": self.pid, "args": {"name": label}}]
-        out += [event(n, "op", s, e, {"line": line, "shape": list(shape)}) for n, s, e, line, shape in self.ops]
+        for n, s, e, line, shape, dtype, inputs in self.ops:
+            args = {"line": line, "shape": list(shape), "dtype": dtype.name,
+                    "bytes": math.prod(shape) * dtype.itemsize}
+            if inputs is not None:
+                args["input_shapes"] = inputs
+            out.append(event(n, "op", s, e, args))
         out += [event("sync", "sync", s, e, {"line": line, "bytes": b}) for s, e, line, b in self.syncs]
         out += [event("flush", "flush", s, s + d, json.loads(args)) for s, d, args in self.flushes]
         out += [event(n, "user_annotation", s, e, {}) for n, s, e in self.ranges]
@@ -242,9 +250,12 @@ class profile:
     start() and stop()); with a `schedule`, only in its RECORD steps, counted by step(), and
     each cycle's trace goes to on_trace_ready(prof) when its last active step ends (without a
     schedule: once, at stop). key_averages() and export_chrome_trace(path) read the last
-    trace. The other arguments (activities, record_shapes, profile_memory, with_stack,
-    with_flops, with_modules) are accepted: GT's trace always holds shapes, lines and, per
-    worker, memory. Raises RuntimeError if a gt.profiler trace is already on."""
+    trace. record_shapes keeps each op's operands' shapes (key_averages(group_by_input_shape=True)
+    groups by them and prints them); profile_memory adds a memory column to key_averages' table
+    (the bytes of the results each op kind made on the workers; sort_by="self_cpu_memory_usage"
+    works either way). The other arguments (activities, with_stack, with_flops, with_modules)
+    are accepted: GT's trace always holds each op's line and, per worker, the session's memory.
+    Raises RuntimeError if a gt.profiler trace is already on."""
 
     def __init__(self, *, activities=None, schedule=None, on_trace_ready=None, record_shapes=False,
                  profile_memory=False, with_stack=False, with_flops=False, with_modules=False, experimental_config=None,
@@ -252,6 +263,8 @@ class profile:
         self.schedule = schedule
         self.on_trace_ready = on_trace_ready
         self.enabled = enabled
+        self.record_shapes = record_shapes
+        self.profile_memory = profile_memory
         self.step_num = 0
         self._recorder = None  # recording now
         self._last = None      # the last finished trace's recorder
@@ -272,7 +285,7 @@ class profile:
         if self._recorder is None and self.enabled:
             if _tensor._trace is not None:
                 raise RuntimeError("a gt.profiler trace is already on (one at a time)")
-            self._recorder = _tensor._trace = _Recorder()
+            self._recorder = _tensor._trace = _Recorder(self.record_shapes)
             self._recorder.start_remote(_runtime.client())
 
     def _end(self, save):
@@ -331,12 +344,16 @@ class profile:
                                                       "p2p", "gpu"):
                 continue
             key = e["name"]
-            if group_by_input_shape and e["cat"] == "op":
-                key = (key, tuple(e["args"].get("shape", ())))
-            row = rows.setdefault(key, _EventAvg(e["name"], e["args"].get("shape") if group_by_input_shape else None))
+            shapes = e["args"].get("input_shapes") if group_by_input_shape and e["cat"] == "op" else None
+            if shapes is not None:
+                key = (key, repr(shapes))
+            row = rows.get(key)
+            if row is None:
+                row = rows[key] = _EventAvg(e["name"], shapes)
             if e["cat"] in ("op", "user_annotation"):
                 row.count += 1
                 row.cpu_time_total += e["dur"]
+                row.memory_usage += e["args"].get("bytes", 0)
             elif e["cat"] == "gpu":  # a CUDA worker's device times replace its host's for that name
                 if not row.device_from_gpu:
                     row.device_time_total, row.device_count, row.device_from_gpu = 0.0, 0, True
@@ -345,23 +362,58 @@ class profile:
             elif not row.device_from_gpu:
                 row.device_time_total += e["dur"]
                 row.device_count += 1
-        return _EventList(rows.values())
+        return _EventList(rows.values(), self.profile_memory, group_by_input_shape and self.record_shapes,
+                          _tensor_device_is_cuda())
+
+    def export_stacks(self, path, metric="self_cpu_time_total"):
+        """Writes the last trace as folded stacks for a flame graph (Brendan Gregg's
+        flamegraph.pl, speedscope): one line "frame;frame value" per op kind and source line,
+        value its total client time (metric "self_cpu_time_total") or its workers' time
+        ("self_cuda_time_total" / "self_device_time_total") in microseconds. GT records the
+        user's line of each op, not the whole Python stack, so each stack is that line and the
+        op. Raises ValueError for another metric."""
+        if metric not in ("self_cpu_time_total", "self_cuda_time_total", "self_device_time_total"):
+            raise ValueError(f"export_stacks: metric must be self_cpu_time_total or self_cuda_time_total, got {metric!r}")
+        totals = collections.Counter()
+        device = metric != "self_cpu_time_total"
+        for e in self._trace_events():
+            if e.get("ph") != "X":
+                continue
+            if e["cat"] == "op" and not device:
+                totals[f"{e['args'].get('line', '?')};{e['name']}"] += e["dur"]
+            elif device and e["cat"] in ("kernel", "region", "gpu"):
+                totals[f"{e['args'].get('line', '?')};{e['name']}"] += e["dur"]
+        with open(path, "w") as f:
+            for stack, value in totals.items():
+                f.write(f"{stack} {int(round(value))}\n")
 
     def events(self):
         """The last trace's events (Chrome trace-event dicts)."""
         return list(self._trace_events())
 
 
+def _tensor_device_is_cuda():
+    from . import _device
+    return _device.session_device_type() == "cuda"
+
+
 class _EventAvg:
-    """One row of key_averages: times in microseconds."""
+    """One row of key_averages: times in microseconds; memory_usage the bytes of the results
+    its ops made on the workers (CPU memory on CPU workers, device memory on GPU workers)."""
     __slots__ = ("key", "input_shapes", "count", "device_count", "cpu_time_total", "device_time_total",
-                 "device_from_gpu")
+                 "device_from_gpu", "memory_usage", "on_gpu")
 
     def __init__(self, key, input_shapes):
         self.key, self.input_shapes = key, input_shapes
         self.count = self.device_count = 0
         self.cpu_time_total = self.device_time_total = 0.0
         self.device_from_gpu = False
+        self.memory_usage = 0
+        self.on_gpu = False
+
+    cpu_memory_usage = self_cpu_memory_usage = property(lambda self: 0 if self.on_gpu else self.memory_usage)
+    device_memory_usage = self_device_memory_usage = cuda_memory_usage = self_cuda_memory_usage = property(
+        lambda self: self.memory_usage if self.on_gpu else 0)
 
     self_cpu_time_total = property(lambda self: self.cpu_time_total)
     cuda_time_total = self_cuda_time_total = self_device_time_total = property(lambda self: self.device_time_total)
@@ -378,7 +430,15 @@ class _EventList(list):
     _SORT = {"cpu_time_total": "cpu_time_total", "self_cpu_time_total": "cpu_time_total",
              "cpu_time": "cpu_time", "cuda_time_total": "device_time_total", "self_cuda_time_total": "device_time_total",
              "device_time_total": "device_time_total", "self_device_time_total": "device_time_total",
-             "count": "count"}
+             "count": "count", "cpu_memory_usage": "cpu_memory_usage", "self_cpu_memory_usage": "cpu_memory_usage",
+             "cuda_memory_usage": "device_memory_usage", "self_cuda_memory_usage": "device_memory_usage",
+             "device_memory_usage": "device_memory_usage", "self_device_memory_usage": "device_memory_usage"}
+
+    def __init__(self, rows=(), profile_memory=False, input_shapes=False, on_gpu=False):
+        super().__init__(rows)
+        self.profile_memory, self.input_shapes = profile_memory, input_shapes
+        for r in self:
+            r.on_gpu = on_gpu
 
     def table(self, sort_by=None, row_limit=100, max_name_column_width=55, header=None, top_level_events_only=False):
         """The rows as text: name, client (CPU) time, workers' (device) time, calls; sorted by
@@ -394,19 +454,33 @@ class _EventList(list):
             rows = rows[:row_limit]
         cpu_sum = sum(r.cpu_time_total for r in self) or 1.0
         w = max_name_column_width
-        head = f"{'Name':<{w}s} {'CPU total %':>12s} {'CPU total':>12s} {'CPU avg':>10s} {'Device total':>13s} {'# of Calls':>11s}"
+        mem = "Device Mem" if any(r.on_gpu for r in self) else "CPU Mem"
+        head = (f"{'Name':<{w}s} {'CPU total %':>12s} {'CPU total':>12s} {'CPU avg':>10s} {'Device total':>13s}"
+                + (f" {mem:>12s}" if self.profile_memory else "") + f" {'# of Calls':>11s}"
+                + ("  Input Shapes" if self.input_shapes else ""))
         line = "-" * len(head)
         out = ([header] if header else []) + [line, head, line]
         for r in rows:
-            name = str(r.key if not isinstance(r.key, tuple) else f"{r.key[0]} {list(r.key[1])}")[:w]
+            name = str(r.key if not isinstance(r.key, tuple) else r.key[0])[:w]
             out.append(f"{name:<{w}s} {100 * r.cpu_time_total / cpu_sum:11.2f}% {_us(r.cpu_time_total):>12s} "
-                       f"{_us(r.cpu_time):>10s} {_us(r.device_time_total):>13s} {r.count or r.device_count:11d}")
+                       f"{_us(r.cpu_time):>10s} {_us(r.device_time_total):>13s}"
+                       + (f" {_bytes(r.memory_usage):>12s}" if self.profile_memory else "")
+                       + f" {r.count or r.device_count:11d}"
+                       + (f"  {r.input_shapes if r.input_shapes is not None else []}" if self.input_shapes else ""))
         out += [line, f"Self CPU time total: {_us(sum(r.cpu_time_total for r in self))}",
                 f"Self Device time total: {_us(sum(r.device_time_total for r in self))}"]
         return "\n".join(out)
 
     def __str__(self):
         return self.table()
+
+
+def _bytes(n):
+    """PyTorch's profiler units: b, Kb, Mb, Gb (powers of 1024)."""
+    for unit, size in (("Gb", 1 << 30), ("Mb", 1 << 20), ("Kb", 1 << 10)):
+        if abs(n) >= size:
+            return f"{n / size:.2f} {unit}"
+    return f"{n} b"
 
 
 def _us(x):

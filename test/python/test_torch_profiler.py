@@ -111,3 +111,26 @@ def test_record_function_as_a_decorator_of_a_recursive_function():
     assert len(spans) == 15 and all(e["dur"] >= 0 for e in spans)
     outer = max(spans, key=lambda e: e["dur"])
     assert all(outer["ts"] <= e["ts"] and e["ts"] + e["dur"] <= outer["ts"] + outer["dur"] + 1e-3 for e in spans)
+
+
+def test_memory_columns_input_shapes_and_stacks_as_the_profiler_recipe_uses_them(tmp_path):
+    lin = gt.nn.Linear(64, 32)
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True, with_stack=True) as prof:
+        lin(gt.ones(8, 64))
+        lin(gt.ones(4, 64))
+    # group_by_input_shape: one row per (op, operand shapes), with PyTorch's column.
+    table = prof.key_averages(group_by_input_shape=True).table(row_limit=20)
+    assert "Input Shapes" in table and "CPU Mem" in table
+    assert "[[8, 64], [64, 32]]" in table and "[[4, 64], [64, 32]]" in table
+    # Memory: the bytes of each op kind's results (float32): matmul made 8x32 and 4x32.
+    rows = {r.key: r for r in prof.key_averages()}
+    assert rows["matmul"].self_cpu_memory_usage == (8 + 4) * 32 * 4 and rows["matmul"].count == 2
+    by_memory = prof.key_averages().table(sort_by="self_cpu_memory_usage", row_limit=1)
+    assert by_memory.splitlines()[3].split()[0] == "transpose"  # W^T, 64x32 floats, twice: the most bytes
+    with pytest.raises(ValueError, match="unknown sort_by"):
+        prof.key_averages().table(sort_by="flops")
+    path = tmp_path / "stacks.txt"
+    prof.export_stacks(str(path))
+    lines = path.read_text().splitlines()
+    assert lines and all(len(line.rsplit(" ", 1)) == 2 and line.rsplit(" ", 1)[1].isdigit() for line in lines)
+    assert any(line.split(" ")[0].endswith(";matmul") and "test_torch_profiler.py" in line for line in lines)
