@@ -318,17 +318,32 @@ class Tensor:
         a = self.numpy()
         if a.dtype.name == "bfloat16":  # (NumPy formats ml_dtypes' bfloat16 as no float kind)
             a = a.astype(np.float32)
-        body = np.array2string(a, separator=", ", prefix="tensor(", precision=4, formatter=_float_formatter(a),
-                               max_line_width=80).replace(", ..., ", ",  ..., ")  # PyTorch's layout
-        extra = ""
+        formatter = _float_formatter(a)
+        if a.dtype == np.bool_ and a.all():  # PyTorch pads bools to "False"'s width only when one is False
+            formatter = {"bool": lambda v: "True"}
+        # PyTorch fits (80 - indent) // (width + 2) elements on a line, its closing brackets not
+        # counted; NumPy counts them: one more column per axis beyond the first.
+        body = np.array2string(a, separator=", ", prefix="tensor(", precision=4, formatter=formatter,
+                               max_line_width=80 + max(a.ndim - 1, 0)).replace(", ..., ", ",  ..., ")
+        suffixes = []
         if self.dtype not in (_dt.float32, _dt.int64, _dt.bool) or a.size == 0:
-            extra += f", dtype={self.dtype!r}"
+            suffixes.append(f"dtype={self.dtype!r}")
         node = self._node
         if node is not None:
-            extra += f", grad_fn=<{node.name()}>"  # PyTorch's: tensor([...], grad_fn=<AddBackward0>)
+            suffixes.append(f"grad_fn=<{node.name()}>")  # PyTorch's: tensor([...], grad_fn=<AddBackward0>)
         elif self.requires_grad:
-            extra += ", requires_grad=True"
-        return f"tensor({body}{extra})"
+            suffixes.append("requires_grad=True")
+        # As PyTorch: a suffix that would pass column 80 goes on a line of its own.
+        out = "tensor(" + body
+        last = len(out) - out.rfind("\n") + 1
+        for suffix in suffixes:
+            if last + len(suffix) + 2 > 80:
+                out += ",\n       " + suffix
+                last = 7 + len(suffix)
+            else:
+                out += ", " + suffix
+                last += len(suffix) + 2
+        return out + ")"
 
     def __len__(self):
         if not self.shape:

@@ -328,6 +328,15 @@ def test_tensors_print_as_pytorch_prints_them():
     w = gt.ones(2, requires_grad=True)
     assert repr(w) == "tensor([1., 1.], requires_grad=True)"
     assert repr(w + 2) == "tensor([3., 3.], grad_fn=<AddBackward0>)"
+    # Line breaks where PyTorch's come (80 columns, its closing brackets not counted), a suffix
+    # past column 80 on a line of its own, bools padded only when one is False.
+    row = [0.5438, -0.4057, 1.1341, -0.1473, 0.6272, 1.0935, 0.0939, 1.2381]
+    assert repr(gt.tensor([row, row])) == ("tensor([[ 0.5438, -0.4057,  1.1341, -0.1473,  0.6272,  1.0935,  0.0939,  "
+                                           "1.2381],\n        [ 0.5438, -0.4057,  1.1341, -0.1473,  0.6272,  1.0935,  "
+                                           "0.0939,  1.2381]])")
+    assert repr(gt.tensor(row, requires_grad=True)).endswith("1.2381],\n       requires_grad=True)")
+    assert repr(gt.ones(1, 2, dtype=gt.bool)) == "tensor([[True, True]])"
+    assert repr(gt.tensor([True, False])) == "tensor([ True, False])"
 
 
 def test_scatter_with_a_0d_index_into_a_vector():
