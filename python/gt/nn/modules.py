@@ -497,14 +497,21 @@ class Module:
 
     # ------------------------------------------------------------ printing
     def __repr__(self):
-        lines = [f"  ({name}): {m!r}".replace("\n", "\n  ") for name, m in self._modules.items()]
+        """PyTorch's layout: extra_repr's lines, then one "(name): repr" line per child."""
         extra = self.extra_repr()
-        if not lines:
-            return f"{type(self).__name__}({extra})"
-        return f"{type(self).__name__}(\n" + "\n".join(lines) + "\n)"
+        lines = (extra.split("\n") if extra else []) + [f"({name}): {_indent(repr(m))}"
+                                                         for name, m in self._modules.items()]
+        if len(lines) == 1 and not self._modules:
+            return f"{type(self).__name__}({lines[0]})"
+        return f"{type(self).__name__}(" + "".join(f"\n  {line}" for line in lines) + ("\n)" if lines else ")")
 
     def extra_repr(self):
         return ""
+
+
+def _indent(text):
+    """`text` with every line but the first indented by two spaces (a child's repr in its parent's)."""
+    return text.replace("\n", "\n  ")
 
 
 # ---------------------------------------------------------------- layers
@@ -552,6 +559,8 @@ class Embedding(Module):
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, *, device=None, dtype=None):
         super().__init__()
         _device.check(device)
+        if padding_idx is not None and padding_idx < 0:
+            padding_idx += num_embeddings
         self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
         self.weight = Parameter(T.zeros(num_embeddings, embedding_dim, dtype=dtype))
         init.normal_(self.weight)
@@ -564,7 +573,8 @@ class Embedding(Module):
         return F.embedding(x, self.weight, self.padding_idx)
 
     def extra_repr(self):
-        return f"{self.num_embeddings}, {self.embedding_dim}"
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        return s if self.padding_idx is None else s + f", padding_idx={self.padding_idx}"
 
 
 class LayerNorm(Module):
@@ -574,7 +584,7 @@ class LayerNorm(Module):
         super().__init__()
         _device.check(device)
         self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-        self.eps = eps
+        self.eps, self.elementwise_affine = eps, elementwise_affine
         self.weight = Parameter(T.ones(self.normalized_shape, dtype=dtype)) if elementwise_affine else None
         self.bias = Parameter(T.zeros(self.normalized_shape, dtype=dtype)) if elementwise_affine and bias else None
 
@@ -582,7 +592,8 @@ class LayerNorm(Module):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return f"{self.normalized_shape}, eps={self.eps}"
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")
 
 
 class RMSNorm(Module):
@@ -593,14 +604,14 @@ class RMSNorm(Module):
         super().__init__()
         _device.check(device)
         self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-        self.eps = eps
+        self.eps, self.elementwise_affine = eps, elementwise_affine
         self.weight = Parameter(T.ones(self.normalized_shape, dtype=dtype)) if elementwise_affine else None
 
     def forward(self, x):
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self):
-        return f"{self.normalized_shape}, eps={self.eps}"
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
 
 
 class Dropout(Module):
@@ -640,6 +651,9 @@ class GELU(Module):
 
     def forward(self, x):
         return F.gelu(x, approximate=self.approximate)
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
 
 
 class SiLU(ReLU):
@@ -706,6 +720,18 @@ class Flatten(Module):
     def forward(self, x):
         return T.flatten(x, self.start_dim, self.end_dim)
 
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+def _args_repr(args, inplace=False):
+    """An activation's extra_repr: k=v for each (name, value) pair, then inplace=True when set
+    (PyTorch's activations print the flag only then)."""
+    s = ", ".join(f"{k}={v}" for k, v in args)
+    if inplace:
+        s += ", inplace=True" if s else "inplace=True"
+    return s
+
 
 class LeakyReLU(Module):
     def __init__(self, negative_slope=0.01, inplace=False):
@@ -717,12 +743,15 @@ class LeakyReLU(Module):
         return F.leaky_relu(x, self.negative_slope, inplace=self.inplace)
 
     def extra_repr(self):
-        return f"negative_slope={self.negative_slope}"
+        return _args_repr([("negative_slope", self.negative_slope)], self.inplace)
 
 
 class _Activation(Module):
-    """A module calling one gt.nn.functional activation with fixed keyword arguments."""
+    """A module calling one gt.nn.functional activation with fixed keyword arguments. Its repr
+    shows the arguments but inplace, then ", inplace=True" when set (PyTorch's form); a class
+    whose PyTorch counterpart shows nothing sets _repr_args = False."""
     _fn = None
+    _repr_args = True
 
     def __init__(self, **kwargs):
         super().__init__()
@@ -732,7 +761,10 @@ class _Activation(Module):
         return type(self)._fn(x, **self._kwargs)
 
     def extra_repr(self):
-        return ", ".join(f"{k}={v}" for k, v in self._kwargs.items())
+        if not self._repr_args:
+            return ""
+        return _args_repr([(k, v) for k, v in self._kwargs.items() if k != "inplace"],
+                          self._kwargs.get("inplace", False))
 
 
 class ELU(_Activation):
@@ -761,6 +793,10 @@ class Softplus(_Activation):
 
     def __init__(self, beta=1.0, threshold=20.0):
         super().__init__(beta=beta)
+        self.threshold = threshold
+
+    def extra_repr(self):
+        return f"beta={self._kwargs['beta']}, threshold={self.threshold}"
 
 
 class Mish(_Activation):
@@ -785,11 +821,11 @@ class ReLU6(_Activation):
 
 
 class Hardsigmoid(ReLU6):
-    _fn = staticmethod(F.hardsigmoid)
+    _fn, _repr_args = staticmethod(F.hardsigmoid), False
 
 
 class Hardswish(ReLU6):
-    _fn = staticmethod(F.hardswish)
+    _fn, _repr_args = staticmethod(F.hardswish), False
 
 
 class LogSigmoid(_Activation):
@@ -811,19 +847,30 @@ class PReLU(Module):
     def forward(self, x):
         return F.prelu(x, self.weight)
 
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
 
 class Upsample(Module):
     """Resizes spatial axes: see gt.nn.functional.interpolate."""
 
     def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None):
         super().__init__()
+        if isinstance(scale_factor, (tuple, list)):
+            scale_factor = tuple(float(f) for f in scale_factor)
+        elif scale_factor:
+            scale_factor = float(scale_factor)
+        else:
+            scale_factor = None
         self.size, self.scale_factor, self.mode, self.align_corners = size, scale_factor, mode, align_corners
 
     def forward(self, x):
         return F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners)
 
     def extra_repr(self):
-        return f"size={self.size}, scale_factor={self.scale_factor}, mode={self.mode!r}"
+        if self.scale_factor is not None:
+            return f"scale_factor={self.scale_factor!r}, mode={self.mode!r}"
+        return f"size={self.size!r}, mode={self.mode!r}"
 
 
 class Unflatten(Module):
@@ -836,6 +883,9 @@ class Unflatten(Module):
     def forward(self, x):
         d = self.dim % x.ndim
         return T.reshape(x, *x.shape[:d], *self.unflattened_size, *x.shape[d + 1:])
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 
 # ---------------------------------------------------------------- convolution and pooling
@@ -894,6 +944,8 @@ class _ConvNd(Module):
             s += f", padding={self.padding}"
         if self.dilation != (1,) * self._n:
             s += f", dilation={self.dilation}"
+        if getattr(self, "output_padding", (0,) * self._n) != (0,) * self._n:
+            s += f", output_padding={self.output_padding}"
         if self.groups != 1:
             s += f", groups={self.groups}"
         if self.bias is None:
@@ -955,6 +1007,13 @@ class _AvgPoolNd(Module):
 
 
 class AvgPool1d(_AvgPoolNd):
+    """Stores kernel_size, stride and padding as 1-tuples, as PyTorch's (and prints them so)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+        kernel_size = F._ntuple(kernel_size, 1, "kernel_size")
+        super().__init__(kernel_size, F._ntuple(stride, 1, "stride") if stride is not None else kernel_size,
+                         F._ntuple(padding, 1, "padding"), ceil_mode, count_include_pad)
+
     def forward(self, x):
         return F.avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
 
@@ -1006,16 +1065,20 @@ class _PadNd(Module):
         return f"{self.padding}"
 
 
-class ConstantPad1d(_PadNd):
+class _ConstantPadNd(_PadNd):
+    def __init__(self, padding, value):
+        super().__init__(padding, value)
+
+    def extra_repr(self):
+        return f"padding={self.padding}, value={self.value}"
+
+
+class ConstantPad1d(_ConstantPadNd):
     _n = 1
 
-    def __init__(self, padding, value):
-        super().__init__(padding, value)
 
-
-class ConstantPad2d(_PadNd):
-    def __init__(self, padding, value):
-        super().__init__(padding, value)
+class ConstantPad2d(_ConstantPadNd):
+    _n = 2
 
 
 class ZeroPad2d(_PadNd):
@@ -1095,7 +1158,7 @@ class _BatchNorm(Module):
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 class SyncBatchNorm(_BatchNorm):
@@ -1165,7 +1228,8 @@ class GroupNorm(Module):
         return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
 
 
 class CrossEntropyLoss(Module):
@@ -1187,7 +1251,8 @@ class MSELoss(Module):
 
 
 class _Loss(Module):
-    """A loss module: forward(input, target) calls its functional form with the module's options."""
+    """A loss module: forward(input, target) calls its functional form with the module's options.
+    Its repr shows none of them, as PyTorch's (L1Loss())."""
 
     _options = ()
 
@@ -1198,9 +1263,6 @@ class _Loss(Module):
 
     def forward(self, input, target):
         return type(self)._fn(input, target, **{k: getattr(self, k) for k in self._options})
-
-    def extra_repr(self):
-        return ", ".join(f"{k}={getattr(self, k)!r}" for k in self._options if k not in ("weight", "pos_weight"))
 
 
 class L1Loss(_Loss):
@@ -1242,9 +1304,6 @@ class CTCLoss(Module):
     def forward(self, log_probs, targets, input_lengths, target_lengths):
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
                           self.zero_infinity)
-
-    def extra_repr(self):
-        return f"blank={self.blank}, reduction={self.reduction!r}, zero_infinity={self.zero_infinity}"
 
 
 class BCELoss(_Loss):
@@ -1330,6 +1389,19 @@ class ModuleList(Module):
     def __iter__(self):
         return iter(self._modules.values())
 
+    def __repr__(self):
+        """PyTorch's form: a run of children with the same repr is one line, "(0-5): 6 x Linear(...)"."""
+        runs = []  # [first index, last index, repr]
+        for i, m in enumerate(self._modules.values()):
+            text = repr(m)
+            if runs and runs[-1][2] == text:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, text])
+        lines = [f"({a}): {_indent(text)}" if a == b else f"({a}-{b}): {b - a + 1} x {_indent(text)}"
+                 for a, b, text in runs]
+        return f"{type(self).__name__}(" + "".join(f"\n  {line}" for line in lines) + ("\n)" if lines else ")")
+
 
 class ModuleDict(Module):
     """A dict of modules whose parameters the parent registers."""
@@ -1372,6 +1444,13 @@ class ModuleDict(Module):
 
     def items(self):
         return self._modules.items()
+
+
+def _parameter_line(p, type_name):
+    """A ParameterList/ParameterDict entry as PyTorch prints it: Parameter containing: [gt.float32 of size 2x3]."""
+    size = "x".join(str(n) for n in p.shape)
+    device = f" (GPU {p.get_device()})" if p.is_cuda else ""
+    return f"{'Parameter' if isinstance(p, Parameter) else 'Tensor'} containing: [{type_name} of size {size}{device}]"
 
 
 def _as_parameter(value):
@@ -1417,8 +1496,7 @@ class ParameterList(Module):
         return iter(self._parameters.values())
 
     def extra_repr(self):
-        return "\n".join(f"({i}): Parameter containing: [{p.dtype} of size {list(p.shape)}]"
-                         for i, p in enumerate(self._parameters.values()))
+        return "\n".join(f"  ({i}): {_parameter_line(p, p.dtype)}" for i, p in enumerate(self._parameters.values()))
 
 
 class ParameterDict(Module):
@@ -1472,6 +1550,9 @@ class ParameterDict(Module):
 
     def get(self, key, default=None):
         return self._parameters.get(key, default)
+
+    def extra_repr(self):
+        return "\n".join(f"  ({k}): {_parameter_line(p, p.type())}" for k, p in self._parameters.items())
 
 
 # ---------------------------------------------------------------- more layers scripts use
@@ -1545,6 +1626,9 @@ class PixelShuffle(Module):
     def forward(self, x):
         return F.pixel_shuffle(x, self.upscale_factor)
 
+    def extra_repr(self):
+        return f"upscale_factor={self.upscale_factor}"
+
 
 class PixelUnshuffle(Module):
     def __init__(self, downscale_factor):
@@ -1553,6 +1637,9 @@ class PixelUnshuffle(Module):
 
     def forward(self, x):
         return F.pixel_unshuffle(x, self.downscale_factor)
+
+    def extra_repr(self):
+        return f"downscale_factor={self.downscale_factor}"
 
 
 class _InstanceNorm(Module):
@@ -1582,8 +1669,7 @@ class _InstanceNorm(Module):
         y = F.instance_norm(x, weight=self.weight, bias=self.bias, eps=self.eps)
         return T.squeeze(y, 0) if unbatched else y
 
-    def extra_repr(self):
-        return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}"
+    extra_repr = _BatchNorm.extra_repr
 
 
 class InstanceNorm1d(_InstanceNorm):
@@ -1610,8 +1696,9 @@ class UpsamplingBilinear2d(Upsample):
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
 
-def _elementwise_module(name, fn, *params, doc=None):
-    """A Module class whose forward(x) is fn(x, *its params), e.g. Softshrink(lambd=0.5)."""
+def _elementwise_module(name, fn, *params, doc=None, extra_repr=None):
+    """A Module class whose forward(x) is fn(x, *its params), e.g. Softshrink(lambd=0.5);
+    extra_repr (a function of the module) replaces the default "param=value, ..." repr."""
     names = [p[0] for p in params]
 
     def __init__(self, *args, **kwargs):
@@ -1625,10 +1712,11 @@ def _elementwise_module(name, fn, *params, doc=None):
     def forward(self, x):
         return fn(x, *(getattr(self, k) for k in names))
 
-    def extra_repr(self):
-        return ", ".join(f"{k}={getattr(self, k)}" for k in names)
+    def default_extra_repr(self):
+        return _args_repr([(k, getattr(self, k)) for k in names if k != "inplace"], getattr(self, "inplace", False))
 
-    return type(name, (Module,), {"__init__": __init__, "forward": forward, "extra_repr": extra_repr,
+    return type(name, (Module,), {"__init__": __init__, "forward": forward,
+                                  "extra_repr": extra_repr or default_extra_repr,
                                   "__doc__": doc or f"See gt.nn.functional.{fn.__name__}."})
 
 
@@ -1637,8 +1725,8 @@ Threshold = _elementwise_module("Threshold", lambda x, t, v, inplace=False: F.th
                                 ("threshold", None), ("value", None), ("inplace", False),
                                 doc="input where input > threshold, else value.")
 GLU = _elementwise_module("GLU", F.glu, ("dim", -1))
-Hardshrink = _elementwise_module("Hardshrink", F.hardshrink, ("lambd", 0.5))
-Softshrink = _elementwise_module("Softshrink", F.softshrink, ("lambd", 0.5))
+Hardshrink = _elementwise_module("Hardshrink", F.hardshrink, ("lambd", 0.5), extra_repr=lambda self: f"{self.lambd}")
+Softshrink = _elementwise_module("Softshrink", F.softshrink, ("lambd", 0.5), extra_repr=lambda self: f"{self.lambd}")
 Tanhshrink = _elementwise_module("Tanhshrink", F.tanhshrink)
 Dropout1d = type("Dropout1d", (Dropout,), {"forward": lambda self, x: F.dropout1d(x, self.p, self.training,
                                                                                  inplace=self.inplace),
@@ -1702,11 +1790,8 @@ class ZeroPad3d(_PadNd):
         super().__init__(padding, 0.0)
 
 
-class ConstantPad3d(_PadNd):
+class ConstantPad3d(_ConstantPadNd):
     _n = 3
-
-    def __init__(self, padding, value):
-        super().__init__(padding, value)
 
 
 class ReflectionPad3d(_PadNd):
@@ -1811,6 +1896,10 @@ class Unfold(Module):
     def forward(self, x):
         return F.unfold(x, self.kernel_size, self.dilation, self.padding, self.stride)
 
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, "
+                f"stride={self.stride}")
+
 
 class Fold(Module):
     """(N, C kH kW, L) -> (N, C, *output_size): see gt.nn.functional.fold."""
@@ -1822,6 +1911,9 @@ class Fold(Module):
 
     def forward(self, x):
         return F.fold(x, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}, " + Unfold.extra_repr(self)
 
 
 class Bilinear(Module):
@@ -1855,6 +1947,10 @@ class LPPool1d(Module):
     def forward(self, x):
         return F.lp_pool1d(x, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
+    def extra_repr(self):
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")
+
 
 class LPPool2d(LPPool1d):
     """(sum over each window of x^p)^(1/p): see gt.nn.functional.lp_pool2d."""
@@ -1873,6 +1969,9 @@ class LocalResponseNorm(Module):
     def forward(self, x):
         return F.local_response_norm(x, self.size, self.alpha, self.beta, self.k)
 
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
 
 ChannelShuffle = _elementwise_module("ChannelShuffle", F.channel_shuffle, ("groups", None))
 
@@ -1886,6 +1985,9 @@ class RReLU(Module):
 
     def forward(self, x):
         return F.rrelu(x, self.lower, self.upper, self.training, inplace=self.inplace)
+
+    def extra_repr(self):
+        return _args_repr([("lower", self.lower), ("upper", self.upper)], self.inplace)
 
 
 class AlphaDropout(Dropout):
@@ -1920,7 +2022,8 @@ class EmbeddingBag(Module):
                                include_last_offset=self.include_last_offset, padding_idx=self.padding_idx)
 
     def extra_repr(self):
-        return f"{self.num_embeddings}, {self.embedding_dim}, mode={self.mode!r}"
+        s = f"{self.num_embeddings}, {self.embedding_dim}, mode={self.mode!r}"
+        return s if self.padding_idx is None else s + f", padding_idx={self.padding_idx}"
 
 
 class _MaxUnpoolNd(Module):

@@ -318,6 +318,14 @@ class _CellBase(Module):
     def _zeros(self, x):
         return T.zeros(x.shape[:-1] + (self.hidden_size,), dtype=x.dtype)
 
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            s += f", nonlinearity={self.nonlinearity}"
+        return s
+
 
 class RNNCell(_CellBase):
     """One step of RNN: (N, input) and h (N, H) -> h'."""

@@ -95,9 +95,6 @@ class MultiheadAttention(Module):
             weights = T.mean(weights, 1)
         return out, (T.squeeze(weights, 0) if unbatched else weights)
 
-    def extra_repr(self):
-        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}"
-
 
 def _attend(attention, x, memory, mask, padding, is_causal):
     """The output of `attention` (a MultiheadAttention) of queries x over keys and values memory."""
