@@ -201,7 +201,8 @@ def test_what_pytorch_examples_word_language_model_names():
     # torch.nn.modules.<file>.<Class>: GT's classes under PyTorch's file names.
     assert nn.modules.linear.Linear is nn.Linear and nn.modules.rnn.LSTM is nn.LSTM
     assert nn.modules.activation.MultiheadAttention is nn.MultiheadAttention
-    assert nn.modules.linear.NonDynamicallyQuantizableLinear is nn.Linear
+    assert issubclass(nn.modules.linear.NonDynamicallyQuantizableLinear, nn.Linear)
+    assert isinstance(nn.MultiheadAttention(4, 2).out_proj, nn.modules.linear.NonDynamicallyQuantizableLinear)
     assert nn.modules.transformer.TransformerEncoderLayer is nn.TransformerEncoderLayer
     # The legacy typed constructors: sizes give zeros, data gives a tensor of that dtype.
     x = gt.LongTensor(6).zero_().view(-1, 2)

@@ -79,7 +79,8 @@ def _torch_module_paths():
         setattr(modules, file, sub)
         sys.modules[sub.__name__] = sub
     # MultiheadAttention's output projection class in torch: a Linear.
-    modules.linear.NonDynamicallyQuantizableLinear = modules.Linear
+    from .transformer import NonDynamicallyQuantizableLinear
+    modules.linear.NonDynamicallyQuantizableLinear = NonDynamicallyQuantizableLinear
 
 
 _torch_module_paths()

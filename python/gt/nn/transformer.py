@@ -17,6 +17,11 @@ from . import init
 from .modules import Module, ModuleList, Parameter, Linear, LayerNorm, Dropout
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear under the name PyTorch gives MultiheadAttention's output projection (its repr
+    prints it; torch.nn.modules.linear.NonDynamicallyQuantizableLinear)."""
+
+
 class MultiheadAttention(Module):
     """softmax(q k^T / sqrt(E / num_heads) + mask) v per head, heads joined and projected.
 
@@ -41,7 +46,7 @@ class MultiheadAttention(Module):
         self.head_dim = embed_dim // num_heads
         self.in_proj_weight = Parameter(T.zeros(3 * embed_dim, embed_dim, dtype=dtype))
         self.in_proj_bias = Parameter(T.zeros(3 * embed_dim, dtype=dtype)) if bias else None
-        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, device=device, dtype=dtype)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, device=device, dtype=dtype)
         init.xavier_uniform_(self.in_proj_weight)
         if bias:
             init.zeros_(self.out_proj.bias)
