@@ -54,12 +54,12 @@ CASES = [
     (lambda: nn.KLDivLoss(reduction="batchmean"), "KLDivLoss()"),
     (lambda: nn.ParameterList([nn.Parameter(gt.ones(2))]),
      "ParameterList(  (0): Parameter containing: [gt.float32 of size 2])"),
-    (lambda: nn.MultiheadAttention(8, 2), f"MultiheadAttention(\n  (out_proj): {LINEAR}\n)"),
+    (lambda: nn.MultiheadAttention(8, 2), f"MultiheadAttention(\n  (out_proj): NonDynamicallyQuantizable{LINEAR}\n)"),
     (lambda: nn.Sequential(nn.Linear(2, 2), nn.ReLU()),
      "Sequential(\n  (0): Linear(in_features=2, out_features=2, bias=True)\n  (1): ReLU()\n)"),
     (lambda: nn.TransformerEncoderLayer(8, 2, 16),
      "TransformerEncoderLayer(\n"
-     f"  (self_attn): MultiheadAttention(\n    (out_proj): {LINEAR}\n  )\n"
+     f"  (self_attn): MultiheadAttention(\n    (out_proj): NonDynamicallyQuantizable{LINEAR}\n  )\n"
      "  (linear1): Linear(in_features=8, out_features=16, bias=True)\n"
      "  (dropout): Dropout(p=0.1, inplace=False)\n"
      "  (linear2): Linear(in_features=16, out_features=8, bias=True)\n"
