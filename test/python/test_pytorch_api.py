@@ -533,3 +533,14 @@ def test_what_pytorchs_beginner_tutorials_call():
     assert not gt.are_deterministic_algorithms_enabled()
     if not gt.cuda.is_available():
         assert gt.cuda.memory_allocated() == gt.cuda.max_memory_allocated() == 0
+
+
+def test_optimizers_print_and_default_as_pytorchs():
+    p = gt.nn.Parameter(gt.zeros(2))
+    opt = gt.optim.SGD([p], lr=0.01)
+    assert repr(opt) == ("SGD (\nParameter Group 0\n    dampening: 0\n    differentiable: False\n    foreach: None\n"
+                         "    fused: None\n    lr: 0.01\n    maximize: False\n    momentum: 0\n    nesterov: False\n"
+                         "    weight_decay: 0\n)")
+    assert gt.optim.SGD([p]).param_groups[0]["lr"] == 1e-3  # PyTorch 2's default
+    two = gt.optim.Adam([{"params": [p]}, {"params": [gt.nn.Parameter(gt.zeros(1))], "lr": 0.1}])
+    assert "Parameter Group 1" in repr(two) and "    lr: 0.1\n" in repr(two) and "weight_decay: 0\n" in repr(two)

@@ -86,6 +86,15 @@ class Optimizer:
     def params(self):
         return [p for g in self.param_groups for p in g["params"]]
 
+    def __repr__(self):
+        """PyTorch's listing: each parameter group's hyper-parameters, sorted by name."""
+        out = type(self).__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            out += f"\nParameter Group {i}"
+            for key in sorted(k for k in group if k != "params"):
+                out += f"\n    {key}: {group[key]}"
+        return out + "\n)"
+
     def zero_grad(self, set_to_none=True):
         for p in self.params:
             p.grad = None
@@ -186,11 +195,12 @@ class SGD(Optimizer):
     buf = momentum * buf + (1 - dampening) * g (buf = g at the first step), and g = buf, or
     g + momentum * buf with nesterov (Sutskever et al. 2013); p -= lr * g."""
 
-    def __init__(self, params, lr=0.01, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, *, foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
         _check_lr(lr)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        super().__init__(params, dict(foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable, fused=fused, lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+        # (capturable is accepted and not kept: PyTorch's SGD has no such group entry)
+        super().__init__(params, dict(foreach=foreach, maximize=maximize, differentiable=differentiable, fused=fused, lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                                       nesterov=nesterov))
 
     def step(self):
@@ -225,7 +235,7 @@ class Adam(Optimizer):
 
     decoupled = False
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False, *, foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *, foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
         _check_lr(lr)
         if not 0.0 <= betas[0] < 1.0 or not 0.0 <= betas[1] < 1.0:
             raise ValueError(f"Invalid beta parameters: {betas}")
@@ -295,7 +305,7 @@ class RMSprop(Optimizer):
     and the denominator is sqrt(v - ga^2) + eps, else sqrt(v) + eps; with momentum,
     buf = momentum buf + g / denominator and p -= lr buf, else p -= lr g / denominator."""
 
-    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False, *, foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False, *, foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
         _check_lr(lr)
         if alpha < 0 or eps < 0 or momentum < 0:
             raise ValueError(f"Invalid alpha, eps or momentum: {alpha}, {eps}, {momentum}")
@@ -338,7 +348,7 @@ class Adagrad(Optimizer):
     clr = lr / (1 + (t - 1) lr_decay); sum += g^2 (starting at initial_accumulator_value);
     p -= clr g / (sqrt(sum) + eps)."""
 
-    def __init__(self, params, lr=1e-2, lr_decay=0.0, weight_decay=0.0, initial_accumulator_value=0.0, eps=1e-10, *, foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10, *, foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
         _check_lr(lr)
         if lr_decay < 0 or initial_accumulator_value < 0 or eps < 0:
             raise ValueError(f"Invalid lr_decay, initial_accumulator_value or eps: {lr_decay}, "
@@ -367,7 +377,7 @@ class Adadelta(Optimizer):
     v = rho v + (1 - rho) g^2; delta = sqrt(u + eps) / sqrt(v + eps) g;
     u = rho u + (1 - rho) delta^2; p -= lr delta (v and u start at 0)."""
 
-    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, *, foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, *, foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
         _check_lr(lr)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
