@@ -268,6 +268,10 @@ def test_summary_writer_writes_event_files_tensorboard_reads(tmp_path):
     assert h.num == 100 and h.min == 0 and h.max == 99 and sum(h.bucket) == 100
     img = acc.Images("digit")[0]
     assert (img.height, img.width) == (4, 5)
+    import io
+    from PIL import Image
+    pixels = np.asarray(Image.open(io.BytesIO(img.encoded_image_string)))
+    assert pixels.shape == (4, 5, 3) and (pixels == 127).all()  # as PyTorch's: RGB, 0.5 * 255 truncated
     assert acc.Images("batch")[0].width > 4  # tiled
     assert "notes/text_summary" in acc.Tags()["tensors"]
     a = EventAccumulator(str(tmp_path / "run" / "lr_a")).Reload()

@@ -85,7 +85,9 @@ def _png(image):
 
 
 def _hwc_uint8(img, dataformats):
-    """An image in `dataformats` (CHW, HWC, HW; float in [0, 1] or uint8) as (H, W, C) uint8."""
+    """An image in `dataformats` (CHW, HWC, HW; float in [0, 1] or uint8) as (H, W, C) uint8, as
+    PyTorch's writer makes it: floats times 255, clipped and truncated; one channel (or HW)
+    repeated into RGB."""
     a = _numpy(img)
     fmt = dataformats.upper()
     if sorted(fmt) not in (sorted("CHW"), sorted("HW")) or a.ndim != len(fmt):
@@ -94,7 +96,9 @@ def _hwc_uint8(img, dataformats):
         a, fmt = a[..., None], "HWC"
     a = np.transpose(a, [fmt.index(d) for d in "HWC"])
     if a.dtype != np.uint8:
-        a = (np.clip(a.astype(np.float32), 0, 1) * 255 + 0.5).astype(np.uint8)
+        a = np.clip(a.astype(np.float32) * 255, 0, 255).astype(np.uint8)
+    if a.shape[2] == 1:
+        a = np.concatenate([a, a, a], 2)
     if a.shape[2] not in (1, 3, 4):
         raise ValueError(f"add_image: an image has 1, 3 or 4 channels, not {a.shape[2]}")
     return a
