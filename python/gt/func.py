@@ -271,44 +271,36 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
     """A function returning the Jacobian of func with respect to args[argnums]: for an output
     of shape O and an argument of shape I, a tensor of shape O + I (nested as the output and
     the arguments are). One backward pass per output element."""
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        many, nums = _argnums(argnums, len(args), "jacrev")
-        record = _nested() or is_grad_enabled() and _any_requires_grad(args)
-        with _transform():
-            args2, picked = _differentiable_args(args, nums, "jacrev", True)
-            out, aux = _split_aux(func(*args2, **kwargs), has_aux, "jacrev")
-            outs, rebuild_out = _tensors(out, "jacrev: the output of f")
-            all_leaves = [t for leaves, _ in picked for t in leaves]
-            per_output = []
-            for o in outs:
-                results = _regroup(picked, _rows(o, all_leaves, record))
-                per_output.append(tuple(results) if many else results[0])
-        jac = rebuild_out(per_output)
-        return (jac, aux) if has_aux else jac
-    return wrapper
+    return _jacobian(func, argnums, has_aux, "jacrev", lambda outs, leaves, record: [_rows(o, leaves, record)
+                                                                                     for o in outs])
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     """torch.func.jacfwd: the Jacobian of func with respect to args[argnums], column by column
     (one column per input element: see the module's docstring), the same values as jacrev.
     The cheaper of the two where func has more outputs than inputs."""
+    def blocks(outs, leaves, record):
+        try:
+            return _columns(outs, leaves, record)
+        except RuntimeError:  # a gradient op without a derivative of its own: one pass per output element
+            return [_rows(o, leaves, record) for o in outs]
+    return _jacobian(func, argnums, has_aux, "jacfwd", blocks)
+
+
+def _jacobian(func, argnums, has_aux, name, blocks):
+    """jacrev and jacfwd: `blocks(outputs, leaves, record)` gives, per output, d output / d leaf
+    for every leaf of the picked arguments; they are regrouped as the arguments and outputs."""
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        many, nums = _argnums(argnums, len(args), "jacfwd")
+        many, nums = _argnums(argnums, len(args), name)
         record = _nested() or is_grad_enabled() and _any_requires_grad(args)
         with _transform():
-            args2, picked = _differentiable_args(args, nums, "jacfwd", True)
-            out, aux = _split_aux(func(*args2, **kwargs), has_aux, "jacfwd")
-            outs, rebuild_out = _tensors(out, "jacfwd: the output of f")
+            args2, picked = _differentiable_args(args, nums, name, True)
+            out, aux = _split_aux(func(*args2, **kwargs), has_aux, name)
+            outs, rebuild_out = _tensors(out, f"{name}: the output of f")
             all_leaves = [t for leaves, _ in picked for t in leaves]
-            try:
-                blocks = _columns(outs, all_leaves, record)
-            except RuntimeError:
-                # A gradient op without a derivative of its own: one backward pass per output element.
-                blocks = [[_rows(o, all_leaves, record)[j] for j in range(len(all_leaves))] for o in outs]
             per_output = []
-            for row in blocks:
+            for row in blocks(outs, all_leaves, record):
                 results = _regroup(picked, row)
                 per_output.append(tuple(results) if many else results[0])
         jac = rebuild_out(per_output)
