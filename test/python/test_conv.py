@@ -619,3 +619,21 @@ def test_max_pool_gradients_go_to_each_windows_first_maximum(kernel, stride, dty
         best = max(taps, key=lambda p: (x[n, c, p[0], p[1]], -taps.index(p)))
         want[n, c, best[0], best[1]] += g[n, c, i, j]
     np.testing.assert_allclose(xt.grad.numpy(), want, rtol=1e-6, atol=1e-6)
+
+
+def test_avg_pool_whose_windows_tile_the_input_is_one_reduction():
+    # SENet's global pool avg_pool2d(x, x.size(2)) was one op per kernel position (1024 here),
+    # forward and backward; windows that tile the input are now a reshape and a mean.
+    x = gt.tensor(rng.standard_normal((2, 4, 32, 32)).astype(np.float32), requires_grad=True)
+    gt.synchronize()
+    before = gt.debug.stats()["instructions"]
+    y = F.avg_pool2d(x, 32)
+    y.sum().backward()
+    gt.synchronize()
+    assert gt.debug.stats()["instructions"] - before < 40
+    np.testing.assert_allclose(y.numpy().reshape(2, 4), x.detach().numpy().mean((2, 3)), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), np.full((2, 4, 32, 32), 1 / 1024), rtol=1e-6)
+    odd = rng.standard_normal((1, 2, 9, 7)).astype(np.float32)  # floor mode drops the last row and column
+    want = odd[:, :, :8, :6].reshape(1, 2, 4, 2, 3, 2).mean((3, 5))
+    np.testing.assert_allclose(F.avg_pool2d(gt.tensor(odd), 2).numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(F.avg_pool2d(gt.tensor(odd), 2, divisor_override=3).numpy(), want * 4 / 3, rtol=1e-6)

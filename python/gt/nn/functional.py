@@ -812,6 +812,22 @@ def _avg_pool(input, n, kernel_size, stride, padding, ceil_mode, count_include_p
     if not x.dtype.is_floating_point:
         raise _C.DTypeError(f"{name} needs a floating-point input, got {x.dtype}")
     spatial = x.shape[2:]
+    if all(p == 0 for p in padding) and tuple(stride) == tuple(kernel) and not ceil_mode:
+        # Windows that tile the input (global pooling, avg_pool2d(x, 2)): a reshape and one
+        # reduction, where the taps below would be one op per kernel position (1024 of them
+        # for a 32x32 global pool, forward and backward).
+        out = [spatial[i] // kernel[i] for i in range(n)]
+        if any(o == 0 for o in out):
+            raise _C.ShapeError(f"{name}: kernel {list(kernel)} is larger than the input {list(spatial)}")
+        if any(out[i] * kernel[i] != spatial[i] for i in range(n)):
+            x = x[(slice(None), slice(None)) + tuple(slice(0, out[i] * kernel[i]) for i in range(n))]
+        shape = [x.shape[0], x.shape[1]]
+        for i in range(n):
+            shape += [out[i], kernel[i]]
+        windows = T.reshape(x, *shape)
+        axes = tuple(3 + 2 * i for i in range(n))
+        y = T.sum(windows, axes) / divisor_override if divisor_override else T.mean(windows, axes)
+        return T.squeeze(y, 0) if unbatched else y
     taps, out, _ = _pool(x, n, kernel, stride, padding, dilation, ceil_mode, 0.0, name)
     total = taps[0]
     for t in taps[1:]:
