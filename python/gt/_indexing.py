@@ -185,8 +185,8 @@ def getitem(x, key):
 def setitem(x, key, value):
     """x[key] = value: rebinds x to the updated values (and, if x is a view, writes them back
     into what it was read from). On a tensor that requires grad: raises for a leaf unless
-    grad mode is off (PyTorch's rule); a non-leaf records the write in its history (basic
-    indices and bool masks; integer indices raise NotImplementedError)."""
+    grad mode is off (PyTorch's rule); a non-leaf records the write in its history, and so does
+    a tensor written with a value that requires grad."""
     grad = x.requires_grad and is_grad_enabled()
     if grad and x.is_leaf:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation "
@@ -226,9 +226,6 @@ def setitem(x, key, value):
         k = len(adv)
         masks = [False] * k
     if leading and not any(masks):
-        if grad:
-            raise NotImplementedError("x[indices] = value with integer indices on a tensor that requires grad: "
-                                      "use an out-of-place op (index_copy, scatter, where) instead")
         # integer indices on the leading k axes (x[rows, cols] = v): rows of those axes merged
         for a, n in zip(adv, x.shape):
             T._indices(a, n, "index_put")  # IndexError here: a tensor's dtype, client-known values
@@ -236,10 +233,23 @@ def setitem(x, key, value):
         rest = x.shape[k:]
         rows = T.reshape(T.broadcast_to(v, tuple(bshape) + rest), (index.shape[0],) + rest)
         flat = T.reshape(before, (math.prod(x.shape[:k]),) + rest)
-        x._assign(T.reshape(_put_rows(flat, index, rows), x.shape))
+        put = _put_rows_recorded if is_grad_enabled() and (grad or v.requires_grad) else _put_rows
+        x._assign(T.reshape(put(flat, index, rows), x.shape))
         return
     raise NotImplementedError("x[key] = value supports ints, slices, '...', None, one bool mask over the leading "
                               "axes, or integer indices on the leading axes; this key mixes them otherwise")
+
+
+def _put_rows_recorded(x, index, rows):
+    """_put_rows as recorded ops (x or rows requires grad: the MAE's decoder_tokens[b, idx] =
+    tokens): the gradient reaches rows through index_add (each listed row's gradient, divided
+    by how often it is listed) and x where no row replaced it."""
+    n = index.shape[0]
+    with no_grad():
+        hits = T.index_add_zeros(x.shape[:1], 0, index, T.ones(n, dtype=_dt.float32))
+        hit = T.reshape(hits > 0, x.shape[:1] + (1,) * (x.ndim - 1))
+        count = T.cast(T.reshape(T.maximum(hits, 1.0), hit.shape), x.dtype)
+    return T.where(hit, T.index_add_zeros(x.shape, 0, index, rows) / count, x)
 
 
 def _put_rows(x, index, rows):

@@ -953,9 +953,20 @@ def _pair(a, b):
 
 
 def _shape_args(shape):
+    """A shape given as ints or one sequence of them (zeros(2, 3), zeros((2, 3))); NumPy integers
+    and 0-d integer tensors count as ints. Raises TypeError for a float (out_channels / 4), as
+    PyTorch does."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    return tuple(builtins.int(s) for s in shape)
+    if builtins.all(type(s) is builtins.int for s in shape):
+        return tuple(shape)
+    return tuple(_size(s, i) for i, s in enumerate(shape))
+
+
+def _size(s, position):
+    if isinstance(s, (builtins.float, np.floating)) or (isinstance(s, Tensor) and s.dtype.is_floating_point):
+        raise TypeError(f"size must be a tuple of ints, but found element of type {type(s).__name__} at pos {position}")
+    return builtins.int(s)
 
 
 

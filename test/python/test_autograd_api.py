@@ -681,3 +681,23 @@ def test_variable_and_accumulate_grad_as_pytorch():
     assert x.requires_grad and isinstance(x, Variable) and not isinstance(3, Variable)
     (acc, _), _ = (x * 2).grad_fn.next_functions
     assert acc.next_functions == ()  # the autograd tutorial walks next_functions to the leaves
+
+
+def test_writing_with_integer_indices_records_the_gradient():
+    # vit-pytorch's MAE: tokens[batch_range, idx] = values, into a plain tensor and into one with
+    # history; the gradient reaches the values and the rows not replaced.
+    src = gt.arange(6.0).reshape(1, 3, 2).requires_grad_()
+    buf = gt.zeros(1, 4, 2)
+    buf[gt.arange(1)[:, None], gt.tensor([[2, 0, 3]])] = src * 2
+    assert buf.requires_grad
+    (buf * gt.arange(8.0).reshape(1, 4, 2)).sum().backward()
+    np.testing.assert_allclose(src.grad.numpy(), 2 * np.array([[[4, 5], [0, 1], [6, 7]]]))
+    base = gt.ones(1, 4, 2, requires_grad=True)
+    ones = gt.ones(1, 2, 2, requires_grad=True)
+    x = base * 1.0
+    x[gt.arange(1)[:, None], gt.tensor([[1, 3]])] = ones * 3
+    x.sum().backward()
+    assert ones.grad.numpy().tolist() == [[[3.0, 3.0], [3.0, 3.0]]]
+    assert base.grad.numpy()[0, :, 0].tolist() == [1.0, 0.0, 1.0, 0.0]  # replaced rows get none
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        base[gt.tensor([0])] = 1.0

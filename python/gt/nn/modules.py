@@ -198,6 +198,17 @@ class Module:
             self._modules.pop(name, None)
         object.__setattr__(self, name, value)
 
+    def __getattr__(self, name):
+        """The registered parameter, buffer or submodule `name` (Python calls this only when
+        ordinary lookup fails; code that calls `module.__getattr__(name)` itself, as PyTorch's
+        modules allow, gets the same). Raises AttributeError otherwise."""
+        d = self.__dict__
+        for table in ("_parameters", "_buffers", "_modules"):
+            entries = d.get(table)
+            if entries is not None and name in entries:
+                return entries[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     def register_buffer(self, name, tensor, persistent=True):
         """A tensor kept with the module (moved by .to(), listed by buffers()); in state_dict
         unless persistent=False."""
