@@ -37,6 +37,8 @@ class Formula {
 public:
   explicit Formula(GradEmitter &e) : e_(e) {}
 
+  static constexpr int64_t kPreciseSumMin = 4096; ///< see unbroadcast
+
   GradValue op(OpCode code, std::vector<GradValue> operands, const GradAttrs &attrs = {}) {
     return e_.op(code, operands, attrs);
   }
@@ -69,8 +71,16 @@ public:
     for (size_t i = 0; i < lead; ++i) axes.push_back(int64_t(i));
     for (size_t i = 0; i < shape.size(); ++i)
       if (shape[i] == 1 && g.shape()[lead + i] != 1) axes.push_back(int64_t(lead + i));
-    GradValue s = op(OpCode::Sum, {g}, {{"axes", GradValue::list(axes)}, {"keepdims", GradValue::num(1, false)}});
-    return reshaped(s, shape);
+    int64_t count = 1; // elements summed into each result
+    for (int64_t a : axes) count *= g.shape()[size_t(a)];
+    DType dtype = g.type.dtype;
+    // A long float sum accumulates in float64, as gt.sum's (python/gt/_functions.py,
+    // _PRECISE_SUM_MIN): a float32 accumulator loses digits as its count grows (a convolution
+    // bias's gradient sums N x H x W elements).
+    bool wide = count >= kPreciseSumMin && (dtype == DType::Float32 || dtype == DType::Float16 || dtype == DType::BFloat16);
+    GradValue s = op(OpCode::Sum, {wide ? castTo(g, DType::Float64) : g},
+                     {{"axes", GradValue::list(axes)}, {"keepdims", GradValue::num(1, false)}});
+    return reshaped(wide ? castTo(s, dtype) : s, shape);
   }
 
   GradValue castLike(const GradValue &a, const GradValue &b) { return castTo(a, b.type.dtype); }

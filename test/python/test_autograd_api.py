@@ -703,3 +703,15 @@ def test_writing_with_integer_indices_records_the_gradient():
     assert base.grad.numpy()[0, :, 0].tolist() == [1.0, 0.0, 1.0, 0.0]  # replaced rows get none
     with pytest.raises(RuntimeError, match="leaf Variable"):
         base[gt.tensor([0])] = 1.0
+
+
+def test_a_broadcast_operands_gradient_sums_long_runs_precisely():
+    # The client core's gradient of a broadcast operand (a bias) sums N x H x W elements: in
+    # float64 from 4096 on, as gt.sum's (4M elements of 0.1 in float32 lost ~1 % before).
+    n = 1 << 22
+    b = gt.zeros(1, requires_grad=True)
+    ((gt.zeros(n) + b) * 0.1).sum().backward()
+    assert b.grad.dtype == gt.float32 and abs(b.grad.item() / (0.1 * n) - 1) < 1e-6
+    conv = gt.nn.Conv2d(3, 4, 3, padding=1)
+    (conv(gt.ones(64, 3, 64, 64)) * 0.1).sum().backward()
+    np.testing.assert_allclose(conv.bias.grad.numpy(), 0.1 * 64 * 64 * 64, rtol=1e-6)
