@@ -37,8 +37,6 @@ class Formula {
 public:
   explicit Formula(GradEmitter &e) : e_(e) {}
 
-  static constexpr int64_t kPreciseSumMin = 4096; ///< see unbroadcast
-
   GradValue op(OpCode code, std::vector<GradValue> operands, const GradAttrs &attrs = {}) {
     return e_.op(code, operands, attrs);
   }
@@ -74,9 +72,8 @@ public:
     int64_t count = 1; // elements summed into each result
     for (int64_t a : axes) count *= g.shape()[size_t(a)];
     DType dtype = g.type.dtype;
-    // A long float sum accumulates in float64, as gt.sum's (python/gt/_functions.py,
-    // _PRECISE_SUM_MIN): a float32 accumulator loses digits as its count grows (a convolution
-    // bias's gradient sums N x H x W elements).
+    // A long float sum accumulates in float64 (kPreciseSumMin; a convolution bias's gradient
+    // sums N x H x W elements).
     bool wide = count >= kPreciseSumMin && (dtype == DType::Float32 || dtype == DType::Float16 || dtype == DType::BFloat16);
     GradValue s = op(OpCode::Sum, {wide ? castTo(g, DType::Float64) : g},
                      {{"axes", GradValue::list(axes)}, {"keepdims", GradValue::num(1, false)}});

@@ -366,13 +366,13 @@ def _axes(x, dim, axis):
     return _C.normalize_axes(list(dim), x.ndim)
 
 
-# A float sum or mean over at least this many elements per result accumulates in float64: the
-# CPU kernels add a long run of elements into 8 float32 lanes, or (a column sum, an eager
-# reduction over interleaved axes such as batch norm's (N, H, W)) into one float32 value, whose
-# rounding then grows with the count: 4M values of 0.1 summed down a column gave a mean of
-# 0.096, batch norm's mean over (64, 128, 128) 0.10099. PyTorch's cascade sums stay within
-# ~1e-7; float64 accumulation does too, for a cast (fused with the sum in a fused region).
-_PRECISE_SUM_MIN = 4096
+# A float sum or mean over at least this many elements per result accumulates in float64 (the
+# client core's rule, kPreciseSumMin in include/gt/Client/Autograd.h, which its gradient sums
+# follow too): the CPU kernels add a long run of elements into 8 float32 lanes, or (a column sum,
+# an eager reduction over interleaved axes such as batch norm's (N, H, W)) into one float32
+# value, whose rounding grows with the count. PyTorch's cascade sums stay within ~1e-7; float64
+# accumulation does too, for a cast (fused with the sum in a fused region).
+_PRECISE_SUM_MIN = _C.precise_sum_min
 
 
 def _reduce(op, x, dim, keepdim, axis, keepdims):

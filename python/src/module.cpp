@@ -844,6 +844,7 @@ PYBIND11_MODULE(_C, m) {
     recordTypes = r;
   }, "gt registers gt.Tensor, autograd.Node and gt._runtime for record().");
   m.attr("_SizeBase") = sizeBaseType();
+  m.attr("precise_sum_min") = client::kPreciseSumMin; // gt.sum / gt.mean's float64 threshold
   m.def("set_size_type", [](py::object size) {
     auto *type = reinterpret_cast<PyTypeObject *>(size.ptr());
     if (!PyType_Check(size.ptr()) || !PyType_IsSubtype(type, &PyTuple_Type) ||

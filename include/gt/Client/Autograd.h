@@ -21,6 +21,12 @@
 
 namespace gt::client {
 
+/// A float32/float16/bfloat16 sum over at least this many elements per result accumulates in
+/// float64 (a cast before, one back after): a float32 accumulator loses digits as its count grows
+/// (4M values of 0.1 summed down a column came to a mean of 0.096). Used by the gradient of a
+/// broadcast operand here and by gt.sum / gt.mean (gt._C.precise_sum_min).
+inline constexpr int64_t kPreciseSumMin = 4096;
+
 /// A value a formula computes with.
 struct GradValue {
   enum class Kind : uint8_t {
