@@ -259,12 +259,21 @@ std::pair<uint64_t, TensorType> Client::emit(OpCode op, const std::vector<uint64
   // once per op a user issues: no allocation when nothing grows).
   std::vector<TensorType> &types = scratchTypes_;
   types.resize(operands.size());
+  bool meta = meta_;
   for (size_t i = 0; i < operands.size(); ++i) {
-    const TensorType &t = typeOf(operands[i]);
+    auto it = types_.find(operands[i]);
+    if (it == types_.end()) typeOf(operands[i]); // throws: not held
+    const TensorType &t = it->second.type;
+    meta = meta || it->second.meta;
     types[i].dtype = t.dtype;
     types[i].shape.assign(t.shape.begin(), t.shape.end());
   }
   TensorType result = inferType(op, types, attrs); // throws before anything is recorded
+  if (meta) { // a shape and a dtype only: nothing to record or send
+    uint64_t id = nextId_++;
+    types_.emplace(id, Held{result, internLocation(location), true});
+    return {id, std::move(result)};
+  }
   if (limits_.sessionMemoryBytes) {
     double bytes = double(numBytes(result)), most = double(limits_.sessionMemoryBytes) * std::max(1u, limits_.workers);
     if (bytes > most)
@@ -360,6 +369,13 @@ void Client::drainReleased() {
     std::lock_guard lock(releaseMutex_);
     released.swap(released_);
   }
+  // Meta tensors were never sent: forgotten here, no free names them.
+  std::erase_if(released, [this](uint64_t id) {
+    auto it = types_.find(id);
+    if (it == types_.end() || !it->second.meta) return false;
+    types_.erase(it);
+    return true;
+  });
   // One free names all of them, up to kMaxFreeOperands (a backward pass drops its graph's
   // saved tensors at once: 10856 frees after a 600-step LSTM); a long burst is cut into frees
   // and batches the dispatcher takes (a batch's limit counts each tensor a free names).
@@ -468,6 +484,7 @@ void Client::sendBuffered() {
 }
 
 FetchedTensor Client::fetch(uint64_t id) {
+  if (isMeta(id)) throw std::invalid_argument("Cannot copy out of meta tensor; no data!");
   flush();
   if (Reader *link = reader())
     if (auto got = fetchDirect(*link, id)) {

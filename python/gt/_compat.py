@@ -8,6 +8,7 @@ import math
 import os
 import random
 
+from . import _device as _device_module
 from . import _functions as T
 from . import _tensor
 from . import dtypes as _dt
@@ -30,12 +31,13 @@ def get_default_dtype():
     return _dt.default_float()
 
 
-_default_device = [None]
+_default_device = _device_module.default  # (one list: `with gt.device(...)` sets it too)
 
 
 def set_default_device(device):
     """torch.set_default_device: checked (gt.device raises for a name that is not a device) and
-    read back by get_default_device; it places nothing, as `device=` does not (gt.device)."""
+    read back by get_default_device; "meta" makes creation functions make meta tensors, other
+    devices place nothing, as `device=` does not (gt.device)."""
     from . import _device
     if device is not None:
         _device.check(device)

@@ -408,12 +408,12 @@ def _method_only(name):
 @_method_only("new_tensor")
 def _new_tensor(x, data, dtype=None, device=None, requires_grad=False):
     return T.tensor(data.numpy() if isinstance(data, Tensor) else data, dtype=dtype or x.dtype,
-                    requires_grad=requires_grad)
+                    device=device or x.device, requires_grad=requires_grad)
 
 
 @_method_only("new_empty")
 def _new_empty(x, *size, dtype=None, device=None, requires_grad=False):
-    return T.zeros(*size, dtype=dtype or x.dtype, requires_grad=requires_grad)
+    return T.zeros(*size, dtype=dtype or x.dtype, device=device or x.device, requires_grad=requires_grad)
 
 
 @_method_only("view_as")

@@ -6,6 +6,16 @@ a cluster). So `x.to(device)`, `x.cuda()`, `x.cpu()`, `model.to(device)` and `de
 creation functions and modules check the device they are given and move nothing, and
 `x.device` / `gt.cuda.is_available()` say what the session's workers are: a script that picks
 `"cuda" if torch.cuda.is_available() else "cpu"` then runs unchanged on either.
+
+The exception is the `meta` device, as PyTorch's: a meta tensor has a shape and a dtype and no
+values anywhere (the client core infers its type and records nothing; see
+gt._C.Client.set_meta). Creation functions make one for `device="meta"` or inside `with
+gt.device("meta"):`, `*_like` functions and every op with a meta operand make one too (an op
+mixing meta and ordinary tensors gives a meta tensor, where PyTorch raises unless the ordinary
+one is 0-d), `x.to("meta")` / `module.to("meta")` make meta copies, and `module.to_empty(device=)`
+gives a meta module ordinary (zero) tensors. Reading a meta tensor's values raises as PyTorch:
+`.item()` RuntimeError, `.numpy()` TypeError, `.tolist()` / `.cpu()` / `.to("cpu")`
+NotImplementedError ("Cannot copy out of meta tensor; no data!").
 """
 import os
 import re
@@ -60,17 +70,16 @@ class device:
         return hash((self.type, self.index))
 
     def __enter__(self):
-        """`with gt.device("cuda"):` makes this the default device inside the block (as
-        gt.set_default_device, which places nothing: see the module's docstring)."""
-        from . import _compat
+        """`with gt.device("cuda"):` makes this the default device of creation functions inside
+        the block, as gt.set_default_device: "meta" makes meta tensors (shapes and dtypes
+        without values); other devices place nothing (see the module's docstring)."""
         self._previous = getattr(self, "_previous", [])
-        self._previous.append(_compat._default_device[0])
-        _compat.set_default_device(self)
+        self._previous.append(default[0])
+        default[0] = self
         return self
 
     def __exit__(self, *exc):
-        from . import _compat
-        _compat._default_device[0] = self._previous.pop()
+        default[0] = self._previous.pop()
         return False
 
 
@@ -99,6 +108,57 @@ def dtype_or_device(x):
 def check(x):
     """`x` as a gt.device (None stays None); raises as gt.device for anything else."""
     return None if x is None else device(x)
+
+
+def is_meta(x):
+    """Whether `x` (a device argument: a gt.device, a string, an int or None) names the meta device."""
+    return x is not None and (x.type if isinstance(x, device) else device(x).type) == "meta"
+
+
+default = [None]  # the device gt.set_default_device / `with gt.device(...)` made the default
+
+
+def meta_default():
+    """Whether creation functions make meta tensors now (`with gt.device("meta"):`)."""
+    d = default[0]
+    return d is not None and d.type == "meta"
+
+
+class meta_scope:
+    """`with meta_scope():` every op recorded inside makes a meta tensor (a shape and a dtype,
+    no values; see gt._C.Client.set_meta); `meta_scope(False)` makes the block's tensors as usual."""
+
+    def __init__(self, on=True):
+        self.on = on
+
+    def __enter__(self):
+        self.client = _runtime.client()
+        self.was = self.client.set_meta(self.on)
+        return self
+
+    def __exit__(self, *exc):
+        self.client.set_meta(self.was)
+        return False
+
+
+def factory_device(init):
+    """For a module's __init__ that takes `device=` (as nn.Linear(..., device="meta")): a meta
+    device makes its parameters and buffers meta tensors (the body runs under `with
+    gt.device("meta")`); other devices are checked and place nothing (see the module's docstring)."""
+    import functools
+    import inspect
+    signature = inspect.signature(init)
+
+    @functools.wraps(init)
+    def wrapped(self, *args, **kwargs):
+        d = kwargs.get("device")
+        if d is None and args:
+            d = signature.bind_partial(self, *args, **kwargs).arguments.get("device")
+        if d is not None and is_meta(d):
+            with device("meta"):
+                return init(self, *args, **kwargs)
+        return init(self, *args, **kwargs)
+    return wrapped
 
 
 _workers = {}  # id of the session's client -> "cuda" or "cpu"

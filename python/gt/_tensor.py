@@ -40,6 +40,7 @@ _UNPACK_SCALAR = {_dt.float32: struct.Struct("=f").unpack, _dt.float64: struct.S
 # `self.ixes[idx].item()` per sample then waits once, not once per sample). Either is valid
 # only while the handles are still the tensors' own.
 _HOLD_BYTES = 1 << 20
+_META = _device.device("meta")
 
 
 _INTS = (_dt.int64, _dt.int32)
@@ -255,6 +256,9 @@ class Tensor:
         held = _held(self)
         if held is not None:
             return np.array(held)
+        if self.is_meta:
+            raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the "
+                            "tensor to host memory first.")
         start = time.perf_counter_ns()
         data, shape, code = self._h.client.fetch(self._h.id)
         if _trace is not None:
@@ -276,6 +280,8 @@ class Tensor:
         held = _held(self)
         if held is not None:
             return held.reshape(()).item()
+        if self.is_meta:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         unpack = _UNPACK_SCALAR.get(self.dtype)
         if unpack is None:  # float16, bfloat16: through NumPy
             return self.numpy().reshape(()).item()
@@ -287,6 +293,8 @@ class Tensor:
         return unpack(data)[0]
 
     def tolist(self):
+        if self.is_meta:
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         return self.numpy().tolist()
 
     @property
@@ -315,6 +323,13 @@ class Tensor:
         return getattr(self, "_view_of", None) is not None
 
     def __repr__(self):
+        if self.is_meta:  # PyTorch's: tensor(..., device='meta', size=(2, 3), dtype=torch.float64)
+            suffixes = [f"dtype={self.dtype!r}"] if self.dtype not in (_dt.float32, _dt.int64, _dt.bool) else []
+            if self._node is not None:
+                suffixes.append(f"grad_fn=<{self._node.name()}>")
+            elif self.requires_grad:
+                suffixes.append("requires_grad=True")
+            return f"tensor(..., device='meta', size={tuple(self.shape)}" + "".join(", " + x for x in suffixes) + ")"
         a = self.numpy()
         if a.dtype.name == "bfloat16":  # (NumPy formats ml_dtypes' bfloat16 as no float kind)
             a = a.astype(np.float32)
@@ -353,7 +368,9 @@ class Tensor:
     def __reduce_ex__(self, protocol):
         """pickle, copy.deepcopy and gt.save: the values (fetched from the workers), dtype, shape
         and requires_grad; unpickling uploads them again (a copy, as deepcopy of a torch.Tensor).
-        The autograd history is not kept."""
+        The autograd history is not kept. A meta tensor pickles as its shape and dtype."""
+        if self.is_meta:
+            return (_rebuild_meta, (type(self), self.dtype.name, self.shape, self.requires_grad))
         return (_rebuild_tensor, (type(self), self.numpy().tobytes(), self.dtype.name, self.shape, self.requires_grad))
 
     def __format__(self, spec):
@@ -393,7 +410,7 @@ class Tensor:
         if gradient is None:
             if self.numel() != 1:
                 raise RuntimeError(f"grad can be implicitly created only for scalar outputs (shape {self.shape})")
-            gradient = ones(self.shape, dtype=self.dtype)
+            gradient = ones(self.shape, dtype=self.dtype, device=_META if self.is_meta else None)
         elif not isinstance(gradient, Tensor):
             gradient = tensor(gradient, dtype=self.dtype)
         if gradient.shape != self.shape:
@@ -499,6 +516,10 @@ class Tensor:
             view.check_writable()
         if new.dtype != self.dtype:
             new = new.to(self.dtype)
+        if new.is_meta != self.is_meta:  # a meta tensor stays one (copy_ of values into it); the other way has no data
+            if new.is_meta:
+                raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+            new = new.to("meta")
         self._take_history(new)
         self._rebind(new._h)
         base = getattr(self, "_data_of", None)
@@ -599,22 +620,30 @@ class Tensor:
                 device = a
             else:
                 dtype = _device.dtype_or_device(a)
-        if device is not None:
-            _device.check(device)
+        meta = self.is_meta
+        if device is not None and (_device.check(device).type == "meta") != meta:
+            if meta:
+                raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+            with _device.meta_scope():  # x.to("meta"): a tensor of x's type without values
+                out = zeros(self.shape, dtype=dtype or self.dtype)
+            return _leaf(out, self.requires_grad and out.dtype.is_floating_point)
         if dtype is not None:
             dtype = _dt.resolve(dtype)
         out = self if dtype is None or dtype == self.dtype else cast(self, dtype)
         return out.clone() if copy and out is self else out
 
     def cpu(self):
-        """x itself: a tensor stays on its session's workers (see gt.device); .numpy() fetches it."""
+        """x itself: a tensor stays on its session's workers (see gt.device); .numpy() fetches it.
+        NotImplementedError for a meta tensor (it has no values)."""
+        if self.is_meta:
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         return self
 
     def cuda(self, device=None, non_blocking=False):
         """x itself (see gt.device): GPU workers, when the session has them, hold it already."""
         if device is not None:
             _device.check(device)
-        return self
+        return self.cpu()
 
     def share_memory_(self):
         """x itself, with a warning: another process gets a tensor's values, never its memory
@@ -630,8 +659,14 @@ class Tensor:
 
     @property
     def device(self):
-        """What the session's workers are: gt.device('cuda', 0) on GPU workers, else 'cpu'."""
-        return _device.session_device()
+        """What the session's workers are: gt.device('cuda', 0) on GPU workers, else 'cpu';
+        gt.device('meta') for a meta tensor (see gt._device)."""
+        return _META if self.is_meta else _device.session_device()
+
+    @property
+    def is_meta(self):
+        """Whether this is a meta tensor: a shape and a dtype without values (gt.device("meta"))."""
+        return self._h.client.is_meta(self._h.id)
 
     @property
     def is_cuda(self):
@@ -642,7 +677,7 @@ class Tensor:
         return self.device.type == "cpu"
 
     # Devices GT has no workers for (scripts test them to pick a code path).
-    is_xpu = is_mps = is_meta = is_quantized = is_mkldnn = is_nested = property(lambda self: False)
+    is_xpu = is_mps = is_quantized = is_mkldnn = is_nested = property(lambda self: False)
 
     def type_as(self, other): return cast(self, other.dtype)
     def float(self): return cast(self, _dt.float32)
@@ -655,9 +690,14 @@ class Tensor:
     def char(self): return cast(self, _dt.int8)
     def short(self): return cast(self, _dt.int16)
     def bool(self): return cast(self, _dt.bool)
-    def new_zeros(self, *shape): return zeros(*shape, dtype=self.dtype)
-    def new_ones(self, *shape): return ones(*shape, dtype=self.dtype)
-    def new_full(self, shape, value): return full(shape, value, dtype=self.dtype)
+    def new_zeros(self, *shape, dtype=None, device=None, requires_grad=False):
+        return zeros(*shape, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+    def new_ones(self, *shape, dtype=None, device=None, requires_grad=False):
+        return ones(*shape, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+    def new_full(self, shape, value, dtype=None, device=None, requires_grad=False):
+        return full(shape, value, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
     @property
     def T(self):
@@ -922,7 +962,7 @@ def _scalar_as(value, d):
     if t is None or t._h.client is not _runtime._client:
         if len(_scalars) > _MAX_SCALARS:
             _evict_scalars()
-        with _ag.no_grad():
+        with _ag.no_grad(), _device.meta_scope(False):  # an ordinary tensor, also when first used in a meta op
             t = _op("full", value=builtins.float(value), dtype=d, shape=())
         _scalars[key] = t
     _scalars_used.add(key)
@@ -1081,6 +1121,15 @@ def _rebuild_tensor(cls, data, dtype, shape, requires_grad):
     return t
 
 
+def _rebuild_meta(cls, dtype, shape, requires_grad):
+    """The meta tensor Tensor.__reduce_ex__ describes (a Parameter when cls is one)."""
+    t = zeros(shape, dtype=_dt.resolve(dtype), device="meta")
+    if cls is not Tensor:
+        return cls(t, requires_grad=requires_grad)
+    t.requires_grad = builtins.bool(requires_grad)
+    return t
+
+
 def _legacy_constructor(*args):
     """(handle, shape, dtype) of the legacy constructor, as torch.Tensor: gt.Tensor(data), a
     float32 tensor of a list or an array; gt.Tensor(n, m, k), float32 zeros of that shape (up to
@@ -1132,11 +1181,18 @@ def _takes_device(fn):
     @functools.wraps(fn)
     def with_device(*args, device=None, layout=None, pin_memory=False, memory_format=None, **kwargs):
         if device is not None:
-            _device.check(device)
+            meta = _device.check(device).type == "meta"
+        elif args and isinstance(args[0], Tensor):  # zeros_like(x): x's device
+            meta = args[0].is_meta
+        else:
+            meta = _device.meta_default()
         if shaped and "size" in kwargs:
             if args:
                 raise TypeError(f"{fn.__name__}() got the shape both as arguments and as size=")
             args = (kwargs.pop("size"),)
+        if meta:
+            with _device.meta_scope():
+                return fn(*args, **kwargs)
         return fn(*args, **kwargs)
     return with_device
 
@@ -1280,7 +1336,7 @@ def _host_rand(seed, shape, d):
 def _held_upload(values):
     """An upload of NumPy `values` that keeps them (reading them back waits for nothing)."""
     t = from_numpy(values)
-    if values.nbytes <= _HOLD_BYTES:
+    if values.nbytes <= _HOLD_BYTES and not t.is_meta:
         t._host = (t._h, values)
     return t
 

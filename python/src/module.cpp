@@ -992,6 +992,10 @@ PYBIND11_MODULE(_C, m) {
       .def("next_id", &client::Client::nextId,
            "The id the next recorded op's result gets (tensors recorded earlier have smaller ids).")
       .def("release", &client::Client::release)
+      .def("set_meta", &client::Client::setMeta, py::arg("on"),
+           "While on, every op makes a meta tensor (a shape and a dtype, no values; gt.device('meta')), "
+           "as does any op with a meta operand. Returns the previous setting.")
+      .def("is_meta", &client::Client::isMeta, py::arg("id"), "Whether tensor `id` is a meta tensor.")
       .def("flush", &client::Client::flush, py::call_guard<py::gil_scoped_release>())
       .def("fetch", [](client::Client &c, uint64_t id) {
         client::FetchedTensor t;

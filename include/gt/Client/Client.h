@@ -146,6 +146,21 @@ public:
   const Limits &limits() const { return limits_; }
   /// Type of a tensor this client holds.
   const TensorType &typeOf(uint64_t id) const;
+  /// The `meta` device (torch.device("meta")): while `setMeta(true)` holds, and for any op with
+  /// a meta operand, emit() infers the result's type and records nothing: the tensor has a
+  /// shape and a dtype and no values anywhere (no worker hears of it, no quota applies, its
+  /// release queues no free). fetch() of one throws std::invalid_argument. Returns the
+  /// previous setting.
+  bool setMeta(bool on) {
+    bool was = meta_;
+    meta_ = on;
+    return was;
+  }
+  /// Whether a tensor this client holds is a meta tensor (false for an id it does not hold).
+  bool isMeta(uint64_t id) const {
+    auto it = types_.find(id);
+    return it != types_.end() && it->second.meta;
+  }
   /// The id the next recorded op's result gets: every tensor recorded before this call has a
   /// smaller id, every one after a larger or equal one (ids only grow).
   uint64_t nextId() const { return nextId_; }
@@ -230,6 +245,7 @@ private:
   struct Held {
     TensorType type;
     uint32_t location = 0;
+    bool meta = false; ///< a meta tensor: known to this client only (setMeta)
   };
   std::unordered_map<uint64_t, Held> types_;
   /// The distinct "file.py:line" locations ops came from; [0] is "" (none).
@@ -240,6 +256,7 @@ private:
   uint64_t nextId_ = 1;
   std::mutex releaseMutex_;
   std::vector<uint64_t> released_; ///< ids freed from other threads, queued at the next emit
+  bool meta_ = false;                 ///< setMeta: every op makes a meta tensor
   bool tracing_ = false;              ///< startTrace .. stopTrace: flushes are recorded
   std::vector<TraceEvent> flushes_;
   std::string streamError_;

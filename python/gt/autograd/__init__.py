@@ -187,7 +187,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if g is None:
             if out.numel() != 1:
                 raise RuntimeError(f"grad can be implicitly created only for scalar outputs (shape {out.shape})")
-            g = ones(out.shape, dtype=out.dtype)
+            g = ones(out.shape, dtype=out.dtype, device="meta" if out.is_meta else None)
         elif g.shape != out.shape:
             raise RuntimeError(f"grad_output has shape {g.shape}, expected {out.shape}")
         roots.append(out)

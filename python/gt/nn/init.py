@@ -7,6 +7,7 @@ import contextlib
 import math
 
 from .. import _functions as T
+from .. import _device
 from .. import dtypes as _dt
 from .. import signal as _signal
 from ..autograd import no_grad
@@ -16,7 +17,8 @@ def _fill(tensor, make):
     """Rebinds `tensor` to `make()` (cast to its dtype), made under the signals the parameter
     was made under, so a sharded parameter stays sharded the same way."""
     signals = getattr(tensor, "_signals", None)
-    with no_grad(), (_signal._restored(signals) if signals is not None else contextlib.nullcontext()):
+    with no_grad(), (_signal._restored(signals) if signals is not None else contextlib.nullcontext()), \
+            (_device.meta_scope() if tensor.is_meta else contextlib.nullcontext()):  # a meta tensor stays one
         new = T.cast(make(), tensor.dtype)
         tensor._h = new._h
     return tensor

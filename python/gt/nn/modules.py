@@ -1,4 +1,5 @@
 """nn.Module and the layers built on it (torch.nn's API)."""
+import inspect
 import math
 from collections import OrderedDict, namedtuple
 
@@ -163,6 +164,14 @@ def _run_backward_hooks(state, grad_input):
 class Module:
     """Base class: assigning a Parameter or a Module to an attribute registers it;
     register_buffer registers a tensor that is saved in state_dict but not trained."""
+
+    def __init_subclass__(cls, **kwargs):
+        """GT's modules that take `device=` make meta parameters for device="meta"
+        (gt._device.factory_device)."""
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is not None and cls.__module__.startswith("gt.") and "device" in inspect.signature(init).parameters:
+            cls.__init__ = _device.factory_device(init)
 
     def __init__(self):
         object.__setattr__(self, "_parameters", OrderedDict())
@@ -395,7 +404,10 @@ class Module:
         """module.to(dtype), .to(device), .to(device, dtype), as PyTorch: casts every floating-
         point parameter and buffer to `dtype` (in place) and returns the module. A device is
         checked and moves nothing: the module's tensors stay on the session's workers (see
-        gt.device); a memory_format changes nothing (see gt.memory_format)."""
+        gt.device); a memory_format changes nothing (see gt.memory_format). The meta device
+        is the exception: .to("meta") makes every parameter and buffer a meta tensor (shape and
+        dtype, no values), and a module holding meta tensors raises NotImplementedError for
+        another device, as PyTorch (to_empty gives it tensors there)."""
         for a in args:
             if isinstance(a, T.Tensor):
                 dtype = a.dtype
@@ -403,7 +415,13 @@ class Module:
                 device = a
             else:
                 dtype = _device.dtype_or_device(a)
-        _device.check(device)
+        if device is not None:
+            tensors = list(self.parameters()) + [b for b in self.buffers() if b is not None]
+            if _device.is_meta(device):
+                self._rebind_all(lambda t: t if t.is_meta else t.to("meta"))
+            elif any(t.is_meta for t in tensors):
+                raise NotImplementedError("Cannot copy out of meta tensor; no data! Please use torch.nn.Module.to_empty() "
+                                          "instead of torch.nn.Module.to() when moving module from meta to a different device.")
         if dtype is None:
             return self
         d = _dt.resolve(dtype)
@@ -416,6 +434,27 @@ class Module:
 
     def float(self):
         return self.to(_dt.float32)
+
+    def to_empty(self, *, device, recurse=True):
+        """Gives every parameter and buffer (of submodules too unless recurse=False) a new
+        tensor of its shape and dtype on `device`, as PyTorch: zeros (GT hands out no
+        uninitialised memory), or meta tensors for "meta". Parameters stay the same objects.
+        Returns the module. Used after building a model under `with gt.device("meta"):`."""
+        _device.check(device)
+        self._rebind_all(lambda t: T.zeros(t.shape, dtype=t.dtype, device=device), recurse)
+        return self
+
+    def _rebind_all(self, make, recurse=True):
+        """Each parameter, its .grad, and each buffer takes make(tensor)'s values in place."""
+        with no_grad():
+            for m in (self.modules() if recurse else [self]):
+                for t in list(m._parameters.values()) + list(m._buffers.values()):
+                    if t is None:
+                        continue
+                    new = make(t)
+                    t._h = new._h
+                    if t.grad is not None:
+                        t.grad = make(t.grad)
 
     def cuda(self, device=None):
         """The module itself (see gt.device and Module.to)."""
