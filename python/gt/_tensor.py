@@ -122,7 +122,7 @@ class Size(_C._SizeBase):
     __slots__ = ()  # a tuple's layout: the client core makes these directly (gt._C.set_size_type)
 
     def __repr__(self):
-        return f"gt.Size({list(self)})"
+        return f"{_dt.package[0]}.Size({list(self)})"
 
     __str__ = __repr__
 
@@ -323,26 +323,26 @@ class Tensor:
         return getattr(self, "_view_of", None) is not None
 
     def __repr__(self):
-        if self.is_meta:  # PyTorch's: tensor(..., device='meta', size=(2, 3), dtype=torch.float64)
-            suffixes = [f"dtype={self.dtype!r}"] if self.dtype not in (_dt.float32, _dt.int64, _dt.bool) else []
-            if self._node is not None:
-                suffixes.append(f"grad_fn=<{self._node.name()}>")
-            elif self.requires_grad:
-                suffixes.append("requires_grad=True")
-            return f"tensor(..., device='meta', size={tuple(self.shape)}" + "".join(", " + x for x in suffixes) + ")"
-        a = self.numpy()
-        if a.dtype.name == "bfloat16":  # (NumPy formats ml_dtypes' bfloat16 as no float kind)
-            a = a.astype(np.float32)
-        formatter = _float_formatter(a)
-        if a.dtype == np.bool_ and a.all():  # PyTorch pads bools to "False"'s width only when one is False
-            formatter = {"bool": lambda v: "True"}
-        # PyTorch fits (80 - indent) // (width + 2) elements on a line, its closing brackets not
-        # counted; NumPy counts them: one more column per axis beyond the first.
-        body = np.array2string(a, separator=", ", prefix="tensor(", precision=4, formatter=formatter,
-                               max_line_width=80 + max(a.ndim - 1, 0)).replace(", ..., ", ",  ..., ")
         suffixes = []
-        if self.dtype not in (_dt.float32, _dt.int64, _dt.bool) or a.size == 0:
-            suffixes.append(f"dtype={self.dtype!r}")
+        if self.is_meta:  # PyTorch's: tensor(..., device='meta', size=(2, 3), dtype=torch.float64)
+            body = "..."
+            suffixes.append("device='meta'")
+            suffixes.append(f"size={tuple(self.shape)}")
+            if self.dtype not in (_dt.float32, _dt.int64, _dt.bool):
+                suffixes.append(f"dtype={self.dtype!r}")
+        else:
+            a = self.numpy()
+            if a.dtype.name == "bfloat16":  # (NumPy formats ml_dtypes' bfloat16 as no float kind)
+                a = a.astype(np.float32)
+            formatter = _float_formatter(a)
+            if a.dtype == np.bool_ and a.all():  # PyTorch pads bools to "False"'s width only when one is False
+                formatter = {"bool": lambda v: "True"}
+            # PyTorch fits (80 - indent) // (width + 2) elements on a line, its closing brackets not
+            # counted; NumPy counts them: one more column per axis beyond the first.
+            body = np.array2string(a, separator=", ", prefix="tensor(", precision=4, formatter=formatter,
+                                   max_line_width=80 + max(a.ndim - 1, 0)).replace(", ..., ", ",  ..., ")
+            if self.dtype not in (_dt.float32, _dt.int64, _dt.bool) or a.size == 0:
+                suffixes.append(f"dtype={self.dtype!r}")
         node = self._node
         if node is not None:
             suffixes.append(f"grad_fn=<{node.name()}>")  # PyTorch's: tensor([...], grad_fn=<AddBackward0>)

@@ -72,7 +72,10 @@ def _child_command_line(original):
 
 def install():
     """Makes `torch` and every `torch.X` GT's module (idempotent), in this process and in the
-    processes multiprocessing spawns from it."""
+    processes multiprocessing spawns from it; dtypes and shapes then print as PyTorch's
+    (torch.float32, torch.Size([2, 3])) instead of gt.float32, gt.Size([2, 3])."""
+    from . import dtypes
+    dtypes.package[0] = "torch"
     if not any(isinstance(f, _TorchIsGT) for f in sys.meta_path):
         sys.meta_path.insert(0, _TorchIsGT())
     import multiprocessing.spawn as spawn

@@ -18,6 +18,11 @@ except ImportError:  # pragma: no cover - GT's install brings it; a bare environ
     _ml_dtypes = None
 
 
+# The package name dtypes and shapes print with: "gt" (gt.float32, gt.Size([2, 3])), or "torch"
+# once gt.as_torch made `torch` mean GT (torch.float32, torch.Size([2, 3]), as PyTorch prints).
+package = ["gt"]
+
+
 class dtype:
     """An element type. `name` is PyTorch's (float32, int64, bool ...); `numpy` its NumPy dtype
     (None for bfloat16 when `ml_dtypes` is not installed); `itemsize` bytes per element."""
@@ -31,7 +36,7 @@ class dtype:
         self.itemsize = itemsize
 
     def __repr__(self):
-        return f"gt.{self.name}"
+        return f"{package[0]}.{self.name}"
 
     def __eq__(self, other):
         """Equal to itself and to its name, as the original GT's `x.dtype == "float32"` (also

@@ -157,11 +157,15 @@ def test_as_torch_makes_every_torch_module_gts_own(tmp_path):
         "def closure():\n"
         "    opt.zero_grad(); loss = ((p - 3) ** 2).sum(); loss.backward(); return loss\n"
         "opt.step(closure)\n"  # LBFGS updates under torch.no_grad, which the tensors see
-        "print('done', sys.argv[1:], [round(v, 4) for v in p.tolist()])\n")
+        "print('done', sys.argv[1:], [round(v, 4) for v in p.tolist()])\n"
+        "print(p.shape, p.dtype, torch.zeros(2, device='meta', dtype=torch.float64))\n")
     out = subprocess.run([sys.executable, "-m", "gt.as_torch", str(script), "--flag"], capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "done ['--flag'] [3.0, 3.0]" in out.stdout
+    # printed as PyTorch prints them once torch means GT
+    assert "torch.Size([2]) torch.float32 tensor(..., device='meta', size=(2,), dtype=torch.float64)" in out.stdout
+    assert repr(gt.float32) == "gt.float32" and repr(gt.ones(2).shape) == "gt.Size([2])"  # (not in this process)
     out = subprocess.run([sys.executable, "-c", "import gt.as_torch, torch.vision"], capture_output=True, text=True,
                          timeout=60)
     assert "No module named 'torch.vision'" in out.stderr
