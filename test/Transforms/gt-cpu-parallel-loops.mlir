@@ -199,6 +199,27 @@ func.func @dynamic_sizes_with_a_check(%a: memref<?xi64>) {
   return
 }
 
+// The same with static sizes above min-work (one_hot's check of 65536 labels) stays on one
+// thread too.
+// CHECK-LABEL: func.func @static_sizes_with_a_check
+// CHECK-NOT: scf.parallel
+// CHECK: return
+func.func @static_sizes_with_a_check(%a: memref<65536xi64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 65536 : index
+  %zero = arith.constant 0 : i64
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %x = memref.load %a[%i] : memref<65536xi64>
+    %bad = arith.cmpi eq, %x, %zero : i64
+    scf.if %bad {
+      func.call @report(%x) : (i64) -> ()
+    }
+    scf.reduce
+  }
+  return
+}
+
 // A reduction over the outer dimension (a bias gradient's sum over the batch): the kept
 // dimension runs outermost in blocks of 64 (a multiple of 16 lanes, 8 blocks), each block's
 // rows in order, so every column accumulates as on one thread.

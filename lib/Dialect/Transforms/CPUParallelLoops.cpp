@@ -265,6 +265,13 @@ scf::ParallelOp keptDimensionsOutermost(IRRewriter &rewriter, ColumnReduction &r
   return parallel;
 }
 
+/// Whether a nest reports run-time errors (a call to gt_runtime_error under an scf.if): it stays
+/// on one thread, since convert-scf-to-openmp would wrap its body in a memref.alloca_scope that
+/// the canonicalizer cannot inline around a call, and whose region must stay one block.
+bool reportsErrors(scf::ParallelOp loop) {
+  return loop.walk([](func::CallOp) { return WalkResult::interrupt(); }).wasInterrupted();
+}
+
 struct GTCPUParallelLoopsPass : impl::GTCPUParallelLoopsBase<GTCPUParallelLoopsPass> {
   using GTCPUParallelLoopsBase::GTCPUParallelLoopsBase;
 
@@ -279,6 +286,7 @@ struct GTCPUParallelLoopsPass : impl::GTCPUParallelLoopsBase<GTCPUParallelLoopsP
     for (Block &block : func.getBody())
       for (auto loop : block.getOps<scf::ParallelOp>()) {
         if (loop.getNumResults() != 0) continue; // a reduction loop: not what linalg makes
+        if (reportsErrors(loop)) continue;        // (one_hot's check of 65536 labels)
         auto work = elementsTouched(loop);
         if (!work) {
           if (dynamicSizes) dynamic.push_back(loop);
@@ -313,10 +321,7 @@ struct GTCPUParallelLoopsPass : impl::GTCPUParallelLoopsBase<GTCPUParallelLoopsP
     // `scf.if (elements touched >= min-work) { the nest, parallel over all its dimensions but
     // the innermost (or its only one) } else { the nest, sequential }`.
     for (scf::ParallelOp loop : dynamic) {
-      // A nest that reports run-time errors (a call to gt_runtime_error under an scf.if) stays
-      // on one thread: convert-scf-to-openmp would wrap its body in a memref.alloca_scope that
-      // the canonicalizer cannot inline around a call, and whose region must stay one block.
-      if (loop.walk([](func::CallOp) { return WalkResult::interrupt(); }).wasInterrupted()) continue;
+      if (reportsErrors(loop)) continue;
       rewriter.setInsertionPoint(loop);
       Value work = elementsTouchedValue(rewriter, loop);
       if (!work) continue;
