@@ -509,6 +509,10 @@ def test_gather_index_select_embedding_one_hot():
     # A 0-d index gives one row: the worker's lowering once built a null affine map for it and
     # crashed (found by the worker-program fuzzer).
     check(gt.one_hot(gt.tensor(2), 5), np.eye(5, dtype=np.int64)[2])
+    # 65536 labels and more: the labels' range check, a loop large enough for the worker's
+    # threads, failed to compile (makemore's bigram notebook one-hot encodes 228146 labels).
+    labels = np.arange(70000) % 27
+    assert F.one_hot(gt.tensor(labels), 27).sum(0).tolist() == np.bincount(labels).tolist()
 
 
 def test_setitem_on_tensors_without_grad():
