@@ -7,6 +7,7 @@
 The first op starts a local dispatcher and worker (see gt.gpu_workers); gt.connect("host:port")
 (or "unix:PATH") uses a running one instead.
 """
+import math as _math
 import os as _os
 import sys as _sys
 import time as _time
@@ -31,7 +32,7 @@ from ._functions import (
 from ._ops import *  # noqa: E402,F401,F403 (every function generated from ops/*.yaml: `python: generated`)
 from . import _indexing  # noqa: F401 (registers Tensor.__getitem__ / __setitem__)
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode
-from ._tensor import (Generator, Size, randperm, FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor,  # noqa
+from ._tensor import (Generator, default_generator, Size, randperm, FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor,  # noqa
                       IntTensor, BoolTensor)
 from ._device import device
 from . import nn, optim, debug, signal, profiler, utils, cuda, accelerator, onnx
@@ -45,7 +46,7 @@ from ._composites import (reciprocal, square, trunc, fix, frac, ceil, fmod, expm
                           bincount, unique, bernoulli, normal, randint_like, dot, inner, vdot, mv, index_add,
                           scatter_add, index_fill, index_copy, select, cumprod, cross, multiply, subtract, divide,
                           greater, less, greater_equal, less_equal, not_equal, absolute, asinh, acosh, atanh,
-                          arcsinh, arccosh, arctanh, erfinv, histc, polygamma, mvlgamma, i0, kaiser_window)
+                          arcsinh, arccosh, arctanh, erfinv, histc, histogram, polygamma, mvlgamma, i0, kaiser_window)
 from ._composites import gammainc as igamma, gammaincc as igammac  # noqa: E402
 arctan, arcsin, arccos, arctan2 = atan, asin, acos, atan2  # noqa: F821 (NumPy's names, as torch has them)
 from .amp import autocast  # noqa: E402
@@ -125,6 +126,9 @@ for _name in [n for n in dir(Tensor) if n.endswith("_") and not n.startswith("_"
     if _name[:-1] in globals() and _name not in globals():
         globals()[_name] = _in_place_function(_name)
 del _name
+
+# torch's constants (math's floats; newaxis is None, as in NumPy indexing)
+inf, nan, pi, e, newaxis = _math.inf, _math.nan, _math.pi, _math.e, None
 
 if _os.environ.get("GT_TRACE"):  # the whole run's timeline (gt.profiler), written at exit
     profiler._trace_whole_run(_os.environ["GT_TRACE"])

@@ -1364,6 +1364,39 @@ def histc(input, bins=100, min=0, max=0):
     return _op("index_add", T.cast(idx, _dt.int64), ones, shape=(bins,), axis=0)
 
 
+class _Histogram(tuple):
+    """(hist, bin_edges), as torch.return_types.histogram."""
+    __slots__ = ()
+    hist = property(lambda self: self[0])
+    bin_edges = property(lambda self: self[1])
+
+    def __repr__(self):
+        return f"{_dt.package[0]}.return_types.histogram(\nhist={self[0]!r},\nbin_edges={self[1]!r})"
+
+
+@_method()
+def histogram(input, bins=100, *, range=None, weight=None, density=False):
+    """(hist, bin_edges) of a float tensor's elements, as torch.histogram and NumPy's
+    np.histogram: `bins` equal-width bins over `range` (min, max) or the input's own minimum
+    and maximum (widened by 0.5 each side when they are equal), or the edges given as a 1-D
+    tensor; elements outside ignored, the last bin closed on the right; `weight` (input's
+    shape) adds weights instead of counts; `density` divides by the total and the bin widths.
+    Both results have the input's dtype. Read on the client (a wait), as PyTorch computes
+    histograms on the CPU only. RuntimeError for a non-float input."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, "
+                           f"but got input {input.dtype}")
+    a = input.numpy().astype(np.float64).reshape(-1)
+    edges = bins.numpy().astype(np.float64) if isinstance(bins, Tensor) else int(bins)
+    w = None if weight is None else weight.numpy().astype(np.float64).reshape(-1)
+    if w is not None and w.size != a.size:
+        raise RuntimeError(f"torch.histogram: weight should have the same shape as input, got {tuple(weight.shape)} "
+                           f"and {tuple(input.shape)}")
+    hist, edges = np.histogram(a, bins=edges, range=range, weights=w, density=density)
+    d = _dt.numpy_dtype(input.dtype)
+    return _Histogram((T.from_numpy(hist.astype(d)), T.from_numpy(edges.astype(d))))
+
+
 @_method_only("get_device")
 def _get_device(x):
     """-1 (PyTorch's answer for a CPU tensor): a GT tensor lives on the dispatcher's workers."""

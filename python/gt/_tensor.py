@@ -328,7 +328,7 @@ class Tensor:
             body = "..."
             suffixes.append("device='meta'")
             suffixes.append(f"size={tuple(self.shape)}")
-            if self.dtype not in (_dt.float32, _dt.int64, _dt.bool):
+            if self.dtype not in (_dt.default_float(), _dt.int64, _dt.bool):
                 suffixes.append(f"dtype={self.dtype!r}")
         else:
             a = self.numpy()
@@ -341,7 +341,13 @@ class Tensor:
             # counted; NumPy counts them: one more column per axis beyond the first.
             body = np.array2string(a, separator=", ", prefix="tensor(", precision=4, formatter=formatter,
                                    max_line_width=80 + max(a.ndim - 1, 0)).replace(", ..., ", ",  ..., ")
-            if self.dtype not in (_dt.float32, _dt.int64, _dt.bool) or a.size == 0:
+            if a.size == 0:  # as PyTorch: "[]", the size unless 1-D, the dtype unless the default float
+                body = "[]"
+                if a.ndim != 1:
+                    suffixes.append(f"size={tuple(self.shape)}")
+                if self.dtype != _dt.default_float():
+                    suffixes.append(f"dtype={self.dtype!r}")
+            elif self.dtype not in (_dt.default_float(), _dt.int64, _dt.bool):
                 suffixes.append(f"dtype={self.dtype!r}")
         node = self._node
         if node is not None:
@@ -499,8 +505,8 @@ class Tensor:
     def __lt__(self, o): return _op("lt", self, o)
     def __ge__(self, o): return _op("ge", self, o)
     def __le__(self, o): return _op("le", self, o)
-    def __eq__(self, o): return _op("eq", self, o)
-    def __ne__(self, o): return _op("ne", self, o)
+    def __eq__(self, o): return False if o is None else _op("eq", self, o)  # (x == None: False, as PyTorch)
+    def __ne__(self, o): return True if o is None else _op("ne", self, o)
     __hash__ = object.__hash__
 
     # In-place forms compute a new tensor and rebind this one to it: the old values are freed
@@ -1026,8 +1032,10 @@ _seed = [0, 0]  # [seed, counter]: random call n uses stream hash(seed, n)
 
 
 def manual_seed(seed):
-    """Makes gt.randn/gt.rand (and so every layer's initialisation and dropout) reproducible."""
+    """Makes gt.randn/gt.rand (and so every layer's initialisation and dropout) reproducible.
+    Returns gt.default_generator, as torch.manual_seed."""
     _seed[0], _seed[1] = builtins.int(seed), 0
+    return default_generator
 
 
 def _next_seed():
@@ -1069,14 +1077,14 @@ class Generator:
         self._state = [67280421310721, 0]
 
     def manual_seed(self, seed):
-        self._state = [builtins.int(seed), 0]
+        self._state[:] = [builtins.int(seed), 0]
         return self
 
     def initial_seed(self):
         return self._state[0]
 
     def seed(self):
-        self._state = [builtins.int.from_bytes(os.urandom(8), "little") >> 1, 0]
+        self._state[:] = [builtins.int.from_bytes(os.urandom(8), "little") >> 1, 0]
         return self._state[0]
 
     def get_state(self):
@@ -1091,6 +1099,10 @@ class Generator:
     def _next_seed(self):
         self._state[1] += 1
         return (self._state[0] * 1_000_003 + self._state[1]) & 0x7FFFFFFFFFFFFFFF
+
+
+default_generator = Generator()
+default_generator._state = _seed  # the stream gt.manual_seed seeds: one list, changed in place
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):

@@ -16,6 +16,7 @@ on first use; a torch module GT does not have raises ModuleNotFoundError naming 
 import importlib
 import importlib.abc
 import importlib.util
+import os
 import runpy
 import sys
 
@@ -99,6 +100,7 @@ def main(argv=None):
         print("usage: python -m gt.as_torch SCRIPT [ARGS...]: runs SCRIPT with `import torch` meaning GT")
         return 0 if argv else 2
     sys.argv = argv
+    sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))  # as `python script.py`: its folder, not the cwd
     runpy.run_path(argv[0], run_name="__main__")
     return 0
 

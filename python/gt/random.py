@@ -6,7 +6,7 @@
 import contextlib
 
 from ._compat import initial_seed, seed  # noqa: F401
-from ._tensor import get_rng_state, manual_seed, set_rng_state  # noqa: F401
+from ._tensor import default_generator, get_rng_state, manual_seed, set_rng_state  # noqa: F401
 
 
 @contextlib.contextmanager

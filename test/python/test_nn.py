@@ -142,13 +142,50 @@ def _reference_step(kind, hp, p, g, st):
         delta = np.sqrt(st.get("u", 0) + eps) / np.sqrt(v + eps) * g
         st["u"] = rho * st.get("u", 0) + (1 - rho) * delta * delta
         return p - hp.get("lr", 1.0) * delta
+    if kind == "rprop":  # Riedmiller & Braun 1993
+        (minus, plus), (lo, hi) = hp.get("etas", (0.5, 1.2)), hp.get("step_sizes", (1e-6, 50))
+        agree = g * st.get("prev", 0)
+        size = st["size"] = np.clip(st.get("size", hp["lr"]) * np.where(agree > 0, plus, np.where(agree < 0, minus, 1)), lo, hi)
+        g = st["prev"] = np.where(agree < 0, 0, g)
+        return p - np.sign(g) * size
+    if kind == "asgd":  # Polyak & Juditsky 1992
+        g = g + hp.get("weight_decay", 0) * p
+        t = st["t"] = st.get("t", 0) + 1
+        eta, mu, lambd = st.get("eta", hp["lr"]), st.get("mu", 1.0), hp.get("lambd", 1e-4)
+        p = p * (1 - lambd * eta) - eta * g
+        st["ax"] = p if mu == 1 else st["ax"] + mu * (p - st["ax"])
+        st["eta"] = hp["lr"] / (1 + lambd * hp["lr"] * t) ** hp.get("alpha", 0.75)
+        st["mu"] = 1 / max(1, t - hp.get("t0", 1e6))
+        return p
     b1, b2 = hp.get("betas", (0.9, 0.999))
     wd, lr = hp.get("weight_decay", 0.01 if kind == "adamw" else 0.0), hp["lr"]
-    if kind == "adamw":
+    if kind == "adamw" or hp.get("decoupled_weight_decay"):
         p = p - lr * wd * p
     else:
         g = g + wd * p
     t = st["t"] = st.get("t", 0) + 1
+    if kind == "adamax":  # Kingma & Ba 2015, section 7.1
+        m = st["m"] = b1 * st.get("m", 0) + (1 - b1) * g
+        u = st["u"] = np.maximum(b2 * st.get("u", 0), np.abs(g) + hp.get("eps", 1e-8))
+        return p - lr / (1 - b1 ** t) * m / u
+    if kind == "nadam":  # Dozat 2016
+        psi = hp.get("momentum_decay", 4e-3)
+        mu, mu_next = b1 * (1 - 0.5 * 0.96 ** (t * psi)), b1 * (1 - 0.5 * 0.96 ** ((t + 1) * psi))
+        prod = st["prod"] = st.get("prod", 1.0) * mu
+        m = st["m"] = b1 * st.get("m", 0) + (1 - b1) * g
+        v = st["v"] = b2 * st.get("v", 0) + (1 - b2) * g * g
+        d = np.sqrt(v / (1 - b2 ** t)) + 1e-8
+        return p - lr * (1 - mu) / (1 - prod) * g / d - lr * mu_next / (1 - prod * mu_next) * m / d
+    if kind == "radam":  # Liu et al. 2020, Algorithm 2
+        m = st["m"] = b1 * st.get("m", 0) + (1 - b1) * g
+        v = st["v"] = b2 * st.get("v", 0) + (1 - b2) * g * g
+        rho_inf = 2 / (1 - b2) - 1
+        rho = rho_inf - 2 * t * b2 ** t / (1 - b2 ** t)
+        m_hat = m / (1 - b1 ** t)
+        if rho <= 5:
+            return p - lr * m_hat
+        r = np.sqrt((rho - 4) * (rho - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho))
+        return p - lr * m_hat * r * np.sqrt(1 - b2 ** t) / (np.sqrt(v) + 1e-8)
     m = st["m"] = b1 * st.get("m", 0) + (1 - b1) * g
     v = st["v"] = b2 * st.get("v", 0) + (1 - b2) * g * g
     if hp.get("amsgrad"):  # Reddi et al. 2018: the running maximum of v
@@ -164,6 +201,11 @@ def _reference_step(kind, hp, p, g, st):
     ("rmsprop", dict(lr=0.01)), ("rmsprop", dict(lr=0.01, momentum=0.9, centered=True, weight_decay=0.1)),
     ("adagrad", dict(lr=0.1, lr_decay=0.01, initial_accumulator_value=0.1, weight_decay=0.01)),
     ("adadelta", dict(lr=1.0)), ("adadelta", dict(lr=0.5, rho=0.8, weight_decay=0.1)),
+    ("adam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("adamax", dict(lr=0.01)), ("adamax", dict(lr=0.01, weight_decay=0.1)),
+    ("nadam", dict(lr=0.01)), ("nadam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("radam", dict(lr=0.01, weight_decay=0.1)), ("radam", dict(lr=0.01, betas=(0.9, 0.6))),
+    ("rprop", dict(lr=0.01)), ("asgd", dict(lr=0.01, t0=2, lambd=0.1, weight_decay=0.1)),
 ], ids=lambda v: v if isinstance(v, str) else ",".join(f"{k}={x}" for k, x in v.items()))
 def test_optimizers_match_torch_optims_formulas(kind, hp):
     # Updates are foreach ops over a group's parameters (gt._tensor._foreach); each parameter
@@ -173,7 +215,8 @@ def test_optimizers_match_torch_optims_formulas(kind, hp):
     init = {n: rng.standard_normal(s) for n, s in (("w", (3, 4)), ("b", (4,)), ("late", (2,)), ("none", (2,)))}
     params = {n: gt.tensor(a, dtype=gt.float64, requires_grad=True) for n, a in init.items()}
     make = {"sgd": gt.optim.SGD, "adam": gt.optim.Adam, "adamw": gt.optim.AdamW, "rmsprop": gt.optim.RMSprop,
-            "adagrad": gt.optim.Adagrad, "adadelta": gt.optim.Adadelta}[kind]
+            "adagrad": gt.optim.Adagrad, "adadelta": gt.optim.Adadelta, "adamax": gt.optim.Adamax,
+            "nadam": gt.optim.NAdam, "radam": gt.optim.RAdam, "rprop": gt.optim.Rprop, "asgd": gt.optim.ASGD}[kind]
     opt = make(list(params.values()), **hp)
     want, states = dict(init), {n: {} for n in init}
     for step in range(4):
@@ -190,6 +233,12 @@ def test_optimizers_match_torch_optims_formulas(kind, hp):
                 want[n] = _reference_step(kind, hp, want[n], g, states[n])
     for n, p in params.items():
         check(p, want[n], atol=1e-10)
+    # state is keyed by the parameter, as torch.optim's (scripts read opt.state[p]["exp_avg"])
+    assert not opt.state.get(params["none"])
+    if kind != "sgd" or hp.get("momentum"):
+        assert opt.state[params["w"]] and params["w"] in opt.state
+    if kind == "asgd":
+        check(opt.state[params["w"]]["ax"], states["w"]["ax"], atol=1e-10)
 
 
 def test_foreach_ops_check_their_lists():
@@ -293,7 +342,7 @@ def test_lbfgs_follows_torchs_iterates_and_converges_with_strong_wolfe():
     for want in torch_iterates:
         opt.step(closure)
         np.testing.assert_allclose(p.numpy(), want, rtol=1e-9, atol=1e-12)
-    assert opt.state["lbfgs"]["func_evals"] == 60  # as PyTorch counts
+    assert opt.state[p]["func_evals"] == 60  # as PyTorch counts
     # With the strong Wolfe line search (lr=1): PyTorch's iterates and closure calls, reaching
     # the minimum (1, 1).
     torch_iterates = [([-0.08511855589860293, -0.028757058413769698], 25),
@@ -303,7 +352,7 @@ def test_lbfgs_follows_torchs_iterates_and_converges_with_strong_wolfe():
     for want, evals in torch_iterates:
         opt.step(closure)
         np.testing.assert_allclose(p.numpy(), want, rtol=1e-6, atol=1e-9)
-        assert opt.state["lbfgs"]["func_evals"] == evals
+        assert opt.state[p]["func_evals"] == evals
     assert float(_rosenbrock(p).item()) < 1e-9
     with pytest.raises(RuntimeError, match="closure"):
         opt.step(None)

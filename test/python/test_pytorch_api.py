@@ -548,3 +548,31 @@ def test_optimizers_print_and_default_as_pytorchs():
     assert gt.optim.SGD([p]).param_groups[0]["lr"] == 1e-3  # PyTorch 2's default
     two = gt.optim.Adam([{"params": [p]}, {"params": [gt.nn.Parameter(gt.zeros(1))], "lr": 0.1}])
     assert "Parameter Group 1" in repr(two) and "    lr: 0.1\n" in repr(two) and "weight_decay: 0\n" in repr(two)
+
+
+def test_histogram_default_generator_and_empty_or_default_dtype_printing():
+    # torch.histogram (makemore's part 3 plots activations with it), as np.histogram
+    h, edges = gt.histogram(gt.tensor([1.0, 1.0, 1.0]), bins=4)
+    assert h.tolist() == [0.0, 0.0, 3.0, 0.0] and edges.tolist() == [0.5, 0.75, 1.0, 1.25, 1.5]
+    r = gt.tensor([0.0, 1.0, 2.0, 3.0]).histogram(3, range=(0.0, 3.0), weight=gt.tensor([1.0, 2.0, 3.0, 4.0]),
+                                                  density=True)
+    assert np.allclose(r.hist.numpy(), [0.1, 0.2, 0.7]) and r.bin_edges.tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert gt.histogram(gt.tensor([0.0, 1.0, 2.0, 5.0]), bins=gt.tensor([0.0, 1.0, 3.0, 5.0]))[0].tolist() == [1, 2, 1]
+    with pytest.raises(RuntimeError, match="histogram"):
+        gt.histogram(gt.tensor([1, 2]))
+    # manual_seed returns the default generator, which draws from the same stream
+    g = gt.manual_seed(3)
+    assert g is gt.default_generator and g is gt.random.default_generator and g.initial_seed() == 3
+    a = gt.randn(3)
+    gt.manual_seed(3)
+    assert gt.equal(a, gt.randn(3, generator=gt.default_generator))
+    # printing: an empty tensor as PyTorch's, and no dtype for the default float dtype
+    assert repr(gt.zeros(0)) == "tensor([])" and repr(gt.zeros(2, 0)) == "tensor([], size=(2, 0))"
+    assert repr(gt.zeros(0, dtype=gt.int64)) == "tensor([], dtype=gt.int64)"
+    before = gt.get_default_dtype()
+    gt.set_default_dtype(gt.float64)
+    try:
+        assert repr(gt.ones(2)) == "tensor([1., 1.])"
+        assert repr(gt.ones(2, dtype=gt.float32)) == "tensor([1., 1.], dtype=gt.float32)"
+    finally:
+        gt.set_default_dtype(before)

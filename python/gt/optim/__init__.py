@@ -1,5 +1,5 @@
-"""gt.optim: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta and LBFGS with torch.optim's API (param groups,
-zero_grad, step).
+"""gt.optim: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, Rprop, ASGD and
+LBFGS with torch.optim's API (param groups with PyTorch's keys, zero_grad, step, state_dict).
 
 Updates run under no_grad and rebind each parameter (`p -= ...`), so a step leaks no worker
 memory; every scalar (learning rate, bias corrections) is a fill value, so the update of a
@@ -22,6 +22,7 @@ PyTorch's implementation switches `foreach=`, `fused=`, `capturable=` and `diffe
 accepted and kept in each param group (GT has the one implementation above; the worker fuses
 each update into a kernel whichever is asked); `maximize=True` ascends the gradient.
 """
+import collections
 import functools
 import math
 
@@ -80,7 +81,7 @@ class Optimizer:
                 if not isinstance(p, T.Tensor):
                     raise TypeError(f"optimizer can only optimize Tensors, got {type(p).__name__}")
             self.param_groups.append(group)
-        self.state = {}
+        self.state = collections.defaultdict(dict)  # parameter -> its buffers, as torch.optim
 
     @property
     def params(self):
@@ -127,7 +128,7 @@ class Optimizer:
                 index.setdefault(id(p), len(index))
                 packed["params"].append(index[id(p)])
             groups.append(packed)
-        state = {index[key]: dict(value) for key, value in self.state.items() if key in index}
+        state = {index[id(key)]: dict(value) for key, value in self.state.items() if id(key) in index}
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict):
@@ -144,13 +145,13 @@ class Optimizer:
         for saved, group in zip(groups, self.param_groups):
             by_index.update(zip(saved["params"], group["params"]))
             group.update({k: v for k, v in saved.items() if k != "params"})
-        self.state = {}
+        self.state = collections.defaultdict(dict)  # parameter -> its buffers, as torch.optim
         for i, values in state_dict["state"].items():
             p = by_index[int(i)]
-            self.state[id(p)] = {k: _like(v, p) for k, v in values.items()}
+            self.state[p] = {k: _like(v, p) for k, v in values.items()}
 
     def _state(self, p):
-        return self.state.setdefault(id(p), {})
+        return self.state[p]
 
     def _step_states(self, params, buffers):
         """Each parameter's state with its step count advanced and the named buffers (name ->
@@ -229,17 +230,18 @@ class SGD(Optimizer):
 
 
 class Adam(Optimizer):
-    """Adam (Kingma & Ba 2015, Algorithm 1) as torch.optim.Adam: g += weight_decay * p (L2);
+    """Adam (Kingma & Ba 2015, Algorithm 1) as torch.optim.Adam: g += weight_decay * p (L2;
+    with decoupled_weight_decay, p -= lr * weight_decay * p first, as AdamW);
     m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; p -= lr / (1-b1^t) * m / (sqrt(v / (1-b2^t)) + eps).
     amsgrad (Reddi et al. 2018) divides by the running maximum of v instead of v."""
 
-    decoupled = False
-
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *, foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *, foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=False):
         _check_lr(lr)
         if not 0.0 <= betas[0] < 1.0 or not 0.0 <= betas[1] < 1.0:
             raise ValueError(f"Invalid beta parameters: {betas}")
-        super().__init__(params, dict(foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable, fused=fused, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad))
+        super().__init__(params, dict(foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable, fused=fused, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                                      decoupled_weight_decay=decoupled_weight_decay))
 
     def step(self):
         with no_grad():
@@ -249,10 +251,7 @@ class Adam(Optimizer):
                 grads = [p.grad for p in params]
                 if not params:
                     continue
-                if wd and self.decoupled:
-                    _assign_all(params, _foreach("sub", params, _foreach("mul", params, lr * wd)))
-                elif wd:
-                    grads = _foreach("add", grads, _foreach("mul", params, wd))
+                grads = _decay(params, grads, group)
                 states = [self._state(p) for p in params]
                 steps = []
                 for st in states:
@@ -286,12 +285,22 @@ class AdamW(Adam):
     """Adam with decoupled weight decay (Loshchilov & Hutter 2019): p -= lr * weight_decay * p
     before the Adam update (default weight_decay 0.01, as PyTorch)."""
 
-    decoupled = True
-
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
-                         capturable=capturable, differentiable=differentiable, fused=fused)
+                         capturable=capturable, differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)
+
+
+def _decay(params, grads, group):
+    """Weight decay: with the group's decoupled_weight_decay, p -= lr * weight_decay * p (p is
+    rebound) and the gradients are returned as they are; else g + weight_decay * p (L2)."""
+    wd = group["weight_decay"]
+    if wd and group.get("decoupled_weight_decay"):
+        _assign_all(params, _foreach("sub", params, _foreach("mul", params, group["lr"] * wd)))
+    elif wd:
+        grads = _foreach("add", grads, _foreach("mul", params, wd))
+    return grads
 
 
 def _grads_with_decay(params, wd):
@@ -309,7 +318,7 @@ class RMSprop(Optimizer):
         _check_lr(lr)
         if alpha < 0 or eps < 0 or momentum < 0:
             raise ValueError(f"Invalid alpha, eps or momentum: {alpha}, {eps}, {momentum}")
-        super().__init__(params, dict(foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable, fused=fused, lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
+        super().__init__(params, dict(foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable, lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
                                       centered=centered))
 
     def step(self):
@@ -353,7 +362,7 @@ class Adagrad(Optimizer):
         if lr_decay < 0 or initial_accumulator_value < 0 or eps < 0:
             raise ValueError(f"Invalid lr_decay, initial_accumulator_value or eps: {lr_decay}, "
                              f"{initial_accumulator_value}, {eps}")
-        super().__init__(params, dict(foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable, fused=fused, lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+        super().__init__(params, dict(foreach=foreach, maximize=maximize, differentiable=differentiable, fused=fused, lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value, eps=eps))
 
     def step(self):
@@ -381,7 +390,7 @@ class Adadelta(Optimizer):
         _check_lr(lr)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
-        super().__init__(params, dict(foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable, fused=fused, lr=lr, rho=rho, eps=eps, weight_decay=weight_decay))
+        super().__init__(params, dict(foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable, lr=lr, rho=rho, eps=eps, weight_decay=weight_decay))
 
     def step(self):
         with no_grad():
@@ -401,6 +410,197 @@ class Adadelta(Optimizer):
                 for st, vi, ui in zip(states, v, u):
                     st["square_avg"], st["acc_delta"] = vi, ui
                 _assign_all(params, _foreach("sub", params, _foreach("mul", delta, group["lr"])))
+
+
+def _check_betas(betas):
+    if not 0.0 <= betas[0] < 1.0 or not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameters: {betas}")
+
+
+def _moments(states, grads, b1, b2):
+    """m = b1 m + (1-b1) g and v = b2 v + (1-b2) g^2 into each state's exp_avg / exp_avg_sq
+    (both start at 0); returns (m, v)."""
+    m = _foreach("add", _foreach("mul", [st["exp_avg"] for st in states], b1), _foreach("mul", grads, 1 - b1))
+    v = _foreach("add", _foreach("mul", [st["exp_avg_sq"] for st in states], b2),
+                 _foreach("mul", _foreach("mul", grads, grads), 1 - b2))
+    for st, mi, vi in zip(states, m, v):
+        st["exp_avg"], st["exp_avg_sq"] = mi, vi
+    return m, v
+
+
+class Adamax(Optimizer):
+    """Adamax (Kingma & Ba 2015, section 7.1) as torch.optim.Adamax: g += weight_decay * p;
+    m = b1 m + (1-b1) g; u = max(b2 u, |g| + eps); p -= lr / (1 - b1^t) * m / u (m, u start at 0)."""
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *, maximize=False,
+                 differentiable=False, capturable=False):
+        _check_lr(lr)
+        _check_betas(betas)
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable, capturable=capturable))
+
+    def step(self):
+        with no_grad():
+            for group in self.param_groups:
+                (b1, b2), eps = group["betas"], group["eps"]
+                params = [p for p in group["params"] if p.grad is not None]
+                if not params:
+                    continue
+                grads = _grads_with_decay(params, group["weight_decay"])
+                states = self._step_states(params, {"exp_avg": 0.0, "exp_inf": 0.0})
+                m = _foreach("add", _foreach("mul", [st["exp_avg"] for st in states], b1), _foreach("mul", grads, 1 - b1))
+                u = _foreach("maximum", _foreach("mul", [st["exp_inf"] for st in states], b2),
+                             _foreach("add", _foreach("abs", grads), eps))
+                for st, mi, ui in zip(states, m, u):
+                    st["exp_avg"], st["exp_inf"] = mi, ui
+                clr = [group["lr"] / (1 - b1 ** st["step"]) for st in states]
+                _assign_all(params, _foreach("sub", params, _foreach("div", _foreach("mul", m, clr), u)))
+
+
+class NAdam(Optimizer):
+    """NAdam (Dozat 2016, "Incorporating Nesterov Momentum into Adam") as torch.optim.NAdam:
+    weight decay as Adam's (L2, or decoupled); mu_t = b1 (1 - 0.5 * 0.96^(t momentum_decay)),
+    mu_prod = mu_1 ... mu_t; m, v as Adam's; denom = sqrt(v / (1 - b2^t)) + eps;
+    p -= lr (1 - mu_t) / (1 - mu_prod) g / denom + lr mu_{t+1} / (1 - mu_prod mu_{t+1}) m / denom."""
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False, differentiable=False):
+        _check_lr(lr)
+        _check_betas(betas)
+        if momentum_decay < 0:
+            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
+                                      foreach=foreach, maximize=maximize, capturable=capturable,
+                                      differentiable=differentiable))
+
+    def step(self):
+        with no_grad():
+            for group in self.param_groups:
+                lr, (b1, b2), eps, psi = group["lr"], group["betas"], group["eps"], group["momentum_decay"]
+                params = [p for p in group["params"] if p.grad is not None]
+                if not params:
+                    continue
+                grads = _decay(params, [p.grad for p in params], group)
+                states = self._step_states(params, {"exp_avg": 0.0, "exp_avg_sq": 0.0})
+                m, v = _moments(states, grads, b1, b2)
+                g_scale, m_scale, root_c2 = [], [], []
+                for st in states:
+                    t = st["step"]
+                    mu, mu_next = b1 * (1 - 0.5 * 0.96 ** (t * psi)), b1 * (1 - 0.5 * 0.96 ** ((t + 1) * psi))
+                    st["mu_product"] = st.get("mu_product", 1.0) * mu
+                    g_scale.append(lr * (1 - mu) / (1 - st["mu_product"]))
+                    m_scale.append(lr * mu_next / (1 - st["mu_product"] * mu_next))
+                    root_c2.append(math.sqrt(1 - b2 ** t))
+                denom = _foreach("add", _foreach("div", _foreach("sqrt", v), root_c2), eps)
+                update = _foreach("add", _foreach("mul", grads, g_scale), _foreach("mul", m, m_scale))
+                _assign_all(params, _foreach("sub", params, _foreach("div", update, denom)))
+
+
+class RAdam(Optimizer):
+    """RAdam (Liu et al. 2020, "On the Variance of the Adaptive Learning Rate and Beyond",
+    Algorithm 2) as torch.optim.RAdam: weight decay as Adam's; m, v as Adam's;
+    rho_inf = 2 / (1 - b2) - 1, rho_t = rho_inf - 2 t b2^t / (1 - b2^t); m_hat = m / (1 - b1^t);
+    if rho_t > 5: r = sqrt((rho_t - 4)(rho_t - 2) rho_inf / ((rho_inf - 4)(rho_inf - 2) rho_t)) and
+    p -= lr m_hat r sqrt(1 - b2^t) / (sqrt(v) + eps); else p -= lr m_hat."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False, *,
+                 foreach=None, maximize=False, capturable=False, differentiable=False):
+        _check_lr(lr)
+        _check_betas(betas)
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      decoupled_weight_decay=decoupled_weight_decay, foreach=foreach,
+                                      maximize=maximize, capturable=capturable, differentiable=differentiable))
+
+    def step(self):
+        with no_grad():
+            for group in self.param_groups:
+                lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
+                params = [p for p in group["params"] if p.grad is not None]
+                if not params:
+                    continue
+                grads = _decay(params, [p.grad for p in params], group)
+                states = self._step_states(params, {"exp_avg": 0.0, "exp_avg_sq": 0.0})
+                m, v = _moments(states, grads, b1, b2)
+                rho_inf = 2 / (1 - b2) - 1
+                new = []
+                for p, st, mi, vi in zip(params, states, m, v):
+                    t = st["step"]
+                    c1, c2 = 1 - b1 ** t, 1 - b2 ** t
+                    rho_t = rho_inf - 2 * t * b2 ** t / c2
+                    if rho_t > 5:
+                        r = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+                        new.append(p - mi * (lr * r * math.sqrt(c2) / c1) / (T.sqrt(vi) + eps))
+                    else:
+                        new.append(p - mi * (lr / c1))
+                _assign_all(params, new)
+
+
+class Rprop(Optimizer):
+    """Rprop (Riedmiller & Braun 1993) as torch.optim.Rprop: where g and the previous step's
+    gradient have the same sign the element's step size grows by etas[1], where they differ it
+    shrinks by etas[0] and g counts as 0 this step; step sizes (starting at lr) stay within
+    step_sizes; p -= sign(g) * step size."""
+
+    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False, foreach=None,
+                 maximize=False, differentiable=False):
+        _check_lr(lr)
+        if not 0.0 < etas[0] < 1.0 < etas[1]:
+            raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
+        super().__init__(params, dict(lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach, maximize=maximize,
+                                      differentiable=differentiable, capturable=capturable))
+
+    def step(self):
+        with no_grad():
+            for group in self.param_groups:
+                (minus, plus), (lo, hi) = group["etas"], group["step_sizes"]
+                params = [p for p in group["params"] if p.grad is not None]
+                if not params:
+                    continue
+                states = self._step_states(params, {"prev": 0.0, "step_size": group["lr"]})
+                new = []
+                for p, st in zip(params, states):
+                    g = p.grad
+                    agree = g * st["prev"]
+                    factor = T.where(agree > 0, plus, T.where(agree < 0, minus, 1.0))
+                    st["step_size"] = T.clamp(st["step_size"] * factor, lo, hi)
+                    g = T.where(agree < 0, 0.0, g)
+                    st["prev"] = g
+                    new.append(p - T.sign(g) * st["step_size"])
+                _assign_all(params, new)
+
+
+class ASGD(Optimizer):
+    """Averaged SGD (Polyak & Juditsky 1992) as torch.optim.ASGD: g += weight_decay * p;
+    p = p (1 - lambd eta) - eta g; ax = p while mu = 1, then ax += mu (p - ax);
+    eta = lr / (1 + lambd lr t)^alpha and mu = 1 / max(1, t - t0) for the next step (eta starts
+    at lr, mu at 1). `ax` (state) is the averaged parameter."""
+
+    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None, maximize=False,
+                 differentiable=False, capturable=False):
+        _check_lr(lr)
+        super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
+                                      foreach=foreach, maximize=maximize, differentiable=differentiable,
+                                      capturable=capturable))
+
+    def step(self):
+        with no_grad():
+            for group in self.param_groups:
+                lr, lambd = group["lr"], group["lambd"]
+                params = [p for p in group["params"] if p.grad is not None]
+                if not params:
+                    continue
+                grads = _grads_with_decay(params, group["weight_decay"])
+                states = self._step_states(params, {"ax": 0.0})
+                new = []
+                for p, g, st in zip(params, grads, states):
+                    eta, mu = st.get("eta", lr), st.get("mu", 1.0)
+                    p = p * (1 - lambd * eta) - g * eta
+                    st["ax"] = st["ax"] + (p - st["ax"]) * mu if mu != 1 else p
+                    st["eta"] = lr / (1 + lambd * lr * st["step"]) ** group["alpha"]
+                    st["mu"] = 1 / max(1, st["step"] - group["t0"])
+                    new.append(p)
+                _assign_all(params, new)
 
 
 def _dot(a, b):
@@ -544,7 +744,9 @@ class LBFGS(Optimizer):
         group = self.param_groups[0]
         lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
         tol_grad, tol_change, history = group["tolerance_grad"], group["tolerance_change"], group["history_size"]
-        state = self.state.setdefault("lbfgs", {"func_evals": 0, "n_iter": 0})
+        state = self.state[self.param_groups[0]["params"][0]]  # (PyTorch's key: the first parameter)
+        state.setdefault("func_evals", 0)
+        state.setdefault("n_iter", 0)
         from ..autograd import enable_grad
         with enable_grad():
             orig_loss = closure()
