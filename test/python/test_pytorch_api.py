@@ -576,3 +576,18 @@ def test_histogram_default_generator_and_empty_or_default_dtype_printing():
         assert repr(gt.ones(2, dtype=gt.float32)) == "tensor([1., 1.], dtype=gt.float32)"
     finally:
         gt.set_default_dtype(before)
+
+
+def test_constants_none_comparisons_and_as_torch_script_folder(tmp_path):
+    import math
+    assert gt.inf == math.inf and math.isnan(gt.nan) and gt.pi == math.pi and gt.e == math.e and gt.newaxis is None
+    x = gt.ones(2)
+    assert (x == None) is False and (x != None) is True  # noqa: E711 (generate(eos_id=None) compares so)
+    assert x[gt.newaxis].shape == (1, 2)
+    # `python -m gt.as_torch dir/script.py` imports modules beside the script, as `python dir/script.py`
+    (tmp_path / "helpers.py").write_text("VALUE = 7\n")
+    (tmp_path / "main.py").write_text("import torch, helpers\nprint('value', helpers.VALUE, -torch.inf)\n")
+    out = subprocess.run([sys.executable, "-m", "gt.as_torch", str(tmp_path / "main.py")], capture_output=True,
+                         text=True, timeout=120, cwd="/")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "value 7 -inf" in out.stdout
