@@ -14,9 +14,9 @@ from . import signal as _signal
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
             disable=False):
-    """Returns `model` itself for a gt.nn.Module (its calls, and the gradients of what they
-    issue, now compile their fused regions at once), or a wrapper of a function that does the
-    same, as torch.compile(model) is used. With no model, a decorator. The other arguments are
+    """For a gt.nn.Module, an OptimizedModule wrapping it, as torch.compile returns (the
+    model's calls, and the gradients of what they issue, now compile their fused regions at
+    once); for a function, a wrapper that does the same. With no model, a decorator. The other arguments are
     torch.compile's, accepted and ignored (disable=True returns `model` unchanged). A signal
     that a loaded sharding config names, issued inside the model, takes precedence (the
     innermost configured signal applies), so those regions follow that entry's `compile:`."""
@@ -28,10 +28,10 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     if not callable(model):
         raise TypeError(f"gt.compile expects a Module or a function, got {type(model).__name__}")
     _runtime.enable_compile_signal()
-    from .nn import Module
+    from .nn.modules import Module, OptimizedModule
     if isinstance(model, Module):
         model._call_state()["compiled"] = True
-        return model
+        return OptimizedModule(model)
 
     @functools.wraps(model)
     def compiled(*args, **kwargs):
@@ -39,3 +39,4 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
             return model(*args, **kwargs)
 
     return compiled
+

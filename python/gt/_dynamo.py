@@ -2,6 +2,7 @@
 GT's compile (gt.compile) does not trace Python, so they change nothing: `config` takes any
 attribute (`torch._dynamo.config.suppress_errors = True`, `cache_size_limit = 64`), `reset()`
 does nothing, and `disable` / `allow_in_graph` return what they are given."""
+import sys
 import types
 
 config = types.SimpleNamespace(suppress_errors=False, cache_size_limit=8, verbose=False,
@@ -29,3 +30,16 @@ def is_compiling():
     """As gt.compiler.is_compiling."""
     from .compiler import is_compiling as _is_compiling
     return _is_compiling()
+
+
+def _eval_frame_attribute(name):
+    if name == "OptimizedModule":
+        from .nn.modules import OptimizedModule
+        return OptimizedModule
+    raise AttributeError(f"module 'gt._dynamo.eval_frame' has no attribute {name!r}")
+
+
+# torch._dynamo.eval_frame, for `isinstance(model, torch._dynamo.eval_frame.OptimizedModule)`
+eval_frame = types.ModuleType("gt._dynamo.eval_frame", "OptimizedModule: what gt.compile(model) returns.")
+eval_frame.__getattr__ = _eval_frame_attribute
+sys.modules[eval_frame.__name__] = eval_frame

@@ -161,7 +161,16 @@ def test_compile_returns_the_model_and_makes_its_regions_hot_at_once():
     plain_hot, _ = hot_after_one_call(fresh(37))
     model = fresh(41)
     compiled = gt.compile(model)
-    assert compiled is model
+    # an OptimizedModule holding the model as _orig_mod, as torch.compile's
+    from gt import _dynamo
+    assert isinstance(compiled, _dynamo.eval_frame.OptimizedModule) and compiled._orig_mod is model
+    assert list(compiled.state_dict()) == ["_orig_mod." + k for k in model.state_dict()]
+    assert [p is q for p, q in zip(compiled.parameters(), model.parameters())] == [True] * len(list(model.parameters()))
+    model.block_size = 8  # attributes the wrapper does not have are the model's
+    assert compiled.block_size == 8 and repr(compiled).startswith("OptimizedModule(\n  (_orig_mod): Sequential(")
+    compiled.eval()
+    assert not model.training
+    compiled.train()
     compiled_hot, y = hot_after_one_call(compiled)
     assert compiled_hot >= 2 and compiled_hot > plain_hot
     with gt.no_grad():

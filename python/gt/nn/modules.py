@@ -2106,3 +2106,26 @@ class MaxUnpool2d(_MaxUnpoolNd):
 class MaxUnpool3d(_MaxUnpoolNd):
     """The inverse of MaxPool3d(return_indices=True): see gt.nn.functional.max_unpool3d."""
     _n = 3
+
+
+class OptimizedModule(Module):
+    """What gt.compile(model) returns, as torch._dynamo.eval_frame.OptimizedModule: the model
+    as its submodule `_orig_mod` (so state_dict keys start with "_orig_mod.", as a PyTorch
+    compiled model's do), calls forwarded to it, and any attribute the wrapper does not have
+    read from the model (compiled.configure_optimizers(...), compiled.config)."""
+
+    def __init__(self, mod):
+        super().__init__()
+        self._orig_mod = mod
+
+    def forward(self, *args, **kwargs):
+        return self._orig_mod(*args, **kwargs)
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            modules = self.__dict__.get("_modules")
+            if modules is None or "_orig_mod" not in modules:
+                raise
+            return getattr(modules["_orig_mod"], name)
