@@ -110,7 +110,9 @@ def _float_formatter(a):
     def one(v):
         v = float(v)
         return ("nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")) if not math.isfinite(v) else fmt(v)
-    width = builtins.max((len(one(v)) for v in values.flat), default=0)
+    # The width is the widest nonzero finite value's (nan and inf are padded to it, never
+    # counted: tensor([-inf, 5.]), tensor([   inf, 5.0000, 1.5000]), as PyTorch's _Formatter).
+    width = builtins.max((len(fmt(v)) for v in finite[finite != 0].flat), default=1)
     return {"float_kind": lambda v: one(v).rjust(width)}
 
 

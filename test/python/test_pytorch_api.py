@@ -569,6 +569,11 @@ def test_histogram_default_generator_and_empty_or_default_dtype_printing():
     # printing: an empty tensor as PyTorch's, and no dtype for the default float dtype
     assert repr(gt.zeros(0)) == "tensor([])" and repr(gt.zeros(2, 0)) == "tensor([], size=(2, 0))"
     assert repr(gt.zeros(0, dtype=gt.int64)) == "tensor([], dtype=gt.int64)"
+    # nan and inf take the finite values' width, never set it
+    inf, nan = float("inf"), float("nan")
+    assert repr(gt.tensor([-inf, 5.0])) == "tensor([-inf, 5.])"
+    assert repr(gt.tensor([inf, 5.0, 1.5])) == "tensor([   inf, 5.0000, 1.5000])"
+    assert repr(gt.tensor([nan, inf])) == "tensor([nan, inf])" and repr(gt.tensor([0.0, nan])) == "tensor([0., nan])"
     before = gt.get_default_dtype()
     gt.set_default_dtype(gt.float64)
     try:
