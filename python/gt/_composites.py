@@ -1397,6 +1397,14 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
     return _Histogram((T.from_numpy(hist.astype(d)), T.from_numpy(edges.astype(d))))
 
 
+@_method_only("data_ptr")
+def _data_ptr(x):
+    """A nonzero int naming x's values, where PyTorch gives their address: equal for tensors
+    sharing them (a tied weight, x.detach(), p.data), different for other tensors. An in-place op
+    rebinds x to new values (docs/api.md), so unlike PyTorch's it changes then."""
+    return x._h.id << 8
+
+
 @_method_only("get_device")
 def _get_device(x):
     """-1 (PyTorch's answer for a CPU tensor): a GT tensor lives on the dispatcher's workers."""

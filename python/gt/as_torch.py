@@ -49,6 +49,18 @@ class _TorchIsGT(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return None  # ModuleNotFoundError: No module named 'torch.X'
         return importlib.util.spec_from_loader(name, self)
 
+    def find_distributions(self, context=None):
+        """importlib.metadata's view of `torch` (and torchvision) is GT's distribution:
+        `importlib.metadata.version("torch")` is gt.__version__ (notebooks print it first)."""
+        import importlib.metadata as metadata
+        name = getattr(context, "name", None)
+        if name not in _PACKAGES:
+            return iter(())
+        try:
+            return iter([metadata.distribution("gt")])
+        except metadata.PackageNotFoundError:  # GT run from a source tree without pip's metadata
+            return iter(())
+
     def create_module(self, spec):
         return importlib.import_module(_gt_name(spec.name))
 

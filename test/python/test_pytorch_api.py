@@ -591,8 +591,13 @@ def test_constants_none_comparisons_and_as_torch_script_folder(tmp_path):
     assert x[gt.newaxis].shape == (1, 2)
     # `python -m gt.as_torch dir/script.py` imports modules beside the script, as `python dir/script.py`
     (tmp_path / "helpers.py").write_text("VALUE = 7\n")
-    (tmp_path / "main.py").write_text("import torch, helpers\nprint('value', helpers.VALUE, -torch.inf)\n")
+    (tmp_path / "main.py").write_text("import torch, helpers\nfrom importlib.metadata import version\n"
+                                      "print('value', helpers.VALUE, -torch.inf, version('torch') == torch.__version__)\n")
     out = subprocess.run([sys.executable, "-m", "gt.as_torch", str(tmp_path / "main.py")], capture_output=True,
                          text=True, timeout=120, cwd="/")
     assert out.returncode == 0, out.stderr[-2000:]
-    assert "value 7 -inf" in out.stdout
+    assert "value 7 -inf True" in out.stdout
+    # data_ptr names a tensor's values: shared by a tied weight and detach()
+    a, b = nn.Linear(2, 3), nn.Linear(2, 3)
+    b.weight = a.weight
+    assert a.weight.data_ptr() == b.weight.data_ptr() == a.weight.detach().data_ptr() != a.bias.data_ptr() != 0
