@@ -72,8 +72,34 @@ def test_multihead_attention_matches_the_formula():
     assert none is None and single.shape == (L, E)
     with pytest.raises(ValueError, match="divisible by num_heads"):
         nn.MultiheadAttention(10, 3)
-    with pytest.raises(NotImplementedError, match="kdim/vdim"):
-        nn.MultiheadAttention(8, 2, kdim=4)
+
+
+def test_multihead_attention_kdim_vdim_bias_kv_and_zero_attn():
+    # PyTorch's F.multi_head_attention_forward: separate q/k/v projections for kdim/vdim, then
+    # bias_k / bias_v appended to the projected keys and values, then a zero key and value per
+    # head; the masks get a column that allows each added position.
+    E, H, L, S, N, kd, vd = 8, 2, 3, 5, 2, 6, 4
+    m = nn.MultiheadAttention(E, H, add_bias_kv=True, add_zero_attn=True, kdim=kd, vdim=vd, dtype=gt.float64)
+    assert list(m.state_dict()) == ["q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias", "bias_k",
+                                    "bias_v", "out_proj.weight", "out_proj.bias"]
+    assert m.in_proj_weight is None and m.bias_k.shape == (1, 1, E)
+    p = params(m)
+    q, k, v = rng.standard_normal((L, N, E)), rng.standard_normal((S, N, kd)), rng.standard_normal((S, N, vd))
+    mask = rng.standard_normal((L, S)) > 1.0
+    out, w = m(gt.tensor(q), gt.tensor(k), gt.tensor(v), attn_mask=gt.tensor(mask), average_attn_weights=False)
+    b = p["in_proj_bias"]
+    qp = q @ p["q_proj_weight"].T + b[:E]
+    kp = np.concatenate([k @ p["k_proj_weight"].T + b[E:2 * E], np.broadcast_to(p["bias_k"], (1, N, E)),
+                         np.zeros((1, N, E))])
+    vp = np.concatenate([v @ p["v_proj_weight"].T + b[2 * E:], np.broadcast_to(p["bias_v"], (1, N, E)),
+                         np.zeros((1, N, E))])
+    split = lambda x: x.reshape(x.shape[0], N, H, E // H).transpose(1, 2, 0, 3)
+    s = split(qp) @ split(kp).transpose(0, 1, 3, 2) / np.sqrt(E // H)
+    want_w = softmax(np.where(np.concatenate([mask, np.zeros((L, 2), bool)], 1), -np.inf, s))
+    want = (want_w @ split(vp)).transpose(2, 0, 1, 3).reshape(L, N, E) @ p["out_proj.weight"].T + p["out_proj.bias"]
+    np.testing.assert_allclose(w.numpy(), want_w, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-10, atol=1e-12)
+    assert w.shape == (N, H, L, S + 2)
 
 
 @pytest.mark.parametrize("norm_first", [False, True])

@@ -31,25 +31,46 @@ class MultiheadAttention(Module):
     is_causal=False) returns (output, weights): weights (N, L, S) averaged over heads, or
     (N, num_heads, L, S), or None without need_weights. A bool mask is True where attention is
     NOT allowed (attn_mask (L, S) or (N * num_heads, L, S); key_padding_mask (N, S)); a float
-    mask is added to the scores. kdim/vdim other than embed_dim, add_bias_kv and add_zero_attn
-    raise NotImplementedError."""
+    mask is added to the scores. With kdim/vdim other than embed_dim the projections are
+    q_proj_weight (E, E), k_proj_weight (E, kdim), v_proj_weight (E, vdim) instead of
+    in_proj_weight; add_bias_kv appends the learned bias_k / bias_v (1, 1, E) (xavier_normal_)
+    to the keys and values, add_zero_attn a zero key and value per head after the projections
+    (both: one more key position, the masks padded with a column that allows it)."""
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
                  kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
         super().__init__()
         if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads:
             raise ValueError(f"embed_dim ({embed_dim}) must be divisible by num_heads ({num_heads})")
-        if (kdim not in (None, embed_dim)) or (vdim not in (None, embed_dim)) or add_bias_kv or add_zero_attn:
-            raise NotImplementedError("MultiheadAttention: kdim/vdim other than embed_dim, add_bias_kv and "
-                                      "add_zero_attn are not supported by GT")
         self.embed_dim, self.num_heads, self.dropout, self.batch_first = embed_dim, num_heads, dropout, batch_first
+        self.kdim = embed_dim if kdim is None else kdim
+        self.vdim = embed_dim if vdim is None else vdim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
         self.head_dim = embed_dim // num_heads
-        self.in_proj_weight = Parameter(T.zeros(3 * embed_dim, embed_dim, dtype=dtype))
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = Parameter(T.zeros(3 * embed_dim, embed_dim, dtype=dtype))
+            self.q_proj_weight = self.k_proj_weight = self.v_proj_weight = None
+        else:
+            self.q_proj_weight = Parameter(T.zeros(embed_dim, embed_dim, dtype=dtype))
+            self.k_proj_weight = Parameter(T.zeros(embed_dim, self.kdim, dtype=dtype))
+            self.v_proj_weight = Parameter(T.zeros(embed_dim, self.vdim, dtype=dtype))
+            self.in_proj_weight = None
         self.in_proj_bias = Parameter(T.zeros(3 * embed_dim, dtype=dtype)) if bias else None
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, device=device, dtype=dtype)
-        init.xavier_uniform_(self.in_proj_weight)
+        if add_bias_kv:
+            self.bias_k = Parameter(T.zeros(1, 1, embed_dim, dtype=dtype))
+            self.bias_v = Parameter(T.zeros(1, 1, embed_dim, dtype=dtype))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        for w in (self.in_proj_weight, self.q_proj_weight, self.k_proj_weight, self.v_proj_weight):
+            if w is not None:
+                init.xavier_uniform_(w)
         if bias:
             init.zeros_(self.out_proj.bias)
+        if add_bias_kv:
+            init.xavier_normal_(self.bias_k)
+            init.xavier_normal_(self.bias_v)
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
@@ -64,18 +85,38 @@ class MultiheadAttention(Module):
         S = key.shape[0]
         if E != self.embed_dim:
             raise ValueError(f"was expecting embedding dimension of {self.embed_dim}, but got {E}")
-        if key.shape != value.shape or key.shape[1:] != (N, E):
-            raise ValueError(f"key {list(key.shape)} and value {list(value.shape)} must be (S, N, E) with N={N}, E={E}")
+        if key.shape[:2] != value.shape[:2] or key.shape[1:] != (N, self.kdim) or value.shape[2] != self.vdim:
+            raise ValueError(f"key {list(key.shape)} and value {list(value.shape)} must be (S, N, kdim) and "
+                             f"(S, N, vdim) with N={N}, kdim={self.kdim}, vdim={self.vdim}")
         w, b = self.in_proj_weight, self.in_proj_bias
-        Wq, Wk, Wv = T.narrow(w, 0, 0, E), T.narrow(w, 0, E, E), T.narrow(w, 0, 2 * E, E)
+        if w is not None:
+            Wq, Wk, Wv = T.narrow(w, 0, 0, E), T.narrow(w, 0, E, E), T.narrow(w, 0, 2 * E, E)
+        else:
+            Wq, Wk, Wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
         bq, bk, bv = (None, None, None) if b is None else (T.narrow(b, 0, 0, E), T.narrow(b, 0, E, E),
                                                            T.narrow(b, 0, 2 * E, E))
         H, D = self.num_heads, self.head_dim
+        q, k, v = F.linear(query, Wq, bq), F.linear(key, Wk, bk), F.linear(value, Wv, bv)  # (L or S, N, E)
 
-        def heads(x, W, bias, length):  # (length, N, E) -> (N, H, length, D)
-            return T.permute(T.reshape(F.linear(x, W, bias), length, N, H, D), 1, 2, 0, 3)
+        def pad(mask):  # one more key position, allowed
+            if mask is None:
+                return None
+            extra = T.zeros(*mask.shape[:-1], 1, dtype=mask.dtype)
+            return T.cat([mask, extra], -1)
 
-        q, k, v = heads(query, Wq, bq, L), heads(key, Wk, bk, S), heads(value, Wv, bv, S)
+        if self.bias_k is not None:
+            k = T.cat([k, T.expand(self.bias_k, 1, N, E)], 0)
+            v = T.cat([v, T.expand(self.bias_v, 1, N, E)], 0)
+            attn_mask, key_padding_mask, S = pad(attn_mask), pad(key_padding_mask), S + 1
+        if self.add_zero_attn:
+            zero = T.zeros(1, N, E, dtype=k.dtype)
+            k, v = T.cat([k, zero], 0), T.cat([v, zero], 0)
+            attn_mask, key_padding_mask, S = pad(attn_mask), pad(key_padding_mask), S + 1
+
+        def heads(x, length):  # (length, N, E) -> (N, H, length, D)
+            return T.permute(T.reshape(x, length, N, H, D), 1, 2, 0, 3)
+
+        q, k, v = heads(q, L), heads(k, S), heads(v, S)
         scores = T.matmul(q, T.transpose(k, -2, -1)) * (1.0 / math.sqrt(D))  # (N, H, L, S)
         if is_causal and attn_mask is None:
             attn_mask = T.triu(T.ones(L, S, dtype=_dt.bool), diagonal=1)
