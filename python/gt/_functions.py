@@ -415,8 +415,10 @@ def amin(x, dim=None, keepdim=False):
 
 
 class MaxMin(tuple):
-    """(values, indices) of max/min along a dim, as torch.return_types.max."""
+    """(values, indices) of max/min along a dim, as torch.return_types.max; return_type(name)
+    gives the class of another op's (sort, topk, kthvalue), printed as PyTorch prints them."""
     __slots__ = ()
+    _name = "max"
 
     @property
     def values(self):
@@ -425,6 +427,20 @@ class MaxMin(tuple):
     @property
     def indices(self):
         return self[1]
+
+    def __repr__(self):
+        return f"{_dt.package[0]}.return_types.{self._name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
+
+
+_return_types = {"max": MaxMin}
+
+
+def return_type(name):
+    """The (values, indices) class of op `name` (torch.return_types.<name>)."""
+    cls = _return_types.get(name)
+    if cls is None:
+        cls = _return_types[name] = type(name, (MaxMin,), {"__slots__": (), "_name": name, "__module__": "gt.return_types"})
+    return cls
 
 
 def _extremum(name, x, dim, keepdim, axis, keepdims):
@@ -442,7 +458,7 @@ def _extremum(name, x, dim, keepdim, axis, keepdims):
     values = gather(x, d, idx)  # the gradient goes to the index returned, as PyTorch
     if not keep:
         values, idx = squeeze(values, d), squeeze(idx, d)
-    return MaxMin((values, idx))
+    return return_type(name)((values, idx))
 
 
 @_method()

@@ -12,7 +12,7 @@ from . import _functions as T
 from ._tensor import Tensor, _op, _method, _dim, _next_seed
 
 
-_ValuesIndices = T.MaxMin  # (values, indices), as torch.return_types.sort / topk / kthvalue / median
+_ValuesIndices = T.return_type  # (values, indices), as torch.return_types.sort / topk / kthvalue / median
 
 
 @_method()
@@ -31,9 +31,9 @@ def sort(x, dim=-1, descending=False, stable=False):
     """(values, indices) of `x` sorted along `dim`, as torch.sort (stable; NaN largest); values
     carry x's gradient."""
     if x.ndim == 0:
-        return _ValuesIndices((x, T.zeros((), dtype=_dt.int64)))
+        return _ValuesIndices("sort")((x, T.zeros((), dtype=_dt.int64)))
     idx = argsort(x, dim, descending)
-    return _ValuesIndices((T.gather(x, dim, idx), idx))
+    return _ValuesIndices("sort")((T.gather(x, dim, idx), idx))
 
 
 @_method()
@@ -51,9 +51,9 @@ def topk(x, k, dim=-1, largest=True, sorted=True):
     if not 0 <= k <= size:
         raise RuntimeError(f"topk: selected index k ({k}) out of range for a dimension of size {size}")
     if x.ndim == 0:
-        return _ValuesIndices((x, T.zeros((), dtype=_dt.int64)))
+        return _ValuesIndices("topk")((x, T.zeros((), dtype=_dt.int64)))
     idx = T.narrow(argsort(x, d, descending=largest), d, 0, k)
-    return _ValuesIndices((T.gather(x, d, idx), idx))
+    return _ValuesIndices("topk")((T.gather(x, d, idx), idx))
 
 
 @_method()
@@ -65,12 +65,12 @@ def kthvalue(x, k, dim=-1, keepdim=False):
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue: k ({k}) out of range for a dimension of size {size}")
     if x.ndim == 0:
-        return _ValuesIndices((x, T.zeros((), dtype=_dt.int64)))
+        return _ValuesIndices("kthvalue")((x, T.zeros((), dtype=_dt.int64)))
     idx = T.narrow(argsort(x, d), d, k - 1, 1)
     values = T.gather(x, d, idx)
     if not keepdim:
         values, idx = T.squeeze(values, d), T.squeeze(idx, d)
-    return _ValuesIndices((values, idx))
+    return _ValuesIndices("kthvalue")((values, idx))
 
 
 @_method()
@@ -81,7 +81,7 @@ def median(x, dim=None, keepdim=False):
         flat = T.reshape(x, -1)
         return kthvalue(flat, (flat.shape[0] - 1) // 2 + 1, 0).values
     n = x.shape[_dim(dim, x.ndim)] if x.ndim else 1
-    return kthvalue(x, (n - 1) // 2 + 1, dim, keepdim)
+    return _ValuesIndices("median")(kthvalue(x, (n - 1) // 2 + 1, dim, keepdim))
 
 
 @_method()

@@ -151,3 +151,11 @@ def test_clip_grad_norm_scales_every_gradient_by_the_total_norm(norm_type, max_n
     for p, g in zip(params, grads):
         np.testing.assert_allclose(p.grad.numpy(), g * coef, rtol=1e-5, atol=1e-7)
     assert params[-1].grad is None
+    # float64 gradients: the norm and the scaling in float64 (they were computed in float32)
+    g64 = rng.standard_normal(7) * 3
+    p = gt.zeros(7, dtype=gt.float64, requires_grad=True)
+    p.grad = gt.tensor(g64)
+    total = nn.utils.clip_grad_norm_([p], 0.5, norm_type=norm_type)
+    want = np.abs(g64).max() if norm_type == float("inf") else (np.abs(g64) ** norm_type).sum() ** (1 / norm_type)
+    assert total.dtype == gt.float64 and total.item() == pytest.approx(want, rel=1e-13)
+    np.testing.assert_allclose(p.grad.numpy(), g64 * min(1.0, 0.5 / (want + 1e-6)), rtol=1e-13)

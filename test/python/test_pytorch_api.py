@@ -601,3 +601,18 @@ def test_constants_none_comparisons_and_as_torch_script_folder(tmp_path):
     a, b = nn.Linear(2, 3), nn.Linear(2, 3)
     b.weight = a.weight
     assert a.weight.data_ptr() == b.weight.data_ptr() == a.weight.detach().data_ptr() != a.bias.data_ptr() != 0
+
+
+def test_return_types_print_and_inference_mode_enabled():
+    x = gt.tensor([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]])
+    assert repr(x.max(1)) == "gt.return_types.max(\nvalues=tensor([3., 5.]),\nindices=tensor([0, 1]))"
+    for r, name in ((x.min(0), "min"), (x.sort(), "sort"), (x.topk(2), "topk"), (x.kthvalue(2), "kthvalue"),
+                    (x.median(1), "median")):
+        assert repr(r).startswith(f"gt.return_types.{name}(\nvalues=") and len(r) == 2 and r.values is r[0]
+    assert not gt.is_inference_mode_enabled()
+    with gt.inference_mode():
+        assert gt.is_inference_mode_enabled() and not gt.is_grad_enabled()
+        with gt.inference_mode(False):
+            assert not gt.is_inference_mode_enabled() and gt.is_grad_enabled()
+    assert not gt.is_inference_mode_enabled() and gt.is_grad_enabled()
+    assert gt.inference_mode()(lambda: gt.is_inference_mode_enabled())()

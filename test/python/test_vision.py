@@ -159,6 +159,8 @@ def test_make_grid_and_save_image(tmp_path):
     grid = utils.make_grid(batch, nrow=2, padding=1)
     assert grid.shape == (3, 3 * 5 + 1, 2 * 4 + 1)  # 3 rows of 2, a gray image repeated to RGB
     np.testing.assert_allclose(grid.numpy()[0, 1:5, 1:4], batch.numpy()[0, 0], rtol=1e-6)
+    one = utils.make_grid(batch[:1])  # one image: as it is, RGB, no padding (torchvision's)
+    assert one.shape == (3, 4, 3) and np.array_equal(one.numpy()[1], batch.numpy()[0, 0])
     utils.save_image(batch, str(tmp_path / "grid.png"), nrow=2, padding=1)
     saved = np.asarray(Image.open(tmp_path / "grid.png"))
     assert saved.shape == (16, 9, 3)

@@ -73,9 +73,36 @@ class set_grad_enabled(_grad_mode):
         return super().__call__(fn)
 
 
-def inference_mode(mode=True):
-    """torch.inference_mode: no_grad() (with mode=False, a context that records as usual)."""
-    return _grad_mode(not mode)
+class inference_mode(_grad_mode):
+    """torch.inference_mode: no_grad() (with mode=False, a context that records as usual), a
+    context manager or a decorator; is_inference_mode_enabled() is True inside it."""
+    __slots__ = ("mode", "outer")
+    _depth = [False]  # whether inference mode is on now
+
+    def __init__(self, mode=True):
+        super().__init__(not mode)
+        self.mode = bool(mode)
+
+    def __enter__(self):
+        super().__enter__()
+        self.outer = inference_mode._depth[0]
+        inference_mode._depth[0] = self.mode
+
+    def __exit__(self, *exc):
+        inference_mode._depth[0] = self.outer
+        return super().__exit__(*exc)
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(self.mode):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+def is_inference_mode_enabled():
+    """Whether code runs inside `with gt.inference_mode():` (torch.is_inference_mode_enabled)."""
+    return inference_mode._depth[0]
 
 
 # ---------------------------------------------------------------- the tape

@@ -10,8 +10,8 @@ def make_grid(tensor, nrow=8, padding=2, normalize=False, value_range=None, scal
     """A batch of images (B, C, H, W) (or a list of (C, H, W)) laid out as one image
     (C, rows * (H + padding) + padding, nrow * (W + padding) + padding), as torchvision's: a
     single channel is repeated to 3; normalize shifts and scales into [0, 1] by value_range
-    (the min and max by default; per image with scale_each). Runs on the client (reads the
-    values) and returns a gt Tensor."""
+    (the min and max by default; per image with scale_each); a single image is returned (C, H,
+    W) without padding. Runs on the client (reads the values) and returns a gt Tensor."""
     a = np.stack([t.numpy() for t in tensor]) if isinstance(tensor, (list, tuple)) else tensor.numpy()
     a = a.astype(np.float32)
     if a.ndim == 2:
@@ -26,6 +26,8 @@ def make_grid(tensor, nrow=8, padding=2, normalize=False, value_range=None, scal
             return (np.clip(x, lo, hi) - lo) / max(hi - lo, 1e-5)
         a = np.stack([norm(x) for x in a]) if scale_each else norm(a)
     b, c, h, w = a.shape
+    if b == 1:  # one image comes back as it is, without padding (torchvision's make_grid)
+        return T.tensor(a[0])
     cols = min(nrow, b)
     rows = int(math.ceil(b / cols))
     grid = np.full((c, rows * (h + padding) + padding, cols * (w + padding) + padding), pad_value, np.float32)

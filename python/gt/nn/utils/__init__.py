@@ -5,7 +5,7 @@ gt.nn.utils.parametrize and gt.nn.utils.parametrizations: tensors computed from 
 from ... import _C
 from ... import _functions as T
 from ..._tensor import _foreach
-from ...dtypes import float32
+from ...dtypes import float32, float64
 from ...autograd import no_grad
 from .. import modules as _nn
 from . import rnn  # noqa: F401 (torch.nn.utils.rnn)
@@ -44,8 +44,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0):
                 total = T.maximum(total, g.abs().amax())
         else:
             total = None
-            for g in grads:
-                s = T.sum(T.pow(T.abs(g.float()), norm_type))
+            for g in grads:  # float64 gradients in float64 (the total then too), others in float32
+                s = T.sum(T.pow(T.abs(g if g.dtype == float64 else g.float()), norm_type))
                 total = s if total is None else total + s
             total = T.pow(total, 1.0 / norm_type)
         coef = T.clamp(max_norm / (total + 1e-6), max=1.0)
