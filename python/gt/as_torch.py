@@ -1,6 +1,6 @@
 """Run a PyTorch script on GT unchanged: `import torch` (and `torch.nn`, `torch.optim`, ...)
-imports GT's module of the same name, `import torchvision` imports gt.vision and `import
-functorch` gt.functorch.
+imports GT's module of the same name, `import torchvision` imports gt.vision, `import
+functorch` gt.functorch and `import safetensors.torch` gt._safetensors_torch.
 
     python -m gt.as_torch train.py --steps 100    # runs train.py with torch meaning gt
 
@@ -24,10 +24,14 @@ import gt
 
 
 _PACKAGES = {"torch": "gt", "torchvision": "gt.vision", "functorch": "gt.functorch"}  # a PyTorch package -> GT's
+# Modules of other packages written against PyTorch's internals, replaced by GT's own
+_MODULES = {"safetensors.torch": "gt._safetensors_torch"}
 
 
 def _gt_name(name):
     """GT's module for `name` (torch.X -> gt.X, torchvision.X -> gt.vision.X), or None."""
+    if name in _MODULES:
+        return _MODULES[name]
     for package, real in _PACKAGES.items():
         if name == package or name.startswith(package + "."):
             return real + name[len(package):]

@@ -616,3 +616,24 @@ def test_return_types_print_and_inference_mode_enabled():
             assert not gt.is_inference_mode_enabled() and gt.is_grad_enabled()
     assert not gt.is_inference_mode_enabled() and gt.is_grad_enabled()
     assert gt.inference_mode()(lambda: gt.is_inference_mode_enabled())()
+
+
+def test_safetensors_torch_under_as_torch(tmp_path):
+    # safetensors' own torch module needs PyTorch's storages; under gt.as_torch it is GT's
+    script = tmp_path / "st.py"
+    script.write_text(
+        "import torch\n"
+        "from safetensors.torch import load_file, save_file, safe_open, save_model, load_model\n"
+        "m = torch.nn.Linear(3, 2)\n"
+        f"path = {str(tmp_path / 'w.safetensors')!r}\n"
+        "save_file({'w': m.weight.detach().to(torch.bfloat16), 'b': m.bias.detach()}, path, metadata={'k': 'v'})\n"
+        "d = load_file(path)\n"
+        "with safe_open(path, framework='pt') as f:\n"
+        "    keys, meta, b = sorted(f.keys()), f.metadata(), f.get_tensor('b')\n"
+        "m2 = torch.nn.Linear(3, 2)\n"
+        "save_model(m, path)\n"
+        "print('ok', sorted(d), d['w'].dtype, keys, meta, torch.equal(b, m.bias), load_model(m2, path),\n"
+        "      torch.equal(m2.weight, m.weight))\n")
+    out = subprocess.run([sys.executable, "-m", "gt.as_torch", str(script)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "ok ['b', 'w'] torch.bfloat16 ['b', 'w'] {'k': 'v'} True ([], []) True" in out.stdout
