@@ -52,9 +52,10 @@ def _normalize_key(x, key):
     return out
 
 
-def _basic(x, key):
+def _basic(x, key, values=True):
     """Applies ints, slices and None; returns (tensor, advanced [(axis, index)], window) where
-    window = (starts, steps, sizes) over x's axes and advanced axes refer to the result."""
+    window = (starts, steps, sizes) over x's axes and advanced axes refer to the result. With
+    values=False nothing is recorded and the first item is the result's shape."""
     starts, steps, sizes = [0] * x.ndim, [1] * x.ndim, list(x.shape)
     out_shape, advanced = [], []
     d = 0
@@ -99,6 +100,8 @@ def _basic(x, key):
             continue
         raise IndexError(f"only integers, slices, ellipsis, None, integer or bool tensors are valid "
                          f"indices, got {type(k).__name__}")
+    if not values:
+        return tuple(out_shape), advanced, (starts, steps, sizes)
     y = T._slice(x, starts, steps, sizes)
     return T.reshape(y, tuple(out_shape)), advanced, (starts, steps, sizes)
 
@@ -181,12 +184,25 @@ def getitem(x, key):
     return _link_view(y, x, key)  # a view: writing to it writes to x (Tensor._rebind)
 
 
+def _same_key(a, b):
+    """Whether two keys of ints, slices, None and '...' are equal (False for any other key)."""
+    if a is b:
+        return True
+    a, b = (a if type(a) is tuple else (a,)), (b if type(b) is tuple else (b,))
+    return len(a) == len(b) and all(type(p) is type(q) and type(p) in (int, slice, type(None), type(Ellipsis)) and p == q
+                                    for p, q in zip(a, b))
+
+
 @T._method("__setitem__")
 def setitem(x, key, value):
     """x[key] = value: rebinds x to the updated values (and, if x is a view, writes them back
     into what it was read from). On a tensor that requires grad: raises for a leaf unless
     grad mode is off (PyTorch's rule); a non-leaf records the write in its history, and so does
     a tensor written with a value that requires grad."""
+    view = getattr(value, "_view_of", None)
+    if view is not None and view.written is value._h and view.version == x._version and view.base() is x and \
+            _same_key(view.key, key):
+        return  # x[i, j] += 1: the view x[i, j] wrote its new values into x already (Tensor._rebind)
     grad = x.requires_grad and is_grad_enabled()
     if grad and x.is_leaf:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation "
@@ -197,10 +213,10 @@ def setitem(x, key, value):
         v = T.cast(v, x.dtype)
     nkey = _normalize_key(x, key)
     if not any(isinstance(k, (T.Tensor, np.ndarray, list)) for k in nkey):
-        y, _, (starts, steps, sizes) = _basic(before, nkey)
-        while v.ndim > y.ndim and v.shape[0] == 1:  # leading 1s are dropped, as PyTorch: a[0] = ones(1, 4)
+        shape, _, (starts, steps, sizes) = _basic(before, nkey, values=False)
+        while v.ndim > len(shape) and v.shape[0] == 1:  # leading 1s are dropped, as PyTorch: a[0] = ones(1, 4)
             v = T.reshape(v, v.shape[1:])
-        v = T.broadcast_to(v, y.shape) if v.shape != y.shape else v
+        v = T.broadcast_to(v, shape) if v.shape != shape else v
         v = T.reshape(v, tuple(sizes))
         x._assign(T._op("slice_scatter", before, v, starts=starts, steps=steps))
         return

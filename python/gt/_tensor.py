@@ -148,13 +148,14 @@ class _ViewOf:
     through `x[i]`, which nothing else holds) and refers to any other base weakly: GT's views
     are copies, so holding the base would keep its worker memory too, and once nothing else
     holds it nothing can see a write through the view."""
-    __slots__ = ("_base", "key", "version", "base_shape")
+    __slots__ = ("_base", "key", "version", "base_shape", "written")
 
     def __init__(self, base, key):
         self._base = base if getattr(base, "_view_of", None) is not None else weakref.ref(base)
         self.key = key
         self.version = base._version
         self.base_shape = base.shape  # (a base whose shape changed in place, x.unsqueeze_(0), is let go)
+        self.written = None  # the view's handle last written back into the base
 
     def base(self):
         b = self._base
@@ -190,7 +191,9 @@ class _ViewOf:
             view._view_of = None
             return
         base[self.key] = view  # rebinds base, and what base was read from in turn
-        self.version = base._version
+        # the base holds the view's values now: the view is as fresh as if read again, and
+        # `base[key] = view` next (what `base[key] += 1` does after the write) changes nothing
+        self.version, self.written = base._version, view._h
 
 
 def _link_view(view, base, key):

@@ -1167,6 +1167,29 @@ def test_fetches_of_small_and_large_tensors_from_an_idle_worker():
             check(view, expected)
 
 
+def test_augmented_assignment_to_an_index_writes_once():
+    # x[i, j] += 1: the view x[i, j] writes its new value into x (Tensor._rebind), so the
+    # assignment Python makes next (x[i, j] = view) records nothing more (makemore's bigram
+    # counts: 228146 of these took 190 us each, now 110)
+    n = gt.zeros(3, 3, dtype=gt.int32)
+    writes = lambda: sum(e["op"] == "slice_scatter" for e in gt.debug.get_tape())
+    before = writes()
+    n[1, 2] += 1
+    assert writes() - before == 1
+    n[1, 2] += 1
+    n[0, 1] += 5
+    r = n[2, 0]
+    r += 3
+    n[2, 1] = r  # another index: written
+    r += 1       # r written back to n[2, 0] again
+    check(n, np.array([[0, 5, 0], [0, 0, 2], [4, 3, 0]], dtype=np.int32))
+    r = n[0]
+    r += 1
+    n.mul_(2)    # n changed after the view wrote back: n[0] = r writes r's (older) values again
+    n[0] = r
+    check(n, np.array([[1, 6, 1], [0, 0, 4], [8, 6, 0]], dtype=np.int32))
+
+
 def test_writes_through_views_reach_their_base():
     # PyTorch's views share memory; GT's are copies that write their new values back
     a = gt.ones(2, 2)
