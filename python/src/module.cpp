@@ -572,9 +572,20 @@ struct BackwardHelpers {
   py::object materialize; ///< gt._derivatives.materialize: a SliceGrad as a Tensor
   py::object accumulate;  ///< gt.autograd._accumulate(total, g)
   py::object cast;        ///< gt._tensor.cast(x, dtype)
-  py::object freed;       ///< gt.autograd._FREED: the node of a tensor whose graph was freed
+  py::object freed;       ///< gt.autograd._freed_for(node): the node of a tensor whose graph was freed
   PyTypeObject *sliceGrad = nullptr;
   std::unordered_map<PyObject *, int> formulas; ///< backward function -> op code (gt._ops)
+  std::unordered_map<PyObject *, py::object> freedByFormula; ///< a formula's freed node (one per op)
+
+  /// What a tensor's node becomes once the backward pass released its graph: a node that
+  /// raises on a second backward and keeps the name (grad_fn=<MulBackward0>, as PyTorch's).
+  /// A table formula's is made once per op (formulas live as long as the module).
+  py::object freedFor(PyObject *node, PyObject *backward) {
+    if (!formulas.count(backward)) return freed(py::handle(node));
+    auto it = freedByFormula.find(backward);
+    if (it == freedByFormula.end()) it = freedByFormula.emplace(backward, freed(py::handle(node))).first;
+    return it->second;
+  }
 };
 BackwardHelpers &backwardHelpers = *new BackwardHelpers; // never destroyed (see dtypeObjects)
 
@@ -745,7 +756,7 @@ py::dict runBackward(py::object self, py::sequence roots, py::sequence seeds, bo
       if (ig.is_none() || !isTensor(in) || !requiresGrad(in) || (!wanted.is_none() && !needed.count(in))) continue;
       add(in, py::reinterpret_borrow<py::object>(ig));
     }
-    if (!retainGraph) setSlot(t, r.node, py::object(h.freed).release().ptr()); // release the saved tensors
+    if (!retainGraph) setSlot(t, r.node, h.freedFor(node, backward.ptr()).release().ptr()); // release the saved tensors
   }
   if (!retainGraph) // the earlier states, once no op of this graph can read them
     for (const py::object &t : order)

@@ -59,6 +59,22 @@ def test_grad_outputs_unused_inputs_and_errors():
     gt.autograd.grad(y, x)
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         gt.autograd.grad(y, x)
+    # after backward released the graph, grad_fn keeps its name (print(loss) after backward)
+    assert y.grad_fn.name() == "SumBackward0" and repr(y).endswith("grad_fn=<SumBackward0>)")
+
+    class Twice(gt.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    z = Twice.apply(x)
+    z.sum().backward()
+    assert z.grad_fn.name() == "TwiceBackward"
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        z.sum().backward()
 
 
 def test_tensor_hooks_and_retain_grad():

@@ -111,7 +111,7 @@ class Node:
     """How a tensor was made, for the backward pass: `backward(g, result, inputs, attrs)` gives
     one gradient (or None) per input; `attrs` are the op's attributes by their spec names;
     `signal` is the gt.signal active when it ran (its gradient ops carry it, as backward)."""
-    __slots__ = ("backward", "inputs", "attrs", "signal")
+    __slots__ = ("backward", "inputs", "attrs", "signal", "freed_name")
 
     def __init__(self, backward, inputs, attrs, signal):
         self.backward = backward
@@ -123,6 +123,9 @@ class Node:
         """PyTorch's kind of name for this node: "MulBackward0" for gt.mul, "<Class>Backward" for
         a custom autograd.Function."""
         global _formula_ops
+        freed = getattr(self, "freed_name", None)
+        if freed is not None:  # (its graph was released by a backward pass: see _freed_for)
+            return freed
         if len(_formula_ops) != len(formulas):
             _formula_ops = {fn: op for op, fn in formulas.items()}
         op = _formula_ops.get(self.backward)
@@ -458,7 +461,18 @@ def _freed(*args):
                        "to the first backward() if you need to")
 
 
-_FREED = Node(_freed, (), None, None)  # a node whose saved tensors backward released
+_freed_nodes = {}  # name -> the node standing for every node of that name whose graph was released
+
+
+def _freed_for(node):
+    """The node a tensor's grad_fn becomes once backward released its saved tensors: it raises
+    on a second backward and keeps `node`'s name (as PyTorch's grad_fn does). One per name."""
+    name = node.name()
+    freed = _freed_nodes.get(name)
+    if freed is None:
+        freed = _freed_nodes[name] = Node(_freed, (), None, None)
+        freed.freed_name = name
+    return freed
 
 
 def _register():
@@ -467,7 +481,7 @@ def _register():
     from .. import _tensor
     _C.set_record_types(_tensor.Tensor, Node, _runtime)
     _C.set_autograd_types(_tensor.Tensor, _tensor._op, _tensor._scalar_as, _derivatives.SliceGrad)
-    _C.set_backward_helpers(_derivatives.materialize, _accumulate, _tensor.cast, _FREED, _derivatives.SliceGrad)
+    _C.set_backward_helpers(_derivatives.materialize, _accumulate, _tensor.cast, _freed_for, _derivatives.SliceGrad)
 
 
 _register()
