@@ -27,6 +27,7 @@ so load whole modules or other objects only from files you trust.
 import io
 import os
 import pickle
+import types
 import sys
 from collections import OrderedDict
 
@@ -95,6 +96,28 @@ class _TorchPickler(pickle._Pickler):
         self.memoize(obj)
     dispatch[_TorchGlobal] = _save_torch_global
 
+    def save_global(self, obj, name=None):
+        """GT's nn classes and functional functions by PyTorch's names
+        (torch.nn.modules.activation.ReLU, torch.nn.functional.relu), so that PyTorch's
+        torch.load(weights_only=False) reads a whole GT model; anything else as pickle does."""
+        import gt
+        from .nn import torch_paths
+        path = torch_paths.get(obj) if isinstance(obj, type) else None
+        if path is None and callable(obj) and not isinstance(obj, type) and \
+                str(getattr(obj, "__module__", "")).startswith("gt"):  # F.gelu, gt.tanh: by torch's names
+            name = getattr(obj, "__name__", "")
+            path = "torch.nn.functional" if getattr(gt.nn.functional, name, None) is obj else \
+                "torch" if getattr(gt, name, None) is obj else None
+        if path is None:
+            return super().save_global(obj, name)
+        self._save_torch_global(_TorchGlobal(path, obj.__name__))
+
+    dispatch[types.FunctionType] = save_global  # (the base class's table holds its own save_global)
+
+    def _save_dtype(self, obj):
+        self._save_torch_global(_TorchGlobal("torch", obj.name))
+    dispatch[_dt.dtype] = _save_dtype
+
     def persistent_id(self, obj):
         if isinstance(obj, _TorchStorage):
             return ("storage", _TorchGlobal("torch", _STORAGE_OF[obj.dtype_name]), obj.key, "cpu", obj.array.size)
@@ -102,9 +125,15 @@ class _TorchPickler(pickle._Pickler):
 
     def reducer_override(self, obj):
         from ._tensor import Size
-        from .nn.modules import Parameter
+        from .nn.modules import Module, Parameter
         if isinstance(obj, Size):
             return _TorchGlobal("torch", "Size"), (tuple(obj),)
+        if isinstance(obj, Module):  # with the attributes PyTorch's Module.__setstate__ does not fill in
+            rv = obj.__reduce_ex__(2)
+            state = dict(rv[2] or {})
+            for key in ("_backward_hooks", "_forward_hooks"):
+                state.setdefault(key, OrderedDict())
+            return rv[:2] + (state,) + tuple(rv[3:])
         if not isinstance(obj, T.Tensor):
             return NotImplemented
         if isinstance(obj, Parameter):
@@ -210,6 +239,12 @@ class safe_globals:
         del _allowed[self._before:]
 
 
+def _gt_module(module):
+    """GT's module for a pickle's module name: torch.X is gt.X (gt.save names GT's nn classes as
+    PyTorch does, torch.nn.modules.linear.Linear, and PyTorch's pickles name them so too)."""
+    return "gt" + module[5:] if module == "torch" or module.startswith("torch.") else module
+
+
 class _WeightsOnly(pickle.Unpickler):
     def find_class(self, module, name):
         if module == "__builtin__":  # a protocol 2 pickle's name for builtins (torch.save's protocol)
@@ -218,7 +253,7 @@ class _WeightsOnly(pickle.Unpickler):
             return super().find_class(module, name)
         if _allowed:
             try:
-                obj = super().find_class(module, name)
+                obj = super().find_class(_gt_module(module), name)
             except (ImportError, AttributeError):
                 obj = None
             if obj is not None and any(obj is a for a in _allowed):
@@ -270,6 +305,8 @@ def _rebuild_torch_tensor(storage, offset, size, stride, requires_grad=False, ba
 
 def _rebuild_torch_tensor_v3(storage, offset, size, stride, requires_grad, backward_hooks, dtype, metadata=None):
     """torch._utils._rebuild_tensor_v3: as v2, the storage untyped and the dtype given."""
+    if isinstance(dtype, _dt.dtype):
+        dtype = _TorchStorageType(dtype.name, _dt.numpy_dtype(dtype))
     return _rebuild_torch_tensor(storage.view(dtype.dtype) if isinstance(dtype, _TorchStorageType) else storage,
                                  offset, size, stride)
 
@@ -298,12 +335,12 @@ class _TorchUnpickler(_WeightsOnly):
             return self._TORCH[(module, name)]
         if module == "torch" and name in _TORCH_STORAGES:
             return _TorchStorageType(name, _TORCH_STORAGES[name])
-        if module == "torch" and name in _TORCH_DTYPES:
-            return _TorchStorageType(name, _TORCH_DTYPES[name])
+        if module == "torch" and name in _TORCH_DTYPES:  # a torch dtype: GT's of that name
+            return _dt.resolve(np.dtype(_TORCH_DTYPES[name])) if name != "bfloat16" else _dt.bfloat16
         if module == "torch.storage" and name == "UntypedStorage":
             return _TorchStorageType(name, np.uint8)
         if not self._weights_only:
-            return pickle.Unpickler.find_class(self, module, name)
+            return pickle.Unpickler.find_class(self, _gt_module(module), name)
         return super().find_class(module, name)
 
     def persistent_load(self, pid):

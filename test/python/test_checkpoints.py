@@ -114,10 +114,25 @@ def test_save_and_load_of_single_tensors_lists_and_whole_modules(tmp_path):
     model = nn.Linear(2, 2)
     gt.save(model, path)
     # Unpickling can run code: a weights-only load (the default, as torch.load) refuses classes.
-    with pytest.raises(pickle.UnpicklingError, match="does not unpickle gt.nn.modules.Linear"):
+    with pytest.raises(pickle.UnpicklingError, match="does not unpickle torch.nn.modules.linear.Linear"):
         gt.load(path)
     whole = gt.load(path, weights_only=False)
     assert isinstance(whole, nn.Linear) and np.array_equal(whole.weight.numpy(), model.weight.numpy())
+    # GT's classes, functions and dtypes are written by PyTorch's names, so that PyTorch's
+    # torch.load(weights_only=False) reads a whole GT model (and GT reads PyTorch's)
+    model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.TransformerEncoderLayer(4, 2, 8, activation="gelu"))
+    model.kind = gt.float64
+    gt.save(model, path)
+    import zipfile
+    pkl = next(zipfile.ZipFile(path).read(n) for n in zipfile.ZipFile(path).namelist() if n.endswith("data.pkl"))
+    for name in (b"torch.nn.modules.container\nSequential", b"torch.nn.modules.conv\nConv2d",
+                 b"torch.nn.modules.transformer\nTransformerEncoderLayer", b"torch.nn.functional\ngelu",
+                 b"torch\nfloat64"):
+        assert name in pkl
+    assert b"gt.nn" not in pkl and b"gt.dtypes" not in pkl
+    whole = gt.load(path, weights_only=False)
+    assert whole.kind is gt.float64 and whole[1].activation is nn.functional.gelu
+    assert np.array_equal(whole[0].weight.numpy(), model[0].weight.numpy())
     with pytest.raises(TypeError, match="save other objects to a .pt file"):
         gt.save([gt.ones(1)], tmp_path / "x.npz")
     with pytest.raises(RuntimeError, match="device type"):

@@ -75,14 +75,18 @@ def _torch_module_paths():
     for file, names in files.items():
         sub = types.ModuleType(f"{__name__}.modules.{file}", f"torch.nn.modules.{file}'s classes that GT has.")
         for name in names.split():
-            setattr(sub, name, next(getattr(m, name) for m in sources if hasattr(m, name)))
+            cls = next(getattr(m, name) for m in sources if hasattr(m, name))
+            setattr(sub, name, cls)
+            torch_paths.setdefault(cls, f"torch.nn.modules.{file}")
         setattr(modules, file, sub)
         sys.modules[sub.__name__] = sub
     # MultiheadAttention's output projection class in torch: a Linear.
     from .transformer import NonDynamicallyQuantizableLinear
     modules.linear.NonDynamicallyQuantizableLinear = NonDynamicallyQuantizableLinear
+    torch_paths[NonDynamicallyQuantizableLinear] = "torch.nn.modules.linear"
 
 
+torch_paths = {}  # GT's nn class -> the torch module PyTorch defines it in (gt.save pickles it so)
 _torch_module_paths()
 
 

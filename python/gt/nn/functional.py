@@ -79,13 +79,31 @@ def _linear_backward(g, y, inputs, attrs):
     return gx, gw
 
 
-def embedding(input, weight, padding_idx=None):
-    """Rows of `weight` (V, D) for integer `input` (*) -> (*, D). With padding_idx, that row
-    gets no gradient (as PyTorch)."""
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    """Rows of `weight` (V, D) for integer `input` (*) -> (*, D), as torch.nn.functional.embedding.
+    With padding_idx, that row gets no gradient; with max_norm, the rows `input` names whose
+    norm_type-norm exceeds it are first scaled in place (no gradient) to norm max_norm (PyTorch's
+    max_norm / (norm + 1e-7)); with scale_grad_by_freq, each row's gradient is divided by how
+    often `input` names it. sparse=True is accepted: the gradient is dense (see gt.sparse)."""
+    if not isinstance(input, T.Tensor):
+        input = T.tensor(input)
+    if max_norm is not None:
+        with _ag.no_grad():
+            used = T.gt(T.index_add_zeros((weight.shape[0],), 0, T.reshape(input, -1),
+                                           T.ones(input.numel(), dtype=weight.dtype)), 0)
+            norms = T.norm(weight, norm_type, 1, True)
+            scaled = T.where(T.logical_and(T.unsqueeze(used, 1), norms > max_norm),
+                             weight * (max_norm / (norms + 1e-7)), weight)
+            weight._rebind(scaled._h)
     out = T.embedding(input, weight)
     if padding_idx is not None:
-        keep = T.unsqueeze(T.ne(input if isinstance(input, T.Tensor) else T.tensor(input), padding_idx), -1)
+        keep = T.unsqueeze(T.ne(input, padding_idx), -1)
         out = T.where(keep, out, out.detach())
+    if scale_grad_by_freq:  # the value of out, the gradient of out / (count of its index)
+        flat = T.reshape(input, -1)
+        counts = T.index_add_zeros((weight.shape[0],), 0, flat, T.ones(flat.shape[0], dtype=out.dtype))
+        c = T.unsqueeze(T.embedding(input, T.unsqueeze(counts, 1))[..., 0], -1)
+        out = out / c + (out - out / c).detach()
     return out
 
 

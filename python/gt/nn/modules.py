@@ -606,13 +606,20 @@ class Linear(Module):
 class Embedding(Module):
     """A lookup table: integer indices (*) -> rows (*, embedding_dim); weight ~ N(0, 1)."""
 
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, *, device=None, dtype=None):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
         super().__init__()
         _device.check(device)
         if padding_idx is not None and padding_idx < 0:
             padding_idx += num_embeddings
         self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
-        self.weight = Parameter(T.zeros(num_embeddings, embedding_dim, dtype=dtype))
+        self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = max_norm, norm_type, scale_grad_by_freq, sparse
+        if _weight is not None:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ValueError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+            return
+        self.weight = Parameter(T.zeros(num_embeddings, embedding_dim, dtype=dtype), requires_grad=not _freeze)
         init.normal_(self.weight)
         if padding_idx is not None:
             w = self.weight.detach()
@@ -620,11 +627,20 @@ class Embedding(Module):
             self.weight._h = w._h
 
     def forward(self, x):
-        return F.embedding(x, self.weight, self.padding_idx)
+        return F.embedding(x, self.weight, self.padding_idx, self.max_norm, self.norm_type, self.scale_grad_by_freq,
+                           self.sparse)
 
     def extra_repr(self):
         s = f"{self.num_embeddings}, {self.embedding_dim}"
-        return s if self.padding_idx is None else s + f", padding_idx={self.padding_idx}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            s += ", scale_grad_by_freq=True"
+        return s + (", sparse=True" if self.sparse else "")
 
 
 class LayerNorm(Module):
@@ -913,6 +929,7 @@ class Upsample(Module):
         else:
             scale_factor = None
         self.size, self.scale_factor, self.mode, self.align_corners = size, scale_factor, mode, align_corners
+        self.name, self.recompute_scale_factor = type(self).__name__, recompute_scale_factor
 
     def forward(self, x):
         return F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners)
@@ -964,6 +981,9 @@ class _ConvNd(Module):
         if padding == "same" and any(s != 1 for s in self.stride):
             raise ValueError("padding='same' is not supported for strided convolutions")
         self.padding_mode = padding_mode
+        self.transposed, self.output_padding = False, (0,) * n  # (PyTorch's _ConvNd attributes)
+        if not isinstance(self.padding, str):
+            self._reversed_padding_repeated_twice = tuple(p for p in reversed(self.padding) for _ in range(2))
         self.weight = Parameter(T.zeros(out_channels, in_channels // groups, *self.kernel_size, dtype=dtype))
         self.bias = Parameter(T.zeros(out_channels, dtype=dtype)) if bias else None
         self.reset_parameters()
@@ -1629,6 +1649,8 @@ class _ConvTransposeNd(Module):
         self.stride, self.padding = F._ntuple(stride, n, "stride"), F._ntuple(padding, n, "padding")
         self.output_padding = F._ntuple(output_padding, n, "output_padding")
         self.dilation, self.padding_mode = F._ntuple(dilation, n, "dilation"), padding_mode
+        self.transposed = True
+        self._reversed_padding_repeated_twice = tuple(p for p in reversed(self.padding) for _ in range(2))
         self.weight = Parameter(T.zeros(in_channels, out_channels // groups, *self.kernel_size, dtype=dtype))
         self.bias = Parameter(T.zeros(out_channels, dtype=dtype)) if bias else None
         self.reset_parameters()

@@ -175,6 +175,8 @@ class TransformerEncoderLayer(Module):
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
         self.dropout1, self.dropout2 = Dropout(dropout), Dropout(dropout)
         self.activation = _activation(activation)
+        # (PyTorch's attribute: 1 for relu, 2 for gelu, else 0)
+        self.activation_relu_or_gelu = {F.relu: 1, F.gelu: 2}.get(self.activation, 0)
 
     def _sa(self, x, mask, padding, is_causal):
         return self.dropout1(_attend(self.self_attn, x, x, mask, padding, is_causal))
