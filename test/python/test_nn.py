@@ -387,3 +387,31 @@ def test_a_full_plan_cache_keeps_the_plans_a_loop_reuses():
     # Every step hit (clearing the whole cache cost one a miss: 299 hits), every one-off missed;
     # the batch of frees trailing the last read is one more, a hit or a miss.
     assert hits >= 300 and 300 <= misses <= 301 and hits + misses <= 601, (hits, misses)
+
+
+def test_embedding_max_norm_and_scale_grad_by_freq():
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((6, 3)) * 2
+    idx = np.array([[1, 2, 1], [4, 1, 0]])
+    # max_norm: the rows idx names (0, 1, 2, 4) scaled in place to norm max_norm if above it
+    e = nn.Embedding(6, 3, max_norm=1.0, _weight=gt.tensor(w))
+    y = e(gt.tensor(idx))
+    want = w.copy()
+    for r in (0, 1, 2, 4):
+        n = np.linalg.norm(w[r])
+        if n > 1.0:
+            want[r] = w[r] * (1.0 / (n + 1e-7))
+    check(e.weight, want, atol=1e-12)
+    check(y, want[idx], atol=1e-12)
+    assert repr(e) == "Embedding(6, 3, max_norm=1.0)"
+    # scale_grad_by_freq: a row's gradient divided by how often idx names it
+    e = nn.Embedding(6, 3, scale_grad_by_freq=True, sparse=True, _weight=gt.tensor(w))
+    g = rng.standard_normal((2, 3, 3))
+    (e(gt.tensor(idx)) * gt.tensor(g)).sum().backward()
+    want = np.zeros((6, 3))
+    counts = np.bincount(idx.reshape(-1), minlength=6)
+    for pos, r in np.ndenumerate(idx):
+        want[r] += g[pos] / counts[r]
+    check(e.weight.grad, want, atol=1e-12)
+    frozen = nn.Embedding(6, 3, _weight=gt.tensor(w), _freeze=True)
+    assert not frozen.weight.requires_grad
