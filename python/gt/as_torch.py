@@ -115,6 +115,10 @@ def main(argv=None):
     if not argv or argv[0] in ("-h", "--help"):
         print("usage: python -m gt.as_torch SCRIPT [ARGS...]: runs SCRIPT with `import torch` meaning GT")
         return 0 if argv else 2
+    if not os.path.exists(argv[0]):  # as `python script.py` says it
+        print(f"{os.path.basename(sys.executable)}: can't open file {os.path.abspath(argv[0])!r}: "
+              f"[Errno 2] No such file or directory", file=sys.stderr)
+        return 2
     sys.argv = argv
     sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))  # as `python script.py`: its folder, not the cwd
     runpy.run_path(argv[0], run_name="__main__")

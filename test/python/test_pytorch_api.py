@@ -597,6 +597,9 @@ def test_constants_none_comparisons_and_as_torch_script_folder(tmp_path):
                          text=True, timeout=120, cwd="/")
     assert out.returncode == 0, out.stderr[-2000:]
     assert "value 7 -inf True" in out.stdout
+    missing = subprocess.run([sys.executable, "-m", "gt.as_torch", str(tmp_path / "nope.py")], capture_output=True,
+                             text=True, timeout=60)
+    assert missing.returncode == 2 and "can't open file" in missing.stderr and "Traceback" not in missing.stderr
     # data_ptr names a tensor's values: shared by a tied weight and detach()
     a, b = nn.Linear(2, 3), nn.Linear(2, 3)
     b.weight = a.weight
