@@ -153,6 +153,14 @@ class Optimizer:
     def _state(self, p):
         return self.state[p]
 
+    def _groups(self):
+        """Each param group with those of its parameters that have a gradient (a group without
+        any is skipped), for a step."""
+        for group in self.param_groups:
+            params = [p for p in group["params"] if p.grad is not None]
+            if params:
+                yield group, params
+
     def _step_states(self, params, buffers):
         """Each parameter's state with its step count advanced and the named buffers (name ->
         initial value) made, filled with that value in the parameter's shape, if missing."""
@@ -323,11 +331,8 @@ class RMSprop(Optimizer):
 
     def step(self):
         with no_grad():
-            for group in self.param_groups:
+            for group, params in self._groups():
                 lr, alpha, eps, momentum = group["lr"], group["alpha"], group["eps"], group["momentum"]
-                params = [p for p in group["params"] if p.grad is not None]
-                if not params:
-                    continue
                 grads = _grads_with_decay(params, group["weight_decay"])
                 buffers = ["square_avg"] + ["momentum_buffer"] * bool(momentum) + ["grad_avg"] * group["centered"]
                 states = self._step_states(params, {name: 0.0 for name in buffers})
@@ -367,10 +372,7 @@ class Adagrad(Optimizer):
 
     def step(self):
         with no_grad():
-            for group in self.param_groups:
-                params = [p for p in group["params"] if p.grad is not None]
-                if not params:
-                    continue
+            for group, params in self._groups():
                 grads = _grads_with_decay(params, group["weight_decay"])
                 states = self._step_states(params, {"sum": group["initial_accumulator_value"]})
                 sums = _foreach("add", [st["sum"] for st in states], _foreach("mul", grads, grads))
@@ -394,11 +396,8 @@ class Adadelta(Optimizer):
 
     def step(self):
         with no_grad():
-            for group in self.param_groups:
+            for group, params in self._groups():
                 rho, eps = group["rho"], group["eps"]
-                params = [p for p in group["params"] if p.grad is not None]
-                if not params:
-                    continue
                 grads = _grads_with_decay(params, group["weight_decay"])
                 states = self._step_states(params, {"square_avg": 0.0, "acc_delta": 0.0})
                 v = _foreach("add", _foreach("mul", [st["square_avg"] for st in states], rho),
@@ -441,11 +440,8 @@ class Adamax(Optimizer):
 
     def step(self):
         with no_grad():
-            for group in self.param_groups:
+            for group, params in self._groups():
                 (b1, b2), eps = group["betas"], group["eps"]
-                params = [p for p in group["params"] if p.grad is not None]
-                if not params:
-                    continue
                 grads = _grads_with_decay(params, group["weight_decay"])
                 states = self._step_states(params, {"exp_avg": 0.0, "exp_inf": 0.0})
                 m = _foreach("add", _foreach("mul", [st["exp_avg"] for st in states], b1), _foreach("mul", grads, 1 - b1))
@@ -476,11 +472,8 @@ class NAdam(Optimizer):
 
     def step(self):
         with no_grad():
-            for group in self.param_groups:
+            for group, params in self._groups():
                 lr, (b1, b2), eps, psi = group["lr"], group["betas"], group["eps"], group["momentum_decay"]
-                params = [p for p in group["params"] if p.grad is not None]
-                if not params:
-                    continue
                 grads = _decay(params, [p.grad for p in params], group)
                 states = self._step_states(params, {"exp_avg": 0.0, "exp_avg_sq": 0.0})
                 m, v = _moments(states, grads, b1, b2)
@@ -514,11 +507,8 @@ class RAdam(Optimizer):
 
     def step(self):
         with no_grad():
-            for group in self.param_groups:
+            for group, params in self._groups():
                 lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
-                params = [p for p in group["params"] if p.grad is not None]
-                if not params:
-                    continue
                 grads = _decay(params, [p.grad for p in params], group)
                 states = self._step_states(params, {"exp_avg": 0.0, "exp_avg_sq": 0.0})
                 m, v = _moments(states, grads, b1, b2)
@@ -552,11 +542,8 @@ class Rprop(Optimizer):
 
     def step(self):
         with no_grad():
-            for group in self.param_groups:
+            for group, params in self._groups():
                 (minus, plus), (lo, hi) = group["etas"], group["step_sizes"]
-                params = [p for p in group["params"] if p.grad is not None]
-                if not params:
-                    continue
                 states = self._step_states(params, {"prev": 0.0, "step_size": group["lr"]})
                 new = []
                 for p, st in zip(params, states):
@@ -585,11 +572,8 @@ class ASGD(Optimizer):
 
     def step(self):
         with no_grad():
-            for group in self.param_groups:
+            for group, params in self._groups():
                 lr, lambd = group["lr"], group["lambd"]
-                params = [p for p in group["params"] if p.grad is not None]
-                if not params:
-                    continue
                 grads = _grads_with_decay(params, group["weight_decay"])
                 states = self._step_states(params, {"ax": 0.0})
                 new = []
