@@ -129,10 +129,18 @@ class _TorchPickler(pickle._Pickler):
         if isinstance(obj, Size):
             return _TorchGlobal("torch", "Size"), (tuple(obj),)
         if isinstance(obj, Module):  # with the attributes PyTorch's Module.__setstate__ does not fill in
+            from .nn.rnn import _RNNBase
             rv = obj.__reduce_ex__(2)
             state = dict(rv[2] or {})
             for key in ("_backward_hooks", "_forward_hooks"):
                 state.setdefault(key, OrderedDict())
+            if isinstance(obj, _RNNBase):  # PyTorch's RNNs run on their parameters listed by layer and direction
+                names = [n for n, p in obj._parameters.items() if p is not None]
+                groups = OrderedDict()
+                for n in names:
+                    groups.setdefault(n.split("_l", 1)[1], []).append(n)
+                state.update(_all_weights=list(groups.values()), _flat_weights_names=names,
+                             _flat_weights=[obj._parameters[n] for n in names])
             return rv[:2] + (state,) + tuple(rv[3:])
         if not isinstance(obj, T.Tensor):
             return NotImplemented

@@ -132,6 +132,14 @@ def test_save_and_load_of_single_tensors_lists_and_whole_modules(tmp_path):
     assert b"gt.nn" not in pkl and b"gt.dtypes" not in pkl
     whole = gt.load(path, weights_only=False)
     assert whole.kind is gt.float64 and whole[1].activation is nn.functional.gelu
+    # an LSTM also carries the parameter lists PyTorch's LSTM.forward reads
+    lstm = nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+    gt.save(lstm, path)
+    pkl = next(zipfile.ZipFile(path).read(n) for n in zipfile.ZipFile(path).namelist() if n.endswith("data.pkl"))
+    assert b"_flat_weights_names" in pkl and b"_all_weights" in pkl
+    back = gt.load(path, weights_only=False)
+    assert back._flat_weights_names == list(lstm._parameters) and len(back._all_weights) == 4
+    assert back._flat_weights[0] is back.weight_ih_l0
     assert np.array_equal(whole[0].weight.numpy(), model[0].weight.numpy())
     with pytest.raises(TypeError, match="save other objects to a .pt file"):
         gt.save([gt.ones(1)], tmp_path / "x.npz")
