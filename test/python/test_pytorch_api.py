@@ -619,6 +619,12 @@ def test_return_types_print_and_inference_mode_enabled():
             assert not gt.is_inference_mode_enabled() and gt.is_grad_enabled()
     assert not gt.is_inference_mode_enabled() and gt.is_grad_enabled()
     assert gt.inference_mode()(lambda: gt.is_inference_mode_enabled())()
+    # the decorators without parentheses, as PyTorch 2 takes them
+    x = gt.ones(2, requires_grad=True)
+    assert gt.no_grad(lambda: (x * 2).requires_grad)() is False
+    assert gt.inference_mode(lambda: gt.is_inference_mode_enabled())() is True
+    with gt.no_grad():
+        assert gt.enable_grad(lambda: (x * 2).requires_grad)() is True
 
 
 def test_safetensors_torch_under_as_torch(tmp_path):

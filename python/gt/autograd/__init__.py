@@ -46,14 +46,16 @@ class _grad_mode:
         return wrapper
 
 
-def no_grad():
-    """Context manager: ops inside record no history (for updates and evaluation)."""
-    return _grad_mode(False)
+def no_grad(orig_func=None):
+    """Context manager: ops inside record no history (for updates and evaluation); a decorator
+    too, with or without parentheses (`@gt.no_grad()`, `@gt.no_grad`), as torch.no_grad."""
+    return _grad_mode(False) if orig_func is None else _grad_mode(False)(orig_func)
 
 
-def enable_grad():
-    """Context manager (or decorator): ops inside record history even under no_grad."""
-    return _grad_mode(True)
+def enable_grad(orig_func=None):
+    """Context manager (or decorator, with or without parentheses): ops inside record history
+    even under no_grad."""
+    return _grad_mode(True) if orig_func is None else _grad_mode(True)(orig_func)
 
 
 class set_grad_enabled(_grad_mode):
@@ -78,6 +80,11 @@ class inference_mode(_grad_mode):
     context manager or a decorator; is_inference_mode_enabled() is True inside it."""
     __slots__ = ("mode", "outer")
     _depth = [False]  # whether inference mode is on now
+
+    def __new__(cls, mode=True):
+        if callable(mode):  # @gt.inference_mode without parentheses
+            return cls()(mode)
+        return super().__new__(cls)
 
     def __init__(self, mode=True):
         super().__init__(not mode)
