@@ -27,8 +27,8 @@ so load whole modules or other objects only from files you trust.
 import io
 import os
 import pickle
-import types
 import sys
+import types
 from collections import OrderedDict
 
 import numpy as np
@@ -105,9 +105,9 @@ class _TorchPickler(pickle._Pickler):
         path = torch_paths.get(obj) if isinstance(obj, type) else None
         if path is None and callable(obj) and not isinstance(obj, type) and \
                 str(getattr(obj, "__module__", "")).startswith("gt"):  # F.gelu, gt.tanh: by torch's names
-            name = getattr(obj, "__name__", "")
-            path = "torch.nn.functional" if getattr(gt.nn.functional, name, None) is obj else \
-                "torch" if getattr(gt, name, None) is obj else None
+            short = getattr(obj, "__name__", "")
+            path = "torch.nn.functional" if getattr(gt.nn.functional, short, None) is obj else \
+                "torch" if getattr(gt, short, None) is obj else None
         if path is None:
             return super().save_global(obj, name)
         self._save_torch_global(_TorchGlobal(path, obj.__name__))

@@ -416,10 +416,9 @@ class Module:
             else:
                 dtype = _device.dtype_or_device(a)
         if device is not None:
-            tensors = list(self.parameters()) + [b for b in self.buffers() if b is not None]
             if _device.is_meta(device):
                 self._rebind_all(lambda t: t if t.is_meta else t.to("meta"))
-            elif any(t.is_meta for t in tensors):
+            elif any(t.is_meta for t in list(self.parameters()) + [b for b in self.buffers() if b is not None]):
                 raise NotImplementedError("Cannot copy out of meta tensor; no data! Please use torch.nn.Module.to_empty() "
                                           "instead of torch.nn.Module.to() when moving module from meta to a different device.")
         if dtype is None:
