@@ -21,6 +21,7 @@ _client = None        # the session's _C.Client
 _processes = []       # daemons this process started
 _num_workers = int(os.environ.get("GT_WORKERS", "1"))
 _log_dir = None
+_keep_logs = False  # a daemon failed: its log folder stays after exit
 _token = None         # the auto-started dispatcher's client token (made per run)
 _port = None          # the auto-started dispatcher's port
 _unix_path = None     # the auto-started dispatcher's Unix socket (None: clients use its port)
@@ -138,9 +139,9 @@ def start_local(num_workers=1, verbose=False):
     after a GEMM instead of spinning on the cores this process needs.
 
     Returns the port. Daemon output goes to a log folder in the temp directory (or to the
-    terminal when GT_VERBOSE=1). Raises RuntimeError if they do not come up within 60 s.
+    terminal when GT_VERBOSE=1), removed at exit unless a daemon failed. Raises RuntimeError if they do not come up within 60 s.
     """
-    global _log_dir, _token, _port, _unix_path
+    global _log_dir, _token, _port, _unix_path, _keep_logs
     threads = worker_threads(num_workers)  # a bad GT_WORKER_THREADS fails before anything starts
     verbose = verbose or os.environ.get("GT_VERBOSE") == "1"
     _log_dir = _log_dir or tempfile.mkdtemp(prefix="gt-")
@@ -176,6 +177,7 @@ def start_local(num_workers=1, verbose=False):
                     why = ": " + log.read().strip().splitlines()[-1]
             except (subprocess.TimeoutExpired, IndexError):
                 pass
+        _keep_logs = True
         raise RuntimeError(f"gt-dispatcher did not start{why} (see {_log_dir}/dispatcher.log)")
     port = _port = int(line.rsplit(":", 1)[1])
     memory = worker_memory(num_workers)
@@ -214,9 +216,12 @@ def local_host():
 
 
 def _stop_local():
+    global _log_dir, _keep_logs
     for p in reversed(_processes):
         if p.poll() is None:
             p.terminate()
+        elif p.returncode != 0:  # it died on its own: its log says why
+            _keep_logs = True
     for p in _processes:
         try:
             p.wait(timeout=5)
@@ -225,6 +230,10 @@ def _stop_local():
         if p.stdout is not None:  # the dispatcher's, read for its port
             p.stdout.close()
     _processes.clear()
+    # The log folder (logs and sockets) goes with the daemons, unless one failed.
+    if _log_dir is not None and not _keep_logs:
+        shutil.rmtree(_log_dir, ignore_errors=True)
+        _log_dir = None
 
 
 def _shutdown():
@@ -315,7 +324,7 @@ def after_wait(seconds):
 
 def client():
     """The session, auto-starting local daemons on first use (or connecting to $GT_SERVER)."""
-    global _client
+    global _client, _keep_logs
     if _client is not None:
         return _client
     if os.environ.get("GT_SERVER"):
@@ -325,8 +334,10 @@ def client():
     deadline = time.time() + 60
     while _client.num_workers() < _num_workers:
         if time.time() > deadline:
+            _keep_logs = True
             raise RuntimeError(f"gt workers did not register within 60 s (logs: {_log_dir})")
         if any(p.poll() is not None for p in _processes):
+            _keep_logs = True
             raise RuntimeError(f"a gt daemon exited during start-up{_last_log_line()} (logs: {_log_dir})")
         time.sleep(0.01)
     _on_session_open()

@@ -1,5 +1,6 @@
 """Several clients at once against one dispatcher; sessions cannot see each other's tensors."""
 import os
+import shutil
 import subprocess
 import struct
 import time
@@ -352,3 +353,36 @@ def test_an_auto_started_session_leaves_no_file_open():
                                                                          if k != "GT_SERVER"})
     assert p.returncode == 0 and p.stdout.strip() == "2.0", p.stderr[-2000:]
     assert "ResourceWarning" not in p.stderr, p.stderr[-2000:]
+
+
+def _auto_started(code):
+    env = {k: v for k, v in os.environ.items() if k not in ("GT_SERVER", "GT_VERBOSE")}
+    p = subprocess.run([sys.executable, "-c", "import gt\nfrom gt import _runtime\n" + textwrap.dedent(code)],
+                       capture_output=True, text=True, timeout=120, env=env)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return p.stdout.split()
+
+
+def test_an_auto_started_session_removes_its_log_folder_at_exit():
+    # Every run left /tmp/gt-XXXXXXXX behind (its logs and sockets): thousands after a while.
+    out = _auto_started("""
+        print(gt.ones(2).sum().item(), _runtime._log_dir)
+    """)
+    assert out[0] == "2.0" and os.path.basename(out[1]).startswith("gt-")
+    assert not os.path.exists(out[1])
+
+
+def test_the_log_folder_stays_when_a_daemon_died():
+    # A worker that died on its own leaves its log for the user to read.
+    out = _auto_started("""
+        import signal
+        gt.ones(2).sum().item()
+        worker = _runtime._processes[-1]
+        worker.send_signal(signal.SIGKILL)
+        worker.wait()
+        print(_runtime._log_dir)
+    """)
+    try:
+        assert os.path.isfile(os.path.join(out[0], "worker0.log"))
+    finally:
+        shutil.rmtree(out[0], ignore_errors=True)
