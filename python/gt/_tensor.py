@@ -1217,8 +1217,12 @@ def _takes_device(fn):
 def from_numpy(array, requires_grad=False):
     """Uploads a NumPy array (its dtype kept: float32, float64, float16, ml_dtypes.bfloat16,
     int32, int64, int16, int8, uint8 or bool; other integer types (uint16, uint32, uint64) become
-    int64). Raises TypeError for other dtypes."""
-    array = np.asarray(array)
+    int64). Raises TypeError for other dtypes and for anything but an ndarray (a NumPy scalar,
+    a list: as torch.from_numpy; gt.tensor takes those)."""
+    if not isinstance(array, np.ndarray):
+        kind = type(array)
+        name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+        raise TypeError(f"expected np.ndarray (got {name})")
     if array.dtype.kind in "iu" and array.dtype not in (np.int32, np.int64, np.int16, np.int8, np.uint8):
         array = array.astype(np.int64)
     array = np.asarray(array, order="C")  # (ascontiguousarray would make a 0-d array 1-d)

@@ -646,3 +646,12 @@ def test_safetensors_torch_under_as_torch(tmp_path):
     out = subprocess.run([sys.executable, "-m", "gt.as_torch", str(script)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "ok ['b', 'w'] torch.bfloat16 ['b', 'w'] {'k': 'v'} True ([], []) True" in out.stdout
+
+
+def test_from_numpy_takes_only_an_ndarray():
+    # torch.from_numpy raises for a NumPy scalar or a list (gt.tensor takes those); a 0-d array is fine.
+    with pytest.raises(TypeError, match=r"expected np.ndarray \(got numpy.float64\)"):
+        gt.from_numpy(np.float64(1.5))
+    with pytest.raises(TypeError, match=r"expected np.ndarray \(got list\)"):
+        gt.from_numpy([1, 2])
+    assert gt.from_numpy(np.array(2.5)).item() == 2.5
