@@ -127,6 +127,9 @@ for _name in [n for n in dir(Tensor) if n.endswith("_") and not n.startswith("_"
         globals()[_name] = _in_place_function(_name)
 del _name
 
+# PyTorch's grad_fn names for functions GT composes from other ops (cross_entropy: NllLossBackward0)
+autograd._names.install()
+
 # torch's constants (math's floats; newaxis is None, as in NumPy indexing)
 inf, nan, pi, e, newaxis = _math.inf, _math.nan, _math.pi, _math.e, None
 

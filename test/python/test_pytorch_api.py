@@ -655,3 +655,70 @@ def test_from_numpy_takes_only_an_ndarray():
     with pytest.raises(TypeError, match=r"expected np.ndarray \(got list\)"):
         gt.from_numpy([1, 2])
     assert gt.from_numpy(np.array(2.5)).item() == 2.5
+
+
+def test_grad_fn_names_are_pytorchs_for_composed_functions():
+    # GT composes these from other ops; their grad_fn names are PyTorch 2.15's (printed losses
+    # and model outputs show them: tensor(2.30, grad_fn=<NllLossBackward0>)).
+    F = gt.nn.functional
+    x = gt.randn(4, 5, requires_grad=True)
+    x3 = gt.randn(2, 4, 5, requires_grad=True)
+    w, b = gt.randn(3, 5, requires_grad=True), gt.randn(3, requires_grad=True)
+    labels = gt.tensor([0, 1, 2, 3])
+    expected = {
+        "NllLossBackward0": [F.cross_entropy(x, labels), F.nll_loss(F.log_softmax(x, 1), labels),
+                             F.cross_entropy(x, labels, reduction="none")],
+        "NllLoss2DBackward0": [F.cross_entropy(x3, gt.zeros(2, 5, dtype=gt.int64))],
+        "MseLossBackward0": [F.mse_loss(x, x.detach() * 2), gt.nn.MSELoss()(x, x.detach())],
+        "AddmmBackward0": [F.linear(x, w, b), gt.addmm(b, x, w.t())],
+        "MmBackward0": [F.linear(x, w), x @ w.t(), gt.mm(x, w.t())],
+        "UnsafeViewBackward0": [F.linear(x3, w, b), x3 @ w.t()],
+        "BmmBackward0": [gt.bmm(x3, x3.transpose(1, 2))],
+        "DotBackward0": [x[0] @ x[1]],
+        "SelectBackward0": [x[0], x[1:3, 0], x[..., 0]],
+        "SliceBackward0": [x[0, 1:3], x[:, 1:3]],
+        "UnsqueezeBackward0": [x[None], x.unsqueeze(0), x[0, None]],
+        "IndexBackward0": [x[[0, 1]], x[x > 0]],
+        "SqueezeBackward0": [x[None].squeeze()],
+        "SqueezeBackward1": [x[None].squeeze(0)],
+        "ViewBackward0": [x.view(20), x.reshape(20), x.flatten()],
+        "PermuteBackward0": [x.T, x.permute(1, 0)],
+        "TransposeBackward0": [x.transpose(0, 1), x3.mT],
+        "TBackward0": [x.t()],
+        "CatBackward0": [gt.cat([x, x])],
+        "StackBackward0": [gt.stack([x, x])],
+        "ExpandBackward0": [x[:1].expand(3, 5)],
+        "SumBackward0": [x.sum()],
+        "SumBackward1": [x.sum(1), x.sum(dim=0, keepdim=True)],
+        "MeanBackward1": [x.mean(1)],
+        "MaxBackward1": [x.max()],
+        "MaxBackward0": [x.max(1).values, x.max(dim=1)[0]],
+        "ClampBackward1": [x.clamp(0, 1), x.clamp(min=0)],
+        "ClampMinBackward0": [x.clamp_min(0)],
+        "PowBackward0": [x ** 2, x.square()],
+        "PowBackward1": [x ** x],
+        "RsubBackward1": [1 - x],
+        "LinalgVectorNormBackward0": [x.norm(), x.norm(dim=1)],
+        "NativeLayerNormBackward0": [F.layer_norm(x, (5,))],
+        "EmbeddingBackward0": [F.embedding(labels, x)],
+        "SiluBackward0": [F.silu(x), gt.nn.SiLU()(x)],
+        "MulBackward0": [F.dropout(x, 0.5)],
+        "SplitBackward0": [x.split(2, 1)[0], x.chunk(2)[1]],
+        "UnbindBackward0": [x.unbind(0)[0]],
+        "TopkBackward0": [x.topk(2).values],
+        "ToCopyBackward0": [x.double()],
+        "CloneBackward0": [x.clone()],
+        "UpsampleNearest2DBackward0": [F.interpolate(x[None, None], scale_factor=2)],
+        "ConstantPadNdBackward0": [F.pad(x, (1, 1))],
+        "MaxPool2DWithIndicesBackward0": [F.max_pool2d(x[None, None], 2)],
+    }
+    for name, ys in expected.items():
+        for y in ys:
+            assert y.grad_fn.name() == name and type(y.grad_fn).__name__ in ("Node", name)
+    # A function that returns its input leaves that input's node alone.
+    y = x * 2
+    assert F.dropout(y, 0.0) is y and y.grad_fn.name() == "MulBackward0"
+    # The name survives the backward pass that releases the graph.
+    loss = F.cross_entropy(x, labels)
+    loss.backward()
+    assert "grad_fn=<NllLossBackward0>" in repr(loss)

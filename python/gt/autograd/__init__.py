@@ -13,6 +13,7 @@ import weakref
 import functools
 
 from .. import _C, _derivatives, _runtime
+from . import _names
 
 formulas = {}  # op name -> backward function; filled by gt._ops from the spec's `grad:` formulas
 
@@ -118,7 +119,7 @@ class Node:
     """How a tensor was made, for the backward pass: `backward(g, result, inputs, attrs)` gives
     one gradient (or None) per input; `attrs` are the op's attributes by their spec names;
     `signal` is the gt.signal active when it ran (its gradient ops carry it, as backward)."""
-    __slots__ = ("backward", "inputs", "attrs", "signal", "freed_name")
+    __slots__ = ("backward", "inputs", "attrs", "signal", "freed_name", "given_name")
 
     def __init__(self, backward, inputs, attrs, signal):
         self.backward = backward
@@ -133,6 +134,9 @@ class Node:
         freed = getattr(self, "freed_name", None)
         if freed is not None:  # (its graph was released by a backward pass: see _freed_for)
             return freed
+        given = getattr(self, "given_name", None)
+        if given is not None:  # PyTorch's name for the function that made it (autograd._names)
+            return given
         if len(_formula_ops) != len(formulas):
             _formula_ops = {fn: op for op, fn in formulas.items()}
         op = _formula_ops.get(self.backward)
@@ -142,6 +146,10 @@ class Node:
         if op is None:
             op = getattr(self.backward, "__name__", "function").removesuffix("_backward").removesuffix("backward")
             op = op.strip("_") or "function"
+        else:
+            torch_op = _names.primitive_name(op, self.inputs)
+            if torch_op is not None:
+                return torch_op + "Backward0"
         return "".join(w[:1].upper() + w[1:] for w in op.split("_")) + "Backward0"
 
     def __repr__(self):
