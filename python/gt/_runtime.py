@@ -314,12 +314,23 @@ def after_wait(seconds):
     compiling = stats.get("regions_compiling", 0)
     if not n["said"] and compiling:
         n["said"] = compiling
-        print(f"gt: compiling {compiling} fused region{'s' if compiling > 1 else ''} in the background; until one "
-              "is ready, its ops run one kernel each (GT_JIT_SYNC=1 compiles first instead)...", file=sys.stderr)
+        _say(f"gt: compiling {compiling} fused region{'s' if compiling > 1 else ''} in the background; until one "
+             "is ready, its ops run one kernel each (GT_JIT_SYNC=1 compiles first instead)...")
     elif n["said"] and not compiling:
         n["done"] = True
-        print(f"gt: background compiling done ({stats.get('regions_compiled', 0)} fused regions ready, "
-              f"{stats.get('region_fallbacks', 0)} left op by op)", file=sys.stderr)
+        _say(f"gt: background compiling done ({stats.get('regions_compiled', 0)} fused regions ready, "
+             f"{stats.get('region_fallbacks', 0)} left op by op)")
+
+
+def _say(line):
+    """Prints a line on stderr; above the progress bars while tqdm draws some (tqdm.write), not
+    through them."""
+    tqdm = sys.modules.get("tqdm")
+    bars = getattr(getattr(tqdm, "tqdm", None), "_instances", None)
+    if bars:
+        tqdm.tqdm.write(line, file=sys.stderr)
+    else:
+        print(line, file=sys.stderr)
 
 
 def client():

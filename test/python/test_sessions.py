@@ -386,3 +386,18 @@ def test_the_log_folder_stays_when_a_daemon_died():
         assert os.path.isfile(os.path.join(out[0], "worker0.log"))
     finally:
         shutil.rmtree(out[0], ignore_errors=True)
+
+
+def test_runtime_notices_go_above_tqdm_bars(monkeypatch, capsys):
+    # The background-compile notice printed through a progress bar's line; with bars drawn it
+    # goes through tqdm.write (which clears the bars, prints, and draws them again).
+    import io
+    from tqdm import tqdm
+    from gt import _runtime
+    _runtime._say("gt: plain")
+    assert capsys.readouterr().err == "gt: plain\n"
+    written = []
+    monkeypatch.setattr(tqdm, "write", classmethod(lambda cls, s, file=None, **kw: written.append(s)))
+    with tqdm(total=3, file=io.StringIO()):
+        _runtime._say("gt: above the bar")
+    assert written == ["gt: above the bar"]
