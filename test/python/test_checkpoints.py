@@ -70,6 +70,15 @@ def test_optimizer_state_dict_is_torch_optims_layout():
     sd = opt.state_dict()
     assert sorted(sd["state"]) == [0, 1, 2, 3] and sd["param_groups"][0]["params"] == [0, 1, 2, 3]
     assert set(sd["state"][0]) == {"step", "exp_avg", "exp_avg_sq"} and sd["state"][0]["step"] == 1
+    # PyTorch's step is a 0-d float32 tensor: a state dict gives it so, and takes it (from a
+    # PyTorch checkpoint) or a number back, the optimizer counting on from it.
+    step = sd["state"][0]["step"]
+    assert isinstance(step, gt.Tensor) and step.shape == () and step.dtype == gt.float32
+    for saved in (step, 1, np.float32(1.0)):
+        twin_model, twin_opt, _ = make_run()
+        twin_opt.load_state_dict({**sd, "state": {i: {**v, "step": saved} for i, v in sd["state"].items()}})
+        counted = twin_opt.state[twin_opt.param_groups[0]["params"][0]]["step"]
+        assert type(counted) is int and counted == 1
     assert sd["param_groups"][0]["lr"] == 0.05 and sd["param_groups"][0]["betas"] == (0.9, 0.999)
     other = gt.optim.Adam(nn.Linear(6, 16).parameters(), lr=0.1)
     with pytest.raises(ValueError, match="doesn't match the size of optimizer's group"):

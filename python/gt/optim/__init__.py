@@ -30,6 +30,7 @@ import numpy as np
 
 from .. import _functions as T
 from .. import _runtime
+from .. import dtypes as _dt
 from .._tensor import _foreach
 from ..autograd import no_grad
 from . import lr_scheduler, swa_utils  # noqa: E402
@@ -128,7 +129,8 @@ class Optimizer:
                 index.setdefault(id(p), len(index))
                 packed["params"].append(index[id(p)])
             groups.append(packed)
-        state = {index[id(key)]: dict(value) for key, value in self.state.items() if id(key) in index}
+        state = {index[id(key)]: {k: _saved(k, v) for k, v in value.items()}
+                 for key, value in self.state.items() if id(key) in index}
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict):
@@ -148,7 +150,7 @@ class Optimizer:
         self.state = collections.defaultdict(dict)  # parameter -> its buffers, as torch.optim
         for i, values in state_dict["state"].items():
             p = by_index[int(i)]
-            self.state[p] = {k: _like(v, p) for k, v in values.items()}
+            self.state[p] = {k: _count(k, v) if k in _COUNTS else _like(v, p) for k, v in values.items()}
 
     def _state(self, p):
         return self.state[p]
@@ -174,6 +176,24 @@ class Optimizer:
 
     def step(self):
         raise NotImplementedError
+
+
+# Per-parameter numbers the optimizers keep as Python numbers (their arithmetic is the client's)
+# and PyTorch keeps as 0-d float32 tensors: a state_dict gives them as PyTorch's, and a loaded
+# one (GT's or PyTorch's) may hold either.
+_COUNTS = ("step", "mu_product", "eta", "mu")
+
+
+def _saved(key, value):
+    if key in _COUNTS and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return T.tensor(float(value), dtype=_dt.float32)
+    return value
+
+
+def _count(key, value):
+    if isinstance(value, (T.Tensor, np.ndarray, np.generic)):
+        value = value.item()
+    return int(value) if key == "step" and float(value).is_integer() else value
 
 
 def _like(value, p):
