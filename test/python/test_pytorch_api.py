@@ -548,6 +548,7 @@ def test_optimizers_print_and_default_as_pytorchs():
     assert gt.optim.SGD([p]).param_groups[0]["lr"] == 1e-3  # PyTorch 2's default
     two = gt.optim.Adam([{"params": [p]}, {"params": [gt.nn.Parameter(gt.zeros(1))], "lr": 0.1}])
     assert "Parameter Group 1" in repr(two) and "    lr: 0.1\n" in repr(two) and "weight_decay: 0\n" in repr(two)
+    assert "    weight_decay: 0\n\nParameter Group 1\n" in repr(two)  # a blank line between groups
 
 
 def test_histogram_default_generator_and_empty_or_default_dtype_printing():

@@ -92,10 +92,10 @@ class Optimizer:
         """PyTorch's listing: each parameter group's hyper-parameters, sorted by name."""
         out = type(self).__name__ + " ("
         for i, group in enumerate(self.param_groups):
-            out += f"\nParameter Group {i}"
+            out += f"\nParameter Group {i}\n"  # (a blank line between groups, as PyTorch's)
             for key in sorted(k for k in group if k != "params"):
-                out += f"\n    {key}: {group[key]}"
-        return out + "\n)"
+                out += f"    {key}: {group[key]}\n"
+        return out + ")"
 
     def zero_grad(self, set_to_none=True):
         for p in self.params:
