@@ -129,6 +129,8 @@ del _name
 
 # PyTorch's grad_fn names for functions GT composes from other ops (cross_entropy: NllLossBackward0)
 autograd._names.install()
+# ... and autocast's float32 ops (losses; on CUDA also softmax, norms, sums, ...), outside those
+amp._install()
 
 # torch's constants (math's floats; newaxis is None, as in NumPy indexing)
 inf, nan, pi, e, newaxis = _math.inf, _math.nan, _math.pi, _math.e, None

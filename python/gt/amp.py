@@ -9,13 +9,15 @@
 
 Inside `autocast`, matrix products (`matmul`, `@`, `mm`, `bmm`, `F.linear`, and so the layers and
 convolutions built on them) cast float32/float64 operands to the autocast dtype and give their
-result in it; every other op follows ordinary type promotion (a float32 bias added to a
-bfloat16 product gives float32), so reductions and normalizations stay in float32 as
-PyTorch's autocast keeps them. The gradients flow back through the casts to float32
+result in it; the ops on PyTorch's float32 lists for the autocast's device type (the losses,
+and on "cuda" also softmax, normalizations, sums, exp/log/pow...: _CPU, _CUDA below) cast
+float16/bfloat16 operands to float32; every other op follows ordinary type promotion (a float32
+bias added to a bfloat16 product gives float32). The gradients flow back through the casts to float32
 parameters. GT's kernels compute float16 and bfloat16 in float32 and round once per op, so on
 CPU workers autocast saves memory and traffic, not arithmetic.
 """
 import contextlib
+import functools
 import warnings
 
 from . import _tensor
@@ -37,13 +39,57 @@ class autocast(contextlib.ContextDecorator):
         self._saved = []
 
     def __enter__(self):
-        self._saved.append(_tensor._autocast_dtype)
+        self._saved.append((_tensor._autocast_dtype, _autocast_device[0]))
         _tensor._autocast_dtype = self.dtype if self.enabled and self.dtype != _dt.float32 else None
+        _autocast_device[0] = "cuda" if self.device_type == "cuda" else "cpu"
         return self
 
     def __exit__(self, *exc):
-        _tensor._autocast_dtype = self._saved.pop()
+        _tensor._autocast_dtype, _autocast_device[0] = self._saved.pop()
         return False
+
+
+_autocast_device = ["cpu"]  # the active autocast's device type: which ops run in float32
+
+# Ops autocast runs in float32, their float16/bfloat16 operands cast up, as PyTorch's lists
+# ("CPU Ops that can autocast to float32" and "CUDA Ops that can autocast to float32" in
+# https://pytorch.org/docs/stable/amp.html): the losses on both, and on CUDA also the
+# reductions, normalizations and the functions whose range or precision a half type lacks.
+_LOSSES = ["cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "poisson_nll_loss", "cosine_embedding_loss",
+           "hinge_embedding_loss", "margin_ranking_loss", "soft_margin_loss", "triplet_margin_loss",
+           "multi_margin_loss", "multilabel_margin_loss", "ctc_loss"]
+_CPU = [("F", n) for n in _LOSSES] + [(o, n) for o in ("gt", "Tensor") for n in ("prod", "cdist", "trace")] + \
+    [("F", n) for n in ("avg_pool3d", "max_pool3d", "adaptive_avg_pool3d", "grid_sample")]
+_CUDA = [("F", n) for n in _LOSSES] + [(o, n) for o in ("gt", "Tensor") for n in (
+    "prod", "cdist", "dist", "cumsum", "cumprod", "sum", "norm", "renorm", "exp", "expm1", "log", "log1p", "log2", "log10",
+    "pow", "rsqrt", "reciprocal", "acos", "asin", "cosh", "sinh", "tan", "erfinv", "softmax", "log_softmax")] + \
+    [("Tensor", n) for n in ("__pow__", "__rpow__", "__rtruediv__")] + [("F", n) for n in (
+        "softmax", "log_softmax", "softmin", "layer_norm", "group_norm", "normalize", "softplus", "cosine_similarity",
+        "pdist")]
+
+
+def _float32_op(fn, device):
+    @functools.wraps(fn)
+    def in_float32(*args, **kwargs):
+        if _tensor._autocast_dtype is None or _autocast_device[0] != device:
+            return fn(*args, **kwargs)
+        return fn(*_apply(args, _up), **{k: _apply(v, _up) for k, v in kwargs.items()})
+    return in_float32
+
+
+def _up(t):
+    return t.float() if t.dtype in (_dt.float16, _dt.bfloat16) else t
+
+
+def _install():
+    """Wraps the float32 ops of both lists wherever GT binds them (an op on both lists gets
+    both wrappers, each acting under its own device type)."""
+    import gt
+    from . import _rebind
+    owners = {"gt": gt, "F": gt.nn.functional, "Tensor": _tensor.Tensor}
+    for device, ops in (("cpu", _CPU), ("cuda", _CUDA)):
+        _rebind.rebind([(owner, name, device) for owner, name in ops], _float32_op, owners)
 
 
 def is_autocast_available(device_type):

@@ -146,3 +146,29 @@ def test_backends_switches_are_accepted():
     assert cudnn is gt.backends.cudnn and not cudnn.is_available()
     x = gt.ones(2)
     assert x.is_cpu and not (x.is_xpu or x.is_mps or x.is_meta or x.is_quantized or x.is_sparse)
+
+
+def test_autocast_runs_losses_in_float32_and_on_cuda_also_reductions_and_normalizations():
+    # PyTorch's lists of ops that autocast to float32: a bfloat16 loss printed 5.781250 where
+    # PyTorch's float32 one printed 5.792760 (build-nanogpt under autocast("cpu")).
+    F = gt.nn.functional
+    lin = gt.nn.Linear(16, 50)
+    x, y = gt.randn(8, 16), gt.arange(8) * 5
+    with gt.autocast(device_type="cpu", dtype=gt.bfloat16):
+        logits = lin(x)
+        losses = [F.cross_entropy(logits, y), F.nll_loss(F.log_softmax(logits, -1), y),
+                  F.mse_loss(logits, gt.zeros(8, 50)), F.l1_loss(logits, gt.zeros(8, 50)), logits.prod(-1),
+                  F.binary_cross_entropy_with_logits(logits, gt.ones(8, 50)), gt.cdist(logits, logits)]
+        kept = [F.softmax(logits, -1), logits.sum(), logits.exp()]  # not on the CPU list
+    assert logits.dtype == gt.bfloat16
+    assert [t.dtype for t in losses] == [gt.float32] * len(losses)
+    assert [t.dtype for t in kept] == [gt.bfloat16] * len(kept)
+    # the loss of the bfloat16 logits, computed in float32 (not rounded to bfloat16)
+    expected = F.cross_entropy(logits.float(), y).item()
+    assert losses[0].item() == pytest.approx(expected, rel=1e-6)
+    with gt.autocast(device_type="cuda", dtype=gt.bfloat16):
+        logits = lin(x)
+        on_cuda = [F.softmax(logits, -1), F.log_softmax(logits, -1), logits.sum(), logits.exp(), logits ** 2,
+                   F.layer_norm(logits, (50,)), logits.norm(), F.cross_entropy(logits, y)]
+    assert logits.dtype == gt.bfloat16 and [t.dtype for t in on_cuda] == [gt.float32] * len(on_cuda)
+    assert F.cross_entropy(logits, y).dtype == gt.bfloat16  # outside autocast: type promotion again

@@ -10,7 +10,6 @@ function did not make (it returned an input, as `x[:, :]` or `dropout(p=0)` do) 
 Only the name changes: the graph (`next_functions`) stays GT's.
 """
 import functools
-import sys
 
 
 def _arg(args, kwargs, i, name, default=None):
@@ -244,26 +243,6 @@ def _named(fn, rule):
 def install():
     """Wraps every function of _NAMES, wherever GT's modules and Tensor bind it."""
     import gt
-    from .. import _tensor
+    from .. import _rebind, _tensor
     owners = {"gt": gt, "F": gt.nn.functional, "Tensor": _tensor.Tensor, "linalg": gt.linalg}
-    wrapped = {}  # (id(original), name) -> wrapper: aliases (bmm, matmul) keep their own names
-    for owner, attr, rule in _NAMES:
-        space = owners[owner]
-        original = space.__dict__.get(attr) if owner == "Tensor" else getattr(space, attr, None)
-        if original is None or hasattr(original, "_gt_names_rule"):
-            continue
-        if isinstance(original, property):
-            setattr(space, attr, property(_named(original.fget, rule), original.fset, original.fdel, original.__doc__))
-            continue
-        wrapped.setdefault((id(original), attr), _named(original, rule))
-    modules = [m.__dict__ for name, m in list(sys.modules.items()) if m is not None and
-               (name == "gt" or name.startswith("gt."))]
-    for d in modules + [None]:
-        for key, value in list((d if d is not None else _tensor.Tensor.__dict__).items()):
-            w = wrapped.get((id(value), key))
-            if w is None or value is not w.__wrapped__:
-                continue
-            if d is None:
-                setattr(_tensor.Tensor, key, w)
-            else:
-                d[key] = w
+    _rebind.rebind(_NAMES, _named, owners)
