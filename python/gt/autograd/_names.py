@@ -149,7 +149,10 @@ _NAMES = [
     ("F", "max_pool3d", "MaxPool3DWithIndicesBackward0"), ("F", "avg_pool1d", "SqueezeBackward1"),
     ("F", "avg_pool2d", "AvgPool2DBackward0"), ("F", "avg_pool3d", "AvgPool3DBackward0"),
     ("F", "adaptive_avg_pool2d", _adaptive_avg_pool2d),
-    # activations
+    # activations (a float16/bfloat16 input's result is a cast of the float32 one: _rounded_once)
+    ("gt", "softmax", "SoftmaxBackward0"), ("Tensor", "softmax", "SoftmaxBackward0"), ("F", "softmax", "SoftmaxBackward0"),
+    ("gt", "log_softmax", "LogSoftmaxBackward0"), ("Tensor", "log_softmax", "LogSoftmaxBackward0"),
+    ("F", "log_softmax", "LogSoftmaxBackward0"), ("gt", "gelu", "GeluBackward0"), ("F", "gelu", "GeluBackward0"),
     ("F", "silu", "SiluBackward0"), ("gt", "silu", "SiluBackward0"), ("F", "hardswish", "HardswishBackward0"),
     ("F", "logsigmoid", "LogSigmoidBackward0"), ("F", "selu", "EluBackward0"), ("F", "celu", "CeluBackward0"),
     ("F", "hardsigmoid", "HardsigmoidBackward0"), ("F", "relu6", "HardtanhBackward0"),
