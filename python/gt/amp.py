@@ -33,8 +33,12 @@ class autocast(contextlib.ContextDecorator):
         if dtype is None:
             dtype = _dt.float16 if device_type == "cuda" else _dt.bfloat16
         dtype = _dt.resolve(dtype)
-        if dtype not in (_dt.float16, _dt.bfloat16, _dt.float32):
-            raise ValueError(f"autocast: dtype must be float16, bfloat16 or float32, got {dtype}")
+        if enabled and dtype not in (_dt.float16, _dt.bfloat16):  # PyTorch's warning, and no autocast
+            where = "CUDA" if device_type == "cuda" else "CPU"
+            warnings.warn(f"In {where} autocast, but the target dtype is not supported. Disabling autocast.\n"
+                          f"{where} Autocast only supports dtype of torch.float16, torch.bfloat16 currently.",
+                          stacklevel=2)
+            enabled = False
         self.device_type, self.dtype, self.enabled = device_type, dtype, bool(enabled)
         self._saved = []
 

@@ -7,16 +7,24 @@
 
 Both are gt.amp's (see there: on CPU workers a "cuda" GradScaler disables itself, as PyTorch's).
 """
+import warnings
+
 from .. import amp as _amp
 
 
 def autocast(enabled=True, dtype=None, cache_enabled=None):
-    """gt.amp.autocast("cuda", dtype (default float16), enabled, cache_enabled)."""
+    """gt.amp.autocast("cuda", dtype (default float16), enabled, cache_enabled), with PyTorch's
+    FutureWarning (torch.cuda.amp.autocast is deprecated)."""
+    warnings.warn("`torch.cuda.amp.autocast(args...)` is deprecated. Please use `torch.amp.autocast('cuda', args...)` "
+                  "instead.", FutureWarning, stacklevel=2)
     return _amp.autocast("cuda", dtype or "float16", enabled, cache_enabled)
 
 
 def GradScaler(init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000, enabled=True):
-    """gt.amp.GradScaler("cuda", ...)."""
+    """gt.amp.GradScaler("cuda", ...), with PyTorch's FutureWarning (torch.cuda.amp.GradScaler is
+    deprecated)."""
+    warnings.warn("`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use `torch.amp.GradScaler('cuda', "
+                  "args...)` instead.", FutureWarning, stacklevel=2)
     return _amp.GradScaler("cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled)
 
 
