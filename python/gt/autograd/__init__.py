@@ -147,9 +147,9 @@ class Node:
             op = getattr(self.backward, "__name__", "function").removesuffix("_backward").removesuffix("backward")
             op = op.strip("_") or "function"
         else:
-            torch_op = _names.primitive_name(op, self.inputs)
-            if torch_op is not None:
-                return torch_op + "Backward0"
+            torch_name = _names.primitive_name(op, self.inputs, self.attrs)
+            if torch_name is not None:
+                return torch_name
         return "".join(w[:1].upper() + w[1:] for w in op.split("_")) + "Backward0"
 
     def __repr__(self):

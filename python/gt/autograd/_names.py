@@ -25,25 +25,18 @@ def _ndim(t):
 
 # ---------------------------------------------------------------- rules: (args, kwargs) -> name
 
-def _by_dim(zero, one, dim_name="dim"):
-    """`zero` without a dim (x.sum()), `one` with one (x.sum(1)); also axis=."""
-    def rule(args, kwargs):
-        dim = _arg(args, kwargs, 1, dim_name)
-        if dim is None:
-            dim = kwargs.get("axis")
-        return zero if dim is None else one
-    return rule
-
-
 def _squeeze(args, kwargs):
     dim = _arg(args, kwargs, 1, "dim")
     return "SqueezeBackward0" if dim is None else "SqueezeBackward1" if isinstance(dim, int) else "SqueezeBackward2"
 
 
+_MATMUL = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (1, 2): "SqueezeBackward4", (2, 2): "MmBackward0"}
+
+
 def _matmul(args, kwargs):
+    """(GT's matmul node names itself from its inputs' ranks: Node.name, primitive_name)"""
     a, b = _ndim(args[0]), _ndim(_arg(args, kwargs, 1, "other"))
-    return {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (1, 2): "SqueezeBackward4",
-            (2, 2): "MmBackward0"}.get((a, b), "UnsafeViewBackward0" if a >= 3 else "CloneBackward0" if b >= 3 else None)
+    return _MATMUL.get((a, b), "UnsafeViewBackward0" if a >= 3 else "CloneBackward0" if b >= 3 else None)
 
 
 def _linear(args, kwargs):
@@ -160,14 +153,10 @@ _NAMES = [
     ("F", "leaky_relu", "LeakyReluBackward0"), ("F", "elu", "EluBackward0"), ("F", "mish", "MishBackward0"),
     ("F", "glu", "GluBackward0"), ("F", "prelu", "PreluKernelBackward0"),
     # matrix products
-    ("gt", "matmul", _matmul), ("Tensor", "matmul", _matmul), ("Tensor", "__matmul__", _matmul),
     ("gt", "mm", "MmBackward0"), ("Tensor", "mm", "MmBackward0"), ("gt", "bmm", "BmmBackward0"),
     ("Tensor", "bmm", "BmmBackward0"), ("gt", "addmm", "AddmmBackward0"), ("Tensor", "addmm", "AddmmBackward0"),
     ("gt", "baddbmm", "BaddbmmBackward0"), ("Tensor", "baddbmm", "BaddbmmBackward0"),
     # reductions
-    ("gt", "sum", _by_dim("SumBackward0", "SumBackward1")), ("Tensor", "sum", _by_dim("SumBackward0", "SumBackward1")),
-    ("gt", "mean", _by_dim("MeanBackward0", "MeanBackward1")),
-    ("Tensor", "mean", _by_dim("MeanBackward0", "MeanBackward1")),
     ("gt", "max", _max_min("Max")), ("Tensor", "max", _max_min("Max")),
     ("gt", "min", _max_min("Min")), ("Tensor", "min", _max_min("Min")),
     ("gt", "amax", "AmaxBackward0"), ("Tensor", "amax", "AmaxBackward0"),
@@ -211,34 +200,67 @@ _NAMES = [
 _PRIMITIVES = {"concat": "Cat", "reshape": "View", "broadcast_to": "Expand", "cast": "ToCopy", "identity": "Clone"}
 
 
-def primitive_name(op, inputs):
-    """PyTorch's spelling of GT primitive `op` (a gt op name) with these inputs, or None."""
+def primitive_name(op, inputs, attrs):
+    """PyTorch's name for the node of GT primitive `op` with these inputs and attributes, where
+    it differs from GT's ("ConcatBackward0": "CatBackward0"), else None. Worked out when a name
+    is asked for, not when the op runs (sum and mean: SumBackward1 once some axis is kept)."""
     if op == "matmul" and inputs and len(inputs) == 2:
-        name = _matmul(tuple(inputs), {})
-        return name[:-len("Backward0")] if name else None
-    return _PRIMITIVES.get(op)
+        return _matmul(tuple(inputs), {})
+    if op in ("sum", "mean") and attrs is not None and inputs:
+        kept = attrs.get("keepdims") or len(attrs.get("axes") or ()) < _ndim(inputs[0])
+        return op.capitalize() + ("Backward1" if kept else "Backward0")
+    spelled = _PRIMITIVES.get(op)
+    return spelled + "Backward0" if spelled else None
+
+
+_Tensor = None  # gt.Tensor (install sets it)
 
 
 def _name_outputs(out, name, args):
     """Gives `name` to the node of each output the call made (not one of its inputs')."""
-    outs = out if isinstance(out, (tuple, list)) else (out,)
+    if isinstance(out, _Tensor):
+        outs = (out,)
+    elif isinstance(out, (tuple, list)):
+        outs = out
+    else:
+        return
     for o in outs:
-        node = getattr(o, "_node", None)
+        node = o._node if isinstance(o, _Tensor) else None
         if node is None:
             continue
-        if any(getattr(a, "_node", None) is node for a in args):
-            continue
-        node.given_name = name
+        for a in args:
+            if isinstance(a, _Tensor) and a._node is node:
+                break
+        else:
+            node.given_name = name
 
 
 def _named(fn, rule):
-    @functools.wraps(fn)
-    def named(*args, **kwargs):
-        out = fn(*args, **kwargs)
-        name = rule if isinstance(rule, str) else rule(args, kwargs)
-        if name is not None:
-            _name_outputs(out, name, args)
-        return out
+    if isinstance(rule, str):
+        @functools.wraps(fn)
+        def named(*args, **kwargs):
+            out = fn(*args, **kwargs)
+            if type(out) is _Tensor:  # (the common case, inline: this runs on every call)
+                node = out._node
+                if node is not None:
+                    for a in args:
+                        if type(a) is _Tensor and a._node is node:
+                            break
+                    else:
+                        node.given_name = rule
+            else:
+                _name_outputs(out, rule, args)
+            return out
+    else:
+        @functools.wraps(fn)
+        def named(*args, **kwargs):
+            out = fn(*args, **kwargs)
+            if type(out) is _Tensor and out._node is None:
+                return out
+            name = rule(args, kwargs)
+            if name is not None:
+                _name_outputs(out, name, args)
+            return out
     named._gt_names_rule = rule
     return named
 
@@ -246,6 +268,8 @@ def _named(fn, rule):
 def install():
     """Wraps every function of _NAMES, wherever GT's modules and Tensor bind it."""
     import gt
+    global _Tensor
     from .. import _rebind, _tensor
+    _Tensor = _tensor.Tensor
     owners = {"gt": gt, "F": gt.nn.functional, "Tensor": _tensor.Tensor, "linalg": gt.linalg}
     _rebind.rebind(_NAMES, _named, owners)
