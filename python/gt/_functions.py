@@ -67,15 +67,16 @@ def silu(x):
 
 @_method('clamp', 'clip')
 def clamp(x, min=None, max=None):
-    """x limited to [min, max] (either may be None); the gradient flows where x is inside, as
-    PyTorch (at the bounds too)."""
+    """x limited to [min, max] (either may be None; NaN stays NaN). The gradient flows where x is
+    strictly inside a number bound (0 at the bound itself), and at a tensor bound equal to x it
+    is split half and half with the bound, as PyTorch 2's clamp."""
     if min is None and max is None:
         raise ValueError("clamp: at least one of min and max must be given")
     y = x
     if min is not None:
-        y = where(lt(x, min), _scalar(min, x) if not isinstance(min, Tensor) else min, y)
+        y = maximum(y, min) if isinstance(min, Tensor) else where(le(x, min), _scalar(min, x), y)
     if max is not None:
-        y = where(gt(x, max), _scalar(max, x) if not isinstance(max, Tensor) else max, y)
+        y = minimum(y, max) if isinstance(max, Tensor) else where(ge(x, max), _scalar(max, x), y)
     return y
 
 
@@ -703,11 +704,24 @@ def clamp_max(x, max):
 @_method()
 def sign(x):
     """-1, 0 or 1 by the sign of each element (NaN stays NaN), in x's dtype (bool stays bool).
-    Its gradient is zero (PyTorch's too), so the result does not require grad."""
+    Its gradient is zero, as PyTorch's: a result of an x that requires grad requires grad too
+    (SignBackward0), and a backward pass through it gives x zeros."""
     if x.dtype == _dt.bool:
         return x
+    if x.requires_grad and _ag.is_grad_enabled():
+        return _Sign.apply(x)
     s = cast(gt(x, 0), x.dtype) - cast(lt(x, 0), x.dtype)
     return where(isnan(x), x.detach(), s) if x.dtype.is_floating_point else s
+
+
+class _Sign(_ag.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return sign(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return zeros_like(g)
 
 
 @_method()

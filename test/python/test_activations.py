@@ -159,3 +159,43 @@ def test_clip_grad_norm_scales_every_gradient_by_the_total_norm(norm_type, max_n
     want = np.abs(g64).max() if norm_type == float("inf") else (np.abs(g64) ** norm_type).sum() ** (1 / norm_type)
     assert total.dtype == gt.float64 and total.item() == pytest.approx(want, rel=1e-13)
     np.testing.assert_allclose(p.grad.numpy(), g64 * min(1.0, 0.5 / (want + 1e-6)), rtol=1e-13)
+
+
+def test_gradients_at_kinks_and_zero_are_pytorchs():
+    # PyTorch 2.15's gradients at the points where these are not differentiable (or where GT's
+    # composite form was not: softplus was 0 at 0 through its abs and relu, elu 0.5 through a
+    # tied minimum). Values printed by PyTorch 2.15 (float64) for x in pts.
+    F = gt.nn.functional
+    pts = [-6.0, -3.0, -1.0, 0.0, 1.0, 3.0, 6.0]
+    s = 1.0 / 6
+    expected = {
+        "relu6": (F.relu6, [0, 0, 0, 0, 1, 1, 0]),
+        "hardtanh": (F.hardtanh, [0, 0, 0, 1, 0, 0, 0]),
+        "clamp(-1, 1)": (lambda x: gt.clamp(x, -1.0, 1.0), [0, 0, 0, 1, 0, 0, 0]),
+        "clamp(min=0)": (lambda x: x.clamp(min=0.0), [0, 0, 0, 0, 1, 1, 1]),
+        "clamp(max=0)": (lambda x: x.clamp(max=0.0), [1, 1, 1, 0, 0, 0, 0]),
+        "hardswish": (F.hardswish, [0, 0, 1 / 6, 0.5, 5 / 6, 1, 1]),
+        "hardsigmoid": (F.hardsigmoid, [0, 0, s, s, s, 0, 0]),
+        "rrelu(training=False)": (lambda x: F.rrelu(x, training=False), [11 / 48] * 4 + [1, 1, 1]),
+        "elu": (F.elu, [np.exp(-6), np.exp(-3), np.exp(-1), 1, 1, 1, 1]),
+        "celu": (F.celu, [np.exp(-6), np.exp(-3), np.exp(-1), 1, 1, 1, 1]),
+        "softplus": (F.softplus, 1 / (1 + np.exp(-np.array(pts)))),
+        "logsigmoid": (F.logsigmoid, 1 / (1 + np.exp(np.array(pts)))),
+        "sign": (gt.sign, [0] * 7),
+    }
+    scale, alpha = 1.0507009873554805, 1.6732632423543772
+    expected["selu"] = (F.selu, [scale * alpha * np.exp(v) if v <= 0 else scale for v in pts])
+    for name, (f, want) in expected.items():
+        x = gt.tensor(pts, dtype=gt.float64, requires_grad=True)
+        f(x).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12, atol=1e-12, err_msg=name)
+    # a tensor bound equal to x splits the gradient with it, as maximum/minimum do
+    x, lo = gt.tensor([-1.0, 0.0, 1.0], requires_grad=True), gt.tensor(-1.0, requires_grad=True)
+    gt.clamp(x, lo, gt.tensor(1.0)).sum().backward()
+    assert x.grad.tolist() == [0.5, 1.0, 0.5] and lo.grad.item() == 0.5
+    # softplus above its threshold is x itself (gradient 1), as nn.Softplus(threshold=5)
+    x = gt.tensor([4.0, 6.0], dtype=gt.float64, requires_grad=True)
+    y = nn.Softplus(threshold=5)(x)
+    y.sum().backward()
+    assert y.tolist()[1] == 6.0 and x.grad.tolist() == [1 / (1 + np.exp(-4.0)), 1.0]
+    assert F.softplus(x, beta=2, threshold=1).tolist()[1] == 6.0

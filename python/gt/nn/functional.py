@@ -456,8 +456,27 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean
     return _reduce(loss, reduction)
 
 
-def softplus(x, beta=1.0):
-    return (T.log1p(T.exp(-T.abs(x * beta))) + T.relu(x * beta)) / beta
+def softplus(x, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta x)) / beta, computed stably; x itself where beta x > threshold (as
+    PyTorch's, gradient 1 there). Gradient sigmoid(beta x), also at x = 0 (0.5)."""
+    return _Softplus.apply(x, beta, threshold)
+
+
+class _Softplus(_ag.Function):
+    # (written out: through its stable form's abs and relu, autodiff gave 0 at x = 0)
+    @staticmethod
+    def forward(ctx, x, beta, threshold):
+        bx = x * beta
+        y = T.where(bx > threshold, x, (T.log1p(T.exp(-T.abs(bx))) + T.relu(bx)) / beta)
+        ctx.save_for_backward(x)
+        ctx.beta, ctx.threshold = beta, threshold
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        bx = x * ctx.beta
+        return T.where(bx > ctx.threshold, g, g * T.sigmoid(bx)), None, None
 
 
 def _masked_softmax(scores):
@@ -1114,8 +1133,14 @@ upsample = interpolate
 
 @_takes_inplace
 def elu(x, alpha=1.0):
-    """x where x > 0, else alpha (exp(x) - 1) (Clevert et al. 2016)."""
-    return T.where(x > 0, x, alpha * (T.exp(T.minimum(x, 0.0)) - 1.0))
+    """x where x > 0, else alpha (exp(x) - 1) (Clevert et al. 2016); at 0 the gradient is the
+    negative side's, alpha (as PyTorch's)."""
+    return T.where(x > 0, x, alpha * (T.exp(_nonpositive(x)) - 1.0))
+
+
+def _nonpositive(x):
+    """min(x, 0), with all of the gradient at 0 (minimum would split it with the 0)."""
+    return T.where(x > 0, 0.0, x)
 
 
 @_takes_inplace
@@ -1126,8 +1151,8 @@ def selu(x):
 
 @_takes_inplace
 def celu(x, alpha=1.0):
-    """max(0, x) + min(0, alpha (exp(x / alpha) - 1))."""
-    return T.relu(x) + T.minimum(alpha * (T.exp(T.minimum(x, 0.0) / alpha) - 1.0), 0.0)
+    """max(0, x) + min(0, alpha (exp(x / alpha) - 1)); gradient 1 at 0 (as PyTorch's)."""
+    return T.where(x > 0, x, alpha * (T.exp(_nonpositive(x) / alpha) - 1.0))
 
 
 @_takes_inplace
@@ -1159,8 +1184,8 @@ def hardswish(x):
 
 
 def logsigmoid(x):
-    """log(sigmoid(x)) = -softplus(-x), computed stably."""
-    return -softplus(-x)
+    """log(sigmoid(x)) = -softplus(-x), computed stably (gradient sigmoid(-x))."""
+    return -softplus(-x, 1.0, math.inf)
 
 
 def softsign(x):
@@ -1607,7 +1632,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
         slope = T.rand(input.shape, dtype=input.dtype) * (upper - lower) + lower
     else:
         slope = (lower + upper) / 2
-    return T.where(input >= 0, input, input * slope)
+    return T.where(input > 0, input, input * slope)  # (the slope's side at 0, as PyTorch)
 
 
 @_takes_inplace

@@ -853,15 +853,18 @@ class SELU(_Activation):
         super().__init__(inplace=inplace)
 
 
-class Softplus(_Activation):
-    _fn = staticmethod(F.softplus)
+class Softplus(Module):
+    """F.softplus(x, beta, threshold) (its attributes read at each call, as PyTorch's)."""
 
     def __init__(self, beta=1.0, threshold=20.0):
-        super().__init__(beta=beta)
-        self.threshold = threshold
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, x):
+        return F.softplus(x, self.beta, self.threshold)
 
     def extra_repr(self):
-        return f"beta={self._kwargs['beta']}, threshold={self.threshold}"
+        return f"beta={self.beta}, threshold={self.threshold}"
 
 
 class Mish(_Activation):
