@@ -415,3 +415,19 @@ def test_embedding_max_norm_and_scale_grad_by_freq():
     check(e.weight.grad, want, atol=1e-12)
     frozen = nn.Embedding(6, 3, _weight=gt.tensor(w), _freeze=True)
     assert not frozen.weight.requires_grad
+
+
+def test_zero_grad_set_to_none_false_zeroes_the_gradients_that_exist():
+    m = nn.Linear(2, 2)
+    opt = gt.optim.SGD(m.parameters(), lr=0.1)
+    m.weight.requires_grad_(True)
+    (m(gt.ones(1, 2)).sum()).backward()
+    g = m.weight.grad
+    for owner in (opt, m):
+        owner.zero_grad(set_to_none=False)
+        assert m.weight.grad is g and g.tolist() == [[0.0, 0.0], [0.0, 0.0]] and m.bias.grad.tolist() == [0.0, 0.0]
+    fresh = nn.Linear(2, 2)
+    fresh.zero_grad(set_to_none=False)
+    assert fresh.weight.grad is None  # (a parameter without a gradient keeps None, as PyTorch's)
+    opt.zero_grad()
+    assert m.weight.grad is None

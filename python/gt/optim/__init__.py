@@ -98,8 +98,15 @@ class Optimizer:
         return out + ")"
 
     def zero_grad(self, set_to_none=True):
+        """Drops every parameter's gradient (.grad None), or with set_to_none=False zeroes the
+        gradients that exist (a parameter without one keeps None), as PyTorch's."""
         for p in self.params:
-            p.grad = None
+            if set_to_none:
+                p.grad = None
+            elif p.grad is not None:
+                if p.grad.requires_grad:  # (a gradient made with create_graph: its graph goes)
+                    p.grad = p.grad.detach()
+                p.grad.zero_()
 
     def add_param_group(self, param_group):
         """Adds a group of parameters (a dict with 'params' and any hyper-parameters, the
