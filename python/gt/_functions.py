@@ -261,8 +261,13 @@ def stack(tensors, dim=0):
 
 
 @_method()
-def split(x, split_size_or_sections, dim=0):
-    """Pieces of `split_size` along `dim` (the last may be smaller), or of the listed sizes."""
+def split(x, split_size_or_sections=None, dim=0, *, split_size=None):
+    """Pieces of `split_size` along `dim` (the last may be smaller), or of the listed sizes
+    (torch.split's split_size_or_sections, or Tensor.split's split_size=)."""
+    if split_size is not None:
+        split_size_or_sections = split_size
+    if split_size_or_sections is None:
+        raise TypeError("split() missing required argument 'split_size_or_sections'")
     d = _dim(dim, x.ndim)
     n = x.shape[d]
     if isinstance(split_size_or_sections, builtins.int):

@@ -209,6 +209,9 @@ def _contract(s1, t1, s2, t2, keep, sizes):
         return T.reshape(t, math.prod(sizes[c] for c in first), math.prod(sizes[c] for c in second),
                          math.prod(sizes[c] for c in third))
 
+    if not summed and t1.dtype != t2.dtype:  # a product without a sum: PyTorch's mul, promoting
+        d = _dt.promote_types(t1.dtype, t2.dtype)
+        t1, t2 = T.cast(t1, d), T.cast(t2, d)
     a = arrange(s1, t1, batch, left, summed)
     b = arrange(s2, t2, batch, summed, right)
     product = T.matmul(a, b)  # (batch, left, right)

@@ -8,6 +8,8 @@ cast them (gt._tensor._small_int_op computes the rest through int32 casts).
 float16 and bfloat16 are stored at 16 bits and computed in float32 by every kernel (each op
 rounds its result once), as PyTorch's CUDA kernels do. NumPy has float16; bfloat16 arrays use
 the `ml_dtypes` package's NumPy type (`ml_dtypes.bfloat16`, installed with GT)."""
+import builtins as _builtins
+
 import numpy as np
 
 from . import _C
@@ -135,3 +137,62 @@ def promote_small(a, b):
     if {a, b} == {uint8, int8}:
         return int16
     return a if a.itemsize > b.itemsize else b
+
+
+def _category(d):
+    """0 bool, 1 integer, 2 floating point (PyTorch's promotion categories)."""
+    return 0 if d is bool else 2 if d.is_floating_point else 1
+
+
+def promote_types(type1, type2):
+    """The dtype an op on tensors of these two dtypes gives, as torch.promote_types: the higher
+    category (bool < integer < floating point) wins; within one, the wider dtype; float16 with
+    bfloat16 is float32, uint8 with int8 int16."""
+    a, b = resolve(type1), resolve(type2)
+    if a is b:
+        return a
+    ca, cb = _category(a), _category(b)
+    if ca != cb:
+        return a if ca > cb else b
+    if {a, b} == {float16, bfloat16}:
+        return float32
+    if {a, b} == {uint8, int8}:
+        return int16
+    return a if a.itemsize > b.itemsize else b
+
+
+def result_type(tensor1, tensor2):
+    """The dtype of an op on two operands (tensors or Python numbers), as torch.result_type: a
+    tensor with dimensions decides over a 0-d one, which decides over a number, unless the
+    lesser one is of a higher category (an integer tensor times 2.5 is the default float
+    dtype; times a 0-d float64 tensor, float64)."""
+    groups = [[], [], []]  # dtypes of tensors with dims, of 0-d tensors, of numbers
+    for x in (tensor1, tensor2):
+        if hasattr(x, "dtype") and hasattr(x, "ndim"):
+            groups[0 if x.ndim else 1].append(resolve(x.dtype))
+        elif isinstance(x, _builtins.bool):  # (bool, int and float name dtypes in this module)
+            groups[2].append(bool)
+        elif isinstance(x, _builtins.int):
+            groups[2].append(int64)
+        elif isinstance(x, _builtins.float):
+            groups[2].append(default_float())
+        else:
+            raise TypeError(f"result_type: expected a tensor or a number, got {type(x).__name__}")
+    result = None
+    for group in groups:
+        if not group:
+            continue
+        d = group[0]
+        for other in group[1:]:
+            d = promote_types(d, other)
+        if result is None:
+            result = d
+        elif _category(d) > _category(result):
+            result = d
+    return result
+
+
+def can_cast(from_, to):
+    """Whether PyTorch's casting rules allow `from_` to become `to` without a lower category
+    (floating point to integer, or integer to bool, is refused), as torch.can_cast."""
+    return _category(resolve(to)) >= _category(resolve(from_))

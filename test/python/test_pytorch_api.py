@@ -722,3 +722,34 @@ def test_grad_fn_names_are_pytorchs_for_composed_functions():
     loss = F.cross_entropy(x, labels)
     loss.backward()
     assert "grad_fn=<NllLossBackward0>" in repr(loss)
+
+
+def test_promote_types_result_type_can_cast_and_einsum_promotion():
+    assert gt.promote_types(gt.float32, gt.float64) == gt.float64
+    assert gt.promote_types(gt.int64, gt.float16) == gt.float16 and gt.promote_types(gt.uint8, gt.int8) == gt.int16
+    assert gt.promote_types(gt.bfloat16, gt.float16) == gt.float32 and gt.promote_types(gt.bool, gt.int32) == gt.int32
+    assert gt.result_type(gt.ones(1), gt.ones(1, dtype=gt.float64)) == gt.float64
+    assert gt.result_type(gt.ones(2, dtype=gt.int32), 2.5) == gt.float32  # a float number over an int tensor
+    assert gt.result_type(gt.ones(2), gt.tensor(1.0, dtype=gt.float64)) == gt.float32  # the 0-d one does not decide
+    assert gt.result_type(gt.ones(2, dtype=gt.int32), gt.tensor(1.0, dtype=gt.float64)) == gt.float64
+    assert gt.result_type(3, 4) == gt.int64
+    assert gt.can_cast(gt.float64, gt.float32) and not gt.can_cast(gt.float32, gt.int64)
+    assert not gt.can_cast(gt.int64, gt.bool) and gt.can_cast(gt.bool, gt.uint8)
+    # einsum without a summed letter is a product that promotes (mamba-minimal in float64 with a
+    # float32 tensor); with one it is a matrix product, which refuses mixed dtypes (as PyTorch's)
+    r = gt.einsum("bld,dn->bldn", gt.ones(1, 2, 3, dtype=gt.float64), gt.ones(3, 4))
+    assert r.dtype == gt.float64 and r.shape == (1, 2, 3, 4)
+    with pytest.raises(gt.DTypeError):
+        gt.einsum("ij,jk->ik", gt.ones(2, 3, dtype=gt.float64), gt.ones(3, 4))
+
+
+def test_split_size_keyword_and_clip_grad_norm_keywords():
+    x = gt.arange(12.0).reshape(2, 6)
+    assert [t.shape for t in x.split(split_size=[2, 4], dim=-1)] == [(2, 2), (2, 4)]
+    assert [t.shape for t in x.split(split_size=3, dim=1)] == [(2, 3), (2, 3)]
+    p = gt.nn.Parameter(gt.ones(3))
+    p.grad = gt.tensor([1.0, float("inf"), 2.0])
+    with pytest.raises(RuntimeError, match="total norm of order 2.0 .* is non-finite"):
+        gt.nn.utils.clip_grad_norm_([p], 1.0, error_if_nonfinite=True)
+    assert p.grad.tolist()[0] == 1.0  # not scaled
+    assert gt.nn.utils.clip_grad_norm_([p], 1.0, foreach=True).item() == float("inf")

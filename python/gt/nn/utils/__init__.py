@@ -2,6 +2,8 @@
 (torch.nn.utils); gt.nn.utils.rnn: padding and packing variable-length sequences;
 gt.nn.utils.parametrize and gt.nn.utils.parametrizations: tensors computed from others
 (weight_norm, spectral_norm); gt.nn.utils.prune: masks that zero out entries of a tensor."""
+import math
+
 from ... import _C
 from ... import _functions as T
 from ..._tensor import _foreach
@@ -12,12 +14,14 @@ from . import rnn  # noqa: F401 (torch.nn.utils.rnn)
 from . import parametrize, parametrizations, prune  # noqa: F401
 
 
-def clip_grad_norm_(parameters, max_norm, norm_type=2.0):
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """Scales every gradient by min(1, max_norm / (total_norm + 1e-6)), where total_norm is the
     norm of all gradients together (torch.nn.utils.clip_grad_norm_); returns total_norm (a 0-d
     tensor; nothing waits for it). `parameters`: a Tensor or an iterable of them (a generator
     too). The 2-norm of float32 gradients is computed as PyTorch's foreach path does: one call
-    into the client core per line for all the gradients, not a Python call per gradient."""
+    into the client core per line for all the gradients, not a Python call per gradient
+    (`foreach` is accepted and changes nothing). error_if_nonfinite=True reads the norm (a
+    wait) and raises RuntimeError, scaling nothing, when it is inf or NaN."""
     parameters = [parameters] if isinstance(parameters, T.Tensor) else list(parameters)
     grads = [p.grad for p in parameters if p.grad is not None]
     if not grads:
@@ -32,6 +36,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0):
             for rank, group in by_rank.items():
                 sums += _foreach("sum", group, axes=_C.normalize_axes([], rank), keepdims=False)
             total = T.sqrt(T.sum(T.stack(sums)))
+            _check_finite(total, norm_type, error_if_nonfinite)
             coef = T.clamp(max_norm / (total + 1e-6), max=1.0)
             scaled = iter(_foreach("mul", grads, coef))
             for p in parameters:
@@ -48,11 +53,19 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0):
                 s = T.sum(T.pow(T.abs(g if g.dtype == float64 else g.float()), norm_type))
                 total = s if total is None else total + s
             total = T.pow(total, 1.0 / norm_type)
+        _check_finite(total, norm_type, error_if_nonfinite)
         coef = T.clamp(max_norm / (total + 1e-6), max=1.0)
         for p in parameters:
             if p.grad is not None:
                 p.grad = p.grad * T.cast(coef, p.grad.dtype)
     return total
+
+
+def _check_finite(total, norm_type, error_if_nonfinite):
+    if error_if_nonfinite and not math.isfinite(total.item()):
+        raise RuntimeError(f"The total norm of order {float(norm_type)} for gradients from `parameters` is non-finite, "
+                           "so it cannot be clipped. To disable this error and scale the gradients by the non-finite "
+                           "norm anyway, set `error_if_nonfinite=False`")
 
 
 def clip_grad_value_(parameters, clip_value):
