@@ -221,3 +221,21 @@ def test_pack_and_pad_round_trip_and_errors():
         pack_padded_sequence(gt.tensor(x), [4, 0, 1])
     with pytest.raises(ValueError, match="total_length"):
         pad_packed_sequence(p, total_length=2)
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+def test_an_rnn_unpickled_from_pytorchs_state_runs(kind):
+    # PyTorch's pickled RNNs name their parameters by layer and direction as `_all_weights`
+    # (GT's own pickles carry `_flat_names`); an LSTM torch.save'd by PyTorch failed on its first
+    # forward with "'LSTM' object has no attribute '_flat_names'" (word_language_model's generate.py).
+    m = getattr(gt.nn, kind)(4, 5, num_layers=2, bidirectional=True)
+    x = gt.randn(3, 2, 4)
+    for names in ("_all_weights", None):
+        state = dict(m.__dict__)
+        flat = state.pop("_flat_names")
+        if names:
+            state[names] = [tuple(n) for n in flat]
+        twin = type(m).__new__(type(m))
+        twin.__setstate__(state)
+        assert twin._flat_names == flat
+        np.testing.assert_array_equal(twin(x)[0].numpy(), m(x)[0].numpy())

@@ -160,6 +160,18 @@ class _RNNBase(Module):
                 self._flat_names.append(names)
         self.reset_parameters()
 
+    def __setstate__(self, state):
+        """A pickled RNN, GT's or PyTorch's: PyTorch's lists its parameters' names by layer and
+        direction as `_all_weights` (GT's `_flat_names`)."""
+        self.__dict__.update(state)
+        if "_flat_names" not in state:
+            names = state.get("_all_weights")
+            if names is None:  # (neither: by PyTorch's naming, from the parameters themselves)
+                params = list(self._parameters)
+                names = [[n for n in params if n.split("_", 2)[2] == f"l{layer}{suffix}"]
+                         for layer in range(self.num_layers) for suffix in ([""] + (["_reverse"] if self.bidirectional else []))]
+            self._flat_names = [list(n) for n in names]
+
     def reset_parameters(self):
         bound = 1.0 / math.sqrt(self.hidden_size)
         for p in self.parameters():
