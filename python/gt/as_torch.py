@@ -121,7 +121,7 @@ def main(argv=None):
         return 2
     sys.argv = argv
     sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))  # as `python script.py`: its folder, not the cwd
-    runpy.run_path(argv[0], run_name="__main__")
+    runpy.run_path(os.path.abspath(argv[0]), run_name="__main__")  # (__file__ absolute, as python's)
     return 0
 
 

@@ -598,6 +598,11 @@ def test_constants_none_comparisons_and_as_torch_script_folder(tmp_path):
                          text=True, timeout=120, cwd="/")
     assert out.returncode == 0, out.stderr[-2000:]
     assert "value 7 -inf True" in out.stdout
+    # a relative script path: __file__ is absolute, as python's (paths built from it work anywhere)
+    (tmp_path / "where.py").write_text("print(__file__)\n")
+    rel = subprocess.run([sys.executable, "-m", "gt.as_torch", "where.py"], capture_output=True, text=True,
+                         timeout=120, cwd=str(tmp_path))
+    assert rel.returncode == 0 and rel.stdout.strip() == str(tmp_path / "where.py"), rel.stderr[-2000:]
     missing = subprocess.run([sys.executable, "-m", "gt.as_torch", str(tmp_path / "nope.py")], capture_output=True,
                              text=True, timeout=60)
     assert missing.returncode == 2 and "can't open file" in missing.stderr and "Traceback" not in missing.stderr
