@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from . import autograd as _ag
 from . import dtypes as _dt
 from . import _functions as T
 from ._tensor import Tensor, _method, _dim, _next_seed, _op
@@ -69,7 +70,27 @@ def fmod(x, other):
 
 @_method()
 def expm1(x):
-    return T.exp(_float(x)) - 1.0
+    """e^x - 1, accurate near 0 (exp(x) - 1 loses every digit below about 1e-7 in float32):
+    with u = e^x, (u - 1) x / log(u), whose rounding errors cancel (Kahan's trick; Higham,
+    Accuracy and Stability of Numerical Algorithms, 2002, sec. 1.14.1); x itself where u == 1.
+    Gradient e^x."""
+    return _Expm1.apply(_float(x))
+
+
+class _Expm1(_ag.Function):
+    @staticmethod
+    def forward(ctx, x):
+        u = T.exp(x)
+        um1 = u - 1.0
+        exact = T.logical_or(T.isinf(u), um1 == -1.0)  # (inf, and -1 where u underflowed to 0)
+        y = T.where(u == 1.0, x, T.where(exact, um1, um1 * x / T.log(u)))
+        ctx.save_for_backward(u)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (u,) = ctx.saved_tensors
+        return g * u
 
 
 @_method()
