@@ -199,3 +199,18 @@ def test_gradients_at_kinks_and_zero_are_pytorchs():
     y.sum().backward()
     assert y.tolist()[1] == 6.0 and x.grad.tolist() == [1 / (1 + np.exp(-4.0)), 1.0]
     assert F.softplus(x, beta=2, threshold=1).tolist()[1] == 6.0
+
+
+def test_adaptive_max_pool_gives_a_tied_windows_gradient_to_its_first_maximum():
+    # as PyTorch's (and GT's max_pool): the first maximum in row-major order, not shared
+    F = gt.nn.functional
+    x = gt.tensor([[[1.0, 3.0, 3.0, 0.0]]], requires_grad=True)
+    F.adaptive_max_pool1d(x, 1).sum().backward()
+    assert x.grad.tolist() == [[[0.0, 1.0, 0.0, 0.0]]]
+    x = gt.tensor([[[[0.0, 5.0], [5.0, 1.0]]]], requires_grad=True)
+    F.adaptive_max_pool2d(x, 1).sum().backward()
+    assert x.grad.flatten().tolist() == [0.0, 1.0, 0.0, 0.0]
+    x = gt.tensor([[[[0.0, 5.0, 5.0], [5.0, 1.0, 5.0], [2.0, 5.0, 0.0]]]], requires_grad=True)
+    y = F.adaptive_max_pool2d(x, (2, 2))
+    y.sum().backward()
+    assert y.flatten().tolist() == [5.0] * 4 and x.grad.flatten().tolist() == [0, 2, 0, 1, 0, 1, 0, 0, 0]

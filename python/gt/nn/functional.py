@@ -926,13 +926,16 @@ def _adaptive_bounds(size, out):
     return [((i * size) // out, -(-((i + 1) * size) // out)) for i in range(out)]
 
 
-def _adaptive_pool(input, n, output_size, reduce, name):
+def _adaptive_pool(input, n, output_size, reduce, name, last_axis_first=False):
     x, unbatched = _batched(input, n, name)
     sizes = _ntuple(output_size, n, "output_size") if not isinstance(output_size, (tuple, list)) or \
         None not in output_size else tuple(x.shape[2 + i] if o is None else int(o) for i, o in enumerate(output_size))
     if any(o <= 0 for o in sizes):
         raise ValueError(f"{name}: output_size must be positive, got {sizes}")
-    for i in range(n):  # one axis at a time: both the mean and the max over a box are separable
+    # One axis at a time: both the mean and the max over a box are separable. A max goes from the
+    # last axis to the first, each keeping its first maximum, so that a tied window's gradient
+    # reaches its first maximum in row-major order, as PyTorch's.
+    for i in (reversed(range(n)) if last_axis_first else range(n)):
         d, size, o = 2 + i, x.shape[2 + i], sizes[i]
         if size == o:
             continue
@@ -962,7 +965,12 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     """Maximum over the windows of adaptive_avg_pool2d (return_indices is not supported)."""
     if return_indices:
         raise NotImplementedError("adaptive_max_pool2d: return_indices=True is not supported by GT")
-    return _adaptive_pool(input, 2, output_size, lambda t, d: T.amax(t, d), "adaptive_max_pool2d")
+    return _adaptive_pool(input, 2, output_size, _first_max, "adaptive_max_pool2d", last_axis_first=True)
+
+
+def _first_max(t, d):
+    """The maximum along axis d, its gradient to the first maximum (amax would share it)."""
+    return T.max(t, d).values
 
 
 # ---------------------------------------------------------------- normalization over channels
@@ -1383,7 +1391,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     """Maximum over the windows of adaptive_avg_pool1d (return_indices is not supported)."""
     if return_indices:
         raise NotImplementedError("adaptive_max_pool1d: return_indices=True is not supported by GT")
-    return _adaptive_pool(input, 1, output_size, lambda t, d: T.amax(t, d), "adaptive_max_pool1d")
+    return _adaptive_pool(input, 1, output_size, _first_max, "adaptive_max_pool1d")
 
 
 # ---------------------------------------------------------------- more losses
