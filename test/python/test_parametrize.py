@@ -138,3 +138,37 @@ def test_special_functions_match_their_definitions():
     np.testing.assert_allclose(S.log_softmax(t, 0).numpy(), x - np.log(np.exp(x).sum()), rtol=1e-12)
     np.testing.assert_allclose(S.softmax(t, 0, dtype=gt.float32).numpy(), np.exp(x) / np.exp(x).sum(), rtol=1e-6)
     assert not hasattr(S, "airy_ai")  # not provided: missing, not wrong
+
+
+def test_registering_evaluates_the_parametrization_and_refuses_a_new_shape_or_dtype():
+    # as PyTorch's: the parametrizations tutorial's Noisy module prints at registration, and a
+    # parametrization that changes the tensor's shape is refused (unless unsafe=True)
+    import gt.nn.utils.parametrize as P
+    calls = []
+
+    class Noisy(gt.nn.Module):
+        def forward(self, X):
+            calls.append(1)
+            return X
+
+    layer = gt.nn.Linear(4, 4)
+    P.register_parametrization(layer, "weight", Noisy())
+    assert calls == [1]
+
+    class Half(gt.nn.Module):
+        def forward(self, X):
+            return X[:2]
+
+    class Double(gt.nn.Module):
+        def forward(self, X):
+            return X.double()
+
+    for bad, what in ((Half(), "shape"), (Double(), "dtype")):
+        fresh = gt.nn.Linear(4, 4)
+        weight = fresh.weight
+        with pytest.raises(ValueError, match=f"may not change the {what} of the tensor"):
+            P.register_parametrization(fresh, "weight", bad)
+        assert fresh.weight is weight and not P.is_parametrized(fresh)  # left as it was
+        with pytest.raises(ValueError, match=f"may not change the {what}"):
+            P.register_parametrization(layer, "weight", bad)  # appended to a list: checked too
+    assert P.register_parametrization(gt.nn.Linear(4, 4), "weight", Half(), unsafe=True).weight.shape == (2, 4)

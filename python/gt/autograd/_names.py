@@ -163,6 +163,7 @@ _NAMES = [
     ("gt", "amin", "AminBackward0"), ("Tensor", "amin", "AminBackward0"),
     ("gt", "std", "StdBackward0"), ("Tensor", "std", "StdBackward0"),
     ("gt", "var", "VarBackward0"), ("Tensor", "var", "VarBackward0"),
+    ("gt", "dist", "DistBackward0"), ("Tensor", "dist", "DistBackward0"),
     ("gt", "logsumexp", "LogsumexpBackward0"), ("Tensor", "logsumexp", "LogsumexpBackward0"),
     ("gt", "norm", _vector_norm), ("Tensor", "norm", _vector_norm),
     ("linalg", "vector_norm", "LinalgVectorNormBackward0"),

@@ -105,9 +105,15 @@ def _property(name):
 def register_parametrization(module, tensor_name, parametrization, *, unsafe=False):
     """Parametrizes `module.<tensor_name>` (a parameter or buffer) by `parametrization` (a
     Module whose forward maps the stored tensor(s) to the value; an optional `right_inverse`
-    maps a value back). A second call for the same tensor appends to its list. Returns module.
-    Raises ValueError when the module has no such parameter or buffer."""
+    maps a value back). A second call for the same tensor appends to its list. Unless `unsafe`,
+    the parametrization is evaluated once here, as PyTorch's does, and must keep the tensor's
+    shape and dtype. Returns module. Raises ValueError when the module has no such parameter or
+    buffer, or when the parametrization changes the shape or dtype or returns no tensor."""
     if is_parametrized(module, tensor_name):
+        if not unsafe:
+            with no_grad():
+                before = getattr(module, tensor_name)
+                _check_unchanged(before, parametrization(before))
         module.parametrizations[tensor_name].append(parametrization)
         return module
     if tensor_name in module._parameters:
@@ -118,13 +124,30 @@ def register_parametrization(module, tensor_name, parametrization, *, unsafe=Fal
         raise ValueError(f"Module '{module}' does not have a parameter, a buffer, or a parametrized element with "
                          f"name '{tensor_name}'")
     module.__dict__.pop(tensor_name, None)
-    plist = ParametrizationList([parametrization], original, unsafe=unsafe)
+    try:
+        plist = ParametrizationList([parametrization], original, unsafe=unsafe)
+        if not unsafe:
+            with no_grad():
+                _check_unchanged(original, plist())
+    except Exception:  # the module as it was
+        (module._parameters if isinstance(original, Parameter) else module._buffers)[tensor_name] = original
+        raise
     if not hasattr(module, "parametrizations") or not isinstance(module.__dict__.get("parametrizations"), ModuleDict):
         module.parametrizations = ModuleDict()
         module.__class__ = _parametrized_class(module)
     module.parametrizations[tensor_name] = plist
     setattr(module.__class__, tensor_name, _property(tensor_name))
     return module
+
+
+def _check_unchanged(original, value):
+    """PyTorch's checks of a parametrization's value at registration (ValueError)."""
+    if not isinstance(value, T.Tensor):
+        raise ValueError(f"A parametrization must return a tensor. Got {type(value).__name__}.")
+    for what, a, b in (("dtype", original.dtype, value.dtype), ("shape", original.shape, value.shape)):
+        if a != b:
+            raise ValueError(f"Registering a parametrization may not change the {what} of the tensor, unless `unsafe` "
+                             f"flag is enabled.\nunparametrized {what}: {a}\nparametrized {what}: {b}")
 
 
 def is_parametrized(module, tensor_name=None):
