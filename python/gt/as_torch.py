@@ -93,6 +93,8 @@ def install():
     (torch.float32, torch.Size([2, 3])) instead of gt.float32, gt.Size([2, 3])."""
     from . import dtypes
     dtypes.package[0] = "torch"
+    gt.Tensor.__module__ = "torch"  # type(x) prints <class 'torch.Tensor'>, as PyTorch's
+    gt.nn.Parameter.__module__ = "torch.nn.parameter"
     if not any(isinstance(f, _TorchIsGT) for f in sys.meta_path):
         sys.meta_path.insert(0, _TorchIsGT())
     import multiprocessing.spawn as spawn

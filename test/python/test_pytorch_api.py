@@ -758,3 +758,10 @@ def test_split_size_keyword_and_clip_grad_norm_keywords():
         gt.nn.utils.clip_grad_norm_([p], 1.0, error_if_nonfinite=True)
     assert p.grad.tolist()[0] == 1.0  # not scaled
     assert gt.nn.utils.clip_grad_norm_([p], 1.0, foreach=True).item() == float("inf")
+
+
+def test_types_print_as_torchs_under_as_torch(tmp_path):
+    (tmp_path / "types.py").write_text("import torch\nprint(type(torch.ones(1)), type(torch.nn.Parameter(torch.ones(1))))\n")
+    out = subprocess.run([sys.executable, "-m", "gt.as_torch", str(tmp_path / "types.py")], capture_output=True,
+                         text=True, timeout=120)
+    assert out.stdout.strip() == "<class 'torch.Tensor'> <class 'torch.nn.parameter.Parameter'>", out.stderr[-2000:]

@@ -52,6 +52,12 @@ def test_mnist_reads_idx_files_and_transforms_them(tmp_path, compress):
     np.testing.assert_allclose(x.numpy()[0], (images["t10k"][2] / 255.0 - 0.1307) / 0.3081, rtol=1e-5, atol=1e-6)
     xb, yb = next(iter(gt.utils.data.DataLoader(test, batch_size=4)))
     assert xb.shape == (4, 1, 28, 28) and yb.tolist() == [int(v) + 100 for v in labels["t10k"][:4]]
+    # printed as torchvision prints them (the tutorials show these)
+    assert repr(tf) == "Compose(\n    ToTensor()\n    Normalize(mean=(0.1307,), std=(0.3081,))\n)"
+    assert repr(datasets.MNIST(str(tmp_path), train=False, transform=transforms.ToTensor())) == (
+        f"Dataset MNIST\n    Number of datapoints: 5\n    Root location: {tmp_path}\n    Split: Test\n"
+        "    StandardTransform\nTransform: ToTensor()")
+    assert repr(ds) == f"Dataset MNIST\n    Number of datapoints: 12\n    Root location: {tmp_path}\n    Split: Train"
 
 
 def test_mnist_data_and_targets_are_tensors_and_can_be_replaced(tmp_path):

@@ -34,12 +34,35 @@ def read_idx(path):
     return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(shape)
 
 
+def _transforms_repr(transform, target_transform):
+    """torchvision's StandardTransform repr (its first line is indented in a dataset's, the rest not)."""
+    lines = ["StandardTransform"]
+    for head, t in (("Transform: ", transform), ("Target transform: ", target_transform)):
+        if t is not None:
+            text = repr(t).splitlines()
+            lines += [head + text[0]] + [" " * len(head) + line for line in text[1:]]
+    return "\n".join(lines)
+
+
 class VisionDataset(Dataset):
     """A dataset of (image, target) with optional `transform` and `target_transform`."""
 
     def __init__(self, root, transform=None, target_transform=None):
         self.root = os.path.expanduser(str(root))
         self.transform, self.target_transform = transform, target_transform
+
+    def __repr__(self):
+        """torchvision's: the class, size, root, extra_repr() and the transforms, one per line."""
+        body = [f"Number of datapoints: {len(self)}"]
+        if self.root is not None:
+            body.append(f"Root location: {self.root}")
+        body += self.extra_repr().splitlines()
+        if self.transform is not None or self.target_transform is not None:
+            body.append(_transforms_repr(self.transform, self.target_transform))
+        return "\n".join([f"Dataset {type(self).__name__}"] + ["    " + line for line in body])
+
+    def extra_repr(self):
+        return ""
 
     def _apply(self, image, target):
         if self.transform is not None:
@@ -81,6 +104,9 @@ class MNIST(VisionDataset):
         if len(self._arrays["data"]) != len(self._arrays["targets"]):
             raise ValueError(f"{type(self).__name__}: {len(self._arrays['data'])} images but "
                              f"{len(self._arrays['targets'])} labels")
+
+    def extra_repr(self):
+        return f"Split: {'Train' if self.train is True else 'Test'}"
 
     def _tensor(self, name):
         if name not in self._tensors:
@@ -174,6 +200,9 @@ class CIFAR10(VisionDataset):
 
     def __getitem__(self, index):
         return self._apply(_pil().fromarray(self.data[index]), self.targets[index])
+
+    def extra_repr(self):
+        return f"Split: {'Train' if self.train is True else 'Test'}"
 
 
 class CIFAR100(CIFAR10):

@@ -55,7 +55,7 @@ class Compose:
         return img
 
     def __repr__(self):
-        return "Compose(" + ", ".join(repr(t) for t in self.transforms) + ")"
+        return "Compose(" + "".join(f"\n    {t}" for t in self.transforms) + "\n)"  # (torchvision's)
 
 
 class Lambda:
@@ -125,8 +125,9 @@ class Normalize:
     Normalize. Raises ValueError for a zero std."""
 
     def __init__(self, mean, std, inplace=False):
-        self.mean, self.std = list(np.atleast_1d(mean).astype(float)), list(np.atleast_1d(std).astype(float))
-        if any(s == 0 for s in self.std):
+        self.mean, self.std, self.inplace = mean, std, inplace  # as given (torchvision's repr shows them)
+        self._mean, self._std = list(np.atleast_1d(mean).astype(float)), list(np.atleast_1d(std).astype(float))
+        if any(s == 0 for s in self._std):
             raise ValueError(f"std evaluated to zero after conversion to float, leading to division by zero: {std}")
         self._consts = None
 
@@ -134,13 +135,13 @@ class Normalize:
         if not isinstance(tensor, T.Tensor) or not tensor.dtype.is_floating_point:
             raise TypeError(f"Normalize expects a floating-point gt Tensor (use ToTensor first), got "
                             f"{getattr(tensor, 'dtype', type(tensor).__name__)}")
-        if len(self.mean) == 1:  # one number for every channel: no broadcast tensor needed
-            return (tensor - self.mean[0]) / self.std[0]
+        if len(self._mean) == 1:  # one number for every channel: no broadcast tensor needed
+            return (tensor - self._mean[0]) / self._std[0]
         c = tensor.shape[-3]
         if self._consts is None or self._consts[0].dtype != tensor.dtype:
             shape = (c, 1, 1)
-            mean = T.tensor(np.broadcast_to(np.asarray(self.mean), (c,)).reshape(shape), dtype=tensor.dtype)
-            std = T.tensor(np.broadcast_to(np.asarray(self.std), (c,)).reshape(shape), dtype=tensor.dtype)
+            mean = T.tensor(np.broadcast_to(np.asarray(self._mean), (c,)).reshape(shape), dtype=tensor.dtype)
+            std = T.tensor(np.broadcast_to(np.asarray(self._std), (c,)).reshape(shape), dtype=tensor.dtype)
             self._consts = (mean, std)
         return (tensor - self._consts[0]) / self._consts[1]
 
@@ -150,8 +151,8 @@ class Normalize:
         if a.dtype.kind != "f":
             raise TypeError(f"Normalize expects a floating-point image (use ToTensor first), got {a.dtype}")
         c = a.shape[-3]
-        mean = np.broadcast_to(np.asarray(self.mean, a.dtype), (c,)).reshape(c, 1, 1)
-        std = np.broadcast_to(np.asarray(self.std, a.dtype), (c,)).reshape(c, 1, 1)
+        mean = np.broadcast_to(np.asarray(self._mean, a.dtype), (c,)).reshape(c, 1, 1)
+        std = np.broadcast_to(np.asarray(self._std, a.dtype), (c,)).reshape(c, 1, 1)
         return T.tensor(np.ascontiguousarray((a - mean) / std))
 
     def __repr__(self):
