@@ -216,3 +216,19 @@ def test_scaled_dot_product_attention_takes_dropout_p():
     # the first query sees only itself: its weight 1 is dropped (0) or scaled to 2
     first = dropped.numpy()[:, :, 0] / plain.numpy()[:, :, 0]
     assert set(np.round(first.ravel(), 4)) <= {0.0, 2.0}
+
+
+def test_transformer_encoder_warns_as_pytorchs_about_nested_tensors():
+    # PyTorch's warning, printed by word_language_model and the transformer tutorial (GT has no
+    # nested tensors; use_nested_tensor says what PyTorch's would)
+    import warnings
+    with pytest.warns(UserWarning, match=r"because encoder_layer.self_attn.batch_first was not True\(use batch_first"):
+        enc = gt.nn.TransformerEncoder(gt.nn.TransformerEncoderLayer(8, 2, 16), 2)
+    assert enc.use_nested_tensor is False
+    with pytest.warns(UserWarning, match="because encoder_layer.norm_first was True"):
+        gt.nn.TransformerEncoder(gt.nn.TransformerEncoderLayer(8, 2, 16, batch_first=True, norm_first=True), 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        enc = gt.nn.TransformerEncoder(gt.nn.TransformerEncoderLayer(8, 2, 16, batch_first=True), 1)
+        gt.nn.TransformerEncoder(gt.nn.TransformerEncoderLayer(8, 2, 16), 1, enable_nested_tensor=False)
+    assert enc.use_nested_tensor is True

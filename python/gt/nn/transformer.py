@@ -8,6 +8,7 @@ embedding. Inputs are (L, N, E) unless batch_first=True ((N, L, E)); MultiheadAt
 takes unbatched (L, E) inputs.
 """
 import copy
+import warnings
 import math
 
 from .. import _functions as T
@@ -236,6 +237,24 @@ class TransformerDecoderLayer(Module):
         return self.norm3(x + self._ff(x))
 
 
+def _why_not_nested(layer):
+    """Why PyTorch's TransformerEncoder would not use nested tensors with this layer ("" if it would)."""
+    if not isinstance(layer, TransformerEncoderLayer):
+        return f"encoder_layer was not {TransformerEncoderLayer.__name__}"
+    attn = layer.self_attn
+    for bad, why in ((layer.norm_first, "norm_first was True"),
+                     (not attn.batch_first, "self_attn.batch_first was not True(use batch_first for better "
+                                            "inference performance)"),
+                     (not attn._qkv_same_embed_dim, "self_attn._qkv_same_embed_dim was not True"),
+                     (attn.in_proj_bias is None, "self_attn was passed bias=False"),
+                     (not layer.activation_relu_or_gelu, "activation_relu_or_gelu was not True"),
+                     (layer.norm1.eps != layer.norm2.eps, "norm1.eps was not equal to encoder_layer.norm2.eps"),
+                     (attn.num_heads % 2 == 1, "self_attn.num_heads is odd")):
+        if bad:
+            return "encoder_layer." + why
+    return ""
+
+
 class TransformerEncoder(Module):
     """`num_layers` copies of `encoder_layer` (deep copies: their own parameters) applied in
     turn, then `norm` if given."""
@@ -244,6 +263,14 @@ class TransformerEncoder(Module):
         super().__init__()
         self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
         self.num_layers, self.norm = num_layers, norm
+        # GT has no nested tensors; PyTorch's warning (and use_nested_tensor) where its fast path
+        # would not take them either, so a script prints what it prints under PyTorch
+        why = _why_not_nested(encoder_layer)
+        self.enable_nested_tensor = enable_nested_tensor
+        self.use_nested_tensor = enable_nested_tensor and not why
+        if enable_nested_tensor and why:
+            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False because {why}",
+                          stacklevel=2)
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         x = src
