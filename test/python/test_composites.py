@@ -317,5 +317,6 @@ def test_float32_tanh_is_within_two_ulp_and_saturates_only_where_float32_does():
     y.sum().backward()
     assert y.tolist()[:2] == [np.float32(1 - 2 ** -22), np.float32(1 - 2 ** -24)] and y.tolist()[2] == 1.0
     assert z.grad.tolist()[0] == pytest.approx(4.77e-7, rel=0.01)
-    ends = gt.tanh(gt.tensor([float("inf"), -float("inf"), float("nan"), 0.0])).tolist()
+    ends = gt.tanh(gt.tensor([float("inf"), -float("inf"), float("nan"), 0.0, -0.0])).tolist()
     assert ends[:2] == [1.0, -1.0] and np.isnan(ends[2]) and ends[3] == 0.0
+    assert np.signbit(ends[4]) and not np.signbit(ends[3])  # tanh(-0) is -0

@@ -46,6 +46,7 @@ struct AccurateTanh : OpRewritePattern<math::TanhOp> {
     Value x = op.getOperand();
     Value negative = rewriter.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, x, constant(0.0f));
     Value abs = rewriter.create<arith::SelectOp>(loc, negative, rewriter.create<arith::NegFOp>(loc, x), x);
+    // (t below is >= 0, or NaN: x's sign is put on it last)
     Value a = rewriter.create<arith::MinimumFOp>(loc, abs, constant(9.1f)); // (NaN stays NaN)
     // From 0.55 on, 1 - 2 / (e^(2a) + 1): tanh >= 0.5 there, and its last bits come from the
     // small quotient (so it is 1 only where float32's tanh is)
@@ -63,7 +64,15 @@ struct AccurateTanh : OpRewritePattern<math::TanhOp> {
                                                  rewriter.create<arith::DivFOp>(loc, constant(2.0f), ep1));
     Value near0 = rewriter.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, a, constant(0.55f));
     Value t = rewriter.create<arith::SelectOp>(loc, near0, small, large);
-    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, negative, rewriter.create<arith::NegFOp>(loc, t), t);
+    // x's sign bit on t (tanh(-0) is -0): t | (x & 0x80000000), as integers
+    Type bits = rewriter.getI32Type();
+    if (auto vector = dyn_cast<VectorType>(type)) bits = vector.clone(bits);
+    TypedAttr signBit = rewriter.getI32IntegerAttr(int32_t(0x80000000u));
+    if (auto vector = dyn_cast<VectorType>(bits)) signBit = DenseElementsAttr::get(vector, signBit);
+    Value sign = rewriter.create<arith::AndIOp>(loc, rewriter.create<arith::BitcastOp>(loc, bits, x),
+                                                rewriter.create<arith::ConstantOp>(loc, signBit));
+    Value signedT = rewriter.create<arith::OrIOp>(loc, rewriter.create<arith::BitcastOp>(loc, bits, t), sign);
+    rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, type, signedT);
     return success();
   }
 };
