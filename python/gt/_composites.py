@@ -84,13 +84,13 @@ class _Expm1(_ag.Function):
         um1 = u - 1.0
         exact = T.logical_or(T.isinf(u), um1 == -1.0)  # (inf, and -1 where u underflowed to 0)
         y = T.where(u == 1.0, x, T.where(exact, um1, um1 * x / T.log(u)))
-        ctx.save_for_backward(u)
+        ctx.save_for_backward(x)
         return y
 
     @staticmethod
     def backward(ctx, g):
-        (u,) = ctx.saved_tensors
-        return g * u
+        (x,) = ctx.saved_tensors
+        return g * T.exp(x)  # (from x, so that create_graph differentiates it again)
 
 
 @_method()

@@ -199,6 +199,11 @@ def test_gradients_at_kinks_and_zero_are_pytorchs():
     y.sum().backward()
     assert y.tolist()[1] == 6.0 and x.grad.tolist() == [1 / (1 + np.exp(-4.0)), 1.0]
     assert F.softplus(x, beta=2, threshold=1).tolist()[1] == 6.0
+    x = gt.tensor([0.5, -1.0, 0.0], dtype=gt.float64, requires_grad=True)  # twice: sigmoid'
+    (g,) = gt.autograd.grad(F.softplus(x).sum(), x, create_graph=True)
+    (h,) = gt.autograd.grad(g.sum(), x)
+    s = 1 / (1 + np.exp(-np.array([0.5, -1.0, 0.0])))
+    np.testing.assert_allclose(h.numpy(), s * (1 - s), rtol=1e-12)
 
 
 def test_adaptive_max_pool_gives_a_tied_windows_gradient_to_its_first_maximum():

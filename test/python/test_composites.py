@@ -302,6 +302,9 @@ def test_expm1_is_accurate_near_zero_and_at_the_ends():
     x = gt.tensor([0.0, 1e-7, 2.0], dtype=gt.float64, requires_grad=True)
     gt.expm1(x).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), np.exp([0.0, 1e-7, 2.0]), rtol=1e-12)
+    (g,) = gt.autograd.grad(gt.expm1(x).sum(), x, create_graph=True)  # and again: e^x
+    (h,) = gt.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(h.numpy(), np.exp([0.0, 1e-7, 2.0]), rtol=1e-12)
 
 
 def test_float32_tanh_is_within_two_ulp_and_saturates_only_where_float32_does():
