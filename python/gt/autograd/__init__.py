@@ -108,6 +108,19 @@ class inference_mode(_grad_mode):
         return wrapper
 
 
+def _zero_grads(params, set_to_none=True):
+    """Module.zero_grad and Optimizer.zero_grad: every parameter's .grad None, or with
+    set_to_none=False the gradients that exist zeroed in place (a parameter without one keeps
+    None; a gradient made with create_graph loses its graph first), as PyTorch's."""
+    for p in params:
+        if set_to_none:
+            p.grad = None
+        elif p.grad is not None:
+            if p.grad.requires_grad:
+                p.grad = p.grad.detach()
+            p.grad.zero_()
+
+
 def is_inference_mode_enabled():
     """Whether code runs inside `with gt.inference_mode():` (torch.is_inference_mode_enabled)."""
     return inference_mode._depth[0]

@@ -386,13 +386,7 @@ class Module:
     def zero_grad(self, set_to_none=True):
         """Drops every parameter's gradient (.grad None), or with set_to_none=False zeroes the
         gradients that exist (a parameter without one keeps None), as PyTorch's."""
-        for p in self.parameters():
-            if set_to_none:
-                p.grad = None
-            elif p.grad is not None:
-                if p.grad.requires_grad:  # (a gradient made with create_graph: its graph goes)
-                    p.grad = p.grad.detach()
-                p.grad.zero_()
+        _ag._zero_grads(self.parameters(), set_to_none)
 
     def requires_grad_(self, requires_grad=True):
         for p in self.parameters():

@@ -32,7 +32,7 @@ from .. import _functions as T
 from .. import _runtime
 from .. import dtypes as _dt
 from .._tensor import _foreach
-from ..autograd import no_grad
+from ..autograd import no_grad, _zero_grads
 from . import lr_scheduler, swa_utils  # noqa: E402
 
 
@@ -100,13 +100,7 @@ class Optimizer:
     def zero_grad(self, set_to_none=True):
         """Drops every parameter's gradient (.grad None), or with set_to_none=False zeroes the
         gradients that exist (a parameter without one keeps None), as PyTorch's."""
-        for p in self.params:
-            if set_to_none:
-                p.grad = None
-            elif p.grad is not None:
-                if p.grad.requires_grad:  # (a gradient made with create_graph: its graph goes)
-                    p.grad = p.grad.detach()
-                p.grad.zero_()
+        _zero_grads(self.params, set_to_none)
 
     def add_param_group(self, param_group):
         """Adds a group of parameters (a dict with 'params' and any hyper-parameters, the
