@@ -12,8 +12,8 @@ convolutions built on them) cast float32/float64 operands to the autocast dtype 
 result in it; the ops on PyTorch's float32 lists for the autocast's device type (the losses,
 and on "cuda" also softmax, normalizations, sums, exp/log/pow...: _CPU, _CUDA below) cast
 float16/bfloat16 operands to float32; every other op follows ordinary type promotion (a float32
-bias added to a bfloat16 product gives float32). The gradients flow back through the casts to float32
-parameters. GT's kernels compute float16 and bfloat16 in float32 and round once per op, so on
+bias added to a bfloat16 product gives float32). The gradients flow back through the casts to
+float32 parameters. GT's kernels compute float16 and bfloat16 in float32 and round once per op, so on
 CPU workers autocast saves memory and traffic, not arithmetic.
 """
 import contextlib

@@ -85,10 +85,6 @@ def _vector_norm(args, kwargs):
     return "LinalgVectorNormBackward0" if p is None or isinstance(p, (int, float)) else None
 
 
-def _dropout(args, kwargs):
-    return "MulBackward0"  # (p=0 or eval: the input itself comes back, keeping its own node)
-
-
 def _getitem(args, kwargs):
     """PyTorch indexes left to right: the last basic index names the node (an int Select, a
     slice Slice, None Unsqueeze); a tensor, list, array or bool index makes it Index."""
@@ -135,7 +131,7 @@ _NAMES = [
     ("F", "binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0"),
     ("F", "smooth_l1_loss", "SmoothL1LossBackward0"), ("F", "huber_loss", "HuberLossBackward0"),
     # layers
-    ("F", "linear", _linear), ("F", "embedding", "EmbeddingBackward0"), ("F", "dropout", _dropout),
+    ("F", "linear", _linear), ("F", "embedding", "EmbeddingBackward0"), ("F", "dropout", "MulBackward0"),
     ("F", "layer_norm", "NativeLayerNormBackward0"), ("F", "group_norm", "NativeGroupNormBackward0"),
     ("F", "batch_norm", "NativeBatchNormBackward0"), ("F", "pad", _pad), ("F", "interpolate", _interpolate),
     ("F", "max_pool1d", "SqueezeBackward1"), ("F", "max_pool2d", "MaxPool2DWithIndicesBackward0"),
