@@ -118,6 +118,69 @@ def test_nearest_interpolate_upsample_and_errors():
         F.interpolate(gt.tensor(x), scale_factor=2, align_corners=True)
 
 
+def bicubic_ref(x, out, align_corners):
+    """PyTorch's upsample_bicubic2d written directly: per output pixel, the 4 x 4 taps around
+    floor of its source position (clamped to the image), Keys' weights with A = -0.75."""
+    def weights(t, A=-0.75):
+        near = lambda d: ((A + 2) * d - (A + 3)) * d * d + 1
+        far = lambda d: ((A * d - 5 * A) * d + 8 * A) * d - 4 * A
+        return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+    def source(i, n, o):
+        if align_corners:
+            return i * (n - 1) / (o - 1) if o > 1 else 0.0
+        return (i + 0.5) * n / o - 0.5
+    N, C, H, W = x.shape
+    y = np.zeros((N, C) + out)
+    for i in range(out[0]):
+        for j in range(out[1]):
+            sy, sx = source(i, H, out[0]), source(j, W, out[1])
+            fy, fx = int(np.floor(sy)), int(np.floor(sx))
+            wy, wx = weights(sy - fy), weights(sx - fx)
+            for a in range(4):
+                for b in range(4):
+                    yy, xx = min(max(fy - 1 + a, 0), H - 1), min(max(fx - 1 + b, 0), W - 1)
+                    y[:, :, i, j] += wy[a] * wx[b] * x[:, :, yy, xx]
+    return y
+
+
+@pytest.mark.parametrize("size,align", [((9, 3), False), ((9, 3), True), ((2, 14), False), ((11, 13), True)])
+def test_bicubic_interpolate(size, align):
+    x = rng.standard_normal((2, 3, 5, 7))
+    got = F.interpolate(gt.tensor(x), size=size, mode="bicubic", align_corners=align)
+    np.testing.assert_allclose(got.numpy(), bicubic_ref(x, size, align), rtol=1e-12, atol=1e-12)
+
+
+def test_area_and_antialiased_interpolate():
+    x = rng.standard_normal((2, 3, 8, 12))
+    blocks = x.reshape(2, 3, 4, 2, 4, 3).mean((3, 5))
+    np.testing.assert_allclose(F.interpolate(gt.tensor(x), size=(4, 4), mode="area").numpy(), blocks, rtol=1e-12)
+    # Halving with antialias: the triangle filter stretched to 4 taps, (1, 3, 3, 1) / 8 inside
+    # (PyTorch's and Pillow's), renormalized where it meets the edge.
+    row = rng.standard_normal((1, 1, 1, 10))
+    half = F.interpolate(gt.tensor(row), size=(1, 5), mode="bilinear", antialias=True).numpy()[0, 0, 0]
+    r = row[0, 0, 0]
+    np.testing.assert_allclose(half[1:4], [(r[2 * i - 1] + 3 * r[2 * i] + 3 * r[2 * i + 1] + r[2 * i + 2]) / 8
+                                           for i in range(1, 4)], rtol=1e-12)
+    np.testing.assert_allclose(half[0], (3 * r[0] + 3 * r[1] + r[2]) / 7, rtol=1e-12)
+    plain = F.interpolate(gt.tensor(row), size=(1, 5), mode="bilinear").numpy()[0, 0, 0]
+    np.testing.assert_allclose(plain, (r[0::2] + r[1::2]) / 2, rtol=1e-12)  # (without: 2 taps)
+    # The weights of each output sum to 1 (a constant image stays constant), for bicubic too,
+    # and the gradient is the resampling matrix's transpose applied to the output's gradient.
+    for mode in ("bilinear", "bicubic"):
+        ones = F.interpolate(gt.ones(1, 1, 9, 13, dtype=gt.float64), size=(4, 5), mode=mode, antialias=True)
+        np.testing.assert_allclose(ones.numpy(), np.ones((1, 1, 4, 5)), rtol=1e-12)
+    xt = gt.tensor(x, requires_grad=True)
+    y = F.interpolate(xt, scale_factor=0.3, mode="bicubic", antialias=True)
+    g = rng.standard_normal(y.shape)
+    (y * gt.tensor(g)).sum().backward()
+    probe = rng.standard_normal(x.shape)  # <J probe, g> = <probe, J^T g> (the map is linear)
+    lhs = (F.interpolate(gt.tensor(probe), scale_factor=0.3, mode="bicubic", antialias=True).numpy() * g).sum()
+    np.testing.assert_allclose(lhs, (probe * xt.grad.numpy()).sum(), rtol=1e-10)
+    with pytest.raises(ValueError, match="Anti-alias option is restricted"):
+        F.interpolate(gt.tensor(x), scale_factor=0.5, mode="nearest", antialias=True)
+
+
 def test_clip_grad_value_orthogonal_and_inference_mode():
     w = gt.tensor(np.ones(4, np.float32), requires_grad=True)
     (w * gt.tensor([-5.0, -0.5, 0.5, 5.0])).sum().backward()

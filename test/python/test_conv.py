@@ -2,6 +2,7 @@
 against NumPy float64 references written another way (a sum over kernel taps with einsum,
 np.pad, sliding windows), the layers' parameters and buffers, and the errors raised."""
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -465,8 +466,83 @@ def test_affine_grid_and_grid_sample():
     np.testing.assert_allclose(y.numpy(), 0.5 * (x + right), atol=1e-5)  # zeros padding past the edge
     y.sum().backward()
     assert xt.grad.shape == x.shape
-    with pytest.raises(NotImplementedError, match="reflection"):
-        F.grid_sample(t(x), g, padding_mode="reflection")
+    with pytest.raises(ValueError, match="expected padding_mode"):
+        F.grid_sample(t(x), g, padding_mode="mirror")
+
+
+def grid_sample_ref(x, grid, mode, padding_mode, align_corners):
+    """PyTorch's 2-D grid sampler (GridSampler.h, grid_sampler_2d_cpu) pixel by pixel."""
+    N, C, H, W = x.shape
+
+    def reflect(c, twice_low, twice_high):
+        if twice_low == twice_high:
+            return 0.0
+        low, span = twice_low / 2, (twice_high - twice_low) / 2
+        c = abs(c - low)
+        extra, flips = math.fmod(c, span), math.floor(c / span)
+        return extra + low if flips % 2 == 0 else span - extra + low
+
+    def coordinate(c, n):
+        if padding_mode == "border":
+            c = min(max(c, 0), n - 1)
+        elif padding_mode == "reflection":
+            c = reflect(c, 0, 2 * (n - 1)) if align_corners else reflect(c, -1, 2 * n - 1)
+            c = min(max(c, 0), n - 1)
+        return c
+
+    def value(b, yy, xx):
+        return x[b, :, yy, xx] if 0 <= yy < H and 0 <= xx < W else np.zeros(C)
+
+    def cubic(t, A=-0.75):
+        near = lambda d: ((A + 2) * d - (A + 3)) * d * d + 1
+        far = lambda d: ((A * d - 5 * A) * d + 8 * A) * d - 4 * A
+        return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+    out = np.zeros((N, C) + grid.shape[1:3])
+    for b in range(N):
+        for i in range(grid.shape[1]):
+            for j in range(grid.shape[2]):
+                gx, gy = grid[b, i, j]
+                ux = (gx + 1) / 2 * (W - 1) if align_corners else ((gx + 1) * W - 1) / 2
+                uy = (gy + 1) / 2 * (H - 1) if align_corners else ((gy + 1) * H - 1) / 2
+                if mode == "bicubic":
+                    fx, fy = math.floor(ux), math.floor(uy)
+                    wx, wy = cubic(ux - fx), cubic(uy - fy)
+                    for a in range(4):
+                        for c in range(4):
+                            xx, yy = coordinate(fx - 1 + c, W), coordinate(fy - 1 + a, H)
+                            out[b, :, i, j] += wy[a] * wx[c] * value(b, int(yy), int(xx))
+                    continue
+                sx, sy = coordinate(ux, W), coordinate(uy, H)
+                if mode == "nearest":
+                    out[b, :, i, j] = value(b, int(np.rint(sy)), int(np.rint(sx)))
+                    continue
+                x0, y0 = math.floor(sx), math.floor(sy)
+                tx, ty = sx - x0, sy - y0
+                out[b, :, i, j] = ((1 - tx) * (1 - ty) * value(b, y0, x0) + tx * (1 - ty) * value(b, y0, x0 + 1) +
+                                   (1 - tx) * ty * value(b, y0 + 1, x0) + tx * ty * value(b, y0 + 1, x0 + 1))
+    return out
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_modes_and_padding(mode, padding_mode):
+    x = rng.standard_normal((2, 3, 5, 6))
+    grid = rng.uniform(-1.8, 1.8, (2, 4, 3, 2))  # reaching past the image on every side
+    for align in (False, True):
+        got = F.grid_sample(gt.tensor(x), gt.tensor(grid), mode=mode, padding_mode=padding_mode,
+                            align_corners=align)
+        np.testing.assert_allclose(got.numpy(), grid_sample_ref(x, grid, mode, padding_mode, align), rtol=1e-12,
+                                   atol=1e-12)
+    if mode == "nearest":
+        return
+    # The gradient reaches the grid through the weights and the reflections: a central difference.
+    gx = gt.tensor(grid, requires_grad=True)
+    w = rng.standard_normal((2, 3, 4, 3))
+    (F.grid_sample(gt.tensor(x), gx, mode=mode, padding_mode=padding_mode) * gt.tensor(w)).sum().backward()
+    e = np.zeros_like(grid)
+    e[1, 2, 1, 0] = 1e-6
+    f = lambda g: (grid_sample_ref(x, g, mode, padding_mode, False) * w).sum()
+    np.testing.assert_allclose(gx.grad.numpy()[1, 2, 1, 0], (f(grid + e) - f(grid - e)) / 2e-6, rtol=1e-5, atol=1e-8)
 
 
 def test_bilinear_and_gumbel_softmax():

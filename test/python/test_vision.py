@@ -144,6 +144,15 @@ def test_geometric_transforms_on_pil_numpy_and_tensors():
     np.testing.assert_array_equal(crop, np.pad(a, ((1, 1), (1, 1), (0, 0)))[top:top + 6, left:left + 6])
     assert transforms.Resize((3, 4))(pil).size == (4, 3) and transforms.Resize(3)(pil).size == (4, 3)
     assert transforms.RandomResizedCrop(5)(pil).size == (5, 5)
+    # A tensor is resized by interpolate with antialias, as torchvision's: Pillow's filter, so
+    # within one level of Pillow's uint8 result (which rounds in fixed point).
+    u8 = transforms.PILToTensor()(pil)
+    small = transforms.Resize((3, 4))(u8)
+    assert small.dtype == gt.uint8 and small.shape == (3, 3, 4)
+    assert np.abs(small.numpy().transpose(1, 2, 0).astype(int) - np.asarray(pil.resize((4, 3), 2)).astype(int)).max() <= 1
+    assert transforms.Resize(3)(t).shape == (3, 3, 4) and transforms.RandomResizedCrop(5)(t).shape == (3, 5, 5)
+    with pytest.raises(TypeError, match="PIL image or a tensor"):
+        transforms.Resize(3)(a)
     assert transforms.Grayscale()(pil).mode == "L" and transforms.Grayscale(3)(pil).mode == "RGB"
     np.testing.assert_array_equal(np.asarray(transforms.ToPILImage()(t)), a)
     assert transforms.PILToTensor()(pil).dtype == gt.uint8

@@ -1077,19 +1077,27 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     """Resizes the spatial axes of (N, C, *spatial) input (1 to 3 of them), as
     torch.nn.functional.interpolate: to `size`, or by `scale_factor` (the output size is
     floor(input size * factor)). Modes: 'nearest' (source index floor(dst * in / out)),
-    'nearest-exact' (floor((dst + 0.5) * in / out)), and 'linear' / 'bilinear' / 'trilinear'
+    'nearest-exact' (floor((dst + 0.5) * in / out)), 'linear' / 'bilinear' / 'trilinear'
     (separable linear interpolation, one axis at a time; align_corners as PyTorch, source
-    coordinate (dst + 0.5) * in / out - 0.5 clamped at 0 without it). Each axis is one or two
-    index_selects with client-computed indices, so the gradient comes with them. Raises
-    ValueError for a bad mode, both or neither of size and scale_factor, or the wrong rank."""
+    coordinate (dst + 0.5) * in / out - 0.5 clamped at 0 without it), 'bicubic' (4-D input;
+    Keys' cubic convolution, A = -0.75, its 4 taps clamped to the edge, as PyTorch's) and
+    'area' (adaptive_avg_pool). antialias=True (bilinear or bicubic) filters as PyTorch's and
+    Pillow's resampling: a triangle or cubic (A = -0.5) filter stretched by the downscaling
+    factor, its weights normalized per output pixel. Each axis is index_selects with
+    client-computed indices and weights (antialias: a product with a client-computed weight
+    matrix), so the gradient comes with them. Raises ValueError for a bad mode, both or neither
+    of size and scale_factor, or the wrong rank."""
     import numpy as np
     n = input.ndim - 2
     if n < 1 or n > 3:
         raise ValueError(f"interpolate: expected a 3-D, 4-D or 5-D input (N, C, *spatial), got {input.ndim}-D")
-    linear_modes = {"linear": 1, "bilinear": 2, "trilinear": 3}
-    if mode not in ("nearest", "nearest-exact") and mode not in linear_modes:
+    linear_modes = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}
+    if mode not in ("nearest", "nearest-exact", "area") and mode not in linear_modes:
         raise ValueError(f"interpolate: mode {mode!r} is not supported (nearest, nearest-exact, linear, bilinear, "
-                         f"trilinear)")
+                         f"bicubic, trilinear, area)")
+    if antialias and mode not in ("bilinear", "bicubic"):
+        raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and requires a 4-D tensor as "
+                         "input")
     if mode in linear_modes and linear_modes[mode] != n:
         raise ValueError(f"interpolate: mode {mode!r} expects {linear_modes[mode] + 2}-D input, got {input.ndim}-D")
     if mode not in linear_modes and align_corners is not None:
@@ -1105,10 +1113,20 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         factors = [float(f) for f in (scale_factor if isinstance(scale_factor, (tuple, list)) else [scale_factor] * n)]
         out = tuple(int(math.floor(s * f)) for s, f in zip(spatial, factors))
         scales = [1.0 / f if not recompute_scale_factor else s / o for f, s, o in zip(factors, spatial, out)]
+    if mode == "area":
+        return _adaptive_pool(input, n, out, lambda t, d: T.mean(t, d), "interpolate")
     x = input
     for i in range(n):
         axis, size_in, size_out, scale = 2 + i, spatial[i], out[i], scales[i]
         if size_in == size_out and mode in ("nearest", "nearest-exact"):
+            continue
+        if align_corners:
+            scale = (size_in - 1) / (size_out - 1) if size_out > 1 else 0.0
+        if antialias:
+            x = _resample_axis(x, axis, _antialias_weights(size_in, size_out, scale, align_corners, mode))
+            continue
+        if mode == "bicubic":
+            x = _bicubic_axis(x, axis, size_in, size_out, scale, align_corners)
             continue
         dst = np.arange(size_out, dtype=np.float64)
         if mode == "nearest":
@@ -1131,6 +1149,62 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         w = T.tensor(w.reshape(shape))
         x = T.index_select(x, axis, T.tensor(lo)) * (1.0 - w) + T.index_select(x, axis, T.tensor(hi)) * w
     return x
+
+
+def _bicubic_axis(x, axis, size_in, size_out, scale, align_corners):
+    """Bicubic interpolation along one axis (PyTorch's upsample_bicubic2d, separably): source
+    coordinate dst * scale with align_corners, else (dst + 0.5) * scale - 0.5 (not clamped),
+    taps floor - 1 .. floor + 2 clamped to the axis, Keys' weights (A = -0.75)."""
+    import numpy as np
+    dst = np.arange(size_out, dtype=np.float64)
+    pos = dst * scale if align_corners else (dst + 0.5) * scale - 0.5
+    start = np.floor(pos)
+    weights = _cubic_weights(pos - start)
+    shape = [1] * x.ndim
+    shape[axis] = size_out
+    out = None
+    for k in range(4):
+        idx = np.clip(start.astype(np.int64) + (k - 1), 0, size_in - 1)
+        w = T.tensor(weights[k].astype(_dt.numpy_dtype(x.dtype)).reshape(shape))
+        v = T.index_select(x, axis, T.tensor(idx)) * w
+        out = v if out is None else out + v
+    return out
+
+
+def _antialias_weights(size_in, size_out, scale, align_corners, mode):
+    """The (size_out, size_in) resampling matrix of PyTorch's antialiased interpolation (as
+    Pillow's: a triangle filter for bilinear, cubic with A = -0.5 for bicubic, its support
+    stretched by the downscaling factor, each row's weights normalized to sum 1)."""
+    import numpy as np
+    taps = 2 if mode == "bilinear" else 4
+
+    def filt(d):
+        d = np.abs(d)
+        if mode == "bilinear":
+            return np.maximum(1.0 - d, 0.0)
+        a = -0.5
+        return np.where(d < 1, ((a + 2) * d - (a + 3)) * d * d + 1,
+                        np.where(d < 2, (((d - 5) * d + 8) * d - 4) * a, 0.0))
+    support = taps / 2 * scale if scale >= 1.0 else taps / 2
+    inv = 1.0 / scale if scale >= 1.0 else 1.0
+    m = np.zeros((size_out, size_in))
+    for i in range(size_out):
+        center = scale * (i + 0.5)
+        lo = max(int(center - support + 0.5), 0)
+        hi = min(int(center + support + 0.5), size_in)
+        w = filt((np.arange(lo, hi) - center + 0.5) * inv)
+        total = w.sum()
+        m[i, lo:hi] = w / total if total != 0 else w
+    return m
+
+
+def _resample_axis(x, axis, m):
+    """x with axis `axis` replaced by m (out, in) @ it: a product with a constant matrix, in
+    x's dtype whatever autocast says (PyTorch's resampling is not on an autocast list)."""
+    import numpy as np
+    moved = T.transpose(x, axis, -1)
+    y = _tensor._op("matmul", moved, T.tensor(np.ascontiguousarray(m.T).astype(_dt.numpy_dtype(x.dtype))))
+    return T.transpose(y, axis, -1)
 
 
 upsample = interpolate
@@ -1525,12 +1599,20 @@ def affine_grid(theta, size, align_corners=False):
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=False):
     """input (N, C, H, W) sampled at grid (N, Ho, Wo, 2) (x, y in [-1, 1]) -> (N, C, Ho, Wo), as
-    torch.nn.functional.grid_sample in 2-D: mode 'bilinear' or 'nearest', padding_mode 'zeros'
-    or 'border'. Gradients reach both input (through the gathers) and grid (through the
-    bilinear weights)."""
-    if mode not in ("bilinear", "nearest") or padding_mode not in ("zeros", "border"):
-        raise NotImplementedError(f"grid_sample: mode={mode!r}, padding_mode={padding_mode!r} is not supported by GT "
-                                  "(bilinear or nearest; zeros or border)")
+    torch.nn.functional.grid_sample in 2-D: mode 'bilinear', 'nearest' or 'bicubic' (Keys' cubic
+    convolution with A = -0.75, as PyTorch's), padding_mode 'zeros', 'border' or 'reflection'
+    (coordinates mirrored at the edge pixels' centres with align_corners, else at the image's
+    edges, as PyTorch's GridSampler.h). Gradients reach both input (through the gathers) and
+    grid (through the interpolation weights and the coordinates' reflections). Raises ValueError
+    for another mode or padding_mode, NotImplementedError for a 5-D (volumetric) input."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if input.ndim != 4:
+        raise NotImplementedError(f"grid_sample: GT samples 4-D (N, C, H, W) input, got {input.ndim}-D")
     N, C, H, W = input.shape
     _, Ho, Wo, _ = grid.shape
     gx, gy = grid[..., 0], grid[..., 1]
@@ -1538,9 +1620,23 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     def unnormalize(g, n):
         return (g + 1) * 0.5 * (n - 1) if align_corners else ((g + 1) * n - 1) * 0.5
 
-    x, y = unnormalize(gx, W), unnormalize(gy, H)
-    if padding_mode == "border":
-        x, y = T.clamp(x, 0, W - 1), T.clamp(y, 0, H - 1)
+    def reflect(c, twice_low, twice_high):
+        """c mirrored into [twice_low / 2, twice_high / 2] (PyTorch's reflect_coordinates)."""
+        if twice_low == twice_high:
+            return c * 0.0
+        low, span = twice_low / 2, (twice_high - twice_low) / 2
+        c = T.abs(c - low)  # (>= 0: remainder is C's fmod here)
+        extra, flips = T.remainder(c, span), T.floor(c / span)
+        return T.where(T.remainder(flips, 2.0) == 0, extra + low, span - extra + low)
+
+    def source(c, n):
+        """A coordinate in pixels after padding_mode (PyTorch's compute_coordinates)."""
+        if padding_mode == "reflection":
+            c = reflect(c, 0, 2 * (n - 1)) if align_corners else reflect(c, -1, 2 * n - 1)
+        if padding_mode != "zeros":
+            c = T.clamp(c, 0, n - 1)
+        return c
+
     flat = T.reshape(input, N, C, H * W)
 
     def tap(xi, yi):
@@ -1551,6 +1647,19 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         v = T.reshape(T.gather(flat, 2, idx), N, C, Ho, Wo)
         return T.where(T.unsqueeze(inside, 1), v, 0.0)
 
+    x, y = unnormalize(gx, W), unnormalize(gy, H)
+    if mode == "bicubic":  # 4 x 4 taps around floor(x, y), each put through padding_mode itself
+        x0, y0 = T.floor(x), T.floor(y)
+        wx, wy = _cubic_weights(T.unsqueeze(x - x0, 1)), _cubic_weights(T.unsqueeze(y - y0, 1))
+        out = None
+        for i in range(4):
+            row = None
+            for j in range(4):
+                v = wx[j] * tap(T.floor(source(x0 + (j - 1), W)), T.floor(source(y0 + (i - 1), H)))
+                row = v if row is None else row + v
+            out = wy[i] * row if out is None else out + wy[i] * row
+        return out
+    x, y = source(x, W), source(y, H)
     if mode == "nearest":
         from .._shaping import round as _round
         return tap(_round(x), _round(y))
@@ -1559,6 +1668,17 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     wx, wy = T.unsqueeze(wx, 1), T.unsqueeze(wy, 1)
     return ((1 - wx) * (1 - wy) * tap(x0, y0) + wx * (1 - wy) * tap(x0 + 1, y0) +
             (1 - wx) * wy * tap(x0, y0 + 1) + wx * wy * tap(x0 + 1, y0 + 1))
+
+
+def _cubic_weights(t, A=-0.75):
+    """The four weights of Keys' cubic convolution (1981) for taps at -1, 0, 1, 2 around a
+    point t in [0, 1) past the second, A = -0.75 as PyTorch's upsample_get_cubic_coefficients."""
+    def near(d):  # |d| <= 1
+        return ((A + 2) * d - (A + 3)) * d * d + 1
+
+    def far(d):  # 1 < |d| < 2
+        return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
 
 
 def bilinear(input1, input2, weight, bias=None):

@@ -172,15 +172,19 @@ def _resample(mode):
 
 
 class Resize:
-    """A PIL image resized to `size` (h, w), or with its shorter side `size` keeping the aspect
-    ratio (an int), by `interpolation` (bilinear by default)."""
+    """An image resized to `size` (h, w), or with its shorter side `size` keeping the aspect
+    ratio (an int), by `interpolation` (bilinear by default): a PIL image by Pillow, a tensor
+    (..., H, W) by nn.functional.interpolate (antialias for bilinear and bicubic, as
+    torchvision's; a uint8 tensor's result rounded and clamped to 0..255). Raises TypeError
+    for a NumPy array."""
 
     def __init__(self, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
         self.size, self.interpolation, self.max_size = size, interpolation, max_size
+        self.antialias = True if antialias is None else bool(antialias)
 
     def __call__(self, img):
-        if not _is_pil(img):
-            raise TypeError("Resize: GT resizes PIL images (use it before ToTensor)")
+        if not _is_pil(img) and not isinstance(img, T.Tensor):
+            raise TypeError(f"Resize: expected a PIL image or a tensor, got {type(img).__name__}")
         h, w = _size(img)
         if isinstance(self.size, numbers.Number) or len(self.size) == 1:
             short = self.size if isinstance(self.size, numbers.Number) else self.size[0]
@@ -193,7 +197,33 @@ class Resize:
                 nh, nw = int(nh * scale), int(nw * scale)
         else:
             nh, nw = self.size
+        if isinstance(img, T.Tensor):
+            return _resize_tensor(img, nh, nw, self.interpolation, self.antialias)
         return img.resize((nw, nh), _resample(self.interpolation))
+
+
+def _resize_tensor(img, nh, nw, interpolation, antialias):
+    """A (..., H, W) tensor resized to (nh, nw) as torchvision's functional.resize of a tensor."""
+    from ..nn import functional as F
+    mode = getattr(interpolation, "value", interpolation)
+    mode = {0: "nearest", 2: "bilinear", 3: "bicubic"}.get(mode, mode) if isinstance(mode, int) else mode
+    if mode not in ("nearest", "nearest-exact", "bilinear", "bicubic"):
+        raise ValueError(f"Resize: interpolation {mode!r} is not supported for tensors (nearest, nearest-exact, "
+                         f"bilinear, bicubic)")
+    if tuple(img.shape[-2:]) == (nh, nw):
+        return img
+    lead = tuple(img.shape[:-2])
+    x = T.reshape(img, -1, 1, *img.shape[-2:])
+    integer = not x.dtype.is_floating_point
+    if integer:
+        x = T.cast(x, _dt.float32)
+    smooth = mode in ("bilinear", "bicubic")
+    y = F.interpolate(x, size=(nh, nw), mode=mode, align_corners=False if smooth else None,
+                      antialias=antialias and smooth)
+    if integer:
+        from .._shaping import round as _round
+        y = T.cast(T.clamp(_round(y), 0, 255), img.dtype)
+    return T.reshape(y, *lead, nh, nw)
 
 
 def _crop(img, top, left, height, width):
