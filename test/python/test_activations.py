@@ -282,3 +282,23 @@ def test_adaptive_max_pool_gives_a_tied_windows_gradient_to_its_first_maximum():
     y = F.adaptive_max_pool2d(x, (2, 2))
     y.sum().backward()
     assert y.flatten().tolist() == [5.0] * 4 and x.grad.flatten().tolist() == [0, 2, 0, 1, 0, 1, 0, 0, 0]
+
+
+@pytest.mark.parametrize("size", [(3, 4), (2, 3), (5, 2), (7, 9), (1, 1)])
+def test_adaptive_max_pool_return_indices(size):
+    # Each window's first maximum in row-major order, as a position h * W + w in its plane
+    # (ties are many: values 0..3), found here window by window.
+    x = rng.integers(0, 4, (2, 3, 7, 9)).astype(np.float32)
+    values, indices = F.adaptive_max_pool2d(gt.tensor(x), size, return_indices=True)
+    assert indices.dtype == gt.int64 and indices.shape == (2, 3) + size
+    bounds = lambda n, o: [((i * n) // o, -(-((i + 1) * n) // o)) for i in range(o)]
+    for i, (h0, h1) in enumerate(bounds(7, size[0])):
+        for j, (w0, w1) in enumerate(bounds(9, size[1])):
+            window = x[:, :, h0:h1, w0:w1].reshape(2, 3, -1)
+            first = window.argmax(-1)
+            want = (h0 + first // (w1 - w0)) * 9 + w0 + first % (w1 - w0)
+            np.testing.assert_array_equal(indices.numpy()[:, :, i, j], want)
+            np.testing.assert_array_equal(values.numpy()[:, :, i, j], window.max(-1))
+    _, row_indices = nn.AdaptiveMaxPool1d(size[1], return_indices=True)(gt.tensor(x[0]))  # (3, 7, 9): rows
+    want = [[[w0 + x[0, c, r, w0:w1].argmax() for w0, w1 in bounds(9, size[1])] for r in range(7)] for c in range(3)]
+    np.testing.assert_array_equal(row_indices.numpy(), want)

@@ -382,6 +382,35 @@ def test_conv_transpose_modules():
         F.conv_transpose2d(x, m.weight, stride=1, output_padding=1)
 
 
+def test_instance_norm_tracks_running_statistics():
+    # PyTorch's rule: the batch mean of the planes' means and unbiased variances, with momentum;
+    # eval mode normalizes by them; num_batches_tracked stays 0; not a _BatchNorm (SWA's
+    # update_bn and SyncBatchNorm conversion leave it alone).
+    m = nn.InstanceNorm2d(3, momentum=0.25, track_running_stats=True).double()
+    assert sorted(m.state_dict()) == ["num_batches_tracked", "running_mean", "running_var"]
+    mean, var = np.zeros(3), np.ones(3)
+    for _ in range(2):
+        x = rng.standard_normal((4, 3, 5, 6)) * 3 + 2
+        y = m(gt.tensor(x)).numpy()
+        np.testing.assert_allclose(y, (x - x.mean((2, 3), keepdims=True)) /
+                                   np.sqrt(x.var((2, 3), keepdims=True) + 1e-5), rtol=1e-10, atol=1e-10)
+        mean = 0.75 * mean + 0.25 * x.mean((2, 3)).mean(0)
+        var = 0.75 * var + 0.25 * x.var((2, 3), ddof=1).mean(0)
+    np.testing.assert_allclose(m.running_mean.numpy(), mean, rtol=1e-12)
+    np.testing.assert_allclose(m.running_var.numpy(), var, rtol=1e-12)
+    assert m.num_batches_tracked.item() == 0
+    x = rng.standard_normal((2, 3, 5, 6))
+    want = (x - mean[:, None, None]) / np.sqrt(var[:, None, None] + 1e-5)
+    np.testing.assert_allclose(m.eval()(gt.tensor(x)).numpy(), want, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(m(gt.tensor(x[0])).numpy(), want[0], rtol=1e-10, atol=1e-12)  # unbatched
+    assert not isinstance(m, nn.modules._BatchNorm) and nn.SyncBatchNorm.convert_sync_batchnorm(m) is m
+    with pytest.raises(ValueError, match="running_mean and running_var"):
+        F.instance_norm(gt.tensor(x), use_input_stats=False)
+    lazy = nn.LazyInstanceNorm2d()  # (affine and tracking by default, as PyTorch's lazy ones)
+    lazy(gt.tensor(x))
+    assert lazy.num_features == 3 and lazy.weight.shape == (3,) and lazy.running_mean.shape == (3,)
+
+
 def test_pixel_shuffle_instance_norm_and_3d_pooling():
     x = rng.standard_normal((2, 8, 3, 5)).astype(np.float32)
     y = F.pixel_shuffle(t(x), 2)

@@ -926,12 +926,22 @@ def _adaptive_bounds(size, out):
     return [((i * size) // out, -(-((i + 1) * size) // out)) for i in range(out)]
 
 
-def _adaptive_pool(input, n, output_size, reduce, name, last_axis_first=False):
+def _adaptive_pool(input, n, output_size, reduce, name, last_axis_first=False, return_indices=False):
+    """Adaptive pooling of the last n axes by `reduce(t, axis)`. With return_indices (a max
+    pool), also each maximum's position in its flattened input plane (int64), as PyTorch's."""
     x, unbatched = _batched(input, n, name)
     sizes = _ntuple(output_size, n, "output_size") if not isinstance(output_size, (tuple, list)) or \
         None not in output_size else tuple(x.shape[2 + i] if o is None else int(o) for i, o in enumerate(output_size))
     if any(o <= 0 for o in sizes):
         raise ValueError(f"{name}: output_size must be positive, got {sizes}")
+    pos = None  # with return_indices: where each value of x came from in its input plane
+    if return_indices:
+        plane = x.shape[2:]
+        pos = T.expand(T.reshape(T.arange(math.prod(plane)), 1, 1, *plane), *x.shape)
+
+        def pooled(t, p, d):  # the max along d, and the position its first maximum came from
+            m = T.max(t, d)
+            return m.values, T.squeeze(T.gather(p, d, T.unsqueeze(m.indices, d)), d)
     # One axis at a time: both the mean and the max over a box are separable. A max goes from the
     # last axis to the first, each keeping its first maximum, so that a tied window's gradient
     # reaches its first maximum in row-major order, as PyTorch's.
@@ -942,9 +952,17 @@ def _adaptive_pool(input, n, output_size, reduce, name, last_axis_first=False):
         if size % o == 0:
             shape = list(x.shape)
             shape[d:d + 1] = [o, size // o]
-            x = reduce(T.reshape(x, *shape), d + 1)
-        else:
+            if pos is None:
+                x = reduce(T.reshape(x, *shape), d + 1)
+            else:
+                x, pos = pooled(T.reshape(x, *shape), T.reshape(pos, *shape), d + 1)
+        elif pos is None:
             x = T.stack([reduce(T.narrow(x, d, a, b - a), d) for a, b in _adaptive_bounds(size, o)], d)
+        else:
+            parts = [pooled(T.narrow(x, d, a, b - a), T.narrow(pos, d, a, b - a), d) for a, b in _adaptive_bounds(size, o)]
+            x, pos = T.stack([v for v, _ in parts], d), T.stack([p for _, p in parts], d)
+    if pos is not None:
+        return (T.squeeze(x, 0), T.squeeze(pos, 0)) if unbatched else (x, pos)
     return T.squeeze(x, 0) if unbatched else x
 
 
@@ -962,10 +980,11 @@ def adaptive_avg_pool2d(input, output_size):
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
-    """Maximum over the windows of adaptive_avg_pool2d (return_indices is not supported)."""
-    if return_indices:
-        raise NotImplementedError("adaptive_max_pool2d: return_indices=True is not supported by GT")
-    return _adaptive_pool(input, 2, output_size, _first_max, "adaptive_max_pool2d", last_axis_first=True)
+    """Maximum over the windows of adaptive_avg_pool2d; with return_indices also (values,
+    indices): each maximum's position h * W + w in its input plane (int64; the first maximum in
+    row-major order, as PyTorch's), which max_unpool2d takes."""
+    return _adaptive_pool(input, 2, output_size, _first_max, "adaptive_max_pool2d", last_axis_first=True,
+                          return_indices=return_indices)
 
 
 def _first_max(t, d):
@@ -1021,10 +1040,27 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-5):
     """Normalizes each (sample, channel) plane of (N, C, *) input over its spatial axes (Ulyanov
-    et al. 2016); running statistics are not supported."""
-    if running_mean is not None or running_var is not None or not use_input_stats:
-        raise NotImplementedError("instance_norm: running statistics are not supported by GT")
-    y = _Standardize.apply(input, tuple(range(2, input.ndim)), eps)[0]
+    et al. 2016), then weight and bias (C,) per channel. With use_input_stats (training) each
+    plane's own mean and biased variance normalize it and, when running_mean/running_var (C,)
+    are given, update them in place as PyTorch's: running = (1 - momentum) running + momentum
+    times the mean over the batch of the planes' means (unbiased variances). Without it the
+    running statistics normalize."""
+    axes = tuple(range(2, input.ndim))
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise ValueError("Expected running_mean and running_var to be defined when use_input_stats is false")
+        shape = _channel_shape(input)
+        y = (input - T.reshape(running_mean, *shape)) * T.rsqrt(T.reshape(running_var, *shape) + eps)
+        return _channel_affine(y, weight, bias)
+    y, mean, var = _Standardize.apply(input, axes, eps)
+    if running_mean is not None and running_var is not None:
+        count = math.prod(input.shape[2:])
+        with _ag.no_grad():
+            n, c = input.shape[:2]
+            m = T.mean(T.reshape(mean.detach(), n, c), 0)
+            v = T.mean(T.reshape(var.detach(), n, c), 0) * (count / max(count - 1, 1))
+            running_mean.mul_(1.0 - momentum).add_(m * momentum)
+            running_var.mul_(1.0 - momentum).add_(v * momentum)
     return _channel_affine(y, weight, bias)
 
 
@@ -1462,10 +1498,9 @@ def adaptive_avg_pool3d(input, output_size):
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
-    """Maximum over the windows of adaptive_avg_pool1d (return_indices is not supported)."""
-    if return_indices:
-        raise NotImplementedError("adaptive_max_pool1d: return_indices=True is not supported by GT")
-    return _adaptive_pool(input, 1, output_size, _first_max, "adaptive_max_pool1d")
+    """Maximum over the windows of adaptive_avg_pool1d; with return_indices also (values,
+    indices): each maximum's position in its row (int64; the first maximum, as PyTorch's)."""
+    return _adaptive_pool(input, 1, output_size, _first_max, "adaptive_max_pool1d", return_indices=return_indices)
 
 
 # ---------------------------------------------------------------- more losses

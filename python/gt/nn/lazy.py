@@ -161,24 +161,18 @@ class _LazyNormMixin(LazyModuleMixin):
             self.num_features = t.shape[0]
 
 
-def _lazy_norm(base, instance):
+def _lazy_norm(base):
     class Lazy(_LazyNormMixin, base):
         cls_to_become = base
 
-        if instance:
-            def __init__(self, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
-                         dtype=None):
-                _LazyNormMixin.__init__(self, eps, momentum, affine, track_running_stats, device, dtype)
-        else:
-            def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
-                         dtype=None):
-                _LazyNormMixin.__init__(self, eps, momentum, affine, track_running_stats, device, dtype)
+        # (PyTorch's lazy instance norms, too, default to affine=True, track_running_stats=True.)
+        def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None):
+            _LazyNormMixin.__init__(self, eps, momentum, affine, track_running_stats, device, dtype)
     Lazy.__name__ = Lazy.__qualname__ = "Lazy" + base.__name__
     Lazy.__doc__ = f"{base.__name__} with num_features taken from the input's channel axis on the first call."
     return Lazy
 
 
-LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d = (_lazy_norm(b, False) for b in (BatchNorm1d, BatchNorm2d,
-                                                                                    BatchNorm3d))
+LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d = (_lazy_norm(b) for b in (BatchNorm1d, BatchNorm2d, BatchNorm3d))
 LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d = (
-    _lazy_norm(b, True) for b in (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d))
+    _lazy_norm(b) for b in (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d))

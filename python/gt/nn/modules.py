@@ -1119,8 +1119,15 @@ class AdaptiveAvgPool2d(AdaptiveAvgPool1d):
 
 
 class AdaptiveMaxPool2d(AdaptiveAvgPool1d):
+    """(N, C, H, W) -> (N, C, *output_size), and the maxima's positions with return_indices:
+    see gt.nn.functional.adaptive_max_pool2d."""
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__(output_size)
+        self.return_indices = return_indices
+
     def forward(self, x):
-        return F.adaptive_max_pool2d(x, self.output_size)
+        return F.adaptive_max_pool2d(x, self.output_size, self.return_indices)
 
 
 class _PadNd(Module):
@@ -1180,14 +1187,9 @@ class Dropout2d(Dropout):
 
 # ---------------------------------------------------------------- normalization over channels
 
-class _BatchNorm(Module):
-    """Batch normalization (Ioffe & Szegedy 2015) over every axis but the channels (axis 1):
-    weight ones and bias zeros (num_features,) when affine; buffers running_mean (zeros),
-    running_var (ones) and num_batches_tracked (int64) when track_running_stats. In training
-    the batch's statistics normalize and update the running ones with `momentum` (None: a
-    cumulative average over the batches seen, which reads num_batches_tracked each step); in
-    eval mode the running statistics normalize."""
-    _ranks = (2, 3, 4)
+class _NormBase(Module):
+    """What batch and instance normalization share: their affine parameters and running-statistics
+    buffers (PyTorch's _NormBase)."""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
                  dtype=None):
@@ -1211,6 +1213,20 @@ class _BatchNorm(Module):
                 self.running_var.fill_(1.0)
                 self.num_batches_tracked.zero_()
 
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_NormBase):
+    """Batch normalization (Ioffe & Szegedy 2015) over every axis but the channels (axis 1):
+    weight ones and bias zeros (num_features,) when affine; buffers running_mean (zeros),
+    running_var (ones) and num_batches_tracked (int64) when track_running_stats. In training
+    the batch's statistics normalize and update the running ones with `momentum` (None: a
+    cumulative average over the batches seen, which reads num_batches_tracked each step); in
+    eval mode the running statistics normalize."""
+    _ranks = (2, 3, 4)
+
     def forward(self, x):
         if x.ndim not in self._ranks:
             raise ValueError(f"{type(self).__name__}: expected {' or '.join(f'{r}D' for r in self._ranks)} input "
@@ -1228,10 +1244,6 @@ class _BatchNorm(Module):
         track = not self.training or self.track_running_stats
         return F.batch_norm(x, self.running_mean if track else None, self.running_var if track else None,
                             self.weight, self.bias, use_batch, factor, self.eps)
-
-    def extra_repr(self):
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 class SyncBatchNorm(_BatchNorm):
@@ -1717,22 +1729,17 @@ class PixelUnshuffle(Module):
         return f"downscale_factor={self.downscale_factor}"
 
 
-class _InstanceNorm(Module):
+class _InstanceNorm(_NormBase):
     """Instance normalization (Ulyanov et al. 2016): each sample's channel normalized over its
-    spatial axes; weight ones and bias zeros (num_features,) when affine. track_running_stats
-    is not supported (PyTorch's default is off)."""
+    spatial axes; weight ones and bias zeros (num_features,) when affine. With
+    track_running_stats, buffers running_mean and running_var (num_features,) (and
+    num_batches_tracked, which stays 0, as PyTorch's) are updated in training and normalize in
+    eval mode (see gt.nn.functional.instance_norm)."""
     _n = 2
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
                  dtype=None):
-        super().__init__()
-        _device.check(device)
-        if track_running_stats:
-            raise NotImplementedError(f"{type(self).__name__}: track_running_stats=True is not supported by GT")
-        self.num_features, self.eps, self.momentum, self.affine = num_features, eps, momentum, affine
-        self.track_running_stats = False
-        self.weight = Parameter(T.ones(num_features, dtype=dtype)) if affine else None
-        self.bias = Parameter(T.zeros(num_features, dtype=dtype)) if affine else None
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
 
     def forward(self, x):
         if x.ndim not in (self._n + 1, self._n + 2):
@@ -1741,10 +1748,10 @@ class _InstanceNorm(Module):
         unbatched = x.ndim == self._n + 1
         if unbatched:
             x = T.unsqueeze(x, 0)
-        y = F.instance_norm(x, weight=self.weight, bias=self.bias, eps=self.eps)
+        y = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                            self.training or not self.track_running_stats,
+                            0.0 if self.momentum is None else self.momentum, self.eps)
         return T.squeeze(y, 0) if unbatched else y
-
-    extra_repr = _BatchNorm.extra_repr
 
 
 class InstanceNorm1d(_InstanceNorm):
@@ -1846,9 +1853,11 @@ class AdaptiveAvgPool3d(AdaptiveAvgPool1d):
         return F.adaptive_avg_pool3d(x, self.output_size)
 
 
-class AdaptiveMaxPool1d(AdaptiveAvgPool1d):
+class AdaptiveMaxPool1d(AdaptiveMaxPool2d):
+    """(N, C, L) -> (N, C, output_size): see gt.nn.functional.adaptive_max_pool1d."""
+
     def forward(self, x):
-        return F.adaptive_max_pool1d(x, self.output_size)
+        return F.adaptive_max_pool1d(x, self.output_size, self.return_indices)
 
 
 class ZeroPad1d(_PadNd):
