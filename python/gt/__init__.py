@@ -14,11 +14,11 @@ import time as _time
 
 from . import _C
 from ._runtime import connect, gpu_workers, load_config
-from .dtypes import (dtype, float32, float64, float16, bfloat16, int32, int64, bool, float, double, half, long,  # noqa
+from .dtypes import (dtype, float32, float64, float16, bfloat16, int32, int64, bool, float, double, half, long, int,  # noqa
                      int8, int16, uint8, short, memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format,
                      promote_types, result_type, can_cast)
 from ._functions import (
-    Tensor, tensor, as_tensor, from_numpy, zeros, ones, full, empty, zeros_like, ones_like, full_like, empty_like,
+    Tensor, tensor, as_tensor, asarray, from_numpy, zeros, ones, full, empty, zeros_like, ones_like, full_like, empty_like,
     randn, rand, randn_like, rand_like, randint, arange, linspace, logspace, eye, manual_seed, get_rng_state, set_rng_state,
     add, sub, subtract, mul, multiply, div, divide, true_divide, pow, maximum, minimum, floor_divide, remainder,
     eq, ne, lt, le, gt, ge, logical_not, logical_and, logical_or, logical_xor, where, masked_fill,

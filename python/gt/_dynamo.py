@@ -5,8 +5,12 @@ does nothing, and `disable` / `allow_in_graph` return what they are given."""
 import sys
 import types
 
-config = types.SimpleNamespace(suppress_errors=False, cache_size_limit=8, verbose=False,
-                               capture_scalar_outputs=False, optimize_ddp=True)
+__path__ = []  # (a package, so that `import torch.X.config` finds its config below)
+# A module of its own, so that `import torch._dynamo.config` works too.
+config = types.ModuleType("gt._dynamo.config", "torch._dynamo.config: any attribute is accepted and read back.")
+config.__dict__.update(suppress_errors=False, cache_size_limit=8, verbose=False, capture_scalar_outputs=False,
+                       optimize_ddp=True)
+sys.modules[config.__name__] = config
 
 
 def reset():

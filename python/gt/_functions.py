@@ -14,7 +14,7 @@ from . import _C, _runtime
 from . import dtypes as _dt
 from . import autograd as _ag
 from ._tensor import (  # noqa: F401 (re-exported: gt's namespace)
-    Tensor, manual_seed, get_rng_state, set_rng_state, from_numpy, tensor, as_tensor, full, zeros, ones, empty, zeros_like, ones_like, full_like,
+    Tensor, manual_seed, get_rng_state, set_rng_state, from_numpy, tensor, as_tensor, asarray, full, zeros, ones, empty, zeros_like, ones_like, full_like,
     empty_like, randn, rand, randn_like, rand_like, randint, arange, linspace, logspace, eye,
     add, sub, div, true_divide, divide, subtract, pow, logical_not, logical_and, logical_or, logical_xor, where,
     cast, matmul, mm, bmm,
@@ -558,9 +558,14 @@ class _LogSoftmax(_ag.Function):
 
 
 @_method()
+def log_softmax(x, dim=-1, dtype=None):
+    """x - logsumexp(x) along `dim` (max-shifted for stability); same shape and dtype, or x
+    cast to `dtype` first when given (PyTorch's way to a float32 result of half input)."""
+    return _log_softmax(x if dtype is None else cast(x, dtype), dim)
+
+
 @_rounded_once
-def log_softmax(x, dim=-1):
-    """x - logsumexp(x) along `dim` (max-shifted for stability); same shape and dtype."""
+def _log_softmax(x, dim):
     return _LogSoftmax.apply(x, dim)
 
 
@@ -585,9 +590,14 @@ class _Softmax(_ag.Function):
 
 
 @_method()
+def softmax(x, dim=-1, dtype=None):
+    """exp(x) / sum(exp(x)) along `dim` (max-shifted for stability); same shape and dtype, or
+    x cast to `dtype` first when given."""
+    return _softmax(x if dtype is None else cast(x, dtype), dim)
+
+
 @_rounded_once
-def softmax(x, dim=-1):
-    """exp(x) / sum(exp(x)) along `dim` (max-shifted for stability); same shape and dtype."""
+def _softmax(x, dim):
     return _Softmax.apply(x, dim)
 
 

@@ -252,8 +252,50 @@ def setitem(x, key, value):
         put = _put_rows_recorded if is_grad_enabled() and (grad or v.requires_grad) else _put_rows
         x._assign(T.reshape(put(flat, index, rows), x.shape))
         return
-    raise NotImplementedError("x[key] = value supports ints, slices, '...', None, one bool mask over the leading "
-                              "axes, or integer indices on the leading axes; this key mixes them otherwise")
+    if not any(masks) and all(isinstance(a, (slice, T.Tensor, np.ndarray, list)) for a in nkey):
+        # integer indices on other axes, beside slices (gpt-fast's KV cache: k[:, :, pos] = v)
+        x._assign(_put_on_axes(before, nkey, v, grad))
+        return
+    raise NotImplementedError("x[key] = value supports ints, slices, '...', integer indices beside slices, or one "
+                              "bool mask over the leading axes; this key mixes them otherwise (None, or a mask "
+                              "after other axes)")
+
+
+def _put_on_axes(before, nkey, v, grad):
+    """`before` with x[nkey] = v, nkey of slices and integer index arrays (one per axis): the
+    slices' window is cut out, its indexed axes moved to the front and merged, the rows put
+    there (_put_rows), and the window written back. v broadcasts to the shape x[nkey] has by
+    NumPy's rules (the index's shape in place of consecutive indexed axes, else first)."""
+    basic = [a if isinstance(a, slice) else slice(None) for a in nkey]
+    window = None
+    if any(a != slice(None) for a in basic):
+        _, _, window = _basic(before, basic, values=False)
+        sub = _basic(before, basic)[0]
+    else:
+        sub = before
+    axes = [i for i, a in enumerate(nkey) if not isinstance(a, slice)]
+    adv = [a if isinstance(a, T.Tensor) else np.asarray(a) for a in nkey if not isinstance(a, slice)]
+    for a, ax in zip(adv, axes):
+        T._indices(a, sub.shape[ax], "index_put")  # IndexError here: a tensor's dtype, client-known values
+    index, bshape = _flat_index(adv, [sub.shape[a] for a in axes])
+    others = [i for i in range(sub.ndim) if i not in axes]
+    rest = tuple(sub.shape[i] for i in others)
+    place = axes[0] if axes == list(range(axes[0], axes[0] + len(axes))) else 0
+    nb = len(bshape)
+    shape = rest[:place] + tuple(bshape) + rest[place:]
+    while v.ndim > len(shape) and v.shape[0] == 1:  # leading 1s are dropped, as PyTorch
+        v = T.reshape(v, v.shape[1:])
+    v = T.broadcast_to(v, shape)
+    v = T.permute(v, *range(place, place + nb), *range(place), *range(place + nb, len(shape)))  # index block first
+    rows = T.reshape(v, (index.shape[0],) + rest)
+    moved = T.permute(sub, *axes, *others)
+    flat = T.reshape(moved, (math.prod(sub.shape[a] for a in axes),) + rest)
+    put = _put_rows_recorded if is_grad_enabled() and (grad or v.requires_grad) else _put_rows
+    new = T.permute(T.reshape(put(flat, index, rows), moved.shape), *np.argsort(axes + others).tolist())
+    if window is None:
+        return new
+    starts, steps, sizes = window
+    return T._op("slice_scatter", before, T.reshape(new, tuple(sizes)), starts=starts, steps=steps)
 
 
 def _put_rows_recorded(x, index, rows):

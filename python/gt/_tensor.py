@@ -1257,7 +1257,32 @@ def tensor(data, dtype=None, requires_grad=False):
     return from_numpy(a, requires_grad=requires_grad)
 
 
-as_tensor = tensor
+@_takes_device
+def as_tensor(data, dtype=None):
+    """`data` itself when it is a tensor (cast to `dtype` when one is given, its gradient
+    flowing through), else tensor(data, dtype), as torch.as_tensor."""
+    if isinstance(data, Tensor):
+        return data if dtype is None else data.to(dtype)
+    return tensor(data, dtype)
+
+
+@_takes_device
+def asarray(obj, dtype=None, copy=None, requires_grad=False):
+    """torch.asarray: `obj` itself when it is a tensor of `dtype` (copy=True: a clone), else
+    a tensor of obj's values (a number, nested lists, a NumPy array). requires_grad makes a new
+    leaf that requires grad. Raises ValueError for copy=False when a copy is needed."""
+    if isinstance(obj, Tensor):
+        out = obj if dtype is None else obj.to(dtype)
+        if copy is False and out is not obj:
+            raise ValueError("asarray: copy=False, but casting to another dtype needs a copy")
+        if copy and out is obj:
+            out = obj.clone()
+        if requires_grad and not out.requires_grad:
+            out = _leaf(out.detach(), True)
+        return out
+    if copy is False and not isinstance(obj, np.ndarray):
+        raise ValueError(f"asarray: copy=False, but a {type(obj).__name__} must be copied to make a tensor")
+    return tensor(obj, dtype, requires_grad)
 
 
 def _default_dtype(value, dtype):

@@ -15,6 +15,7 @@ on first use; a torch module GT does not have raises ModuleNotFoundError naming 
 """
 import importlib
 import importlib.abc
+import importlib.metadata
 import importlib.util
 import os
 import runpy
@@ -54,14 +55,15 @@ class _TorchIsGT(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return importlib.util.spec_from_loader(name, self)
 
     def find_distributions(self, context=None):
-        """importlib.metadata's view of `torch` (and torchvision) is GT's distribution:
-        `importlib.metadata.version("torch")` is gt.__version__ (notebooks print it first)."""
-        import importlib.metadata as metadata
+        """importlib.metadata's view of `torch` (and torchvision) is GT's distribution under
+        that name, with the version the package reports: `importlib.metadata.version("torch")`
+        is torch.__version__ (notebooks print it; libraries test it)."""
+        metadata = importlib.metadata
         name = getattr(context, "name", None)
         if name not in _PACKAGES:
             return iter(())
         try:
-            return iter([metadata.distribution("gt")])
+            return iter([_Renamed(metadata.distribution("gt"), name)])
         except metadata.PackageNotFoundError:  # GT run from a source tree without pip's metadata
             return iter(())
 
@@ -70,6 +72,26 @@ class _TorchIsGT(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module):
         pass  # imported already, as gt.X
+
+
+class _Renamed(importlib.metadata.Distribution):
+    """GT's distribution seen as `name` (torch, torchvision): its METADATA's Name and Version
+    are that package's."""
+
+    def __init__(self, dist, name):
+        self._dist, self._name = dist, name
+
+    def read_text(self, filename):
+        text = self._dist.read_text(filename)
+        if filename in ("METADATA", "PKG-INFO") and text is not None:
+            version = importlib.import_module(_PACKAGES[self._name]).__version__
+            lines = [f"Name: {self._name}" if line.startswith("Name:") else
+                     f"Version: {version}" if line.startswith("Version:") else line for line in text.splitlines()]
+            text = "\n".join(lines) + "\n"
+        return text
+
+    def locate_file(self, path):
+        return self._dist.locate_file(path)
 
 
 def _child_command_line(original):
@@ -91,8 +113,15 @@ def install():
     """Makes `torch` and every `torch.X` GT's module (idempotent), in this process and in the
     processes multiprocessing spawns from it; dtypes and shapes then print as PyTorch's
     (torch.float32, torch.Size([2, 3])) instead of gt.float32, gt.Size([2, 3])."""
-    from . import dtypes
+    from . import dtypes, version
     dtypes.package[0] = "torch"
+    # torch.__version__ is the PyTorch API GT follows, GT's own after the "+": scripts and
+    # libraries test it (einx needs >= 2.2; "0.1.0" sent them down paths for PyTorch 1).
+    if not isinstance(gt.__version__, version.TorchVersion):
+        gt.__version__ = version.__version__ = version.TorchVersion(f"{version.TORCH_API}+gt{gt.__version__}")
+        vision = sys.modules.get("gt.vision")  # (else gt.vision sets its own when imported)
+        if vision is not None:
+            vision.__version__ = version.torchvision_version()
     gt.Tensor.__module__ = "torch"  # type(x) prints <class 'torch.Tensor'>, as PyTorch's
     gt.nn.Parameter.__module__ = "torch.nn.parameter"
     if not any(isinstance(f, _TorchIsGT) for f in sys.meta_path):

@@ -562,6 +562,44 @@ def test_setitem_with_an_integer_index_on_each_leading_axis():
         t.numpy()
 
 
+@pytest.mark.parametrize("key", [
+    (slice(None), slice(None), [2, 3]),  # gpt-fast's KV cache: k_out[:, :, input_pos] = k_val
+    (slice(None), [0, 2]),
+    (slice(1, 3), slice(None), [0, 4]),  # a window cut by a slice, indices inside it
+    ([0, 3], slice(None), [1, 6]),  # not consecutive: the index's shape comes first in the value
+    (slice(None), [[0], [2]], [1, 6]),  # indices broadcast together
+    (Ellipsis, [2]),
+    (slice(None), 1, [0, 5]),
+    (slice(None, None, 2), slice(None), [1], slice(1, 3)),
+])
+def test_setitem_with_integer_indices_beside_slices(key):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((4, 3, 8, 3))
+    npkey = tuple(np.array(k) if isinstance(k, list) else k for k in key)
+    v = rng.standard_normal(x[npkey].shape)
+    want = x.copy()
+    want[npkey] = v
+    for k in (key, tuple(gt.tensor(a) if isinstance(a, list) else a for a in key)):
+        t = gt.tensor(x)
+        t[k] = gt.tensor(v)
+        check(t, want)
+    t = gt.tensor(x)
+    t[key] = 7.0
+    want = x.copy()
+    want[npkey] = 7.0
+    check(t, want)
+
+
+def test_setitem_beside_slices_records_gradients():
+    w = gt.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)
+    x = gt.ones(3, 5, requires_grad=True)
+    y = x * 1.0
+    y[:, [1, 3]] = w
+    (y * gt.arange(15.0).reshape(3, 5)).sum().backward()
+    check(x.grad, np.where(np.isin(np.arange(5), [1, 3]), 0.0, np.arange(15.0).reshape(3, 5)))
+    check(w.grad, np.arange(15.0).reshape(3, 5)[:, [1, 3]])
+
+
 def test_a_merged_tensor_index_out_of_range_raises_instead_of_reading_another_row():
     t = gt.arange(12.0).reshape(3, 4)
     with pytest.raises(RuntimeError, match="index 5 is out of bounds for dimension with size 4"):

@@ -1,5 +1,6 @@
 """PyTorch spellings that scripts use in their first minutes (issue 24): devices, f-strings of
 tensors, next(model.parameters()), the legacy gt.Tensor(...) constructor, __version__."""
+import collections
 import os
 import subprocess
 import sys
@@ -9,6 +10,7 @@ import pytest
 
 import gt
 import gt.nn as nn
+import gt.nn.functional as F
 from conftest import ROOT, check
 
 
@@ -765,3 +767,140 @@ def test_types_print_as_torchs_under_as_torch(tmp_path):
     out = subprocess.run([sys.executable, "-m", "gt.as_torch", str(tmp_path / "types.py")], capture_output=True,
                          text=True, timeout=120)
     assert out.stdout.strip() == "<class 'torch.Tensor'> <class 'torch.nn.parameter.Parameter'>", out.stderr[-2000:]
+
+
+def test_as_torch_version_configs_and_pytree(tmp_path):
+    # torch.__version__ is the PyTorch API GT follows and compares as a version (einx refused
+    # "0.1.0"); torch._dynamo/_inductor/_functorch.config import as modules (gpt-fast's
+    # generate.py); torch.utils._pytree (x-transformers imports it).
+    (tmp_path / "v.py").write_text(
+        "import torch, torchvision, torch._dynamo.config, torch._inductor.config, torch._functorch.config\n"
+        "from torch.utils._pytree import tree_flatten, tree_unflatten, tree_map\n"
+        "from packaging import version\n"
+        "v = torch.__version__\n"
+        "assert v >= '2.2' and v >= (2, 0) and not v < '2.2' and version.parse(v) >= version.parse('2.2'), v\n"
+        "assert v.endswith('+gt' + __import__('importlib.metadata').metadata.version('gt')) or '+gt' in v, v\n"
+        "assert torchvision.__version__ >= '0.13' and torch.version.__version__ == v\n"
+        "torch._dynamo.config.cache_size_limit = 64\n"
+        "assert torch._dynamo.config.cache_size_limit == 64\n"
+        "print('ok')\n")
+    out = subprocess.run([sys.executable, "-m", "gt.as_torch", str(tmp_path / "v.py")], capture_output=True, text=True,
+                         timeout=120)
+    assert out.stdout.strip() == "ok", out.stderr[-2000:]
+    assert gt.__version__ == "0.1.0" or not isinstance(gt.__version__, gt.version.TorchVersion)  # (not here)
+    from gt.utils._pytree import tree_flatten, tree_unflatten, tree_map, tree_leaves, LeafSpec
+    import collections
+    NT = collections.namedtuple("NT", "x y")
+    tree = (1, None, [2, {"b": 3, "a": 4}], NT(5, (6,)))
+    leaves, spec = tree_flatten(tree)
+    assert leaves == [1, None, 2, 3, 4, 5, 6]  # None is a leaf; dicts in insertion order
+    assert tree_unflatten([str(x) for x in leaves], spec) == ("1", "None", ["2", {"b": "3", "a": "4"}], NT("5", ("6",)))
+    assert tree_map(lambda a, b: a * b, {"p": [1, 2]}, {"p": [3, 4]}) == {"p": [3, 8]}
+    assert spec.num_leaves == 7 and tree_flatten(3)[1] == LeafSpec() and tree_leaves([[1], [2, [3]]]) == [1, 2, 3]
+    with pytest.raises(ValueError, match="holds 7 items"):
+        tree_unflatten([1], spec)
+    assert gt.version.TorchVersion("2.15.0+gt0.1.0") > "2.9" and gt.version.TorchVersion("2.15.0") < (2, 16)
+
+
+def test_module_containers_keep_none_and_renumber():
+    # x-transformers builds ModuleList([norm, None, None]): the Nones were dropped, so [1] was
+    # the next module.
+    ml = nn.ModuleList([nn.Identity(), None, nn.Linear(2, 2)])
+    assert len(ml) == 3 and ml[1] is None and isinstance(ml[2], nn.Linear)
+    a, b, c = ml
+    assert b is None and len(list(ml.parameters())) == 2
+    ml.append(None)
+    ml.insert(0, nn.ReLU())
+    assert [type(m).__name__ for m in ml] == ["ReLU", "Identity", "NoneType", "Linear", "NoneType"]
+    del ml[1]
+    assert list(ml._modules) == ["0", "1", "2", "3"] and ml.pop(0).__class__ is nn.ReLU and len(ml) == 3
+    ml += [nn.Tanh()]
+    assert len(ml) == 4 and len(ml + ml) == 8
+    s = nn.Sequential(collections.OrderedDict(a=nn.ReLU(), b=nn.Tanh(), c=nn.Identity()))
+    del s[0]  # renumbered, named ones too, as PyTorch's
+    assert list(s._modules) == ["0", "1"] and isinstance(s[0], nn.Tanh)
+    s.insert(1, nn.Linear(2, 2))
+    s.extend([nn.ReLU()])
+    assert [type(m).__name__ for m in s] == ["Tanh", "Linear", "Identity", "ReLU"]
+    with pytest.raises(TypeError, match="is not a Module subclass"):
+        nn.ModuleList([3])
+    d = nn.ModuleDict({"x": None, "y": nn.ReLU()})
+    assert d["x"] is None and list(d) == ["x", "y"]
+
+    class Att(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wo = nn.Linear(2, 2)
+            self.kv_cache = None
+            self.register_buffer("scale", None)
+
+    m = Att()
+    m.kv_cache = nn.Identity()
+    m.kv_cache = None  # the slot stays and prints, as PyTorch's
+    assert "(kv_cache): None" in repr(m) and [n for n, _ in m.named_children()] == ["wo"]
+    assert list(m.state_dict()) == ["wo.weight", "wo.bias"]
+    result = Att().load_state_dict(m.state_dict())  # (strict: None entries are not expected)
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    # parameters(), buffers(), modules(), children(), named_children() are iterators too
+    bn = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+    assert next(bn.buffers()).shape == (2,) and next(bn.modules()) is bn and isinstance(next(bn.children()), nn.Linear)
+    assert next(bn.named_children())[0] == "0" and next(bn.parameters()).shape == (2, 2)
+    shared = nn.Linear(2, 2)
+    twice = nn.Sequential(shared, shared)
+    assert len(list(twice.modules())) == 2 and len(list(twice.named_modules(remove_duplicate=False))) == 3
+
+
+def test_state_dict_and_load_state_dict_hooks():
+    # gpt-fast's Attention merges wq/wk/wv of a checkpoint into wqkv in a load pre-hook.
+    calls = []
+
+    class Att(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wqkv = nn.Linear(2, 6, bias=False)
+            self._register_load_state_dict_pre_hook(self.load_hook)
+
+        def load_hook(self, state_dict, prefix, *args):
+            calls.append(prefix)
+            if prefix + "wq.weight" in state_dict:
+                parts = [state_dict.pop(prefix + f"w{k}.weight") for k in "qkv"]
+                state_dict[prefix + "wqkv.weight"] = gt.cat(parts)
+
+    model = nn.Sequential(Att())
+    given = {f"0.w{k}.weight": gt.full((2, 2), float(i + 1)) for i, k in enumerate("qkv")}
+    model.load_state_dict(given)
+    assert calls == ["0."] and len(given) == 3  # (the hooks change a copy)
+    np.testing.assert_array_equal(model[0].wqkv.weight.numpy()[:, 0], [1, 1, 2, 2, 3, 3])
+    seen = []
+    model.register_load_state_dict_post_hook(lambda m, keys: (seen.append(list(keys.missing_keys)),
+                                                              keys.missing_keys.clear()))
+    model.load_state_dict({})  # the post-hook forgives the missing key before strict checks
+    assert seen == [["0.wqkv.weight"]]
+    saved = []
+    model[0].register_state_dict_pre_hook(lambda m, prefix, keep_vars: saved.append(prefix))
+    model[0]._register_state_dict_hook(lambda m, sd, prefix, meta: sd.update({prefix + "extra": gt.ones(1)}))
+    model._register_state_dict_hook(lambda m, sd, prefix, meta: {"top." + k: v for k, v in sd.items()})
+    sd = model.state_dict()
+    assert saved == ["0."] and list(sd) == ["top.0.wqkv.weight", "top.0.extra"]
+    kept = model.state_dict(keep_vars=True)
+    assert kept["top.0.wqkv.weight"] is model[0].wqkv.weight and not sd["top.0.wqkv.weight"].requires_grad
+    assert list(nn.Linear(2, 2).state_dict(prefix="enc.")) == ["enc.weight", "enc.bias"]
+
+
+def test_softmax_dtype_int_alias_and_asarray():
+    x = gt.tensor([[1.0, 2.0, 3.0]], dtype=gt.float64)
+    for y in (F.softmax(x, dim=-1, dtype=gt.float32), x.softmax(-1, dtype=gt.float32), gt.softmax(x, -1, gt.float32),
+              F.log_softmax(x, -1, dtype=gt.float32).exp(), F.softmin(-x, -1, dtype=gt.float32)):
+        assert y.dtype == gt.float32
+        np.testing.assert_allclose(y.numpy(), [[0.09003057, 0.24472847, 0.66524096]], rtol=1e-6)
+    cube = gt.tensor(np.random.default_rng(0).standard_normal((2, 3, 4)))
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
+        y = F.softmax(cube)  # PyTorch's legacy choice for 3-d input: dim 0
+    np.testing.assert_allclose(y.numpy().sum(0), np.ones((3, 4)), rtol=1e-12)
+    assert gt.int is gt.int32 and gt.tensor([1, 2], dtype=gt.int).dtype == gt.int32
+    a = gt.ones(2, requires_grad=True)
+    assert gt.asarray(a) is a and gt.as_tensor(a) is a and gt.as_tensor(a, dtype=gt.float64).grad_fn is not None
+    assert gt.asarray(a, copy=True) is not a and gt.asarray([1, 2]).dtype == gt.int64
+    assert gt.asarray(3.0).item() == 3.0 and gt.asarray([1.0], requires_grad=True).requires_grad
+    with pytest.raises(ValueError, match="copy=False"):
+        gt.asarray(a, dtype=gt.float64, copy=False)

@@ -36,8 +36,23 @@ sigmoid = T.sigmoid
 tanh = T.tanh
 silu = _takes_inplace(T.silu)
 gelu = T.gelu
-softmax = T.softmax
-log_softmax = T.log_softmax
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """exp(x) / sum(exp(x)) along dim (input cast to dtype first, when given); without dim,
+    PyTorch's legacy choice (0 for 0-, 1- and 3-d input, else 1) with its warning."""
+    if dim is None:
+        from .modules import _implicit_softmax_dim
+        dim = _implicit_softmax_dim("softmax", input.ndim)
+    return T.softmax(input, dim, dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """x - logsumexp(x) along dim (input cast to dtype first, when given); dim as softmax's."""
+    if dim is None:
+        from .modules import _implicit_softmax_dim
+        dim = _implicit_softmax_dim("log_softmax", input.ndim)
+    return T.log_softmax(input, dim, dtype)
 one_hot = T.one_hot
 
 
@@ -1421,9 +1436,12 @@ def pixel_unshuffle(input, downscale_factor):
     return T.reshape(x, *lead, c * r * r, hr // r, wr // r)
 
 
-def softmin(input, dim=None, dtype=None):
-    """softmax(-input) along dim."""
-    return softmax(-input, dim, dtype=dtype) if dtype is not None else softmax(-input, dim)
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-input) along dim (input cast to dtype first, when given)."""
+    if dim is None:
+        from .modules import _implicit_softmax_dim
+        dim = _implicit_softmax_dim("softmin", input.ndim)
+    return T.softmax(-(input if dtype is None else T.cast(input, dtype)), dim)
 
 
 @_takes_inplace

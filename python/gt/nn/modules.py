@@ -87,7 +87,8 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 
 
 class _Parameters(list):
-    """Module.parameters(): a list that `next()` also walks, as the generator PyTorch returns."""
+    """Module.parameters() (and buffers(), modules(), children(), named_children()): a list that
+    `next()` also walks, as the generator PyTorch returns."""
     __slots__ = ("_at",)
 
     def __next__(self):
@@ -202,6 +203,8 @@ class Module:
             self._buffers[name] = value
         elif name in self._parameters and value is None:
             self._parameters[name] = None
+        elif name in self._modules and value is None:  # (the slot stays, as PyTorch's: "(name): None")
+            self._modules[name] = None
         else:
             self._parameters.pop(name, None)
             self._modules.pop(name, None)
@@ -228,8 +231,21 @@ class Module:
             self.__dict__.get("_non_persistent", set()).discard(name)
         object.__setattr__(self, name, tensor)
 
-    def register_module(self, name, module):
-        setattr(self, name, module)
+    def add_module(self, name, module):
+        """Registers `module` (a Module, or None: an empty slot, printed "(name): None") as the
+        child `name`, as PyTorch's. Raises TypeError for anything else."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {type(name).__name__}")
+        if "." in name or name == "":
+            raise KeyError(f'module name can\'t contain ".", got: {name}' if name else 'module name can\'t be empty string ""')
+        self._parameters.pop(name, None)
+        self._buffers.pop(name, None)
+        self._modules[name] = module
+        object.__setattr__(self, name, module)
+
+    register_module = add_module
 
     def get_submodule(self, target):
         """The submodule at dotted path `target` ("" is the module itself); AttributeError if none."""
@@ -256,9 +272,6 @@ class Module:
 
     def register_parameter(self, name, param):
         setattr(self, name, param)
-
-    def add_module(self, name, module):
-        setattr(self, name, module)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
@@ -335,20 +348,28 @@ class Module:
     register_backward_hook = register_full_backward_hook
 
     # ------------------------------------------------------------ traversal
-    def named_modules(self, prefix=""):
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """(dotted name, module) for this module and every submodule, depth first; a module
+        reached twice (shared) is yielded once unless remove_duplicate=False, as PyTorch's."""
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if self in memo:
+                return
+            memo.add(self)
         yield prefix, self
         for name, m in self._modules.items():
             if m is not None:
-                yield from m.named_modules(prefix + ("." if prefix else "") + name)
+                yield from m.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
 
     def modules(self):
-        return [m for _, m in self.named_modules()]
+        return _Parameters(m for _, m in self.named_modules())
 
     def named_children(self):
-        return [(n, m) for n, m in self._modules.items() if m is not None]
+        return _Parameters((n, m) for n, m in self._modules.items() if m is not None)
 
     def children(self):
-        return [m for _, m in self.named_children()]
+        return _Parameters(m for _, m in self.named_children())
 
     def named_parameters(self, prefix="", recurse=True):
         """(dotted name, parameter) pairs; a parameter shared by two modules appears once."""
@@ -367,14 +388,18 @@ class Module:
         iterator, as PyTorch's generator: next(model.parameters()) is the first parameter."""
         return _Parameters(p for _, p in self.named_parameters(recurse=recurse))
 
-    def named_buffers(self):
-        for mname, m in self.named_modules():
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        seen = set()
+        for mname, m in (self.named_modules() if recurse else [("", self)]):
             for name, b in m._buffers.items():
-                if b is not None:
-                    yield (mname + "." if mname else "") + name, b
+                if b is None or (remove_duplicate and id(b) in seen):
+                    continue
+                seen.add(id(b))
+                full = (mname + "." if mname else "") + name
+                yield (prefix + "." if prefix else "") + full, b
 
-    def buffers(self):
-        return [b for _, b in self.named_buffers()]
+    def buffers(self, recurse=True):
+        return _Parameters(b for _, b in self.named_buffers(recurse=recurse))
 
     def apply(self, fn):
         for m in self.children():
@@ -486,39 +511,97 @@ class Module:
         return self.to(_dt.bfloat16)
 
     # ------------------------------------------------------------ state
-    def state_dict(self):
-        """name -> tensor for every parameter and persistent buffer (detached; shares values)."""
-        out = OrderedDict()
-        for mname, m in self.named_modules():
-            for name, p in m._parameters.items():
-                if p is not None:
-                    out[(mname + "." if mname else "") + name] = p.detach()
-            skip = m.__dict__.get("_non_persistent", ())
-            for name, b in m._buffers.items():
-                if b is not None and name not in skip:
-                    out[(mname + "." if mname else "") + name] = b.detach()
-        return out
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        """name -> tensor for every parameter and persistent buffer (detached unless keep_vars;
+        shares values), this module's first, then each child's under "child." in registration
+        order, as PyTorch's. The hooks of register_state_dict_pre_hook run before a module adds
+        its entries, hook(module, prefix, keep_vars); those of _register_state_dict_hook /
+        register_state_dict_post_hook after it and its children did, hook(module, state_dict,
+        prefix, local_metadata), changing state_dict in place (a dict it returns replaces the
+        result of the module state_dict() was called on, as PyTorch's)."""
+        if args:  # PyTorch's old positional form: state_dict(destination, prefix, keep_vars)
+            destination, prefix, keep_vars = (list(args) + [destination, prefix, keep_vars][len(args):])[:3]
+        if destination is None:
+            destination = OrderedDict()
+        hooks = self.__dict__.get("_state_hooks", {})
+        for hook in list(hooks.get("save_pre", {}).values()):
+            hook(self, prefix, keep_vars)
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        skip = self.__dict__.get("_non_persistent", ())
+        for name, b in self._buffers.items():
+            if b is not None and name not in skip:
+                destination[prefix + name] = b if keep_vars else b.detach()
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in list(hooks.get("save_post", {}).values()):
+            result = hook(self, destination, prefix, {})
+            if result is not None:
+                destination = result
+        return destination
+
+    def _state_hook(self, kind, hook):
+        table = self.__dict__.setdefault("_state_hooks", {}).setdefault(kind, OrderedDict())
+        key = object()
+        table[key] = hook
+        return _ag.RemovableHandle(table, key)
+
+    def register_state_dict_pre_hook(self, hook):
+        """hook(module, prefix, keep_vars) before state_dict() adds this module's entries."""
+        return self._state_hook("save_pre", hook)
+
+    def register_state_dict_post_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata) after state_dict() added this
+        module's entries and its children's; it may change state_dict in place."""
+        return self._state_hook("save_post", hook)
+
+    def _register_state_dict_hook(self, hook):
+        """As register_state_dict_post_hook, and the hook may return a new state dict."""
+        return self._state_hook("save_post", hook)
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs) before load_state_dict() reads this module's entries
+        (prefix: "child." for a submodule); it may change state_dict (a copy of the one given)."""
+        return self._state_hook("load_pre", hook)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """PyTorch's older form: hook(state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs), with the module first when with_module."""
+        return self._state_hook("load_pre", hook if with_module else lambda module, *args: hook(*args))
+
+    def register_load_state_dict_post_hook(self, hook):
+        """hook(module, incompatible_keys) after load_state_dict() copied the values and before it
+        raises for missing or unexpected keys: it may remove keys from incompatible_keys.missing_keys
+        and .unexpected_keys (lists) to allow them."""
+        return self._state_hook("load_post", hook)
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
         """Copies values (Tensors or NumPy arrays) into this module's parameters and buffers
         (cast to their dtypes). With assign=True the module takes the state dict's tensors
         instead, dtypes included (each parameter a new Parameter keeping the old one's
         requires_grad; an optimizer made before holds the old ones), as PyTorch's `assign`.
+        The load hooks (register_load_state_dict_pre_hook, ..._post_hook) run as PyTorch's.
 
-        Raises RuntimeError listing missing and unexpected keys when strict, and for a shape
-        mismatch. Returns (missing_keys, unexpected_keys), a named tuple as PyTorch's."""
-        own = {}
-        for mname, m in self.named_modules():
+        Raises RuntimeError listing missing and unexpected keys when strict (after copying the
+        others, as PyTorch), and for a shape mismatch. Returns (missing_keys, unexpected_keys),
+        a named tuple as PyTorch's."""
+        state_dict = OrderedDict(state_dict)  # (the pre-hooks change a copy)
+        modules = list(self.named_modules())
+        for mname, m in modules:
+            hooks = m.__dict__.get("_state_hooks", {}).get("load_pre", {})
+            for hook in list(hooks.values()):
+                hook(m, state_dict, mname + "." if mname else "", {}, strict, [], [], [])
+        own = {}  # (a parameter or buffer that is None is not expected, as PyTorch's)
+        for mname, m in modules:
             skip = m.__dict__.get("_non_persistent", ())
-            for name in list(m._parameters) + [b for b in m._buffers if b not in skip]:
+            for name in [p for p, v in m._parameters.items() if v is not None] + \
+                    [b for b, v in m._buffers.items() if b not in skip and v is not None]:
                 own[(mname + "." if mname else "") + name] = (m, name)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
-        if strict and (missing or unexpected):
-            keys = lambda ks: ", ".join(f'"{k}"' for k in ks)  # noqa: E731
-            errors = ([f"Missing key(s) in state_dict: {keys(missing)}. "] if missing else []) + \
-                ([f"Unexpected key(s) in state_dict: {keys(unexpected)}. "] if unexpected else [])
-            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors))
         for key, value in state_dict.items():
             if key not in own:
                 continue
@@ -543,7 +626,16 @@ class Module:
             else:
                 m._buffers[name] = v.detach()
                 object.__setattr__(m, name, m._buffers[name])
-        return _IncompatibleKeys(missing, unexpected)
+        result = _IncompatibleKeys(missing, unexpected)
+        for _, m in modules:
+            for hook in list(m.__dict__.get("_state_hooks", {}).get("load_post", {}).values()):
+                hook(m, result)
+        if strict and (missing or unexpected):
+            keys = lambda ks: ", ".join(f'"{k}"' for k in ks)  # noqa: E731
+            errors = ([f"Missing key(s) in state_dict: {keys(missing)}. "] if missing else []) + \
+                ([f"Unexpected key(s) in state_dict: {keys(unexpected)}. "] if unexpected else [])
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors))
+        return result
 
     # ------------------------------------------------------------ printing
     def __repr__(self):
@@ -1430,12 +1522,36 @@ class Sequential(Module):
         return x
 
     def append(self, module):
-        setattr(self, str(len(self._modules)), module)
+        self.add_module(str(len(self._modules)), module)
         return self
+
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index, module):
+        _renumber(self, _inserted(list(self._modules.values()), index, module))
+        return self
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
 
     def __getitem__(self, i):
         items = list(self._modules.values())
         return Sequential(*items[i]) if isinstance(i, slice) else items[i]
+
+    def __setitem__(self, i, module):
+        self.add_module(list(self._modules)[i], module)
+
+    def __delitem__(self, i):
+        """Deletes module(s) i (an index or a slice); the rest are renumbered 0, 1, ..., named
+        ones too, as PyTorch's."""
+        items = list(self._modules.values())
+        del items[i]
+        _renumber(self, items)
 
     def __len__(self):
         return len(self._modules)
@@ -1445,15 +1561,16 @@ class Sequential(Module):
 
 
 class ModuleList(Module):
-    """A list of modules whose parameters the parent registers."""
+    """A list of modules whose parameters the parent registers (None entries are kept, as
+    PyTorch's)."""
 
     def __init__(self, modules=()):
         super().__init__()
-        for m in modules:
+        for m in (modules if modules is not None else ()):
             self.append(m)
 
     def append(self, module):
-        setattr(self, str(len(self._modules)), module)
+        self.add_module(str(len(self._modules)), module)
         return self
 
     def extend(self, modules):
@@ -1466,7 +1583,27 @@ class ModuleList(Module):
         return ModuleList(items[i]) if isinstance(i, slice) else items[i]
 
     def __setitem__(self, i, module):
-        setattr(self, list(self._modules)[i], module)
+        self.add_module(list(self._modules)[i], module)
+
+    def __delitem__(self, i):
+        """Deletes module(s) i (an index or a slice); the rest are renumbered, as PyTorch's."""
+        items = list(self._modules.values())
+        del items[i]
+        _renumber(self, items)
+
+    def insert(self, index, module):
+        _renumber(self, _inserted(list(self._modules.values()), index, module))
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+    def __iadd__(self, modules):
+        return self.extend(modules)
+
+    def __add__(self, other):
+        return ModuleList(list(self) + list(other))
 
     def __len__(self):
         return len(self._modules)
@@ -1488,19 +1625,33 @@ class ModuleList(Module):
         return f"{type(self).__name__}(" + "".join(f"\n  {line}" for line in lines) + ("\n)" if lines else ")")
 
 
+def _inserted(items, index, module):
+    items.insert(index, module)
+    return items
+
+
+def _renumber(container, modules):
+    """`container` (a ModuleList or Sequential) holding `modules` under the names 0, 1, ..."""
+    for name in list(container._modules):
+        container.__dict__.pop(name, None)
+    container._modules.clear()
+    for i, m in enumerate(modules):
+        container.add_module(str(i), m)
+
+
 class ModuleDict(Module):
     """A dict of modules whose parameters the parent registers."""
 
     def __init__(self, modules=None):
         super().__init__()
-        for name, m in (modules or {}).items():
-            setattr(self, name, m)
+        for name, m in (modules.items() if isinstance(modules, dict) else modules or ()):
+            self.add_module(name, m)
 
     def __getitem__(self, name):
         return self._modules[name]
 
     def __setitem__(self, name, module):
-        setattr(self, name, module)
+        self.add_module(name, module)
 
     def __delitem__(self, name):
         del self._modules[name]

@@ -68,6 +68,9 @@ class Optimizer:
             cls.step = _ends_a_batch(step)
 
     def __init__(self, params, defaults):
+        if isinstance(params, T.Tensor):  # (iterating it would give copies of its rows)
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, but "
+                            f"got {params.type()}")
         params = list(params)
         if not params:
             raise ValueError("optimizer got an empty parameter list")
@@ -75,13 +78,7 @@ class Optimizer:
         self.defaults = dict(defaults)
         self.param_groups = []
         for g in groups:
-            group = dict(self.defaults)
-            group.update(g)
-            group["params"] = list(group["params"])
-            for p in group["params"]:
-                if not isinstance(p, T.Tensor):
-                    raise TypeError(f"optimizer can only optimize Tensors, got {type(p).__name__}")
-            self.param_groups.append(group)
+            self.add_param_group(g)
         self.state = collections.defaultdict(dict)  # parameter -> its buffers, as torch.optim
 
     @property
@@ -109,7 +106,7 @@ class Optimizer:
         group = dict(self.defaults)
         group.update(param_group)
         params = param_group["params"]
-        group["params"] = [params] if isinstance(params, T.Tensor) else list(params)
+        group["params"] = [params] if isinstance(params, T.Tensor) else list(params)  # (one Tensor: the group's one)
         seen = {id(p) for p in self.params}
         for p in group["params"]:
             if not isinstance(p, T.Tensor):

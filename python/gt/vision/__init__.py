@@ -16,5 +16,6 @@ torchvision fetches them from. `models` has torchvision's ResNet, ResNeXt, Wide 
 and AlexNet, without pretrained weights (see gt.vision.models); io and ops are not provided.
 """
 from . import datasets, io, models, transforms, utils  # noqa: F401
+from .. import version as _version
 
-__version__ = "0.0.gt"
+__version__ = _version.torchvision_version()  # (torchvision's API version under gt.as_torch)
