@@ -24,7 +24,7 @@ from ._functions import (
     eq, ne, lt, le, gt, ge, logical_not, logical_and, logical_or, logical_xor, where, masked_fill,
     neg, negative, exp, log, log1p, sqrt, rsqrt, sin, cos, erf, relu, sigmoid, tanh, abs, floor, gelu, silu,
     clamp, clip, cast, clone, detach,
-    matmul, mm, bmm, transpose, swapaxes, permute, reshape, view, flatten, squeeze, unsqueeze, broadcast_to, expand,
+    matmul, mm, bmm, transpose, swapaxes, swapdims, permute, reshape, view, flatten, squeeze, unsqueeze, broadcast_to, expand,
     broadcast_tensors, narrow, cat, concat, concatenate, stack, split, chunk, unbind,
     index_select, gather, take_along_dim, one_hot, embedding,
     sum, mean, max, min, amax, amin, argmax, argmin, var, std, logsumexp, log_softmax, softmax, norm, allclose,

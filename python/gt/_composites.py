@@ -398,8 +398,14 @@ def bernoulli(input, p=None, *, generator=None):
     return T.cast(u < probs, input.dtype)
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None):
-    """Samples of N(mean, std^2): mean and std tensors or numbers (broadcast), or a `size`."""
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False):
+    """Samples of N(mean, std^2): mean and std tensors or numbers (broadcast), or a `size`;
+    requires_grad=True makes them a leaf that requires grad (d2l's `w = normal(0, 0.01, (2, 1),
+    requires_grad=True)`)."""
+    if requires_grad:
+        with _ag.no_grad():
+            sample = normal(mean, std, size, generator=generator, dtype=dtype)
+        return sample.requires_grad_(True)
     if size is None:
         shape = np.broadcast_shapes(*[tuple(v.shape) for v in (mean, std) if isinstance(v, Tensor)])
     else:

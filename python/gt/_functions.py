@@ -114,7 +114,8 @@ def transpose(x, dim0=-2, dim1=-1):
     return permute(x, *perm)
 
 
-swapaxes = transpose
+swapaxes = swapdims = transpose
+Tensor.swapaxes = Tensor.swapdims = transpose
 
 
 @_method('reshape', 'view')

@@ -376,6 +376,10 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
 
+    def __reversed__(self):
+        """reversed(x): x flipped along axis 0 (a tensor, as PyTorch's; a 0-d tensor itself)."""
+        return self if not self.shape else self.flip(0)
+
     def __reduce_ex__(self, protocol):
         """pickle, copy.deepcopy and gt.save: the values (fetched from the workers), dtype, shape
         and requires_grad; unpickling uploads them again (a copy, as deepcopy of a torch.Tensor).

@@ -904,3 +904,34 @@ def test_softmax_dtype_int_alias_and_asarray():
     assert gt.asarray(3.0).item() == 3.0 and gt.asarray([1.0], requires_grad=True).requires_grad
     with pytest.raises(ValueError, match="copy=False"):
         gt.asarray(a, dtype=gt.float64, copy=False)
+
+
+def test_optimizer_group_of_one_tensor_and_small_tensor_methods():
+    # d2l: SGD([{'params': net.weight, 'weight_decay': wd}, {'params': net.bias}]) -- the
+    # single tensor was iterated row by row, and the copies were updated instead of it.
+    net = nn.Linear(3, 1)
+    with gt.no_grad():
+        net.weight.copy_(gt.tensor([[0.1, -0.2, 0.3]]))
+        net.bias.fill_(0.5)
+    opt = gt.optim.SGD([{"params": net.weight, "weight_decay": 3.0}, {"params": net.bias}], lr=0.01)
+    x, y = gt.arange(6.0).reshape(2, 3), gt.tensor([[1.0], [2.0]])
+    ((net(x) - y) ** 2).mean().backward()
+    opt.step()
+    # d/dw mean((Xw + b - y)^2) = 2/N X^T r, r the residuals; weight decay adds 3 w to w's alone
+    r = np.arange(6.0).reshape(2, 3) @ np.array([0.1, -0.2, 0.3]) + 0.5 - np.array([1.0, 2.0])
+    gw = 2 / 2 * np.arange(6.0).reshape(2, 3).T @ r + 3.0 * np.array([0.1, -0.2, 0.3])
+    np.testing.assert_allclose(net.weight.numpy()[0], np.array([0.1, -0.2, 0.3]) - 0.01 * gw, rtol=1e-5)
+    np.testing.assert_allclose(net.bias.numpy(), [0.5 - 0.01 * r.sum()], rtol=1e-5)
+    with pytest.raises(TypeError, match="iterable of Tensors or dicts"):
+        gt.optim.SGD(net.weight, lr=0.1)
+    with pytest.raises(ValueError, match="more than one parameter group"):
+        gt.optim.SGD([{"params": [net.weight]}, {"params": [net.weight]}], lr=0.1)
+    w = gt.normal(0, 0.01, (3, 1), requires_grad=True)
+    assert w.shape == (3, 1) and w.requires_grad and w.is_leaf
+    x = gt.arange(6.0).reshape(3, 2)
+    assert reversed(x).tolist() == [[4.0, 5.0], [2.0, 3.0], [0.0, 1.0]] and isinstance(reversed(x), gt.Tensor)
+    assert x.swapaxes(0, 1).shape == x.swapdims(0, 1).shape == gt.swapdims(x, 0, 1).shape == (2, 3)
+    gru = nn.GRU(4, 8, 2)
+    assert gru._flat_weights_names == [f"{k}_l{i}" for i in range(2) for k in ("weight_ih", "weight_hh", "bias_ih",
+                                                                            "bias_hh")]
+    assert gru._flat_weights[1] is gru.weight_hh_l0 and gru.all_weights[1][0] is gru.weight_ih_l1

@@ -312,3 +312,32 @@ def test_vision_models_unknown_names():
     features = models.vgg.make_layers(models.vgg._CONFIGS["A"], batch_norm=True)
     assert [type(l).__name__ for l in features][:4] == ["Conv2d", "BatchNorm2d", "ReLU", "MaxPool2d"]
     assert features(gt.randn(1, 3, 32, 32)).shape == (1, 512, 1, 1)
+
+
+def test_transforms_functional_and_default_dtype():
+    # `import torchvision.transforms.functional as TF` (augmentation code that draws its own
+    # parameters); ToTensor follows gt.set_default_dtype, as torchvision's.
+    import importlib
+    TF = importlib.import_module("gt.vision.transforms.functional")
+    from PIL import Image
+    a = np.arange(60, dtype=np.uint8).reshape(4, 5, 3)
+    pil = Image.fromarray(a)
+    t = TF.to_tensor(pil)
+    np.testing.assert_allclose(t.numpy(), a.transpose(2, 0, 1) / 255.0, rtol=1e-6)
+    np.testing.assert_array_equal(TF.hflip(t).numpy(), t.numpy()[..., ::-1])
+    np.testing.assert_array_equal(np.asarray(TF.vflip(pil)), a[::-1])
+    np.testing.assert_array_equal(TF.crop(t, 1, 2, 2, 3).numpy(), t.numpy()[:, 1:3, 2:5])
+    assert TF.center_crop(t, 2).shape == (3, 2, 2) and TF.resize(t, (2, 3)).shape == (3, 2, 3)
+    assert TF.pad(t, 1).shape == (3, 6, 7) and TF.get_image_size(pil) == [5, 4] and TF.get_dimensions(t) == [3, 4, 5]
+    np.testing.assert_allclose(TF.normalize(t, [0.5] * 3, [0.5] * 3).numpy(), (t.numpy() - 0.5) / 0.5, rtol=1e-6)
+    gray = TF.rgb_to_grayscale(t).numpy()[0]
+    np.testing.assert_allclose(gray, (a / 255.0) @ np.array([0.2989, 0.587, 0.114]), rtol=1e-5)
+    assert np.asarray(TF.to_pil_image(t)).tolist() == a.tolist()
+    gt.set_default_dtype(gt.float64)
+    try:
+        t64 = transforms.ToTensor()(pil)
+        assert t64.dtype == gt.float64 and t64[0, 0, 1].item() == 3 / 255
+    finally:
+        gt.set_default_dtype(gt.float32)
+    grid = gt.vision.utils.make_grid(gt.zeros(4, 1, 2, 2, dtype=gt.float64))
+    assert grid.dtype == gt.float64  # (a float64 batch stays float64, as torchvision's)

@@ -172,6 +172,26 @@ class _RNNBase(Module):
                          for layer in range(self.num_layers) for suffix in ([""] + (["_reverse"] if self.bidirectional else []))]
             self._flat_names = [list(n) for n in names]
 
+    @property
+    def _all_weights(self):
+        """The parameters' names by layer and direction, as PyTorch's RNNBase._all_weights."""
+        return [list(names) for names in self._flat_names]
+
+    @property
+    def _flat_weights_names(self):
+        """Every parameter's name in layer and direction order (PyTorch's; scripts initialize
+        through it: for name in rnn._flat_weights_names: init.xavier_uniform_(...))."""
+        return [n for names in self._flat_names for n in names]
+
+    @property
+    def _flat_weights(self):
+        return [getattr(self, n) for n in self._flat_weights_names]
+
+    @property
+    def all_weights(self):
+        """The parameters by layer and direction: [[weight_ih, weight_hh, bias_ih, bias_hh], ...]."""
+        return [[getattr(self, n) for n in names] for names in self._flat_names]
+
     def reset_parameters(self):
         bound = 1.0 / math.sqrt(self.hidden_size)
         for p in self.parameters():

@@ -13,7 +13,7 @@ def make_grid(tensor, nrow=8, padding=2, normalize=False, value_range=None, scal
     (the min and max by default; per image with scale_each); a single image is returned (C, H,
     W) without padding. Runs on the client (reads the values) and returns a gt Tensor."""
     a = np.stack([t.numpy() for t in tensor]) if isinstance(tensor, (list, tuple)) else tensor.numpy()
-    a = a.astype(np.float32)
+    a = a if a.dtype.kind == "f" else a.astype(np.float32)  # (float64 stays float64, as torchvision's)
     if a.ndim == 2:
         a = a[None]
     if a.ndim == 3:
@@ -30,7 +30,7 @@ def make_grid(tensor, nrow=8, padding=2, normalize=False, value_range=None, scal
         return T.tensor(a[0])
     cols = min(nrow, b)
     rows = int(math.ceil(b / cols))
-    grid = np.full((c, rows * (h + padding) + padding, cols * (w + padding) + padding), pad_value, np.float32)
+    grid = np.full((c, rows * (h + padding) + padding, cols * (w + padding) + padding), pad_value, a.dtype)
     for i in range(b):
         r, k = divmod(i, cols)
         top, left = r * (h + padding) + padding, k * (w + padding) + padding

@@ -6,8 +6,8 @@ import random
 
 import numpy as np
 
-from .. import _functions as T
-from .. import dtypes as _dt
+from ... import _functions as T
+from ... import dtypes as _dt
 
 
 def _pil():
@@ -82,7 +82,8 @@ def _as_array(pic):
 
 class ToTensor:
     """A PIL image or NumPy array (H, W, C) as a gt Tensor (C, H, W): uint8 values scaled to
-    float32 in [0, 1], other dtypes kept (as torchvision)."""
+    the default float dtype (float32 unless gt.set_default_dtype changed it) in [0, 1], other
+    dtypes kept (as torchvision)."""
 
     def __call__(self, pic):
         return T.tensor(self.array(pic))
@@ -91,7 +92,10 @@ class ToTensor:
     def array(pic):
         """What ToTensor uploads, as NumPy (C, H, W)."""
         chw = np.ascontiguousarray(_as_array(pic).transpose(2, 0, 1))
-        return chw.astype(np.float32) / np.float32(255.0) if chw.dtype == np.uint8 else chw
+        if chw.dtype != np.uint8:
+            return chw
+        f = np.float64 if _dt.default_float() is _dt.float64 else np.float32
+        return chw.astype(f) / f(255.0)
 
     def __repr__(self):
         return "ToTensor()"
@@ -204,7 +208,7 @@ class Resize:
 
 def _resize_tensor(img, nh, nw, interpolation, antialias):
     """A (..., H, W) tensor resized to (nh, nw) as torchvision's functional.resize of a tensor."""
-    from ..nn import functional as F
+    from ...nn import functional as F
     mode = getattr(interpolation, "value", interpolation)
     mode = {0: "nearest", 2: "bilinear", 3: "bicubic"}.get(mode, mode) if isinstance(mode, int) else mode
     if mode not in ("nearest", "nearest-exact", "bilinear", "bicubic"):
@@ -221,7 +225,7 @@ def _resize_tensor(img, nh, nw, interpolation, antialias):
     y = F.interpolate(x, size=(nh, nw), mode=mode, align_corners=False if smooth else None,
                       antialias=antialias and smooth)
     if integer:
-        from .._shaping import round as _round
+        from ..._shaping import round as _round
         y = T.cast(T.clamp(_round(y), 0, 255), img.dtype)
     return T.reshape(y, *lead, nh, nw)
 
@@ -266,7 +270,7 @@ class Pad:
     def __call__(self, img):
         left, top, right, bottom = self.padding
         if isinstance(img, T.Tensor):
-            from ..nn import functional as F
+            from ...nn import functional as F
             return F.pad(img, (left, right, top, bottom), mode="replicate" if self.padding_mode == "edge" else
                          self.padding_mode, value=self.fill)
         a = np.asarray(img)
@@ -378,3 +382,6 @@ class ConvertImageDtype:
     def __call__(self, image):
         out = T.cast(image, self.dtype)
         return out / 255.0 if image.dtype == _dt.uint8 and self.dtype.is_floating_point else out
+
+
+from . import functional  # noqa: E402,F401  (torchvision.transforms.functional)
