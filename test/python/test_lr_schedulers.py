@@ -137,3 +137,36 @@ def test_swa_utils_average_anneal_and_recompute_batchnorm():
     feats = [swa.module[0](x).numpy() for x in data]
     np.testing.assert_allclose(bn.running_mean.numpy(), np.mean([f.mean(0) for f in feats], 0), rtol=1e-5)
     assert bn.momentum == 0.1 and not swa.training
+
+
+def test_polynomial_multiplicative_warm_restarts_and_cyclic_follow_their_formulas():
+    opt = sgd()
+    assert lrs(opt, S.PolynomialLR(opt, total_iters=4, power=2.0), 6) == pytest.approx(
+        [0.1 * (1 - min(e, 4) / 4) ** 2 for e in range(6)])
+    opt = sgd()
+    assert lrs(opt, S.MultiplicativeLR(opt, lambda e: 0.9), 4) == pytest.approx([0.1 * 0.9 ** e for e in range(4)])
+    # SGDR: periods 2, 4, 8 (T_mult 2); each restarts at base_lr
+    opt = sgd()
+    starts = [0, 2, 6]
+    want = []
+    for e in range(10):
+        k = max(i for i, s in enumerate(starts) if s <= e)
+        t_cur, t_i = e - starts[k], 2 * 2 ** k
+        want.append(0.01 + (0.1 - 0.01) * (1 + math.cos(math.pi * t_cur / t_i)) / 2)
+    assert lrs(opt, S.CosineAnnealingWarmRestarts(opt, T_0=2, T_mult=2, eta_min=0.01), 10) == pytest.approx(want)
+    opt = sgd()
+    sched = S.CosineAnnealingWarmRestarts(opt, T_0=4)
+    sched.step(5.5)  # fractional epochs: 1.5 epochs into the second period
+    assert opt.param_groups[0]["lr"] == pytest.approx(0.1 * (1 + math.cos(math.pi * 1.5 / 4)) / 2)
+    # CyclicLR: up 0.01 -> 0.1 in 4 steps, down in 4; triangular2 halves the second cycle's height;
+    # momentum cycles the other way between 0.9 and 0.8
+    opt = sgd()
+    sched = S.CyclicLR(opt, base_lr=0.01, max_lr=0.1, step_size_up=4, mode="triangular2")
+    tri = [0, 0.25, 0.5, 0.75, 1, 0.75, 0.5, 0.25]
+    assert lrs(opt, sched, 16) == pytest.approx([0.01 + 0.09 * h * (1 if e < 8 else 0.5) for e, h in
+                                                 enumerate(tri + tri)])
+    opt = sgd()
+    sched = S.CyclicLR(opt, base_lr=0.01, max_lr=0.1, step_size_up=4)
+    assert lrs(opt, sched, 8, key="momentum") == pytest.approx([0.9 - 0.1 * h for h in tri])
+    with pytest.raises(ValueError, match="must support momentum"):
+        S.CyclicLR(gt.optim.Adagrad([gt.nn.Parameter(gt.zeros(1))]), 0.01, 0.1)

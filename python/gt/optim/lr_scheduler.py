@@ -28,8 +28,10 @@ class LRScheduler:
     def load_state_dict(self, state_dict):
         self.__dict__.update(state_dict)
 
-    def step(self):
-        self.last_epoch += 1
+    def step(self, epoch=None):
+        """Moves to the next epoch (or to `epoch`, PyTorch's deprecated form: the schedules
+        here are closed forms of the epoch) and sets each group's lr."""
+        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
         for g, lr in zip(self.optimizer.param_groups, self.get_lr()):
             g["lr"] = lr
 
@@ -44,6 +46,148 @@ class LambdaLR(LRScheduler):
 
     def get_lr(self):
         return [base * f(self.last_epoch) for base, f in zip(self.base_lrs, self.lr_lambdas)]
+
+
+class MultiplicativeLR(LRScheduler):
+    """lr = the previous epoch's lr * lr_lambda(epoch) (from epoch 1 on), as PyTorch's."""
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        n = len(optimizer.param_groups)
+        self.lr_lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else [lr_lambda] * n
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        groups = self.optimizer.param_groups
+        if self.last_epoch <= 0:
+            return [g["lr"] for g in groups]
+        return [g["lr"] * f(self.last_epoch) for g, f in zip(groups, self.lr_lambdas)]
+
+
+class PolynomialLR(LRScheduler):
+    """lr = base_lr * (1 - min(epoch, total_iters) / total_iters) ** power: a polynomial decay
+    to 0 over total_iters epochs."""
+
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        f = (1.0 - min(self.last_epoch, self.total_iters) / self.total_iters) ** self.power
+        return [base * f for base in self.base_lrs]
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """SGDR (Loshchilov & Hutter 2017): lr = eta_min + (base_lr - eta_min) (1 + cos(pi T_cur /
+    T_i)) / 2, T_cur the epochs since the last restart, the first period T_0 epochs and each
+    next one T_mult times longer. step(epoch) takes fractional epochs (step(epoch + i / iters)
+    within an epoch), as PyTorch's."""
+
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for base in self.base_lrs]
+
+    def step(self, epoch=None):
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur += 1
+            if self.T_cur >= self.T_i:
+                self.T_cur -= self.T_i
+                self.T_i *= self.T_mult
+        else:
+            if epoch < 0:
+                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+            if epoch >= self.T_0:
+                if self.T_mult == 1:
+                    self.T_cur = epoch % self.T_0
+                else:
+                    n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+                    self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult ** n
+            else:
+                self.T_i, self.T_cur = self.T_0, epoch
+        self.last_epoch = math.floor(epoch)
+        for g, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            g["lr"] = lr
+
+
+class CyclicLR(LRScheduler):
+    """Cyclical learning rates (Smith 2017), as PyTorch's: lr goes from base_lr up to max_lr
+    over step_size_up steps and back over step_size_down (default the same), the height scaled
+    per cycle by mode 'triangular' (1), 'triangular2' (halved each cycle) or 'exp_range'
+    (gamma ** step), or by scale_fn(x) with scale_mode 'cycle' or 'iterations'. With
+    cycle_momentum, momentum (or Adam's beta1) cycles the other way between max_momentum and
+    base_momentum. Call step() after every batch. base_lr sets the groups' lr at the start."""
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None, mode="triangular",
+                 gamma=1.0, scale_fn=None, scale_mode="cycle", cycle_momentum=True, base_momentum=0.8,
+                 max_momentum=0.9, last_epoch=-1):
+        groups = optimizer.param_groups
+
+        def per_group(name, value):
+            values = list(value) if isinstance(value, (list, tuple)) else [value] * len(groups)
+            if len(values) != len(groups):
+                raise ValueError(f"expected {len(groups)} values for {name}, got {len(values)}")
+            return values
+        base_lrs = per_group("base_lr", base_lr)
+        if last_epoch == -1:
+            for lr, g in zip(base_lrs, groups):
+                g["lr"] = lr
+        self.max_lrs = per_group("max_lr", max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size, self.step_ratio = up + down, up / (up + down)
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode, self.gamma = mode, gamma
+        if scale_fn is None:
+            self._scale_fn = {"triangular": lambda x: 1.0, "triangular2": lambda x: 1 / (2.0 ** (x - 1)),
+                              "exp_range": lambda x: gamma ** x}[mode]
+            self.scale_mode = "iterations" if mode == "exp_range" else "cycle"
+        else:
+            self._scale_fn, self.scale_mode = scale_fn, scale_mode
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = per_group("base_momentum", base_momentum)
+            self.max_momentums = per_group("max_momentum", max_momentum)
+            if last_epoch == -1:
+                for m, g in zip(self.max_momentums, groups):
+                    self._set_momentum(g, m)
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _set_momentum(self, group, m):
+        if self.use_beta1:
+            group["betas"] = (m, *group["betas"][1:])
+        else:
+            group["momentum"] = m
+
+    def scale_fn(self, x):
+        return self._scale_fn(x)
+
+    def get_lr(self):
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        scale = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
+        at = cycle if self.scale_mode == "cycle" else self.last_epoch
+        lrs = [base + (top - base) * scale * self.scale_fn(at) for base, top in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for g, low, high in zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums):
+                self._set_momentum(g, high - (high - low) * scale * self.scale_fn(at))
+        return lrs
 
 
 class StepLR(LRScheduler):
