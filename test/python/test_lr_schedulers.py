@@ -170,3 +170,15 @@ def test_polynomial_multiplicative_warm_restarts_and_cyclic_follow_their_formula
     assert lrs(opt, sched, 8, key="momentum") == pytest.approx([0.9 - 0.1 * h for h in tri])
     with pytest.raises(ValueError, match="must support momentum"):
         S.CyclicLR(gt.optim.Adagrad([gt.nn.Parameter(gt.zeros(1))]), 0.01, 0.1)
+
+
+def test_scheduler_state_and_param_group_keys_read_as_pytorchs():
+    opt = sgd()
+    sched = S.CosineAnnealingLR(opt, T_max=10)
+    opt.step()
+    sched.step()
+    state = sched.state_dict()
+    assert state["_step_count"] == 2 and state["_last_lr"] == sched.get_last_lr() == [opt.param_groups[0]["lr"]]
+    assert list(opt.state_dict()["param_groups"][0]) == ["lr", "momentum", "dampening", "weight_decay", "nesterov",
+                                                         "maximize", "foreach", "differentiable", "fused",
+                                                         "initial_lr", "params"]

@@ -341,3 +341,14 @@ def test_transforms_functional_and_default_dtype():
         gt.set_default_dtype(gt.float32)
     grid = gt.vision.utils.make_grid(gt.zeros(4, 1, 2, 2, dtype=gt.float64))
     assert grid.dtype == gt.float64  # (a float64 batch stays float64, as torchvision's)
+
+
+def test_transforms_print_as_torchvisions():
+    assert repr(transforms.Compose([transforms.RandomCrop(32, padding=4), transforms.RandomHorizontalFlip()])) == \
+        "Compose(\n    RandomCrop(size=(32, 32), padding=4)\n    RandomHorizontalFlip(p=0.5)\n)"
+    assert repr(transforms.Pad(4)) == "Pad(padding=4, fill=0, padding_mode=constant)"
+    assert repr(transforms.Resize(32)) == "Resize(size=32, interpolation=bilinear, max_size=None, antialias=True)"
+    assert repr(transforms.RandomResizedCrop(224)) == ("RandomResizedCrop(size=(224, 224), scale=(0.08, 1.0), "
+                                                       "ratio=(0.75, 1.3333), interpolation=bilinear, antialias=True)")
+    assert repr(transforms.CenterCrop(3)) == "CenterCrop(size=(3, 3))" and repr(transforms.Grayscale()) == \
+        "Grayscale(num_output_channels=1)"

@@ -56,6 +56,22 @@ def _ends_a_batch(step):
     return step_then_send
 
 
+# The order of a parameter group's keys in PyTorch 2.15's optimizers (after "params").
+_KEY_ORDER = {
+    "SGD": "lr momentum dampening weight_decay nesterov maximize foreach differentiable fused",
+    "Adam": "lr betas eps weight_decay amsgrad maximize foreach capturable differentiable fused decoupled_weight_decay",
+    "AdamW": "lr betas eps weight_decay amsgrad maximize foreach capturable differentiable fused decoupled_weight_decay",
+    "RMSprop": "lr momentum alpha eps centered weight_decay capturable foreach maximize differentiable",
+    "Adagrad": "lr lr_decay eps weight_decay initial_accumulator_value foreach maximize differentiable fused",
+    "Adamax": "lr betas eps weight_decay foreach maximize differentiable capturable",
+    "NAdam": "lr betas eps weight_decay momentum_decay decoupled_weight_decay maximize foreach capturable differentiable",
+    "RAdam": "lr betas eps weight_decay maximize foreach capturable decoupled_weight_decay differentiable",
+    "Adadelta": "lr rho eps weight_decay maximize capturable foreach differentiable",
+    "ASGD": "lr lambd alpha t0 weight_decay foreach maximize differentiable capturable",
+    "Rprop": "lr etas step_sizes foreach maximize differentiable capturable",
+}
+
+
 class Optimizer:
     """Holds `param_groups`: a list of dicts with 'params' and the hyper-parameters (a group
     may override the defaults). `state[p]` holds per-parameter buffers. A subclass's `step()`
@@ -99,6 +115,12 @@ class Optimizer:
         gradients that exist (a parameter without one keeps None), as PyTorch's."""
         _zero_grads(self.params, set_to_none)
 
+    def _ordered(self, group):
+        """`group` with its keys in PyTorch's order for this optimizer (params first): printed
+        state dicts and param_groups[0].keys() read as PyTorch's."""
+        order = ["params"] + _KEY_ORDER.get(type(self).__name__, "").split()
+        return {k: group[k] for k in sorted(group, key=lambda k: order.index(k) if k in order else len(order))}
+
     def add_param_group(self, param_group):
         """Adds a group of parameters (a dict with 'params' and any hyper-parameters, the
         defaults for the rest), as torch.optim. Raises ValueError for a parameter already in a
@@ -113,7 +135,7 @@ class Optimizer:
                 raise TypeError(f"optimizer can only optimize Tensors, got {type(p).__name__}")
             if id(p) in seen:
                 raise ValueError("some parameters appear in more than one parameter group")
-        self.param_groups.append(group)
+        self.param_groups.append(self._ordered(group))
 
     def state_dict(self):
         """The optimizer's state as torch.optim's: {"state": {index: {name: value}}, "param_groups":

@@ -17,7 +17,16 @@ class LRScheduler:
         raise NotImplementedError
 
     def get_last_lr(self):
-        return [g["lr"] for g in self.optimizer.param_groups]
+        """The rates the last step() set (PyTorch's _last_lr)."""
+        return list(getattr(self, "_last_lr", [g["lr"] for g in self.optimizer.param_groups]))
+
+    def _set_lrs(self, lrs):
+        """Sets each group's lr; counts the step and keeps the rates, as PyTorch's
+        (_step_count, _last_lr: in state_dict too)."""
+        for g, lr in zip(self.optimizer.param_groups, lrs):
+            g["lr"] = lr
+        self._step_count = getattr(self, "_step_count", 0) + 1
+        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
 
     def state_dict(self):
         """The scheduler's attributes but its optimizer (and, as PyTorch, functions: a lambda's
@@ -32,8 +41,7 @@ class LRScheduler:
         """Moves to the next epoch (or to `epoch`, PyTorch's deprecated form: the schedules
         here are closed forms of the epoch) and sets each group's lr."""
         self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
-        for g, lr in zip(self.optimizer.param_groups, self.get_lr()):
-            g["lr"] = lr
+        self._set_lrs(self.get_lr())
 
 
 class LambdaLR(LRScheduler):
@@ -117,8 +125,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             else:
                 self.T_i, self.T_cur = self.T_0, epoch
         self.last_epoch = math.floor(epoch)
-        for g, lr in zip(self.optimizer.param_groups, self.get_lr()):
-            g["lr"] = lr
+        self._set_lrs(self.get_lr())
 
 
 class CyclicLR(LRScheduler):

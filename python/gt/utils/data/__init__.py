@@ -247,7 +247,8 @@ def default_collate(batch):
     """A list of samples as one batch (PyTorch's default_collate): gt Tensors are stacked
     (gt.stack), NumPy arrays stacked on the client and uploaded as one tensor (their dtype
     kept), Python floats give a float64 tensor, ints int64 and bools bool, strings and None
-    stay a list, and tuples, lists, dicts and namedtuples are collated field by field. Raises
+    stay a list, and tuples, lists, dicts and namedtuples are collated field by field (a tuple
+    of fields gives a list of batches, as PyTorch's: batch[0] = batch[0].cuda() works). Raises
     TypeError for anything else and RuntimeError for samples of different sizes."""
     first = batch[0]
     if isinstance(first, Tensor):
@@ -273,8 +274,7 @@ def default_collate(batch):
     if isinstance(first, (tuple, list)):
         if any(len(b) != len(first) for b in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        fields = [default_collate(list(s)) for s in zip(*batch)]
-        return tuple(fields) if isinstance(first, tuple) else fields
+        return [default_collate(list(s)) for s in zip(*batch)]  # (a list for tuples too, as PyTorch's)
     raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
                     f"found {type(first).__name__}")
 
@@ -374,7 +374,7 @@ class DataLoader:
                     bad = next(i for i in picked if not -n <= i < n)
                     raise IndexError(f"index {bad} is out of range for a dataset of {n} samples")
                 picked = [i + n if i < 0 else i for i in picked]
-                yield tuple(_as_tensor(r) for r in _rows(tensors, picked))
+                yield [_as_tensor(r) for r in _rows(tensors, picked)]  # (default_collate's list)
             else:
                 yield self.collate_fn([self.dataset[i] for i in indices])
 

@@ -58,7 +58,20 @@ class Compose:
         return "Compose(" + "".join(f"\n    {t}" for t in self.transforms) + "\n)"  # (torchvision's)
 
 
-class Lambda:
+class _Printed:
+    """A transform that prints as torchvision's: Name(field=value, ...) of `_printed` fields."""
+    _printed = ()
+
+    def __repr__(self):
+        fields = ", ".join(f"{name}={_field(getattr(self, attr))}" for name, attr in self._printed)
+        return f"{type(self).__name__}({fields})"
+
+
+def _field(value):
+    return getattr(value, "value", value)  # an InterpolationMode prints as its name
+
+
+class Lambda(_Printed):
     """Applies a user function."""
 
     def __init__(self, lambd):
@@ -101,7 +114,7 @@ class ToTensor:
         return "ToTensor()"
 
 
-class PILToTensor:
+class PILToTensor(_Printed):
     """A PIL image as a gt Tensor (C, H, W) of its own dtype (uint8 for 'L' and 'RGB'), unscaled."""
 
     def __call__(self, pic):
@@ -113,6 +126,9 @@ class ToPILImage:
 
     def __init__(self, mode=None):
         self.mode = mode
+
+    def __repr__(self):
+        return "ToPILImage()" if self.mode is None else f"ToPILImage(mode={self.mode})"
 
     def __call__(self, pic):
         a = pic.numpy().transpose(1, 2, 0) if isinstance(pic, T.Tensor) else np.asarray(pic)
@@ -175,12 +191,15 @@ def _resample(mode):
                           {0: "nearest", 2: "bilinear", 3: "bicubic"}[mode]]
 
 
-class Resize:
+class Resize(_Printed):
     """An image resized to `size` (h, w), or with its shorter side `size` keeping the aspect
     ratio (an int), by `interpolation` (bilinear by default): a PIL image by Pillow, a tensor
     (..., H, W) by nn.functional.interpolate (antialias for bilinear and bicubic, as
     torchvision's; a uint8 tensor's result rounded and clamped to 0..255). Raises TypeError
     for a NumPy array."""
+
+    _printed = (("size", "size"), ("interpolation", "interpolation"), ("max_size", "max_size"),
+                ("antialias", "antialias"))
 
     def __init__(self, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
         self.size, self.interpolation, self.max_size = size, interpolation, max_size
@@ -237,8 +256,9 @@ def _crop(img, top, left, height, width):
         img[top:top + height, left:left + width]
 
 
-class CenterCrop:
+class CenterCrop(_Printed):
     """The central `size` (h, w) region (an int: square)."""
+    _printed = (("size", "size"),)
 
     def __init__(self, size):
         self.size = _pair(size)
@@ -253,7 +273,7 @@ class CenterCrop:
         return _crop(img, int(round((h - th) / 2.0)), int(round((w - tw) / 2.0)), th, tw)
 
 
-class Pad:
+class Pad(_Printed):
     """`padding` pixels around the image: an int (all sides), (left/right, top/bottom) or
     (left, top, right, bottom); padding_mode 'constant' (with `fill`), 'edge', 'reflect' or
     'symmetric'."""
@@ -261,11 +281,14 @@ class Pad:
     def __init__(self, padding, fill=0, padding_mode="constant"):
         if padding_mode not in ("constant", "edge", "reflect", "symmetric"):
             raise ValueError(f"Padding mode should be either constant, edge, reflect or symmetric, got {padding_mode}")
+        self._given = padding  # (printed as given, as torchvision's)
         p = (padding,) * 4 if isinstance(padding, numbers.Number) else tuple(padding)
         self.padding = p * 2 if len(p) == 2 else p
         if len(self.padding) != 4:
             raise ValueError(f"Padding must be an int or a 1, 2, or 4 element tuple, not a {len(p)} element tuple")
         self.fill, self.padding_mode = fill, padding_mode
+
+    _printed = (("padding", "_given"), ("fill", "fill"), ("padding_mode", "padding_mode"))
 
     def __call__(self, img):
         left, top, right, bottom = self.padding
@@ -280,9 +303,11 @@ class Pad:
         return _pil().fromarray(out) if _is_pil(img) else out
 
 
-class RandomCrop:
+class RandomCrop(_Printed):
     """A random `size` (h, w) region, after `padding` (as Pad) when given; pad_if_needed pads
     an image smaller than size."""
+
+    _printed = (("size", "size"), ("padding", "padding"))
 
     def __init__(self, size, padding=None, pad_if_needed=False, fill=0, padding_mode="constant"):
         self.size, self.padding, self.pad_if_needed = _pair(size), padding, pad_if_needed
@@ -310,8 +335,9 @@ def _flip(img, axis):
     return np.ascontiguousarray(img[:, ::-1] if axis == "w" else img[::-1])
 
 
-class RandomHorizontalFlip:
+class RandomHorizontalFlip(_Printed):
     """The image mirrored left-right with probability p."""
+    _printed = (("p", "p"),)
 
     def __init__(self, p=0.5):
         self.p = p
@@ -320,8 +346,9 @@ class RandomHorizontalFlip:
         return _flip(img, "w") if random.random() < self.p else img
 
 
-class RandomVerticalFlip:
+class RandomVerticalFlip(_Printed):
     """The image flipped top-bottom with probability p."""
+    _printed = (("p", "p"),)
 
     def __init__(self, p=0.5):
         self.p = p
@@ -330,7 +357,7 @@ class RandomVerticalFlip:
         return _flip(img, "h") if random.random() < self.p else img
 
 
-class RandomResizedCrop:
+class RandomResizedCrop(_Printed):
     """A random region of `scale` times the area and aspect ratio in `ratio` (log-uniform),
     resized to `size` (Szegedy et al. 2015, Inception's crop; torchvision's algorithm, 10 tries
     then a central crop). PIL images."""
@@ -338,6 +365,12 @@ class RandomResizedCrop:
     def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), interpolation=InterpolationMode.BILINEAR,
                  antialias=True):
         self.size, self.scale, self.ratio, self.interpolation = _pair(size), scale, ratio, interpolation
+        self.antialias = antialias
+
+    def __repr__(self):
+        ratio = tuple(round(r, 4) for r in self.ratio)
+        return (f"RandomResizedCrop(size={self.size}, scale={tuple(round(s, 4) for s in self.scale)}, ratio={ratio}, "
+                f"interpolation={_field(self.interpolation)}, antialias={self.antialias})")
 
     def __call__(self, img):
         import math
@@ -362,8 +395,9 @@ class RandomResizedCrop:
         return Resize(self.size, self.interpolation)(_crop(img, top, left, ch, cw))
 
 
-class Grayscale:
+class Grayscale(_Printed):
     """A PIL image in grayscale (ITU-R 601-2 luma, PIL's 'L'), with 1 or 3 output channels."""
+    _printed = (("num_output_channels", "num_output_channels"),)
 
     def __init__(self, num_output_channels=1):
         self.num_output_channels = num_output_channels
@@ -373,7 +407,7 @@ class Grayscale:
         return g if self.num_output_channels == 1 else g.convert("RGB")
 
 
-class ConvertImageDtype:
+class ConvertImageDtype(_Printed):
     """A gt Tensor in `dtype`: uint8 -> float scales to [0, 1], as torchvision."""
 
     def __init__(self, dtype):
