@@ -101,8 +101,10 @@ def test_default_collate_of_numbers_arrays_and_dicts():
     pair = default_collate([(gt.ones(2), 1), (gt.zeros(2), 0)])  # gt Tensors are stacked
     check(pair[0], [[1, 1], [0, 0]])
     assert isinstance(pair, list)  # (tuples give a list, as PyTorch's: batch[0] = batch[0].cuda())
-    batch = next(iter(DataLoader(TensorDataset(gt.ones(3, 2), gt.zeros(3)), batch_size=2)))
+    it = iter(DataLoader(TensorDataset(gt.ones(3, 2), gt.zeros(3)), batch_size=2))
+    batch = next(it)
     assert isinstance(batch, list) and len(batch) == 2
+    assert type(it).__name__ == "_SingleProcessDataLoaderIter" and len(it) == 2
     with pytest.raises(RuntimeError, match="equal size"):
         default_collate([np.zeros(2), np.zeros(3)])
     with pytest.raises(TypeError, match="found object"):

@@ -316,6 +316,23 @@ def get_worker_info():
 
 # ---------------------------------------------------------------- the loader
 
+class _SingleProcessDataLoaderIter:
+    """iter(loader), as PyTorch's (its name, len(), next()): batches are made in this process
+    whatever num_workers says (see the module's docstring)."""
+
+    def __init__(self, loader, samples):
+        self._loader, self._samples = loader, samples
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._samples)
+
+    def __len__(self):
+        return len(self._loader)
+
+
 class DataLoader:
     """Batches of `dataset` (torch.utils.data.DataLoader's arguments): `batch_size` samples
     each (None: samples one by one, uncollated), in order or, with shuffle=True, in a new random
@@ -356,6 +373,9 @@ class DataLoader:
         self.collate_fn = default_collate if collate_fn is None else collate_fn
 
     def __iter__(self):
+        return _SingleProcessDataLoaderIter(self, self._samples())
+
+    def _samples(self):
         if isinstance(self.dataset, IterableDataset):
             return self._iterable()
         if self.batch_sampler is None:  # batch_size=None: sample by sample, as they are
