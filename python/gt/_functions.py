@@ -233,8 +233,16 @@ def cat(tensors, dim=0):
     if not tensors:
         raise _C.ShapeError("cat expects a non-empty list of tensors")
     if len(tensors) == 1:
-        return tensors[0]
+        return tensors[0].clone()  # (a new tensor, as PyTorch's: writing to it leaves the input)
     tensors = _promote_all(tensors)
+    # PyTorch's legacy rule: 1-D empty tensors (shape (0,)) are skipped beside tensors of any
+    # rank (an empty cache concatenated with the first keys: transformers' DynamicCache); they
+    # count for the result's dtype.
+    kept = [t for t in tensors if t.shape != (0,)]
+    if len(kept) < len(tensors):
+        if len(kept) < 2:
+            return (kept or tensors)[0].clone()
+        tensors = kept
     d = _dim(dim, tensors[0].ndim)
     while len(tensors) > _MAX_CAT:  # one concat op joins at most _MAX_CAT: join in steps
         tensors = [tensors[i] if i + 1 == len(tensors) else

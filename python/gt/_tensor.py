@@ -376,6 +376,11 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
 
+    def __contains__(self, value):
+        """`value in x`: whether any element equals value (a number or a tensor), as PyTorch's
+        (a wait: it reads the answer)."""
+        return builtins.bool((self == value).any().item())
+
     def __reversed__(self):
         """reversed(x): x flipped along axis 0 (a tensor, as PyTorch's; a 0-d tensor itself)."""
         return self if not self.shape else self.flip(0)

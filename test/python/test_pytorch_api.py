@@ -935,3 +935,17 @@ def test_optimizer_group_of_one_tensor_and_small_tensor_methods():
     assert gru._flat_weights_names == [f"{k}_l{i}" for i in range(2) for k in ("weight_ih", "weight_hh", "bias_ih",
                                                                             "bias_hh")]
     assert gru._flat_weights[1] is gru.weight_hh_l0 and gru.all_weights[1][0] is gru.weight_ih_l1
+
+
+def test_cat_skips_legacy_empty_tensors_and_contains():
+    # transformers' DynamicCache concatenates its empty (0,) start with the first keys
+    x = gt.ones(2, 3, 4)
+    for d in (0, -1, 2):
+        y = gt.cat([gt.tensor([]), x], dim=d)
+        assert y.shape == (2, 3, 4) and y.sum().item() == 24
+    assert gt.cat([gt.tensor([]), gt.ones(2, dtype=gt.int64)]).dtype == gt.float32  # (the empty one's dtype counts)
+    y = gt.cat([x])
+    y.add_(1)  # a new tensor, not x
+    assert x.sum().item() == 24
+    m = gt.tensor([[3, 4], [5, 0]])
+    assert 0 in m and 4 in m and 7 not in m and gt.tensor(5) in m
