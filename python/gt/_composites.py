@@ -492,14 +492,15 @@ def _t(x):
 @_method_only("type")
 def _type(x, dtype=None, non_blocking=False):
     """Without dtype: the type's name ('torch.FloatTensor' style, as PyTorch); with one: a cast."""
+    names = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "bfloat16": "BFloat16Tensor",
+             "int32": "IntTensor", "int64": "LongTensor", "bool": "BoolTensor", "int16": "ShortTensor",
+             "int8": "CharTensor", "uint8": "ByteTensor"}
     if dtype is None:
-        names = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-                 "bfloat16": "BFloat16Tensor", "int32": "IntTensor", "int64": "LongTensor", "bool": "BoolTensor"}
         return "torch." + names[x.dtype.name]
-    if isinstance(dtype, str) and dtype.startswith("torch.") and dtype.endswith("Tensor"):
-        dtype = {"FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
-                 "BFloat16Tensor": "bfloat16", "IntTensor": "int32", "LongTensor": "int64",
-                 "BoolTensor": "bool"}[dtype[len("torch."):]]
+    if isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), _dt.dtype):  # gt.FloatTensor, ...
+        dtype = dtype.dtype
+    elif isinstance(dtype, str) and dtype.startswith("torch.") and dtype.endswith("Tensor"):
+        dtype = {v: k for k, v in names.items()}[dtype[len("torch."):]]
     return T.cast(x, _dt.resolve(dtype))
 
 

@@ -1170,10 +1170,17 @@ def _legacy_constructor(*args):
     return t._h, t.shape, t.dtype
 
 
+class _TypedTensorMeta(type):
+    """The metaclass of the legacy tensor types (gt.FloatTensor, ...): isinstance(x,
+    gt.FloatTensor) is whether x is a float32 tensor, as PyTorch's, and being classes they
+    go in annotations (`gt.FloatTensor | None`: transformers' signatures)."""
+
+    def __instancecheck__(cls, x):
+        return isinstance(x, Tensor) and x.dtype == cls.dtype
+
+
 def _typed_constructor(name, d):
-    def make(*args, device=None):
-        """torch.%s's legacy constructor: a tensor of a list or an array, or zeros of the sizes
-        given (torch leaves them uninitialised), as %s."""
+    def make(cls, *args, device=None):
         if device is not None:
             _device.check(device)
         args = [a for a in args if a is not None]
@@ -1184,9 +1191,10 @@ def _typed_constructor(name, d):
         if not args:
             return zeros(0, dtype=d)
         raise TypeError(f"gt.{name}() takes data (a list or an array) or sizes, got {args!r}")
-    make.__name__ = make.__qualname__ = name
-    make.__doc__ = make.__doc__ % (name, d)
-    return make
+    doc = (f"torch.{name}'s legacy constructor: {name}(data), a {d.name} tensor of a list or an array, or "
+           f"{name}(*sizes), {d.name} zeros (torch leaves them uninitialised); isinstance(x, {name}) is whether "
+           f"x is a {d.name} tensor.")
+    return _TypedTensorMeta(name, (), {"__new__": make, "__doc__": doc, "dtype": d, "__module__": "gt"})
 
 
 FloatTensor = _typed_constructor("FloatTensor", _dt.float32)
@@ -1196,6 +1204,9 @@ BFloat16Tensor = _typed_constructor("BFloat16Tensor", _dt.bfloat16)
 LongTensor = _typed_constructor("LongTensor", _dt.int64)
 IntTensor = _typed_constructor("IntTensor", _dt.int32)
 BoolTensor = _typed_constructor("BoolTensor", _dt.bool)
+ShortTensor = _typed_constructor("ShortTensor", _dt.int16)
+CharTensor = _typed_constructor("CharTensor", _dt.int8)
+ByteTensor = _typed_constructor("ByteTensor", _dt.uint8)
 
 
 def _takes_device(fn):

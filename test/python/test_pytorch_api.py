@@ -949,3 +949,30 @@ def test_cat_skips_legacy_empty_tensors_and_contains():
     assert x.sum().item() == 24
     m = gt.tensor([[3, 4], [5, 0]])
     assert 0 in m and 4 in m and 7 not in m and gt.tensor(5) in m
+
+
+def test_init_eye_dirac_and_sparse():
+    w = gt.empty(3, 4)
+    gt.nn.init.eye_(w)
+    assert w.tolist() == np.eye(3, 4).tolist()
+    c = gt.empty(4, 2, 3, 3)
+    gt.nn.init.dirac_(c, groups=2)  # each group passes its first in channels through the centre tap
+    want = np.zeros((4, 2, 3, 3))
+    for o, i in ((0, 0), (1, 1), (2, 0), (3, 1)):
+        want[o, i, 1, 1] = 1
+    assert c.numpy().tolist() == want.tolist()
+    s = gt.empty(10, 3)
+    gt.nn.init.sparse_(s, 0.3)
+    assert (s == 0).sum(0).tolist() == [3, 3, 3]
+    with pytest.raises(ValueError, match="2 dimensions"):
+        gt.nn.init.eye_(gt.empty(2, 2, 2))
+
+
+def test_legacy_tensor_types_are_classes():
+    # transformers annotates `labels: torch.LongTensor | None` (evaluated when the function is
+    # defined) and older code tests isinstance(x, torch.cuda.FloatTensor)-style types.
+    x = gt.FloatTensor([1, 2])
+    assert isinstance(x, gt.FloatTensor) and not isinstance(x, gt.LongTensor) and type(x) is gt.Tensor
+    assert isinstance(gt.LongTensor(3), gt.LongTensor) and gt.ByteTensor([1]).dtype == gt.uint8
+    assert str(gt.FloatTensor | None) == "gt.FloatTensor | None"
+    assert x.type(gt.DoubleTensor).dtype == gt.float64

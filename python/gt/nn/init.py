@@ -125,3 +125,48 @@ def orthogonal_(tensor, gain=1.0):
         q = q.T
     values = (gain * q[:rows, :cols]).reshape(tensor.shape)
     return _fill(tensor, lambda: T.tensor(values.astype(np.float32)))
+
+
+def eye_(tensor):
+    """The identity matrix in a 2-D tensor (ones on the diagonal of a (rows, cols) one), as
+    torch.nn.init.eye_. Raises ValueError for another rank."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _fill(tensor, lambda: T.eye(tensor.shape[0], tensor.shape[1], dtype=tensor.dtype))
+
+
+def dirac_(tensor, groups=1):
+    """A 3-, 4- or 5-D convolution weight (out, in, *k) that passes its input's channels
+    through: weight[g * out_per_group + d, d, centre] = 1 for d < min(out_per_group, in) in each
+    of `groups`, zeros elsewhere (torch.nn.init.dirac_). Raises ValueError for another rank or
+    an out size not divisible by groups."""
+    import numpy as np
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    if tensor.shape[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_per_group = tensor.shape[0] // groups
+    values = np.zeros(tensor.shape, np.float64)
+    centre = tuple(k // 2 for k in tensor.shape[2:])
+    for g in range(groups):
+        for d in range(min(out_per_group, tensor.shape[1])):
+            values[(g * out_per_group + d, d) + centre] = 1.0
+    return _fill(tensor, lambda: T.tensor(values))
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """A 2-D tensor of N(0, std^2) samples with ceil(sparsity * rows) zeros in each column, at
+    random rows (Martens 2010; torch.nn.init.sparse_). The zero rows are drawn on the client
+    from the next seed of `generator` or the GT stream (not PyTorch's draws). Raises ValueError
+    for another rank."""
+    import numpy as np
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    zeros = int(math.ceil(sparsity * rows))
+    from .._tensor import _next_seed
+    rng = np.random.default_rng(generator._next_seed() if generator is not None else _next_seed())
+    keep = np.ones((rows, cols), np.float32)
+    for c in range(cols):
+        keep[rng.permutation(rows)[:zeros], c] = 0.0
+    return _fill(tensor, lambda: T.randn(tensor.shape, dtype=tensor.dtype) * std * T.tensor(keep))
