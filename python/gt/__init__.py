@@ -47,10 +47,11 @@ from ._composites import (reciprocal, square, trunc, fix, frac, ceil, fmod, expm
                           bincount, unique, bernoulli, normal, randint_like, dot, inner, vdot, mv, index_add,
                           scatter_add, index_fill, index_copy, select, cumprod, cross, multiply, subtract, divide,
                           greater, less, greater_equal, less_equal, not_equal, absolute, asinh, acosh, atanh,
-                          arcsinh, arccosh, arctanh, erfinv, histc, histogram, polygamma, mvlgamma, i0, kaiser_window)
+                          arcsinh, arccosh, arctanh, erfinv, histc, histogram, polygamma, mvlgamma, i0, kaiser_window,
+                          isin, is_floating_point, is_complex)
 from ._composites import gammainc as igamma, gammaincc as igammac  # noqa: E402
 arctan, arcsin, arccos, arctan2 = atan, asin, acos, atan2  # noqa: F821 (NumPy's names, as torch has them)
-from .amp import autocast  # noqa: E402
+from .amp import autocast, is_autocast_enabled, get_autocast_dtype  # noqa: E402
 from ._sorting import sort, argsort, msort, topk, kthvalue, median, multinomial  # noqa: E402
 from ._shaping import (round, diag, diagonal, repeat_interleave, einsum, nonzero, argwhere,  # noqa: A001,E402
                        masked_select)
@@ -90,7 +91,7 @@ from ._array_functions import (cummax, cummin, logcumsumexp, atleast_1d, atleast
 from . import distributions, linalg, testing, jit, sparse  # noqa: E402
 from . import random, version, special  # noqa: E402  (torch.random, torch.version, torch.special)
 from . import func  # noqa: E402  (torch.func)
-from . import compiler, cpu, _logging, _inductor  # noqa: E402  (torch.compiler, torch.cpu, ...)
+from . import compiler, cpu, fx, _logging, _inductor  # noqa: E402  (torch.compiler, torch.cpu, ...)
 from . import hub  # noqa: E402  (torch.hub)
 from .func import vmap  # noqa: E402  (torch.vmap)
 from .autograd import functional as _autograd_functional  # noqa: E402,F401 (torch.autograd.functional)

@@ -1441,3 +1441,26 @@ def _get_device(x):
 
 Tensor.pin_memory = lambda x, device=None: x
 Tensor.is_pinned = lambda x, device=None: False
+
+
+@_method()
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each element of `elements` (a tensor) is among `test_elements` (a tensor, a
+    number or a list), as torch.isin: bool of elements' shape (invert: is not). Compares every
+    pair (elements.numel() x test_elements.numel())."""
+    if not isinstance(elements, Tensor):
+        elements = T.tensor(elements)
+    tests = test_elements if isinstance(test_elements, Tensor) else T.tensor(test_elements)
+    hit = T.any(T.unsqueeze(elements, -1) == T.reshape(tests, -1), -1) if tests.numel() else \
+        T.zeros(elements.shape, dtype=_dt.bool)
+    return T.logical_not(hit) if invert else hit
+
+
+def is_floating_point(input):
+    """Whether input's dtype is a floating-point one (torch.is_floating_point)."""
+    return input.dtype.is_floating_point
+
+
+def is_complex(input):
+    """False: GT has no complex dtypes."""
+    return False

@@ -97,9 +97,22 @@ def detach(x):
     return x.detach()
 
 
+def _keyword_shape(args, kwargs, *names):
+    """The shape given as *args, or by keyword (x.reshape(shape=...), x.view(size=...),
+    permute(dims=...)), as PyTorch takes it. Raises TypeError for another keyword or both."""
+    for name in names:
+        if name in kwargs:
+            if args:
+                raise TypeError(f"got multiple values for argument '{name}'")
+            args = (kwargs.pop(name),)
+    if kwargs:
+        raise TypeError(f"got an unexpected keyword argument '{next(iter(kwargs))}'")
+    return args
+
+
 @_method()
-def permute(x, *dims):
-    dims = _shape_args(dims)
+def permute(x, *dims, **kwargs):
+    dims = _shape_args(_keyword_shape(dims, kwargs, "dims") if kwargs else dims)
     if len(dims) != x.ndim:
         raise _C.ShapeError(f"permute: expected {x.ndim} dims for shape {x.shape}, got {dims}")
     return _transposed(x, [d + x.ndim if d < 0 else d for d in dims])
@@ -119,10 +132,10 @@ Tensor.swapaxes = Tensor.swapdims = transpose
 
 
 @_method('reshape', 'view')
-def reshape(x, *shape):
-    """Same elements, new shape; one size may be -1. Raises gt.ShapeError (a RuntimeError, as
-    PyTorch, and a ValueError) if the sizes do not match."""
-    shape = list(_shape_args(shape))
+def reshape(x, *shape, **kwargs):
+    """Same elements, new shape; one size may be -1 (also as shape= or size=). Raises
+    gt.ShapeError (a RuntimeError, as PyTorch, and a ValueError) if the sizes do not match."""
+    shape = list(_shape_args(_keyword_shape(shape, kwargs, "shape", "size") if kwargs else shape))
     wanted = list(shape)
     if shape.count(-1) > 1:
         raise _C.ShapeError("reshape: only one dimension can be inferred (-1)")
@@ -178,9 +191,9 @@ def broadcast_to(x, shape):
 
 
 @_method()
-def expand(x, *shape):
-    """broadcast_to, where -1 keeps a size (PyTorch's expand)."""
-    shape = list(_shape_args(shape))
+def expand(x, *shape, **kwargs):
+    """broadcast_to, where -1 keeps a size (PyTorch's expand; also as size=)."""
+    shape = list(_shape_args(_keyword_shape(shape, kwargs, "size") if kwargs else shape))
     lead = len(shape) - x.ndim
     for i in range(x.ndim):
         if shape[lead + i] == -1:
@@ -749,10 +762,10 @@ class _Sign(_ag.Function):
 
 
 @_method()
-def repeat(x, *sizes):
-    """x tiled `sizes` times along each axis (torch.Tensor.repeat; len(sizes) >= x.ndim, x
-    taking leading axes of size 1 first): one broadcast and a reshape."""
-    sizes = _shape_args(sizes)
+def repeat(x, *sizes, **kwargs):
+    """x tiled `sizes` times along each axis (torch.Tensor.repeat, also as repeats=; len(sizes)
+    >= x.ndim, x taking leading axes of size 1 first): one broadcast and a reshape."""
+    sizes = _shape_args(_keyword_shape(sizes, kwargs, "repeats") if kwargs else sizes)
     if len(sizes) < x.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
     shape = (1,) * (len(sizes) - x.ndim) + tuple(x.shape)

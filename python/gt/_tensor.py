@@ -710,11 +710,17 @@ class Tensor:
     def char(self): return cast(self, _dt.int8)
     def short(self): return cast(self, _dt.int16)
     def bool(self): return cast(self, _dt.bool)
-    def new_zeros(self, *shape, dtype=None, device=None, requires_grad=False):
+    def new_zeros(self, *shape, dtype=None, device=None, requires_grad=False, size=None):
+        shape = shape or ((size,) if size is not None else ())
         return zeros(*shape, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
-    def new_ones(self, *shape, dtype=None, device=None, requires_grad=False):
+    def new_ones(self, *shape, dtype=None, device=None, requires_grad=False, size=None):
+        shape = shape or ((size,) if size is not None else ())
         return ones(*shape, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+    def is_complex(self):
+        """False: GT has no complex dtypes."""
+        return False
 
     def new_full(self, shape, value, dtype=None, device=None, requires_grad=False):
         return full(shape, value, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)

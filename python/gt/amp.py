@@ -100,6 +100,22 @@ def is_autocast_available(device_type):
     return True
 
 
+def is_autocast_enabled(device_type="cuda"):
+    """Whether an autocast for `device_type` ("cuda" without one, as PyTorch's legacy form;
+    "cpu") is active, as torch.is_autocast_enabled."""
+    if _tensor._autocast_dtype is None:
+        return False
+    return _autocast_device[0] == ("cuda" if device_type == "cuda" else "cpu")
+
+
+def get_autocast_dtype(device_type):
+    """The active autocast's dtype, else its default for device_type (float16 on "cuda",
+    bfloat16 otherwise), as torch.get_autocast_dtype."""
+    if is_autocast_enabled(device_type):
+        return _tensor._autocast_dtype
+    return _dt.float16 if device_type == "cuda" else _dt.bfloat16
+
+
 def _apply(value, fn):
     """fn on every tensor in a tensor, list, tuple or dict (nested)."""
     if isinstance(value, _tensor.Tensor):
@@ -226,4 +242,4 @@ def _nonfinite_count(t):
     return T.sum(T.cast(T.logical_not(T.isfinite(t)), _dt.float32))
 
 
-__all__ = ["autocast", "GradScaler", "is_autocast_available"]
+__all__ = ["autocast", "GradScaler", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype"]

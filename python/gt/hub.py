@@ -31,6 +31,8 @@ __all__ = ["get_dir", "set_dir", "load", "list", "help", "load_state_dict_from_u
 
 _hub_dir = None
 _HASH = re.compile(r"-([a-f0-9]*)\.")  # NAME-HASHPREFIX.ext
+HASH_REGEX = _HASH  # (PyTorch's name, which libraries import)
+from urllib.parse import urlparse  # noqa: E402,F401  (torch.hub re-exports it; timm imports it from there)
 
 
 def get_dir():

@@ -60,3 +60,17 @@ def save(*args, **kwargs):
 
 def load(*args, **kwargs):
     raise NotImplementedError("gt.jit.load: GT cannot load TorchScript files; load a state_dict with gt.load")
+
+
+# TorchScript's type annotations, for code that writes them (timm: `fused_attn: Final[bool]`):
+# typing's own, as PyTorch's are.
+from typing import Final  # noqa: E402,F401
+import sys as _sys  # noqa: E402
+import types as _types  # noqa: E402
+import typing as _typing  # noqa: E402
+
+__path__ = []  # (a package, so that `import torch.jit.annotations` finds the module below)
+annotations = _types.ModuleType("gt.jit.annotations", "torch.jit.annotations: typing's names (List, Tuple, Optional...).")
+annotations.__dict__.update({n: getattr(_typing, n) for n in ("Any", "Dict", "List", "Optional", "Tuple", "Union",
+                                                               "Callable", "Final")})
+_sys.modules[annotations.__name__] = annotations

@@ -976,3 +976,76 @@ def test_legacy_tensor_types_are_classes():
     assert isinstance(gt.LongTensor(3), gt.LongTensor) and gt.ByteTensor([1]).dtype == gt.uint8
     assert str(gt.FloatTensor | None) == "gt.FloatTensor | None"
     assert x.type(gt.DoubleTensor).dtype == gt.float64
+
+
+def test_what_timm_and_transformers_import():
+    # `import timm` and `import transformers` stopped at these, one after another
+    import importlib
+    from typing import Final
+    assert gt.jit.Final is Final and importlib.import_module("gt.jit.annotations").List is not None
+    assert gt.nn.init._calculate_fan_in_and_fan_out(gt.empty(4, 3, 2)) == (6, 8)
+    assert importlib.import_module("gt.hub").HASH_REGEX.search("resnet-5c106cde.pth").group(1) == "5c106cde"
+    assert importlib.import_module("gt.optim.optimizer").Optimizer is gt.optim.Optimizer
+    from gt.utils.data import Dataset, Sampler
+    assert Sampler[int] is Sampler and Dataset[int] is Dataset
+    assert gt.fx.wrap(len) is len
+    with pytest.raises(NotImplementedError, match="does not trace"):
+        gt.fx.symbolic_trace(nn.Linear(2, 2))
+    assert gt.is_floating_point(gt.ones(1)) and not gt.is_complex(gt.ones(1)) and not gt.ones(1).is_complex()
+    x = gt.tensor([[1, 2], [3, 4]])
+    assert gt.isin(x, [2, 3]).tolist() == [[False, True], [True, False]] and x.isin(gt.tensor([4]), invert=True).sum() == 3
+    assert not gt.is_autocast_enabled()
+    with gt.autocast("cpu"):
+        assert gt.is_autocast_enabled("cpu") and not gt.is_autocast_enabled() and gt.get_autocast_dtype("cpu") == gt.bfloat16
+    # shapes by keyword (DiT's unpatchify: x.reshape(shape=...))
+    y = gt.arange(6.0)
+    assert y.reshape(shape=(2, 3)).shape == y.view(size=(3, 2)).shape[::-1] == (2, 3)
+    assert y.expand(size=(2, 6)).shape == (2, 6) and y.repeat(repeats=(2,)).shape == (12,)
+    assert y.permute(dims=(0,)).shape == (6,) and y.new_zeros(size=(2,)).shape == (2,)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'shap'"):
+        y.reshape(shap=(2, 3))
+
+    class M(nn.Module):  # nn.Buffer (PyTorch 2.5): a buffer by assignment
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Buffer(gt.ones(2))
+            self.b = nn.Buffer(gt.zeros(1), persistent=False)
+
+    m = M()
+    assert list(m.state_dict()) == ["a"] and [n for n, _ in m.named_buffers()] == ["a", "b"]
+    g1, g2 = gt.Generator().manual_seed(3), gt.Generator().manual_seed(3)
+    assert (nn.init.kaiming_uniform_(gt.empty(3, 3), generator=g1) == nn.init.kaiming_uniform_(gt.empty(3, 3),
+                                                                                               generator=g2)).all()
+    start, end = gt.cuda.Event(enable_timing=True), gt.cuda.Event(enable_timing=True)
+    start.record()
+    with gt.cuda.stream(gt.cuda.Stream()):
+        z = gt.ones(8, 8) @ gt.ones(8, 8)
+    end.record()
+    assert start.elapsed_time(end) >= 0 and z.sum().item() == 512
+    with pytest.raises(NotImplementedError, match="CUDA graphs"):
+        gt.cuda.CUDAGraph()
+
+
+def test_conv_bn_fusion_and_vision_ops():
+    from gt.nn.utils.fusion import fuse_conv_bn_eval, fuse_linear_bn_eval
+    conv, bn = nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4)
+    bn(conv(gt.randn(2, 3, 5, 5)))  # running statistics that are not 0 and 1
+    conv.eval(), bn.eval()
+    x = gt.randn(2, 3, 5, 5)
+    np.testing.assert_allclose(fuse_conv_bn_eval(conv, bn)(x).numpy(), bn(conv(x)).numpy(), atol=1e-5)
+    lin, bn1 = nn.Linear(3, 4), nn.BatchNorm1d(4)
+    bn1(lin(gt.randn(6, 3)))
+    lin.eval(), bn1.eval()
+    x = gt.randn(5, 3)
+    np.testing.assert_allclose(fuse_linear_bn_eval(lin, bn1)(x).numpy(), bn1(lin(x)).numpy(), atol=1e-5)
+    import importlib
+    ops = importlib.import_module("gt.vision.ops")
+    boxes = gt.tensor([[0.0, 0, 10, 10], [1, 1, 11, 11], [20, 20, 30, 30], [0, 0, 9, 9]])
+    scores = gt.tensor([0.9, 0.8, 0.7, 0.95])
+    assert ops.nms(boxes, scores, 0.5).tolist() == [3, 2]  # 0 and 1 overlap 3 by IoU 0.81 and 0.56
+    assert ops.batched_nms(boxes, scores, gt.tensor([0, 1, 0, 0]), 0.5).tolist() == [3, 1, 2]
+    np.testing.assert_allclose(ops.box_iou(boxes, boxes)[0].numpy(), [1.0, 81 / 119, 0.0, 0.81], rtol=1e-6)
+    assert ops.box_convert(boxes, "xyxy", "cxcywh")[0].tolist() == [5.0, 5.0, 10.0, 10.0]
+    frozen = nn.Sequential(ops.misc.FrozenBatchNorm2d(4))
+    assert frozen.load_state_dict(nn.Sequential(nn.BatchNorm2d(4)).state_dict()).missing_keys == []
+    assert repr(frozen[0]) == "FrozenBatchNorm2d(4, eps=1e-05)" and not list(frozen.parameters())

@@ -78,6 +78,112 @@ def _stats(key):
     return debug.stats().get(key, 0)
 
 
+class Event:
+    """torch.cuda.Event for timing: record() waits until every op issued so far has run (the
+    workers' queues drain) and notes the host clock; elapsed_time(end) is the milliseconds
+    between two records. GT's workers run the session's ops in order, so this times the ops
+    issued between the records, host round trips included (a CUDA event's time is the GPU's)."""
+
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+        self.enable_timing, self._time = enable_timing, None
+
+    def record(self, stream=None):
+        import time
+        synchronize()
+        self._time = time.perf_counter()
+
+    def synchronize(self):
+        pass  # (record() waited already)
+
+    def query(self):
+        return True
+
+    def wait(self, stream=None):
+        pass
+
+    def elapsed_time(self, end_event):
+        """Milliseconds from this event's record() to end_event's. Raises RuntimeError if
+        either was not recorded or timing is off."""
+        if not (self.enable_timing and end_event.enable_timing):
+            raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
+        if self._time is None or end_event._time is None:
+            raise RuntimeError("Both events must be recorded before calculating elapsed time.")
+        return (end_event._time - self._time) * 1e3
+
+
+class Stream:
+    """torch.cuda.Stream: accepted (with torch.cuda.stream(s) as a context); GT's workers order a
+    session's ops themselves, so a stream changes nothing and its waits are no-ops."""
+
+    def __init__(self, device=None, priority=0, **kwargs):
+        self.device, self.priority = device, priority
+
+    def wait_stream(self, stream):
+        pass
+
+    def wait_event(self, event):
+        pass
+
+    def record_event(self, event=None):
+        event = event or Event()
+        event.record(self)
+        return event
+
+    def synchronize(self):
+        synchronize()
+
+    def query(self):
+        return True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class StreamContext:
+    """torch.cuda.StreamContext: `with torch.cuda.stream(s):`, which changes nothing (see Stream)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def __enter__(self):
+        return self.stream
+
+    def __exit__(self, *exc):
+        return False
+
+
+def stream(stream):
+    return StreamContext(stream)
+
+
+_DEFAULT_STREAM = Stream()
+
+
+def current_stream(device=None):
+    return _DEFAULT_STREAM
+
+
+def default_stream(device=None):
+    return _DEFAULT_STREAM
+
+
+class CUDAGraph:
+    """torch.cuda.CUDAGraph: not available to scripts (GT's CUDA workers capture and replay hot
+    regions as CUDA graphs themselves: docs/gpu.md). Raises NotImplementedError when made."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("torch.cuda.CUDAGraph: GT's CUDA workers capture hot regions as CUDA graphs "
+                                  "themselves (docs/gpu.md); scripts cannot capture their own")
+
+
+def graph(*args, **kwargs):
+    """torch.cuda.graph: see CUDAGraph (NotImplementedError)."""
+    CUDAGraph()
+
+
 from . import amp  # noqa: E402  (torch.cuda.amp)
 
 

@@ -20,7 +20,7 @@ from .modules import (Module, Parameter, Identity, Linear, Embedding, LayerNorm,
 from .transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerEncoder,
                           TransformerDecoderLayer, TransformerDecoder, Transformer)
 from .rnn import RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell
-from .modules import UninitializedParameter, UninitializedBuffer
+from .modules import UninitializedParameter, UninitializedBuffer, Buffer
 from .lazy import (LazyModuleMixin, LazyLinear, LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d,
                    LazyConvTranspose2d, LazyConvTranspose3d, LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d,
                    LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d)

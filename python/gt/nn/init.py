@@ -1,4 +1,5 @@
-"""gt.nn.init: fills a parameter in place (under no_grad), as torch.nn.init.
+"""gt.nn.init: fills a parameter in place (under no_grad), as torch.nn.init; the random ones
+take `generator=` (a gt.Generator) as PyTorch's.
 
 Fan-in/fan-out of a (out, in, *k) weight are in * prod(k) and out * prod(k). Gains follow
 PyTorch's calculate_gain. Sources: Glorot & Bengio 2010 (xavier), He et al. 2015 (kaiming).
@@ -46,12 +47,12 @@ def calculate_gain(nonlinearity, param=None):
     raise ValueError(f"unsupported nonlinearity {nonlinearity}")
 
 
-def uniform_(tensor, a=0.0, b=1.0):
-    return _fill(tensor, lambda: T.rand(tensor.shape, dtype=tensor.dtype) * (b - a) + a)
+def uniform_(tensor, a=0.0, b=1.0, generator=None):
+    return _fill(tensor, lambda: T.rand(tensor.shape, dtype=tensor.dtype, generator=generator) * (b - a) + a)
 
 
-def normal_(tensor, mean=0.0, std=1.0):
-    return _fill(tensor, lambda: T.randn(tensor.shape, dtype=tensor.dtype) * std + mean)
+def normal_(tensor, mean=0.0, std=1.0, generator=None):
+    return _fill(tensor, lambda: T.randn(tensor.shape, dtype=tensor.dtype, generator=generator) * std + mean)
 
 
 def constant_(tensor, val):
@@ -66,15 +67,15 @@ def ones_(tensor):
     return constant_(tensor, 1.0)
 
 
-def xavier_uniform_(tensor, gain=1.0):
+def xavier_uniform_(tensor, gain=1.0, generator=None):
     fan_in, fan_out = _fans(tensor)
     bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
-def xavier_normal_(tensor, gain=1.0):
+def xavier_normal_(tensor, gain=1.0, generator=None):
     fan_in, fan_out = _fans(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
 
 
 def _kaiming_std(tensor, a, mode, nonlinearity):
@@ -83,16 +84,16 @@ def _kaiming_std(tensor, a, mode, nonlinearity):
     return calculate_gain(nonlinearity, a) / math.sqrt(fan) if fan else 0.0
 
 
-def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
+def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
-def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
-    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity))
+def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
 
 
-def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """Normal(mean, std) conditioned on [a, b], by inverse transform sampling as PyTorch: a
     uniform in [Phi(alpha), Phi(beta)] (alpha, beta: a, b standardized) mapped through
     mean + std sqrt(2) erfinv(2 u - 1), then clamped to [a, b] (rounding only)."""
@@ -103,12 +104,12 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
     lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
 
     def make():
-        u = T.rand(tensor.shape, dtype=_dt.float64) * (2 * hi - 2 * lo) + (2 * lo - 1)
+        u = T.rand(tensor.shape, dtype=_dt.float64, generator=generator) * (2 * hi - 2 * lo) + (2 * lo - 1)
         return T.clamp(erfinv(u) * (std * math.sqrt(2.0)) + mean, a, b)
     return _fill(tensor, make)
 
 
-def orthogonal_(tensor, gain=1.0):
+def orthogonal_(tensor, gain=1.0, generator=None):
     """A (semi-)orthogonal matrix of the tensor's shape flattened to (rows, rest), times gain
     (Saxe et al. 2014): the Q of a QR decomposition of a Gaussian matrix, signs fixed by R's
     diagonal, computed on the client with NumPy and uploaded."""
@@ -118,7 +119,8 @@ def orthogonal_(tensor, gain=1.0):
     rows = tensor.shape[0]
     cols = math.prod(tensor.shape) // rows if rows else 0
     from .._tensor import _next_seed
-    a = np.random.default_rng(_next_seed()).standard_normal((max(rows, cols), min(rows, cols)))
+    a = np.random.default_rng(generator._next_seed() if generator is not None else _next_seed()).standard_normal(
+        (max(rows, cols), min(rows, cols)))
     q, r = np.linalg.qr(a)
     q *= np.sign(np.diag(r))
     if rows < cols:
@@ -170,3 +172,9 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     for c in range(cols):
         keep[rng.permutation(rows)[:zeros], c] = 0.0
     return _fill(tensor, lambda: T.randn(tensor.shape, dtype=tensor.dtype) * std * T.tensor(keep))
+
+
+def _calculate_fan_in_and_fan_out(tensor):
+    """(fan_in, fan_out) of a weight (out, in, *k), as PyTorch's private helper that libraries
+    import (timm). Raises ValueError for fewer than 2 dimensions."""
+    return _fans(tensor)

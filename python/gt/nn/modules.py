@@ -33,6 +33,18 @@ class Parameter(T.Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
 
+class Buffer(T.Tensor):
+    """torch.nn.Buffer (PyTorch 2.5): a tensor that, assigned to a Module's attribute, is
+    registered as a buffer (persistent: saved in state_dict), as register_buffer does."""
+    __slots__ = ("persistent",)
+
+    def __init__(self, data=None, *, persistent=True):
+        if data is None:
+            data = T.zeros(0)
+        super().__init__(data._h, data.shape, data.dtype, False)
+        self.persistent = persistent
+
+
 class UninitializedParameter(Parameter):
     """A parameter whose shape is not known yet (the lazy modules', gt.nn.LazyLinear...):
     `materialize(shape)` gives it zeros of that shape in place, and the same object becomes a
@@ -191,6 +203,10 @@ class Module:
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign to a Module before Module.__init__() call "
                                  "(call super().__init__() first)")
+        if isinstance(value, Buffer):  # (registered as the plain tensor it holds)
+            self.__dict__.pop(name, None)
+            self.register_buffer(name, T.Tensor(value._h, value.shape, value.dtype), value.persistent)
+            return
         if isinstance(value, Parameter):
             self._modules.pop(name, None)
             self._buffers.pop(name, None)

@@ -15,7 +15,7 @@ so download=True with the files missing raises RuntimeError naming the files and
 torchvision fetches them from. `models` has torchvision's ResNet, ResNeXt, Wide ResNet, VGG
 and AlexNet, without pretrained weights (see gt.vision.models); io and ops are not provided.
 """
-from . import datasets, io, models, transforms, utils  # noqa: F401
+from . import datasets, io, models, ops, transforms, utils  # noqa: F401
 from .. import version as _version
 
 __version__ = _version.torchvision_version()  # (torchvision's API version under gt.as_torch)

@@ -11,7 +11,7 @@ from ...dtypes import float32, float64
 from ...autograd import no_grad
 from .. import modules as _nn
 from . import rnn  # noqa: F401 (torch.nn.utils.rnn)
-from . import parametrize, parametrizations, prune  # noqa: F401
+from . import fusion, parametrize, parametrizations, prune  # noqa: F401
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):

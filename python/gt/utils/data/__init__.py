@@ -50,6 +50,7 @@ def _rng(generator):
 class Dataset:
     """A map-style dataset: `dataset[i]` is sample i, `len(dataset)` their number. Subclasses
     define both; `a + b` concatenates two datasets."""
+    __class_getitem__ = classmethod(lambda cls, item: cls)  # (Sampler[int], Dataset[T]: typing.Generic's use)
 
     def __getitem__(self, index):
         raise NotImplementedError(f"{type(self).__name__} must define __getitem__")
@@ -154,6 +155,7 @@ def random_split(dataset, lengths, generator=None):
 
 class Sampler:
     """Yields indices of a map-style dataset."""
+    __class_getitem__ = classmethod(lambda cls, item: cls)  # (Sampler[int], Dataset[T]: typing.Generic's use)
 
     def __init__(self, data_source=None):
         pass
@@ -340,6 +342,7 @@ class DataLoader:
     short batch dropped with drop_last=True; `sampler` or `batch_sampler` to choose the indices
     yourself; `collate_fn` to make a batch from a list of samples (default_collate). Raises
     ValueError for arguments that contradict each other, as PyTorch."""
+    __class_getitem__ = classmethod(lambda cls, item: cls)  # (Sampler[int], Dataset[T]: typing.Generic's use)
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
                  collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
