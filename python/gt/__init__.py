@@ -16,7 +16,8 @@ from . import _C
 from ._runtime import connect, gpu_workers, load_config
 from .dtypes import (dtype, float32, float64, float16, bfloat16, int32, int64, bool, float, double, half, long, int,  # noqa
                      int8, int16, uint8, short, memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format,
-                     promote_types, result_type, can_cast)
+                     promote_types, result_type, can_cast, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
+                     float8_e5m2fnuz, float8_e8m0fnu, uint16, uint32, uint64)
 from ._functions import (
     Tensor, tensor, as_tensor, asarray, from_numpy, zeros, ones, full, empty, zeros_like, ones_like, full_like, empty_like,
     randn, rand, randn_like, rand_like, randint, arange, linspace, logspace, eye, manual_seed, get_rng_state, set_rng_state,
@@ -92,6 +93,8 @@ from . import distributions, linalg, testing, jit, sparse  # noqa: E402
 from . import random, version, special  # noqa: E402  (torch.random, torch.version, torch.special)
 from . import func  # noqa: E402  (torch.func)
 from . import compiler, cpu, fx, _logging, _inductor  # noqa: E402  (torch.compiler, torch.cpu, ...)
+from . import library  # noqa: E402  (torch.library)
+from .library import ops  # noqa: E402  (torch.ops.<library>.<op>: custom ops)
 from . import hub  # noqa: E402  (torch.hub)
 from .func import vmap  # noqa: E402  (torch.vmap)
 from .autograd import functional as _autograd_functional  # noqa: E402,F401 (torch.autograd.functional)

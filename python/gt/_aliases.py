@@ -1,8 +1,10 @@
 """NumPy's and the original GT's keyword spellings beside PyTorch's: `axis=` for `dim=` and
 `keepdims=` for `keepdim=` (PyTorch accepts both too), on every public function of gt and
 gt.nn.functional and every Tensor method that takes `dim` or `keepdim` and not the other
-spelling already; and PyTorch's `out=` on every public function of gt. Installed once, when
-gt is imported; each such call goes through one small wrapper that renames the keywords."""
+spelling already; PyTorch's names for parameters GT names otherwise (`input=`, `other=`,
+`exponent=`, `fill_value=`: _torch_keywords); and PyTorch's `out=` on every public function of
+gt. Installed once, when gt is imported; each such call goes through one small wrapper that
+renames the keywords."""
 import functools
 import inspect
 import warnings
@@ -18,7 +20,37 @@ def _needs_alias(fn):
     return any(new in params and old not in params for old, new in _RENAMES)
 
 
-def _with_alias(fn):
+# PyTorch's keyword names for parameters GT names otherwise: `input` for the first (GT's x, a,
+# t...), `other` for a binary op's second (GT's b), and a few of their own.
+_FIRST = {"x", "a", "t", "A", "tensor"}
+_SECOND = {"b", "y"}
+_SPECIAL = {"pow": {"exponent": 1}, "float_power": {"exponent": 1}, "full": {"size": 0, "fill_value": 1},
+            "full_like": {"fill_value": 1}, "where": {"input": 1, "other": 2}}
+
+
+def _torch_keywords(fn, method=False):
+    """{PyTorch's keyword: GT's parameter} for `fn` (torch.sum(input=x) is gt.sum(x=x),
+    x.pow(exponent=2) is pow(x, b=2)); empty when the names agree. A method's first parameter
+    is self, never passed by keyword."""
+    try:
+        params = [p.name for p in inspect.signature(fn).parameters.values()
+                  if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    except (TypeError, ValueError):
+        return {}
+    names = {}
+    if not method and params and params[0] in _FIRST and "input" not in params:
+        names["input"] = params[0]
+    if len(params) > 1 and params[1] in _SECOND and "other" not in params:
+        names["other"] = params[1]
+    for key, i in _SPECIAL.get(fn.__name__, {}).items():
+        if i < len(params) and key not in params:
+            names[key] = params[i]
+    return names
+
+
+def _with_alias(fn, names=None):
+    names = names or {}
+
     @functools.wraps(fn)
     def call(*args, **kwargs):
         if kwargs:
@@ -27,6 +59,9 @@ def _with_alias(fn):
                     if new in kwargs:
                         raise TypeError(f"{fn.__name__}() got both {new}= and its alias {old}=")
                     kwargs[new] = kwargs.pop(old)
+            for torch_name, name in names.items():
+                if torch_name in kwargs:
+                    kwargs[name] = kwargs.pop(torch_name)
         return fn(*args, **kwargs)
     call._gt_alias = True
     return call
@@ -98,7 +133,8 @@ def install(namespaces, tensor_class, out_namespace=None):
             if name.startswith("_") or not inspect.isfunction(obj) or getattr(obj, "_gt_alias", False):
                 continue
             if obj not in done:
-                done[obj] = _with_alias(obj) if _needs_alias(obj) else obj
+                names = _torch_keywords(obj)
+                done[obj] = _with_alias(obj, names) if names or _needs_alias(obj) else obj
             wrapped = done[obj]
             if ns is out_namespace and getattr(obj, "__module__", "") in _OP_MODULES and \
                     "out" not in inspect.signature(obj).parameters:
@@ -109,8 +145,9 @@ def install(namespaces, tensor_class, out_namespace=None):
     for name, obj in list(vars(tensor_class).items()):
         if name.startswith("_") or not inspect.isfunction(obj) or getattr(obj, "_gt_alias", False):
             continue
-        wrapped = done.get(obj)
+        wrapped = done.get(obj) if not _torch_keywords(obj) else None  # (a method's keywords differ)
         if wrapped is None:
-            wrapped = _with_alias(obj) if _needs_alias(obj) else obj
+            names = _torch_keywords(obj, method=True)
+            wrapped = _with_alias(obj, names) if names or _needs_alias(obj) else obj
         if wrapped is not obj:
             setattr(tensor_class, name, wrapped)

@@ -13,6 +13,33 @@ config.__dict__.update(suppress_errors=False, cache_size_limit=8, verbose=False,
 sys.modules[config.__name__] = config
 
 
+class _TransformGetItemToIndex:
+    """torch._dynamo._trace_wrapped_higher_order_op.TransformGetItemToIndex: a context under which
+    PyTorch's vmap indexes a tensor with a 0-d tensor as with an int; GT's vmap does so anyway,
+    so it changes nothing."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_trace_wrapped_higher_order_op = types.ModuleType("gt._dynamo._trace_wrapped_higher_order_op",
+                                                  _TransformGetItemToIndex.__doc__)
+_trace_wrapped_higher_order_op.TransformGetItemToIndex = _TransformGetItemToIndex
+sys.modules[_trace_wrapped_higher_order_op.__name__] = _trace_wrapped_higher_order_op
+
+
+def assume_constant_result(fn):
+    """fn itself (GT does not trace Python, so nothing is assumed)."""
+    return fn
+
+
+def mark_static_address(tensor, guard=True):
+    """Nothing: GT keeps no traced graphs whose guards this would change."""
+
+
 def reset():
     """Nothing to reset: GT keeps no traced graphs."""
 

@@ -366,8 +366,27 @@ def gather(x, dim, index):
     return _op("gather", x, idx, axis=d)
 
 
-def take_along_dim(x, indices, dim):
-    return gather(x, dim, indices)
+def take_along_dim(x, indices, dim=None):
+    """x's values at `indices` along `dim`, as torch.take_along_dim: x and indices broadcast
+    against each other on every other axis (transformers' beam search picks beams this way);
+    dim=None: of the flattened x at the flattened indices."""
+    if dim is None:
+        return gather(reshape(x, -1), 0, reshape(indices, -1))
+    d = _dim(dim, x.ndim)
+    if x.ndim != indices.ndim:
+        raise _C.ShapeError(f"take_along_dim: input and indices should have the same number of dimensions, but got "
+                            f"{x.ndim} dimensions for input, and {indices.ndim} dimensions for indices")
+    want_index = list(x.shape)
+    want_index[d] = indices.shape[d]
+    want_x = list(indices.shape)
+    want_x[d] = x.shape[d]
+    index_shape = tuple(_C.broadcast_shapes(want_index, list(indices.shape)))
+    x_shape = tuple(_C.broadcast_shapes(want_x, list(x.shape)))
+    if index_shape != indices.shape:
+        indices = broadcast_to(indices, index_shape)
+    if x_shape != x.shape:
+        x = broadcast_to(x, x_shape)
+    return gather(x, d, indices)
 
 
 def index_add_zeros(shape, dim, index, source):
@@ -796,7 +815,7 @@ def roll(x, shifts, dims=None):
 def finfo(dtype=None):
     """Limits of a floating dtype (default float32), as torch.finfo: bits, eps, max, min, tiny
     (= smallest_normal), resolution, dtype."""
-    d = _dt.resolve(dtype or _dt.default_float())
+    d = dtype if isinstance(dtype, _dt._Unsupported) else _dt.resolve(dtype or _dt.default_float())
     if not d.is_floating_point:
         raise TypeError(f"finfo: expected a floating-point dtype, got {d}")
     info = _ml_finfo(d)
@@ -807,7 +826,7 @@ def finfo(dtype=None):
 
 def iinfo(dtype):
     """Limits of an integer dtype, as torch.iinfo: bits, max, min, dtype."""
-    d = _dt.resolve(dtype)
+    d = dtype if isinstance(dtype, _dt._Unsupported) else _dt.resolve(dtype)
     if d.is_floating_point or d == _dt.bool:
         raise TypeError(f"iinfo: expected an integer dtype, got {d}")
     info = np.iinfo(d.numpy)
@@ -815,9 +834,9 @@ def iinfo(dtype):
 
 
 def _ml_finfo(d):
-    if d == _dt.bfloat16:
+    if d == _dt.bfloat16 or isinstance(d, _dt._Unsupported):  # (ml_dtypes' types: bfloat16, float8)
         import ml_dtypes
-        return ml_dtypes.finfo(ml_dtypes.bfloat16)
+        return ml_dtypes.finfo(d.numpy)
     return np.finfo(d.numpy)
 
 

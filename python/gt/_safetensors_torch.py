@@ -97,3 +97,14 @@ class safe_open:
 
 
 __all__ = ["save_file", "save", "load_file", "load", "save_model", "load_model", "safe_open"]
+
+
+def storage_ptr(tensor):
+    """An int naming the values tensor holds (Tensor.data_ptr: equal for tensors sharing them,
+    such as tied weights), as safetensors.torch's, which uses it to find shared tensors."""
+    return tensor.data_ptr()
+
+
+def storage_size(tensor):
+    """The bytes of tensor's values (GT tensors own their values: numel * element size)."""
+    return tensor.numel() * tensor.element_size()

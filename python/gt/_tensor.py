@@ -795,6 +795,8 @@ def _op(name, *operands, backward=None, **attrs):
         except _C.DTypeError as refused:
             if name in _FLOAT_OF_INTS and not operands[0].dtype.is_floating_point:
                 return _op(name, cast(operands[0], _dt.default_float()), backward=backward, **attrs)
+            if name in _BOOL_AS_LOGICAL and len(operands) == 2 and builtins.all(t.dtype == _dt.bool for t in operands):
+                return _op(_BOOL_AS_LOGICAL[name], *operands)
             if not _small_ints(operands, attrs):
                 raise
             return _small_int_op(name, operands, backward, attrs, refused)
@@ -805,6 +807,8 @@ def _op(name, *operands, backward=None, **attrs):
     except _C.DTypeError as refused:
         if name in _FLOAT_OF_INTS and not operands[0].dtype.is_floating_point:
             return _op(name, cast(operands[0], _dt.default_float()), backward=backward, **attrs)
+        if name in _BOOL_AS_LOGICAL and len(operands) == 2 and builtins.all(t.dtype == _dt.bool for t in operands):
+            return _op(_BOOL_AS_LOGICAL[name], *operands)
         if not _small_ints(operands, attrs):
             raise
         return _small_int_op(name, operands, backward, attrs, refused)
@@ -835,6 +839,11 @@ def _small_ints(operands, attrs):
 # `_op` casts first (only on that refusal: nothing on the path of float operands).
 _FLOAT_OF_INTS = frozenset({"exp", "log", "sqrt", "sigmoid", "tanh", "log1p", "sin", "cos", "rsqrt", "erf", "atan",
                             "asin", "acos", "lgamma", "digamma"})
+
+# Arithmetic of two bool tensors that PyTorch defines, as the logical op it is (bool * bool is
+# and: transformers' generate multiplies two bool masks); the op table refuses it, and `_op`
+# turns to these only on that refusal.
+_BOOL_AS_LOGICAL = {"mul": "minimum", "add": "maximum"}  # (minimum and maximum of bools are and and or)
 
 _INDEX_OPS = frozenset({"index_select", "gather", "scatter", "scatter_add", "index_add", "index_copy", "take",
                         "embedding"})  # ops whose int64 operands are indices

@@ -9,7 +9,10 @@ _INITIALIZED = False
 
 
 def is_available():
-    return True
+    """False: torch.distributed's process groups (one process per device) are not GT's way, and
+    libraries that see True go on to import DTensor and device meshes, which GT has not (this
+    module answers a single-process script's calls: rank 0 of 1)."""
+    return False
 
 
 def is_initialized():

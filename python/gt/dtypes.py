@@ -57,6 +57,37 @@ class dtype:
         return hash(self.name)
 
 
+class _Unsupported(dtype):
+    """A PyTorch dtype GT has no tensors of (the float8 types, uint16/32/64): it exists for code
+    that names it (a dtype table, a class attribute: transformers' float8 cache), compares and
+    prints as PyTorch's, and has finfo/iinfo; making or casting a tensor to it raises TypeError
+    (resolve)."""
+    __slots__ = ()
+
+    def __init__(self, name, numpy_type, itemsize):
+        self.name, self.code, self.itemsize = name, None, itemsize
+        self.numpy = np.dtype(numpy_type) if numpy_type is not None else None
+        self.is_floating_point = name.startswith("float")
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            return other.removeprefix("torch.").removeprefix("gt.") == self.name
+        return self is other
+
+    def __hash__(self):
+        return hash(self.name)
+
+
+def _ml(name):
+    return getattr(_ml_dtypes, name, None) if _ml_dtypes else None
+
+
+float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu = (
+    _Unsupported(n, _ml(n), 1) for n in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
+                                         "float8_e8m0fnu"))
+uint16, uint32, uint64 = (_Unsupported(n, getattr(np, n), w) for n, w in (("uint16", 2), ("uint32", 4), ("uint64", 8)))
+UNSUPPORTED = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu, uint16, uint32, uint64)
+
 float32 = dtype("float32", np.float32, 4)
 float64 = dtype("float64", np.float64, 8)
 float16 = dtype("float16", np.float16, 2)
@@ -115,8 +146,11 @@ def numpy_dtype(d):
 
 
 def resolve(d):
-    """A gt.dtype from a gt.dtype, a name ('float32', 'half'), or a NumPy dtype. Raises TypeError."""
+    """A gt.dtype from a gt.dtype, a name ('float32', 'half'), or a NumPy dtype. Raises TypeError,
+    also for a dtype GT has no tensors of (float8, uint16/32/64)."""
     if isinstance(d, dtype):
+        if d.code is None:
+            raise TypeError(f"{d!r}: GT has no tensors of this dtype (it has {_NAMES})")
         return d
     if isinstance(d, str):
         return _by_code[_C.dtype_code(d)]

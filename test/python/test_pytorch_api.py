@@ -1,6 +1,7 @@
 """PyTorch spellings that scripts use in their first minutes (issue 24): devices, f-strings of
 tensors, next(model.parameters()), the legacy gt.Tensor(...) constructor, __version__."""
 import collections
+import importlib
 import os
 import subprocess
 import sys
@@ -1049,3 +1050,51 @@ def test_conv_bn_fusion_and_vision_ops():
     frozen = nn.Sequential(ops.misc.FrozenBatchNorm2d(4))
     assert frozen.load_state_dict(nn.Sequential(nn.BatchNorm2d(4)).state_dict()).missing_keys == []
     assert repr(frozen[0]) == "FrozenBatchNorm2d(4, eps=1e-05)" and not list(frozen.parameters())
+
+
+def test_pytorch_keyword_names_take_along_dim_bools_and_float8_names():
+    # transformers calls ops with PyTorch's keyword names, broadcasts take_along_dim in beam
+    # search, multiplies bool masks, and names float8 dtypes in class bodies
+    x = gt.tensor([[1.0, -2.0], [3.0, 4.0]])
+    i = gt.tensor([[1], [0]])
+    assert gt.sum(input=x, dim=1).tolist() == [-1.0, 7.0] and gt.pow(input=x, exponent=2)[0, 1].item() == 4.0
+    assert gt.where(condition=x > 0, input=x, other=gt.zeros(2, 2)).tolist() == [[1.0, 0.0], [3.0, 4.0]]
+    assert gt.full(size=(2,), fill_value=7.0).tolist() == [7.0, 7.0] and x.pow(exponent=2)[1, 0].item() == 9.0
+    assert gt.matmul(input=x, other=x).shape == (2, 2) and gt.take_along_dim(input=x, indices=i, dim=1).tolist() == \
+        [[-2.0], [3.0]]
+    beams = gt.arange(20.0).reshape(2, 2, 5)
+    picked = gt.take_along_dim(beams, gt.tensor([[[1], [0], [1]], [[0], [0], [1]]]), dim=1)  # broadcast on axis 2
+    assert picked.shape == (2, 3, 5) and picked[0, 0].tolist() == [5.0, 6.0, 7.0, 8.0, 9.0]
+    assert gt.take_along_dim(x, gt.tensor([3, 0])).tolist() == [4.0, 1.0]  # (dim=None: flattened)
+    a, b = gt.tensor([True, False, True]), gt.tensor([True, True, False])
+    assert (a * b).tolist() == [True, False, False] and (a + b).tolist() == [True, True, True] and (a * b).dtype == gt.bool
+    assert gt.finfo(gt.float8_e4m3fn).max == 448.0 and gt.iinfo(gt.uint32).max == 2 ** 32 - 1
+    with pytest.raises(TypeError, match="GT has no tensors of this dtype"):
+        gt.zeros(2, dtype=gt.float8_e4m3fn)
+    with pytest.raises(NotImplementedError, match="FlexAttention"):
+        importlib.import_module("gt.nn.attention.flex_attention").create_block_mask(None, 1, 1, 4, 4)
+    with pytest.raises(NotImplementedError, match="pack/unpack"):
+        with gt.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            pass
+    with gt.autograd.graph.save_on_cpu():
+        assert (x * 2).sum().item() == 12.0
+    from gt.distributions import constraints
+    assert constraints.positive_definite.check(gt.eye(3)).item() and not constraints.positive_definite.check(-gt.eye(3)).item()
+
+
+def test_custom_ops_through_torch_library():
+    @gt.library.custom_op("gttest::scale", mutates_args=())
+    def scale(x, s: float):
+        return x * s
+
+    x = gt.ones(3, requires_grad=True)
+    scale(x, 2.0).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]  # the gradient of the ops it runs
+
+    def setup_context(ctx, inputs, output):
+        ctx.s = inputs[1]
+
+    gt.library.register_autograd("gttest::scale", lambda ctx, g: (g * ctx.s * 10, None), setup_context=setup_context)
+    x.grad = None
+    gt.ops.gttest.scale(x, 2.0).sum().backward()
+    assert x.grad.tolist() == [20.0, 20.0, 20.0]  # the registered backward

@@ -231,7 +231,7 @@ def test_integer_tensors_index_python_sequences():
 
 
 def test_single_process_distributed_and_data_parallel_wrappers():
-    assert gt.distributed.is_available() and not gt.distributed.is_initialized()
+    assert not gt.distributed.is_available() and not gt.distributed.is_initialized()  # (no process groups)
     assert gt.distributed.get_rank() == 0 and gt.distributed.get_world_size() == 1
     with pytest.raises(RuntimeError, match="sharding config"):
         gt.distributed.init_process_group(backend="gloo")

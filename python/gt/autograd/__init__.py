@@ -517,6 +517,7 @@ _register()
 from . import profiler  # noqa: E402,F401 (torch.autograd.profiler, imported with torch.autograd as in PyTorch)
 from ._gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: E402,F401 (torch.autograd.gradcheck)
 from . import function  # noqa: E402,F401 (torch.autograd.function.once_differentiable)
+from . import graph  # noqa: E402,F401 (torch.autograd.graph)
 from . import forward_ad  # noqa: E402 (torch.autograd.forward_ad; Function.apply asks it)
 
 

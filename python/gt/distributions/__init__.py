@@ -26,6 +26,7 @@ from .. import dtypes as _dt
 from ..autograd import is_grad_enabled, no_grad
 from ..nn import functional as F
 from .._array_functions import broadcast_shapes
+from . import constraints  # noqa: F401 (torch.distributions.constraints)
 
 __all__ = ["Distribution", "Categorical", "Normal", "Bernoulli", "Uniform", "Exponential", "Laplace", "LogNormal",
            "MultivariateNormal", "Independent", "Gamma", "Chi2", "Beta", "Dirichlet", "Poisson", "kl_divergence"]

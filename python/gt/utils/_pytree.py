@@ -33,9 +33,32 @@ def is_namedtuple(obj):
     return issubclass(cls, tuple) and hasattr(cls, "_fields") and isinstance(cls._fields, tuple)
 
 
+class MappingKey(namedtuple("MappingKey", ["key"])):
+    """The path entry of a dict value (tree_flatten_with_path's keys; flatten_with_keys_fn)."""
+
+    def __str__(self):
+        return f"[{self.key!r}]"
+
+
+class SequenceKey(namedtuple("SequenceKey", ["idx"])):
+    def __str__(self):
+        return f"[{self.idx!r}]"
+
+
+def _dict_flatten(d):
+    return list(d.values()), list(d)
+
+
+def _dict_flatten_with_keys(d):
+    """((MappingKey(key), value) pairs, keys) of a dict, as PyTorch's private helper that
+    libraries pass to register_pytree_node(flatten_with_keys_fn=...)."""
+    values, keys = _dict_flatten(d)
+    return [(MappingKey(k), v) for k, v in zip(keys, values)], keys
+
+
 register_pytree_node(tuple, lambda t: (list(t), None), lambda children, _: tuple(children))
 register_pytree_node(list, lambda t: (list(t), None), lambda children, _: list(children))
-register_pytree_node(dict, lambda d: (list(d.values()), list(d)), lambda children, keys: dict(zip(keys, children)))
+register_pytree_node(dict, _dict_flatten, lambda children, keys: dict(zip(keys, children)))
 register_pytree_node(OrderedDict, lambda d: (list(d.values()), list(d)),
                      lambda children, keys: OrderedDict(zip(keys, children)))
 

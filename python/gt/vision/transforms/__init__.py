@@ -1,6 +1,7 @@
 """torchvision.transforms for GT: image transforms on PIL images (and, for the geometric
 ones, NumPy arrays (H, W[, C]) and gt Tensors (..., H, W)), ToTensor to a gt Tensor, and
 Normalize on gt Tensors. Random ones draw from Python's `random` module (see gt.vision)."""
+import enum
 import numbers
 import random
 
@@ -179,11 +180,18 @@ class Normalize:
         return f"Normalize(mean={self.mean}, std={self.std})"
 
 
-_INTERPOLATION = {"nearest": 0, "bilinear": 2, "bicubic": 3, "lanczos": 1, "box": 4, "hamming": 5}
+_INTERPOLATION = {"nearest": 0, "nearest-exact": 0, "bilinear": 2, "bicubic": 3, "lanczos": 1, "box": 4, "hamming": 5}
 
 
-class InterpolationMode:
-    NEAREST, BILINEAR, BICUBIC, LANCZOS, BOX, HAMMING = "nearest", "bilinear", "bicubic", "lanczos", "box", "hamming"
+class InterpolationMode(str, enum.Enum):
+    """torchvision's interpolation modes (a str enum: InterpolationMode.BILINEAR == "bilinear")."""
+    NEAREST = "nearest"
+    NEAREST_EXACT = "nearest-exact"
+    BILINEAR = "bilinear"
+    BICUBIC = "bicubic"
+    BOX = "box"
+    HAMMING = "hamming"
+    LANCZOS = "lanczos"
 
 
 def _resample(mode):
