@@ -48,20 +48,26 @@ def _torch_keywords(fn, method=False):
     return names
 
 
+def _rename(fn, kwargs, names, alias=True):
+    """kwargs with NumPy's spellings (axis=, keepdims=; when `alias`) and PyTorch's names
+    (`names`) turned into fn's parameters, in place."""
+    for old, new in _RENAMES if alias else ():
+        if old in kwargs:
+            if new in kwargs:
+                raise TypeError(f"{fn.__name__}() got both {new}= and its alias {old}=")
+            kwargs[new] = kwargs.pop(old)
+    for torch_name, name in names.items():
+        if torch_name in kwargs:
+            kwargs[name] = kwargs.pop(torch_name)
+
+
 def _with_alias(fn, names=None):
     names = names or {}
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
         if kwargs:
-            for old, new in _RENAMES:
-                if old in kwargs:
-                    if new in kwargs:
-                        raise TypeError(f"{fn.__name__}() got both {new}= and its alias {old}=")
-                    kwargs[new] = kwargs.pop(old)
-            for torch_name, name in names.items():
-                if torch_name in kwargs:
-                    kwargs[name] = kwargs.pop(torch_name)
+            _rename(fn, kwargs, names)
         return fn(*args, **kwargs)
     call._gt_alias = True
     return call
@@ -115,9 +121,14 @@ def _write_out(name, result, out, tensor_class):
     return out
 
 
-def _with_out(fn, tensor_class):
+def _with_out(fn, tensor_class, names):
+    """fn taking out= and the keyword spellings _rename turns into its own (one wrapper)."""
+    alias = _needs_alias(fn)
+
     @functools.wraps(fn)
     def call(*args, out=None, **kwargs):
+        if kwargs:
+            _rename(fn, kwargs, names, alias)
         result = fn(*args, **kwargs)
         return result if out is None else _write_out(fn.__name__, result, out, tensor_class)
     call._gt_alias = True
@@ -132,22 +143,22 @@ def install(namespaces, tensor_class, out_namespace=None):
         for name, obj in list(vars(ns).items()):
             if name.startswith("_") or not inspect.isfunction(obj) or getattr(obj, "_gt_alias", False):
                 continue
-            if obj not in done:
-                names = _torch_keywords(obj)
-                done[obj] = _with_alias(obj, names) if names or _needs_alias(obj) else obj
-            wrapped = done[obj]
+            own = getattr(obj, "__module__", "") in _OP_MODULES or getattr(obj, "__module__", "") == ns.__name__
+            names = _torch_keywords(obj) if own else {}  # (gt.matrix_exp stays gt.linalg.matrix_exp)
             if ns is out_namespace and getattr(obj, "__module__", "") in _OP_MODULES and \
                     "out" not in inspect.signature(obj).parameters:
                 if obj not in outs:
-                    outs[obj] = _with_out(wrapped, tensor_class)
+                    outs[obj] = _with_out(obj, tensor_class, names)
                 wrapped = outs[obj]
+            else:
+                if obj not in done:
+                    done[obj] = _with_alias(obj, names) if names or _needs_alias(obj) else obj
+                wrapped = done[obj]
             setattr(ns, name, wrapped)
     for name, obj in list(vars(tensor_class).items()):
         if name.startswith("_") or not inspect.isfunction(obj) or getattr(obj, "_gt_alias", False):
             continue
-        wrapped = done.get(obj) if not _torch_keywords(obj) else None  # (a method's keywords differ)
-        if wrapped is None:
-            names = _torch_keywords(obj, method=True)
-            wrapped = _with_alias(obj, names) if names or _needs_alias(obj) else obj
+        names = _torch_keywords(obj, method=True)  # (a method's first parameter is self: no input=)
+        wrapped = _with_alias(obj, names) if names or _needs_alias(obj) else obj
         if wrapped is not obj:
             setattr(tensor_class, name, wrapped)
