@@ -56,13 +56,8 @@ class LambdaLR(LRScheduler):
         return [base * f(self.last_epoch) for base, f in zip(self.base_lrs, self.lr_lambdas)]
 
 
-class MultiplicativeLR(LRScheduler):
+class MultiplicativeLR(LambdaLR):
     """lr = the previous epoch's lr * lr_lambda(epoch) (from epoch 1 on), as PyTorch's."""
-
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        n = len(optimizer.param_groups)
-        self.lr_lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else [lr_lambda] * n
-        super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
         groups = self.optimizer.param_groups

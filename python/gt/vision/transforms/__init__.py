@@ -346,23 +346,18 @@ def _flip(img, axis):
 class RandomHorizontalFlip(_Printed):
     """The image mirrored left-right with probability p."""
     _printed = (("p", "p"),)
+    _axis = "w"
 
     def __init__(self, p=0.5):
         self.p = p
 
     def __call__(self, img):
-        return _flip(img, "w") if random.random() < self.p else img
+        return _flip(img, self._axis) if random.random() < self.p else img
 
 
-class RandomVerticalFlip(_Printed):
+class RandomVerticalFlip(RandomHorizontalFlip):
     """The image flipped top-bottom with probability p."""
-    _printed = (("p", "p"),)
-
-    def __init__(self, p=0.5):
-        self.p = p
-
-    def __call__(self, img):
-        return _flip(img, "h") if random.random() < self.p else img
+    _axis = "h"
 
 
 class RandomResizedCrop(_Printed):
