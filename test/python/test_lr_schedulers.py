@@ -182,3 +182,12 @@ def test_scheduler_state_and_param_group_keys_read_as_pytorchs():
     assert list(opt.state_dict()["param_groups"][0]) == ["lr", "momentum", "dampening", "weight_decay", "nesterov",
                                                          "maximize", "foreach", "differentiable", "fused",
                                                          "initial_lr", "params"]
+
+
+def test_chained_scheduler_multiplies_the_factors():
+    opt = sgd()
+    chained = S.ChainedScheduler([S.ConstantLR(opt, factor=0.1, total_iters=3), S.ExponentialLR(opt, gamma=0.9)])
+    assert lrs(opt, chained, 6) == pytest.approx([0.1 * (0.1 if e < 3 else 1.0) * 0.9 ** e for e in range(6)])
+    assert chained.get_last_lr() == [opt.param_groups[0]["lr"]]
+    with pytest.raises(ValueError, match="same optimizer"):
+        S.ChainedScheduler([S.StepLR(sgd(), 2), S.StepLR(sgd(), 2)])

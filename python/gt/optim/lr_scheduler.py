@@ -268,6 +268,45 @@ class LinearLR(LRScheduler):
         return [base * (self.start_factor + (self.end_factor - self.start_factor) * t) for base in self.base_lrs]
 
 
+class ChainedScheduler(LRScheduler):
+    """Several schedulers of one optimizer stepped together, their factors multiplied (a
+    ConstantLR warm-up times an ExponentialLR decay), as PyTorch's: each group's lr is base_lr
+    times the product over the schedulers of their lr / base_lr. PyTorch's recursive forms give
+    the same for the schedules that scale base_lr (Step, MultiStep, Exponential, Constant,
+    Linear, Lambda, Polynomial, and cosine annealing to eta_min 0 up to T_max; past T_max
+    PyTorch's cosine adds a step that the other factors do not scale)."""
+
+    def __init__(self, schedulers, optimizer=None):
+        schedulers = list(schedulers)
+        if not schedulers:
+            raise ValueError("ChainedScheduler expects at least one scheduler")
+        optimizer = optimizer or schedulers[0].optimizer
+        if any(s.optimizer is not optimizer for s in schedulers):
+            raise ValueError("ChainedScheduler expects all schedulers to belong to the same optimizer")
+        self.optimizer, self._schedulers = optimizer, schedulers
+        self.base_lrs = [g["initial_lr"] for g in optimizer.param_groups]
+        self._set_lrs(self._chained())
+
+    def _chained(self):
+        lrs = list(self.base_lrs)
+        for s in self._schedulers:
+            lrs = [lr * (own / base if base else 1.0) for lr, own, base in zip(lrs, s.get_lr(), self.base_lrs)]
+        return lrs
+
+    def step(self):
+        for s in self._schedulers:
+            s.last_epoch += 1
+        self._set_lrs(self._chained())
+
+    def state_dict(self):
+        return {"_schedulers": [s.state_dict() for s in self._schedulers], "_last_lr": self.get_last_lr()}
+
+    def load_state_dict(self, state_dict):
+        for s, st in zip(self._schedulers, state_dict["_schedulers"]):
+            s.load_state_dict(st)
+        self._last_lr = list(state_dict.get("_last_lr", self.get_last_lr()))
+
+
 class SequentialLR(LRScheduler):
     """schedulers[i] from epoch milestones[i - 1] on, each started from its own epoch 0 (a
     warm-up LinearLR, then a CosineAnnealingLR). milestones: len(schedulers) - 1 increasing epochs."""
