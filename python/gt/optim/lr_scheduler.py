@@ -285,18 +285,22 @@ class ChainedScheduler(LRScheduler):
             raise ValueError("ChainedScheduler expects all schedulers to belong to the same optimizer")
         self.optimizer, self._schedulers = optimizer, schedulers
         self.base_lrs = [g["initial_lr"] for g in optimizer.param_groups]
-        self._set_lrs(self._chained())
+        self._set_lrs(self.get_lr())
 
-    def _chained(self):
+    def get_lr(self):
         lrs = list(self.base_lrs)
         for s in self._schedulers:
             lrs = [lr * (own / base if base else 1.0) for lr, own, base in zip(lrs, s.get_lr(), self.base_lrs)]
         return lrs
 
+    @property
+    def last_epoch(self):
+        return self._schedulers[0].last_epoch
+
     def step(self):
         for s in self._schedulers:
             s.last_epoch += 1
-        self._set_lrs(self._chained())
+        self._set_lrs(self.get_lr())
 
     def state_dict(self):
         return {"_schedulers": [s.state_dict() for s in self._schedulers], "_last_lr": self.get_last_lr()}
