@@ -886,9 +886,9 @@ _inplace("uniform_", lambda x, a=0.0, b=1.0, generator=None: rand(x.shape, dtype
 
 
 @_method("where")
-def _where_method(x, condition, y):
-    """x.where(condition, y): where(condition, x, y)."""
-    return where(condition, x, y)
+def _where_method(x, condition, other):
+    """x.where(condition, other): where(condition, x, other)."""
+    return where(condition, x, other)
 
 
 multiply = mul

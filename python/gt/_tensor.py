@@ -1517,10 +1517,12 @@ def _legacy_alpha(name, b, other, alpha):
     return other, b
 
 
-def add(a, b, other=None, *, alpha=1):
-    """a + alpha * b with broadcasting and type promotion; raises gt.ShapeError if the shapes
-    do not broadcast and gt.DTypeError for bool + bool. (add(a, alpha, other), PyTorch's
+def add(a, b=None, other=None, *, alpha=1):
+    """a + alpha * b with broadcasting and type promotion (b also as other=, PyTorch's name);
+    raises gt.ShapeError if the shapes do not broadcast. (add(a, alpha, other), PyTorch's
     deprecated order, works with its warning.)"""
+    if b is None:
+        b, other = other, None
     if other is not None:
         b, alpha = _legacy_alpha("add", b, other, alpha)
     if alpha != 1:
@@ -1528,8 +1530,10 @@ def add(a, b, other=None, *, alpha=1):
     return _op("add", a, b)
 
 
-def sub(a, b, other=None, *, alpha=1):
+def sub(a, b=None, other=None, *, alpha=1):
     """a - alpha * b (rules of add)."""
+    if b is None:
+        b, other = other, None
     if other is not None:
         b, alpha = _legacy_alpha("sub", b, other, alpha)
     if alpha != 1:

@@ -1060,6 +1060,8 @@ def test_pytorch_keyword_names_take_along_dim_bools_and_float8_names():
     assert gt.sum(input=x, dim=1).tolist() == [-1.0, 7.0] and gt.pow(input=x, exponent=2)[0, 1].item() == 4.0
     assert gt.where(condition=x > 0, input=x, other=gt.zeros(2, 2)).tolist() == [[1.0, 0.0], [3.0, 4.0]]
     assert gt.full(size=(2,), fill_value=7.0).tolist() == [7.0, 7.0] and x.pow(exponent=2)[1, 0].item() == 9.0
+    assert gt.add(input=x, other=x, alpha=2)[0, 0].item() == 3.0 and x.sub(other=x).abs().sum().item() == 0
+    assert x.where(x > 0, other=gt.zeros(2, 2)).tolist() == [[1.0, 0.0], [3.0, 4.0]]
     assert gt.matmul(input=x, other=x).shape == (2, 2) and gt.take_along_dim(input=x, indices=i, dim=1).tolist() == \
         [[-2.0], [3.0]]
     beams = gt.arange(20.0).reshape(2, 2, 5)
