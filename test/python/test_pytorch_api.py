@@ -849,6 +849,9 @@ def test_module_containers_keep_none_and_renumber():
     shared = nn.Linear(2, 2)
     twice = nn.Sequential(shared, shared)
     assert len(list(twice.modules())) == 2 and len(list(twice.named_modules(remove_duplicate=False))) == 3
+    assert list(twice.state_dict()) == ["0.weight", "0.bias", "1.weight", "1.bias"]  # (under each name)
+    result = nn.Sequential(shared, shared).load_state_dict(twice.state_dict())
+    assert result.missing_keys == [] and result.unexpected_keys == []
 
 
 def test_state_dict_and_load_state_dict_hooks():

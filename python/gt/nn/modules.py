@@ -605,7 +605,7 @@ class Module:
         others, as PyTorch), and for a shape mismatch. Returns (missing_keys, unexpected_keys),
         a named tuple as PyTorch's."""
         state_dict = OrderedDict(state_dict)  # (the pre-hooks change a copy)
-        modules = list(self.named_modules())
+        modules = list(self.named_modules(remove_duplicate=False))  # (a shared child under each name, as state_dict)
         for mname, m in modules:
             hooks = m.__dict__.get("_state_hooks", {}).get("load_pre", {})
             for hook in list(hooks.values()):
