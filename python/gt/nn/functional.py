@@ -1230,6 +1230,7 @@ def _bicubic_axis(x, axis, size_in, size_out, scale, align_corners):
     return out
 
 
+@functools.lru_cache(maxsize=64)  # (a transform resizes every sample between the same sizes)
 def _antialias_weights(size_in, size_out, scale, align_corners, mode):
     """The (size_out, size_in) resampling matrix of PyTorch's antialiased interpolation (as
     Pillow's: a triangle filter for bilinear, cubic with A = -0.5 for bicubic, its support
@@ -1254,6 +1255,7 @@ def _antialias_weights(size_in, size_out, scale, align_corners, mode):
         w = filt((np.arange(lo, hi) - center + 0.5) * inv)
         total = w.sum()
         m[i, lo:hi] = w / total if total != 0 else w
+    m.flags.writeable = False  # (shared by the cache)
     return m
 
 
