@@ -101,6 +101,11 @@ from .autograd import functional as _autograd_functional  # noqa: E402,F401 (tor
 from .linalg import _TOP_LEVEL as _linalg_top  # torch.inverse, torch.det, torch.svd, ...  # noqa: E402
 globals().update(_linalg_top)
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402
+from .dtypes import complex64, complex128, cfloat, cdouble, complex32, chalf  # noqa: E402
+from ._complex import real, imag, conj, complex, polar, view_as_real, view_as_complex, angle  # noqa: E402,A001
+conj_physical = resolve_conj = resolve_neg = conj
+from . import fft  # noqa: E402  (torch.fft)
+from ._spectral import stft, istft, hann_window, hamming_window, blackman_window, bartlett_window  # noqa: E402
 from . import _aliases  # noqa: E402
 _aliases.install([_sys.modules[__name__], nn.functional], Tensor,  # axis= / keepdims= beside dim= / keepdim=
                  out_namespace=_sys.modules[__name__])  # and out= on gt's functions

@@ -1462,5 +1462,5 @@ def is_floating_point(input):
 
 
 def is_complex(input):
-    """False: GT has no complex dtypes."""
-    return False
+    """Whether input's dtype is complex (complex64 or complex128)."""
+    return input.dtype.is_complex

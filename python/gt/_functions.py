@@ -86,6 +86,8 @@ clip = clamp
 @_method()
 def clone(x, memory_format=None):
     """A copy (GT tensors are never written in place on the worker, so it shares the values)."""
+    if x.dtype.is_complex:
+        return x.clone()  # (ComplexTensor.clone: each part cloned)
     t = Tensor(x._h, x.shape, x.dtype)
     if x.requires_grad and _ag.is_grad_enabled():
         t.requires_grad = True
@@ -235,7 +237,8 @@ def narrow(x, dim, start, length):
 def _promote_all(ts):
     d = ts[0].dtype
     for t in ts[1:]:
-        d = _dt.from_code(_C.promote_types(d.code, t.dtype.code))
+        d = _dt.promote_types(d, t.dtype) if d.code is None or t.dtype.code is None else \
+            _dt.from_code(_C.promote_types(d.code, t.dtype.code))  # (complex dtypes: no code)
     return [cast(t, d) for t in ts]
 
 

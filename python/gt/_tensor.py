@@ -217,8 +217,11 @@ class Tensor:
     __array_priority__ = 1000  # numpy_scalar * tensor -> Tensor.__rmul__
 
     def __init__(self, handle, shape=None, dtype=None, requires_grad=False):
-        if shape is None or dtype is None or type(handle) is builtins.int:  # gt.Tensor([1, 2]), gt.Tensor(2, 3)
-            handle, shape, dtype = _legacy_constructor(handle, shape, dtype)
+        if shape is None or dtype is None or type(handle) is not _C.Handle:
+            if type(handle) is _complex._Parts:  # Tensor(z._h, ...) of a complex z: a complex tensor
+                self.__class__ = _complex.ComplexTensor
+                return _complex.ComplexTensor.__init__(self, handle)
+            handle, shape, dtype = _legacy_constructor(handle, shape, dtype)  # gt.Tensor([1, 2]), gt.Tensor(2, 3)
         self._h = handle
         self.shape = shape if type(shape) is Size else Size(shape)
         self.dtype = dtype
@@ -719,7 +722,25 @@ class Tensor:
         return ones(*shape, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
     def is_complex(self):
-        """False: GT has no complex dtypes."""
+        """Whether the dtype is complex (complex64, complex128: gt._complex.ComplexTensor)."""
+        return False
+
+    @property
+    def real(self):
+        """x itself (a real tensor is its own real part), as PyTorch's."""
+        return self
+
+    @property
+    def imag(self):
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+    def conj(self):
+        """x itself: a real tensor is its own conjugate."""
+        return self
+
+    conj_physical = resolve_conj = resolve_neg = conj
+
+    def is_conj(self):
         return False
 
     def new_full(self, shape, value, dtype=None, device=None, requires_grad=False):
@@ -800,6 +821,12 @@ def _op(name, *operands, backward=None, **attrs):
             if not _small_ints(operands, attrs):
                 raise
             return _small_int_op(name, operands, backward, attrs, refused)
+        except TypeError:
+            if not _complex.involved(operands):
+                raise
+            return _complex.op(name, operands, attrs)
+    if _complex.involved(operands):
+        return _complex.op(name, operands, attrs)
     start = time.perf_counter_ns()
     try:
         out = _make(client.op(code, [t._h.id for t in operands], attrs), operands,
@@ -983,6 +1010,8 @@ def _scalar(value, like):
         return value
     elif isinstance(value, (np.ndarray, np.generic)) and np.ndim(value) > 0:
         return from_numpy(np.asarray(value, order="C"))
+    elif isinstance(value, (builtins.complex, np.complexfloating)):  # a complex tensor (gt._complex)
+        return _complex.as_complex(value, _dt.complex_of(like.dtype) if like is not None else None)
     else:
         value = value.item() if isinstance(value, np.generic) else value
         d = _scalar_dtype(value, like)
@@ -1005,7 +1034,10 @@ def _scalar_as(value, d):
 
 
 def _scalar_dtype(value, like):
-    """The dtype a Python number takes in an op with tensor `like` (PyTorch's rules)."""
+    """The dtype a Python number takes in an op with tensor `like` (PyTorch's rules; for a
+    complex `like`, that of its parts)."""
+    if like is not None and like.dtype.is_complex:
+        like = like._h.re
     if isinstance(value, builtins.bool):
         d = like.dtype if like is not None else _dt.bool
     elif isinstance(value, builtins.int):
@@ -1156,9 +1188,9 @@ def _rebuild_tensor(cls, data, dtype, shape, requires_grad):
     `shape`, uploaded; a Parameter (cls) wraps it again."""
     d = _dt.resolve(dtype)
     t = from_numpy(np.frombuffer(data, dtype=_dt.numpy_dtype(d)).reshape(shape).copy())
-    if cls is not Tensor:
+    if cls is not Tensor and cls is not _complex.ComplexTensor:
         return cls(t, requires_grad=requires_grad)
-    t.requires_grad = builtins.bool(requires_grad) and d.is_floating_point
+    t.requires_grad = builtins.bool(requires_grad) and (d.is_floating_point or d.is_complex)
     return t
 
 
@@ -1258,6 +1290,8 @@ def from_numpy(array, requires_grad=False):
         kind = type(array)
         name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
         raise TypeError(f"expected np.ndarray (got {name})")
+    if array.dtype.kind == "c":
+        return _complex.from_numpy(array, requires_grad)
     if array.dtype.kind in "iu" and array.dtype not in (np.int32, np.int64, np.int16, np.int8, np.uint8):
         array = array.astype(np.int64)
     array = np.asarray(array, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
@@ -1282,6 +1316,8 @@ def tensor(data, dtype=None, requires_grad=False):
     a = np.asarray(data)
     if dtype is not None:
         a = a.astype(_dt.numpy_dtype(_dt.resolve(dtype)))
+    elif a.dtype.kind == "c" and not isinstance(data, (np.ndarray, np.generic)):  # Python complex numbers
+        a = a.astype(_dt.complex_of(_dt.default_float()).numpy)
     elif a.dtype == np.float64 and not isinstance(data, (np.ndarray, np.generic)):  # Python floats
         default = _dt.default_float()
         if default is not _dt.float64:
@@ -1327,6 +1363,8 @@ def _default_dtype(value, dtype):
         return _dt.bool
     if isinstance(value, builtins.int):
         return _dt.int64
+    if isinstance(value, builtins.complex):
+        return _dt.complex_of(_dt.default_float())
     return _dt.default_float()
 
 
@@ -1334,6 +1372,9 @@ def _default_dtype(value, dtype):
 def full(shape, value, dtype=None, requires_grad=False):
     """A tensor of `shape` filled with `value` (dtype from the value: float32, int64 or bool)."""
     d = _default_dtype(value, dtype)
+    if d.is_complex:
+        return _complex.full(_shape_args((shape,) if isinstance(shape, builtins.int) else shape), value, d,
+                             requires_grad)
     t = _op("full", shape=_shape_args((shape,) if isinstance(shape, builtins.int) else shape),
             value=builtins.float(value), dtype=d)
     return _leaf(t, requires_grad)
@@ -1378,6 +1419,8 @@ empty_like = zeros_like
 
 def _random(op, shape, dtype, requires_grad, generator=None):
     d = _dt.resolve(dtype or _dt.default_float())
+    if d.is_complex:
+        return _complex.random(op, shape, d, requires_grad, generator)
     if not d.is_floating_point:
         raise TypeError(f"{op} needs a floating-point dtype, got {d}")
     shape = _shape_args(shape)
@@ -1548,7 +1591,7 @@ def div(a, b, *, rounding_mode=None):
     if rounding_mode is not None:
         raise ValueError(f"div: rounding_mode must be None or 'floor', got {rounding_mode!r}")
     a, b = _pair(a, b)
-    if not a.dtype.is_floating_point and not b.dtype.is_floating_point:
+    if not a.dtype.is_floating_point and not b.dtype.is_floating_point and not (a.dtype.is_complex or b.dtype.is_complex):
         a = cast(a, _dt.default_float())
     return _op("div", a, b)
 
@@ -1565,7 +1608,7 @@ def pow(a, b):
             return a
         if b == 2:
             return _op("mul", a, a)
-        if not a.dtype.is_floating_point:
+        if not a.dtype.is_floating_point and not a.dtype.is_complex:
             a = cast(a, _dt.default_float())
     a, b = _pair(a, b)
     if not a.dtype.is_floating_point and not b.dtype.is_floating_point:
@@ -1613,6 +1656,8 @@ def cast(x, dtype):
     d = _dt.resolve(dtype)
     if d is x.dtype:
         return x
+    if d.is_complex or x.dtype.is_complex:
+        return _complex.cast(x, d)
     return _op("cast", x, dtype=d)
 
 
@@ -1668,3 +1713,6 @@ def _dims(dims, ndim):
 def _transposed(x, perm):
     """The gt.transpose op with permutation `perm`, or x when it is the identity."""
     return x if perm == list(range(x.ndim)) else _op("transpose", x, perm=perm)
+
+
+from . import _complex  # noqa: E402 (complex tensors: built on this module)

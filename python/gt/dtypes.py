@@ -9,6 +9,7 @@ float16 and bfloat16 are stored at 16 bits and computed in float32 by every kern
 rounds its result once), as PyTorch's CUDA kernels do. NumPy has float16; bfloat16 arrays use
 the `ml_dtypes` package's NumPy type (`ml_dtypes.bfloat16`, installed with GT)."""
 import builtins as _builtins
+from builtins import complex as builtins_complex
 
 import numpy as np
 
@@ -28,7 +29,7 @@ package = ["gt"]
 class dtype:
     """An element type. `name` is PyTorch's (float32, int64, bool ...); `numpy` its NumPy dtype
     (None for bfloat16 when `ml_dtypes` is not installed); `itemsize` bytes per element."""
-    __slots__ = ("name", "code", "numpy", "is_floating_point", "itemsize")
+    __slots__ = ("name", "code", "numpy", "is_floating_point", "itemsize", "is_complex")
 
     def __init__(self, name, numpy_type, itemsize):
         self.name = name
@@ -36,6 +37,7 @@ class dtype:
         self.numpy = np.dtype(numpy_type) if numpy_type is not None else None
         self.is_floating_point = name.startswith(("float", "bfloat"))
         self.itemsize = itemsize
+        self.is_complex = False
 
     def __repr__(self):
         return f"{package[0]}.{self.name}"
@@ -68,6 +70,7 @@ class _Unsupported(dtype):
         self.name, self.code, self.itemsize = name, None, itemsize
         self.numpy = np.dtype(numpy_type) if numpy_type is not None else None
         self.is_floating_point = name.startswith("float")
+        self.is_complex = name.startswith("complex")
 
     def __eq__(self, other):
         if isinstance(other, str):
@@ -78,6 +81,36 @@ class _Unsupported(dtype):
         return hash(self.name)
 
 
+class _Complex(dtype):
+    """complex64 and complex128: a complex tensor is a pair of real tensors, float32 or float64
+    (gt._complex), so the workers have no code for it (`code` None); resolve() and the creation
+    functions know it."""
+    __slots__ = ()
+
+    def __init__(self, name, numpy_type, itemsize):
+        self.name, self.code, self.itemsize = name, None, itemsize
+        self.numpy = np.dtype(numpy_type)
+        self.is_floating_point = False
+        self.is_complex = True
+
+    def __hash__(self):
+        return hash(self.name)
+
+
+complex64 = _Complex("complex64", np.complex64, 8)
+complex128 = _Complex("complex128", np.complex128, 16)
+cfloat, cdouble = complex64, complex128
+_COMPLEX_NAMES = {"complex64": complex64, "cfloat": complex64, "complex128": complex128, "cdouble": complex128}
+
+
+def complex_of(d):
+    """The complex dtype whose parts are `d` (float32 -> complex64, float64 -> complex128; a
+    complex dtype itself)."""
+    if d is complex64 or d is complex128:
+        return d
+    return complex128 if d is float64 else complex64
+
+
 def _ml(name):
     return getattr(_ml_dtypes, name, None) if _ml_dtypes else None
 
@@ -86,7 +119,9 @@ float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu = (
     _Unsupported(n, _ml(n), 1) for n in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
                                          "float8_e8m0fnu"))
 uint16, uint32, uint64 = (_Unsupported(n, getattr(np, n), w) for n, w in (("uint16", 2), ("uint32", 4), ("uint64", 8)))
-UNSUPPORTED = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu, uint16, uint32, uint64)
+complex32 = chalf = _Unsupported("complex32", None, 4)
+UNSUPPORTED = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu, uint16, uint32, uint64,
+               complex32)
 
 float32 = dtype("float32", np.float32, 4)
 float64 = dtype("float64", np.float64, 8)
@@ -149,15 +184,21 @@ def resolve(d):
     """A gt.dtype from a gt.dtype, a name ('float32', 'half'), or a NumPy dtype. Raises TypeError,
     also for a dtype GT has no tensors of (float8, uint16/32/64)."""
     if isinstance(d, dtype):
-        if d.code is None:
+        if d.code is None and not d.is_complex:
             raise TypeError(f"{d!r}: GT has no tensors of this dtype (it has {_NAMES})")
         return d
     if isinstance(d, str):
+        if d in _COMPLEX_NAMES:
+            return _COMPLEX_NAMES[d]
         return _by_code[_C.dtype_code(d)]
+    if d is builtins_complex:
+        return complex64
     try:
         nd = np.dtype(d)
     except TypeError:
         raise TypeError(f"unknown dtype {d!r} (use gt.{_NAMES.replace(', ', ', gt.')})") from None
+    if nd.kind == "c":
+        return complex128 if nd == np.complex128 else complex64
     if nd not in _by_numpy:
         raise TypeError(f"unsupported dtype {nd} (use {_NAMES})")
     return _by_numpy[nd]
@@ -174,8 +215,8 @@ def promote_small(a, b):
 
 
 def _category(d):
-    """0 bool, 1 integer, 2 floating point (PyTorch's promotion categories)."""
-    return 0 if d is bool else 2 if d.is_floating_point else 1
+    """0 bool, 1 integer, 2 floating point, 3 complex (PyTorch's promotion categories)."""
+    return 0 if d is bool else 3 if d.is_complex else 2 if d.is_floating_point else 1
 
 
 def promote_types(type1, type2):
@@ -185,6 +226,8 @@ def promote_types(type1, type2):
     a, b = resolve(type1), resolve(type2)
     if a is b:
         return a
+    if a.is_complex or b.is_complex:  # complex64 with float64: complex128
+        return complex128 if float64 in (a, b) or complex128 in (a, b) else complex64
     ca, cb = _category(a), _category(b)
     if ca != cb:
         return a if ca > cb else b

@@ -77,7 +77,8 @@ class _TorchStorage:
 # gt dtype name -> torch's storage class, as torch.save names it
 _STORAGE_OF = {"float32": "FloatStorage", "float64": "DoubleStorage", "float16": "HalfStorage",
                "bfloat16": "BFloat16Storage", "int64": "LongStorage", "int32": "IntStorage", "int16": "ShortStorage",
-               "int8": "CharStorage", "uint8": "ByteStorage", "bool": "BoolStorage"}
+               "int8": "CharStorage", "uint8": "ByteStorage", "bool": "BoolStorage",
+               "complex64": "ComplexFloatStorage", "complex128": "ComplexDoubleStorage"}
 
 
 class _TorchPickler(pickle._Pickler):
@@ -280,11 +281,13 @@ _TORCH_STORAGES = {
     "FloatStorage": np.float32, "DoubleStorage": np.float64, "HalfStorage": np.float16,
     "BFloat16Storage": _dt.numpy_dtype(_dt.bfloat16), "LongStorage": np.int64, "IntStorage": np.int32,
     "ShortStorage": np.int16, "CharStorage": np.int8, "ByteStorage": np.uint8, "BoolStorage": np.bool_,
+    "ComplexFloatStorage": np.complex64, "ComplexDoubleStorage": np.complex128,
 }
 _TORCH_DTYPES = {"float32": np.float32, "float": np.float32, "float64": np.float64, "double": np.float64,
                  "float16": np.float16, "half": np.float16, "bfloat16": _dt.numpy_dtype(_dt.bfloat16),
                  "int64": np.int64, "long": np.int64, "int32": np.int32, "int": np.int32, "int16": np.int16,
-                 "int8": np.int8, "uint8": np.uint8, "bool": np.bool_}
+                 "int8": np.int8, "uint8": np.uint8, "bool": np.bool_, "complex64": np.complex64,
+                 "cfloat": np.complex64, "complex128": np.complex128, "cdouble": np.complex128}
 
 
 class _TorchStorageType:

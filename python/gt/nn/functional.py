@@ -88,6 +88,8 @@ def linear(x, weight, bias=None):
 
 def _linear(x, weight):
     """x @ weight.T with linear's own backward node (see linear)."""
+    if x.dtype.is_complex or weight.dtype.is_complex:  # (its gradients come through the parts' products)
+        return T.matmul(x, weight.mT)
     with _ag.no_grad():
         y = T.matmul(x, weight.T)
     if _ag.is_grad_enabled() and y.dtype.is_floating_point and (x.requires_grad or weight.requires_grad):

@@ -15,6 +15,7 @@ from .. import signal as _signal
 from . import functional as F
 from . import init
 from .. import _C
+from .. import _complex
 
 
 
@@ -22,6 +23,12 @@ class Parameter(T.Tensor):
     """A tensor that a Module registers as trainable (requires_grad=True). It remembers the
     signals active when it was made (gt.signal), so gt.nn.init refills it with the same layout."""
     __slots__ = ("_signals",)
+
+    def __new__(cls, *args, **kwargs):
+        data = args[0] if args else kwargs.get("data")
+        if _complex.is_complex_tensor(data) and not issubclass(cls, ComplexParameter):
+            cls = ComplexParameter  # nn.Parameter(complex tensor)
+        return super().__new__(cls)
 
     def __init__(self, data=None, requires_grad=True):
         if data is None:
@@ -31,6 +38,20 @@ class Parameter(T.Tensor):
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
+
+
+class ComplexParameter(_complex.ComplexTensor, Parameter):
+    """nn.Parameter of a complex tensor (what Parameter(z) makes): its real and imaginary
+    parts are two leaves that require grad; optimizers step them (gt.optim)."""
+    __slots__ = ()
+
+    def __init__(self, data=None, requires_grad=True):
+        _complex.ComplexTensor.__init__(self, data.real.detach(), data.imag.detach())
+        self.requires_grad_(requires_grad)
+        self._signals = _signal._snapshot()
+
+    def __repr__(self):
+        return "Parameter containing:\n" + _complex.ComplexTensor.__repr__(self)
 
 
 class Buffer(T.Tensor):
@@ -442,9 +463,10 @@ class Module:
     def eval(self):
         return self.train(False)
 
-    def to(self, *args, dtype=None, device=None, non_blocking=False, memory_format=None):
+    def to(self, *args, dtype=None, device=None, non_blocking=False, memory_format=None, _complex_too=True):
         """module.to(dtype), .to(device), .to(device, dtype), as PyTorch: casts every floating-
-        point parameter and buffer to `dtype` (in place) and returns the module. A device is
+        point and complex parameter and buffer to `dtype` (in place: a complex one cast to a
+        real dtype loses its imaginary part, with PyTorch's warning) and returns the module. A device is
         checked and moves nothing: the module's tensors stay on the session's workers (see
         gt.device); a memory_format changes nothing (see gt.memory_format). The meta device
         is the exception: .to("meta") makes every parameter and buffer a meta tensor (shape and
@@ -466,15 +488,21 @@ class Module:
         if dtype is None:
             return self
         d = _dt.resolve(dtype)
+        if not (d.is_floating_point or d.is_complex):
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={d}")
         with no_grad():
             for p in list(self.parameters()) + list(self.buffers()):
-                if p.dtype.is_floating_point:
+                if p.dtype.is_complex or d.is_complex:
+                    if p.dtype.is_floating_point or (p.dtype.is_complex and _complex_too):
+                        _complex.become(p, T.cast(p, d))
+                elif p.dtype.is_floating_point:
                     new = T.cast(p, d)
                     p._h, p.dtype = new._h, new.dtype
         return self
 
     def float(self):
-        return self.to(_dt.float32)
+        """Casts floating parameters and buffers to float32 (in place; complex ones stay); returns self."""
+        return self.to(_dt.float32, _complex_too=False)
 
     def to_empty(self, *, device, recurse=True):
         """Gives every parameter and buffer (of submodules too unless recurse=False) a new
@@ -516,15 +544,16 @@ class Module:
         return self
 
     def double(self):
-        return self.to(_dt.float64)
+        """Casts floating parameters and buffers to float64 (in place; complex ones stay); returns self."""
+        return self.to(_dt.float64, _complex_too=False)
 
     def half(self):
-        """Casts floating parameters and buffers to float16 (in place); returns self."""
-        return self.to(_dt.float16)
+        """Casts floating parameters and buffers to float16 (in place; complex ones stay); returns self."""
+        return self.to(_dt.float16, _complex_too=False)
 
     def bfloat16(self):
-        """Casts floating parameters and buffers to bfloat16 (in place); returns self."""
-        return self.to(_dt.bfloat16)
+        """Casts floating parameters and buffers to bfloat16 (in place; complex ones stay); returns self."""
+        return self.to(_dt.bfloat16, _complex_too=False)
 
     # ------------------------------------------------------------ state
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):

@@ -28,6 +28,7 @@ import math
 
 import numpy as np
 
+from .. import _complex
 from .. import _functions as T
 from .. import _runtime
 from .. import dtypes as _dt
@@ -39,6 +40,9 @@ from . import lr_scheduler, swa_utils  # noqa: E402
 def _ends_a_batch(step):
     @functools.wraps(step)
     def step_then_send(self, *args, **kwargs):
+        # A complex parameter is stepped as its real and imaginary parts, two real parameters
+        # (as PyTorch's optimizers step torch.view_as_real(p)): the step sees the parts.
+        expanded = _expand_complex(self.param_groups)
         # maximize=True (a group's): the step sees each gradient negated (gradient ascent, as
         # PyTorch's optimizers negate it first); the parameters' .grad are given back unchanged.
         flipped = [p for g in self.param_groups if g.get("maximize") for p in g["params"] if p.grad is not None]
@@ -50,10 +54,30 @@ def _ends_a_batch(step):
         finally:
             for p, g in zip(flipped, grads):
                 p.grad = g
+            for group, params in expanded:
+                group["params"] = params
         _runtime.flush()
         return out
     step_then_send._ends_a_batch = True
     return step_then_send
+
+
+def _expand_complex(groups):
+    """Replaces each complex parameter in `groups` by its two parts (in place); returns
+    [(group, its parameter list before)] to put back."""
+    expanded = []
+    for group in groups:
+        params = group["params"]
+        if any(_complex.is_complex_tensor(p) for p in params):
+            expanded.append((group, params))
+            group["params"] = [q for p in params for q in ((p.real, p.imag) if _complex.is_complex_tensor(p) else (p,))]
+    return expanded
+
+
+def _joined(real, imag):
+    """A complex parameter's state (as PyTorch's: complex buffers) from its parts' states."""
+    return {k: _complex.ComplexTensor(v, imag[k]) if isinstance(v, T.Tensor) and k in imag else v
+            for k, v in real.items()}
 
 
 # The order of a parameter group's keys in PyTorch 2.15's optimizers (after "params").
@@ -149,8 +173,14 @@ class Optimizer:
                 index.setdefault(id(p), len(index))
                 packed["params"].append(index[id(p)])
             groups.append(packed)
-        state = {index[id(key)]: {k: _saved(k, v) for k, v in value.items()}
-                 for key, value in self.state.items() if id(key) in index}
+        real_of = {id(p.real): p for g in self.param_groups for p in g["params"] if _complex.is_complex_tensor(p)}
+        state = {}
+        for key, value in self.state.items():
+            if id(key) in real_of:  # a complex parameter's state is its parts' (see step_then_send)
+                p = real_of[id(key)]
+                key, value = p, _joined(value, self.state.get(p.imag, {}))
+            if id(key) in index:
+                state[index[id(key)]] = {k: _saved(k, v) for k, v in value.items()}
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict):
@@ -170,7 +200,13 @@ class Optimizer:
         self.state = collections.defaultdict(dict)  # parameter -> its buffers, as torch.optim
         for i, values in state_dict["state"].items():
             p = by_index[int(i)]
-            self.state[p] = {k: _count(k, v) if k in _COUNTS else _like(v, p) for k, v in values.items()}
+            values = {k: _count(k, v) if k in _COUNTS else _like(v, p) for k, v in values.items()}
+            if _complex.is_complex_tensor(p):  # its parts' states (see step_then_send)
+                for part, which in ((p.real, "real"), (p.imag, "imag")):
+                    self.state[part] = {k: getattr(v, which) if _complex.is_complex_tensor(v) else v
+                                        for k, v in values.items()}
+            else:
+                self.state[p] = values
 
     def _state(self, p):
         return self.state[p]

@@ -1,0 +1,283 @@
+"""torch.fft: discrete Fourier transforms of real and complex tensors (gt._complex).
+
+Each 1-D transform of length n along a dimension is a product with the n-point DFT matrix
+(X_k = sum_j x_j exp(-2 pi i j k / n); the inverse with +i and 1/n), cos and sin parts built
+in float64 on the client (angles reduced mod n first) and rounded once to the tensor's
+precision, so the workers need no FFT kernel and gradients are those of a matmul. This costs
+O(n^2) per transformed vector against an FFT's O(n log n): fine for the lengths models use
+(sequence lengths, feature maps, spectrogram frames of a few thousand points); a length over
+`MAX_LENGTH` raises NotImplementedError rather than build a huge matrix. The multi-dimensional
+transforms apply the 1-D ones dimension by dimension. `norm` is PyTorch's: "backward" (default:
+no scaling forward, 1/n inverse), "ortho" (1/sqrt(n) both ways), "forward" (1/n forward).
+Results match PyTorch's (pocketfft) to rounding: the real-input inverse transforms ignore the
+imaginary parts of the zero- and Nyquist-frequency terms, as pocketfft does.
+"""
+import functools
+import math
+
+import numpy as np
+
+from . import _complex
+from . import _functions as _F
+from . import _tensor as _T
+from . import dtypes as _dt
+
+MAX_LENGTH = 16384  # longest transform (its DFT matrix: 2 x 16384^2 / 2 floats, 1 GiB in float32)
+
+__all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
+           "rfftn", "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+
+
+def _scale(n, norm, inverse):
+    if norm is None or norm == "backward":
+        return 1.0 / n if inverse else 1.0
+    if norm == "ortho":
+        return 1.0 / math.sqrt(n)
+    if norm == "forward":
+        return 1.0 if inverse else 1.0 / n
+    raise ValueError(f'Invalid normalization mode: "{norm}"')
+
+
+@functools.lru_cache(maxsize=64)
+def _matrices(n_in, n_out, n, kind, scale):
+    """(cos, sin) matrices (n_in, n_out) in float64 of the transform `kind` of length n:
+    "c2c"/"r2c" entries cos/sin(2 pi j k / n) * scale; "c2r" (k, j) with the Hermitian weights
+    (1 for k = 0 and the Nyquist term, 2 for the others)."""
+    if n > MAX_LENGTH:
+        raise NotImplementedError(f"gt.fft: a transform of length {n} (GT computes transforms as products with "
+                                  f"the DFT matrix, up to length {MAX_LENGTH})")
+    j = np.arange(n_in, dtype=np.int64)[:, None]
+    k = np.arange(n_out, dtype=np.int64)[None, :]
+    angle = 2 * np.pi * ((j * k) % n) / n
+    cos, sin = np.cos(angle) * scale, np.sin(angle) * scale
+    if kind == "c2r":  # rows are frequencies k (n_in = n // 2 + 1), columns samples j
+        weight = np.full((n_in, 1), 2.0)
+        weight[0] = 1.0
+        if n % 2 == 0:
+            weight[n // 2] = 1.0
+        cos, sin = cos * weight, sin * weight
+    cos.flags.writeable = sin.flags.writeable = False  # (shared by the cache)
+    return cos, sin
+
+
+def _const(m, like):
+    return _T.tensor(np.ascontiguousarray(m).astype(_dt.numpy_dtype(like.dtype)))
+
+
+def _resize(x, n, dim):
+    """x with dimension `dim` cut or zero-padded (at the end) to n."""
+    size = x.shape[dim]
+    if n == size:
+        return x
+    if n < size:
+        return x.narrow(dim, 0, n)
+    pad = list(x.shape)
+    pad[dim] = n - size
+    return _F.cat([x, _T.zeros(pad, dtype=x.dtype)], dim)
+
+
+def _float_parts(x):
+    a, b = _complex.parts(x)
+    if not a.dtype.is_floating_point or a.dtype in (_dt.float16, _dt.bfloat16):
+        a = _T.cast(a, _dt.float32 if a.dtype is not _dt.float64 else a.dtype)
+        b = None if b is None else _T.cast(b, a.dtype)
+    return a, b
+
+
+def _last(t, dim):
+    return t if dim in (-1, t.ndim - 1) else t.movedim(dim, -1)
+
+
+def _back(t, dim):
+    return t if dim in (-1, t.ndim - 1) else t.movedim(-1, dim)
+
+
+def _c2c(x, n, dim, norm, inverse):
+    if n is None:
+        n = x.shape[dim]
+    if n < 1:
+        raise RuntimeError(f"Invalid number of data points ({n}) specified")
+    x = _resize(x, n, dim)
+    a, b = _float_parts(x)
+    cos, sin = _matrices(n, n, n, "c2c", _scale(n, norm, inverse))
+    a = _last(a, dim)
+    C, S = _const(cos, a), _const(sin, a)
+    if b is None:
+        re, im = _T.matmul(a, C), _T.matmul(a, S)
+        im = im if inverse else -im
+    else:
+        b = _last(b, dim)
+        if inverse:
+            re, im = _T.matmul(a, C) - _T.matmul(b, S), _T.matmul(a, S) + _T.matmul(b, C)
+        else:
+            re, im = _T.matmul(a, C) + _T.matmul(b, S), _T.matmul(b, C) - _T.matmul(a, S)
+    return _complex.ComplexTensor(_back(re, dim), _back(im, dim))
+
+
+def _r2c(x, n, dim, norm, inverse=False):
+    if _complex.is_complex_tensor(x):
+        raise RuntimeError(f"rfft expects a real input tensor, but got {x.dtype}")
+    if n is None:
+        n = x.shape[dim]
+    if n < 1:
+        raise RuntimeError(f"Invalid number of data points ({n}) specified")
+    a, _ = _float_parts(_resize(x, n, dim))
+    cos, sin = _matrices(n, n // 2 + 1, n, "r2c", _scale(n, norm, inverse))
+    a = _last(a, dim)
+    re, im = _T.matmul(a, _const(cos, a)), _T.matmul(a, _const(sin, a))
+    return _complex.ComplexTensor(_back(re, dim), _back(im if inverse else -im, dim))
+
+
+def _c2r(x, n, dim, norm, inverse=True):
+    if n is None:
+        n = 2 * (x.shape[dim] - 1)
+    if n < 1:
+        raise RuntimeError(f"Invalid number of data points ({n}) specified")
+    x = _resize(x, n // 2 + 1, dim)
+    a, b = _float_parts(x)
+    cos, sin = _matrices(n // 2 + 1, n, n, "c2r", _scale(n, norm, inverse))
+    a = _last(a, dim)
+    out = _T.matmul(a, _const(cos, a))
+    if b is not None:
+        b = _last(b, dim)
+        out = out - _T.matmul(b, _const(sin, b)) if inverse else out + _T.matmul(b, _const(sin, b))
+    return _back(out, dim)
+
+
+def fft(input, n=None, dim=-1, norm=None):
+    """The 1-D discrete Fourier transform of `input` (real or complex) along `dim`, cut or
+    zero-padded to n points: a complex tensor."""
+    return _c2c(input, n, dim, norm, inverse=False)
+
+
+def ifft(input, n=None, dim=-1, norm=None):
+    """The inverse of fft (1/n scaling under the default norm): a complex tensor."""
+    return _c2c(input, n, dim, norm, inverse=True)
+
+
+def rfft(input, n=None, dim=-1, norm=None):
+    """fft of a real `input`, keeping the n // 2 + 1 non-negative frequencies (the others are
+    their conjugates). RuntimeError for a complex input."""
+    return _r2c(input, n, dim, norm)
+
+
+def irfft(input, n=None, dim=-1, norm=None):
+    """The inverse of rfft: a real tensor of n points (default 2 * (input.shape[dim] - 1))
+    from the non-negative frequencies of a Hermitian-symmetric signal."""
+    return _c2r(input, n, dim, norm)
+
+
+_SWAP = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+def hfft(input, n=None, dim=-1, norm=None):
+    """The 1-D transform of a one-sided Hermitian signal: a real tensor (irfft of its conjugate
+    without irfft's 1/n under the default norm)."""
+    _scale(1, norm, False)  # (ValueError for an unknown norm)
+    return _c2r(_complex.conj(input), n, dim, _SWAP[norm])
+
+
+def ihfft(input, n=None, dim=-1, norm=None):
+    """The inverse of hfft for a real `input`: the conjugate of its rfft scaled by 1/n."""
+    _scale(1, norm, False)
+    return _complex.conj(_r2c(input, n, dim, _SWAP[norm]))
+
+
+def _dims(input, s, dim, default_all):
+    if dim is None:
+        dim = list(range(input.ndim)) if s is None else list(range(input.ndim - len(s), input.ndim))
+        if not default_all and s is None:
+            dim = dim
+    elif isinstance(dim, int):
+        dim = [dim]
+    dim = [d % input.ndim for d in dim]
+    if s is not None and len(s) != len(dim):
+        raise RuntimeError(f"When given, dim and shape arguments must have the same length (got {len(s)} and "
+                           f"{len(dim)})")
+    return dim, (list(s) if s is not None else [None] * len(dim))
+
+
+def fftn(input, s=None, dim=None, norm=None):
+    """The N-D fft over `dim` (default: all dimensions, or the last len(s)), each cut or padded
+    to s[i] points."""
+    dims, sizes = _dims(input, s, dim, True)
+    out = input
+    for d, n in zip(dims, sizes):
+        out = _c2c(out, n, d, norm, inverse=False)
+    return out
+
+
+def ifftn(input, s=None, dim=None, norm=None):
+    """The inverse of fftn."""
+    dims, sizes = _dims(input, s, dim, True)
+    out = input
+    for d, n in zip(dims, sizes):
+        out = _c2c(out, n, d, norm, inverse=True)
+    return out
+
+
+def rfftn(input, s=None, dim=None, norm=None):
+    """fftn of a real input, the last transformed dimension keeping its non-negative
+    frequencies (rfft), the others full (fft)."""
+    dims, sizes = _dims(input, s, dim, True)
+    out = _r2c(input, sizes[-1], dims[-1], norm)
+    for d, n in zip(dims[:-1], sizes[:-1]):
+        out = _c2c(out, n, d, norm, inverse=False)
+    return out
+
+
+def irfftn(input, s=None, dim=None, norm=None):
+    """The inverse of rfftn: a real tensor (the last dimension's length s[-1], default
+    2 * (input.shape[dim[-1]] - 1))."""
+    dims, sizes = _dims(input, s, dim, True)
+    out = input
+    for d, n in zip(dims[:-1], sizes[:-1]):
+        out = _c2c(out, n, d, norm, inverse=True)
+    return _c2r(out, sizes[-1], dims[-1], norm)
+
+
+def fft2(input, s=None, dim=(-2, -1), norm=None):
+    """fftn over the last two dimensions."""
+    return fftn(input, s, dim, norm)
+
+
+def ifft2(input, s=None, dim=(-2, -1), norm=None):
+    """ifftn over the last two dimensions."""
+    return ifftn(input, s, dim, norm)
+
+
+def rfft2(input, s=None, dim=(-2, -1), norm=None):
+    """rfftn over the last two dimensions."""
+    return rfftn(input, s, dim, norm)
+
+
+def irfft2(input, s=None, dim=(-2, -1), norm=None):
+    """irfftn over the last two dimensions."""
+    return irfftn(input, s, dim, norm)
+
+
+def fftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False):
+    """The sample frequencies of an n-point fft: [0, 1, ..., (n-1)//2, -(n//2), ..., -1] / (d n)."""
+    values = np.fft.fftfreq(n, d)
+    return _T.tensor(values.astype(_dt.numpy_dtype(_dt.resolve(dtype or _dt.default_float()))),
+                     requires_grad=requires_grad)
+
+
+def rfftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False):
+    """The sample frequencies of an n-point rfft: [0, 1, ..., n//2] / (d n)."""
+    values = np.fft.rfftfreq(n, d)
+    return _T.tensor(values.astype(_dt.numpy_dtype(_dt.resolve(dtype or _dt.default_float()))),
+                     requires_grad=requires_grad)
+
+
+def fftshift(input, dim=None):
+    """input rolled so the zero frequency is in the middle of each dimension in `dim` (all by
+    default), as numpy.fft.fftshift."""
+    dims = list(range(input.ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    return _F.roll(input, [input.shape[d] // 2 for d in dims], dims)
+
+
+def ifftshift(input, dim=None):
+    """The inverse of fftshift."""
+    dims = list(range(input.ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    return _F.roll(input, [-(input.shape[d] // 2) for d in dims], dims)
