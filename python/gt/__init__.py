@@ -88,7 +88,7 @@ from ._compat import (is_tensor, numel, get_default_dtype, set_default_dtype, se
 from ._array_functions import (cummax, cummin, logcumsumexp, atleast_1d, atleast_2d, atleast_3d, hstack,  # noqa
                                vstack, row_stack, dstack, column_stack, hsplit, vsplit, dsplit, broadcast_shapes,
                                kron, block_diag, rot90, diag_embed, trace, vander, addmv, chain_matmul, cov,
-                               corrcoef, trapezoid, fmax, fmin, signbit, copysign, ldexp, float_power, rsub)
+                               corrcoef, trapezoid, trapz, cumulative_trapezoid, fmax, fmin, signbit, copysign, ldexp, float_power, rsub)
 from . import distributions, linalg, testing, jit, sparse  # noqa: E402
 from . import random, version, special  # noqa: E402  (torch.random, torch.version, torch.special)
 from . import func  # noqa: E402  (torch.func)
@@ -105,7 +105,19 @@ from .dtypes import complex64, complex128, cfloat, cdouble, complex32, chalf  # 
 from ._complex import real, imag, conj, complex, polar, view_as_real, view_as_complex, angle  # noqa: E402,A001
 conj_physical = resolve_conj = resolve_neg = conj
 from . import fft  # noqa: E402  (torch.fft)
+from . import _torch_c, overrides  # noqa: E402,F401  (torch._C's names libraries call; torch.overrides)
+from .storage import UntypedStorage, TypedStorage, PyTorchFileReader, PyTorchFileWriter  # noqa: E402
+storage._install(Tensor)  # (Tensor.untyped_storage(), Tensor.storage())
+ScriptModule, ScriptFunction = jit.ScriptModule, jit.ScriptFunction  # noqa: E402 (torch.ScriptModule)
 from ._spectral import stft, istft, hann_window, hamming_window, blackman_window, bartlett_window  # noqa: E402
+# Reductions and scans take dim 0 / -1 of a 0-d tensor (its one element), as PyTorch's
+for _name in ("sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "cumsum", "cumprod", "softmax",
+              "log_softmax", "logsumexp", "var", "std", "all", "any", "nansum", "nanmean", "logcumsumexp", "cummax",
+              "cummin", "count_nonzero", "var_mean", "std_mean", "median"):
+    _fn = globals()[_name]
+    globals()[_name] = _functions._scalar_dims(_fn)
+    if getattr(Tensor, _name, None) is _fn:
+        setattr(Tensor, _name, globals()[_name])
 from . import _aliases  # noqa: E402
 _aliases.install([_sys.modules[__name__], nn.functional], Tensor,  # axis= / keepdims= beside dim= / keepdim=
                  out_namespace=_sys.modules[__name__])  # and out= on gt's functions

@@ -12,12 +12,28 @@ import warnings
 _RENAMES = (("axis", "dim"), ("keepdims", "keepdim"))
 
 
+# Functions whose PyTorch form takes dtype= (the input cast to it first) where GT's does not.
+_CAST_INPUT = {"cumsum", "prod", "mean"}
+
+
+def _casts_input(fn):
+    return getattr(fn, "__name__", None) in _CAST_INPUT and "dtype" not in inspect.signature(fn).parameters
+
+
+def _cast_input(args, kwargs):
+    """(args, kwargs) with dtype= applied to the input, the first argument."""
+    dtype = kwargs.pop("dtype")
+    if dtype is not None and args:
+        args = (args[0].to(dtype),) + tuple(args[1:])
+    return args, kwargs
+
+
 def _needs_alias(fn):
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):  # builtins, C functions
         return False
-    return any(new in params and old not in params for old, new in _RENAMES)
+    return any(new in params and old not in params for old, new in _RENAMES) or _casts_input(fn)
 
 
 # PyTorch's keyword names for parameters GT names otherwise: `input` for the first (GT's x, a,
@@ -63,11 +79,14 @@ def _rename(fn, kwargs, names, alias=True):
 
 def _with_alias(fn, names=None):
     names = names or {}
+    cast = _casts_input(fn)
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
         if kwargs:
             _rename(fn, kwargs, names)
+            if cast and "dtype" in kwargs:
+                args, kwargs = _cast_input(args, kwargs)
         return fn(*args, **kwargs)
     call._gt_alias = True
     return call
@@ -124,11 +143,14 @@ def _write_out(name, result, out, tensor_class):
 def _with_out(fn, tensor_class, names):
     """fn taking out= and the keyword spellings _rename turns into its own (one wrapper)."""
     alias = _needs_alias(fn)
+    cast = _casts_input(fn)
 
     @functools.wraps(fn)
     def call(*args, out=None, **kwargs):
         if kwargs:
             _rename(fn, kwargs, names, alias)
+            if cast and "dtype" in kwargs:
+                args, kwargs = _cast_input(args, kwargs)
         result = fn(*args, **kwargs)
         return result if out is None else _write_out(fn.__name__, result, out, tensor_class)
     call._gt_alias = True

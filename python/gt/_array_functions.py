@@ -339,6 +339,28 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     return T.sum(steps * pairs, d) / 2.0
 
 
+trapz = trapezoid  # (PyTorch's older name)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoidal rule along dim (torch.cumulative_trapezoid): element i is
+    trapezoid of y[..., :i + 2]; one element fewer than y along dim."""
+    d = _dim(dim, y.ndim)
+    n = y.shape[d]
+    y = y if y.dtype.is_floating_point else T.cast(y, _dt.default_float())
+    pairs = T.narrow(y, d, 1, builtins.max(n - 1, 0)) + T.narrow(y, d, 0, builtins.max(n - 1, 0))
+    if x is None:
+        areas = (1.0 if dx is None else dx) * pairs / 2.0
+    else:
+        if x.ndim == 1:
+            shape = [1] * y.ndim
+            shape[d] = n
+            x = T.reshape(x, *shape)
+        xd = _dim(dim, x.ndim)
+        areas = (T.narrow(x, xd, 1, n - 1) - T.narrow(x, xd, 0, n - 1)) * pairs / 2.0
+    return T.cumsum(areas, d)
+
+
 # ---------------------------------------------------------------- elementwise
 
 @_method()

@@ -74,3 +74,7 @@ def _eval_frame_attribute(name):
 eval_frame = types.ModuleType("gt._dynamo.eval_frame", "OptimizedModule: what gt.compile(model) returns.")
 eval_frame.__getattr__ = _eval_frame_attribute
 sys.modules[eval_frame.__name__] = eval_frame
+
+
+def __getattr__(name):  # torch._dynamo.OptimizedModule (gt.nn imports this module's importer)
+    return _eval_frame_attribute(name)

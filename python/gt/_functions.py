@@ -896,3 +896,37 @@ def _where_method(x, condition, other):
 
 multiply = mul
 negative = neg
+
+
+def _scalar_dims(fn):
+    """fn with PyTorch's rule for a 0-d input: dim 0 or -1 (or a tuple of them) names its one
+    element, so x.sum(0), x.max(0), x.softmax(-1) of a 0-d x compute over that element and
+    give a 0-d result (torchmetrics' accuracy sums a 0-d count over dim 0). Another dim raises
+    IndexError, as PyTorch's."""
+    @functools.wraps(fn)
+    def call(x, *args, **kwargs):
+        key = "dim" if "dim" in kwargs else "axis" if "axis" in kwargs else None
+        dim = args[0] if args else kwargs.get(key) if key else None
+        if dim is None or not isinstance(x, Tensor) or x.ndim != 0 or isinstance(dim, Tensor):
+            return fn(x, *args, **kwargs)
+        dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+        for d in dims:
+            if d not in (0, -1):
+                raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got {d})")
+        if not dims:
+            return fn(x, *args, **kwargs)
+        new_dim = 0 if not isinstance(dim, (tuple, list)) else (0,)
+        if args:
+            args = (new_dim,) + args[1:]
+        else:
+            kwargs[key] = new_dim
+        return _as_0d(fn(reshape(x, (1,)), *args, **kwargs))
+    return call
+
+
+def _as_0d(out):
+    if isinstance(out, Tensor):
+        return reshape(out, ()) if out.ndim else out
+    if isinstance(out, tuple):
+        return type(out)(tuple(_as_0d(o) for o in out)) if isinstance(out, MaxMin) else type(out)(_as_0d(o) for o in out)
+    return out

@@ -21,8 +21,14 @@ from ._tensor import _HOLD_BYTES, _link_view
 from .autograd import is_grad_enabled, no_grad
 
 
+def _scalar_bool(k):
+    """Whether index k is a Python/NumPy bool or a 0-d bool tensor: like None, a new axis, of
+    size 1 for True and 0 for False (PyTorch's and NumPy's rule: x[True], x[mask] of a 0-d x)."""
+    return isinstance(k, (bool, np.bool_)) or (isinstance(k, T.Tensor) and k.ndim == 0 and k.dtype == _dt.bool)
+
+
 def _dims_used(k):
-    if k is None or k is Ellipsis:
+    if k is None or k is Ellipsis or _scalar_bool(k):
         return 0
     if isinstance(k, T.Tensor) and k.dtype == _dt.bool:
         return builtins.max(k.ndim, 1)
@@ -57,14 +63,17 @@ def _basic(x, key, values=True):
     window = (starts, steps, sizes) over x's axes and advanced axes refer to the result. With
     values=False nothing is recorded and the first item is the result's shape."""
     starts, steps, sizes = [0] * x.ndim, [1] * x.ndim, list(x.shape)
-    out_shape, advanced = [], []
+    out_shape, advanced, empty = [], [], []
     d = 0
     for k in key:
         if k is None:
             out_shape.append(1)
             continue
-        if isinstance(k, (bool, np.bool_)):
-            raise IndexError("indexing with a Python bool is not supported")
+        if _scalar_bool(k):  # a new axis, emptied for False (a 0-d tensor's value is read: a wait)
+            if not bool(k):
+                empty.append(len(out_shape))
+            out_shape.append(1)
+            continue
         if isinstance(k, (int, np.integer)):
             n = x.shape[d]
             i = int(k)
@@ -101,9 +110,11 @@ def _basic(x, key, values=True):
         raise IndexError(f"only integers, slices, ellipsis, None, integer or bool tensors are valid "
                          f"indices, got {type(k).__name__}")
     if not values:
-        return tuple(out_shape), advanced, (starts, steps, sizes)
-    y = T._slice(x, starts, steps, sizes)
-    return T.reshape(y, tuple(out_shape)), advanced, (starts, steps, sizes)
+        return tuple(0 if i in empty else n for i, n in enumerate(out_shape)), advanced, (starts, steps, sizes)
+    y = T.reshape(T._slice(x, starts, steps, sizes), tuple(out_shape))
+    for axis in empty:
+        y = T.narrow(y, axis, 0, 0)
+    return y, advanced, (starts, steps, sizes)
 
 
 def _mask_positions(mask, shape):
@@ -212,6 +223,10 @@ def setitem(x, key, value):
     if v.dtype != x.dtype:
         v = T.cast(v, x.dtype)
     nkey = _normalize_key(x, key)
+    if any(_scalar_bool(k) for k in nkey):  # x[True] = v writes x (a new axis), x[False] = v nothing
+        if not all(bool(k) for k in nkey if _scalar_bool(k)):
+            return
+        nkey = [None if _scalar_bool(k) else k for k in nkey]
     if not any(isinstance(k, (T.Tensor, np.ndarray, list)) for k in nkey):
         shape, _, (starts, steps, sizes) = _basic(before, nkey, values=False)
         while v.ndim > len(shape) and v.shape[0] == 1:  # leading 1s are dropped, as PyTorch: a[0] = ones(1, 4)

@@ -1642,8 +1642,12 @@ def logical_xor(a, b):
     return _as_bool(a) != _as_bool(b)
 
 
-def where(condition, a, b):
-    """condition ? a : b, elementwise with broadcasting; `condition` must be bool."""
+def where(condition, a=None, b=None):
+    """condition ? a : b, elementwise with broadcasting; `condition` must be bool. where(condition)
+    alone is nonzero(condition, as_tuple=True), as torch.where."""
+    if a is None and b is None:
+        from ._shaping import nonzero
+        return nonzero(condition, as_tuple=True)
     ref = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
     a, b = _scalar(a, ref), _scalar(b, ref)
     if not isinstance(condition, Tensor):

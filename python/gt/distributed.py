@@ -46,3 +46,24 @@ def barrier(group=None, **kwargs):
 
 __all__ = ["is_available", "is_initialized", "init_process_group", "destroy_process_group", "get_rank",
            "get_world_size", "barrier"]
+
+
+# torch.distributed.tensor: DTensor exists for the isinstance checks libraries make
+# (accelerate's model_has_dtensor); GT's sharded tensors are ordinary Tensors (docs/sharding.md),
+# so no tensor is a DTensor.
+import sys as _sys  # noqa: E402
+import types as _types  # noqa: E402
+
+__path__ = []  # (a package, so that `import torch.distributed.tensor` finds the module below)
+tensor = _types.ModuleType(f"{__name__}.tensor", "torch.distributed.tensor: DTensor (no GT tensor is one).")
+
+
+class DTensor:
+    """torch.distributed.tensor.DTensor: no GT tensor is one (GT shards by config)."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("DTensor: GT shards tensors by its sharding config (docs/sharding.md), not as DTensors")
+
+
+tensor.DTensor = DTensor
+_sys.modules[tensor.__name__] = tensor

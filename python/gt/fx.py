@@ -13,3 +13,22 @@ def symbolic_trace(root, concrete_args=None):
     """Raises NotImplementedError: GT does not trace Python functions or modules into graphs."""
     raise NotImplementedError("torch.fx.symbolic_trace: GT does not trace Python into graphs (its dispatcher "
                               "captures the ops a program issues: docs/jit.md)")
+
+
+class GraphModule:
+    """torch.fx.GraphModule: exists for annotations and isinstance checks; making one raises
+    NotImplementedError (GT does not trace Python into graphs)."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("torch.fx.GraphModule: GT does not trace Python into graphs (docs/jit.md)")
+
+
+class Graph(GraphModule):
+    """torch.fx.Graph (see GraphModule)."""
+
+
+class Tracer:
+    """torch.fx.Tracer (see GraphModule)."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("torch.fx.Tracer: GT does not trace Python into graphs (docs/jit.md)")

@@ -62,6 +62,27 @@ def load(*args, **kwargs):
     raise NotImplementedError("gt.jit.load: GT cannot load TorchScript files; load a state_dict with gt.load")
 
 
+def _script_module_base():
+    from .nn.modules import Module
+
+    class ScriptModule(Module):
+        """torch.jit.ScriptModule: what torch.jit.script returns in PyTorch. GT's script()
+        returns its argument, so no object is one; the class exists for isinstance checks and
+        annotations."""
+
+    class ScriptFunction:
+        """torch.jit.ScriptFunction (see ScriptModule)."""
+    return ScriptModule, ScriptFunction
+
+
+def __getattr__(name):  # (made on first use: gt.nn imports this module's importer)
+    if name in ("ScriptModule", "ScriptFunction", "RecursiveScriptModule"):
+        module, function = _script_module_base()
+        globals().update(ScriptModule=module, RecursiveScriptModule=module, ScriptFunction=function)
+        return globals()[name]
+    raise AttributeError(f"module 'gt.jit' has no attribute '{name}'")
+
+
 # TorchScript's type annotations, for code that writes them (timm: `fused_attn: Final[bool]`):
 # typing's own, as PyTorch's are.
 from typing import Final  # noqa: E402,F401

@@ -351,7 +351,9 @@ class _TorchUnpickler(_WeightsOnly):
         if module == "torch.storage" and name == "UntypedStorage":
             return _TorchStorageType(name, np.uint8)
         if not self._weights_only:
-            return pickle.Unpickler.find_class(self, _gt_module(module), name)
+            # (past _WeightsOnly's check to pickle's own; not through the name pickle.Unpickler,
+            # which Lightning's pl_legacy_patch rebinds to a class this one is not)
+            return super(_WeightsOnly, self).find_class(_gt_module(module), name)
         return super().find_class(module, name)
 
     def persistent_load(self, pid):

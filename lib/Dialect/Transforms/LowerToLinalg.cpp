@@ -467,7 +467,9 @@ Value lowestOf(OpBuilder &b, Location loc, Type elem, bool lowest) {
 }
 
 /// argmax/argmin along `axis`: one generic with outputs (best value, its index); a later
-/// index only wins on a strictly better value, so ties keep the first (NumPy, PyTorch).
+/// index only wins on a strictly better value, so ties keep the first (NumPy, PyTorch). A NaN
+/// beats every number, the first NaN every later one: the index of the first NaN, as
+/// PyTorch's (max(x, dim) then returns NaN with its index, as amax does).
 Value lowerArgExtremum(OpBuilder &b, Location loc, OpCode code, Value input, int64_t axis, RankedTensorType resultType) {
   auto inType = cast<RankedTensorType>(input.getType());
   Type elem = inType.getElementType();
@@ -500,6 +502,12 @@ Value lowerArgExtremum(OpBuilder &b, Location loc, OpCode code, Value input, int
                        : Value(nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::eq, x, best));
         Value earlier = nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::slt, i, bestIndex);
         Value take = nb.create<arith::OrIOp>(nloc, better, nb.create<arith::AndIOp>(nloc, same, earlier));
+        if (f) { // x NaN: taken over a number, or over a later NaN
+          Value xNaN = nb.create<arith::CmpFOp>(nloc, arith::CmpFPredicate::UNO, x, x);
+          Value bestNumber = nb.create<arith::CmpFOp>(nloc, arith::CmpFPredicate::ORD, best, best);
+          Value nanWins = nb.create<arith::AndIOp>(nloc, xNaN, nb.create<arith::OrIOp>(nloc, bestNumber, earlier));
+          take = nb.create<arith::OrIOp>(nloc, take, nanWins);
+        }
         nb.create<linalg::YieldOp>(nloc, ValueRange{nb.create<arith::SelectOp>(nloc, take, x, best),
                                                     nb.create<arith::SelectOp>(nloc, take, i, bestIndex)});
       });

@@ -240,8 +240,8 @@ std::optional<Shape> sizeRule(OpCode op, const OpAttrs &attrs, std::span<const T
     if (operands.size() != 1) return std::nullopt;
     Shape out;
     const Shape &in = operands[0].shape;
-    for (int64_t axis : attrs.axes)
-      if (axis < 0 || axis >= int64_t(in.size())) return std::nullopt;
+    for (int64_t axis : attrs.axes) // (axis 0 of a 0-d tensor: its one element, as the op table allows)
+      if (axis < 0 || axis >= std::max<int64_t>(int64_t(in.size()), 1)) return std::nullopt;
     for (size_t i = 0; i < in.size(); ++i) {
       bool reduced = std::find(attrs.axes.begin(), attrs.axes.end(), int64_t(i)) != attrs.axes.end();
       if (!reduced) out.push_back(in[i]);

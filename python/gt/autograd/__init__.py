@@ -76,6 +76,62 @@ class set_grad_enabled(_grad_mode):
         return super().__call__(fn)
 
 
+_anomaly = [False, True]  # detect_anomaly's setting: (enabled, check_nan)
+
+
+class set_detect_anomaly:
+    """torch.autograd.set_detect_anomaly(mode, check_nan=True): sets anomaly mode at once (a
+    context manager restores the previous setting on exit). GT records the setting
+    (is_anomaly_enabled() reads it) but checks nothing: its backward passes keep no forward
+    tracebacks and do not test gradients for NaN, so turning it on warns once."""
+
+    def __init__(self, mode, check_nan=True):
+        self.previous = tuple(_anomaly)
+        _anomaly[:] = [bool(mode), bool(check_nan)]
+        if mode and not _anomaly_warned:
+            _anomaly_warned.append(True)
+            import warnings
+            warnings.warn("torch.autograd anomaly detection: GT records the setting but does not check backward "
+                          "passes for NaN or keep forward tracebacks", UserWarning, stacklevel=2)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _anomaly[:] = self.previous
+        return False
+
+
+_anomaly_warned = []
+
+
+class detect_anomaly(set_detect_anomaly):
+    """with torch.autograd.detect_anomaly(): anomaly mode inside the block (see
+    set_detect_anomaly: GT checks nothing); also a decorator."""
+
+    def __init__(self, check_nan=True):
+        self.check_nan = check_nan
+
+    def __enter__(self):
+        super().__init__(True, self.check_nan)
+        return self
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with detect_anomaly(self.check_nan):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+def is_anomaly_enabled():
+    return _anomaly[0]
+
+
+def is_anomaly_check_nan_enabled():
+    return _anomaly[1]
+
+
 class inference_mode(_grad_mode):
     """torch.inference_mode: no_grad() (with mode=False, a context that records as usual), a
     context manager or a decorator; is_inference_mode_enabled() is True inside it."""
@@ -300,13 +356,20 @@ class _GradLocation:
 
 
 class RemovableHandle:
-    """What register_hook returns: remove() unregisters the hook."""
+    """What register_hook returns: remove() unregisters the hook (also on leaving a `with`
+    block over the handle, as PyTorch's torch.utils.hooks.RemovableHandle)."""
 
     def __init__(self, hooks, key):
         self._hooks, self._key = hooks, key
 
     def remove(self):
         self._hooks.pop(self._key, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
 
 
 def register_hook(tensor, hook):

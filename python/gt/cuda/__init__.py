@@ -43,6 +43,45 @@ def manual_seed(seed):
 manual_seed_all = manual_seed
 
 
+def seed():
+    """gt.seed: a fresh random seed for the session's one stream (shared by every device)."""
+    from .. import _compat
+    return _compat.seed()
+
+
+seed_all = seed
+
+
+def initial_seed():
+    """gt.initial_seed (the session's one stream)."""
+    from .. import _compat
+    return _compat.initial_seed()
+
+
+def get_rng_state(device="cuda"):
+    """The session's generator state (gt.get_rng_state): GT has one stream of draws for every
+    device (see manual_seed)."""
+    from .. import _tensor
+    return _tensor.get_rng_state()
+
+
+def set_rng_state(new_state, device="cuda"):
+    """Restores the session's generator (gt.set_rng_state; one stream for every device)."""
+    from .. import _tensor
+    _tensor.set_rng_state(new_state)
+
+
+def get_rng_state_all():
+    """[get_rng_state()] per GPU (device_count(): none on CPU workers)."""
+    return [get_rng_state() for _ in range(device_count())]
+
+
+def set_rng_state_all(new_states):
+    """set_rng_state of the last state given (every GPU shares the session's one stream)."""
+    for state in new_states:
+        set_rng_state(state)
+
+
 def is_bf16_supported():
     """True: every GT worker computes bfloat16 (in float32, rounded once per op)."""
     return True

@@ -37,30 +37,31 @@ def _torch_module_paths():
     import types
     from . import modules, transformer, rnn, lazy
     files = {
-        "module": "Module",
+        "module": "Module _IncompatibleKeys",
         "linear": "Identity Linear Bilinear LazyLinear",
         "sparse": "Embedding EmbeddingBag",
         "normalization": "LayerNorm GroupNorm RMSNorm LocalResponseNorm",
-        "dropout": "Dropout Dropout1d Dropout2d Dropout3d AlphaDropout",
+        "dropout": "Dropout Dropout1d Dropout2d Dropout3d AlphaDropout _DropoutNd",
         "activation": "ReLU GELU SiLU Sigmoid Tanh Softmax LogSoftmax LeakyReLU ELU CELU SELU Softplus Mish Hardtanh "
                       "ReLU6 Hardsigmoid Hardswish LogSigmoid Softsign PReLU Softmin Threshold GLU Hardshrink "
-                      "Softshrink Tanhshrink RReLU MultiheadAttention Softmax2d",
+                      "Softshrink Tanhshrink RReLU MultiheadAttention Softmax2d _Activation",
         "container": "Sequential ModuleList ModuleDict ParameterList ParameterDict",
         "flatten": "Flatten Unflatten",
         "loss": "CrossEntropyLoss MSELoss L1Loss SmoothL1Loss HuberLoss NLLLoss BCELoss BCEWithLogitsLoss KLDivLoss "
                 "MarginRankingLoss CosineEmbeddingLoss HingeEmbeddingLoss SoftMarginLoss MultiLabelSoftMarginLoss "
-                "PoissonNLLLoss TripletMarginLoss GaussianNLLLoss MultiMarginLoss CTCLoss",
+                "PoissonNLLLoss TripletMarginLoss GaussianNLLLoss MultiMarginLoss CTCLoss _Loss _WeightedLoss",
         "conv": "Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d LazyConv1d LazyConv2d LazyConv3d "
-                "LazyConvTranspose1d LazyConvTranspose2d LazyConvTranspose3d",
+                "LazyConvTranspose1d LazyConvTranspose2d LazyConvTranspose3d _ConvNd _ConvTransposeNd",
         "pooling": "MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d "
-                   "AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d LPPool1d LPPool2d MaxUnpool1d MaxUnpool2d MaxUnpool3d",
+                   "AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d LPPool1d LPPool2d MaxUnpool1d MaxUnpool2d MaxUnpool3d "
+                   "_MaxPoolNd _AvgPoolNd _MaxUnpoolNd",
         "padding": "ConstantPad1d ConstantPad2d ConstantPad3d ZeroPad1d ZeroPad2d ZeroPad3d ReflectionPad1d "
                    "ReflectionPad2d ReflectionPad3d ReplicationPad1d ReplicationPad2d ReplicationPad3d "
-                   "CircularPad1d CircularPad2d CircularPad3d",
+                   "CircularPad1d CircularPad2d CircularPad3d _PadNd _ConstantPadNd",
         "batchnorm": "BatchNorm1d BatchNorm2d BatchNorm3d LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d "
-                     "SyncBatchNorm",
+                     "SyncBatchNorm _BatchNorm _NormBase",
         "instancenorm": "InstanceNorm1d InstanceNorm2d InstanceNorm3d LazyInstanceNorm1d LazyInstanceNorm2d "
-                        "LazyInstanceNorm3d",
+                        "LazyInstanceNorm3d _InstanceNorm",
         "lazy": "LazyModuleMixin",
         "pixelshuffle": "PixelShuffle PixelUnshuffle",
         "upsampling": "Upsample UpsamplingNearest2d UpsamplingBilinear2d",
@@ -69,8 +70,11 @@ def _torch_module_paths():
         "channelshuffle": "ChannelShuffle",
         "transformer": "TransformerEncoderLayer TransformerEncoder TransformerDecoderLayer TransformerDecoder "
                        "Transformer",
-        "rnn": "RNN LSTM GRU RNNCell LSTMCell GRUCell",
+        "rnn": "RNN LSTM GRU RNNCell LSTMCell GRUCell RNNBase RNNCellBase",
     }
+    # PyTorch's private base classes (libraries import them for isinstance checks) under their names
+    modules._WeightedLoss, modules._DropoutNd = modules._Loss, modules.Dropout
+    rnn.RNNBase, rnn.RNNCellBase = rnn._RNNBase, rnn._CellBase
     sources = (modules, transformer, rnn, lazy)
     for file, names in files.items():
         sub = types.ModuleType(f"{__name__}.modules.{file}", f"torch.nn.modules.{file}'s classes that GT has.")

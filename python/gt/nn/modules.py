@@ -323,16 +323,34 @@ class Module:
         return self._call_with_hooks(hooks, args, kwargs)
 
     def _call_with_hooks(self, hooks, args, kwargs):
-        for hook in list(hooks["forward_pre"].values()):
+        with_kwargs = hooks["with_kwargs"]
+        for key, hook in list(hooks["forward_pre"].items()):
+            if key in with_kwargs:  # hook(module, args, kwargs) -> None or (args, kwargs)
+                changed = hook(self, args, kwargs)
+                if changed is not None:
+                    if not (isinstance(changed, tuple) and len(changed) == 2):
+                        raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
+                                           f"but got {changed}.")
+                    args, kwargs = changed
+                continue
             changed = hook(self, args)
             if changed is not None:
                 args = changed if isinstance(changed, tuple) else (changed,)
         backward = list(hooks["backward"].values())
         if backward:
             args, state = _watch_inputs(self, args, backward)
-        out = self.forward(*args, **kwargs)
-        for hook in list(hooks["forward"].values()):
-            changed = hook(self, args, out)
+        try:
+            out = self.forward(*args, **kwargs)
+        except BaseException:
+            for key, hook in list(hooks["forward"].items()):  # always_call=True hooks run anyway
+                if key in hooks["always_call"]:
+                    try:
+                        hook(self, args, kwargs, None) if key in with_kwargs else hook(self, args, None)
+                    except Exception:
+                        pass
+            raise
+        for key, hook in list(hooks["forward"].items()):
+            changed = hook(self, args, kwargs, out) if key in with_kwargs else hook(self, args, out)
             if changed is not None:
                 out = changed
         if backward:
@@ -345,14 +363,20 @@ class Module:
         hooks = self.__dict__.get("_hooks")
         if hooks is None:
             hooks = {"forward_pre": OrderedDict(), "forward": OrderedDict(), "backward": OrderedDict(),
-                     "compiled": False}
+                     "compiled": False, "with_kwargs": set(), "always_call": set()}
             object.__setattr__(self, "_hooks", hooks)
         return hooks
 
-    def _add_hook(self, kind, hook):
+    def _add_hook(self, kind, hook, prepend=False, with_kwargs=False, always_call=False):
         hooks = self._call_state()
         key = object()
         hooks[kind][key] = hook
+        if prepend:
+            hooks[kind].move_to_end(key, last=False)
+        if with_kwargs:
+            hooks["with_kwargs"].add(key)
+        if always_call:
+            hooks["always_call"].add(key)
         return _ag.RemovableHandle(hooks[kind], key)
 
     @property
@@ -364,15 +388,19 @@ class Module:
     def _forward_hooks(self):
         return self._call_state()["forward"] if "_hooks" in self.__dict__ else OrderedDict()
 
-    def register_forward_pre_hook(self, hook):
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         """hook(module, args) runs before forward; it may return new args (a tuple, or one value).
-        Returns a handle whose remove() unregisters it."""
-        return self._add_hook("forward_pre", hook)
+        With with_kwargs=True, hook(module, args, kwargs) may return (new_args, new_kwargs).
+        prepend=True runs it before the hooks registered so far. Returns a handle whose remove()
+        unregisters it."""
+        return self._add_hook("forward_pre", hook, prepend, with_kwargs)
 
-    def register_forward_hook(self, hook):
-        """hook(module, args, output) runs after forward; it may return a new output. Returns a
-        handle whose remove() unregisters it."""
-        return self._add_hook("forward", hook)
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        """hook(module, args, output) runs after forward (hook(module, args, kwargs, output) with
+        with_kwargs=True); it may return a new output. prepend=True runs it first; always_call=True
+        also runs it (with output None) when forward raises. Returns a handle whose remove()
+        unregisters it."""
+        return self._add_hook("forward", hook, prepend, with_kwargs, always_call)
 
     def register_full_backward_hook(self, hook):
         """hook(module, grad_input, grad_output) runs when the gradients with respect to the

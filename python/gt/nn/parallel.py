@@ -29,3 +29,15 @@ class DataParallel(DistributedDataParallel):
 
     def __init__(self, module, device_ids=None, output_device=None, dim=0):
         super().__init__(module)
+
+
+# torch.nn.parallel.distributed and .data_parallel, the files PyTorch defines them in
+import sys as _sys  # noqa: E402
+import types as _types  # noqa: E402
+
+__path__ = []  # (a package, so that `import torch.nn.parallel.distributed` finds the modules below)
+for _file, _cls in (("distributed", DistributedDataParallel), ("data_parallel", DataParallel)):
+    _sub = _types.ModuleType(f"{__name__}.{_file}", f"torch.nn.parallel.{_file}: {_cls.__name__}.")
+    setattr(_sub, _cls.__name__, _cls)
+    _sys.modules[_sub.__name__] = _sub
+    globals()[_file] = _sub

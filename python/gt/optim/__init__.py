@@ -24,6 +24,7 @@ each update into a kernel whichever is asked); `maximize=True` ascends the gradi
 """
 import collections
 import functools
+import inspect
 import math
 
 import numpy as np
@@ -33,13 +34,25 @@ from .. import _functions as T
 from .. import _runtime
 from .. import dtypes as _dt
 from .._tensor import _foreach
-from ..autograd import no_grad, _zero_grads
+from ..autograd import no_grad, enable_grad, _zero_grads
 from . import lr_scheduler, swa_utils  # noqa: E402
 
 
 def _ends_a_batch(step):
+    """A subclass's step() made to end by sending its batch of instructions; a step() without
+    a closure parameter takes one anyway (`opt.step(closure)`, as every PyTorch optimizer),
+    calls it with grad enabled first and returns its loss."""
+    takes_closure = len(inspect.signature(step).parameters) > 1
+
     @functools.wraps(step)
     def step_then_send(self, *args, **kwargs):
+        loss = None
+        if not takes_closure:
+            closure = args[0] if args else kwargs.pop("closure", None)
+            args = ()
+            if closure is not None:
+                with enable_grad():
+                    loss = closure()
         # A complex parameter is stepped as its real and imaginary parts, two real parameters
         # (as PyTorch's optimizers step torch.view_as_real(p)): the step sees the parts.
         expanded = _expand_complex(self.param_groups)
@@ -57,7 +70,7 @@ def _ends_a_batch(step):
             for group, params in expanded:
                 group["params"] = params
         _runtime.flush()
-        return out
+        return out if takes_closure else loss
     step_then_send._ends_a_batch = True
     return step_then_send
 

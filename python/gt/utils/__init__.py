@@ -1,3 +1,3 @@
 """gt.utils: the data-loading utilities of torch.utils (gt.utils.data) and its checkpoint API
 (gt.utils.checkpoint)."""
-from . import checkpoint, data  # noqa: F401
+from . import checkpoint, data, hooks  # noqa: F401

@@ -15,7 +15,14 @@ __all__ = ["TreeSpec", "LeafSpec", "register_pytree_node", "tree_flatten", "tree
            "tree_structure", "tree_map", "tree_map_", "tree_map_only", "tree_iter", "tree_is_leaf", "tree_all",
            "tree_any", "is_namedtuple"]
 
-_NodeDef = namedtuple("_NodeDef", ["flatten", "unflatten"])
+class _NodeDef(namedtuple("_NodeDef", ["flatten", "unflatten"])):
+    """A container type's functions; also under PyTorch's field names (flatten_fn, unflatten_fn)."""
+    __slots__ = ()
+    flatten_fn = property(lambda self: self.flatten)
+    unflatten_fn = property(lambda self: self.unflatten)
+
+
+PyTree = object  # (PyTorch's type alias: any nested container)
 SUPPORTED_NODES = {}  # type -> _NodeDef(flatten(x) -> (children, context), unflatten(children, context) -> x)
 
 
@@ -61,6 +68,14 @@ register_pytree_node(list, lambda t: (list(t), None), lambda children, _: list(c
 register_pytree_node(dict, _dict_flatten, lambda children, keys: dict(zip(keys, children)))
 register_pytree_node(OrderedDict, lambda d: (list(d.values()), list(d)),
                      lambda children, keys: OrderedDict(zip(keys, children)))
+# every namedtuple class (the node type _get_node_type gives them), as PyTorch's table holds it
+SUPPORTED_NODES[namedtuple] = _NodeDef(lambda t: (list(t), type(t)), lambda children, cls: cls(*children))
+
+
+def _get_node_type(tree):
+    """The registered kind of `tree` (namedtuple for one), or None for a leaf: PyTorch's
+    private helper libraries call."""
+    return _node_type(tree)
 
 
 def _node_type(tree):

@@ -318,7 +318,11 @@ def get_worker_info():
 
 # ---------------------------------------------------------------- the loader
 
-class _SingleProcessDataLoaderIter:
+class _BaseDataLoaderIter:
+    """torch.utils.data.dataloader._BaseDataLoaderIter: the base of a loader's iterators."""
+
+
+class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
     """iter(loader), as PyTorch's (its name, len(), next()): batches are made in this process
     whatever num_workers says (see the module's docstring)."""
 
@@ -347,11 +351,16 @@ class DataLoader:
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
                  collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
                  multiprocessing_context=None, generator=None, *, prefetch_factor=None, persistent_workers=False,
-                 pin_memory_device=""):
+                 pin_memory_device="", in_order=True):
         if num_workers < 0:
             raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable multiprocessing.")
         self.dataset, self.num_workers, self.pin_memory, self.timeout = dataset, num_workers, pin_memory, timeout
         self.generator = generator
+        # Kept as PyTorch's attributes (libraries rebuild a loader from them); the batches are
+        # made in this process whatever they say (see the module's docstring).
+        self.worker_init_fn, self.multiprocessing_context = worker_init_fn, multiprocessing_context
+        self.prefetch_factor, self.persistent_workers = prefetch_factor, persistent_workers
+        self.pin_memory_device, self.in_order = pin_memory_device, in_order
         iterable = isinstance(dataset, IterableDataset)
         if iterable:
             if shuffle:
@@ -426,3 +435,6 @@ class DataLoader:
 def _as_tensor(rows):
     """A batch of TensorDataset rows as a gt Tensor (a NumPy array's rows are uploaded)."""
     return _T.from_numpy(np.ascontiguousarray(rows)) if isinstance(rows, np.ndarray) else rows
+
+
+from .distributed import DistributedSampler  # noqa: E402 (torch.utils.data.DistributedSampler)

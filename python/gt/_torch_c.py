@@ -1,0 +1,38 @@
+"""Names of torch._C (PyTorch's C extension) that Python libraries call, added to gt._C:
+`_log_api_usage_once` (PyTorch's usage logging: nothing here), `_TensorMeta` (the type of
+tensor classes) and `_nn._parse_to` (how Tensor.to reads its arguments)."""
+import types
+
+from . import _C
+from . import _device
+from . import dtypes as _dt
+
+
+def _log_api_usage_once(event):
+    """Nothing: GT logs no API usage."""
+
+
+def _parse_to(*args, **kwargs):
+    """(device, dtype, non_blocking, memory_format) from Tensor.to's arguments, as
+    torch._C._nn._parse_to: a device (or its name or index), a dtype, a tensor (its device and
+    dtype), by position or keyword."""
+    device, dtype = kwargs.get("device"), kwargs.get("dtype")
+    non_blocking, memory_format = kwargs.get("non_blocking", False), kwargs.get("memory_format")
+    from ._tensor import Tensor
+    for a in args:
+        if isinstance(a, Tensor):
+            device, dtype = a.device, a.dtype
+        elif isinstance(a, _dt.dtype):
+            dtype = a
+        elif isinstance(a, bool):
+            non_blocking = a
+        elif a is not None:
+            device = a
+    if device is not None and not isinstance(device, _device.device):
+        device = _device.device(device)
+    return device, dtype, non_blocking, memory_format
+
+
+_C._log_api_usage_once = _log_api_usage_once
+_C._TensorMeta = type
+_C._nn = types.SimpleNamespace(_parse_to=_parse_to)
