@@ -71,6 +71,8 @@ ShapeError, AxisError, DTypeError = _C.ShapeError, _C.AxisError, _C.DTypeError
 def synchronize():
     """Waits until every op issued so far has run on the workers."""
     from . import _runtime, _tensor
+    if _tensor._pending_checks:
+        _tensor.run_pending_checks()
     start = _time.perf_counter_ns()
     _runtime.client().sync()
     if _tensor._trace is not None:
@@ -106,6 +108,8 @@ from ._complex import real, imag, conj, complex, polar, view_as_real, view_as_co
 conj_physical = resolve_conj = resolve_neg = conj
 from . import fft  # noqa: E402  (torch.fft)
 from . import _torch_c, overrides  # noqa: E402,F401  (torch._C's names libraries call; torch.overrides)
+from . import _foreach_api  # noqa: E402
+_foreach_api._install(globals())  # torch._foreach_add_, _foreach_lerp_, ...
 from .storage import UntypedStorage, TypedStorage, PyTorchFileReader, PyTorchFileWriter  # noqa: E402
 storage._install(Tensor)  # (Tensor.untyped_storage(), Tensor.storage())
 ScriptModule, ScriptFunction = jit.ScriptModule, jit.ScriptFunction  # noqa: E402 (torch.ScriptModule)

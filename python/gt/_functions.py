@@ -540,6 +540,8 @@ def min(x, dim=None, keepdim=False, *, axis=None, keepdims=None):
 
 
 def _arg(op, x, dim, keepdim):
+    if x.dtype == _dt.bool:  # (the op takes numbers: False < True as 0 < 1)
+        x = cast(x, _dt.int32)
     if dim is None:
         r = _op(op, reshape(x, -1), axes=[0])
         return reshape(r, (1,) * x.ndim) if keepdim else r

@@ -267,6 +267,8 @@ class Tensor:
         if self.is_meta:
             raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the "
                             "tensor to host memory first.")
+        if _pending_checks:
+            run_pending_checks()
         start = time.perf_counter_ns()
         data, shape, code = self._h.client.fetch(self._h.id)
         if _trace is not None:
@@ -293,6 +295,8 @@ class Tensor:
         unpack = _UNPACK_SCALAR.get(self.dtype)
         if unpack is None:  # float16, bfloat16: through NumPy
             return self.numpy().reshape(()).item()
+        if _pending_checks:
+            run_pending_checks()
         start = time.perf_counter_ns()
         data, _, _ = self._h.client.fetch(self._h.id)
         if _trace is not None:
@@ -767,6 +771,37 @@ class Tensor:
 
 def _client():
     return _runtime.client()
+
+
+# Checks whose result the client reads at the next point it waits for values anyway (numpy(),
+# item()), as CUDA's device-side asserts report at the next synchronization: gt.distributions'
+# argument validation records them, so that making a distribution does not wait for the step.
+_pending_checks = []  # (0-d bool tensor: all of a check held, message() -> str)
+_MAX_PENDING = 256  # (then they are read at once: their tensors are freed)
+
+
+def defer_check(ok, message):
+    """Records that every element of bool tensor `ok` must be True; if not, the next wait for
+    values raises ValueError(message())."""
+    from . import _functions
+    with _ag.no_grad():
+        _pending_checks.append((_functions.all(ok), message))
+    if len(_pending_checks) >= _MAX_PENDING:
+        run_pending_checks()
+
+
+def run_pending_checks():
+    """Reads every recorded check (one fetch) and raises ValueError for the first that failed."""
+    from . import _functions
+    checks = list(_pending_checks)
+    _pending_checks.clear()
+    if not checks:
+        return
+    with _ag.no_grad():
+        flags = _functions.stack([ok for ok, _ in checks]).numpy()
+    for (_, message), passed in zip(checks, flags):
+        if not passed:
+            raise ValueError(message())
 
 
 def _make(result, inputs, backward=None, attrs=None):

@@ -65,7 +65,7 @@ def test_bernoulli_uniform_and_categorical_kl():
     assert s.shape == (200, 2) and set(np.unique(s.numpy())) <= {0.0, 1.0}
     np.testing.assert_allclose(b.entropy().numpy(), -(np.array([.2, .9]) * np.log([.2, .9]) +
                                                       np.array([.8, .1]) * np.log([.8, .1])), rtol=1e-5)
-    u = Uniform(0.0, 2.0)
+    u = Uniform(0.0, 2.0, validate_args=False)  # (validated, 3.0 outside the support raises, as PyTorch's)
     np.testing.assert_allclose(u.log_prob(gt.tensor([1.0, 3.0])).numpy(), [-math.log(2), -np.inf])
     assert u.rsample((100,)).numpy().max() < 2.0 and u.mean.item() == 1.0
     p, q = np.array([0.1, 0.6, 0.3]), np.array([0.3, 0.3, 0.4])
@@ -275,3 +275,110 @@ def test_poisson_log_prob_and_samples():
     s = p.sample((20000,)).numpy()
     assert s.shape == (20000, 3) and (s == np.round(s)).all() and (s >= 0).all()
     np.testing.assert_allclose(s.mean(0), [0.5, 3.0, 40.0], rtol=0.03)
+
+
+def test_arguments_are_validated_at_the_next_wait_naming_the_parameter():
+    # PyTorch checks at once (a device sync); GT records the check and reads it with the next value
+    d = Categorical(logits=gt.tensor([[float("nan"), 0.0]]))
+    with pytest.raises(ValueError, match=r"Expected parameter logits \(Tensor of shape \(1, 2\)\) of distribution "
+                                         r"Categorical\(logits: torch.Size\(\[1, 2\]\)\)|Categorical\(logits: gt.Size"):
+        gt.ones(1).item()
+    with pytest.raises(ValueError, match=r"(?s)parameter scale .* GreaterThan\(lower_bound=0.0\).*checked at .*test_distr"):
+        Normal(0.0, -1.0).sample().numpy()
+    with pytest.raises(ValueError, match=r"within the support \(IntegerInterval\(lower_bound=0, upper_bound=3\)\)"):
+        Categorical(logits=gt.zeros(4)).log_prob(gt.tensor(4)).item()
+    with pytest.raises(ValueError, match=r"support \(Boolean\(\)\)"):
+        Bernoulli(probs=gt.tensor([0.3])).log_prob(gt.tensor([0.5])).item()
+    with pytest.raises(ValueError, match="must match event_shape"):  # shapes: at once, as PyTorch
+        D.Dirichlet(gt.ones(3)).log_prob(gt.ones(4))
+    Normal(0.0, -1.0, validate_args=False).log_prob(gt.tensor(0.0)).item()  # no check asked: no error
+    D.Distribution.set_default_validate_args(False)
+    try:
+        Normal(0.0, -1.0).log_prob(gt.tensor(0.0)).item()
+    finally:
+        D.Distribution.set_default_validate_args(True)
+    assert math.isnan(Normal(gt.tensor([0.0]), 1.0, validate_args=False).log_prob(gt.tensor([float("nan")])).item())
+
+
+def test_kl_is_inf_where_q_gives_no_probability_and_register_kl_adds_pairs():
+    p = Categorical(probs=gt.tensor([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]]))
+    q = Categorical(probs=gt.tensor([[1.0, 0.0, 0.0], [0.2, 0.3, 0.5]]))
+    kl = kl_divergence(p, q).tolist()
+    assert kl[0] == float("inf") and abs(kl[1]) < 1e-6
+    assert kl_divergence(Bernoulli(probs=gt.tensor([0.3, 0.3, 0.0, 1.0])),
+                         Bernoulli(probs=gt.tensor([0.0, 1.0, 0.0, 1.0]))).tolist() == [float("inf")] * 2 + [0.0] * 2
+    rate_p, rate_q = gt.tensor([1.0, 3.0]), gt.tensor([2.0, 3.0])
+    expected = [1.0 * math.log(0.5) + 1.0, 0.0]
+    np.testing.assert_allclose(kl_divergence(D.Poisson(rate_p), D.Poisson(rate_q)).numpy(), expected, atol=1e-6)
+    with pytest.raises(NotImplementedError, match="No KL"):
+        kl_divergence(Normal(0.0, 1.0), D.Laplace(0.0, 1.0))
+
+    @D.register_kl(Normal, D.Laplace)
+    def _kl_normal_laplace(p, q):
+        return p.loc * 0 + 42.0
+    try:
+        assert kl_divergence(Normal(0.0, 1.0), D.Laplace(0.0, 1.0)).item() == 42.0
+    finally:
+        D._KL_REGISTRY.clear()
+    from gt.distributions.kl import kl_divergence as kl_from_file  # torch.distributions.<file> imports
+    from gt.distributions.categorical import Categorical as C2
+    from gt.distributions.normal import Normal as N2
+    assert kl_from_file is kl_divergence and C2 is Categorical and N2 is Normal
+
+
+def test_pytorch_attributes_repr_mode_expand_and_enumerate_support():
+    d = Normal(gt.zeros(5, 3), gt.ones(5, 3))
+    assert repr(d) == "Normal(loc: gt.Size([5, 3]), scale: gt.Size([5, 3]))" and d.mode.shape == (5, 3)
+    assert isinstance(d.batch_shape, gt.Size) and d.event_shape == ()
+    assert repr(Categorical(logits=gt.zeros(2, 4))) == "Categorical(logits: gt.Size([2, 4]))"
+    assert repr(D.Independent(d, 1)).startswith("Independent(Normal(loc: gt.Size([5, 3])") and d.support is not None
+    assert Normal(gt.tensor(0.1, dtype=gt.float64), 1.0).scale.dtype == gt.float64
+    assert Normal(0.1, gt.tensor(1.0, dtype=gt.float64)).loc.dtype == gt.float64  # numbers take a tensor's dtype
+    c = Categorical(probs=gt.tensor([[0.2, 0.5, 0.3]]))
+    assert c.mode.tolist() == [1] and c.enumerate_support().tolist() == [[0], [1], [2]]
+    assert c.expand((4, 1)).batch_shape == (4, 1)
+    np.testing.assert_allclose(c.perplexity().numpy(), np.exp(c.entropy().numpy()), rtol=1e-6)
+    b = Bernoulli(probs=gt.tensor([0.2, 0.5, 0.7]))
+    mode = b.mode.tolist()
+    assert mode[0] == 0.0 and math.isnan(mode[1]) and mode[2] == 1.0
+    e = Normal(gt.zeros(3), 1.0).expand((2, 3))
+    assert e.batch_shape == (2, 3) and e.sample().shape == (2, 3)
+    assert D.Independent(Normal(gt.zeros(3), 1.0), 1).expand((4,)).batch_shape == (4,)
+    with pytest.raises(NotImplementedError):
+        D.Poisson(gt.ones(2)).entropy()
+    u = Uniform(gt.tensor([0.0]), gt.tensor([4.0]))
+    assert u.cdf(gt.tensor([1.0])).tolist() == [0.25] and u.icdf(gt.tensor([0.5])).tolist() == [2.0]
+
+
+def test_one_hot_categorical_and_tanh_squashed_normal():
+    oh = D.OneHotCategorical(probs=gt.tensor([0.1, 0.6, 0.3]))
+    s = oh.sample((200,))
+    assert s.shape == (200, 3) and s.sum(-1).tolist() == [1.0] * 200 and oh.event_shape == (3,)
+    np.testing.assert_allclose(oh.log_prob(gt.tensor([0.0, 1.0, 0.0])).item(), math.log(0.6), rtol=1e-6)
+    assert oh.enumerate_support().shape == (3, 3)
+    # SAC's policy: log pi(a) = log N(x) - sum log(1 - tanh(x)^2), a = tanh(x)
+    from gt.distributions.transforms import TanhTransform, AffineTransform, ComposeTransform
+    mu, std = gt.tensor([0.3, -1.2]), gt.tensor([0.5, 0.8])
+    pi = D.TransformedDistribution(Normal(mu, std), [TanhTransform(cache_size=1)])
+    x = gt.tensor([0.4, -2.5])
+    a = TanhTransform()(x)
+    base = Normal(mu, std).log_prob(x).numpy()
+    expected = base - np.log(1 - np.tanh(x.numpy()) ** 2)
+    np.testing.assert_allclose(pi.log_prob(a).numpy(), expected, rtol=1e-4)
+    action = pi.rsample((3,))
+    assert action.shape == (3, 2) and float(action.abs().max()) < 1
+    affine = D.TransformedDistribution(Normal(0.0, 1.0), ComposeTransform([AffineTransform(1.0, 2.0)]))
+    np.testing.assert_allclose(affine.log_prob(gt.tensor(3.0)).item(), Normal(1.0, 2.0).log_prob(gt.tensor(3.0)).item(),
+                               rtol=1e-6)
+
+
+def test_foreach_functions_soft_update():
+    target, online = [gt.zeros(2), gt.ones(3)], [gt.ones(2), gt.full((3,), 3.0)]
+    gt._foreach_lerp_(target, online, 0.5)  # a soft target-network update
+    assert target[0].tolist() == [0.5, 0.5] and target[1].tolist() == [2.0] * 3
+    gt._foreach_mul_(target, 2.0)
+    gt._foreach_add_(target, online, alpha=-1.0)
+    assert target[0].tolist() == [0.0, 0.0] and target[1].tolist() == [1.0] * 3
+    assert [t.tolist() for t in gt._foreach_add(online, 1.0)] == [[2.0, 2.0], [4.0] * 3]
+    gt._foreach_zero_(online)
+    assert online[1].tolist() == [0.0] * 3

@@ -197,3 +197,49 @@ def test_max_and_argmax_along_a_dim_return_the_first_nan():
     assert q.argmax(1).tolist() == [1, 0] and q.argmin(1).tolist() == [1, 2] and q.argmax().item() == 1
     assert q.min(dim=1).indices.tolist() == [1, 2]
     assert gt.tensor([float("nan")] * 3).argmax().item() == 0
+
+
+def test_bools_order_false_before_true():
+    # the lowering compared bools as signed 1-bit integers (True = -1): every ordering came out inverted
+    a, b = gt.tensor([True, False, True, False]), gt.tensor([False, False, True, True])
+    assert (a > b).tolist() == [True, False, False, False] and (a < b).tolist() == [False, False, False, True]
+    assert (a >= b).tolist() == [True, True, True, False] and (a <= b).tolist() == [False, True, True, True]
+    assert gt.zeros(3, 5, dtype=gt.bool).amax(-1).tolist() == [False] * 3 and not gt.zeros(2, dtype=gt.bool).max().item()
+    assert a.max().item() and not a.min().item() and gt.ones(2, dtype=gt.bool).amin().item()
+    values, indices = gt.tensor([[False, True, True], [False, False, False]]).max(1)  # SAM's batched_mask_to_box
+    assert values.tolist() == [True, False] and indices.tolist() == [1, 0]
+    assert gt.tensor([True, False]).min(0).indices.item() == 1 and gt.cummax(b, 0).values.tolist() == [False] * 2 + [True] * 2
+
+
+def test_multi_head_attention_forward_and_torchvision_names():
+    gt.manual_seed(0)
+    E, H, L, N = 8, 2, 5, 3
+    mha = nn.MultiheadAttention(E, H, kdim=6, vdim=6)  # separate q/k/v weights, as CLIP's AttentionPool2d
+    x, kv = gt.randn(L, N, E), gt.randn(L, N, 6)
+    expected, _ = mha(x[:1], kv, kv, need_weights=False)
+    y, weights = gt.nn.functional.multi_head_attention_forward(
+        query=x[:1], key=kv, value=kv, embed_dim_to_check=E, num_heads=H, in_proj_weight=None,
+        in_proj_bias=mha.in_proj_bias, bias_k=None, bias_v=None, add_zero_attn=False, dropout_p=0.0,
+        out_proj_weight=mha.out_proj.weight, out_proj_bias=mha.out_proj.bias, use_separate_proj_weight=True,
+        q_proj_weight=mha.q_proj_weight, k_proj_weight=mha.k_proj_weight, v_proj_weight=mha.v_proj_weight,
+        training=False)
+    check(y, expected.detach().numpy(), 1e-6)
+    assert weights.shape == (N, 1, L)
+    from gt.vision.models._utils import IntermediateLayerGetter
+    from gt.vision.ops.misc import interpolate
+    from gt import vision
+    body = IntermediateLayerGetter(nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2)), {"0": "feat", "1": "act"})
+    out = body(gt.ones(2, 4))
+    assert list(out) == ["feat", "act"] and out["act"].shape == (2, 3) and len(body) == 2
+    assert interpolate is gt.nn.functional.interpolate and vision._is_tracing() is False
+
+
+def test_norms_keep_a_half_input_dtype_with_float32_parameters():
+    x = gt.randn(2, 4, 3, 3).half()  # CLIP's fp16 build keeps its norm layers in float32
+    for layer in (nn.BatchNorm2d(4).eval(), nn.GroupNorm(2, 4), nn.LayerNorm(3), nn.InstanceNorm2d(4, affine=True)):
+        y = layer(x)
+        assert y.dtype == gt.float16, type(layer).__name__
+        expected = layer(x.float()).detach().numpy()
+        np.testing.assert_allclose(y.detach().float().numpy(), expected, atol=2e-3, rtol=2e-3)
+    with pytest.raises(RuntimeError, match="mixed dtype"):  # as PyTorch's: no promotion to the parameters' dtype
+        gt.nn.functional.layer_norm(gt.ones(2, 4), (4,), gt.ones(4, dtype=gt.float64))

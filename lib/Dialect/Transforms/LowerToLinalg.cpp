@@ -339,13 +339,27 @@ Value integerDivision(OpBuilder &b, Location loc, OpCode code, Value x, Value y)
   return b.create<arith::SelectOp>(loc, byZero, zero, r);
 }
 
+/// The unsigned form of an ordering predicate (sgt -> ugt ...); eq and ne as they are.
+arith::CmpIPredicate unsignedOf(arith::CmpIPredicate p) {
+  using IP = arith::CmpIPredicate;
+  switch (p) {
+  case IP::sgt: return IP::ugt;
+  case IP::slt: return IP::ult;
+  case IP::sge: return IP::uge;
+  case IP::sle: return IP::ule;
+  default: return p;
+  }
+}
+
 /// x and y already have the computation type.
 Value scalarBinary(OpBuilder &b, Location loc, OpCode code, Value x, Value y) {
   bool f = isa<FloatType>(x.getType());
   using FP = arith::CmpFPredicate;
   using IP = arith::CmpIPredicate;
   auto cmp = [&](FP fp, IP ip) -> Value {
-    return f ? Value(b.create<arith::CmpFOp>(loc, fp, x, y)) : Value(b.create<arith::CmpIOp>(loc, ip, x, y));
+    if (f) return b.create<arith::CmpFOp>(loc, fp, x, y);
+    if (x.getType().isInteger(1)) ip = unsignedOf(ip); // bools: false < true (as signed 1-bit ints, true is -1)
+    return b.create<arith::CmpIOp>(loc, ip, x, y);
   };
   switch (code) {
   case OpCode::Add: return f ? Value(b.create<arith::AddFOp>(loc, x, y)) : Value(b.create<arith::AddIOp>(loc, x, y));
@@ -457,11 +471,13 @@ Value reshapeTo(OpBuilder &b, Location loc, Value v, RankedTensorType type) {
   return b.create<tensor::ReshapeOp>(loc, type, v, shape);
 }
 
-/// The identity of max (`lowest`) or min: -inf / +inf, or the integer type's extreme.
+/// The identity of max (`lowest`) or min: -inf / +inf, or the integer type's extreme (for
+/// bool, false / true: bools order false < true, not as signed 1-bit integers).
 Value lowestOf(OpBuilder &b, Location loc, Type elem, bool lowest) {
   if (auto ft = dyn_cast<FloatType>(elem))
     return b.create<arith::ConstantOp>(loc, b.getFloatAttr(ft, (lowest ? -1 : 1) * std::numeric_limits<double>::infinity()));
   unsigned width = elem.getIntOrFloatBitWidth();
+  if (width == 1) return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(elem, lowest ? 0 : 1));
   return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(elem, lowest ? APInt::getSignedMinValue(width)
                                                                         : APInt::getSignedMaxValue(width)));
 }
@@ -496,8 +512,11 @@ Value lowerArgExtremum(OpBuilder &b, Location loc, OpCode code, Value input, int
         Value x = convertScalar(nb, nloc, a[0], elem), best = a[1], bestIndex = a[2];
         Value i = nb.create<arith::IndexCastOp>(nloc, nb.getI64Type(), nb.create<linalg::IndexOp>(nloc, axis));
         bool f = isa<FloatType>(elem);
+        bool boolean = elem.isInteger(1); // (false < true: unsigned)
+        auto intPredicate = isMax ? (boolean ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt)
+                                  : (boolean ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt);
         Value better = f ? Value(nb.create<arith::CmpFOp>(nloc, isMax ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT, x, best))
-                         : Value(nb.create<arith::CmpIOp>(nloc, isMax ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt, x, best));
+                         : Value(nb.create<arith::CmpIOp>(nloc, intPredicate, x, best));
         Value same = f ? Value(nb.create<arith::CmpFOp>(nloc, arith::CmpFPredicate::OEQ, x, best))
                        : Value(nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::eq, x, best));
         Value earlier = nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::slt, i, bestIndex);

@@ -6,19 +6,29 @@
     loss = -(dist.log_prob(action) * advantage).mean()
 
 Categorical, Normal, Bernoulli, Uniform, Exponential, Laplace, LogNormal, MultivariateNormal,
-Independent, Gamma, Chi2, Beta, Dirichlet and Poisson, with sample, rsample (reparameterized:
-all but Categorical, Bernoulli and Poisson, whose rsample raises NotImplementedError; Gamma's,
+Independent, Gamma, Chi2, Beta, Dirichlet, Poisson, OneHotCategorical and
+TransformedDistribution (with the transforms of gt.distributions.transforms: Exp, Affine,
+Sigmoid, Tanh, Compose), with sample, rsample (reparameterized: all but Categorical,
+OneHotCategorical, Bernoulli and Poisson, whose rsample raises NotImplementedError; Gamma's,
 Chi2's, Beta's and Dirichlet's by implicit differentiation of the Gamma CDF, see
-_standard_gamma_rsample), log_prob, entropy (not Poisson), mean, variance, stddev, batch_shape /
-event_shape, and kl_divergence between two of the same kind (not Poisson). Parameters are
-broadcast like PyTorch's; numbers become 0-d float32 tensors. Formulas are PyTorch's
-(torch/distributions/*.py). Gamma samples (and Chi2's, Beta's, Dirichlet's, made from them) use
-Marsaglia and Tsang's method on the workers; Poisson samples are drawn on the client with
-NumPy (one sync to read the rates). Other distributions are not in GT: importing them raises
-ImportError.
-"""
+_standard_gamma_rsample), log_prob, entropy (not Poisson), mean, mode, variance, stddev,
+perplexity, expand, enumerate_support (Categorical, OneHotCategorical, Bernoulli),
+arg_constraints / support, batch_shape / event_shape, and kl_divergence (register_kl adds
+pairs). Parameters are broadcast like PyTorch's: numbers take the dtype of the first tensor
+parameter (float32 without one). Formulas are PyTorch's (torch/distributions/*.py). Gamma
+samples (and Chi2's, Beta's, Dirichlet's, made from them) use Marsaglia and Tsang's method on
+the workers; Poisson samples are drawn on the client with NumPy (one sync to read the rates).
+
+Arguments are validated as PyTorch's (validate_args, on by default; set_default_validate_args):
+shapes at once, values (NaN logits, a negative scale, a log_prob value outside the support)
+at the next point the client waits for values (.item(), .numpy(), print), where a ValueError
+names the parameter, the distribution and the line that made it: PyTorch checks at once with a
+device sync, GT defers the check so that the step does not wait (like CUDA's device-side
+asserts)."""
 import functools
 import math
+import os
+import sys
 
 from .. import _composites, _sorting, _tensor
 from .. import _functions as T
@@ -29,32 +39,157 @@ from .._array_functions import broadcast_shapes
 from . import constraints  # noqa: F401 (torch.distributions.constraints)
 
 __all__ = ["Distribution", "Categorical", "Normal", "Bernoulli", "Uniform", "Exponential", "Laplace", "LogNormal",
-           "MultivariateNormal", "Independent", "Gamma", "Chi2", "Beta", "Dirichlet", "Poisson", "kl_divergence"]
+           "MultivariateNormal", "Independent", "Gamma", "Chi2", "Beta", "Dirichlet", "Poisson", "OneHotCategorical",
+           "TransformedDistribution", "kl_divergence", "register_kl"]
 
 
-def _as_tensor(x):
-    return x if isinstance(x, T.Tensor) else _tensor.tensor(float(x))
+def _as_tensor(x, like=None):
+    """x as a tensor; a number in the dtype of `like` (a tensor) when it is floating, else the
+    default float dtype."""
+    if isinstance(x, T.Tensor):
+        return x
+    d = like.dtype if like is not None and like.dtype.is_floating_point else _dt.default_float()
+    return _tensor.tensor(float(x), dtype=d)
 
 
 def _broadcast(*params):
-    """The parameters as tensors broadcast to one shape, and that shape (the batch shape)."""
-    tensors = [_as_tensor(p) for p in params]
+    """The parameters as tensors broadcast to one shape, and that shape (the batch shape);
+    numbers take the first tensor parameter's dtype, as PyTorch's broadcast_all."""
+    like = next((p for p in params if isinstance(p, T.Tensor)), None)
+    tensors = [_as_tensor(p, like) for p in params]
     shape = broadcast_shapes(*(t.shape for t in tensors))
     return [T.broadcast_to(t, shape) for t in tensors], shape
+
+
+def broadcast_all(*values):
+    """The values (tensors or numbers) as tensors of one broadcast shape (numbers in the first
+    tensor's dtype), as torch.distributions.utils.broadcast_all."""
+    return tuple(_broadcast(*values)[0])
+
+
+def clamp_probs(probs):
+    """probs clamped to [eps, 1 - eps] of their dtype."""
+    eps = T.finfo(probs.dtype).eps
+    return T.clamp(probs, min=eps, max=1 - eps)
+
+
+def probs_to_logits(probs, is_binary=False):
+    """log(p) (log(p) - log(1 - p) when is_binary), probs clamped first."""
+    p = clamp_probs(probs)
+    return T.log(p) - T.log1p(-p) if is_binary else T.log(p)
+
+
+def logits_to_probs(logits, is_binary=False):
+    """sigmoid (is_binary) or softmax over the last axis."""
+    return T.sigmoid(logits) if is_binary else T.softmax(logits, -1)
 
 
 def _shape(sample_shape):
     return tuple(sample_shape) if not isinstance(sample_shape, int) else (sample_shape,)
 
 
+class _lazy:
+    """A parameter computed from another on first use, then kept in the instance (PyTorch's
+    lazy_property: Categorical(logits=...) makes probs only when asked, and prints without it)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        value = self.fn(instance)
+        instance.__dict__[self.fn.__name__] = value
+        return value
+
+
+def _user_line():
+    """file:line of the innermost frame outside gt (where the user made the distribution)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_GT_DIR):
+        frame = frame.f_back
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else "?"
+
+
+_GT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 class Distribution:
     """The base class: batch_shape (the parameters' broadcast shape), event_shape (() for the
-    scalar distributions here), sample(sample_shape) -> sample_shape + batch_shape + event_shape."""
+    scalar distributions), sample(sample_shape) -> sample_shape + batch_shape + event_shape.
+    `arg_constraints` (parameter name -> constraint) and `support` are PyTorch's; validation
+    (validate_args, default on) checks them (see the module's docstring)."""
     has_rsample = False
+    has_enumerate_support = False
+    arg_constraints = {}
+    support = None
+    _validate_args = True
+    _init_params = ()  # the constructor's parameters expand() broadcasts
 
-    def __init__(self, batch_shape=(), event_shape=()):
-        self.batch_shape = tuple(batch_shape)
-        self.event_shape = tuple(event_shape)
+    def __init_subclass__(cls, **kwargs):
+        """A subclass's log_prob and cdf validate their tensor argument first (_validate_sample)."""
+        super().__init_subclass__(**kwargs)
+        for name in ("log_prob", "cdf"):
+            fn = cls.__dict__.get(name)
+            if fn is not None and not getattr(fn, "_validates", False):
+                setattr(cls, name, _validating(fn))
+
+    @staticmethod
+    def set_default_validate_args(value):
+        """Turns argument validation on or off for distributions made from now on (the default
+        on, as PyTorch's under Python's __debug__)."""
+        if value not in (True, False):
+            raise ValueError("set_default_validate_args expects True or False")
+        Distribution._validate_args = value
+
+    def __init__(self, batch_shape=(), event_shape=(), validate_args=None):
+        self.batch_shape = _tensor.Size(batch_shape)
+        self.event_shape = _tensor.Size(event_shape)
+        if validate_args is not None:
+            self._validate_args = validate_args
+        if self._validate_args:
+            line = None
+            for name, constraint in self.arg_constraints.items():
+                if constraints.is_dependent(constraint) or name not in self.__dict__:
+                    continue
+                value = self.__dict__[name]
+                if not isinstance(value, T.Tensor):
+                    continue
+                if line is None:
+                    line = _user_line()
+                    # as printed now (a later access may add a lazy parameter); a one-element
+                    # parameter prints its value, which would wait: that one is printed if raised
+                    shown = repr(self) if all(self.__dict__[k].numel() != 1 for k in self.arg_constraints
+                                              if isinstance(self.__dict__.get(k), T.Tensor)) else None
+                _check_later(constraint.check(value.detach()), lambda name=name, value=value, constraint=constraint,
+                             shown=shown: (
+                    f"Expected parameter {name} (Tensor of shape {tuple(value.shape)}) of distribution "
+                    f"{shown or repr(self)} to satisfy the constraint {constraint!r}, but found invalid values:\n"
+                    f"{value}"), line)
+
+    def _validate_sample(self, value):
+        """Checks a log_prob/cdf argument: its shape at once (ValueError, as PyTorch), whether it
+        lies in the support later (see the module's docstring)."""
+        if not self._validate_args:
+            return
+        if not isinstance(value, T.Tensor):
+            raise ValueError("The value argument to log_prob must be a Tensor")
+        event_dim = len(self.event_shape)
+        if value.shape[len(value.shape) - event_dim:] != self.event_shape:
+            raise ValueError(f"The right-most size of value must match event_shape: {tuple(value.shape)} vs "
+                             f"{tuple(self.event_shape)}.")
+        actual, expected = value.shape[:len(value.shape) - event_dim], self.batch_shape
+        for i, j in zip(reversed(actual), reversed(expected)):
+            if i != 1 and j != 1 and i != j:
+                raise ValueError(f"Value is not broadcastable with batch_shape+event_shape: {tuple(value.shape)} vs "
+                                 f"{tuple(self.batch_shape + self.event_shape)}.")
+        support = self.support
+        if support is None or constraints.is_dependent(support):
+            return
+        _check_later(support.check(value.detach()), lambda: (
+            f"Expected value argument ({type(value).__name__} of shape {tuple(value.shape)}) to be within the support "
+            f"({support!r}) of the distribution {self!r}, but found invalid values:\n{value}"), _user_line())
 
     def sample(self, sample_shape=()):
         """A sample without gradient (rsample's, for the distributions that have one)."""
@@ -64,34 +199,130 @@ class Distribution:
     def rsample(self, sample_shape=()):
         raise NotImplementedError(f"{type(self).__name__} has no reparameterized sample")
 
+    def sample_n(self, n):
+        return self.sample((n,))
+
+    def log_prob(self, value):
+        raise NotImplementedError
+
+    def cdf(self, value):
+        raise NotImplementedError
+
+    def icdf(self, value):
+        raise NotImplementedError
+
+    def entropy(self):
+        raise NotImplementedError
+
+    def enumerate_support(self, expand=True):
+        raise NotImplementedError
+
+    def perplexity(self):
+        """exp(entropy())."""
+        return T.exp(self.entropy())
+
+    @property
+    def mean(self):
+        raise NotImplementedError
+
+    @property
+    def mode(self):
+        raise NotImplementedError(f"{type(self)} does not implement mode")
+
+    @property
+    def variance(self):
+        raise NotImplementedError
+
     @property
     def stddev(self):
         return self.variance.sqrt()
 
+    def expand(self, batch_shape, _instance=None):
+        """The distribution with its parameters broadcast to `batch_shape` (+ their event axes)."""
+        batch_shape = _tensor.Size(batch_shape)
+        params = {}
+        for name in self._init_params:
+            value = getattr(self, name)
+            event = value.shape[len(self.batch_shape):]
+            params[name] = T.broadcast_to(value, tuple(batch_shape) + tuple(event))
+        return type(self)(**params, validate_args=False)
+
+    def _extended_shape(self, sample_shape=()):
+        return _tensor.Size(_shape(sample_shape) + tuple(self.batch_shape) + tuple(self.event_shape))
+
     def __repr__(self):
-        return f"{type(self).__name__}(batch_shape={self.batch_shape})"
+        """As PyTorch's: each parameter (of arg_constraints) made so far with its shape, or its
+        value when it has one element."""
+        names = [k for k in self.arg_constraints if k in self.__dict__]
+        args = ", ".join(f"{k}: {self.__dict__[k] if self.__dict__[k].numel() == 1 else self.__dict__[k].size()}"
+                         for k in names)
+        return f"{type(self).__name__}({args})"
+
+
+# ---------------------------------------------------------------- deferred validation
+def _validating(fn):
+    @functools.wraps(fn)
+    def checked(self, value):
+        if self._validate_args and isinstance(value, T.Tensor):
+            self._validate_sample(value)
+        return fn(self, value)
+    checked._validates = True
+    return checked
+
+
+def _check_later(ok, message, line):
+    """Records bool tensor `ok` (every element must be True) to be read at the next sync point
+    (gt._tensor.run_pending_checks), with the message to raise and the user's line."""
+    _tensor.defer_check(ok, lambda: f"{message()} (checked at {line})")
 
 
 class Categorical(Distribution):
     """K categories per batch element, from `probs` (..., K), which need not sum to 1 (they are
     normalized), or `logits` (..., K) (normalized with logsumexp). sample() gives int64 indices."""
 
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
+    has_enumerate_support = True
+    _init_params = ("logits",)
+
     def __init__(self, probs=None, logits=None, validate_args=None):
         if (probs is None) == (logits is None):
             raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        given = _as_tensor(probs if probs is not None else logits)
+        if given.ndim < 1:
+            raise ValueError("`probs` parameter must be at least one-dimensional." if probs is not None else
+                             "`logits` parameter must be at least one-dimensional.")
         if probs is not None:
-            probs = _as_tensor(probs)
-            self.probs = probs / probs.sum(-1, keepdim=True)
-            eps = T.finfo(self.probs.dtype).eps
-            self.logits = T.log(T.clamp(self.probs, min=eps))  # (PyTorch clamps the same way)
+            self.probs = given / given.sum(-1, keepdim=True)
         else:
-            logits = _as_tensor(logits)
-            self.logits = logits - T.logsumexp(logits, -1, keepdim=True)
-            self.probs = T.softmax(self.logits, -1)
-        if self.logits.ndim < 1:
-            raise ValueError("Categorical needs at least one dimension of categories")
-        self._num_events = self.logits.shape[-1]
-        super().__init__(self.logits.shape[:-1])
+            self.logits = given - T.logsumexp(given, -1, keepdim=True)
+        self._num_events = given.shape[-1]
+        super().__init__(given.shape[:-1], validate_args=validate_args)  # (checks the parameter given)
+
+    @_lazy
+    def logits(self):
+        eps = T.finfo(self.probs.dtype).eps
+        return T.log(T.clamp(self.probs, min=eps))  # (PyTorch clamps the same way)
+
+    @_lazy
+    def probs(self):
+        return T.softmax(self.logits, -1)
+
+    @property
+    def support(self):
+        return constraints.integer_interval(0, self._num_events - 1)
+
+    @property
+    def param_shape(self):
+        return self.logits.shape
+
+    @property
+    def mode(self):
+        return self.probs.argmax(-1)
+
+    def enumerate_support(self, expand=True):
+        """0 .. K-1 along a new first axis (expanded over batch_shape unless expand=False)."""
+        values = _tensor.arange(self._num_events).reshape((-1,) + (1,) * len(self.batch_shape))
+        return T.broadcast_to(values, (self._num_events,) + tuple(self.batch_shape)) if expand else values
 
     def sample(self, sample_shape=()):
         n = math.prod(_shape(sample_shape))
@@ -125,13 +356,21 @@ class Normal(Distribution):
     """N(loc, scale^2), elementwise; rsample is loc + scale * eps with eps ~ N(0, 1)."""
     has_rsample = True
 
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    _init_params = ("loc", "scale")
+
     def __init__(self, loc, scale, validate_args=None):
         (self.loc, self.scale), shape = _broadcast(loc, scale)
-        super().__init__(shape)
+        super().__init__(shape, validate_args=validate_args)
 
     def rsample(self, sample_shape=()):
-        shape = _shape(sample_shape) + self.batch_shape
+        shape = _shape(sample_shape) + tuple(self.batch_shape)
         return self.loc + self.scale * _tensor.randn(*shape, dtype=self.loc.dtype)
+
+    @property
+    def mode(self):
+        return self.loc
 
     def log_prob(self, value):
         """The log density at `value` (a tensor or number broadcasting with batch_shape)."""
@@ -164,18 +403,43 @@ class Normal(Distribution):
 class Bernoulli(Distribution):
     """1 with probability `probs` (or sigmoid(`logits`)), else 0; samples are floats, as PyTorch's."""
 
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.boolean
+    has_enumerate_support = True
+    _init_params = ("logits",)
+
     def __init__(self, probs=None, logits=None, validate_args=None):
         if (probs is None) == (logits is None):
             raise ValueError("Either `probs` or `logits` must be specified, but not both.")
         if probs is not None:
             self.probs = _as_tensor(probs)
-            eps = T.finfo(self.probs.dtype).eps
-            p = T.clamp(self.probs, min=eps, max=1 - eps)
-            self.logits = T.log(p) - T.log1p(-p)
         else:
             self.logits = _as_tensor(logits)
-            self.probs = T.sigmoid(self.logits)
-        super().__init__(self.probs.shape)
+        super().__init__((self.probs if probs is not None else self.logits).shape, validate_args=validate_args)
+
+    @_lazy
+    def logits(self):
+        eps = T.finfo(self.probs.dtype).eps
+        p = T.clamp(self.probs, min=eps, max=1 - eps)
+        return T.log(p) - T.log1p(-p)
+
+    @_lazy
+    def probs(self):
+        return T.sigmoid(self.logits)
+
+    @property
+    def param_shape(self):
+        return self.probs.shape
+
+    @property
+    def mode(self):
+        """1 where probs > 1/2, 0 where below, NaN at exactly 1/2 (as PyTorch's)."""
+        m = (self.probs >= 0.5).to(self.probs.dtype)
+        return T.where(self.probs == 0.5, float("nan"), m)
+
+    def enumerate_support(self, expand=True):
+        values = _tensor.tensor([0.0, 1.0], dtype=self.probs.dtype).reshape((-1,) + (1,) * len(self.batch_shape))
+        return T.broadcast_to(values, (2,) + tuple(self.batch_shape)) if expand else values
 
     def sample(self, sample_shape=()):
         with no_grad():
@@ -184,6 +448,7 @@ class Bernoulli(Distribution):
 
     def log_prob(self, value):
         """log P(value) for value 0 or 1 (floats broadcasting with batch_shape)."""
+        value = _as_tensor(value, self.probs)
         logits = T.broadcast_to(self.logits, broadcast_shapes(self.logits.shape, value.shape))
         return -F.binary_cross_entropy_with_logits(logits, T.broadcast_to(value, logits.shape).float(),
                                                    reduction="none")
@@ -204,9 +469,31 @@ class Uniform(Distribution):
     """Uniform on [low, high); rsample is low + (high - low) * u with u ~ U[0, 1)."""
     has_rsample = True
 
+    arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
+                       "high": constraints.dependent(is_discrete=False, event_dim=0)}
+    _init_params = ("low", "high")
+
     def __init__(self, low, high, validate_args=None):
         (self.low, self.high), shape = _broadcast(low, high)
-        super().__init__(shape)
+        super().__init__(shape, validate_args=validate_args)
+        if self._validate_args:
+            line = _user_line()
+            _check_later(self.low < self.high, lambda: "Uniform is not defined when low>= high", line)
+
+    @property
+    def support(self):
+        return constraints.interval(self.low, self.high)
+
+    @property
+    def mode(self):
+        return float("nan") * self.high
+
+    def cdf(self, value):
+        """(value - low) / (high - low), clamped to [0, 1]."""
+        return T.clamp((value - self.low) / (self.high - self.low), min=0, max=1)
+
+    def icdf(self, value):
+        return value * (self.high - self.low) + self.low
 
     def rsample(self, sample_shape=()):
         shape = _shape(sample_shape) + self.batch_shape
@@ -233,9 +520,17 @@ class Exponential(Distribution):
     """rate * exp(-rate x) for x >= 0; rsample is -log(u) / rate with u ~ U(0, 1]."""
     has_rsample = True
 
+    arg_constraints = {"rate": constraints.positive}
+    support = constraints.nonnegative
+    _init_params = ("rate",)
+
     def __init__(self, rate, validate_args=None):
         self.rate = _as_tensor(rate)
-        super().__init__(self.rate.shape)
+        super().__init__(self.rate.shape, validate_args=validate_args)
+
+    @property
+    def mode(self):
+        return T.zeros_like(self.rate)
 
     def rsample(self, sample_shape=()):
         u = 1.0 - _tensor.rand(*(_shape(sample_shape) + self.batch_shape), dtype=self.rate.dtype)  # (0, 1]
@@ -264,9 +559,17 @@ class Laplace(Distribution):
     u ~ U(-1, 1)."""
     has_rsample = True
 
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    _init_params = ("loc", "scale")
+
     def __init__(self, loc, scale, validate_args=None):
         (self.loc, self.scale), shape = _broadcast(loc, scale)
-        super().__init__(shape)
+        super().__init__(shape, validate_args=validate_args)
+
+    @property
+    def mode(self):
+        return self.loc
 
     def rsample(self, sample_shape=()):
         eps = T.finfo(self.loc.dtype).eps
@@ -297,10 +600,18 @@ class LogNormal(Distribution):
     """exp(X) with X ~ Normal(loc, scale)."""
     has_rsample = True
 
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.positive
+    _init_params = ("loc", "scale")
+
     def __init__(self, loc, scale, validate_args=None):
-        self.base_dist = Normal(loc, scale)
+        self.base_dist = Normal(loc, scale, validate_args=False)
         self.loc, self.scale = self.base_dist.loc, self.base_dist.scale
-        super().__init__(self.base_dist.batch_shape)
+        super().__init__(self.base_dist.batch_shape, validate_args=validate_args)
+
+    @property
+    def mode(self):
+        return T.exp(self.loc - self.scale ** 2)
 
     def rsample(self, sample_shape=()):
         return T.exp(self.base_dist.rsample(sample_shape))
@@ -350,7 +661,15 @@ class MultivariateNormal(Distribution):
         k = loc.shape[-1]
         self.loc = T.broadcast_to(loc, batch + (k,))
         self.scale_tril = T.broadcast_to(L, batch + (k, k))
-        super().__init__(batch, (k,))
+        super().__init__(batch, (k,), validate_args=validate_args)
+
+    arg_constraints = {"loc": constraints.real_vector, "scale_tril": constraints.lower_cholesky}
+    support = constraints.real_vector
+    _init_params = ("loc", "scale_tril")
+
+    @property
+    def mode(self):
+        return self.loc
 
     @property
     def covariance_matrix(self):
@@ -408,9 +727,29 @@ class Independent(Distribution):
                              f"actual {n} vs {len(base_distribution.batch_shape)}")
         self.base_dist, self.reinterpreted_batch_ndims = base_distribution, n
         self.has_rsample = base_distribution.has_rsample
+        self.has_enumerate_support = base_distribution.has_enumerate_support and n == 0
         cut = len(base_distribution.batch_shape) - n
         super().__init__(base_distribution.batch_shape[:cut],
-                         base_distribution.batch_shape[cut:] + base_distribution.event_shape)
+                         base_distribution.batch_shape[cut:] + base_distribution.event_shape, validate_args=False)
+
+    arg_constraints = {}
+
+    @property
+    def support(self):
+        base = self.base_dist.support
+        return constraints.independent(base, self.reinterpreted_batch_ndims) if self.reinterpreted_batch_ndims else base
+
+    @property
+    def mode(self):
+        return self.base_dist.mode
+
+    def expand(self, batch_shape, _instance=None):
+        batch_shape = tuple(batch_shape)
+        base = self.base_dist.expand(batch_shape + tuple(self.event_shape[:self.reinterpreted_batch_ndims]))
+        return Independent(base, self.reinterpreted_batch_ndims)
+
+    def __repr__(self):
+        return f"Independent({self.base_dist!r}, {self.reinterpreted_batch_ndims})"
 
     def _sum(self, x):
         for _ in range(self.reinterpreted_batch_ndims):
@@ -512,9 +851,13 @@ class Gamma(Distribution):
     through the division."""
     has_rsample = True
 
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.nonnegative
+    _init_params = ("concentration", "rate")
+
     def __init__(self, concentration, rate, validate_args=None):
         (self.concentration, self.rate), shape = _broadcast(concentration, rate)
-        super().__init__(shape)
+        super().__init__(shape, validate_args=validate_args)
 
     def rsample(self, sample_shape=()):
         shape = _shape(sample_shape) + self.batch_shape
@@ -548,20 +891,27 @@ class Gamma(Distribution):
 class Chi2(Gamma):
     """Gamma(df / 2, 1 / 2)."""
 
+    arg_constraints = {"df": constraints.positive}
+    _init_params = ("df",)
+
     def __init__(self, df, validate_args=None):
         self.df = _as_tensor(df)
-        super().__init__(0.5 * self.df, T.full_like(self.df, 0.5))
+        super().__init__(0.5 * self.df, T.full_like(self.df, 0.5), validate_args=validate_args)
 
 
 class Dirichlet(Distribution):
     """Gamma(alpha) / sum over the last axis of `concentration` (..., K): event_shape (K,)."""
     has_rsample = True
 
+    arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
+    support = constraints.simplex
+    _init_params = ("concentration",)
+
     def __init__(self, concentration, validate_args=None):
         self.concentration = _as_tensor(concentration)
         if len(self.concentration.shape) < 1:
             raise ValueError("`concentration` parameter must be at least one-dimensional.")
-        super().__init__(self.concentration.shape[:-1], self.concentration.shape[-1:])
+        super().__init__(self.concentration.shape[:-1], self.concentration.shape[-1:], validate_args=validate_args)
 
     def rsample(self, sample_shape=()):
         """Normalized Gamma(concentration) samples, with _standard_gamma_rsample's gradient."""
@@ -594,15 +944,20 @@ class Beta(Distribution):
     a Dirichlet over (x, 1 - x)."""
     has_rsample = True
 
+    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    _init_params = ("concentration1", "concentration0")
+
     def __init__(self, concentration1, concentration0, validate_args=None):
         (self.concentration1, self.concentration0), shape = _broadcast(concentration1, concentration0)
-        self._dirichlet = Dirichlet(T.stack([self.concentration1, self.concentration0], -1))
-        super().__init__(shape)
+        self._dirichlet = Dirichlet(T.stack([self.concentration1, self.concentration0], -1), validate_args=False)
+        super().__init__(shape, validate_args=validate_args)
 
     def rsample(self, sample_shape=()):
         return self._dirichlet.rsample(sample_shape).select(-1, 0)
 
     def log_prob(self, value):
+        value = _as_tensor(value, self.concentration1)
         return self._dirichlet.log_prob(T.stack([value, 1.0 - value], -1))
 
     def entropy(self):
@@ -622,9 +977,13 @@ class Poisson(Distribution):
     """rate^k e^(-rate) / k! for k = 0, 1, 2, ...; samples are drawn on the client with NumPy
     (seeded from GT's generator, one sync to read the rates) and are float tensors of counts."""
 
+    arg_constraints = {"rate": constraints.nonnegative}
+    support = constraints.nonnegative_integer
+    _init_params = ("rate",)
+
     def __init__(self, rate, validate_args=None):
         self.rate = _as_tensor(rate)
-        super().__init__(self.rate.shape)
+        super().__init__(self.rate.shape, validate_args=validate_args)
 
     def sample(self, sample_shape=()):
         import numpy as np
@@ -649,13 +1008,46 @@ class Poisson(Distribution):
         return self.rate
 
 
+_KL_REGISTRY = {}  # (type p, type q) -> fn(p, q), what register_kl added
+
+
+def register_kl(type_p, type_q):
+    """Decorator: fn(p, q) computes kl_divergence(p, q) for p of type_p and q of type_q (or
+    subclasses: the most specific registered pair wins), as torch.distributions.kl.register_kl."""
+    if not (isinstance(type_p, type) and issubclass(type_p, Distribution) and isinstance(type_q, type)
+            and issubclass(type_q, Distribution)):
+        raise TypeError(f"Expected type_p and type_q to be Distribution subclasses but got {type_p} and {type_q}")
+
+    def decorator(fn):
+        _KL_REGISTRY[type_p, type_q] = fn
+        return fn
+    return decorator
+
+
+def _registered_kl(p, q):
+    matches = [(tp, tq) for tp, tq in _KL_REGISTRY if isinstance(p, tp) and isinstance(q, tq)]
+    if not matches:
+        return None
+    best = min(matches, key=lambda m: (type(p).__mro__.index(m[0]), type(q).__mro__.index(m[1])))
+    return _KL_REGISTRY[best]
+
+
 def kl_divergence(p, q):
-    """KL(p || q) for two distributions of the same kind here (Normal, Categorical, Bernoulli,
-    Uniform, Exponential, Laplace, LogNormal, MultivariateNormal, Gamma, Chi2, Beta, Dirichlet,
-    Independent over such),
-    elementwise over the batch; NotImplementedError for other pairs."""
+    """KL(p || q), elementwise over the batch: a pair register_kl added, else two distributions
+    of the same kind here (Normal, Categorical, OneHotCategorical, Bernoulli, Uniform, Exponential,
+    Laplace, LogNormal, MultivariateNormal, Gamma, Chi2, Beta, Dirichlet, Poisson, Independent
+    over such; inf where q gives no probability to what p can draw, as PyTorch's);
+    NotImplementedError for other pairs."""
+    fn = _registered_kl(p, q)
+    if fn is not None:
+        return fn(p, q)
     if type(p) is not type(q):
-        raise NotImplementedError(f"kl_divergence({type(p).__name__}, {type(q).__name__}) is not implemented")
+        raise NotImplementedError(f"No KL(p || q) is implemented for p type {type(p).__name__} and q type "
+                                  f"{type(q).__name__}")
+    if isinstance(p, OneHotCategorical):
+        return kl_divergence(p._categorical, q._categorical)
+    if isinstance(p, Poisson):
+        return p.rate * (T.log(p.rate) - T.log(q.rate)) - (p.rate - q.rate)
     if isinstance(p, Independent):
         if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
             raise NotImplementedError("kl_divergence of Independent distributions over different event axes")
@@ -697,11 +1089,88 @@ def kl_divergence(p, q):
         return 0.5 * (var_ratio + t1 - 1 - T.log(var_ratio))
     if isinstance(p, Categorical):
         t = p.probs * (p.logits - q.logits)
-        return T.where(p.probs == 0, 0.0, t).sum(-1)
+        t = T.where(T.broadcast_to(q.probs == 0, t.shape), float("inf"), t)
+        return T.where(T.broadcast_to(p.probs == 0, t.shape), 0.0, t).sum(-1)
     if isinstance(p, Bernoulli):
-        return (p.probs * (F.softplus(-q.logits) - F.softplus(-p.logits))
-                + (1 - p.probs) * (F.softplus(q.logits) - F.softplus(p.logits)))
+        t1 = p.probs * (F.softplus(-q.logits) - F.softplus(-p.logits))
+        t1 = T.where(p.probs == 0, 0.0, T.where(q.probs == 0, float("inf"), t1))
+        t2 = (1 - p.probs) * (F.softplus(q.logits) - F.softplus(p.logits))
+        t2 = T.where(p.probs == 1, 0.0, T.where(q.probs == 1, float("inf"), t2))
+        return t1 + t2
     if isinstance(p, Uniform):
         inside = (q.low <= p.low) & (p.high <= q.high)
         return T.where(inside, T.log((q.high - q.low) / (p.high - p.low)), float("inf"))
     raise NotImplementedError(f"kl_divergence for {type(p).__name__} is not implemented")
+
+
+class OneHotCategorical(Distribution):
+    """Categorical with one-hot samples: sample() gives float vectors (..., K) with one 1;
+    log_prob takes such vectors (as torch.distributions.OneHotCategorical)."""
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
+    support = constraints.one_hot
+    has_enumerate_support = True
+    _init_params = ("logits",)
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        self._categorical = Categorical(probs, logits, validate_args)
+        self.probs, self.logits = self._categorical.probs, self._categorical.logits
+        super().__init__(self._categorical.batch_shape, (self._categorical._num_events,), validate_args=False)
+        self._validate_args = self._categorical._validate_args
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape
+
+    def sample(self, sample_shape=()):
+        indices = self._categorical.sample(sample_shape)
+        return F.one_hot(indices, self._categorical._num_events).to(self.probs.dtype)
+
+    def log_prob(self, value):
+        return self._categorical.log_prob(value.argmax(-1))
+
+    def entropy(self):
+        return self._categorical.entropy()
+
+    def enumerate_support(self, expand=True):
+        n = self._categorical._num_events
+        values = _tensor.eye(n, dtype=self.probs.dtype).reshape((n,) + (1,) * len(self.batch_shape) + (n,))
+        return T.broadcast_to(values, (n,) + tuple(self.batch_shape) + (n,)) if expand else values
+
+    @property
+    def mean(self):
+        return self.probs
+
+    @property
+    def mode(self):
+        return F.one_hot(self.probs.argmax(-1), self._categorical._num_events).to(self.probs.dtype)
+
+    @property
+    def variance(self):
+        return self.probs * (1 - self.probs)
+
+
+from . import transforms  # noqa: E402  (torch.distributions.transforms)
+from .transformed_distribution import TransformedDistribution  # noqa: E402
+
+
+def _submodules():
+    """torch.distributions.<file> (categorical, normal, kl, ...): PyTorch defines each class in
+    a file of its own, and scripts import from there (cleanrl: `from torch.distributions.categorical
+    import Categorical`)."""
+    import types
+    this = sys.modules[__name__]
+    files = {"distribution": "Distribution", "categorical": "Categorical", "normal": "Normal",
+             "bernoulli": "Bernoulli", "uniform": "Uniform", "exponential": "Exponential", "laplace": "Laplace",
+             "log_normal": "LogNormal", "multivariate_normal": "MultivariateNormal", "independent": "Independent",
+             "gamma": "Gamma", "chi2": "Chi2", "beta": "Beta", "dirichlet": "Dirichlet", "poisson": "Poisson",
+             "one_hot_categorical": "OneHotCategorical", "kl": "kl_divergence register_kl",
+             "utils": "broadcast_all probs_to_logits logits_to_probs clamp_probs"}
+    for file, names in files.items():
+        sub = types.ModuleType(f"{__name__}.{file}", f"torch.distributions.{file}")
+        for name in names.split():
+            setattr(sub, name, getattr(this, name))
+        sys.modules[sub.__name__] = sub
+        setattr(this, file, sub)
+
+
+_submodules()

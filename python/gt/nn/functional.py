@@ -148,6 +148,21 @@ def leaky_relu(x, negative_slope=0.01):
     return T.where(x > 0, x, x * negative_slope)
 
 
+def _keeps_input_dtype(norm):
+    """A normalization whose float16/bfloat16 input has float32 parameters (a half model whose
+    norm layers stayed float32, CLIP's fp16 build) computes in float32 and gives the input's
+    dtype, as PyTorch's (outside autocast, whose own casting rules then apply)."""
+    @functools.wraps(norm)
+    def call(input, *args, **kwargs):
+        low = input.dtype
+        if low in (_dt.float16, _dt.bfloat16) and _tensor._autocast_dtype is None and any(
+                isinstance(a, T.Tensor) and a.dtype == _dt.float32 for a in list(args) + list(kwargs.values())):
+            return T.cast(norm(T.cast(input, _dt.float32), *args, **kwargs), low)
+        return norm(input, *args, **kwargs)
+    return call
+
+
+@_keeps_input_dtype
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(x - mean) / sqrt(var + eps) * weight + bias over the last len(normalized_shape) axes
     (biased variance, Ba et al. 2016)."""
@@ -157,6 +172,11 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     if x.shape[x.ndim - len(normalized_shape):] != normalized_shape:
         raise _C.ShapeError(f"layer_norm: normalized_shape {list(normalized_shape)} does not match the "
                               f"last axes of input of shape {list(x.shape)}")
+    for p in (weight, bias):
+        if p is not None and p.dtype != x.dtype and x.dtype in (_dt.float32, _dt.float64) and \
+                _tensor._autocast_dtype is None:  # (as PyTorch's, which does not promote here)
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of "
+                               f"{'Float' if x.dtype == _dt.float32 else 'Double'}")
     axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
     y = _Standardize.apply(x, axes, eps)[0]
     if weight is not None:
@@ -509,6 +529,92 @@ def _masked_softmax(scores):
     attention gives (plain softmax: NaN); its gradient there is 0, not NaN."""
     ok = T.amax(scores, -1, keepdim=True) > float("-inf")
     return T.where(ok, T.softmax(T.where(ok, scores, 0.0), -1), 0.0)
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+                                 bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+                                 training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+                                 v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
+                                 is_causal=False):
+    """nn.MultiheadAttention's computation on query (L, N, E), key (S, N, kdim), value
+    (S, N, vdim) (or unbatched (L, E) ...): softmax(q k^T / sqrt(E / num_heads) + mask) v per
+    head, heads joined and projected by out_proj_weight (E, E). The projections are
+    in_proj_weight (3E, E), or q/k/v_proj_weight with use_separate_proj_weight; in_proj_bias
+    (3E,) or None. bias_k/bias_v (1, 1, E) are appended to the keys and values, add_zero_attn
+    appends a zero key and value (the masks padded with a column that allows them). A bool
+    mask is True where attention is NOT allowed (attn_mask (L, S) or (N * num_heads, L, S);
+    key_padding_mask (N, S)); a float mask is added to the scores. Returns (output, weights):
+    weights (N, L, S) averaged over heads, or (N, num_heads, L, S), or None without
+    need_weights. As torch.nn.functional.multi_head_attention_forward (static_k/static_v raise
+    NotImplementedError)."""
+    if static_k is not None or static_v is not None:
+        raise NotImplementedError("multi_head_attention_forward: static_k / static_v are not supported by GT")
+    unbatched = query.ndim == 2
+    if unbatched:
+        query, key, value = T.unsqueeze(query, 1), T.unsqueeze(key, 1), T.unsqueeze(value, 1)
+        if key_padding_mask is not None:
+            key_padding_mask = T.unsqueeze(key_padding_mask, 0)
+    L, N, E = query.shape
+    S = key.shape[0]
+    if E != embed_dim_to_check:
+        raise ValueError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {E}")
+    if use_separate_proj_weight:
+        Wq, Wk, Wv = q_proj_weight, k_proj_weight, v_proj_weight
+    else:
+        w = in_proj_weight
+        Wq, Wk, Wv = T.narrow(w, 0, 0, E), T.narrow(w, 0, E, E), T.narrow(w, 0, 2 * E, E)
+    kdim, vdim = Wk.shape[1], Wv.shape[1]
+    if key.shape[:2] != value.shape[:2] or key.shape[1:] != (N, kdim) or value.shape[2] != vdim:
+        raise ValueError(f"key {list(key.shape)} and value {list(value.shape)} must be (S, N, kdim) and "
+                         f"(S, N, vdim) with N={N}, kdim={kdim}, vdim={vdim}")
+    b = in_proj_bias
+    bq, bk, bv = (None, None, None) if b is None else (T.narrow(b, 0, 0, E), T.narrow(b, 0, E, E),
+                                                       T.narrow(b, 0, 2 * E, E))
+    H = num_heads
+    D = E // H
+    q, k, v = linear(query, Wq, bq), linear(key, Wk, bk), linear(value, Wv, bv)  # (L or S, N, E)
+
+    def pad(mask):  # one more key position, allowed
+        if mask is None:
+            return None
+        extra = T.zeros(*mask.shape[:-1], 1, dtype=mask.dtype)
+        return T.cat([mask, extra], -1)
+
+    if bias_k is not None:
+        k = T.cat([k, T.expand(bias_k, 1, N, E)], 0)
+        v = T.cat([v, T.expand(bias_v, 1, N, E)], 0)
+        attn_mask, key_padding_mask, S = pad(attn_mask), pad(key_padding_mask), S + 1
+    if add_zero_attn:
+        zero = T.zeros(1, N, E, dtype=k.dtype)
+        k, v = T.cat([k, zero], 0), T.cat([v, zero], 0)
+        attn_mask, key_padding_mask, S = pad(attn_mask), pad(key_padding_mask), S + 1
+
+    def heads(x, length):  # (length, N, E) -> (N, H, length, D)
+        return T.permute(T.reshape(x, length, N, H, D), 1, 2, 0, 3)
+
+    q, k, v = heads(q, L), heads(k, S), heads(v, S)
+    scores = T.matmul(q, T.transpose(k, -2, -1)) * (1.0 / math.sqrt(D))  # (N, H, L, S)
+    if is_causal and attn_mask is None:
+        attn_mask = T.triu(T.ones(L, S, dtype=_dt.bool), diagonal=1)
+    if attn_mask is not None:
+        mask = attn_mask if attn_mask.ndim == 2 else T.reshape(attn_mask, N, H, L, S)
+        scores = T.masked_fill(scores, mask, float("-inf")) if mask.dtype == _dt.bool else scores + mask
+    if key_padding_mask is not None:
+        padding = T.reshape(key_padding_mask, N, 1, 1, S)
+        scores = T.masked_fill(scores, padding, float("-inf")) if padding.dtype == _dt.bool else scores + padding
+    weights = _masked_softmax(scores) if attn_mask is not None or key_padding_mask is not None else \
+        T.softmax(scores, -1)
+    dropped = dropout(weights, dropout_p, training) if dropout_p > 0 else weights
+    out = T.reshape(T.permute(T.matmul(dropped, v), 2, 0, 1, 3), L, N, E)  # (L, N, E)
+    out = linear(out, out_proj_weight, out_proj_bias)
+    if unbatched:
+        out = T.squeeze(out, 1)
+    if not need_weights:
+        return out, None
+    if average_attn_weights:
+        weights = T.mean(weights, 1)
+    return out, (T.squeeze(weights, 0) if unbatched else weights)
 
 
 def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
@@ -1034,6 +1140,7 @@ def _channel_affine(y, weight, bias):
     return y
 
 
+@_keeps_input_dtype
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Batch normalization (Ioffe & Szegedy 2015) of (N, C, *) input over every axis but C:
     (x - mean) / sqrt(var + eps) * weight + bias. Training (or no running stats) uses the
@@ -1062,6 +1169,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     return _channel_affine(y, weight, bias)
 
 
+@_keeps_input_dtype
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-5):
     """Normalizes each (sample, channel) plane of (N, C, *) input over its spatial axes (Ulyanov
@@ -1089,6 +1197,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     return _channel_affine(y, weight, bias)
 
 
+@_keeps_input_dtype
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Group normalization (Wu & He 2018) of (N, C, *) input: the channels split into num_groups
     groups, each sample's group normalized over its channels and spatial axes (biased

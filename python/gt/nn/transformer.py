@@ -75,72 +75,19 @@ class MultiheadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
-        unbatched = query.ndim == 2
-        if unbatched:
-            query, key, value = T.unsqueeze(query, 1), T.unsqueeze(key, 1), T.unsqueeze(value, 1)
-            if key_padding_mask is not None:
-                key_padding_mask = T.unsqueeze(key_padding_mask, 0)
-        elif self.batch_first:
+        batched = query.ndim == 3
+        if batched and self.batch_first:
             query, key, value = (T.transpose(t, 0, 1) for t in (query, key, value))
-        L, N, E = query.shape
-        S = key.shape[0]
-        if E != self.embed_dim:
-            raise ValueError(f"was expecting embedding dimension of {self.embed_dim}, but got {E}")
-        if key.shape[:2] != value.shape[:2] or key.shape[1:] != (N, self.kdim) or value.shape[2] != self.vdim:
-            raise ValueError(f"key {list(key.shape)} and value {list(value.shape)} must be (S, N, kdim) and "
-                             f"(S, N, vdim) with N={N}, kdim={self.kdim}, vdim={self.vdim}")
-        w, b = self.in_proj_weight, self.in_proj_bias
-        if w is not None:
-            Wq, Wk, Wv = T.narrow(w, 0, 0, E), T.narrow(w, 0, E, E), T.narrow(w, 0, 2 * E, E)
-        else:
-            Wq, Wk, Wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
-        bq, bk, bv = (None, None, None) if b is None else (T.narrow(b, 0, 0, E), T.narrow(b, 0, E, E),
-                                                           T.narrow(b, 0, 2 * E, E))
-        H, D = self.num_heads, self.head_dim
-        q, k, v = F.linear(query, Wq, bq), F.linear(key, Wk, bk), F.linear(value, Wv, bv)  # (L or S, N, E)
-
-        def pad(mask):  # one more key position, allowed
-            if mask is None:
-                return None
-            extra = T.zeros(*mask.shape[:-1], 1, dtype=mask.dtype)
-            return T.cat([mask, extra], -1)
-
-        if self.bias_k is not None:
-            k = T.cat([k, T.expand(self.bias_k, 1, N, E)], 0)
-            v = T.cat([v, T.expand(self.bias_v, 1, N, E)], 0)
-            attn_mask, key_padding_mask, S = pad(attn_mask), pad(key_padding_mask), S + 1
-        if self.add_zero_attn:
-            zero = T.zeros(1, N, E, dtype=k.dtype)
-            k, v = T.cat([k, zero], 0), T.cat([v, zero], 0)
-            attn_mask, key_padding_mask, S = pad(attn_mask), pad(key_padding_mask), S + 1
-
-        def heads(x, length):  # (length, N, E) -> (N, H, length, D)
-            return T.permute(T.reshape(x, length, N, H, D), 1, 2, 0, 3)
-
-        q, k, v = heads(q, L), heads(k, S), heads(v, S)
-        scores = T.matmul(q, T.transpose(k, -2, -1)) * (1.0 / math.sqrt(D))  # (N, H, L, S)
-        if is_causal and attn_mask is None:
-            attn_mask = T.triu(T.ones(L, S, dtype=_dt.bool), diagonal=1)
-        if attn_mask is not None:
-            mask = attn_mask if attn_mask.ndim == 2 else T.reshape(attn_mask, N, H, L, S)
-            scores = T.masked_fill(scores, mask, float("-inf")) if mask.dtype == _dt.bool else scores + mask
-        if key_padding_mask is not None:
-            pad = T.reshape(key_padding_mask, N, 1, 1, S)
-            scores = T.masked_fill(scores, pad, float("-inf")) if pad.dtype == _dt.bool else scores + pad
-        weights = F._masked_softmax(scores) if attn_mask is not None or key_padding_mask is not None else \
-            T.softmax(scores, -1)
-        dropped = F.dropout(weights, self.dropout, self.training) if self.dropout > 0 else weights
-        out = T.reshape(T.permute(T.matmul(dropped, v), 2, 0, 1, 3), L, N, E)  # (L, N, E)
-        out = self.out_proj(out)
-        if unbatched:
-            out = T.squeeze(out, 1)
-        elif self.batch_first:
+        out, weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
+            self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
+            training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
+            attn_mask=attn_mask, use_separate_proj_weight=not self._qkv_same_embed_dim,
+            q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average_attn_weights, is_causal=is_causal)
+        if batched and self.batch_first:
             out = T.transpose(out, 0, 1)
-        if not need_weights:
-            return out, None
-        if average_attn_weights:
-            weights = T.mean(weights, 1)
-        return out, (T.squeeze(weights, 0) if unbatched else weights)
+        return out, weights
 
 
 def _attend(attention, x, memory, mask, padding, is_causal):

@@ -19,3 +19,8 @@ from . import datasets, io, models, ops, transforms, utils  # noqa: F401
 from .. import version as _version
 
 __version__ = _version.torchvision_version()  # (torchvision's API version under gt.as_torch)
+
+
+def _is_tracing():
+    """False: GT does not trace Python (torchvision asks before shape-dependent branches)."""
+    return False

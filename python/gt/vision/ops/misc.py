@@ -74,3 +74,6 @@ def sigmoid_focal_loss(inputs, targets, alpha=0.25, gamma=2, reduction="none"):
     if reduction != "none":
         raise ValueError(f"Invalid Value for arg 'reduction': '{reduction}'")
     return loss
+
+
+interpolate = F.interpolate  # (torchvision.ops.misc.interpolate: nn.functional's, as in torchvision >= 0.10)
