@@ -191,3 +191,54 @@ def test_chained_scheduler_multiplies_the_factors():
     assert chained.get_last_lr() == [opt.param_groups[0]["lr"]]
     with pytest.raises(ValueError, match="same optimizer"):
         S.ChainedScheduler([S.StepLR(sgd(), 2), S.StepLR(sgd(), 2)])
+
+
+def test_decays_are_pytorchs_recursive_forms_to_the_last_bit():
+    # PyTorch computes each lr from the group's current one: 0.1 * 0.7 * 0.7 * 0.7, not
+    # 0.1 * 0.7 ** 3 (they differ in the last bit), and a script's own change to lr carries on
+    p = gt.nn.Parameter(gt.zeros(1))
+    opt = gt.optim.SGD([p], lr=0.1)
+    s = gt.optim.lr_scheduler.StepLR(opt, step_size=3, gamma=0.7)
+    lrs = []
+    for _ in range(9):
+        opt.step()
+        s.step()
+        lrs.append(opt.param_groups[0]["lr"])
+    assert lrs[-1] == ((0.1 * 0.7) * 0.7) * 0.7 and lrs[-1] != 0.1 * 0.7 ** 3
+    opt = gt.optim.SGD([p], lr=0.1)
+    s = gt.optim.lr_scheduler.ExponentialLR(opt, gamma=0.9)
+    s.step()
+    opt.param_groups[0]["lr"] *= 0.5  # (a manual change: the schedule continues from it)
+    s.step()
+    assert opt.param_groups[0]["lr"] == 0.1 * 0.9 * 0.5 * 0.9 and s.get_last_lr() == [opt.param_groups[0]["lr"]]
+    opt = gt.optim.SGD([p], lr=1.0)
+    s = gt.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=4)
+    expected = 1.0
+    for t in range(1, 6):
+        s.step()
+        if t == 5:  # past T_max: PyTorch's step that starts the next half period
+            expected = expected + (1 - math.cos(math.pi / 4)) / 2
+        else:
+            expected = (1 + math.cos(math.pi * t / 4)) / (1 + math.cos(math.pi * (t - 1) / 4)) * expected
+        assert opt.param_groups[0]["lr"] == expected
+    with pytest.warns(UserWarning, match="get_last_lr"):  # get_lr() outside step(), as PyTorch warns
+        s.get_lr()
+    state = s.state_dict()
+    assert state["_is_initial"] is False and state["_get_lr_called_within_step"] is False
+    with pytest.warns(UserWarning, match="epoch parameter"):
+        s.step(2)  # the deprecated form: the closed form of epoch 2
+    assert opt.param_groups[0]["lr"] == (1 + math.cos(math.pi * 2 / 4)) / 2
+
+
+def test_chained_scheduler_steps_each_scheduler():
+    p = gt.nn.Parameter(gt.zeros(1))
+    opt = gt.optim.SGD([p], lr=1.0)
+    L = gt.optim.lr_scheduler
+    chain = L.ChainedScheduler([L.ConstantLR(opt, factor=0.5, total_iters=2), L.ExponentialLR(opt, gamma=0.9)])
+    lrs = [opt.param_groups[0]["lr"]]
+    for _ in range(3):
+        chain.step()
+        lrs.append(opt.param_groups[0]["lr"])
+    assert lrs == [0.5, 0.5 * 0.9, 0.5 * 0.9 * (1 / 0.5) * 0.9, 0.5 * 0.9 * (1 / 0.5) * 0.9 * 0.9]
+    with pytest.raises(ValueError, match="same optimizer"):
+        L.ChainedScheduler([L.ExponentialLR(opt, 0.9), L.ExponentialLR(gt.optim.SGD([p], lr=1.0), 0.9)])

@@ -1,17 +1,67 @@
-"""Learning-rate schedules (torch.optim.lr_scheduler): each sets group['lr'] of its optimizer
-from the initial learning rates and the epoch count; call step() once per epoch (or step)."""
+"""Learning-rate schedules (torch.optim.lr_scheduler): each sets group['lr'] of its optimizer;
+call step() once per epoch (or batch).
+
+As PyTorch's, the decays that PyTorch writes recursively (StepLR, MultiStepLR, ConstantLR,
+LinearLR, ExponentialLR, PolynomialLR, CosineAnnealingLR, MultiplicativeLR) compute each lr
+from the group's current lr (get_lr), so their rates are PyTorch's to the last bit, a change a
+script makes to group['lr'] carries on, and ChainedScheduler composes them by stepping each;
+step(epoch) (deprecated in PyTorch, with its warning) uses the closed form of the epoch
+(_get_closed_form_lr). The others (LambdaLR, CyclicLR, OneCycleLR, the warm restarts) are
+closed forms of the step count, as PyTorch's."""
 import bisect
+import collections
 import math
+import types
+import warnings
+
+_EPOCH_DEPRECATION_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where possible. Please "
+    "use `scheduler.step()` to step the scheduler. During the deprecation, if epoch is different from None, the "
+    "closed form is used instead of the new chainable form, where available. Please open an issue if you are "
+    "unable to replicate your use case: https://github.com/pytorch/pytorch/issues/new/choose.")
+
+
+def _warn_get_lr_called_within_step(scheduler):
+    if not scheduler._get_lr_called_within_step:
+        warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+                      UserWarning, stacklevel=3)
+
+
+def _lrs(optimizer):
+    return [g["lr"] for g in optimizer.param_groups]
 
 
 class LRScheduler:
+    """The base class: base_lrs (each group's initial_lr), last_epoch (-1 before the first
+    step, which the constructor takes), get_last_lr(); state_dict() holds every attribute but
+    the optimizer, as PyTorch's. Raises KeyError for last_epoch >= 0 when the optimizer's groups
+    have no initial_lr (a resumed scheduler needs its optimizer's state first)."""
+    _is_initial = False
+    _get_lr_called_within_step = False
+
     def __init__(self, optimizer, last_epoch=-1):
         self.optimizer = optimizer
-        for g in optimizer.param_groups:
-            g.setdefault("initial_lr", g["lr"])
+        if last_epoch == -1:
+            for g in optimizer.param_groups:
+                g.setdefault("initial_lr", g["lr"])
+        else:
+            for i, g in enumerate(optimizer.param_groups):
+                if "initial_lr" not in g:
+                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] when resuming "
+                                   "scheduler with last_epoch >= 0.")
         self.base_lrs = [g["initial_lr"] for g in optimizer.param_groups]
         self.last_epoch = last_epoch
-        self.step()
+        self._initial_step()
+
+    def _initial_step(self):
+        """The constructor's step (last_epoch -1 -> 0), marked as the initial one."""
+        self._step_count = 0
+        self._get_lr_called_within_step = False
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
 
     def get_lr(self):
         raise NotImplementedError
@@ -21,11 +71,9 @@ class LRScheduler:
         return list(getattr(self, "_last_lr", [g["lr"] for g in self.optimizer.param_groups]))
 
     def _set_lrs(self, lrs):
-        """Sets each group's lr; counts the step and keeps the rates, as PyTorch's
-        (_step_count, _last_lr: in state_dict too)."""
+        """Sets each group's lr and keeps the rates (_last_lr, in state_dict too)."""
         for g, lr in zip(self.optimizer.param_groups, lrs):
             g["lr"] = lr
-        self._step_count = getattr(self, "_step_count", 0) + 1
         self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
 
     def state_dict(self):
@@ -38,10 +86,23 @@ class LRScheduler:
         self.__dict__.update(state_dict)
 
     def step(self, epoch=None):
-        """Moves to the next epoch (or to `epoch`, PyTorch's deprecated form: the schedules
-        here are closed forms of the epoch) and sets each group's lr."""
-        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
-        self._set_lrs(self.get_lr())
+        """Moves to the next epoch and sets each group's lr; step(epoch), PyTorch's deprecated
+        form, jumps to `epoch` through the schedule's closed form (with PyTorch's warning)."""
+        self._step_count = getattr(self, "_step_count", 0) + 1
+        if epoch is not None:
+            warnings.warn(_EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self._get_lr_called_within_step = True
+        try:
+            if epoch is None:
+                self.last_epoch += 1
+                lrs = self.get_lr()
+            else:
+                self.last_epoch = epoch
+                closed = getattr(self, "_get_closed_form_lr", None)
+                lrs = closed() if closed is not None else self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        self._set_lrs(lrs)
 
 
 class LambdaLR(LRScheduler):
@@ -55,15 +116,31 @@ class LambdaLR(LRScheduler):
     def get_lr(self):
         return [base * f(self.last_epoch) for base, f in zip(self.base_lrs, self.lr_lambdas)]
 
+    def state_dict(self):
+        """As PyTorch's: lr_lambdas holds None for a function (rebuilt by the code that made the
+        scheduler) and the attributes of a callable object."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+        state["lr_lambdas"] = [None if isinstance(f, types.FunctionType) else dict(getattr(f, "__dict__", {}))
+                               for f in self.lr_lambdas]
+        return state
+
+    def load_state_dict(self, state_dict):
+        state = dict(state_dict)
+        lambdas = state.pop("lr_lambdas", [])
+        self.__dict__.update(state)
+        for f, saved in zip(self.lr_lambdas, lambdas):
+            if saved is not None:
+                f.__dict__.update(saved)
+
 
 class MultiplicativeLR(LambdaLR):
-    """lr = the previous epoch's lr * lr_lambda(epoch) (from epoch 1 on), as PyTorch's."""
+    """lr = the previous epoch's lr * lr_lambda(epoch) (after the constructor's step), as PyTorch's."""
 
     def get_lr(self):
-        groups = self.optimizer.param_groups
-        if self.last_epoch <= 0:
-            return [g["lr"] for g in groups]
-        return [g["lr"] * f(self.last_epoch) for g, f in zip(groups, self.lr_lambdas)]
+        _warn_get_lr_called_within_step(self)
+        if self._is_initial:
+            return _lrs(self.optimizer)
+        return [g["lr"] * f(self.last_epoch) for g, f in zip(self.optimizer.param_groups, self.lr_lambdas)]
 
 
 class PolynomialLR(LRScheduler):
@@ -75,6 +152,14 @@ class PolynomialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _lrs(self.optimizer)
+        factor = ((1.0 - self.last_epoch / self.total_iters) / (1.0 - (self.last_epoch - 1) / self.total_iters)) \
+            ** self.power
+        return [lr * factor for lr in _lrs(self.optimizer)]
+
+    def _get_closed_form_lr(self):
         f = (1.0 - min(self.last_epoch, self.total_iters) / self.total_iters) ** self.power
         return [base * f for base in self.base_lrs]
 
@@ -193,48 +278,81 @@ class CyclicLR(LRScheduler):
 
 
 class StepLR(LRScheduler):
-    """lr = base_lr * gamma ** (epoch // step_size)."""
+    """lr *= gamma every step_size epochs (base_lr * gamma ** (epoch // step_size))."""
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return _lrs(self.optimizer)
+        return [lr * self.gamma for lr in _lrs(self.optimizer)]
+
+    def _get_closed_form_lr(self):
         return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
 
 
 class CosineAnnealingLR(LRScheduler):
     """lr = eta_min + (base_lr - eta_min) (1 + cos(pi epoch / T_max)) / 2 (Loshchilov & Hutter
-    2017, without restarts; the closed form)."""
+    2017, without restarts), stepped by PyTorch's recursive form: each lr from the last one."""
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
         self.T_max, self.eta_min = T_max, eta_min
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
+        t, T = self.last_epoch, self.T_max
+        if self._is_initial:
+            return _lrs(self.optimizer)
+        if self._step_count == 1 and t > 0:
+            return self._get_closed_form_lr()
+        if (t - 1 - T) % (2 * T) == 0:
+            return [lr + (base - self.eta_min) * (1 - math.cos(math.pi / T)) / 2
+                    for base, lr in zip(self.base_lrs, _lrs(self.optimizer))]
+        return [(1 + math.cos(math.pi * t / T)) / (1 + math.cos(math.pi * (t - 1) / T)) * (lr - self.eta_min)
+                + self.eta_min for lr in _lrs(self.optimizer)]
+
+    def _get_closed_form_lr(self):
         return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
                 for base in self.base_lrs]
 
 
 class MultiStepLR(LRScheduler):
-    """lr = base_lr * gamma ** (number of milestones <= epoch)."""
+    """lr *= gamma at each milestone epoch (base_lr * gamma ** (number of milestones <= epoch));
+    `milestones` is kept as a Counter, as PyTorch's."""
 
     def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
-        self.milestones, self.gamma = sorted(milestones), gamma
+        self.milestones, self.gamma = collections.Counter(milestones), gamma
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        return [base * self.gamma ** bisect.bisect_right(self.milestones, self.last_epoch) for base in self.base_lrs]
+        _warn_get_lr_called_within_step(self)
+        if self.last_epoch not in self.milestones:
+            return _lrs(self.optimizer)
+        return [lr * self.gamma ** self.milestones[self.last_epoch] for lr in _lrs(self.optimizer)]
+
+    def _get_closed_form_lr(self):
+        milestones = sorted(self.milestones.elements())
+        return [base * self.gamma ** bisect.bisect_right(milestones, self.last_epoch) for base in self.base_lrs]
 
 
 class ExponentialLR(LRScheduler):
-    """lr = base_lr * gamma ** epoch."""
+    """lr *= gamma each epoch (base_lr * gamma ** epoch)."""
 
     def __init__(self, optimizer, gamma, last_epoch=-1):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
+        if self._is_initial:
+            return _lrs(self.optimizer)
+        return [lr * self.gamma for lr in _lrs(self.optimizer)]
+
+    def _get_closed_form_lr(self):
         return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
 
 
@@ -248,7 +366,15 @@ class ConstantLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        f = self.factor if self.last_epoch < self.total_iters else 1.0
+        _warn_get_lr_called_within_step(self)
+        if self.last_epoch == 0:
+            return [lr * self.factor for lr in _lrs(self.optimizer)]
+        if self.last_epoch != self.total_iters:
+            return _lrs(self.optimizer)
+        return [lr * (1.0 / self.factor) for lr in _lrs(self.optimizer)]
+
+    def _get_closed_form_lr(self):
+        f = self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor)
         return [base * f for base in self.base_lrs]
 
 
@@ -264,51 +390,56 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
+        if self.last_epoch == 0:
+            return [lr * self.start_factor for lr in _lrs(self.optimizer)]
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _lrs(self.optimizer)
+        span = self.end_factor - self.start_factor
+        factor = 1.0 + span / (self.total_iters * self.start_factor + (self.last_epoch - 1) * span)
+        return [lr * factor for lr in _lrs(self.optimizer)]
+
+    def _get_closed_form_lr(self):
         t = min(self.last_epoch, self.total_iters) / self.total_iters
         return [base * (self.start_factor + (self.end_factor - self.start_factor) * t) for base in self.base_lrs]
 
 
 class ChainedScheduler(LRScheduler):
-    """Several schedulers of one optimizer stepped together, their factors multiplied (a
-    ConstantLR warm-up times an ExponentialLR decay), as PyTorch's: each group's lr is base_lr
-    times the product over the schedulers of their lr / base_lr. PyTorch's recursive forms give
-    the same for the schedules that scale base_lr (Step, MultiStep, Exponential, Constant,
-    Linear, Lambda, Polynomial, and cosine annealing to eta_min 0 up to T_max; past T_max
-    PyTorch's cosine adds a step that the other factors do not scale)."""
+    """Several schedulers of one optimizer stepped together (a ConstantLR warm-up with an
+    ExponentialLR decay): step() steps each in turn, each scaling the lr the one before set
+    (the recursive forms compose), as PyTorch's. Raises ValueError for schedulers of other
+    optimizers or a ReduceLROnPlateau."""
 
     def __init__(self, schedulers, optimizer=None):
         schedulers = list(schedulers)
         if not schedulers:
-            raise ValueError("ChainedScheduler expects at least one scheduler")
+            raise ValueError(f"{type(self).__name__} expects at least one scheduler to be chained, but got no scheduler.")
         optimizer = optimizer or schedulers[0].optimizer
-        if any(s.optimizer is not optimizer for s in schedulers):
-            raise ValueError("ChainedScheduler expects all schedulers to belong to the same optimizer")
+        for i, s in enumerate(schedulers):
+            if isinstance(s, ReduceLROnPlateau):
+                raise ValueError(f"{type(self).__name__} does not support `ReduceLROnPlateau` scheduler as it requires "
+                                 f"additional kwargs to be specified when calling `step`, but got one at index {i}")
+            if s.optimizer is not optimizer:
+                raise ValueError(f"{type(self).__name__} expects all schedulers to belong to the same optimizer, but "
+                                 f"got scheduler {type(s).__name__} at index {i} with a different optimizer")
         self.optimizer, self._schedulers = optimizer, schedulers
-        self.base_lrs = [g["initial_lr"] for g in optimizer.param_groups]
-        self._set_lrs(self.get_lr())
-
-    def get_lr(self):
-        lrs = list(self.base_lrs)
-        for s in self._schedulers:
-            lrs = [lr * (own / base if base else 1.0) for lr, own, base in zip(lrs, s.get_lr(), self.base_lrs)]
-        return lrs
-
-    @property
-    def last_epoch(self):
-        return self._schedulers[0].last_epoch
+        self._last_lr = _lrs(optimizer)
 
     def step(self):
         for s in self._schedulers:
-            s.last_epoch += 1
-        self._set_lrs(self.get_lr())
+            s.step()
+        self._last_lr = _lrs(self.optimizer)
 
     def state_dict(self):
-        return {"_schedulers": [s.state_dict() for s in self._schedulers], "_last_lr": self.get_last_lr()}
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
 
     def load_state_dict(self, state_dict):
-        for s, st in zip(self._schedulers, state_dict["_schedulers"]):
+        state = dict(state_dict)
+        for s, st in zip(self._schedulers, state.pop("_schedulers")):
             s.load_state_dict(st)
-        self._last_lr = list(state_dict.get("_last_lr", self.get_last_lr()))
+        self.__dict__.update(state)
 
 
 class SequentialLR(LRScheduler):
@@ -325,21 +456,27 @@ class SequentialLR(LRScheduler):
         self.last_epoch = last_epoch + 1
         for g in optimizer.param_groups:  # undo the step each scheduler took when it was made
             g["lr"] = g["initial_lr"]
-        for s in self._schedulers:
-            s.last_epoch -= 1
-        self._schedulers[0].step()
+        _undo_step(self._schedulers)
+        self._schedulers[0]._initial_step()  # only the first starts now
         self.base_lrs = self._schedulers[0].base_lrs
+        self._last_lr = self._schedulers[0].get_last_lr()
 
     def step(self):
+        """The scheduler of this epoch steps; one whose milestone this is starts at its epoch 0
+        (step(0): its closed form), as PyTorch's."""
         self.last_epoch += 1
         i = bisect.bisect_right(self._milestones, self.last_epoch)
         s = self._schedulers[i]
         if i > 0 and self._milestones[i - 1] == self.last_epoch:
-            s.last_epoch = -1  # this scheduler starts now, at its epoch 0
-        s.step()
+            with warnings.catch_warnings():  # (step(0) is PyTorch's own call here: no deprecation warning)
+                warnings.simplefilter("ignore", UserWarning)
+                s.step(0)
+        else:
+            s.step()
+        self._last_lr = s.get_last_lr()
 
     def state_dict(self):
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers", "base_lrs")}
         state["_schedulers"] = [s.state_dict() for s in self._schedulers]
         return state
 
@@ -348,6 +485,14 @@ class SequentialLR(LRScheduler):
         for s, st in zip(self._schedulers, state.pop("_schedulers")):
             s.load_state_dict(st)
         self.__dict__.update(state)
+
+
+def _undo_step(schedulers):
+    for s in schedulers:
+        if isinstance(s, SequentialLR):
+            _undo_step(s._schedulers)
+        else:
+            s.last_epoch -= 1
 
 
 class OneCycleLR(LRScheduler):
