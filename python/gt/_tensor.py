@@ -40,6 +40,7 @@ _UNPACK_SCALAR = {_dt.float32: struct.Struct("=f").unpack, _dt.float64: struct.S
 # `self.ixes[idx].item()` per sample then waits once, not once per sample). Either is valid
 # only while the handles are still the tensors' own.
 _HOLD_BYTES = 1 << 20
+_Handle = _C.Handle  # a worker tensor's handle (a complex tensor's is a gt._complex._Parts)
 _META = _device.device("meta")
 
 
@@ -217,7 +218,7 @@ class Tensor:
     __array_priority__ = 1000  # numpy_scalar * tensor -> Tensor.__rmul__
 
     def __init__(self, handle, shape=None, dtype=None, requires_grad=False):
-        if shape is None or dtype is None or type(handle) is not _C.Handle:
+        if shape is None or dtype is None or type(handle) is not _Handle:
             if type(handle) is _complex._Parts:  # Tensor(z._h, ...) of a complex z: a complex tensor
                 self.__class__ = _complex.ComplexTensor
                 return _complex.ComplexTensor.__init__(self, handle)
