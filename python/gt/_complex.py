@@ -190,10 +190,6 @@ class ComplexTensor(_T.Tensor):
     def numpy(self):
         return (self._h.re.numpy() + 1j * self._h.im.numpy()).astype(self.dtype.numpy)
 
-    def __array__(self, dtype=None, copy=None):
-        a = self.numpy()
-        return a if dtype is None else a.astype(dtype)
-
     def item(self):
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to a Python scalar")

@@ -183,11 +183,10 @@ def ihfft(input, n=None, dim=-1, norm=None):
     return _complex.conj(_r2c(input, n, dim, _SWAP[norm]))
 
 
-def _dims(input, s, dim, default_all):
+def _dims(input, s, dim):
+    """The dimensions to transform (dim; default all, or the last len(s)) and their sizes."""
     if dim is None:
         dim = list(range(input.ndim)) if s is None else list(range(input.ndim - len(s), input.ndim))
-        if not default_all and s is None:
-            dim = dim
     elif isinstance(dim, int):
         dim = [dim]
     dim = [d % input.ndim for d in dim]
@@ -197,29 +196,29 @@ def _dims(input, s, dim, default_all):
     return dim, (list(s) if s is not None else [None] * len(dim))
 
 
+def _c2c_n(input, s, dim, norm, inverse):
+    dims, sizes = _dims(input, s, dim)
+    out = input
+    for d, n in zip(dims, sizes):
+        out = _c2c(out, n, d, norm, inverse)
+    return out
+
+
 def fftn(input, s=None, dim=None, norm=None):
     """The N-D fft over `dim` (default: all dimensions, or the last len(s)), each cut or padded
     to s[i] points."""
-    dims, sizes = _dims(input, s, dim, True)
-    out = input
-    for d, n in zip(dims, sizes):
-        out = _c2c(out, n, d, norm, inverse=False)
-    return out
+    return _c2c_n(input, s, dim, norm, inverse=False)
 
 
 def ifftn(input, s=None, dim=None, norm=None):
     """The inverse of fftn."""
-    dims, sizes = _dims(input, s, dim, True)
-    out = input
-    for d, n in zip(dims, sizes):
-        out = _c2c(out, n, d, norm, inverse=True)
-    return out
+    return _c2c_n(input, s, dim, norm, inverse=True)
 
 
 def rfftn(input, s=None, dim=None, norm=None):
     """fftn of a real input, the last transformed dimension keeping its non-negative
     frequencies (rfft), the others full (fft)."""
-    dims, sizes = _dims(input, s, dim, True)
+    dims, sizes = _dims(input, s, dim)
     out = _r2c(input, sizes[-1], dims[-1], norm)
     for d, n in zip(dims[:-1], sizes[:-1]):
         out = _c2c(out, n, d, norm, inverse=False)
@@ -229,7 +228,7 @@ def rfftn(input, s=None, dim=None, norm=None):
 def irfftn(input, s=None, dim=None, norm=None):
     """The inverse of rfftn: a real tensor (the last dimension's length s[-1], default
     2 * (input.shape[dim[-1]] - 1))."""
-    dims, sizes = _dims(input, s, dim, True)
+    dims, sizes = _dims(input, s, dim)
     out = input
     for d, n in zip(dims[:-1], sizes[:-1]):
         out = _c2c(out, n, d, norm, inverse=True)
