@@ -108,6 +108,20 @@ from ._complex import real, imag, conj, complex, polar, view_as_real, view_as_co
 conj_physical = resolve_conj = resolve_neg = conj
 from . import fft  # noqa: E402  (torch.fft)
 from . import _torch_c, overrides  # noqa: E402,F401  (torch._C's names libraries call; torch.overrides)
+Stream, Event = cuda.Stream, cuda.Event  # noqa: E402  (torch.Stream / torch.Event: the device-generic names)
+
+
+def get_device_module(device=None):
+    """The module of a device type (gt.cuda for "cuda", gt.cpu for "cpu"); without one, that of
+    the session's workers, as torch.get_device_module."""
+    kind = (device.type if isinstance(device, _device_cls) else str(device).split(":")[0]) if device is not None \
+        else ("cuda" if cuda.is_available() else "cpu")
+    if kind not in ("cuda", "cpu"):
+        raise RuntimeError(f"Device '{kind}' does not have a corresponding module registered as 'torch.{kind}'.")
+    return cuda if kind == "cuda" else cpu
+
+
+from ._device import device as _device_cls  # noqa: E402
 from . import _foreach_api  # noqa: E402
 _foreach_api._install(globals())  # torch._foreach_add_, _foreach_lerp_, ...
 from .storage import UntypedStorage, TypedStorage, PyTorchFileReader, PyTorchFileWriter  # noqa: E402

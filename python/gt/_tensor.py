@@ -214,7 +214,8 @@ class Tensor:
     """
     __module__ = "gt"  # type(x) is gt.Tensor, as torch.Tensor
     __slots__ = ("_h", "shape", "dtype", "requires_grad", "grad", "_node", "_hooks", "_retains_grad", "_data_of",
-                 "_host", "_writes", "_view_of", "_priors", "__weakref__")
+                 "_host", "_writes", "_view_of", "_priors", "__weakref__", "__dict__")  # (__dict__: a script's own
+    # attributes, `p._no_weight_decay = True`, as a torch.Tensor takes them)
     __array_priority__ = 1000  # numpy_scalar * tensor -> Tensor.__rmul__
 
     def __init__(self, handle, shape=None, dtype=None, requires_grad=False):
@@ -397,9 +398,11 @@ class Tensor:
         """pickle, copy.deepcopy and gt.save: the values (fetched from the workers), dtype, shape
         and requires_grad; unpickling uploads them again (a copy, as deepcopy of a torch.Tensor).
         The autograd history is not kept. A meta tensor pickles as its shape and dtype."""
+        state = dict(self.__dict__) or None  # (a script's own attributes come along, as PyTorch's)
         if self.is_meta:
-            return (_rebuild_meta, (type(self), self.dtype.name, self.shape, self.requires_grad))
-        return (_rebuild_tensor, (type(self), self.numpy().tobytes(), self.dtype.name, self.shape, self.requires_grad))
+            return (_rebuild_meta, (type(self), self.dtype.name, self.shape, self.requires_grad), state)
+        return (_rebuild_tensor, (type(self), self.numpy().tobytes(), self.dtype.name, self.shape, self.requires_grad),
+                state)
 
     def __format__(self, spec):
         """f"{loss:.4f}": a 0-d tensor formats as its number; another tensor without a format
@@ -642,6 +645,8 @@ class Tensor:
         cast when the dtype differs, else x itself (a copy with copy=True). A device is checked
         and moves nothing: x stays on its session's workers (see gt.device)."""
         for a in args:
+            if a is None:  # x.to(None): no dtype, no device (x itself), as PyTorch's
+                continue
             if isinstance(a, Tensor):
                 dtype = a.dtype if dtype is None else dtype
             elif _device.is_device(a) or (isinstance(a, builtins.int) and not isinstance(a, builtins.bool)):

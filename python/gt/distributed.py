@@ -67,3 +67,29 @@ class DTensor:
 
 tensor.DTensor = DTensor
 _sys.modules[tensor.__name__] = tensor
+
+
+class ProcessGroup:
+    """torch.distributed.ProcessGroup: exists for annotations; GT's one process has no groups."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("ProcessGroup: GT's torch.distributed is a one-process facade (docs/sharding.md)")
+
+
+device_mesh = _types.ModuleType(f"{__name__}.device_mesh", "torch.distributed.device_mesh: DeviceMesh (none in GT).")
+
+
+class DeviceMesh:
+    """torch.distributed.device_mesh.DeviceMesh: exists for annotations; GT lays tensors out on
+    its workers by its sharding config (docs/sharding.md), so making one raises."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("DeviceMesh: GT shards by its sharding config (docs/sharding.md)")
+
+
+def init_device_mesh(*args, **kwargs):
+    raise NotImplementedError("init_device_mesh: GT shards by its sharding config (docs/sharding.md)")
+
+
+device_mesh.DeviceMesh, device_mesh.init_device_mesh = DeviceMesh, init_device_mesh
+_sys.modules[device_mesh.__name__] = device_mesh

@@ -440,6 +440,26 @@ def svd(A, full_matrices=True):
     return _SVDResult(U, S, Vh)
 
 
+def svd_lowrank(A, q=6, niter=2, M=None):
+    """(U, S, V) of the rank-q approximation of A - M (..., m, n): U (..., m, q), S (..., q),
+    V (..., n, q), as torch.svd_lowrank. PyTorch draws a randomized approximation (Halko et al.
+    2011, niter subspace iterations); GT truncates the exact SVD (the best rank-q one, so its
+    values can differ from PyTorch's approximation), through linalg.svd."""
+    B = A if M is None else A - M
+    U, S, Vh = svd(B, full_matrices=False)
+    q = min(q, S.shape[-1])
+    return U[..., :q], S[..., :q], _mT(Vh[..., :q, :])
+
+
+def pca_lowrank(A, q=None, center=True, niter=2):
+    """svd_lowrank of A with its column means subtracted (center), q = min(6, m, n) by default,
+    as torch.pca_lowrank."""
+    m, n = A.shape[-2:]
+    q = min(6, m, n) if q is None else q
+    M = A.mean(-2, keepdim=True) if center else None
+    return svd_lowrank(A, q, niter, M)
+
+
 def svdvals(A):
     """The singular values (..., min(m, n)), descending, of each matrix in A, as torch.linalg.svdvals."""
     return svd(A, full_matrices=False)[1]
@@ -690,7 +710,7 @@ def _method_alias(names, fn):
         setattr(T.Tensor, name, fn)
 
 
-_TOP_LEVEL = {"inverse": inv, "det": det, "logdet": logdet, "slogdet": slogdet, "pinverse": pinv, "svd": _svd_v,
+_TOP_LEVEL = {"svd_lowrank": svd_lowrank, "pca_lowrank": pca_lowrank, "inverse": inv, "det": det, "logdet": logdet, "slogdet": slogdet, "pinverse": pinv, "svd": _svd_v,
               "matrix_power": matrix_power, "matrix_exp": matrix_exp, "cholesky": lambda A, upper=False: cholesky(A, upper=upper),
               "qr": lambda A, some=True: qr(A, "reduced" if some else "complete"), "geqrf": geqrf, "orgqr": orgqr}
 for _name, _fn in _TOP_LEVEL.items():

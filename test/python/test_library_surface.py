@@ -243,3 +243,122 @@ def test_norms_keep_a_half_input_dtype_with_float32_parameters():
         np.testing.assert_allclose(y.detach().float().numpy(), expected, atol=2e-3, rtol=2e-3)
     with pytest.raises(RuntimeError, match="mixed dtype"):  # as PyTorch's: no promotion to the parameters' dtype
         gt.nn.functional.layer_norm(gt.ones(2, 4), (4,), gt.ones(4, dtype=gt.float64))
+
+
+def test_writes_to_a_modules_tables_change_its_attributes():
+    # accelerate and diffusers load weights by writing module._parameters[name]: forward must see it
+    m = nn.Linear(2, 3)
+    p = nn.Parameter(gt.ones(3, 2))
+    m._parameters["weight"] = p
+    assert m.weight is p
+    check(m(gt.ones(1, 2)) - m.bias, [[2.0, 2.0, 2.0]], 1e-6)
+    del m.bias  # out of the table too, as PyTorch's
+    assert "bias" not in m._parameters and not hasattr(m, "bias")
+    s = nn.Sequential(nn.Linear(1, 1), nn.ReLU())
+    s._modules["1"] = nn.Tanh()
+    assert isinstance(s[1], nn.Tanh) and isinstance(getattr(s, "1"), nn.Tanh)
+    m._buffers["scale"] = gt.full((1,), 2.0)
+    assert m.scale.item() == 2.0 and "scale" in m.state_dict()
+    import copy
+    twin = copy.deepcopy(m)  # a copy's tables write the copy's attributes
+    twin._parameters["weight"] = nn.Parameter(gt.zeros(3, 2))
+    assert twin.weight.sum().item() == 0.0 and m.weight.sum().item() == 6.0
+
+    class Configured(nn.Module):
+        def __init__(self):
+            self.config = {"hidden": 4}  # diffusers' config decorator sets plain attributes before __init__
+            super().__init__()
+            self.layer = nn.Linear(4, 4)
+    assert Configured().config == {"hidden": 4}
+
+    class Early(nn.Module):
+        def __init__(self):
+            self.layer = nn.Linear(1, 1)
+    with pytest.raises(AttributeError, match="cannot assign module before Module.__init__"):
+        Early()
+
+
+def test_load_from_state_dict_overrides_extra_state_and_container_methods():
+    class Renamed(nn.Linear):  # a module renaming an old checkpoint's keys, as libraries do
+        def _load_from_state_dict(self, state_dict, prefix, *args):
+            if prefix + "w" in state_dict:
+                state_dict[prefix + "weight"] = state_dict.pop(prefix + "w")
+            super()._load_from_state_dict(state_dict, prefix, *args)
+
+    class WithExtra(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = Renamed(2, 2)
+            self.step = 0
+
+        def get_extra_state(self):
+            return {"step": self.step}
+
+        def set_extra_state(self, state):
+            self.step = state["step"]
+
+    m = WithExtra()
+    m.step = 7
+    sd = m.state_dict()
+    assert sd["_extra_state"] == {"step": 7}
+    n = WithExtra()
+    n.load_state_dict({"_extra_state": {"step": 3}, "inner.w": gt.ones(2, 2), "inner.bias": gt.zeros(2)})
+    assert n.step == 3 and n.inner.weight.sum().item() == 4.0
+    with pytest.raises(RuntimeError, match=r"size mismatch for inner.bias"):
+        n.load_state_dict({"_extra_state": {"step": 1}, "inner.weight": gt.ones(2, 2), "inner.bias": gt.zeros(3)})
+    missing, unexpected = nn.Linear(2, 2).load_state_dict({"weight": gt.ones(2, 2), "extra": gt.ones(1)}, strict=False)
+    assert missing == ["bias"] and unexpected == ["extra"]
+    tied = nn.Module()
+    tied.a = nn.Linear(2, 2)
+    tied.b = tied.a
+    assert [n for n, _ in tied.named_parameters(remove_duplicate=False)] == ["a.weight", "a.bias", "b.weight", "b.bias"]
+    d = nn.ModuleDict({"x": nn.ReLU()})
+    d.update({"y": nn.Tanh()})
+    assert list(d) == ["x", "y"]
+    d.clear()
+    assert len(d) == 0
+    pd = nn.ParameterDict({"a": gt.ones(1)})
+    pd |= {"b": gt.zeros(1)}
+    assert list(pd) == ["a", "b"] and pd.setdefault("c", gt.ones(2)).shape == (2,) and pd.popitem()[0] == "c"
+    seq = nn.Sequential(nn.ReLU()) + nn.Sequential(nn.Tanh())
+    assert len(seq) == 2 and isinstance(seq[1], nn.Tanh)
+    handles = {}
+    h = gt.utils.hooks.RemovableHandle(handles)  # accelerate's hook registries: the handle gives the key
+    handles[h.id] = print
+    h.remove()
+    assert handles == {}
+
+
+def test_tensor_attributes_to_none_and_names_diffusers_and_peft_import():
+    p = nn.Parameter(gt.ones(2))
+    p._no_weight_decay = True  # (timm, mamba: per-parameter flags)
+    import copy
+    assert copy.deepcopy(p)._no_weight_decay and p.__dict__ == {"_no_weight_decay": True}
+    x = gt.arange(3)
+    assert x.to(None) is x and x.to(None).dtype == gt.int64
+    from gt.distributed.device_mesh import DeviceMesh, init_device_mesh  # noqa: F401
+    from gt.distributions.relaxed_bernoulli import RelaxedBernoulli
+    from gt.distributions.wishart import Wishart
+    from gt.vision.transforms.v2 import functional as F2, ToDtype  # noqa: F401
+    assert gt.Stream is gt.cuda.Stream and gt.distributed.ProcessGroup and gt.get_device_module().__name__ == "gt.cpu"
+    assert gt.nn.init._calculate_correct_fan(gt.ones(3, 4), "fan_out") == 3
+    with pytest.warns(FutureWarning, match="deprecated in favor of `nn.init.normal_`"):
+        gt.nn.init.normal(gt.ones(2))
+    A = gt.tensor(np.random.RandomState(0).randn(6, 4))
+    U, S, V = gt.svd_lowrank(A, q=2)
+    exact = np.linalg.svd(A.numpy(), compute_uv=False)
+    check(S, exact[:2], 1e-10)
+    # PyTorch 2.15's values: RelaxedBernoulli(0.5, probs=[0.3, 0.8]).log_prob([0.2, 0.9]); Wishart(5, I3).log_prob(I3)
+    check(RelaxedBernoulli(0.5, probs=gt.tensor([0.3, 0.8])).log_prob(gt.tensor([0.2, 0.9])),
+          [-0.2527947425842285, 0.30788445472717285], 1e-6)
+    assert abs(Wishart(gt.tensor(5.0), covariance_matrix=gt.eye(3)).log_prob(gt.eye(3)).item() + 8.579599380493164) < 1e-5
+
+
+def test_scans_of_float32_accumulate_in_float64():
+    # DDPM's alphas_cumprod: PyTorch's CPU kernels accumulate float32 scans in double
+    alphas = 1.0 - gt.linspace(0.0001, 0.02, 1000)
+    exact = np.cumprod(alphas.numpy().astype(np.float64))
+    assert np.max(np.abs(gt.cumprod(alphas, 0).numpy() - exact) / exact) < 1e-7
+    sums = np.cumsum(alphas.numpy().astype(np.float64))
+    assert np.max(np.abs(gt.cumsum(alphas, 0).numpy() - sums) / sums) < 1e-7
+    assert gt.cumprod(alphas, 0).dtype == gt.float32 and gt.cumsum(alphas, 0).dtype == gt.float32

@@ -357,13 +357,22 @@ class _GradLocation:
 
 class RemovableHandle:
     """What register_hook returns: remove() unregisters the hook (also on leaving a `with`
-    block over the handle, as PyTorch's torch.utils.hooks.RemovableHandle)."""
+    block over the handle), as PyTorch's torch.utils.hooks.RemovableHandle: made with the hooks'
+    dict alone it takes a new `id` for the caller to store its hook under (accelerate's hook
+    registries), with `extra_dict` (a dict or a list of them) it removes that key there too."""
+    next_id = 0
 
-    def __init__(self, hooks, key):
-        self._hooks, self._key = hooks, key
+    def __init__(self, hooks, key=None, *, extra_dict=None):
+        if key is None:
+            key = RemovableHandle.next_id
+            RemovableHandle.next_id += 1
+        self._hooks, self.id = hooks, key
+        self._extra = [] if extra_dict is None else list(extra_dict) if isinstance(extra_dict, list) else [extra_dict]
 
     def remove(self):
-        self._hooks.pop(self._key, None)
+        self._hooks.pop(self.id, None)
+        for d in self._extra:
+            d.pop(self.id, None)
 
     def __enter__(self):
         return self

@@ -40,7 +40,8 @@ from . import constraints  # noqa: F401 (torch.distributions.constraints)
 
 __all__ = ["Distribution", "Categorical", "Normal", "Bernoulli", "Uniform", "Exponential", "Laplace", "LogNormal",
            "MultivariateNormal", "Independent", "Gamma", "Chi2", "Beta", "Dirichlet", "Poisson", "OneHotCategorical",
-           "TransformedDistribution", "kl_divergence", "register_kl"]
+           "TransformedDistribution", "RelaxedBernoulli", "LogitRelaxedBernoulli", "Wishart", "kl_divergence",
+           "register_kl"]
 
 
 def _as_tensor(x, like=None):
@@ -1153,6 +1154,132 @@ from . import transforms  # noqa: E402  (torch.distributions.transforms)
 from .transformed_distribution import TransformedDistribution  # noqa: E402
 
 
+class LogitRelaxedBernoulli(Distribution):
+    """The logit of a relaxed (Concrete) Bernoulli sample, as PyTorch's: rsample is
+    (logits + log u - log(1 - u)) / temperature with u ~ U(0, 1) (Maddison et al. 2017;
+    Jang et al. 2017)."""
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.real
+    has_rsample = True
+    _init_params = ("temperature", "logits")
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        self.temperature = temperature
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            self.probs = _as_tensor(probs)
+        else:
+            self.logits = _as_tensor(logits)
+        super().__init__((self.probs if probs is not None else self.logits).shape, validate_args=validate_args)
+
+    @_lazy
+    def logits(self):
+        eps = T.finfo(self.probs.dtype).eps
+        p = T.clamp(self.probs, min=eps, max=1 - eps)
+        return T.log(p) - T.log1p(-p)
+
+    @_lazy
+    def probs(self):
+        return T.sigmoid(self.logits)
+
+    def rsample(self, sample_shape=()):
+        shape = _shape(sample_shape) + tuple(self.batch_shape)
+        eps = T.finfo(self.logits.dtype).eps
+        u = T.clamp(_tensor.rand(*shape, dtype=self.logits.dtype), min=eps, max=1 - eps)
+        return (T.log(u) - T.log1p(-u) + self.logits) / self.temperature
+
+    def log_prob(self, value):
+        diff = self.logits - value * self.temperature
+        return math.log(self.temperature) + diff - 2 * F.softplus(diff) if not isinstance(self.temperature, T.Tensor) \
+            else T.log(self.temperature) + diff - 2 * F.softplus(diff)
+
+
+class RelaxedBernoulli(TransformedDistribution):
+    """A relaxed (Concrete) Bernoulli on (0, 1): the sigmoid of a LogitRelaxedBernoulli sample;
+    rsample is differentiable in probs/logits, as PyTorch's."""
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        base = LogitRelaxedBernoulli(temperature, probs, logits, validate_args=validate_args)
+        super().__init__(base, transforms.SigmoidTransform(), validate_args=validate_args)
+
+    temperature = property(lambda self: self.base_dist.temperature)
+    logits = property(lambda self: self.base_dist.logits)
+    probs = property(lambda self: self.base_dist.probs)
+
+    def expand(self, batch_shape, _instance=None):
+        return RelaxedBernoulli(self.temperature, logits=T.broadcast_to(self.logits, tuple(batch_shape)))
+
+
+class Wishart(Distribution):
+    """Positive definite matrices (..., p, p) with df degrees of freedom and scale Sigma (one of
+    covariance_matrix, precision_matrix, scale_tril: its Cholesky factor L), as PyTorch's.
+    rsample by the Bartlett decomposition: L A A^T L^T with A lower triangular, A_ii^2 ~
+    Chi2(df - i), A_ij ~ N(0, 1) below the diagonal (Bartlett 1933); log_prob is the density
+    ((df - p - 1) / 2 log|X| - tr(Sigma^-1 X) / 2 - df p / 2 log 2 - df / 2 log|Sigma| -
+    log Gamma_p(df / 2))."""
+    arg_constraints = {"df": constraints.greater_than(0), "scale_tril": constraints.lower_cholesky}
+    support = constraints.positive_definite
+    has_rsample = True
+
+    def __init__(self, df, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
+        from .. import linalg
+        if sum(m is not None for m in (covariance_matrix, precision_matrix, scale_tril)) != 1:
+            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
+        if scale_tril is not None:
+            L = scale_tril
+        elif covariance_matrix is not None:
+            L = linalg.cholesky(covariance_matrix)
+        else:
+            L = linalg.cholesky(linalg.inv(precision_matrix))
+        p = L.shape[-1]
+        self.df = _as_tensor(df, L)
+        batch = broadcast_shapes(tuple(self.df.shape), tuple(L.shape[:-2]))
+        self.scale_tril = T.broadcast_to(L, batch + (p, p))
+        self.df = T.broadcast_to(self.df, batch)
+        if self._validate_args if validate_args is None else validate_args:
+            _check_later(self.df > p - 1, lambda: f"Value of df={self.df} expected to be greater than ndim - 1 = {p - 1}.",
+                         _user_line())
+        super().__init__(batch, (p, p), validate_args=validate_args)
+
+    @property
+    def covariance_matrix(self):
+        return T.matmul(self.scale_tril, self.scale_tril.mT)
+
+    @property
+    def mean(self):
+        return self.df[..., None, None] * self.covariance_matrix
+
+    def _bartlett_sampling(self, sample_shape=()):
+        p = self.event_shape[-1]
+        shape = _shape(sample_shape) + tuple(self.batch_shape)
+        dfs = self.df[..., None] - _tensor.arange(p, dtype=self.df.dtype)  # (..., p): df - i
+        chi2 = Chi2(T.broadcast_to(dfs, shape + (p,))).rsample()
+        noise = T.tril(_tensor.randn(*shape, p, p, dtype=self.df.dtype), diagonal=-1)
+        from .._array_functions import diag_embed
+        A = noise + diag_embed(T.sqrt(chi2))
+        LA = T.matmul(self.scale_tril, A)
+        return T.matmul(LA, LA.mT)
+
+    def rsample(self, sample_shape=()):
+        return self._bartlett_sampling(sample_shape)
+
+    def log_prob(self, value):
+        from .. import linalg
+        p = self.event_shape[-1]
+        nu = self.df
+        log_det_scale = 2 * T.log(_diagonal(self.scale_tril)).sum(-1)
+        log_det_value = linalg.slogdet(value)[1]
+        inv_scale = linalg.cholesky_inverse(self.scale_tril) if hasattr(linalg, "cholesky_inverse") else \
+            linalg.inv(self.covariance_matrix)
+        trace = (inv_scale * value).sum((-2, -1))
+        return (0.5 * (nu - p - 1) * log_det_value - 0.5 * trace - 0.5 * nu * p * math.log(2.0)
+                - 0.5 * nu * log_det_scale - _composites.mvlgamma(0.5 * nu, p))
+
+
 def _submodules():
     """torch.distributions.<file> (categorical, normal, kl, ...): PyTorch defines each class in
     a file of its own, and scripts import from there (cleanrl: `from torch.distributions.categorical
@@ -1164,7 +1291,9 @@ def _submodules():
              "log_normal": "LogNormal", "multivariate_normal": "MultivariateNormal", "independent": "Independent",
              "gamma": "Gamma", "chi2": "Chi2", "beta": "Beta", "dirichlet": "Dirichlet", "poisson": "Poisson",
              "one_hot_categorical": "OneHotCategorical", "kl": "kl_divergence register_kl",
-             "utils": "broadcast_all probs_to_logits logits_to_probs clamp_probs"}
+             "utils": "broadcast_all probs_to_logits logits_to_probs clamp_probs",
+             "relaxed_bernoulli": "RelaxedBernoulli LogitRelaxedBernoulli", "wishart": "Wishart",
+             "transformed_distribution": "TransformedDistribution"}
     for file, names in files.items():
         sub = types.ModuleType(f"{__name__}.{file}", f"torch.distributions.{file}")
         for name in names.split():

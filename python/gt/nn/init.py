@@ -178,3 +178,30 @@ def _calculate_fan_in_and_fan_out(tensor):
     """(fan_in, fan_out) of a weight (out, in, *k), as PyTorch's private helper that libraries
     import (timm). Raises ValueError for fewer than 2 dimensions."""
     return _fans(tensor)
+
+
+def _calculate_correct_fan(tensor, mode):
+    """fan_in or fan_out of a weight (mode "fan_in"/"fan_out"), as PyTorch's private helper
+    (peft imports it). Raises ValueError for another mode."""
+    mode = mode.lower()
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+    fan_in, fan_out = _fans(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def _deprecated(new):
+    """PyTorch's old name of an in-place initializer (nn.init.normal for normal_): warns, then
+    calls it."""
+    def old(*args, **kwargs):
+        import warnings
+        warnings.warn(f"`nn.init.{new.__name__[:-1]}` is now deprecated in favor of `nn.init.{new.__name__}`.",
+                      FutureWarning, stacklevel=2)
+        return new(*args, **kwargs)
+    old.__name__ = old.__qualname__ = new.__name__[:-1]
+    return old
+
+
+uniform, normal, constant, xavier_uniform, xavier_normal, kaiming_uniform, kaiming_normal, orthogonal, sparse = (
+    _deprecated(f) for f in (uniform_, normal_, constant_, xavier_uniform_, xavier_normal_, kaiming_uniform_,
+                             kaiming_normal_, orthogonal_, sparse_))

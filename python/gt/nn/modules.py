@@ -1,6 +1,8 @@
 """nn.Module and the layers built on it (torch.nn's API)."""
 import inspect
 import math
+import typing
+import weakref
 from collections import OrderedDict, namedtuple
 
 import numpy as np
@@ -17,6 +19,65 @@ from . import init
 from .. import _C
 from .. import _complex
 
+
+
+_TABLES = ("_parameters", "_buffers", "_modules")
+
+
+class _Table(OrderedDict):
+    """A module's _parameters, _buffers or _modules. GT keeps each entry as an ordinary
+    attribute of the module too (reading module.weight costs no __getattr__ call), so a write
+    or a deletion here updates that attribute: `module._parameters["weight"] = p` (as
+    accelerate and diffusers load weights) changes what module.weight and forward() see, as
+    PyTorch's. Pickles as an OrderedDict (Module.__setstate__ makes it a table again)."""
+
+    def __init__(self, owner, items=()):
+        self._owner = weakref.ref(owner)
+        super().__init__(items)
+
+    def __setitem__(self, key, value):
+        OrderedDict.__setitem__(self, key, value)
+        owner = self._owner()
+        if owner is not None:
+            object.__setattr__(owner, key, value)
+
+    def __delitem__(self, key):
+        OrderedDict.__delitem__(self, key)
+        owner = self._owner()
+        if owner is not None:
+            owner.__dict__.pop(key, None)
+
+    def pop(self, key, *default):
+        if key in self:
+            value = self[key]
+            del self[key]
+            return value
+        if default:
+            return default[0]
+        raise KeyError(key)
+
+    def popitem(self, last=True):
+        key = next(reversed(self)) if last else next(iter(self))
+        return key, self.pop(key)
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def update(self, *args, **kwargs):
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def clear(self):
+        for key in list(self):
+            del self[key]
+
+    def __reduce__(self):
+        return OrderedDict, (list(self.items()),)
+
+    def copy(self):
+        return OrderedDict(self)
 
 
 class Parameter(T.Tensor):
@@ -208,10 +269,17 @@ class Module:
             cls.__init__ = _device.factory_device(init)
 
     def __init__(self):
-        object.__setattr__(self, "_parameters", OrderedDict())
-        object.__setattr__(self, "_buffers", OrderedDict())
-        object.__setattr__(self, "_modules", OrderedDict())
+        for table in _TABLES:
+            object.__setattr__(self, table, _Table(self))
         object.__setattr__(self, "training", True)
+
+    def __setstate__(self, state):
+        """Unpickling and copy.deepcopy: the attributes, the tables made GT's again (see _Table)."""
+        self.__dict__.update(state)
+        for table in _TABLES:
+            entries = state.get(table)
+            if entries is not None and not (isinstance(entries, _Table) and entries._owner() is self):
+                object.__setattr__(self, table, _Table(self, entries))
 
     def __setattr__(self, name, value):
         if name == "_parameters" and isinstance(value, (list, tuple)) and "_parameters" in self.__dict__:
@@ -221,9 +289,13 @@ class Module:
                 if isinstance(p, T.Tensor):
                     self._parameters[f"_param{i}"] = p
             return
-        if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign to a Module before Module.__init__() call "
-                                 "(call super().__init__() first)")
+        if "_parameters" not in self.__dict__:  # before Module.__init__: plain values only, as PyTorch's
+            if isinstance(value, Parameter):
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            if isinstance(value, Module):
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            object.__setattr__(self, name, value)
+            return
         if isinstance(value, Buffer):  # (registered as the plain tensor it holds)
             self.__dict__.pop(name, None)
             self.register_buffer(name, T.Tensor(value._h, value.shape, value.dtype), value.persistent)
@@ -246,6 +318,16 @@ class Module:
             self._parameters.pop(name, None)
             self._modules.pop(name, None)
         object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        """del module.name: also out of the parameter, buffer or submodule table, as PyTorch's."""
+        for table in _TABLES:
+            entries = self.__dict__.get(table)
+            if entries is not None and name in entries:
+                del entries[name]  # (_Table: out of the attributes too)
+                self.__dict__.get("_non_persistent", set()).discard(name)
+                return
+        object.__delattr__(self, name)
 
     def __getattr__(self, name):
         """The registered parameter, buffer or submodule `name` (Python calls this only when
@@ -436,12 +518,14 @@ class Module:
     def children(self):
         return _Parameters(m for _, m in self.named_children())
 
-    def named_parameters(self, prefix="", recurse=True):
-        """(dotted name, parameter) pairs; a parameter shared by two modules appears once."""
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """(dotted name, parameter) pairs; a parameter shared by two modules appears once
+        (under each of its names with remove_duplicate=False, as PyTorch's)."""
         seen = set()
-        for mname, m in (self.named_modules() if recurse else [("", self)]):
+        modules = self.named_modules(remove_duplicate=remove_duplicate) if recurse else [("", self)]
+        for mname, m in modules:
             for name, p in m._parameters.items():
-                if p is None or id(p) in seen:
+                if p is None or (remove_duplicate and id(p) in seen):
                     continue
                 seen.add(id(p))
                 full = (mname + "." if mname else "") + name
@@ -557,6 +641,48 @@ class Module:
         """The module itself (see gt.device and Module.to)."""
         return self.to(device) if device is not None else self
 
+    def xpu(self, device=None):
+        """The module itself: GT has no XPU workers; its tensors stay on the session's."""
+        return self
+
+    ipu = mtia = xpu
+
+    def type(self, dst_type):
+        """Casts parameters and buffers to dst_type (a dtype or a dtype's name), as PyTorch's."""
+        return self.to(dst_type)
+
+    def compile(self, *args, **kwargs):
+        """Compiles this module in place (gt.compile: its regions compile at once), as
+        PyTorch's Module.compile."""
+        from .. import _compile
+        _compile.compile(self, *args, **kwargs)
+
+    def set_submodule(self, target, module, strict=False):
+        """Sets the submodule at dotted path `target` (its parent must exist; strict: the
+        submodule itself too). Raises AttributeError otherwise, as PyTorch's."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and name not in parent._modules:
+            raise AttributeError(f"{type(parent).__name__} has no attribute `{name}`")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        setattr(parent, name, module)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """hook(module, grad_output) when the module's input gradients are computed (a
+        backward hook that sees grad_output: see register_full_backward_hook). PyTorch's may
+        return a new grad_output; GT's raises NotImplementedError if it does."""
+        def as_backward_hook(module, grad_input, grad_output):
+            if hook(module, grad_output) is not None:
+                raise NotImplementedError("GT's backward pre-hooks cannot replace grad_output (return None)")
+        return self._add_hook("backward", as_backward_hook, prepend)
+
+    call_super_init = False
+    dump_patches = False
+    T_destination = typing.TypeVar("T_destination", bound=dict)
+
     def cpu(self):
         """The module itself (see gt.device and Module.to)."""
         return self
@@ -606,6 +732,8 @@ class Module:
         for name, b in self._buffers.items():
             if b is not None and name not in skip:
                 destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + "_extra_state"] = self.get_extra_state()
         for name, m in self._modules.items():
             if m is not None:
                 m.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
@@ -656,59 +784,97 @@ class Module:
         (cast to their dtypes). With assign=True the module takes the state dict's tensors
         instead, dtypes included (each parameter a new Parameter keeping the old one's
         requires_grad; an optimizer made before holds the old ones), as PyTorch's `assign`.
-        The load hooks (register_load_state_dict_pre_hook, ..._post_hook) run as PyTorch's.
+        Each module (this one first, then its children) reads its own entries with
+        _load_from_state_dict, which a module may override, as PyTorch's; the load hooks
+        (register_load_state_dict_pre_hook, ..._post_hook) run as PyTorch's.
 
-        Raises RuntimeError listing missing and unexpected keys when strict (after copying the
-        others, as PyTorch), and for a shape mismatch. Returns (missing_keys, unexpected_keys),
+        Raises RuntimeError listing shape mismatches, and missing and unexpected keys when
+        strict (after copying the others, as PyTorch). Returns (missing_keys, unexpected_keys),
         a named tuple as PyTorch's."""
         state_dict = OrderedDict(state_dict)  # (the pre-hooks change a copy)
+        missing, unexpected, error_msgs = [], [], []
         modules = list(self.named_modules(remove_duplicate=False))  # (a shared child under each name, as state_dict)
         for mname, m in modules:
-            hooks = m.__dict__.get("_state_hooks", {}).get("load_pre", {})
-            for hook in list(hooks.values()):
-                hook(m, state_dict, mname + "." if mname else "", {}, strict, [], [], [])
-        own = {}  # (a parameter or buffer that is None is not expected, as PyTorch's)
-        for mname, m in modules:
-            skip = m.__dict__.get("_non_persistent", ())
-            for name in [p for p, v in m._parameters.items() if v is not None] + \
-                    [b for b, v in m._buffers.items() if b not in skip and v is not None]:
-                own[(mname + "." if mname else "") + name] = (m, name)
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        for key, value in state_dict.items():
-            if key not in own:
-                continue
-            m, name = own[key]
-            current = getattr(m, name)
-            v = value if isinstance(value, T.Tensor) else T.from_numpy(np.asarray(value))
-            if isinstance(current, (UninitializedParameter, UninitializedBuffer)):
-                current.materialize(tuple(v.shape))  # a lazy module takes the checkpoint's shapes
-            if current is not None and tuple(v.shape) != current.shape:
-                raise RuntimeError(f"size mismatch for {key}: copying a param with shape {list(v.shape)}, "
-                                   f"the shape in current model is {list(current.shape)}")
-            if assign and name in m._parameters:
-                p = v if isinstance(v, Parameter) and v.requires_grad == (current is None or current.requires_grad) \
-                    else Parameter(v.detach(), requires_grad=True if current is None else current.requires_grad)
-                m._parameters[name] = p
-                object.__setattr__(m, name, p)
-                continue
-            if current is not None and v.dtype != current.dtype and not assign:
-                v = T.cast(v, current.dtype)
-            if name in m._parameters:
-                current._h = v._h
-            else:
-                m._buffers[name] = v.detach()
-                object.__setattr__(m, name, m._buffers[name])
+            m._load_from_state_dict(state_dict, mname + "." if mname else "", {"assign_to_params_buffers": assign},
+                                    True, missing, unexpected, error_msgs)
         result = _IncompatibleKeys(missing, unexpected)
         for _, m in modules:
             for hook in list(m.__dict__.get("_state_hooks", {}).get("load_post", {}).values()):
                 hook(m, result)
-        if strict and (missing or unexpected):
+        errors = list(error_msgs)
+        if strict:
             keys = lambda ks: ", ".join(f'"{k}"' for k in ks)  # noqa: E731
-            errors = ([f"Missing key(s) in state_dict: {keys(missing)}. "] if missing else []) + \
-                ([f"Unexpected key(s) in state_dict: {keys(unexpected)}. "] if unexpected else [])
+            errors = ([f"Unexpected key(s) in state_dict: {keys(unexpected)}. "] if unexpected else []) + errors
+            errors = ([f"Missing key(s) in state_dict: {keys(missing)}. "] if missing else []) + errors
+        if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors))
         return result
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        """This module's own parameters and persistent buffers from state_dict[prefix + name]
+        (not its children's), as PyTorch's: its load pre-hooks run first; a missing key is
+        appended to missing_keys, a shape mismatch to error_msgs, and with strict a key under
+        prefix that names nothing here or in a child to unexpected_keys. local_metadata's
+        "assign_to_params_buffers" is load_state_dict's assign. Modules override it to rename
+        old keys before calling it."""
+        for hook in list(self.__dict__.get("_state_hooks", {}).get("load_pre", {}).values()):
+            hook(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        assign = bool(local_metadata.get("assign_to_params_buffers", False))
+        skip = self.__dict__.get("_non_persistent", ())
+        local = [n for n, v in self._parameters.items() if v is not None] + \
+            [n for n, v in self._buffers.items() if n not in skip and v is not None]  # (None: not expected)
+        for name in local:
+            key = prefix + name
+            if key not in state_dict:
+                missing_keys.append(key)
+                continue
+            self._load_one(name, key, state_dict[key], assign, error_msgs)
+        extra = prefix + "_extra_state"
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra in state_dict:
+                self.set_extra_state(state_dict[extra])
+            elif strict:
+                missing_keys.append(extra)
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix) and key != extra:
+                    first = key[len(prefix):].split(".", 1)[0]
+                    if first not in self._modules and first not in local:
+                        unexpected_keys.append(key)
+
+    def _load_one(self, name, key, value, assign, error_msgs):
+        current = getattr(self, name)
+        v = value if isinstance(value, T.Tensor) else T.from_numpy(np.asarray(value))
+        if isinstance(current, (UninitializedParameter, UninitializedBuffer)):
+            current.materialize(tuple(v.shape))  # a lazy module takes the checkpoint's shapes
+        if current is not None and tuple(v.shape) != current.shape:
+            error_msgs.append(f"size mismatch for {key}: copying a param with shape {list(v.shape)} from checkpoint, "
+                              f"the shape in current model is {list(current.shape)}.")
+            return
+        if assign and name in self._parameters:
+            p = v if isinstance(v, Parameter) and v.requires_grad == (current is None or current.requires_grad) \
+                else Parameter(v.detach(), requires_grad=True if current is None else current.requires_grad)
+            self._parameters[name] = p
+            return
+        if current is not None and v.dtype != current.dtype and not assign:
+            v = T.cast(v, current.dtype)
+        if name in self._parameters:
+            current._h = v._h
+        else:
+            self._buffers[name] = v.detach()
+
+    def get_extra_state(self):
+        """What state_dict() saves under "_extra_state" for a module that overrides this (and
+        set_extra_state, which load_state_dict calls with it), as PyTorch's. RuntimeError here."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called. Please file "
+                           "an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to report "
+                           "this bug.")
+
+    def set_extra_state(self, state):
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called. Please file "
+                           "an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to report "
+                           "this bug.")
 
     # ------------------------------------------------------------ printing
     def __repr__(self):
@@ -1612,6 +1778,17 @@ class Sequential(Module):
         del self[key]
         return v
 
+    def __add__(self, other):
+        """A new Sequential of this one's modules then other's, as PyTorch's."""
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+        return Sequential(*self, *other)
+
+    def __iadd__(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+        return self.extend(list(other))
+
     def __getitem__(self, i):
         items = list(self._modules.values())
         return Sequential(*items[i]) if isinstance(i, slice) else items[i]
@@ -1754,6 +1931,15 @@ class ModuleDict(Module):
     def items(self):
         return self._modules.items()
 
+    def update(self, modules):
+        """Adds (or replaces) the modules of a mapping or of (name, module) pairs."""
+        for name, m in (modules.items() if hasattr(modules, "items") else modules):
+            self[name] = m
+
+    def clear(self):
+        for name in list(self._modules):
+            del self[name]
+
 
 def _parameter_line(p, type_name):
     """A ParameterList/ParameterDict entry as PyTorch prints it: Parameter containing: [gt.float32 of size 2x3]."""
@@ -1789,6 +1975,9 @@ class ParameterList(Module):
         for v in values:
             self.append(v)
         return self
+
+    def __iadd__(self, values):
+        return self.extend(values)
 
     def __getitem__(self, i):
         items = list(self._parameters.values())
@@ -1826,8 +2015,7 @@ class ParameterDict(Module):
         setattr(self, key, _as_parameter(value))
 
     def __delitem__(self, key):
-        del self._parameters[key]
-        object.__delattr__(self, key)
+        del self._parameters[key]  # (the attribute goes with it: _Table)
 
     def __contains__(self, key):
         return key in self._parameters
@@ -1859,6 +2047,34 @@ class ParameterDict(Module):
 
     def get(self, key, default=None):
         return self._parameters.get(key, default)
+
+    def clear(self):
+        for key in list(self._parameters):
+            del self[key]
+
+    def popitem(self):
+        key = next(reversed(self._parameters))
+        return key, self.pop(key)
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def copy(self):
+        return ParameterDict(OrderedDict(self._parameters))
+
+    def fromkeys(self, keys, default=None):
+        return ParameterDict((k, default) for k in keys)
+
+    def __or__(self, other):
+        out = self.copy()
+        out.update(other)
+        return out
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
 
     def extra_repr(self):
         return "\n".join(f"  ({k}): {_parameter_line(p, p.type())}" for k, p in self._parameters.items())

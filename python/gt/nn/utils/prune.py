@@ -114,10 +114,8 @@ class BasePruningMethod(ABC):
             weight = self.apply_mask(module)
         orig = module._parameters[self._tensor_name + "_orig"]
         delattr(module, self._tensor_name)
-        del module._parameters[self._tensor_name + "_orig"]
-        object.__delattr__(module, self._tensor_name + "_orig")
+        del module._parameters[self._tensor_name + "_orig"]  # (the attributes go with the entries)
         del module._buffers[self._tensor_name + "_mask"]
-        object.__delattr__(module, self._tensor_name + "_mask")
         orig.data = weight.detach()
         setattr(module, self._tensor_name, orig)
 
