@@ -651,10 +651,17 @@ def _softmax(x, dim):
 def norm(x, p=2, dim=None, keepdim=False):
     """The p-norm (2 by default) over `dim` (None: all elements)."""
     if p == 2:
-        return sqrt(sum(x * x, dim, keepdim))
+        return _l2(sum(x * x, dim, keepdim))
     if p == 1:
         return sum(abs(x), dim, keepdim)
     return pow(sum(pow(abs(x), p), dim, keepdim), 1.0 / p)
+
+
+def _l2(squares):
+    """sqrt of a sum of squares, with gradient 0 where it is 0 (PyTorch's choice for a norm at
+    the zero vector: WGAN-GP's gradient penalty meets one), where sqrt's would be nan."""
+    positive = squares > 0
+    return where(positive, sqrt(where(positive, squares, ones_like(squares))), zeros_like(squares))
 
 
 def allclose(a, b, rtol=1e-5, atol=1e-8):

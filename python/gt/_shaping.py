@@ -172,7 +172,8 @@ def einsum(equation, *operands):
         for c, n in zip(s, t.shape):
             if sizes.get(c, n) != n and 1 not in (sizes[c], n):
                 raise ValueError(f"einsum(): letter {c!r} has sizes {sizes[c]} and {n}")
-            sizes[c] = builtins.max(sizes.get(c, 1), n)
+            if sizes.get(c, 1) == 1:  # (a size 1 broadcasts to the other, 0 included)
+                sizes[c] = n
 
     def reduce_unused(s, t, keep):  # sum the letters nobody else needs
         drop = [i for i, c in enumerate(s) if c not in keep]

@@ -417,6 +417,10 @@ class Tensor:
         return builtins.bool(self.item())
 
     def __float__(self):
+        if self.requires_grad:  # (PyTorch's warning; .item() gives none)
+            import warnings
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                          "Consider using tensor.detach() first.", UserWarning, stacklevel=2)
         return builtins.float(self.item())
 
     def __int__(self):
@@ -1263,11 +1267,14 @@ class _TypedTensorMeta(type):
     gt.FloatTensor) is whether x is a float32 tensor, as PyTorch's, and being classes they
     go in annotations (`gt.FloatTensor | None`: transformers' signatures)."""
 
-    def __instancecheck__(cls, x):
-        return isinstance(x, Tensor) and x.dtype == cls.dtype
+    def __instancecheck__(cls, x):  # (torch.cuda.FloatTensor: a float32 tensor on GPU workers)
+        return isinstance(x, Tensor) and x.dtype == cls.dtype and x.is_cuda == (cls._where == "cuda.")
+
+    def __repr__(cls):  # <class 'torch.FloatTensor'> under gt.as_torch, as PyTorch prints it
+        return f"<class '{_dt.package[0]}.{cls._where}{cls.__name__}'>"
 
 
-def _typed_constructor(name, d):
+def _typed_constructor(name, d, where=""):
     def make(cls, *args, device=None):
         if device is not None:
             _device.check(device)
@@ -1282,7 +1289,8 @@ def _typed_constructor(name, d):
     doc = (f"torch.{name}'s legacy constructor: {name}(data), a {d.name} tensor of a list or an array, or "
            f"{name}(*sizes), {d.name} zeros (torch leaves them uninitialised); isinstance(x, {name}) is whether "
            f"x is a {d.name} tensor.")
-    return _TypedTensorMeta(name, (), {"__new__": make, "__doc__": doc, "dtype": d, "__module__": "gt"})
+    return _TypedTensorMeta(name, (), {"__new__": make, "__doc__": doc, "dtype": d, "__module__": "gt",
+                                       "_where": where})
 
 
 FloatTensor = _typed_constructor("FloatTensor", _dt.float32)

@@ -109,6 +109,27 @@ def _child_command_line(original):
     return get_command_line
 
 
+def _preload_in_forkserver():
+    """A 'forkserver' child forks from a server process started with its own command line
+    (multiprocessing.forkserver), which imports only its preload modules: this module is made
+    one of them, also after set_forkserver_preload (stable-baselines3's SubprocVecEnv uses
+    forkserver on Linux). multiprocessing keeps the list in a private attribute."""
+    from multiprocessing import forkserver
+    server = getattr(forkserver, "_forkserver", None)
+    preload = getattr(server, "_preload_modules", None)
+    if preload is None:
+        return
+    if "gt.as_torch" not in preload:
+        server._preload_modules = list(preload) + ["gt.as_torch"]
+    setter = forkserver.ForkServer.set_forkserver_preload
+    if not getattr(setter, "_gt_as_torch", False):
+        def set_forkserver_preload(self, modules_names):
+            names = list(modules_names)
+            setter(self, names if "gt.as_torch" in names else names + ["gt.as_torch"])
+        set_forkserver_preload._gt_as_torch = True
+        forkserver.ForkServer.set_forkserver_preload = set_forkserver_preload
+
+
 def install():
     """Makes `torch` and every `torch.X` GT's module (idempotent), in this process and in the
     processes multiprocessing spawns from it; dtypes and shapes then print as PyTorch's
@@ -129,6 +150,7 @@ def install():
     import multiprocessing.spawn as spawn
     if not getattr(spawn.get_command_line, "_gt_as_torch", False):
         spawn.get_command_line = _child_command_line(spawn.get_command_line)
+    _preload_in_forkserver()
     for name, module in list(sys.modules.items()):
         if name == "gt.vision" or name.startswith("gt.vision."):
             sys.modules.setdefault("torchvision" + name[len("gt.vision"):], module)
@@ -144,8 +166,19 @@ install()
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: python -m gt.as_torch SCRIPT [ARGS...]: runs SCRIPT with `import torch` meaning GT")
+        print("usage: python -m gt.as_torch SCRIPT [ARGS...] | -c CODE [ARGS...] | -m MODULE [ARGS...]: runs it with "
+              "`import torch` meaning GT")
         return 0 if argv else 2
+    if argv[0] == "-c" and len(argv) > 1:  # as `python -c CODE`
+        sys.argv = ["-c"] + argv[2:]
+        sys.path[0] = ""
+        exec(compile(argv[1], "<string>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
+        return 0
+    if argv[0] == "-m" and len(argv) > 1:  # as `python -m MODULE`
+        sys.argv = [argv[1]] + argv[2:]
+        sys.path[0] = os.getcwd()
+        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        return 0
     if not os.path.exists(argv[0]):  # as `python script.py` says it
         print(f"{os.path.basename(sys.executable)}: can't open file {os.path.abspath(argv[0])!r}: "
               f"[Errno 2] No such file or directory", file=sys.stderr)

@@ -48,8 +48,12 @@ def _matrices(n_in, n_out, n, kind, scale):
                                   f"the DFT matrix, up to length {MAX_LENGTH})")
     j = np.arange(n_in, dtype=np.int64)[:, None]
     k = np.arange(n_out, dtype=np.int64)[None, :]
-    angle = 2 * np.pi * ((j * k) % n) / n
-    cos, sin = np.cos(angle) * scale, np.sin(angle) * scale
+    m = (j * k) % n
+    angle = 2 * np.pi * m / n
+    cos, sin = np.cos(angle), np.sin(angle)
+    sin[(2 * m) % n == 0] = 0.0  # (angles 0 and pi: exactly 0, so the zero and Nyquist frequencies
+    cos[(4 * m) % (2 * n) == n] = 0.0  # of a real signal have no imaginary part, as pocketfft's)
+    cos, sin = cos * scale, sin * scale
     if kind == "c2r":  # rows are frequencies k (n_in = n // 2 + 1), columns samples j
         weight = np.full((n_in, 1), 2.0)
         weight[0] = 1.0
@@ -125,7 +129,8 @@ def _r2c(x, n, dim, norm, inverse=False):
     cos, sin = _matrices(n, n // 2 + 1, n, "r2c", _scale(n, norm, inverse))
     a = _last(a, dim)
     re, im = _T.matmul(a, _const(cos, a)), _T.matmul(a, _const(sin, a))
-    return _complex.ComplexTensor(_back(re, dim), _back(im if inverse else -im, dim))
+    im = (im if inverse else -im) + 0.0  # (+ 0.0: the zero-frequency and Nyquist terms' imaginary parts +0, not -0)
+    return _complex.ComplexTensor(_back(re, dim), _back(im, dim))
 
 
 def _c2r(x, n, dim, norm, inverse=True):

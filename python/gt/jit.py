@@ -62,6 +62,11 @@ def load(*args, **kwargs):
     raise NotImplementedError("gt.jit.load: GT cannot load TorchScript files; load a state_dict with gt.load")
 
 
+def annotate(the_type, the_value):
+    """the_value itself (TorchScript's type hint for an empty container, as torch.jit.annotate)."""
+    return the_value
+
+
 def _script_module_base():
     from .nn.modules import Module
 

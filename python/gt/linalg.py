@@ -28,7 +28,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     if ord == 1:
         return T.sum(a, dim, keepdim)
     if ord == 2:
-        return T.sqrt(T.sum(x * x, dim, keepdim))
+        return T._l2(T.sum(x * x, dim, keepdim))
     return T.pow(T.sum(T.pow(a, ord), dim, keepdim), 1.0 / ord)
 
 

@@ -362,3 +362,81 @@ def test_scans_of_float32_accumulate_in_float64():
     sums = np.cumsum(alphas.numpy().astype(np.float64))
     assert np.max(np.abs(gt.cumsum(alphas, 0).numpy() - sums) / sums) < 1e-7
     assert gt.cumprod(alphas, 0).dtype == gt.float32 and gt.cumsum(alphas, 0).dtype == gt.float32
+
+
+def test_initializers_write_through_data_and_norms_have_zero_gradients_at_zero():
+    conv = nn.Conv2d(16, 32, 3)
+    nn.init.normal_(conv.weight.data, 0.0, 0.02)  # PyTorch-GAN's weights_init_normal
+    nn.init.constant_(conv.bias.data, 0.0)
+    assert abs(float(conv.weight.detach().std()) - 0.02) < 0.003 and conv.bias.abs().max().item() == 0.0
+    z = gt.tensor([[0.0, 0.0, 0.0], [3.0, 4.0, 0.0]], requires_grad=True)
+    z.norm(2, dim=1).sum().backward()  # WGAN-GP's penalty meets a zero row: PyTorch's gradient there is 0
+    check(z.grad, [[0.0, 0.0, 0.0], [0.6, 0.8, 0.0]], 1e-6)
+    y = gt.zeros(3, requires_grad=True)
+    gt.linalg.vector_norm(y).backward()
+    assert y.grad.tolist() == [0.0, 0.0, 0.0]
+    y.grad = None
+    gt.nn.functional.normalize(y, dim=0).sum().backward()
+    assert np.isfinite(y.grad.numpy()).all()
+    x = gt.ones(3, requires_grad=True)
+    g, = gt.autograd.grad((x ** 3).sum(), x, only_inputs=True)  # (PyTorch's deprecated argument)
+    check(g, [3.0, 3.0, 3.0])
+    with pytest.raises(RuntimeError, match="The differentiated Tensor at index 1 appears to not have been used"):
+        gt.autograd.grad((x * 2).sum(), [x, gt.ones(1, requires_grad=True)])
+    with pytest.warns(UserWarning, match="requires_grad=True to a scalar"):
+        float((x * 2).sum())
+    with pytest.raises(ValueError, match="Expected more than 1 spatial element when training"):
+        nn.InstanceNorm2d(4)(gt.ones(2, 4, 1, 1))
+
+
+def test_legacy_cuda_types_empty_products_and_complex_parameters_loaded():
+    Tensor = gt.cuda.FloatTensor if gt.cuda.is_available() else gt.FloatTensor  # PyTorch-GAN's idiom
+    assert Tensor is gt.FloatTensor and repr(gt.cuda.FloatTensor) == "<class 'gt.cuda.FloatTensor'>"
+    assert isinstance(gt.ones(1), gt.FloatTensor) and not isinstance(gt.ones(1), gt.cuda.FloatTensor)
+    assert gt.cuda.LongTensor(2).dtype == gt.int64
+    assert (gt.ones(3, 0) @ gt.ones(0, 4)).tolist() == [[0.0] * 4] * 3  # an empty sum is 0 (was leftover memory)
+    assert gt.nn.functional.linear(gt.ones(2, 0), gt.ones(3, 0)).tolist() == [[0.0] * 3] * 2
+    assert gt.einsum("ij,jk->ik", gt.ones(3, 0), gt.ones(0, 4)).tolist() == [[0.0] * 4] * 3
+    assert gt.einsum("bi,bi->b", gt.ones(0, 2), gt.ones(1, 2)).shape == (0,)
+    assert gt.jit.annotate(list, []) == []
+    spectrum = gt.fft.rfft(gt.tensor([1.0, 2.0, 3.0, 4.0]))  # the zero and Nyquist terms of a real signal: imag +0
+    assert [math.copysign(1, v) for v in spectrum.imag.numpy()[[0, 2]]] == [1.0, 1.0]
+    assert spectrum.imag.numpy()[[0, 2]].tolist() == [0.0, 0.0]
+
+    class Spectral(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(gt.randn(2, 2, dtype=gt.cfloat))
+
+    m, saved = Spectral(), Spectral()
+    m.load_state_dict(saved.state_dict())  # the parameter keeps training (its parts stay leaves)
+    assert m.w.requires_grad and m.w.real.requires_grad
+    before = m.w.detach().numpy()
+    opt = gt.optim.SGD(m.parameters(), lr=0.1)
+    m.w.abs().sum().backward()
+    opt.step()
+    assert np.abs(m.w.detach().numpy() - before).max() > 0
+    check(before, saved.w.detach().numpy())
+
+
+def test_as_torch_runs_code_modules_and_forkserver_children(tmp_path):
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "gt.as_torch", "-c", "import torch, sys; print(torch.ones(2).sum().item(), sys.argv[1:])", "a"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.split() == ["2.0", "['a']"], out.stderr
+    script = tmp_path / "forkserver_child.py"
+    script.write_text(
+        "import multiprocessing as mp\n"
+        "import torch\n"
+        "def child(q):\n"
+        "    import torch\n"
+        "    q.put(torch.ones(2).sum().item())\n"
+        "if __name__ == '__main__':\n"
+        "    ctx = mp.get_context('forkserver')\n"
+        "    q = ctx.Queue()\n"
+        "    p = ctx.Process(target=child, args=(q,))\n"
+        "    p.start(); p.join(60)\n"
+        "    print(p.exitcode, q.get(timeout=10))\n")
+    out = subprocess.run([sys.executable, "-m", "gt.as_torch", str(script)], capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0 and out.stdout.split() == ["0", "2.0"], out.stderr[-2000:]

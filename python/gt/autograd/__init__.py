@@ -272,16 +272,25 @@ def backward(root, gradient, retain_graph=False, create_graph=False):
     _run([root], [gradient], retain_graph or create_graph, create_graph, None)
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
-         materialize_grads=False):
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of `outputs` (a tensor or a sequence) with respect to `inputs` (a tensor or
     a sequence of tensors that require grad), as a tuple, like torch.autograd.grad: nothing is
     accumulated into any `.grad`. grad_outputs: one tensor per output (required for a
     non-scalar output). create_graph records the gradient ops, so the result can be
     differentiated again (retain_graph then defaults to True). An input the outputs do not
     depend on raises RuntimeError unless allow_unused (then None, or zeros with
-    materialize_grads). Raises RuntimeError for an input that does not require grad."""
+    materialize_grads). Raises RuntimeError for an input that does not require grad.
+    only_inputs is PyTorch's deprecated argument (ignored, with its warning);
+    is_grads_batched=True raises NotImplementedError (use gt.func.vmap)."""
     from .._tensor import Tensor, ones
+    if not only_inputs:
+        import warnings
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                      "gradient for other parts of the graph, please use torch.autograd.backward.",
+                      FutureWarning, stacklevel=2)
+    if is_grads_batched:
+        raise NotImplementedError("autograd.grad(is_grads_batched=True) is not supported by GT (use gt.func.vmap)")
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     single = isinstance(inputs, Tensor)
     inputs = [inputs] if single else list(inputs)
@@ -310,12 +319,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         retain_graph = create_graph
     captured = _run(roots, seeds, retain_graph, create_graph, {id(t) for t in inputs})
     result = []
-    for t in inputs:
+    for i, t in enumerate(inputs):
         g = captured.get(id(t))
         if g is None:
             if not (allow_unused or materialize_grads):
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
-                                   "Set allow_unused=True if this is the desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
             if materialize_grads:
                 from .._tensor import zeros
                 g = zeros(t.shape, dtype=t.dtype)

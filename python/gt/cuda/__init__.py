@@ -223,6 +223,16 @@ def graph(*args, **kwargs):
     CUDAGraph()
 
 
+# torch.cuda.FloatTensor, ...: the legacy types of tensors on GPU workers (`Tensor =
+# torch.cuda.FloatTensor if cuda else torch.FloatTensor`); made here, a tensor lives on the
+# session's workers as any other (see gt.device).
+from .. import _tensor as _t  # noqa: E402
+FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor, BoolTensor, ShortTensor, CharTensor, \
+    ByteTensor = (_t._typed_constructor(name, d, "cuda.") for name, d in (
+        ("FloatTensor", _t._dt.float32), ("DoubleTensor", _t._dt.float64), ("HalfTensor", _t._dt.float16),
+        ("BFloat16Tensor", _t._dt.bfloat16), ("LongTensor", _t._dt.int64), ("IntTensor", _t._dt.int32),
+        ("BoolTensor", _t._dt.bool), ("ShortTensor", _t._dt.int16), ("CharTensor", _t._dt.int8),
+        ("ByteTensor", _t._dt.uint8)))
 from . import amp  # noqa: E402  (torch.cuda.amp)
 
 

@@ -432,13 +432,13 @@ def kl_div(input, target, reduction="mean", log_target=False):
 def normalize(input, p=2.0, dim=1, eps=1e-12):
     """input / max(||input||_p over dim, eps), as torch.nn.functional.normalize."""
     norm = T.sum(T.abs(input) ** p, dim, keepdim=True) ** (1.0 / p) if p != 2.0 else \
-        T.sqrt(T.sum(input * input, dim, keepdim=True))
+        T._l2(T.sum(input * input, dim, keepdim=True))  # (gradient 0, not nan, at a zero vector)
     return input / T.clamp(norm, min=eps)
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum(x1 x2) / max(||x1|| ||x2||, eps) over dim."""
-    n = T.sqrt(T.sum(x1 * x1, dim)) * T.sqrt(T.sum(x2 * x2, dim))
+    n = T._l2(T.sum(x1 * x1, dim)) * T._l2(T.sum(x2 * x2, dim))
     return T.sum(x1 * x2, dim) / T.clamp(n, min=eps)
 
 
@@ -1156,7 +1156,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         count = input.numel() // input.shape[1]
         if training and count <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size "
-                             f"{list(input.shape)}")
+                             f"{input.shape}")
         y, mean, var = _Standardize.apply(input, axes, eps, True)  # (long reductions: the corrected mean)
         if training and running_mean is not None:
             with _ag.no_grad():
@@ -1185,6 +1185,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         shape = _channel_shape(input)
         y = (input - T.reshape(running_mean, *shape)) * T.rsqrt(T.reshape(running_var, *shape) + eps)
         return _channel_affine(y, weight, bias)
+    if math.prod(input.shape[2:]) == 1:  # (one element: its own mean; normalizing gives zeros)
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
     y, mean, var = _Standardize.apply(input, axes, eps)
     if running_mean is not None and running_var is not None:
         count = math.prod(input.shape[2:])

@@ -15,13 +15,14 @@ from ..autograd import no_grad
 
 
 def _fill(tensor, make):
-    """Rebinds `tensor` to `make()` (cast to its dtype), made under the signals the parameter
-    was made under, so a sharded parameter stays sharded the same way."""
+    """Writes `make()` (cast to its dtype) into `tensor` in place, as PyTorch's initializers
+    (nn.init.normal_(m.weight.data) changes m.weight), made under the signals the parameter was
+    made under, so a sharded parameter stays sharded the same way."""
     signals = getattr(tensor, "_signals", None)
     with no_grad(), (_signal._restored(signals) if signals is not None else contextlib.nullcontext()), \
             (_device.meta_scope() if tensor.is_meta else contextlib.nullcontext()):  # a meta tensor stays one
         new = T.cast(make(), tensor.dtype)
-        tensor._h = new._h
+        tensor._assign(new)  # (an in-place write: through p.data to p, through a view to its base)
     return tensor
 
 

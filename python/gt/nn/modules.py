@@ -859,7 +859,9 @@ class Module:
             return
         if current is not None and v.dtype != current.dtype and not assign:
             v = T.cast(v, current.dtype)
-        if name in self._parameters:
+        if name in self._parameters and current.dtype.is_complex:  # its parts take the values (they stay
+            current.real._h, current.imag._h = v.real._h, v.imag._h  # the leaves that require grad)
+        elif name in self._parameters:
             current._h = v._h
         else:
             self._buffers[name] = v.detach()

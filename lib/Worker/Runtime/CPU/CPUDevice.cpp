@@ -485,6 +485,10 @@ public:
     if (!isFloating(tc.dtype))
       throw std::invalid_argument(std::string("matmul supports floating-point tensors, not ") + dtypeName(tc.dtype));
     if (numElements(tc.shape) == 0) return;
+    if (numElements(ta.shape) == 0 || numElements(tb.shape) == 0) { // an empty sum (k = 0): zeros, as PyTorch's
+      std::memset(c, 0, size_t(numElements(tc.shape)) * dtypeSize(tc.dtype));
+      return;
+    }
     if (tc.dtype == DType::Float32 || tc.dtype == DType::Float64) {
       threadedBatches_ += matmulBlas(ta, a, tb, b, tc, c, transposed);
       return;

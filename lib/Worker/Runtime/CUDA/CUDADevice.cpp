@@ -41,7 +41,7 @@ namespace {
   X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName)              \
   X(cuDeviceGetUuid) X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuStreamCreate) \
   X(cuStreamSynchronize) X(cuMemAlloc) X(cuMemFree) X(cuMemHostAlloc) X(cuMemFreeHost)               \
-  X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuMemsetD32Async) X(cuModuleLoadDataEx)                \
+  X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuMemsetD32Async) X(cuMemsetD8Async) X(cuModuleLoadDataEx) \
   X(cuModuleGetFunction) X(cuModuleGetGlobal) X(cuLaunchKernel) X(cuEventCreate) X(cuEventRecord) X(cuEventQuery)         \
   X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) X(cuGetErrorName) X(cuGetErrorString) X(cuMemGetInfo) \
   X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiateWithFlags) X(cuGraphLaunch)      \
@@ -560,6 +560,11 @@ void CUDADevice::matmul(const TensorType &ta, const void *a, const TensorType &t
   if (!isFloating(tc.dtype))
     throw std::invalid_argument(std::string("matmul supports floating-point tensors, not ") + dtypeName(tc.dtype));
   if (numElements(tc.shape) == 0) return;
+  if (numElements(ta.shape) == 0 || numElements(tb.shape) == 0) { // an empty sum: zeros (cuBLAS writes nothing)
+    d_.check(d_.cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(c), 0, size_t(numElements(tc.shape)) * dtypeSize(tc.dtype),
+                                compute_), "zeroing an empty product");
+    return;
+  }
   if (!cublas_) {
     static Cublas loaded;
     if (!loaded.error.empty()) throw std::runtime_error(loaded.error);
