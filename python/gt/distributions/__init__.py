@@ -401,6 +401,18 @@ class Normal(Distribution):
         return self.scale
 
 
+def _binary_parameter(d, probs, logits):
+    """Sets the one of probs/logits given (the other is made on first use, _lazy) and returns
+    it. ValueError unless exactly one is given."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    if probs is not None:
+        d.probs = _as_tensor(probs)
+        return d.probs
+    d.logits = _as_tensor(logits)
+    return d.logits
+
+
 class Bernoulli(Distribution):
     """1 with probability `probs` (or sigmoid(`logits`)), else 0; samples are floats, as PyTorch's."""
 
@@ -410,13 +422,7 @@ class Bernoulli(Distribution):
     _init_params = ("logits",)
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.probs = _as_tensor(probs)
-        else:
-            self.logits = _as_tensor(logits)
-        super().__init__((self.probs if probs is not None else self.logits).shape, validate_args=validate_args)
+        super().__init__(_binary_parameter(self, probs, logits).shape, validate_args=validate_args)
 
     @_lazy
     def logits(self):
@@ -1165,23 +1171,9 @@ class LogitRelaxedBernoulli(Distribution):
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self.temperature = temperature
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.probs = _as_tensor(probs)
-        else:
-            self.logits = _as_tensor(logits)
-        super().__init__((self.probs if probs is not None else self.logits).shape, validate_args=validate_args)
+        super().__init__(_binary_parameter(self, probs, logits).shape, validate_args=validate_args)
 
-    @_lazy
-    def logits(self):
-        eps = T.finfo(self.probs.dtype).eps
-        p = T.clamp(self.probs, min=eps, max=1 - eps)
-        return T.log(p) - T.log1p(-p)
-
-    @_lazy
-    def probs(self):
-        return T.sigmoid(self.logits)
+    logits, probs = Bernoulli.__dict__["logits"], Bernoulli.__dict__["probs"]  # (made from each other as Bernoulli's)
 
     def rsample(self, sample_shape=()):
         shape = _shape(sample_shape) + tuple(self.batch_shape)
