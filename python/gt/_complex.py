@@ -175,9 +175,11 @@ class ComplexTensor(_T.Tensor):
         return self
 
     def copy_(self, src, non_blocking=False):
-        with _ag.no_grad() if self.is_leaf and self.requires_grad and not _ag.is_grad_enabled() else _nullcontext():
-            return self._assign(_functions().broadcast_to(as_complex(src, self.dtype), self.shape)
-                                if tuple(getattr(src, "shape", ())) != tuple(self.shape) else as_complex(src, self.dtype))
+        """src's values (a complex or real tensor, or a number; broadcast to this shape) in place."""
+        src = as_complex(src, self.dtype)
+        if src.shape != self.shape:
+            src = _functions().broadcast_to(src, self.shape)
+        return self._assign(src)
 
     def fill_(self, value):
         with _ag.no_grad():
@@ -290,14 +292,6 @@ class ComplexTensor(_T.Tensor):
 
     def cdouble(self):
         return _T.cast(self, _dt.complex128)
-
-
-class _nullcontext:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _real_dtype(d):

@@ -793,6 +793,8 @@ _MAX_PENDING = 256  # (then they are read at once: their tensors are freed)
 def defer_check(ok, message):
     """Records that every element of bool tensor `ok` must be True; if not, the next wait for
     values raises ValueError(message())."""
+    if ok.is_meta:  # (a meta tensor has no values to check)
+        return
     from . import _functions
     with _ag.no_grad():
         _pending_checks.append((_functions.all(ok), message))
