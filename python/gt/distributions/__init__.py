@@ -640,6 +640,19 @@ class LogNormal(Distribution):
         return _composites.expm1(s2) * T.exp(2 * self.loc + s2)
 
 
+def _scale_tril(covariance_matrix, precision_matrix, scale_tril):
+    """The lower Cholesky factor of the one scale matrix given (through gt.linalg); ValueError
+    unless exactly one is."""
+    from .. import linalg
+    if sum(m is not None for m in (covariance_matrix, precision_matrix, scale_tril)) != 1:
+        raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
+    if scale_tril is not None:
+        return scale_tril
+    if covariance_matrix is not None:
+        return linalg.cholesky(covariance_matrix)
+    return linalg.cholesky(linalg.inv(precision_matrix))
+
+
 class MultivariateNormal(Distribution):
     """N(loc, Sigma) over vectors of size k, with Sigma given as exactly one of
     `covariance_matrix`, `precision_matrix` (its inverse) or `scale_tril` (its lower Cholesky
@@ -649,18 +662,10 @@ class MultivariateNormal(Distribution):
     has_rsample = True
 
     def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
-        from .. import linalg
-        if sum(m is not None for m in (covariance_matrix, precision_matrix, scale_tril)) != 1:
-            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
+        L = _scale_tril(covariance_matrix, precision_matrix, scale_tril)
         loc = _as_tensor(loc)
         if loc.ndim < 1:
             raise ValueError("loc must be at least one-dimensional.")
-        if scale_tril is not None:
-            L = scale_tril
-        elif covariance_matrix is not None:
-            L = linalg.cholesky(covariance_matrix)
-        else:
-            L = linalg.cholesky(linalg.inv(precision_matrix))
         if L.ndim < 2 or L.shape[-1] != L.shape[-2] or L.shape[-1] != loc.shape[-1]:
             raise ValueError(f"the scale matrix {list(L.shape)} must be (..., k, k) with k = loc's last size, "
                              f"{loc.shape[-1]}")
@@ -1218,15 +1223,7 @@ class Wishart(Distribution):
     has_rsample = True
 
     def __init__(self, df, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
-        from .. import linalg
-        if sum(m is not None for m in (covariance_matrix, precision_matrix, scale_tril)) != 1:
-            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
-        if scale_tril is not None:
-            L = scale_tril
-        elif covariance_matrix is not None:
-            L = linalg.cholesky(covariance_matrix)
-        else:
-            L = linalg.cholesky(linalg.inv(precision_matrix))
+        L = _scale_tril(covariance_matrix, precision_matrix, scale_tril)
         p = L.shape[-1]
         self.df = _as_tensor(df, L)
         batch = broadcast_shapes(tuple(self.df.shape), tuple(L.shape[:-2]))
