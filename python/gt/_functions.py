@@ -914,6 +914,8 @@ def _scalar_dims(fn):
     IndexError, as PyTorch's."""
     @functools.wraps(fn)
     def call(x, *args, **kwargs):
+        if getattr(x, "shape", True) or not (args or kwargs):  # (the common case, first: not 0-d, or no dim)
+            return fn(x, *args, **kwargs)
         key = "dim" if "dim" in kwargs else "axis" if "axis" in kwargs else None
         dim = args[0] if args else kwargs.get(key) if key else None
         if dim is None or not isinstance(x, Tensor) or x.ndim != 0 or isinstance(dim, Tensor):

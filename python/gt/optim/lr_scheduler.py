@@ -404,7 +404,24 @@ class LinearLR(LRScheduler):
         return [base * (self.start_factor + (self.end_factor - self.start_factor) * t) for base in self.base_lrs]
 
 
-class ChainedScheduler(LRScheduler):
+class _Composite:
+    """state_dict / load_state_dict of a scheduler made of others: its own attributes, and
+    each scheduler's state under "_schedulers", as PyTorch's ChainedScheduler and SequentialLR."""
+    _not_saved = ("optimizer", "_schedulers")
+
+    def state_dict(self):
+        state = {k: v for k, v in self.__dict__.items() if k not in self._not_saved}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict):
+        state = dict(state_dict)
+        for s, st in zip(self._schedulers, state.pop("_schedulers")):
+            s.load_state_dict(st)
+        self.__dict__.update(state)
+
+
+class ChainedScheduler(_Composite, LRScheduler):
     """Several schedulers of one optimizer stepped together (a ConstantLR warm-up with an
     ExponentialLR decay): step() steps each in turn, each scaling the lr the one before set
     (the recursive forms compose), as PyTorch's. Raises ValueError for schedulers of other
@@ -430,19 +447,9 @@ class ChainedScheduler(LRScheduler):
             s.step()
         self._last_lr = _lrs(self.optimizer)
 
-    def state_dict(self):
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
-
-    def load_state_dict(self, state_dict):
-        state = dict(state_dict)
-        for s, st in zip(self._schedulers, state.pop("_schedulers")):
-            s.load_state_dict(st)
-        self.__dict__.update(state)
 
 
-class SequentialLR(LRScheduler):
+class SequentialLR(_Composite, LRScheduler):
     """schedulers[i] from epoch milestones[i - 1] on, each started from its own epoch 0 (a
     warm-up LinearLR, then a CosineAnnealingLR). milestones: len(schedulers) - 1 increasing epochs."""
 
@@ -469,22 +476,13 @@ class SequentialLR(LRScheduler):
         s = self._schedulers[i]
         if i > 0 and self._milestones[i - 1] == self.last_epoch:
             with warnings.catch_warnings():  # (step(0) is PyTorch's own call here: no deprecation warning)
-                warnings.simplefilter("ignore", UserWarning)
+                warnings.filterwarnings("ignore", message="The epoch parameter")
                 s.step(0)
         else:
             s.step()
         self._last_lr = s.get_last_lr()
 
-    def state_dict(self):
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers", "base_lrs")}
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
-
-    def load_state_dict(self, state_dict):
-        state = dict(state_dict)
-        for s, st in zip(self._schedulers, state.pop("_schedulers")):
-            s.load_state_dict(st)
-        self.__dict__.update(state)
+    _not_saved = ("optimizer", "_schedulers", "base_lrs")  # (PyTorch's SequentialLR has no base_lrs)
 
 
 def _undo_step(schedulers):
