@@ -64,8 +64,30 @@ def _matrices(n_in, n_out, n, kind, scale):
     return cos, sin
 
 
-def _const(m, like):
-    return _T.tensor(np.ascontiguousarray(m).astype(_dt.numpy_dtype(like.dtype)))
+_uploaded = {}  # (n_in, n_out, n, kind, scale, dtype) -> (cos, sin, bytes): tensors on the workers
+_MAX_UPLOADED_BYTES = 64 << 20  # matrices kept on the workers, at most (bigger ones are uploaded per call)
+_uploaded_bytes = [0]
+
+
+def _dft(n_in, n_out, n, kind, scale, like):
+    """The (cos, sin) matrices of _matrices as tensors of `like`'s dtype. Those of a transform
+    used before are the tensors uploaded then (matrices are never written: ops make new
+    tensors), so a model calling rfft each step sends them once; up to _MAX_UPLOADED_BYTES are
+    kept, least recently used first to go."""
+    key = (n_in, n_out, n, kind, scale, like.dtype)
+    hit = _uploaded.pop(key, None)
+    if hit is None:
+        np_dtype = _dt.numpy_dtype(like.dtype)
+        hit = tuple(_T.tensor(np.ascontiguousarray(m).astype(np_dtype)) for m in _matrices(n_in, n_out, n, kind, scale))
+        size = 2 * n_in * n_out * np.dtype(np_dtype).itemsize
+        if size > _MAX_UPLOADED_BYTES // 4:
+            return hit
+        while _uploaded and _uploaded_bytes[0] + size > _MAX_UPLOADED_BYTES:
+            _uploaded_bytes[0] -= _uploaded.pop(next(iter(_uploaded)))[2]
+        _uploaded_bytes[0] += size
+        hit = hit + (size,)
+    _uploaded[key] = hit  # (re-inserted: the dict's order is the order of last use)
+    return hit[:2]
 
 
 def _resize(x, n, dim):
@@ -103,9 +125,8 @@ def _c2c(x, n, dim, norm, inverse):
         raise RuntimeError(f"Invalid number of data points ({n}) specified")
     x = _resize(x, n, dim)
     a, b = _float_parts(x)
-    cos, sin = _matrices(n, n, n, "c2c", _scale(n, norm, inverse))
     a = _last(a, dim)
-    C, S = _const(cos, a), _const(sin, a)
+    C, S = _dft(n, n, n, "c2c", _scale(n, norm, inverse), a)
     if b is None:
         re, im = _T.matmul(a, C), _T.matmul(a, S)
         im = im if inverse else -im
@@ -126,9 +147,9 @@ def _r2c(x, n, dim, norm, inverse=False):
     if n < 1:
         raise RuntimeError(f"Invalid number of data points ({n}) specified")
     a, _ = _float_parts(_resize(x, n, dim))
-    cos, sin = _matrices(n, n // 2 + 1, n, "r2c", _scale(n, norm, inverse))
     a = _last(a, dim)
-    re, im = _T.matmul(a, _const(cos, a)), _T.matmul(a, _const(sin, a))
+    C, S = _dft(n, n // 2 + 1, n, "r2c", _scale(n, norm, inverse), a)
+    re, im = _T.matmul(a, C), _T.matmul(a, S)
     im = (im if inverse else -im) + 0.0  # (+ 0.0: the zero-frequency and Nyquist terms' imaginary parts +0, not -0)
     return _complex.ComplexTensor(_back(re, dim), _back(im, dim))
 
@@ -140,12 +161,12 @@ def _c2r(x, n, dim, norm, inverse=True):
         raise RuntimeError(f"Invalid number of data points ({n}) specified")
     x = _resize(x, n // 2 + 1, dim)
     a, b = _float_parts(x)
-    cos, sin = _matrices(n // 2 + 1, n, n, "c2r", _scale(n, norm, inverse))
     a = _last(a, dim)
-    out = _T.matmul(a, _const(cos, a))
+    C, S = _dft(n // 2 + 1, n, n, "c2r", _scale(n, norm, inverse), a)
+    out = _T.matmul(a, C)
     if b is not None:
         b = _last(b, dim)
-        out = out - _T.matmul(b, _const(sin, b)) if inverse else out + _T.matmul(b, _const(sin, b))
+        out = out - _T.matmul(b, S) if inverse else out + _T.matmul(b, S)
     return _back(out, dim)
 
 

@@ -166,6 +166,23 @@ def test_fft_helpers_round_trips_and_errors():
         gt.fft.fft(gt.zeros(100000))
 
 
+def test_fft_matrices_are_uploaded_once_and_bounded(monkeypatch):
+    f = gt.fft
+    x = gt.randn(2, 24)
+    first = f._dft(24, 13, 24, "r2c", 1.0, x)
+    assert all(a is b for a, b in zip(f._dft(24, 13, 24, "r2c", 1.0, x), first))  # a second call: the same tensors
+    assert f._dft(24, 13, 24, "r2c", 1.0, x.double())[0].dtype == gt.float64  # one entry per dtype
+    close(f.rfft(x), np.fft.rfft(x.numpy()), 1e-5), close(f.rfft(x), np.fft.rfft(x.numpy()), 1e-5)
+    monkeypatch.setattr(f, "_uploaded", {}), monkeypatch.setattr(f, "_uploaded_bytes", [0])
+    monkeypatch.setattr(f, "_MAX_UPLOADED_BYTES", 4 * 2 * 8 * 8 * 4)  # room for 4 float32 8x8 pairs
+    for n in range(2, 10):
+        f._dft(8, 8, n, "c2c", 1.0, x)
+    assert len(f._uploaded) == 4 and f._uploaded_bytes[0] == 4 * 2 * 8 * 8 * 4  # the 4 most recent stay
+    assert sorted(k[2] for k in f._uploaded) == [6, 7, 8, 9]
+    big = f._dft(16, 16, 16, "c2c", 1.0, x)  # over a quarter of the budget: uploaded, not kept
+    assert len(f._uploaded) == 4 and big[0].shape == (16, 16)
+
+
 def test_gradients_follow_pytorchs_convention():
     # z.grad = dL/dRe + i dL/dIm: for L = sum |z|^2 it is 2z (PyTorch's documented example)
     a = crandn(4)
