@@ -207,7 +207,8 @@ def _reference_step(kind, hp, p, g, st):
     ("radam", dict(lr=0.01, weight_decay=0.1)), ("radam", dict(lr=0.01, betas=(0.9, 0.6))),
     ("rprop", dict(lr=0.01)), ("asgd", dict(lr=0.01, t0=2, lambd=0.1, weight_decay=0.1)),
 ], ids=lambda v: v if isinstance(v, str) else ",".join(f"{k}={x}" for k, x in v.items()))
-def test_optimizers_match_torch_optims_formulas(kind, hp):
+@pytest.mark.parametrize("set_to_none", [True, False], ids=["grads_dropped", "grads_zeroed"])
+def test_optimizers_match_torch_optims_formulas(kind, hp, set_to_none):
     # Updates are foreach ops over a group's parameters (gt._tensor._foreach); each parameter
     # still gets torch.optim's per-parameter update. `late` has no gradient in the first two
     # steps (skipped, then its first moments start late) and `none` never has one.
@@ -223,8 +224,8 @@ def test_optimizers_match_torch_optims_formulas(kind, hp):
         x = rng.standard_normal((5, 3))
         y = gt.tensor(x) @ params["w"] + params["b"]
         loss = (y * y).sum() + ((params["late"] ** 2).sum() * 3.0 if step >= 2 else 0.0)
-        opt.zero_grad()
-        loss.backward()
+        opt.zero_grad(set_to_none=set_to_none)  # (zeroed in place: no state may alias a gradient, as SGD's
+        loss.backward()                          # first momentum buffer once did)
         opt.step()
         yy = x @ want["w"] + want["b"]
         grads = {"w": x.T @ (2 * yy), "b": (2 * yy).sum(0), "late": 6 * want["late"] if step >= 2 else None}

@@ -317,7 +317,8 @@ class SGD(Optimizer):
                     old = [i for i, b in enumerate(bufs) if b is not None]  # (buf = g at the first step)
                     updated = _foreach("add", _foreach("mul", [bufs[i] for i in old], momentum),
                                        _foreach("mul", [grads[i] for i in old], 1 - group["dampening"]))
-                    bufs = list(grads)
+                    bufs = [g.detach() for g in grads]  # (a tensor of its own, as PyTorch's clone: zeroing
+                    # or scaling p.grad in place later must not change the buffer)
                     for i, b in zip(old, updated):
                         bufs[i] = b
                     for st, b in zip(states, bufs):
