@@ -18,7 +18,7 @@ import numpy as np
 from . import autograd as _ag
 from . import dtypes as _dt
 from . import _functions as T
-from ._tensor import Tensor, _method, _dim, _next_seed, _op
+from ._tensor import Tensor, _method, _dim, _next_seed, _op, _takes_device, warn_at_user_line
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 
@@ -179,13 +179,27 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     return T.where(y == float("-inf"), info.min if neginf is None else neginf, y)
 
 
+def _legacy_value(name, tensor1, tensor2, more):
+    """(tensor1, tensor2, value) of PyTorch's deprecated addcmul/addcdiv(x, value, tensor1,
+    tensor2) spelling (Ranger and other optimizers still use it), with its warning."""
+    warn_at_user_line(f"This overload of {name} is deprecated: {name}(Number value, Tensor tensor1, Tensor tensor2); "
+                      f"use {name}(Tensor tensor1, Tensor tensor2, *, Number value)")
+    return tensor2, more[0], tensor1
+
+
 @_method()
-def addcmul(x, tensor1, tensor2, value=1):
+def addcmul(x, tensor1, tensor2, *more, value=1):
+    """x + value * tensor1 * tensor2."""
+    if more:
+        tensor1, tensor2, value = _legacy_value("addcmul", tensor1, tensor2, more)
     return x + value * tensor1 * tensor2
 
 
 @_method()
-def addcdiv(x, tensor1, tensor2, value=1):
+def addcdiv(x, tensor1, tensor2, *more, value=1):
+    """x + value * tensor1 / tensor2."""
+    if more:
+        tensor1, tensor2, value = _legacy_value("addcdiv", tensor1, tensor2, more)
     return x + value * tensor1 / tensor2
 
 
@@ -416,11 +430,12 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires
     return _op("randn", shape=shape, seed=seed, dtype=_dt.resolve(d)) * std + mean
 
 
-def randint_like(input, low=0, high=None, *, dtype=None):
-    """Integers uniform in [low, high) of input's shape (randint_like(x, high) as torch)."""
+@_takes_device
+def randint_like(input, low=0, high=None, *, dtype=None, generator=None, requires_grad=False):
+    """Integers uniform in [low, high) of input's shape and dtype (randint_like(x, high) as torch)."""
     if high is None:
         low, high = 0, low
-    return T.randint(low, high, input.shape, dtype=dtype or input.dtype)
+    return T.randint(low, high, input.shape, dtype=dtype or input.dtype, generator=generator, requires_grad=requires_grad)
 
 
 # ---------------------------------------------------------------- Tensor methods

@@ -15,6 +15,7 @@ import inspect
 import math
 import os
 import struct
+import sys
 import time
 import weakref
 
@@ -727,6 +728,45 @@ class Tensor:
     def char(self): return cast(self, _dt.int8)
     def short(self): return cast(self, _dt.int16)
     def bool(self): return cast(self, _dt.bool)
+    def new(self, *args, device=None):
+        """The legacy constructor in x's dtype, as PyTorch's x.new: new(*sizes) or new(Size)
+        zeros of that shape (PyTorch leaves them uninitialised), new(data) a tensor of a list or
+        an array, new(tensor) that tensor (TypeError if its dtype is not x's), new() an empty
+        tensor."""
+        if device is not None:
+            _device.check(device)
+        if len(args) == 1 and isinstance(args[0], Size):
+            return zeros(tuple(args[0]), dtype=self.dtype)
+        if builtins.all(type(a) is builtins.int for a in args):
+            return zeros(*(args or (0,)), dtype=self.dtype)
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            if args[0].dtype != self.dtype:
+                raise TypeError(f"expected {self.dtype} (got {args[0].dtype})")
+            return args[0]
+        if len(args) == 1:
+            return tensor(args[0], dtype=self.dtype)
+        raise TypeError(f"new(): takes data (a list or an array) or sizes, got {args!r}")
+
+    def resize_(self, *sizes, memory_format=None):
+        """x reshaped in place to `sizes` (ints or one tuple), as PyTorch's: its first elements
+        (in order) kept, new ones zero (PyTorch leaves them uninitialised). A tensor that
+        requires grad raises RuntimeError, as PyTorch's."""
+        shape = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
+        if self.requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
+        n, have = math.prod(shape), self.numel()
+        flat = self.reshape(have)
+        if n < have:
+            flat = flat[:n]
+        elif n > have:
+            from . import _functions
+            flat = _functions.cat([flat, zeros(n - have, dtype=self.dtype)], 0)
+        return self._assign_reshaped(flat.reshape(shape))
+
+    def resize_as_(self, other, memory_format=None):
+        """x.resize_(other.shape)."""
+        return self.resize_(tuple(other.shape))
+
     def new_zeros(self, *shape, dtype=None, device=None, requires_grad=False, size=None):
         shape = shape or ((size,) if size is not None else ())
         return zeros(*shape, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
@@ -1255,7 +1295,9 @@ def _legacy_constructor(*args):
     float32 tensor of a list or an array; gt.Tensor(n, m, k), float32 zeros of that shape (up to
     three sizes; torch.Tensor leaves them uninitialised, GT never hands out uninitialised memory)."""
     args = [a for a in args if a is not None]
-    if args and builtins.all(type(a) is builtins.int for a in args):
+    if len(args) == 1 and isinstance(args[0], Size):  # torch.Tensor(x.shape): a shape, not data
+        t = zeros(tuple(args[0]))
+    elif args and builtins.all(type(a) is builtins.int for a in args):
         t = zeros(*args)
     elif len(args) == 1:
         t = tensor(args[0], dtype=_dt.default_float())
@@ -1603,11 +1645,20 @@ def eye(n, m=None, dtype=None, requires_grad=False):
 
 # ---------------------------------------------------------------- elementwise
 
+def warn_at_user_line(message, category=UserWarning):
+    """warnings.warn pointing at the first caller outside the gt package (the user's line),
+    however deep in GT the warning is raised."""
+    import warnings
+    here, frame, level = os.path.dirname(__file__), sys._getframe(1), 2
+    while frame is not None and os.path.dirname(frame.f_code.co_filename).startswith(here):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
+
+
 def _legacy_alpha(name, b, other, alpha):
     """PyTorch's deprecated add(x, alpha, other) / x.add_(alpha, other) spelling: (other, alpha)."""
-    import warnings
-    warnings.warn(f"This overload of {name} is deprecated: {name}(Number alpha, Tensor other); use "
-                  f"{name}(Tensor other, *, Number alpha)", UserWarning, stacklevel=4)
+    warn_at_user_line(f"This overload of {name} is deprecated: {name}(Number alpha, Tensor other); use "
+                      f"{name}(Tensor other, *, Number alpha)")
     return other, b
 
 

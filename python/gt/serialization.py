@@ -88,8 +88,8 @@ class _TorchPickler(pickle._Pickler):
     ("storage", torch.<Type>Storage, key, "cpu", numel); gt.Size as a tuple."""
     dispatch = pickle._Pickler.dispatch.copy()
 
-    def __init__(self, file):
-        super().__init__(file, protocol=2)
+    def __init__(self, file, protocol=2):
+        super().__init__(file, protocol=protocol)
         self.storages = []
 
     def _save_torch_global(self, obj):
@@ -155,13 +155,27 @@ class _TorchPickler(pickle._Pickler):
                 (storage, 0, tuple(obj.shape), stride, obj.requires_grad, OrderedDict()))
 
 
-def _torch_zip(obj):
+def _pickler(pickle_module):
+    """The pickler class torch.save's `pickle_module` asks for: GT's own (_TorchPickler) for the
+    standard library's pickle, else one deriving from both where the module's Pickler is a
+    pure-Python pickle._Pickler (dill's). Raises TypeError for other modules."""
+    if pickle_module is None or pickle_module is pickle:
+        return _TorchPickler
+    base = getattr(pickle_module, "Pickler", None)
+    if isinstance(base, type) and issubclass(base, pickle._Pickler):
+        return type("_TorchPickler", (_TorchPickler, base), {"dispatch": {**base.dispatch, **_TorchPickler.dispatch}})
+    raise TypeError(f"gt.save: pickle_module={getattr(pickle_module, '__name__', pickle_module)!r} is not supported "
+                    "(GT writes tensors with the standard library's pickle, or a module whose Pickler derives "
+                    "from pickle._Pickler, such as dill's)")
+
+
+def _torch_zip(obj, pickle_module=None, pickle_protocol=2):
     """`obj` in torch.save's zip format (bytes): archive/data.pkl, archive/byteorder,
     archive/data/<key> per tensor, archive/version; records stored uncompressed, each one's data
     64-byte aligned as torch.save writes them (torch.load can then map the file)."""
     import zipfile
     pkl = io.BytesIO()
-    pickler = _TorchPickler(pkl)
+    pickler = _pickler(pickle_module)(pkl, protocol=pickle_protocol)
     pickler.dump(obj)
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
@@ -180,12 +194,16 @@ def _torch_zip(obj):
     return out.getvalue()
 
 
-def save(obj, f):
+def save(obj, f, pickle_module=pickle, pickle_protocol=2, _use_new_zipfile_serialization=True,
+         _disable_byteorder_record=False):
     """Writes `obj` to `f` (a path or a binary file object): safetensors or .npz for a flat
     dict of name -> Tensor (or array) named so, else torch.save's zip format (see the module's
-    docstring). Raises TypeError for a .safetensors or .npz file of anything but such a dict."""
+    docstring), pickled with `pickle_protocol` (2, as torch.save's default) by the standard
+    library's pickle or `pickle_module` (see _pickler). Raises TypeError for a .safetensors or
+    .npz file of anything but such a dict. The legacy (non-zip) format is not written:
+    _use_new_zipfile_serialization=False still writes the zip format, which torch.load reads."""
     if hasattr(f, "write"):
-        f.write(_torch_zip(obj))
+        f.write(_torch_zip(obj, pickle_module, pickle_protocol))
         return
     path = os.fspath(f)
     if path.endswith(".safetensors"):
@@ -196,7 +214,7 @@ def save(obj, f):
         with open(path, "wb") as out:  # a file object: np.savez must not append ".npz"
             np.savez(out, **arrays)
     else:
-        data = _torch_zip(obj)  # (everything fetched before the file is opened)
+        data = _torch_zip(obj, pickle_module, pickle_protocol)  # (everything fetched before the file is opened)
         with open(path, "wb") as out:
             out.write(data)
 
@@ -392,8 +410,10 @@ def load(f, map_location=None, weights_only=True, **kwargs):
     path or a binary file object). A .npz or .safetensors file gives an OrderedDict of name ->
     Tensor (.npz keeps the saved order; safetensors stores names sorted). `map_location` (a
     device name, a dict or a function, as torch.load's) is accepted: tensors load onto the
-    session's workers (see gt.device). Raises FileNotFoundError, and pickle.UnpicklingError for
-    an object a weights-only load does not make (see the module's docstring)."""
+    session's workers (see gt.device). `pickle_module` and `mmap` are accepted (GT reads with
+    the standard library's unpickler, into memory). Raises FileNotFoundError, and
+    pickle.UnpicklingError for an object a weights-only load does not make (see the module's
+    docstring)."""
     if isinstance(map_location, (str, _device.device)):
         _device.check(map_location)
     if hasattr(f, "read"):

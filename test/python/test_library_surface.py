@@ -440,3 +440,41 @@ def test_as_torch_runs_code_modules_and_forkserver_children(tmp_path):
         "    print(p.exitcode, q.get(timeout=10))\n")
     out = subprocess.run([sys.executable, "-m", "gt.as_torch", str(script)], capture_output=True, text=True, timeout=180)
     assert out.returncode == 0 and out.stdout.split() == ["0", "2.0"], out.stderr[-2000:]
+
+
+def test_deprecated_addcmul_addcdiv_spelling_and_legacy_tensor_methods(tmp_path):
+    # Ranger (torch-optimizer, pytorch_ranger) calls exp_avg_sq.addcmul_(1 - b2, g, g) and
+    # p.addcdiv_(-step, exp_avg, denom): value first, as PyTorch still accepts (with a warning)
+    a, b, c = gt.tensor([1.0, 2.0, 3.0]), gt.tensor([0.5, -1.0, 2.0]), gt.tensor([2.0, 3.0, 4.0])
+    with pytest.warns(UserWarning, match="This overload of addcdiv is deprecated") as caught:
+        check(gt.addcdiv(a, 0.1, b, c), [1.025, 2.0 - 0.1 / 3.0, 3.05])
+    assert caught[0].filename == __file__  # (the warning names the user's line)
+    with pytest.warns(UserWarning, match="addcmul"):
+        check(a.clone().addcmul_(0.1, b, c), [1.1, 1.7, 3.8])
+    check(gt.addcdiv(a, b, c, value=0.1), [1.025, 2.0 - 0.1 / 3.0, 3.05])
+    # Tensor.new (SWATS, Shampoo): the legacy constructor in x's dtype; resize_
+    p = nn.Parameter(gt.ones(2, 3, dtype=gt.float64))
+    assert p.new().shape == (0,) and p.new(2, 2).dtype == gt.float64 and p.new(gt.Size([4])).shape == (4,)
+    check(p.new([1, 2]), [1.0, 2.0]), check(p.data.new(1).fill_(0), [0.0])
+    with pytest.raises(TypeError, match="expected gt.float64"):
+        p.new(gt.ones(2))
+    assert gt.Tensor(gt.Size([2, 3])).shape == (2, 3) and gt.Tensor(gt.Size([])).shape == ()
+    x = gt.arange(6.0)
+    check(x.resize_(2, 2), [[0, 1], [2, 3]]), check(x.resize_((3,)), [0, 1, 2])
+    assert x.resize_as_(gt.zeros(2, 2)).shape == (2, 2)
+    with pytest.raises(RuntimeError, match="cannot resize variables that require grad"):
+        p.resize_(6)
+    # randint_like(..., memory_format=) (Adahessian's Rademacher vectors)
+    r = gt.randint_like(p, high=2, memory_format=gt.preserve_format)
+    assert r.dtype == gt.float64 and r.shape == (2, 3) and set(np.unique(r.numpy())) <= {0.0, 1.0}
+    # gt.save(pickle_module=, pickle_protocol=) (fastai's Learner.export) and gt.load(pickle_module=)
+    obj = {"w": gt.arange(3.0), "m": nn.Linear(2, 2)}
+    gt.save(obj, tmp_path / "p4.pt", pickle_module=pickle, pickle_protocol=4)
+    back = gt.load(tmp_path / "p4.pt", pickle_module=pickle, weights_only=False)
+    check(back["w"], [0.0, 1.0, 2.0])
+    assert isinstance(back["m"], nn.Linear)
+    with pytest.raises(TypeError, match="pickle_module='json' is not supported"):
+        gt.save(obj, tmp_path / "x.pt", pickle_module=importlib.import_module("json"))
+    # typing.get_type_hints(a module) (fastai's BaseLoss), as PyTorch's Module is annotated
+    import typing
+    assert typing.get_type_hints(nn.CrossEntropyLoss())["training"] is bool

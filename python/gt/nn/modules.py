@@ -260,6 +260,12 @@ class Module:
     """Base class: assigning a Parameter or a Module to an attribute registers it;
     register_buffer registers a tensor that is saved in state_dict but not trained."""
 
+    # (annotated as PyTorch's Module: typing.get_type_hints(a module) works, as fastai's losses call it)
+    training: bool
+    _parameters: dict
+    _buffers: dict
+    _modules: dict
+
     def __init_subclass__(cls, **kwargs):
         """GT's modules that take `device=` make meta parameters for device="meta"
         (gt._device.factory_device)."""
