@@ -478,3 +478,25 @@ def test_deprecated_addcmul_addcdiv_spelling_and_legacy_tensor_methods(tmp_path)
     # typing.get_type_hints(a module) (fastai's BaseLoss), as PyTorch's Module is annotated
     import typing
     assert typing.get_type_hints(nn.CrossEntropyLoss())["training"] is bool
+
+
+def test_linspace_values_are_pytorchs_bits():
+    # PyTorch's CPU kernel: step in the dtype, start + step * i for the first half and
+    # end - step * (n - 1 - i) for the rest, fma-rounded (values printed by PyTorch 2.15)
+    assert gt.linspace(0, 1, 7).tolist() == [0.0, 0.1666666716337204, 0.3333333432674408, 0.5, 0.6666666269302368,
+                                             0.8333333134651184, 1.0]
+    assert gt.linspace(-3.0, 2.5, 11).tolist()[3:7] == [-1.3499999046325684, -0.7999999523162842,
+                                                        -0.2500000596046448, 0.2999999523162842]
+    betas = gt.linspace(1e-4, 0.02, 1000)  # DDPM's schedule
+    assert betas[[7, 499, 500, 998]].tolist() == [0.00023943943961057812, 0.010040040127933025,
+                                                  0.010059959255158901, 0.01998008042573929]
+    assert gt.linspace(1e-4, 0.02, 1000, dtype=gt.float64)[[7, 500]].tolist() == [0.00023943943943943944,
+                                                                                   0.01005995995995996]
+    assert gt.linspace(-3, 2.5, 11, dtype=gt.int64).tolist() == [-3, -2, -2, -1, -1, 0, 0, 0, 1, 1, 2]
+    assert gt.linspace(0.1, 0.7, 9, dtype=gt.bfloat16).tolist() == [0.10009765625, 0.1748046875, 0.25, 0.32421875,
+                                                                     0.400390625, 0.474609375, 0.55078125, 0.625,
+                                                                     0.69921875]
+    assert gt.linspace(2, 5, 1).tolist() == [2.0] and gt.linspace(0, 1, 0).shape == (0,)
+    assert gt.linspace(gt.tensor(0.0), gt.tensor(1.0), 3).tolist() == [0.0, 0.5, 1.0]
+    with pytest.raises(RuntimeError, match="number of steps must be non-negative"):
+        gt.linspace(0, 1, -1)
