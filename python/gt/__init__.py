@@ -46,7 +46,8 @@ from ._composites import (reciprocal, square, trunc, fix, frac, ceil, fmod, expm
                           addcdiv, nansum, nanmean, count_nonzero, var_mean, std_mean, tile, tensor_split, scatter,
                           searchsorted, bucketize, cdist, dist, meshgrid, cartesian_prod, tril_indices, triu_indices,
                           bincount, unique, bernoulli, normal, randint_like, dot, inner, vdot, mv, index_add,
-                          scatter_add, index_fill, index_copy, select, cumprod, cross, multiply, subtract, divide,
+                          scatter_add, scatter_reduce, index_put, index_fill, index_copy, select, cumprod, cross,
+                          multiply, subtract, divide,
                           greater, less, greater_equal, less_equal, not_equal, absolute, asinh, acosh, atanh,
                           arcsinh, arccosh, arctanh, erfinv, histc, histogram, polygamma, mvlgamma, i0, kaiser_window,
                           isin, is_floating_point, is_complex)

@@ -19,6 +19,7 @@ from . import autograd as _ag
 from . import dtypes as _dt
 from . import _functions as T
 from ._tensor import Tensor, _method, _dim, _next_seed, _op, _takes_device, warn_at_user_line
+from ._indexing import group_ends, put_rows
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 
@@ -277,19 +278,93 @@ def _scalar_index(x, index, src):
 @_method()
 def scatter(x, dim, index, src=None, value=None, reduce=None):
     """x with src (or the number `value`) written at index along dim, as torch.scatter: where
-    several writes hit one element PyTorch leaves the result undefined; here they add up.
-    reduce='add' adds to x, 'multiply' is not supported."""
+    several writes hit one element (a case PyTorch documents as undefined) the last one in
+    index's row-major order stays, as PyTorch's CPU kernel leaves it. reduce='add' adds to x,
+    'multiply' is not supported."""
     if reduce not in (None, "add"):
         raise NotImplementedError(f"scatter: reduce={reduce!r} is not supported by GT (None or 'add')")
     d = _dim(dim, x.ndim)
     index, src = _scalar_index(x, index, src)
     if src is None or not isinstance(src, Tensor):
         src = T.full(index.shape, value if src is None else src, dtype=x.dtype)
-    added = T.scatter_add_zeros(x.shape, d, index, T.cast(src, x.dtype))
     if reduce == "add":
-        return x + added
-    hit = T.scatter_add_zeros(x.shape, d, index, T.ones(index.shape, dtype=x.dtype)) > 0
-    return T.where(hit, added, x)
+        return x + T.scatter_add_zeros(x.shape, d, index, T.cast(src, x.dtype))
+    positions, values = _scatter_elements(x, d, index, src)
+    return T.reshape(put_rows(T.reshape(x, (-1,)), positions, values), x.shape)
+
+
+@_method()
+def scatter_reduce(x, dim, index, src, reduce, *, include_self=True):
+    """x with the elements of src reduced into x[..., index, ...] along dim, as
+    torch.scatter_reduce: reduce is "sum", "mean", "amax" or "amin" ("prod" is not supported);
+    with include_self=False x's own value at a position that receives values takes no part.
+    Positions no index names keep x's value. An integer "mean" rounds down, as PyTorch's.
+    Gradients: "sum"/"mean" to every contributing element; "amax"/"amin" to the one element
+    chosen (the last listed of equal extremes; PyTorch shares the gradient among them)."""
+    if reduce not in ("sum", "mean", "amax", "amin"):
+        raise NotImplementedError(f"scatter_reduce: reduce={reduce!r} is not supported by GT "
+                                  "('sum', 'mean', 'amax', 'amin')" if reduce == "prod" else
+                                  f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    d = _dim(dim, x.ndim)
+    positions, values = _scatter_elements(x, d, index, src)
+    flat = T.reshape(x, (-1,))
+    n = flat.shape[0]
+    with _ag.no_grad():
+        count = T.index_add_zeros((n,), 0, positions, T.ones(positions.shape, dtype=_dt.int64))
+        hit = count > 0
+    if reduce in ("sum", "mean"):
+        total = T.index_add_zeros((n,), 0, positions, values)
+        if include_self:
+            total = total + flat
+            count = count + 1
+        if reduce == "mean":
+            divisor = T.cast(T.maximum(count, T.ones((), dtype=_dt.int64)), x.dtype)
+            total = total // divisor if not x.dtype.is_floating_point else total / divisor
+        out = T.where(hit, total, flat)
+    else:
+        chosen = put_rows(flat, positions, values, last=group_ends(positions, values, descending=reduce == "amin"))
+        out = T.where(hit, (T.maximum if reduce == "amax" else T.minimum)(chosen, flat), flat) if include_self else chosen
+    return T.reshape(out, x.shape)
+
+
+@_method()
+def index_put(x, indices, values, accumulate=False):
+    """x with x[indices] = values (indices: a tuple of index tensors, one per leading axis), as
+    torch.index_put; accumulate=True adds the values instead (repeated indices add up)."""
+    indices = tuple(indices)
+    if not accumulate:
+        out = T.clone(x)
+        out[indices] = values
+        return out
+    from ._indexing import _flat_index
+    k = len(indices)
+    index, bshape = _flat_index(list(indices), x.shape[:k])
+    rest = x.shape[k:]
+    v = values if isinstance(values, Tensor) else T.full((), values, dtype=x.dtype)
+    rows = T.reshape(T.broadcast_to(T.cast(v, x.dtype), tuple(bshape) + rest), (index.shape[0],) + rest)
+    flat = T.reshape(x, (math.prod(x.shape[:k]),) + rest)
+    return T.reshape(flat + T.index_add_zeros(flat.shape, 0, index, rows), x.shape)
+
+
+def _scatter_elements(x, d, index, src):
+    """(positions, values): the flat position in x of each element of `index` (scatter's
+    index along dim d: x[..., index[i, j, ...], ...] at the other coordinates of the element)
+    and src's element there (src cut to index's shape), both 1-D in index's row-major order. An
+    index out of range fails on the worker (index_select of 0..n-1 at it), naming the size."""
+    if index.ndim != x.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    index = T.cast(index, _dt.int64)
+    checked = T.index_select(T.arange(x.shape[d], dtype=_dt.int64), 0, T.reshape(index, (-1,)))
+    strides = [math.prod(x.shape[k + 1:]) for k in range(x.ndim)]
+    positions = T.reshape(checked, index.shape) * strides[d]
+    for k in range(x.ndim):
+        if k != d and index.shape[k] > 1:
+            shape = [1] * x.ndim
+            shape[k] = index.shape[k]
+            positions = positions + T.reshape(T.arange(index.shape[k], dtype=_dt.int64) * strides[k], tuple(shape))
+    if tuple(src.shape) != tuple(index.shape):
+        src = T._slice(src, [0] * src.ndim, [1] * src.ndim, list(index.shape))
+    return T.reshape(positions, (-1,)), T.reshape(T.cast(src, x.dtype), (-1,))
 
 
 def searchsorted(sorted_sequence, values, *, right=False, out_int32=False, side=None):
@@ -641,15 +716,11 @@ def index_fill(x, dim, index, value):
 
 @_method()
 def index_copy(x, dim, index, source):
-    """x with the slices at `index` (1-D, distinct) along dim replaced by those of source."""
+    """x with the slices at `index` (1-D) along dim replaced by those of source (an index listed
+    twice: the last slice listed for it, as PyTorch's CPU kernel leaves it)."""
     d = _dim(dim, x.ndim)
-    placed = _op("index_add", index, T.cast(source, x.dtype), shape=x.shape, axis=d)
-    ones_shape = [1] * x.ndim
-    ones_shape[d] = index.shape[0]
-    hit_shape = [1] * x.ndim
-    hit_shape[d] = x.shape[d]
-    hit = _op("index_add", index, T.ones(tuple(ones_shape), dtype=_dt.float32), shape=tuple(hit_shape), axis=d) > 0
-    return T.where(hit, placed, x)
+    out = put_rows(x.movedim(d, 0), T.reshape(index, (-1,)), T.cast(source, x.dtype).movedim(d, 0))
+    return out.movedim(0, d)
 
 
 @_method()
@@ -1331,7 +1402,7 @@ def cross(a, b, dim=None):
 
 def _install_more_inplace():
     _add_inplace_forms((("erfinv_", erfinv), ("index_add_", index_add), ("scatter_add_", scatter_add), ("index_fill_", index_fill),
-                        ("index_copy_", index_copy), ("scatter_", scatter), ("cumprod_", cumprod),
+                        ("index_copy_", index_copy), ("scatter_", scatter), ("scatter_reduce_", scatter_reduce), ("index_put_", index_put), ("cumprod_", cumprod),
                         ("mul_", T.mul), ("sub_", T.sub)))
     for name, fn in (("t_", _t), ("unsqueeze_", T.unsqueeze), ("squeeze_", T.squeeze), ("transpose_", T.transpose),
                      ("swapaxes_", T.transpose), ("swapdims_", T.transpose)):

@@ -47,8 +47,8 @@ def _normalize_key(x, key):
         raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
     out = []
     for k in key:
-        if isinstance(k, range):
-            k = list(k)  # a sequence of ints, as PyTorch takes it
+        if isinstance(k, (range, tuple)):
+            k = list(k)  # a sequence of ints, as PyTorch takes it (x[(0, 1), (0, 1)]: two index arrays)
         if k is Ellipsis:
             out.extend([slice(None)] * (x.ndim - used))
         else:
@@ -264,8 +264,7 @@ def setitem(x, key, value):
         rest = x.shape[k:]
         rows = T.reshape(T.broadcast_to(v, tuple(bshape) + rest), (index.shape[0],) + rest)
         flat = T.reshape(before, (math.prod(x.shape[:k]),) + rest)
-        put = _put_rows_recorded if is_grad_enabled() and (grad or v.requires_grad) else _put_rows
-        x._assign(T.reshape(put(flat, index, rows), x.shape))
+        x._assign(T.reshape(put_rows(flat, index, rows), x.shape))
         return
     if not any(masks) and all(isinstance(a, (slice, T.Tensor, np.ndarray, list)) for a in nkey):
         # integer indices on other axes, beside slices (gpt-fast's KV cache: k[:, :, pos] = v)
@@ -279,7 +278,7 @@ def setitem(x, key, value):
 def _put_on_axes(before, nkey, v, grad):
     """`before` with x[nkey] = v, nkey of slices and integer index arrays (one per axis): the
     slices' window is cut out, its indexed axes moved to the front and merged, the rows put
-    there (_put_rows), and the window written back. v broadcasts to the shape x[nkey] has by
+    there (put_rows), and the window written back. v broadcasts to the shape x[nkey] has by
     NumPy's rules (the index's shape in place of consecutive indexed axes, else first)."""
     basic = [a if isinstance(a, slice) else slice(None) for a in nkey]
     window = None
@@ -305,33 +304,50 @@ def _put_on_axes(before, nkey, v, grad):
     rows = T.reshape(v, (index.shape[0],) + rest)
     moved = T.permute(sub, *axes, *others)
     flat = T.reshape(moved, (math.prod(sub.shape[a] for a in axes),) + rest)
-    put = _put_rows_recorded if is_grad_enabled() and (grad or v.requires_grad) else _put_rows
-    new = T.permute(T.reshape(put(flat, index, rows), moved.shape), *np.argsort(axes + others).tolist())
+    new = T.permute(T.reshape(put_rows(flat, index, rows), moved.shape), *np.argsort(axes + others).tolist())
     if window is None:
         return new
     starts, steps, sizes = window
     return T._op("slice_scatter", before, T.reshape(new, tuple(sizes)), starts=starts, steps=steps)
 
 
-def _put_rows_recorded(x, index, rows):
-    """_put_rows as recorded ops (x or rows requires grad: the MAE's decoder_tokens[b, idx] =
-    tokens): the gradient reaches rows through index_add (each listed row's gradient, divided
-    by how often it is listed) and x where no row replaced it."""
-    n = index.shape[0]
-    with no_grad():
-        hits = T.index_add_zeros(x.shape[:1], 0, index, T.ones(n, dtype=_dt.float32))
-        hit = T.reshape(hits > 0, x.shape[:1] + (1,) * (x.ndim - 1))
-        count = T.cast(T.reshape(T.maximum(hits, 1.0), hit.shape), x.dtype)
-    return T.where(hit, T.index_add_zeros(x.shape, 0, index, rows) / count, x)
+def group_ends(pos, key=None, descending=False):
+    """A bool per element of the 1-D int64 `pos`: whether it is the last of the elements with
+    its value of pos, in their order (or ordered by `key`, a 1-D tensor of pos's length, then
+    their order). PyTorch's CPU index_put_ writes listed rows in order, so a row listed twice
+    keeps the last value listed for it; with key=values that last one is the largest (the
+    smallest with descending=True): scatter_reduce's amax (amin). Stable sorts: the positions
+    sorted by key, then stably by pos, end each pos's run at its last one."""
+    n = pos.shape[0]
+    if n <= 1:
+        return T.ones((n,), dtype=_dt.bool)
+    order = None
+    if key is not None:
+        order = T._op("argsort", key, axis=0, descending=bool(descending))
+        pos = T.index_select(pos, 0, order)
+    by_pos = T._op("argsort", pos, axis=0, descending=False)
+    ranked = T.index_select(pos, 0, by_pos)
+    if order is not None:
+        by_pos = T.index_select(order, 0, by_pos)
+    ends = T.cat([T.narrow(ranked, 0, 0, n - 1) != T.narrow(ranked, 0, 1, n - 1), T.ones(1, dtype=_dt.bool)], 0)
+    return T.index_add_zeros((n,), 0, by_pos, T.cast(ends, _dt.int32)) > 0
 
 
-def _put_rows(x, index, rows):
-    """x with row index[i] (along axis 0) replaced by rows[i]: every listed row takes its
-    value (a row listed twice gets the mean of its values; PyTorch leaves that case undefined)."""
-    n = index.shape[0]
+def put_rows(x, index, rows, last=None):
+    """x with row index[i] (along axis 0) replaced by rows[i] for each i where `last` (a bool
+    per position; default group_ends(index): a row listed twice takes the last value listed
+    for it, as PyTorch's CPU index_put_ leaves that case it documents as undefined). Recorded
+    for autograd when x or rows requires grad (the MAE's decoder_tokens[b, idx] = tokens): the
+    gradient reaches the rows written (not one a later row wrote over: it does not reach the
+    result) through index_add, and x where no row replaced it."""
+    recorded = is_grad_enabled() and (x.requires_grad or rows.requires_grad)
     with no_grad():
-        hits = T.index_add_zeros(x.shape[:1], 0, index, T.ones(n, dtype=_dt.float32))
-        vals = T.index_add_zeros(x.shape, 0, index, T.cast(rows, _dt.float64))
+        if last is None:
+            last = group_ends(index)
+        hits = T.index_add_zeros(x.shape[:1], 0, index, T.cast(last, _dt.int32))
         hit = T.reshape(hits > 0, x.shape[:1] + (1,) * (x.ndim - 1))
-        avg = vals / T.reshape(T.maximum(hits, 1.0), hit.shape).to(_dt.float64)
-        return T.where(hit, T.cast(avg, x.dtype), x)
+        keep = T.reshape(last, last.shape + (1,) * (rows.ndim - 1))
+    if not recorded:
+        with no_grad():
+            return T.where(hit, T.index_add_zeros(x.shape, 0, index, T.where(keep, rows, T.zeros((), dtype=rows.dtype))), x)
+    return T.where(hit, T.index_add_zeros(x.shape, 0, index, T.where(keep, rows, T.zeros((), dtype=rows.dtype))), x)

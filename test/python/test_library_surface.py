@@ -500,3 +500,66 @@ def test_linspace_values_are_pytorchs_bits():
     assert gt.linspace(gt.tensor(0.0), gt.tensor(1.0), 3).tolist() == [0.0, 0.5, 1.0]
     with pytest.raises(RuntimeError, match="number of steps must be non-negative"):
         gt.linspace(0, 1, -1)
+
+
+def test_writes_with_repeated_indices_keep_the_last_value_and_tuple_keys_pair():
+    # PyTorch's CPU kernels write listed values in order: a position listed twice keeps the
+    # last one (GT stored the mean, a value never written: kornia's conv_quad_interp3d lookup)
+    idx = gt.tensor([3, 5, 3, 7, 5, 9, 1, 3, 11, 0, 7, 2])
+    for d in (gt.int32, gt.int64, gt.float32):
+        t = gt.full((12,), -1, dtype=d)
+        t[idx] = gt.arange(12, dtype=d)
+        assert t.tolist() == [9, 6, 11, 7, -1, 4, -1, 10, -1, 5, -1, 8]
+    t = gt.zeros(2, 3)
+    t[gt.tensor([0, 0, 1]), gt.tensor([1, 1, 2])] = gt.tensor([1.0, 2.0, 3.0])
+    assert t.tolist() == [[0, 2, 0], [0, 0, 3]]
+    t = gt.zeros(3, 2)
+    t[gt.tensor([0, 0])] = gt.tensor([[1.0, 1.0], [2.0, 2.0]])
+    assert t.tolist() == [[2, 2], [0, 0], [0, 0]]
+    v = gt.arange(5.0) + 1
+    i = gt.tensor([3, 5, 3, 7, 5])
+    assert gt.zeros(8).scatter_(0, i, v).tolist() == [0, 0, 0, 3, 0, 5, 0, 4]
+    assert gt.zeros(8).index_copy_(0, i, v).tolist() == [0, 0, 0, 3, 0, 5, 0, 4]
+    assert gt.zeros(8).index_put_((i,), v).tolist() == [0, 0, 0, 3, 0, 5, 0, 4]
+    assert gt.zeros(8).index_put_((i,), v, accumulate=True).tolist() == [0, 0, 0, 4, 0, 7, 0, 4]
+    src = gt.arange(12.0).reshape(3, 4)
+    check(gt.zeros(3, 4).scatter(0, gt.tensor([[0, 1, 2, 0], [2, 0, 0, 1]]), src),
+          [[0, 5, 6, 3], [0, 1, 0, 7], [4, 0, 2, 0]])
+    # the gradient reaches the value written (not one written over), and x where nothing was
+    x = gt.zeros(4, requires_grad=True)
+    w = gt.ones(3, requires_grad=True)
+    y = x * 1
+    y[gt.tensor([1, 1, 2])] = w * gt.tensor([5.0, 6.0, 7.0])
+    (y * gt.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+    check(y, [0, 6, 7, 0]), check(w.grad, [0, 12, 21]), check(x.grad, [1, 0, 0, 4])
+    # t[(0, 1), (0, 1), a:b] = v pairs the tuples (they were crossed: all 4 combinations written)
+    t = gt.zeros(2, 2, 3, 3)
+    t[(0, 1), (0, 1), 1:2, 1:2] = 1.0
+    assert t.sum((2, 3)).tolist() == [[1, 0], [0, 1]]
+    t = gt.zeros(2, 2, 3)
+    t[(0, 1), (0, 1)] = 1.0
+    assert t.sum(2).tolist() == [[3, 0], [0, 3]]
+
+
+def test_scatter_reduce_matches_pytorch():
+    # values and gradients printed by PyTorch 2.15 for the same call
+    x = gt.tensor([[1.0, 9.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]])
+    idx = gt.tensor([[0, 1, 1, 3], [3, 3, 0, 1]])
+    src = gt.tensor([[2.0, 8.0, 10.0, -1.0], [4.0, 0.0, 6.0, 7.0]], requires_grad=True)
+    want = {("sum", True): [[3, 27, 3, 3], [11, 13, 7, 12]], ("sum", False): [[2, 18, 3, -1], [6, 7, 7, 4]],
+            ("mean", True): [[1.5, 9, 3, 1.5], [5.5, 6.5, 7, 4]], ("mean", False): [[2, 9, 3, -1], [6, 7, 7, 2]],
+            ("amax", True): [[2, 10, 3, 4], [6, 7, 7, 8]], ("amax", False): [[2, 10, 3, -1], [6, 7, 7, 4]],
+            ("amin", True): [[1, 8, 3, -1], [5, 6, 7, 0]], ("amin", False): [[2, 8, 3, -1], [6, 7, 7, 0]]}
+    for (reduce, include_self), values in want.items():
+        xx = x.clone().requires_grad_()
+        out = xx.scatter_reduce(1, idx, src, reduce, include_self=include_self)
+        check(out, values)
+        (out * gt.arange(8.0).reshape(2, 4)).sum().backward()
+        if (reduce, include_self) == ("mean", True):
+            check(src.grad, [[0, 1 / 3, 1 / 3, 1.5], [7 / 3, 7 / 3, 2, 2.5]], atol=1e-6)
+            check(xx.grad, [[0, 1 / 3, 2, 1.5], [2, 2.5, 6, 7 / 3]], atol=1e-6)
+        src.grad = None
+    assert gt.tensor([1, 2, 3, 4]).scatter_reduce(0, gt.tensor([0, 0, 2]), gt.tensor([5, 6, 7]), "mean").tolist() == \
+        [4, 2, 5, 4]  # (an integer mean rounds down)
+    with pytest.raises(NotImplementedError, match="'prod'"):
+        x.scatter_reduce(1, idx, src, "prod")
