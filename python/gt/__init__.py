@@ -142,6 +142,22 @@ _aliases.install([_sys.modules[__name__], nn.functional], Tensor,  # axis= / kee
                  out_namespace=_sys.modules[__name__])  # and out= on gt's functions
 
 
+def ravel(input):
+    """input flattened to 1-D, as torch.ravel."""
+    return _functions.reshape(input, -1)
+
+
+def adjoint(input):
+    """The conjugate transpose of the last two axes, as torch.adjoint (a real tensor: its mT)."""
+    return input.mT.conj()
+
+
+t = Tensor.t  # torch.t
+Tensor.ravel, Tensor.adjoint = ravel, adjoint
+from . import _views  # noqa: E402
+_views.install(globals())  # view, reshape, transpose, diagonal, ...: in-place writes reach what they were read from
+
+
 
 def _in_place_function(name):
     def fn(input, *args, **kwargs):

@@ -180,7 +180,7 @@ class _ViewOf:
             return
         base._fresh()
         if base._version != self.version:
-            again = base[self.key]
+            again = self.key.read(base) if type(self.key) is _Layout else base[self.key]
             view._h = again._h
             view._writes = view._version + 1  # (its own views are stale now too)
             if not view.is_leaf or again._node is not None:
@@ -192,10 +192,39 @@ class _ViewOf:
         if base is None or base.shape != self.base_shape:
             view._view_of = None
             return
-        base[self.key] = view  # rebinds base, and what base was read from in turn
+        if type(self.key) is _Layout:
+            self.key.write(base, view)
+        else:
+            base[self.key] = view  # rebinds base, and what base was read from in turn
         # the base holds the view's values now: the view is as fresh as if read again, and
         # `base[key] = view` next (what `base[key] += 1` does after the write) changes nothing
         self.version, self.written = base._version, view._h
+
+
+class _Layout:
+    """The key of a view made by a layout method (x.view, reshape, flatten, squeeze, unsqueeze,
+    transpose, permute, t, T, mT, movedim, diagonal, ...: gt._views): `fn(base)` reads it again;
+    writing it puts its values back into base: reshaped (`same_order`: the elements in base's
+    order), or each at the flat position of base that fn reads (fn of base's positions)."""
+    __slots__ = ("fn", "same_order")
+
+    def __init__(self, fn, same_order):
+        self.fn, self.same_order = fn, same_order
+
+    def read(self, base):
+        return self.fn(base)
+
+    def write(self, base, view):
+        from . import _functions as F
+        if self.same_order:
+            base._assign(F.reshape(view, base.shape))
+            return
+        from ._indexing import put_rows
+        from .autograd import no_grad
+        with no_grad():
+            positions = F.reshape(self.fn(F.reshape(arange(base.numel()), base.shape)), (-1,))
+        flat = put_rows(F.reshape(base._before(), (-1,)), positions, F.reshape(view, (-1,)))
+        base._assign(F.reshape(flat, base.shape))
 
 
 def _link_view(view, base, key):

@@ -717,7 +717,14 @@ py::dict runBackward(py::object self, py::sequence roots, py::sequence seeds, bo
       } else {
         PyObject *sum = PyNumber_Add(current, g.ptr());
         if (!sum) throw py::error_already_set();
-        setSlot(t, r.grad, sum);
+        if (!gradEnabled && Py_TYPE(current) == r.tensor && Py_TYPE(sum) == r.tensor && slot(current, r.node) == Py_None) {
+          // Without create_graph the sum goes into the existing .grad object, as PyTorch adds
+          // in place: a script holding `g = p.grad` sees the sum (Tensor._rebind counts the write).
+          py::object owned = py::reinterpret_steal<py::object>(sum);
+          py::reinterpret_borrow<py::object>(current).attr("_rebind")(py::reinterpret_borrow<py::object>(slot(sum, r.h)));
+        } else {
+          setSlot(t, r.grad, sum);
+        }
       }
     };
     if (!wanted.is_none()) {

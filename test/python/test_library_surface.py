@@ -563,3 +563,71 @@ def test_scatter_reduce_matches_pytorch():
         [4, 2, 5, 4]  # (an integer mean rounds down)
     with pytest.raises(NotImplementedError, match="'prod'"):
         x.scatter_reduce(1, idx, src, "prod")
+
+
+def test_layout_views_write_through_as_pytorchs():
+    # gpytorch's psd_safe_cholesky adds jitter with A.diagonal(dim1=-2, dim2=-1).add_(jitter);
+    # pyro's GP adds noise with K.view(-1)[::n + 1] += noise: both changed nothing before
+    a = gt.eye(3) * 2
+    a.diagonal(dim1=-2, dim2=-1).add_(0.5)
+    check(a, np.eye(3) * 2.5)
+    k = gt.zeros(3, 3)
+    k.view(-1)[::4] += 1.5
+    check(k, np.eye(3) * 1.5)
+    b = gt.arange(6.0).reshape(2, 3)
+    b.t().mul_(2)
+    b.T[0] = -1
+    check(b, [[-1, 2, 4], [-1, 8, 10]])
+    c = gt.zeros(2, 3)
+    c.unsqueeze(0).fill_(3)
+    gt.flatten(c)[2:4] = 7
+    check(c, [[3, 3, 7], [7, 3, 3]])
+    d = gt.zeros(2, 2, 2)
+    d.permute(2, 0, 1)[0] = 1
+    check(d, [[[1, 0], [1, 0]], [[1, 0], [1, 0]]])
+    m = gt.zeros(2, 3, 3)
+    m.diagonal(offset=1, dim1=1, dim2=2).fill_(5)
+    check(m, np.broadcast_to(np.eye(3, k=1) * 5, (2, 3, 3)))
+    # a write through a view is recorded: the gradient flows as through PyTorch's CopySlices
+    x = gt.ones(3, 3, requires_grad=True)
+    y = x * 1
+    y.diagonal().mul_(3)
+    y.sum().backward()
+    check(x.grad, np.ones((3, 3)) + 2 * np.eye(3))
+    with pytest.raises(RuntimeError, match="view of a leaf Variable"):
+        x.diagonal().add_(1)
+    # reading is not linked back: a view read before x changed shows the old values (documented)
+    e = gt.zeros(4)
+    v = e.view(2, 2)
+    e.add_(1)
+    v[0, 0] = 5  # (written: read again first)
+    check(e, [5, 1, 1, 1])
+    assert gt.t(gt.ones(2, 3)).shape == (3, 2) and gt.ravel(gt.ones(2, 3)).shape == (6,)
+    assert gt.ones(2, 3).adjoint().shape == (3, 2)
+
+
+def test_train_calls_each_childs_train_and_backward_adds_into_the_existing_grad():
+    calls = []
+
+    class Child(nn.Module):
+        def train(self, mode=True):  # gpytorch clears its caches in such an override
+            calls.append(mode)
+            return super().train(mode)
+
+    parent = nn.Sequential(nn.Linear(2, 2), Child())
+    parent.eval()
+    parent.train()
+    assert calls == [False, True] and parent[1].training and parent[0].training
+    with pytest.raises(ValueError, match="training mode is expected to be boolean"):
+        parent.train("no")
+    # backward adds into the existing .grad object (PyTorch adds in place): a held reference sees the sum
+    w = nn.Parameter(gt.tensor([1.0, 2.0]))
+    (w * 3).sum().backward()
+    g = w.grad
+    (w * 5).sum().backward()
+    assert g is w.grad and g.tolist() == [8.0, 8.0]
+    x = gt.tensor([1.0], requires_grad=True)
+    (x * x).sum().backward(create_graph=True)
+    first = x.grad
+    (x * x).sum().backward(create_graph=True)  # (with create_graph a new tensor, with history)
+    assert x.grad is not first and x.grad.tolist() == [4.0]

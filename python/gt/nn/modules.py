@@ -574,8 +574,15 @@ class Module:
         return self
 
     def train(self, mode=True):
-        for m in self.modules():
-            object.__setattr__(m, "training", mode)
+        """Sets training mode (`mode`) here and calls each child's train(mode), as PyTorch's, so
+        a submodule's own train()/eval() override runs (gpytorch clears its caches there).
+        Raises ValueError for a mode that is not a bool."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        object.__setattr__(self, "training", mode)
+        for m in self._modules.values():
+            if m is not None:
+                m.train(mode)
         return self
 
     def eval(self):
