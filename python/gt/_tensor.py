@@ -144,6 +144,18 @@ class Size(_C._SizeBase):
 _C.set_size_type(Size)
 
 
+_h_slot = None  # Tensor._h's slot descriptor (set below the class)
+
+
+def _initialized(t):
+    """Whether Tensor t has its handle already (its __init__ ran, or as_subclass made it)."""
+    try:
+        _h_slot.__get__(t)
+        return True
+    except AttributeError:
+        return False
+
+
 class _ViewOf:
     """Where a view's values were read from: `base[key]` (basic indexing), as of the base's
     write count `version`. A view holds a base that is itself a view (`x[i][j] = v` writes
@@ -248,8 +260,10 @@ class Tensor:
     # attributes, `p._no_weight_decay = True`, as a torch.Tensor takes them)
     __array_priority__ = 1000  # numpy_scalar * tensor -> Tensor.__rmul__
 
-    def __init__(self, handle, shape=None, dtype=None, requires_grad=False):
+    def __init__(self, handle=None, shape=None, dtype=None, requires_grad=False):
         if shape is None or dtype is None or type(handle) is not _Handle:
+            if _initialized(self):  # Sub(x) whose __new__ returned x.as_subclass(Sub): Python calls
+                return  # __init__(x) again, which (as PyTorch's Tensor.__init__) changes nothing
             if type(handle) is _complex._Parts:  # Tensor(z._h, ...) of a complex z: a complex tensor
                 self.__class__ = _complex.ComplexTensor
                 return _complex.ComplexTensor.__init__(self, handle)
@@ -757,6 +771,34 @@ class Tensor:
     def char(self): return cast(self, _dt.int8)
     def short(self): return cast(self, _dt.int16)
     def bool(self): return cast(self, _dt.bool)
+    def as_subclass(self, cls):
+        """This tensor as an instance of `cls` (a subclass of Tensor), as PyTorch's: the same
+        values, and attached to this tensor's autograd graph (gradients flow through to self).
+        Ops on it return gt.Tensor: GT does not call `__torch_function__` (docs/api.md)."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(f"as_subclass: expected a subclass of torch.Tensor, got {cls!r}")
+        src = _op("reshape", self, shape=self.shape) if self.requires_grad else self
+        out = Tensor.__new__(cls)
+        Tensor.__init__(out, src._h, src.shape, src.dtype, src.requires_grad)
+        out._node = src._node
+        return out
+
+    @staticmethod
+    def _make_subclass(cls, data, require_grad=False, **kwargs):
+        """A `cls` instance holding data's values, detached, requiring grad as asked (PyTorch's
+        private constructor of Parameter-like subclasses)."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(f"_make_subclass: expected a subclass of torch.Tensor, got {cls!r}")
+        out = Tensor.__new__(cls)
+        Tensor.__init__(out, data._h, data.shape, data.dtype, builtins.bool(require_grad))
+        return out
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """PyTorch's default protocol method, for subclasses that call super(): runs func. GT
+        itself never calls __torch_function__ (a subclass's override is not consulted)."""
+        return func(*args, **(kwargs or {}))
+
     def new(self, *args, device=None):
         """The legacy constructor in x's dtype, as PyTorch's x.new: new(*sizes) or new(Size)
         zeros of that shape (PyTorch leaves them uninitialised), new(data) a tensor of a list or
@@ -1333,6 +1375,15 @@ def _legacy_constructor(*args):
     else:
         raise TypeError(f"gt.Tensor() takes data (a list or an array) or sizes, got {args!r}")
     return t._h, t.shape, t.dtype
+
+
+_h_slot = Tensor.__dict__["_h"]
+
+
+def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
+    """torch._C._disabled_torch_function_impl: what subclasses set as __torch_function__ to opt
+    out of the protocol (GT never calls it; it runs func)."""
+    return func(*args, **(kwargs or {}))
 
 
 class _TypedTensorMeta(type):

@@ -36,3 +36,20 @@ def _parse_to(*args, **kwargs):
 _C._log_api_usage_once = _log_api_usage_once
 _C._TensorMeta = type
 _C._nn = types.SimpleNamespace(_parse_to=_parse_to)
+
+
+def _are_functorch_transforms_active():
+    """False: no torch.func transform is tracing (gt.func runs the function eagerly)."""
+    return False
+
+
+def _get_tracing_state():
+    """None: GT never traces with torch.jit."""
+    return None
+
+
+from ._tensor import _disabled_torch_function_impl  # noqa: E402
+
+_C._disabled_torch_function_impl = _disabled_torch_function_impl
+_C._are_functorch_transforms_active = _are_functorch_transforms_active
+_C._get_tracing_state = _get_tracing_state

@@ -631,3 +631,33 @@ def test_train_calls_each_childs_train_and_backward_adds_into_the_existing_grad(
     first = x.grad
     (x * x).sum().backward(create_graph=True)  # (with create_graph a new tensor, with history)
     assert x.grad is not first and x.grad.tolist() == [4.0]
+
+
+def test_tensor_subclass_idioms():
+    # fastai's TensorBase: __new__ returns x.as_subclass(cls), then Python calls __init__(res, x),
+    # which must change nothing (it rebuilt the tensor as float32 from x's values)
+    class Sub(gt.Tensor):
+        def __new__(cls, x):
+            return x.as_subclass(cls)
+
+    s = Sub(gt.tensor([[1], [0]], dtype=gt.int8))
+    assert type(s) is Sub and s.dtype == gt.int8 and s.tolist() == [[1], [0]]
+    t = gt.tensor(7)
+    gt.Tensor.__init__(t, 7)
+    assert t.dtype == gt.int64 and t.item() == 7
+    # as_subclass stays on the autograd graph; _make_subclass is detached
+    x = gt.ones(2, requires_grad=True)
+    y = x.as_subclass(Sub)
+    assert type(y) is Sub and not y.is_leaf
+    (y * 2).sum().backward()
+    check(x.grad, [2.0, 2.0])
+    p = gt.Tensor._make_subclass(Sub, gt.ones(2), True)
+    assert type(p) is Sub and p.requires_grad and p.is_leaf
+    with pytest.raises(TypeError, match="subclass of torch.Tensor"):
+        x.as_subclass(int)
+
+    class Opted(gt.Tensor):
+        __torch_function__ = gt._C._disabled_torch_function_impl
+
+    assert gt.Tensor.__torch_function__(gt.add, (gt.Tensor,), (gt.ones(1), 1)).tolist() == [2.0]
+    assert type(gt.ones(2).as_subclass(Opted) + 1) is gt.Tensor  # (ops return gt.Tensor: documented)
