@@ -45,9 +45,9 @@ from ._composites import (reciprocal, square, trunc, fix, frac, ceil, fmod, expm
                           cosh, tan, hypot, logaddexp, xlogy, deg2rad, rad2deg, heaviside, sinc, nan_to_num, addcmul,
                           addcdiv, nansum, nanmean, count_nonzero, var_mean, std_mean, tile, tensor_split, scatter,
                           searchsorted, bucketize, cdist, dist, meshgrid, cartesian_prod, tril_indices, triu_indices,
-                          bincount, unique, bernoulli, normal, randint_like, dot, inner, vdot, mv, index_add,
-                          scatter_add, scatter_reduce, index_put, index_fill, index_copy, select, cumprod, cross,
-                          multiply, subtract, divide,
+                          bincount, unique, unique_consecutive, as_strided, bernoulli, normal, randint_like, dot,
+                          inner, vdot, mv, index_add, scatter_add, scatter_reduce, index_put, index_fill, index_copy,
+                          select, cumprod, cross, multiply, subtract, divide,
                           greater, less, greater_equal, less_equal, not_equal, absolute, asinh, acosh, atanh,
                           arcsinh, arccosh, arctanh, erfinv, histc, histogram, polygamma, mvlgamma, i0, kaiser_window,
                           isin, is_floating_point, is_complex)
@@ -188,6 +188,10 @@ del _name
 autograd._names.install()
 # ... and autocast's float32 ops (losses; on CUDA also softmax, norms, sums, ...), outside those
 amp._install()
+
+# names libraries import (kornia, PyG, captum, opacus, gpytorch, pyro, ...: see the module)
+from . import _library_names  # noqa: E402
+_library_names.install(_sys.modules[__name__])
 
 # torch's constants (math's floats; newaxis is None, as in NumPy indexing)
 inf, nan, pi, e, newaxis = _math.inf, _math.nan, _math.pi, _math.e, None

@@ -179,11 +179,12 @@ def dsplit(x, sections):
 
 
 def broadcast_shapes(*shapes):
-    """The shape that tensors of these shapes broadcast to (a tuple), as torch.broadcast_shapes;
+    """The shape that tensors of these shapes broadcast to (a gt.Size), as torch.broadcast_shapes;
     RuntimeError naming the shapes when they do not broadcast."""
+    from ._tensor import Size
     shapes = [(s,) if isinstance(s, builtins.int) else tuple(s) for s in shapes]
     try:
-        return tuple(builtins.int(n) for n in np.broadcast_shapes(*shapes))
+        return Size(builtins.int(n) for n in np.broadcast_shapes(*shapes))
     except ValueError:
         raise RuntimeError(f"broadcast_shapes: shapes {shapes} cannot be broadcast together") from None
 

@@ -464,16 +464,67 @@ def bincount(x, weights=None, minlength=0):
 @_method()
 def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct values of x in ascending order (with the inverse indices and the counts if
-    asked), as torch.unique; computed from x's values (a wait). dim is not supported."""
+    asked), as torch.unique; with `dim`, the distinct slices along dim in lexicographic order
+    (the inverse then indexes x's slices). Computed from x's values (a wait)."""
+    a = x.numpy()
     if dim is not None:
-        raise NotImplementedError("unique: dim= is not supported by GT")
-    values, inverse, counts = np.unique(x.numpy(), return_inverse=True, return_counts=True)
+        d = _dim(dim, x.ndim)
+        values, inverse, counts = np.unique(a, axis=d, return_inverse=True, return_counts=True)
+        inverse = inverse.reshape(-1)
+    else:
+        values, inverse, counts = np.unique(a, return_inverse=True, return_counts=True)
+        inverse = inverse.reshape(x.shape)
     out = [T.tensor(values, dtype=x.dtype)]
     if return_inverse:
-        out.append(T.tensor(inverse.reshape(x.shape).astype(np.int64)))
+        out.append(T.tensor(inverse.astype(np.int64)))
     if return_counts:
         out.append(T.tensor(counts.astype(np.int64)))
     return out[0] if len(out) == 1 else tuple(out)
+
+
+@_method()
+def unique_consecutive(x, return_inverse=False, return_counts=False, dim=None):
+    """x with each run of equal consecutive values (slices along `dim`) kept once, as
+    torch.unique_consecutive, with the inverse indices and the run lengths if asked; computed
+    from x's values (a wait)."""
+    a = x.numpy()
+    if dim is None:
+        flat = a.reshape(-1)
+        starts = np.ones(flat.shape[0], dtype=bool)
+        starts[1:] = flat[1:] != flat[:-1]
+        values, shape = flat[starts], x.shape
+    else:
+        d = _dim(dim, x.ndim)
+        moved = np.moveaxis(a, d, 0).reshape(a.shape[d], -1)
+        starts = np.ones(moved.shape[0], dtype=bool)
+        starts[1:] = (moved[1:] != moved[:-1]).any(axis=1)
+        values, shape = np.take(a, np.flatnonzero(starts), axis=d), (a.shape[d],)
+    out = [T.tensor(values, dtype=x.dtype)]
+    if return_inverse:
+        out.append(T.tensor((np.cumsum(starts) - 1).reshape(shape).astype(np.int64)))
+    if return_counts:
+        out.append(T.tensor(np.diff(np.append(np.flatnonzero(starts), starts.shape[0])).astype(np.int64)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+@_method()
+def as_strided(x, size, stride, storage_offset=0):
+    """The tensor of shape `size` whose element at index i is x's element at flat position
+    storage_offset + sum(i_k * stride_k), as torch.as_strided, reading x's elements in
+    row-major (contiguous) order. A copy taken by one gather (it carries x's gradient); writing
+    to it does not write x (PyTorch's shares x's memory)."""
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    flat = np.full(size, storage_offset, dtype=np.int64)
+    for k, (n, st) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[k] = n
+        flat = flat + (np.arange(n, dtype=np.int64) * st).reshape(shape)
+    if flat.size and (flat.min() < 0 or flat.max() >= x.numel()):
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {storage_offset} "
+                           f"reach past the {x.numel()} elements of the input")
+    return T.reshape(T.index_select(T.reshape(x, (-1,)), 0, T.tensor(flat.reshape(-1))), size)
 
 
 # ---------------------------------------------------------------- random
@@ -487,6 +538,7 @@ def bernoulli(input, p=None, *, generator=None):
     return T.cast(u < probs, input.dtype)
 
 
+@_takes_device
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False):
     """Samples of N(mean, std^2): mean and std tensors or numbers (broadcast), or a `size`;
     requires_grad=True makes them a leaf that requires grad (d2l's `w = normal(0, 0.01, (2, 1),

@@ -137,6 +137,9 @@ class Size(_C._SizeBase):
     def __add__(self, other):
         return Size(tuple.__add__(self, other))
 
+    def __radd__(self, other):  # (1,) + x.shape: a Size, as PyTorch's
+        return Size(tuple.__add__(tuple(other), self))
+
     def __reduce__(self):
         return (Size, (tuple(self),))
 
@@ -1294,6 +1297,7 @@ class Generator:
 
     def __init__(self, device="cpu"):
         self._state = [67280421310721, 0]
+        self.device = _device.device(device) if not isinstance(device, _device.device) else device
 
     def manual_seed(self, seed):
         self._state[:] = [builtins.int(seed), 0]
@@ -1815,11 +1819,19 @@ def sub(a, b=None, other=None, *, alpha=1):
 
 
 def div(a, b, *, rounding_mode=None):
-    """True division (ints give float32, as PyTorch); rounding_mode='floor' is floor_divide."""
+    """True division (ints give float32, as PyTorch); rounding_mode='floor' is floor_divide,
+    'trunc' rounds toward zero (in the operands' dtype, as PyTorch's)."""
     if rounding_mode == "floor":
         return _op("floor_divide", *_pair(a, b))
+    if rounding_mode == "trunc":
+        a, b = _pair(a, b)
+        if a.dtype.is_floating_point or b.dtype.is_floating_point:
+            from ._composites import trunc
+            return trunc(_op("div", a, b))
+        q = _op("floor_divide", a, b)  # (rounded down: one more where the exact quotient is a negative non-integer)
+        return where((q * b != a) & ((a < 0) != (b < 0)), q + 1, q)
     if rounding_mode is not None:
-        raise ValueError(f"div: rounding_mode must be None or 'floor', got {rounding_mode!r}")
+        raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
     a, b = _pair(a, b)
     if not a.dtype.is_floating_point and not b.dtype.is_floating_point and not (a.dtype.is_complex or b.dtype.is_complex):
         a = cast(a, _dt.default_float())

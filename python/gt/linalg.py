@@ -705,6 +705,216 @@ def lstsq(A, B, rcond=None, *, driver=None):
     return _LstsqResult(X, empty, matrix_rank(A), empty)
 
 
+# ---------------------------------------------------------------- the _ex forms, LU, Cholesky solves
+
+_InvEx = collections.namedtuple("inv_ex", ["inverse", "info"])
+_CholeskyEx = collections.namedtuple("cholesky_ex", ["L", "info"])
+_SolveEx = collections.namedtuple("solve_ex", ["result", "info"])
+_LUFactor = collections.namedtuple("lu_factor", ["LU", "pivots"])
+_LUFactorEx = collections.namedtuple("lu_factor_ex", ["LU", "pivots", "info"])
+_PLU = collections.namedtuple("lu", ["P", "L", "U"])
+_TriangularSolve = collections.namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
+
+
+def _info(A, ok, name):
+    """int32 info of each matrix of A, 0 where `ok` (a bool array of the batch shape), else
+    LAPACK's: the order of the first leading minor that is not positive-definite (cholesky), the
+    1-based index of the first zero pivot of U (inverse, solve)."""
+    a = A.numpy().astype(np.float64).reshape(-1, *A.shape[-2:])
+    info = np.zeros(a.shape[0], dtype=np.int32)
+    for i in np.flatnonzero(~np.asarray(ok).reshape(-1)):
+        if name == "cholesky_ex":
+            info[i] = next((k for k in range(1, a.shape[-1] + 1) if not _positive_definite(a[i, :k, :k])), a.shape[-1])
+        else:
+            info[i] = max(int(_lu_numpy(a[i])[2]), 1)
+    return T.tensor(info.reshape(A.shape[:-2]))
+
+
+def _positive_definite(a):
+    try:
+        np.linalg.cholesky(np.tril(a) + np.tril(a, -1).T)
+        return True
+    except np.linalg.LinAlgError:
+        return False
+
+
+def _ex(name, fn, A, check_errors, *args):
+    """(fn(A, *args), info): info 0 for each matrix fn succeeds on; where it fails (a
+    LinAlgError; with check_errors=True it is raised) the result is NaN and info LAPACK's (_info)."""
+    try:
+        return fn(A, *args), T.zeros(A.shape[:-2], dtype=_dt.int32)
+    except LinAlgError:
+        if check_errors:
+            raise
+    batch = A.reshape(-1, *A.shape[-2:])
+    outs, ok = [], []
+    for i in range(batch.shape[0]):
+        try:
+            outs.append(fn(batch[i], *[a[i] if isinstance(a, T.Tensor) and a.ndim > 2 else a for a in args]))
+            ok.append(True)
+        except LinAlgError:
+            outs.append(None)
+            ok.append(False)
+    like = next(o for o in outs if o is not None) if any(ok) else None
+    shape = like.shape if like is not None else A.shape[-2:] if name != "solve_ex" else args[0].shape[-2:]
+    outs = [o if o is not None else T.full(shape, float("nan"), dtype=A.dtype) for o in outs]
+    return T.reshape(T.stack(outs), A.shape[:-2] + tuple(shape)), _info(A, np.array(ok), name)
+
+
+def inv_ex(A, *, check_errors=False):
+    """(inverse, info) as torch.linalg.inv_ex: info 0 for an invertible matrix, positive for a
+    singular one (its inverse NaN here; PyTorch's holds what LAPACK left)."""
+    return _InvEx(*_ex("inv_ex", inv, _matrices(A, "linalg.inv_ex"), check_errors))
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False):
+    """(L, info) as torch.linalg.cholesky_ex: info 0 where the matrix is positive-definite,
+    positive where not (gpytorch's psd_safe_cholesky then adds jitter); L is NaN there."""
+    return _CholeskyEx(*_ex("cholesky_ex", lambda a: cholesky(a, upper=upper), _matrices(A, "linalg.cholesky_ex"),
+                            check_errors))
+
+
+def solve_ex(A, B, *, left=True, check_errors=False):
+    """(result, info) as torch.linalg.solve_ex (see solve)."""
+    A = _matrices(A, "linalg.solve_ex")
+    try:
+        return _SolveEx(solve(A, B, left=left), T.zeros(A.shape[:-2], dtype=_dt.int32))
+    except LinAlgError:
+        if check_errors:
+            raise
+        return _SolveEx(T.full(tuple(B.shape), float("nan"), dtype=A.dtype),
+                        _info(A, np.zeros(A.shape[:-2], dtype=bool), "solve_ex"))
+
+
+def _lu_numpy(a):
+    """(LU, pivots 1-based, info) of each matrix of float64 `a` (..., m, n): Gaussian elimination
+    with partial pivoting (Golub & Van Loan, Algorithm 3.4.1), LAPACK getrf's layout (L's unit
+    diagonal not stored; pivots[i] = the row swapped with row i, counted from 1)."""
+    a = np.array(a, dtype=np.float64)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    batch = a.reshape(-1, m, n)
+    pivots = np.zeros((batch.shape[0], k), dtype=np.int32)
+    info = np.zeros(batch.shape[0], dtype=np.int32)
+    rows = np.arange(batch.shape[0])
+    for j in range(k):
+        p = j + np.argmax(np.abs(batch[:, j:, j]), axis=1)
+        pivots[:, j] = p + 1
+        swap = batch[rows, p].copy()
+        batch[rows, p] = batch[:, j]
+        batch[:, j] = swap
+        pivot = batch[:, j, j]
+        singular = pivot == 0
+        info = np.where((info == 0) & singular, j + 1, info)
+        safe = np.where(singular, 1.0, pivot)
+        batch[:, j + 1:, j] /= safe[:, None]
+        batch[:, j + 1:, j + 1:] -= batch[:, j + 1:, j:j + 1] * batch[:, j:j + 1, j + 1:]
+    return batch.reshape(a.shape), pivots.reshape(a.shape[:-2] + (k,)), info.reshape(a.shape[:-2])
+
+
+def _no_grad_of(name, A):
+    if A.requires_grad and _ag.is_grad_enabled():
+        raise NotImplementedError(f"{name}: GT has no gradient of the LU factorization (lu_solve's is there: "
+                                  f"see gt.linalg.lu_solve)")
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False):
+    """(LU, pivots, info) as torch.linalg.lu_factor_ex: A = P L U with partial pivoting, L and
+    U packed in LU (LAPACK's layout), pivots 1-based int32, info > 0 where U has a zero on its
+    diagonal. No gradient (NotImplementedError for an input that requires grad)."""
+    A = _matrices(A, "linalg.lu_factor_ex", square=False)
+    if not pivot:
+        raise NotImplementedError("linalg.lu_factor: GT factors with partial pivoting (pivot=True)")
+    _no_grad_of("linalg.lu_factor", A)
+    lu, piv, info = _lu_numpy(A.numpy())
+    if check_errors and info.any():
+        raise LinAlgError(f"linalg.lu_factor: U[{info.max()}, {info.max()}] is zero: the matrix is singular")
+    return _LUFactorEx(_up(lu, A), T.tensor(piv), T.tensor(info))
+
+
+def lu_factor(A, *, pivot=True):
+    """(LU, pivots) as torch.linalg.lu_factor (see lu_factor_ex)."""
+    LU, pivots, _ = lu_factor_ex(A, pivot=pivot)
+    return _LUFactor(LU, pivots)
+
+
+def _permutation(pivots, m):
+    """The permutation matrices P (..., m, m) with A = P L U, of 1-based LAPACK pivots."""
+    piv = np.asarray(pivots.numpy(), dtype=np.int64) - 1
+    batch = piv.reshape(-1, piv.shape[-1])
+    perms = np.tile(np.arange(m), (batch.shape[0], 1))
+    for j in range(batch.shape[1]):
+        p = batch[:, j]
+        r = np.arange(batch.shape[0])
+        perms[r, j], perms[r, p] = perms[r, p], perms[r, j].copy()
+    P = np.zeros((batch.shape[0], m, m))
+    P[np.arange(batch.shape[0])[:, None], perms, np.arange(m)[None, :]] = 1.0  # (row perms[i] of column i)
+    return P.reshape(piv.shape[:-1] + (m, m))
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    """(P, L, U) of lu_factor's packed result, as torch.lu_unpack: A = P @ L @ U."""
+    m, n = LU_data.shape[-2:]
+    k = min(m, n)
+    L = T.tril(LU_data[..., :, :k], -1) + T.eye(m, k, dtype=LU_data.dtype)
+    U = T.triu(LU_data[..., :k, :])
+    P = _up(_permutation(LU_pivots, m), LU_data) if unpack_pivots else T.zeros(0, dtype=LU_data.dtype)
+    return _PLU(P, L if unpack_data else T.zeros(0, dtype=LU_data.dtype), U if unpack_data else T.zeros(0, dtype=LU_data.dtype))
+
+
+def lu(A, *, pivot=True):
+    """(P, L, U) with A = P @ L @ U, as torch.linalg.lu (no gradient; see lu_factor_ex)."""
+    return lu_unpack(*lu_factor(A, pivot=pivot))
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+    """X with A X = B (A^T X = B with adjoint, X A = B with left=False) for A = P L U given by
+    lu_factor, as torch.linalg.lu_solve: two triangular solves after the row permutation,
+    differentiable in B and in LU (through the triangular solves)."""
+    P, L, U = lu_unpack(LU, pivots)
+    if not left:
+        return lu_solve(LU, pivots, B.mT, left=True, adjoint=not adjoint).mT
+    if adjoint:  # A^T = U^T L^T P^T: U^T y = B, L^T z = y, X = P z
+        y = solve_triangular(U.mT, B, upper=False)
+        return P @ solve_triangular(L.mT, y, upper=True, unitriangular=True)
+    y = solve_triangular(L, P.mT @ B, upper=False, unitriangular=True)
+    return solve_triangular(U, y, upper=True)
+
+
+def cholesky_solve(B, L, upper=False):
+    """X with A X = B for A = L L^T given its Cholesky factor L (upper: A = U^T U), as
+    torch.cholesky_solve: two triangular solves (differentiable in B and L)."""
+    if upper:
+        y = solve_triangular(L.mT, B, upper=False)
+        return solve_triangular(L, y, upper=True)
+    y = solve_triangular(L, B, upper=False)
+    return solve_triangular(L.mT, y, upper=True)
+
+
+def cholesky_inverse(L, upper=False):
+    """The inverse of A = L L^T (upper: U^T U) from its Cholesky factor, as torch.cholesky_inverse."""
+    eye = T.eye(L.shape[-1], dtype=L.dtype)
+    return cholesky_solve(T.broadcast_to(eye, L.shape), L, upper)
+
+
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
+    """(X, A) with A X = b (A^T X = b with transpose) for triangular A, as the deprecated
+    torch.triangular_solve (its argument order: b first)."""
+    X = solve_triangular(A.mT if transpose else A, b, upper=upper != transpose, unitriangular=unitriangular)
+    return _TriangularSolve(X, A.clone())
+
+
+def _torch_lu(A, pivot=True, get_infos=False):
+    """torch.lu (deprecated): (LU, pivots) or (LU, pivots, infos) with get_infos."""
+    LU, pivots, info = lu_factor_ex(A, pivot=pivot)
+    return (LU, pivots, info) if get_infos else (LU, pivots)
+
+
+def _torch_lu_solve(b, LU_data, LU_pivots):
+    """torch.lu_solve (deprecated argument order): X with A X = b."""
+    return lu_solve(LU_data, LU_pivots, b)
+
+
 def _method_alias(names, fn):
     for name in names:
         setattr(T.Tensor, name, fn)
@@ -712,6 +922,8 @@ def _method_alias(names, fn):
 
 _TOP_LEVEL = {"svd_lowrank": svd_lowrank, "pca_lowrank": pca_lowrank, "inverse": inv, "det": det, "logdet": logdet, "slogdet": slogdet, "pinverse": pinv, "svd": _svd_v,
               "matrix_power": matrix_power, "matrix_exp": matrix_exp, "cholesky": lambda A, upper=False: cholesky(A, upper=upper),
-              "qr": lambda A, some=True: qr(A, "reduced" if some else "complete"), "geqrf": geqrf, "orgqr": orgqr}
+              "qr": lambda A, some=True: qr(A, "reduced" if some else "complete"), "geqrf": geqrf, "orgqr": orgqr,
+              "lu": _torch_lu, "lu_solve": _torch_lu_solve, "lu_unpack": lu_unpack, "cholesky_solve": cholesky_solve,
+              "cholesky_inverse": cholesky_inverse, "triangular_solve": triangular_solve}
 for _name, _fn in _TOP_LEVEL.items():
     _method_alias([_name], _fn)

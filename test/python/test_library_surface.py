@@ -661,3 +661,129 @@ def test_tensor_subclass_idioms():
 
     assert gt.Tensor.__torch_function__(gt.add, (gt.Tensor,), (gt.ones(1), 1)).tolist() == [2.0]
     assert type(gt.ones(2).as_subclass(Opted) + 1) is gt.Tensor  # (ops return gt.Tensor: documented)
+
+
+def test_lu_family_and_the_ex_forms_match_lapacks():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 4, 4))
+    A = gt.tensor(a)
+    LU, piv = gt.linalg.lu_factor(A)
+    P, L, U = gt.lu_unpack(LU, piv)
+    check(P @ L @ U, a, atol=1e-12)
+    assert piv.dtype == gt.int32 and piv.tolist()[0] == [4, 3, 3, 4]  # (LAPACK's 1-based pivots, as PyTorch printed)
+    P2, L2, U2 = gt.linalg.lu(A)
+    check(L2, L.numpy())
+    b = rng.standard_normal((2, 4, 3))
+    B = gt.tensor(b, requires_grad=True)
+    X = gt.linalg.lu_solve(LU, piv, B)
+    check(X, np.linalg.solve(a, b), atol=1e-12)
+    check(gt.linalg.lu_solve(LU, piv, B, adjoint=True), np.linalg.solve(np.swapaxes(a, -1, -2), b), atol=1e-12)
+    X.sum().backward()  # (differentiable in B: gB = A^-T 1)
+    check(B.grad, np.linalg.solve(np.swapaxes(a, -1, -2), np.ones((2, 4, 3))), atol=1e-12)
+    s = a @ np.swapaxes(a, -1, -2) + np.eye(4)
+    Lc = gt.linalg.cholesky(gt.tensor(s))
+    check(gt.cholesky_solve(gt.tensor(b), Lc), np.linalg.solve(s, b), atol=1e-10)
+    check(gt.cholesky_inverse(Lc[0]), np.linalg.inv(s[0]), atol=1e-10)
+    check(gt.triangular_solve(gt.tensor(b), Lc, upper=False).solution, np.linalg.solve(np.tril(Lc.numpy()), b), atol=1e-10)
+    # info as LAPACK's: the order of the first leading minor that is not positive-definite
+    _, info = gt.linalg.cholesky_ex(gt.tensor([[[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [2.0, 1.0]]]))
+    assert info.tolist() == [0, 2]
+    inverse, info = gt.linalg.inv_ex(gt.tensor([[1.0, 2.0], [2.0, 4.0]]))
+    assert info.item() == 2 and np.isnan(inverse.numpy()).all()
+    with pytest.raises(gt.linalg.LinAlgError):
+        gt.linalg.cholesky_ex(gt.tensor([[1.0, 2.0], [2.0, 1.0]]), check_errors=True)
+    with pytest.raises(NotImplementedError, match="no gradient of the LU"):
+        gt.linalg.lu_factor(gt.tensor(a, requires_grad=True))
+
+
+def test_unique_along_a_dim_as_strided_and_segment_reduce():
+    p = gt.tensor([[0, 3], [1, 2], [0, 3], [1, 1]])
+    v, inv, c = gt.unique(p, dim=0, return_inverse=True, return_counts=True)  # (opacus' ghost clipping)
+    assert v.tolist() == [[0, 3], [1, 1], [1, 2]] and inv.tolist() == [0, 2, 0, 1] and c.tolist() == [2, 1, 1]
+    out = gt.unique_consecutive(gt.tensor([1, 1, 2, 2, 3, 1, 1, 2]), return_inverse=True, return_counts=True)
+    assert [t.tolist() for t in out] == [[1, 2, 3, 1, 2], [0, 0, 1, 1, 2, 3, 3, 4], [2, 2, 1, 2, 1]]
+    a = gt.arange(12.0).reshape(3, 4)
+    assert gt.as_strided(a, (2, 2), (1, 2)).tolist() == [[0, 2], [1, 3]]  # (PyTorch's values)
+    assert a.as_strided((3, 3), (4, 1), 1).tolist() == [[1, 2, 3], [5, 6, 7], [9, 10, 11]]
+    w = gt.ones(5, requires_grad=True)
+    gt.as_strided(w, (2, 2), (1, 1)).sum().backward()
+    assert w.grad.tolist() == [1, 2, 1, 0, 0]
+    with pytest.raises(RuntimeError, match="reach past"):
+        gt.as_strided(a, (2, 2), (12, 1))
+    data = gt.tensor([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert gt._segment_reduce(data, "max", lengths=gt.tensor([2, 0, 3])).tolist() == [2, float("-inf"), 5]
+    assert gt._segment_reduce(data, "sum", offsets=gt.tensor([0, 2, 2, 5])).tolist() == [3, 0, 12]
+    assert gt.div(gt.tensor([-7, 7, -6, 7]), gt.tensor([2, 2, 3, -2]), rounding_mode="trunc").tolist() == [-3, 3, -2, -3]
+    assert gt.tensor([-7.5, 7.5]).div(2, rounding_mode="trunc").tolist() == [-3.0, 3.0]
+    assert gt.normal(0, 2.0, size=(3,), device=gt.device("cpu")).shape == (3,)
+    assert type((1,) + gt.Size([2])) is gt.Size and type(gt.broadcast_shapes((2, 1), (3,))) is gt.Size
+    assert gt.ones(2, 3).sum_to_size(1, 3).tolist() == [[2, 2, 2]]
+    assert gt.nextafter(gt.tensor([1.0]), gt.tensor([2.0])).item() == np.nextafter(np.float32(1), np.float32(2))
+
+
+def test_names_libraries_import_resolve():
+    import importlib
+    for module, name in [("gt.nn.modules.utils", "_pair"), ("gt.futures", "Future"), ("gt.utils.dlpack", "from_dlpack"),
+                         ("gt.nn.parallel.scatter_gather", "scatter"), ("gt._subclasses.fake_tensor", "is_fake"),
+                         ("gt.fx.experimental.proxy_tensor", "get_proxy_mode"), ("gt.backends.mkldnn", "is_available"),
+                         ("gt.distributed.rpc", "is_available"), ("gt.distributed.fsdp", "fully_shard"),
+                         ("gt.distributed._composable.fsdp", "FSDPModule"),
+                         ("gt.distributed._tensor.experimental", "implicit_replication"),
+                         ("gt.utils.data._utils.collate", "default_convert"), ("gt.amp.grad_scaler", "OptState"),
+                         ("gt._utils", "_flatten_dense_tensors"), ("gt.__config__", "show"), ("gt.types", "Number")]:
+        assert hasattr(importlib.import_module(module), name), (module, name)
+    assert importlib.import_module("gt.nn.modules.utils")._pair(3) == (3, 3)
+    assert gt.ones(2).layout == gt.strided and not gt.ones(1).is_inference() and not isinstance(3, gt.SymInt)
+    check(gt.conv2d(gt.ones(1, 1, 3, 3), gt.ones(1, 1, 3, 3)), [[[[9.0]]]])
+    assert gt.ops.aten.clone.default is gt.clone
+    fut = gt.futures.Future()
+    chained = fut.then(lambda f: f.wait() + 1)
+    fut.set_result(1)
+    assert chained.wait() == 2 and gt.futures.wait_all([fut]) == [1]
+    flat = gt._utils._flatten_dense_tensors([gt.ones(2), gt.zeros(1, 2)])
+    assert flat.tolist() == [1, 1, 0, 0] and gt._utils._unflatten_dense_tensors(flat, [gt.ones(2), gt.zeros(1, 2)])[1].shape == (1, 2)
+    gt._assert_async(gt.tensor(True))
+    gt._assert_async(gt.tensor(False), "the check failed")
+    with pytest.raises(ValueError, match="the check failed"):
+        gt.ones(1).item()  # (read at the next wait for values)
+    sampler = gt.utils.data.WeightedRandomSampler([0.0, 1.0, 0.0], 5)
+    assert list(sampler) == [1] * 5 and len(sampler) == 5
+    assert gt.Generator().device == gt.device("cpu") and gt.optim.lr_scheduler._LRScheduler is gt.optim.lr_scheduler.LRScheduler
+    out, jvp_fn = gt.func.linearize(gt.sin, gt.tensor([0.0, 1.0]))
+    check(jvp_fn(gt.tensor([1.0, 1.0])), np.cos([0.0, 1.0]), atol=1e-6)
+
+
+def test_module_internals_and_reset_parameters():
+    m = nn.Linear(2, 2)
+    assert m._version == 1 and not m._backward_hooks and not m._state_dict_hooks
+
+    class Renamed(nn.Linear):  # (opacus' DPMultiheadAttention overrides it)
+        def _save_to_state_dict(self, destination, prefix, keep_vars):
+            super()._save_to_state_dict(destination, prefix + "inner.", keep_vars)
+
+    assert list(nn.Sequential(Renamed(2, 2)).state_dict()) == ["0.inner.weight", "0.inner.bias"]
+    bn = nn.BatchNorm1d(3)
+    with gt.no_grad():
+        bn.weight.fill_(5.0)
+        bn.running_mean.fill_(2.0)
+    bn.reset_parameters()
+    assert bn.weight.tolist() == [1, 1, 1] and bn.running_mean.tolist() == [0, 0, 0]
+    for module in (nn.LayerNorm(3), nn.GroupNorm(1, 3), nn.RMSNorm(3), nn.Embedding(4, 3, padding_idx=0),
+                   nn.GRUCell(2, 3), nn.LSTMCell(2, 3), nn.PReLU(), nn.Bilinear(2, 2, 3), nn.EmbeddingBag(4, 3)):
+        module.reset_parameters()
+    e = nn.Embedding(4, 3, padding_idx=1)
+    e.reset_parameters()
+    assert e.weight[1].tolist() == [0, 0, 0]
+
+    class Broadcast(gt.autograd.Function):  # gpytorch's kernels return a broadcast-shaped gradient
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.expand(3, 4)
+
+    x = gt.ones(4, requires_grad=True)
+    Broadcast.apply(x).sum().backward()
+    assert x.grad.tolist() == [3, 3, 3, 3]

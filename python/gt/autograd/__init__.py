@@ -541,8 +541,12 @@ class Function:
                 for i in positions:
                     gi = result[i]
                     if gi is not None and tuple(gi.shape) != tuple(args[i].shape):
-                        raise RuntimeError(f"function {cls.__name__}Backward returned an invalid gradient at index {i}"
-                                           f" - got {list(gi.shape)} but expected shape {list(args[i].shape)}")
+                        try:  # a gradient of the broadcast shape is summed down to the input's, as PyTorch's
+                            gi = gi.sum_to_size(tuple(args[i].shape))
+                        except RuntimeError:
+                            raise RuntimeError(f"function {cls.__name__}Backward returned an invalid gradient at index "
+                                               f"{i} - got {list(gi.shape)} but expected shape compatible with "
+                                               f"{list(args[i].shape)}") from None
                     picked.append(gi)
                 return tuple(picked)
 

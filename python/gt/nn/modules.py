@@ -260,6 +260,7 @@ class Module:
     """Base class: assigning a Parameter or a Module to an attribute registers it;
     register_buffer registers a tensor that is saved in state_dict but not trained."""
 
+    _version = 1  # (PyTorch's: the version of a module class's state-dict layout)
     # (annotated as PyTorch's Module: typing.get_type_hints(a module) works, as fastai's losses call it)
     training: bool
     _parameters: dict
@@ -475,6 +476,16 @@ class Module:
     @property
     def _forward_hooks(self):
         return self._call_state()["forward"] if "_hooks" in self.__dict__ else OrderedDict()
+
+    @property
+    def _backward_hooks(self):
+        """The backward hooks (PyTorch's attribute: captum's DeepLift reads it)."""
+        return self._call_state()["backward"] if "_hooks" in self.__dict__ else OrderedDict()
+
+    @property
+    def _state_dict_hooks(self):
+        """The state_dict post-hooks (PyTorch's attribute)."""
+        return self.__dict__.get("_state_hooks", {}).get("save_post", OrderedDict())
 
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         """hook(module, args) runs before forward; it may return new args (a tuple, or one value).
@@ -738,6 +749,20 @@ class Module:
         hooks = self.__dict__.get("_state_hooks", {})
         for hook in list(hooks.get("save_pre", {}).values()):
             hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in list(hooks.get("save_post", {}).values()):
+            result = hook(self, destination, prefix, {})
+            if result is not None:
+                destination = result
+        return destination
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        """Adds this module's own parameters, persistent buffers and extra state (not its
+        children's) to `destination` under `prefix`, as PyTorch's (overridable: state_dict calls
+        it for each module)."""
         for name, p in self._parameters.items():
             if p is not None:
                 destination[prefix + name] = p if keep_vars else p.detach()
@@ -747,14 +772,6 @@ class Module:
                 destination[prefix + name] = b if keep_vars else b.detach()
         if type(self).get_extra_state is not Module.get_extra_state:
             destination[prefix + "_extra_state"] = self.get_extra_state()
-        for name, m in self._modules.items():
-            if m is not None:
-                m.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
-        for hook in list(hooks.get("save_post", {}).values()):
-            result = hook(self, destination, prefix, {})
-            if result is not None:
-                destination = result
-        return destination
 
     def _state_hook(self, kind, hook):
         table = self.__dict__.setdefault("_state_hooks", {}).setdefault(kind, OrderedDict())
@@ -966,10 +983,14 @@ class Embedding(Module):
             self.weight = Parameter(_weight, requires_grad=not _freeze)
             return
         self.weight = Parameter(T.zeros(num_embeddings, embedding_dim, dtype=dtype), requires_grad=not _freeze)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """weight ~ N(0, 1), its padding_idx row zero, as PyTorch's."""
         init.normal_(self.weight)
-        if padding_idx is not None:
+        if self.padding_idx is not None:
             w = self.weight.detach()
-            w[padding_idx] = 0.0
+            w[self.padding_idx] = 0.0
             self.weight._h = w._h
 
     def forward(self, x):
@@ -1256,8 +1277,11 @@ class PReLU(Module):
 
     def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
         super().__init__()
-        self.num_parameters = num_parameters
+        self.num_parameters, self.init = num_parameters, init
         self.weight = Parameter(T.full((num_parameters,), init, dtype=dtype))
+
+    def reset_parameters(self):
+        init.constant_(self.weight, self.init)
 
     def forward(self, x):
         return F.prelu(x, self.weight)
@@ -2463,9 +2487,12 @@ class Bilinear(Module):
         super().__init__()
         _device.check(device)
         self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
-        bound = 1.0 / math.sqrt(in1_features)
         self.weight = Parameter(T.zeros(out_features, in1_features, in2_features, dtype=dtype))
         self.bias = Parameter(T.zeros(out_features, dtype=dtype)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        bound = 1.0 / math.sqrt(self.in1_features)
         init.uniform_(self.weight, -bound, bound)
         if self.bias is not None:
             init.uniform_(self.bias, -bound, bound)
@@ -2618,3 +2645,27 @@ class OptimizedModule(Module):
             if modules is None or "_orig_mod" not in modules:
                 raise
             return getattr(modules["_orig_mod"], name)
+
+
+def _ones_and_zeros(self):
+    """weight ones, bias zeros (those there are), as the norms' reset_parameters in PyTorch."""
+    if getattr(self, "weight", None) is not None:
+        init.ones_(self.weight)
+    if getattr(self, "bias", None) is not None:
+        init.zeros_(self.bias)
+
+
+def _norm_base_reset(self):
+    """The running statistics reset, weight ones, bias zeros (PyTorch's _NormBase)."""
+    self.reset_running_stats()
+    _ones_and_zeros(self)
+
+
+def _embedding_bag_reset(self):
+    """weight ~ N(0, 1), its padding_idx row zero."""
+    Embedding.reset_parameters(self)
+
+
+LayerNorm.reset_parameters = GroupNorm.reset_parameters = RMSNorm.reset_parameters = _ones_and_zeros
+_NormBase.reset_parameters = _norm_base_reset
+EmbeddingBag.reset_parameters = _embedding_bag_reset

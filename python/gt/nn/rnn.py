@@ -343,7 +343,11 @@ class _CellBase(Module):
         self.weight_hh = Parameter(T.zeros(gates * hidden_size, hidden_size, dtype=dtype))
         self.bias_ih = Parameter(T.zeros(gates * hidden_size, dtype=dtype)) if bias else None
         self.bias_hh = Parameter(T.zeros(gates * hidden_size, dtype=dtype)) if bias else None
-        bound = 1.0 / math.sqrt(hidden_size)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Every weight and bias ~ U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as PyTorch's."""
+        bound = 1.0 / math.sqrt(self.hidden_size)
         for p in self.parameters():
             init.uniform_(p, -bound, bound)
 
