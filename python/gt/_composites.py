@@ -367,13 +367,14 @@ def _scatter_elements(x, d, index, src):
     return T.reshape(positions, (-1,)), T.reshape(T.cast(src, x.dtype), (-1,))
 
 
-def searchsorted(sorted_sequence, values, *, right=False, out_int32=False, side=None):
+def searchsorted(sorted_sequence, values, *, right=False, out_int32=False, side=None, sorter=None):
     """Insertion points of `values` in the last axis of `sorted_sequence` (1-D, or one row per
     leading position of values), as torch.searchsorted: the count of elements < v (<= v with
-    right=True or side='right'). One comparison per (value, element)."""
+    right=True or side='right'); `sorter` holds the indices that sort an unsorted sequence
+    along its last axis. One comparison per (value, element)."""
     right = right or side == "right"
     vals = values if isinstance(values, Tensor) else T.tensor(values)
-    seq = sorted_sequence
+    seq = sorted_sequence if sorter is None else T.gather(sorted_sequence, -1, sorter)
     expanded = T.unsqueeze(vals, -1)
     boundary = seq if seq.ndim == 1 else T.unsqueeze(seq, -2) if seq.ndim == vals.ndim else seq
     below = (boundary <= expanded) if right else (boundary < expanded)

@@ -382,3 +382,30 @@ def test_foreach_functions_soft_update():
     assert [t.tolist() for t in gt._foreach_add(online, 1.0)] == [[2.0, 2.0], [4.0] * 3]
     gt._foreach_zero_(online)
     assert online[1].tolist() == [0.0] * 3
+
+
+def test_distribution_protocol_libraries_subclass_and_mvn_repr():
+    # gpytorch's MultivariateNormal sets _batch_shape / reads utils' private helpers
+    d = gt.distributions.Normal(gt.zeros(3), 1.0)
+    assert d._batch_shape == (3,) and d._event_shape == ()
+    d._event_shape = (3,)
+    assert d.event_shape == (3,) and type(d.event_shape) is gt.Size
+    from gt.distributions import utils
+    assert utils._sum_rightmost(gt.ones(2, 3, 4), 2).tolist() == [12.0, 12.0]
+    assert utils._standard_normal((2, 3), dtype=gt.float64, device="cpu").dtype == gt.float64
+
+    class Cached:
+        calls = 0
+
+        @utils.lazy_property
+        def value(self):
+            Cached.calls += 1
+            return 5
+
+    c = Cached()
+    assert c.value == 5 and c.value == 5 and Cached.calls == 1
+    mvn = gt.distributions.MultivariateNormal(gt.zeros(2), covariance_matrix=gt.eye(2))
+    assert repr(mvn) == "MultivariateNormal(loc: gt.Size([2]), covariance_matrix: gt.Size([2, 2]))"
+    assert "scale_tril: gt.Size([2, 2])" in repr(gt.distributions.MultivariateNormal(gt.zeros(2), scale_tril=gt.eye(2)))
+    s = gt.tensor([3.0, 1.0, 2.0])
+    assert gt.searchsorted(s, gt.tensor([1.5, 2.5]), sorter=gt.argsort(s)).tolist() == [1, 2]

@@ -68,6 +68,31 @@ def broadcast_all(*values):
     return tuple(_broadcast(*values)[0])
 
 
+def _standard_normal(shape, dtype, device):
+    """Samples of N(0, 1) of `shape` (torch.distributions.utils')."""
+    return _tensor.randn(*shape, dtype=dtype)
+
+
+def _sum_rightmost(value, dim):
+    """value summed over its last `dim` axes (torch.distributions.utils')."""
+    return value.reshape(value.shape[:-dim] + (-1,)).sum(-1) if dim > 0 else value
+
+
+class lazy_property:
+    """A property computed on first access and kept as the instance's attribute (torch.distributions.utils')."""
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+        functools.update_wrapper(self, wrapped)
+
+    def __get__(self, instance, obj_type=None):
+        if instance is None:
+            return self
+        value = self.wrapped(instance)
+        setattr(instance, self.wrapped.__name__, value)
+        return value
+
+
 def clamp_probs(probs):
     """probs clamped to [eps, 1 - eps] of their dtype."""
     eps = T.finfo(probs.dtype).eps
@@ -143,6 +168,10 @@ class Distribution:
         if value not in (True, False):
             raise ValueError("set_default_validate_args expects True or False")
         Distribution._validate_args = value
+
+    # PyTorch's attribute names, which subclasses in libraries set and read (gpytorch's MultivariateNormal)
+    _batch_shape = property(lambda self: self.batch_shape, lambda self, v: setattr(self, "batch_shape", _tensor.Size(v)))
+    _event_shape = property(lambda self: self.event_shape, lambda self, v: setattr(self, "event_shape", _tensor.Size(v)))
 
     def __init__(self, batch_shape=(), event_shape=(), validate_args=None):
         self.batch_shape = _tensor.Size(batch_shape)
@@ -673,11 +702,19 @@ class MultivariateNormal(Distribution):
         k = loc.shape[-1]
         self.loc = T.broadcast_to(loc, batch + (k,))
         self.scale_tril = T.broadcast_to(L, batch + (k, k))
+        self._given = "covariance_matrix" if covariance_matrix is not None else \
+            "precision_matrix" if precision_matrix is not None else "scale_tril"
         super().__init__(batch, (k,), validate_args=validate_args)
 
     arg_constraints = {"loc": constraints.real_vector, "scale_tril": constraints.lower_cholesky}
     support = constraints.real_vector
     _init_params = ("loc", "scale_tril")
+
+    def __repr__(self):
+        """As PyTorch's: loc and the matrix it was given (covariance_matrix, precision_matrix or scale_tril)."""
+        given = self.__dict__.get("_given", "scale_tril")
+        loc = self.loc if self.loc.numel() == 1 else self.loc.size()
+        return f"MultivariateNormal(loc: {loc}, {given}: {self.scale_tril.size()})"
 
     @property
     def mode(self):
@@ -1280,7 +1317,8 @@ def _submodules():
              "log_normal": "LogNormal", "multivariate_normal": "MultivariateNormal", "independent": "Independent",
              "gamma": "Gamma", "chi2": "Chi2", "beta": "Beta", "dirichlet": "Dirichlet", "poisson": "Poisson",
              "one_hot_categorical": "OneHotCategorical", "kl": "kl_divergence register_kl",
-             "utils": "broadcast_all probs_to_logits logits_to_probs clamp_probs",
+             "utils": "broadcast_all probs_to_logits logits_to_probs clamp_probs _standard_normal _sum_rightmost "
+                      "lazy_property",
              "relaxed_bernoulli": "RelaxedBernoulli LogitRelaxedBernoulli", "wishart": "Wishart",
              "transformed_distribution": "TransformedDistribution"}
     for file, names in files.items():
