@@ -78,21 +78,6 @@ def _sum_rightmost(value, dim):
     return value.reshape(value.shape[:-dim] + (-1,)).sum(-1) if dim > 0 else value
 
 
-class lazy_property:
-    """A property computed on first access and kept as the instance's attribute (torch.distributions.utils')."""
-
-    def __init__(self, wrapped):
-        self.wrapped = wrapped
-        functools.update_wrapper(self, wrapped)
-
-    def __get__(self, instance, obj_type=None):
-        if instance is None:
-            return self
-        value = self.wrapped(instance)
-        setattr(instance, self.wrapped.__name__, value)
-        return value
-
-
 def clamp_probs(probs):
     """probs clamped to [eps, 1 - eps] of their dtype."""
     eps = T.finfo(probs.dtype).eps
@@ -128,6 +113,9 @@ class _lazy:
         value = self.fn(instance)
         instance.__dict__[self.fn.__name__] = value
         return value
+
+
+lazy_property = _lazy  # (torch.distributions.utils' name)
 
 
 def _user_line():
@@ -1320,7 +1308,14 @@ def _submodules():
              "utils": "broadcast_all probs_to_logits logits_to_probs clamp_probs _standard_normal _sum_rightmost "
                       "lazy_property",
              "relaxed_bernoulli": "RelaxedBernoulli LogitRelaxedBernoulli", "wishart": "Wishart",
-             "transformed_distribution": "TransformedDistribution"}
+             "transformed_distribution": "TransformedDistribution", "half_normal": "HalfNormal",
+             "half_cauchy": "HalfCauchy", "cauchy": "Cauchy", "studentT": "StudentT", "gumbel": "Gumbel",
+             "weibull": "Weibull", "binomial": "Binomial", "negative_binomial": "NegativeBinomial",
+             "geometric": "Geometric", "multinomial": "Multinomial", "mixture_same_family": "MixtureSameFamily",
+             "inverse_gamma": "InverseGamma", "pareto": "Pareto", "kumaraswamy": "Kumaraswamy",
+             "fishersnedecor": "FisherSnedecor", "von_mises": "VonMises", "continuous_bernoulli": "ContinuousBernoulli",
+             "relaxed_categorical": "RelaxedOneHotCategorical ExpRelaxedCategorical",
+             "lowrank_multivariate_normal": "LowRankMultivariateNormal", "logistic_normal": "LogisticNormal"}
     for file, names in files.items():
         sub = types.ModuleType(f"{__name__}.{file}", f"torch.distributions.{file}")
         for name in names.split():
@@ -1328,5 +1323,19 @@ def _submodules():
         sys.modules[sub.__name__] = sub
         setattr(this, file, sub)
 
+
+# The rest of torch.distributions (more.py), its transforms and constraints (more_transforms.py,
+# also reachable as gt.distributions.transforms / constraints) and constraint_registry's biject_to / transform_to
+from .more import *  # noqa: E402,F401,F403
+from .more import __all__ as _more  # noqa: E402
+from . import more_transforms as _more_transforms, transforms  # noqa: E402
+from . import constraint_registry  # noqa: E402,F401
+from .constraint_registry import biject_to, transform_to  # noqa: E402,F401
+__all__ += _more + ["biject_to", "transform_to"]
+for _name in ("lower_triangular", "corr_cholesky", "square", "symmetric", "positive_semidefinite", "cat", "stack",
+              "multinomial", "dependent_property"):
+    setattr(constraints, _name, getattr(_more_transforms, _name))
+for _name in _more_transforms.__all__:
+    setattr(transforms, _name, getattr(_more_transforms, _name))
 
 _submodules()
