@@ -422,7 +422,6 @@ def install(gt):
     from .utils.data import dataloader as _dataloader
     _dataloader._collate_fn_t = object
     _dataloader.default_convert = default_convert
-    _dataloader._DatasetKind = type("_DatasetKind", (), {"Map": 0, "Iterable": 1})
     # torch.amp, torch.optim, torch.func, nn.utils
     _module("gt.amp.grad_scaler", "torch.amp.grad_scaler.", GradScaler=gt.amp.GradScaler, OptState=OptState)
     lr = gt.optim.lr_scheduler

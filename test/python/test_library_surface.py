@@ -787,3 +787,48 @@ def test_module_internals_and_reset_parameters():
     x = gt.ones(4, requires_grad=True)
     Broadcast.apply(x).sum().backward()
     assert x.grad.tolist() == [3, 3, 3, 3]
+
+
+def test_original_spectral_norm_matches_pytorchs():
+    # values printed by PyTorch 2.15 for the same weights, u, v and input
+    m = nn.Linear(4, 3)
+    with gt.no_grad():
+        m.weight.copy_(gt.tensor(np.arange(12, dtype=np.float32).reshape(3, 4) / 10 - 0.5))
+        m.bias.zero_()
+    m = nn.utils.spectral_norm(m)
+    with gt.no_grad():
+        m.weight_u.copy_(gt.tensor([0.6, -0.8, 0.0]))
+        m.weight_v.copy_(gt.tensor([0.5, 0.5, -0.5, 0.5]))
+    assert sorted(m.state_dict()) == ["bias", "weight_orig", "weight_u", "weight_v"]
+    x = gt.tensor(np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4))
+    for _ in range(3):
+        y = m(x)
+        y.sum().backward()
+    check(y, [[0.82257, 0.02493, -0.77271], [-0.5733, 0.22434, 1.02197]], atol=2e-5)
+    check(m.weight_orig.grad, [[-1.71623, -0.1843, 1.34764, 2.87957], [-2.33268, -0.84302, 0.64663, 2.13629],
+                               [-2.94913, -1.50175, -0.05437, 1.39301]], atol=2e-5)
+    check(m.weight_u, [0.59837, -0.0984, -0.79516], atol=2e-5)
+    nn.utils.remove_spectral_norm(m)
+    assert sorted(m.state_dict()) == ["bias", "weight"] and isinstance(m.weight, nn.Parameter)
+    c = nn.utils.spectral_norm(nn.ConvTranspose2d(2, 3, 3))
+    assert c.weight_u.shape == (3,) and c.weight_v.shape == (18,)
+    with pytest.raises(ValueError, match="spectral_norm of 'weight' not found"):
+        nn.utils.remove_spectral_norm(nn.Linear(2, 2))
+
+
+def test_a_loaders_iterator_made_from_the_loader_alone():
+    from gt.utils.data.dataloader import _DatasetKind, _SingleProcessDataLoaderIter
+
+    class Fake:  # fastai's _FakeLoader drives PyTorch's iterator so
+        _auto_collation, _dataset_kind, _index_sampler = False, _DatasetKind.Iterable, None
+        collate_fn = staticmethod(lambda x: x * 10)
+
+        def __init__(self):
+            self.dataset = [1, 2, 3]
+
+        def __len__(self):
+            return 3
+
+    assert list(_SingleProcessDataLoaderIter(Fake())) == [10, 20, 30]
+    loader = gt.utils.data.DataLoader(gt.utils.data.TensorDataset(gt.arange(6.0)), batch_size=4)
+    assert [b[0].tolist() for b in _SingleProcessDataLoaderIter(loader, iter(loader))] == [[0, 1, 2, 3], [4, 5]]

@@ -1,5 +1,5 @@
 """gt.nn.utils: gradient clipping, parameters as one vector and weight normalization
-(torch.nn.utils); gt.nn.utils.rnn: padding and packing variable-length sequences;
+and the original spectral normalization (torch.nn.utils); gt.nn.utils.rnn: padding and packing variable-length sequences;
 gt.nn.utils.parametrize and gt.nn.utils.parametrizations: tensors computed from others
 (weight_norm, spectral_norm); gt.nn.utils.prune: masks that zero out entries of a tensor."""
 import math
@@ -138,6 +138,82 @@ def remove_weight_norm(module, name="weight"):
         value = v * (getattr(module, name + "_g") / _norm_except_dim(v, dim))
     for suffix in ("_g", "_v"):
         module._parameters.pop(name + suffix, None)
+        module.__dict__.pop(name + suffix, None)
+    module.__dict__.pop(name, None)
+    setattr(module, name, _nn.Parameter(value.detach()))
+    return module
+
+
+def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=None):
+    """The original spectral normalization (torch.nn.utils.spectral_norm; Miyato et al. 2018,
+    "Spectral Normalization for GANs"): the parameter `<name>_orig` and the buffers `<name>_u`,
+    `<name>_v` (unit vectors of N(0, 1) draws) replace `module.<name>`, which a forward pre-hook
+    sets to `<name>_orig / sigma` before each forward, sigma = u . (W v) for W the weight as a
+    matrix (axis `dim` first: 1 for transposed convolutions by default, else 0); in training mode
+    the hook first runs n_power_iterations of v = normalize(W^T u), u = normalize(W v), as
+    PyTorch's, writing the buffers. The state dict holds weight_orig, weight_u and weight_v, as
+    PyTorch's. Returns module; ValueError if `name` is not a parameter of it."""
+    from ..functional import normalize
+    weight = module._parameters.get(name)
+    if weight is None:
+        raise ValueError(f"Module '{module}' has no parameter with name '{name}'")
+    if name in module.__dict__.get("_gt_spectral_norm", {}):
+        raise RuntimeError(f"Cannot register two spectral_norm hooks on the same parameter {name}")
+    if dim is None:
+        dim = 1 if type(module).__name__.startswith("ConvTranspose") else 0
+
+    def matrix(w):
+        if dim != 0:
+            w = T.permute(w, dim, *[d for d in range(w.ndim) if d != dim])
+        return T.reshape(w, w.shape[0], -1)
+
+    with no_grad():
+        h, w = matrix(weight).shape
+        u = normalize(T.randn(h, dtype=weight.dtype), dim=0, eps=eps)
+        v = normalize(T.randn(w, dtype=weight.dtype), dim=0, eps=eps)
+    del module._parameters[name]
+    module.__dict__.pop(name, None)
+    setattr(module, name + "_orig", weight)
+    module.register_buffer(name + "_u", u)
+    module.register_buffer(name + "_v", v)
+
+    def compute(m, do_power_iteration):
+        w_orig = getattr(m, name + "_orig")
+        mat = matrix(w_orig)
+        u, v = getattr(m, name + "_u"), getattr(m, name + "_v")
+        if do_power_iteration:
+            with no_grad():
+                for _ in range(n_power_iterations):
+                    v = normalize(T.matmul(mat.detach().mT, u), dim=0, eps=eps)
+                    u = normalize(T.matmul(mat.detach(), v), dim=0, eps=eps)
+                setattr(m, name + "_u", u)
+                setattr(m, name + "_v", v)
+        sigma = T.sum(u.detach() * T.matmul(mat, v.detach()))
+        return w_orig / sigma
+
+    def hook(m, args=None):
+        object.__setattr__(m, name, compute(m, m.training))
+
+    object.__setattr__(module, name, weight.detach())
+    handle = module.register_forward_pre_hook(hook)
+    module.__dict__.setdefault("_gt_spectral_norm", {})[name] = (handle, compute)
+    return module
+
+
+def remove_spectral_norm(module, name="weight"):
+    """Undoes spectral_norm: `module.<name>` becomes a parameter holding <name>_orig / sigma.
+    Raises ValueError if spectral_norm was not applied to it."""
+    hooks = module.__dict__.get("_gt_spectral_norm", {})
+    if name not in hooks:
+        raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    handle, compute = hooks.pop(name)
+    handle.remove()
+    with no_grad():
+        value = compute(module, False)
+    module._parameters.pop(name + "_orig", None)
+    module.__dict__.pop(name + "_orig", None)
+    for suffix in ("_u", "_v"):
+        module._buffers.pop(name + suffix, None)
         module.__dict__.pop(name + suffix, None)
     module.__dict__.pop(name, None)
     setattr(module, name, _nn.Parameter(value.detach()))

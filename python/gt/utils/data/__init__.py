@@ -322,12 +322,33 @@ class _BaseDataLoaderIter:
     """torch.utils.data.dataloader._BaseDataLoaderIter: the base of a loader's iterators."""
 
 
+class _DatasetKind:
+    """torch.utils.data.dataloader._DatasetKind: a map-style or an iterable dataset."""
+    Map, Iterable = 0, 1
+
+
 class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
     """iter(loader), as PyTorch's (its name, len(), next()): batches are made in this process
-    whatever num_workers says (see the module's docstring)."""
+    whatever num_workers says (see the module's docstring). Made as PyTorch's with the loader
+    alone (fastai drives it so), it reads the loader's attributes as PyTorch's iterator does:
+    `_index_sampler`, `_auto_collation`, `_dataset_kind`, `dataset`, `collate_fn`."""
 
-    def __init__(self, loader, samples):
+    def __init__(self, loader, samples=None):
+        if samples is None:
+            samples = self._from_attributes(loader)
         self._loader, self._samples = loader, samples
+
+    @staticmethod
+    def _from_attributes(loader):
+        dataset, collate = loader.dataset, loader.collate_fn
+        auto = getattr(loader, "_auto_collation", True)
+        if getattr(loader, "_dataset_kind", _DatasetKind.Map) == _DatasetKind.Iterable:
+            items = iter(dataset)
+            if not auto:
+                return (collate(x) for x in items)
+            return (collate([next(items) for _ in batch]) for batch in loader._index_sampler)
+        return (collate([dataset[i] for i in index]) if auto else collate(dataset[index])
+                for index in loader._index_sampler)
 
     def __iter__(self):
         return self
