@@ -164,9 +164,31 @@ def _pickler(pickle_module):
     base = getattr(pickle_module, "Pickler", None)
     if isinstance(base, type) and issubclass(base, pickle._Pickler):
         return type("_TorchPickler", (_TorchPickler, base), {"dispatch": {**base.dispatch, **_TorchPickler.dispatch}})
+    if callable(getattr(pickle_module, "dumps", None)):  # cloudpickle (fastai's Learner.export)
+        return _by_value_pickler(pickle_module)
     raise TypeError(f"gt.save: pickle_module={getattr(pickle_module, '__name__', pickle_module)!r} is not supported "
-                    "(GT writes tensors with the standard library's pickle, or a module whose Pickler derives "
-                    "from pickle._Pickler, such as dill's)")
+                    "(GT writes tensors with the standard library's pickle, a module whose Pickler derives "
+                    "from pickle._Pickler, such as dill's, or one with dumps, such as cloudpickle)")
+
+
+def _by_value_pickler(pickle_module):
+    """GT's pickler, which hands what pickle cannot name (a lambda, a class or function defined
+    in __main__ or inside a function) to `pickle_module.dumps` (cloudpickle pickles them by
+    value): written as pickle.loads(those bytes), which any unpickler reads back."""
+    class ByValue(_TorchPickler):
+        dispatch = _TorchPickler.dispatch.copy()
+
+        def save_global(self, obj, name=None):
+            if getattr(obj, "__module__", None) != "__main__":  # (__main__'s are by value, as cloudpickle's)
+                try:
+                    return _TorchPickler.save_global(self, obj, name)
+                except pickle.PicklingError:
+                    pass
+            self.save_reduce(pickle.loads, (pickle_module.dumps(obj, protocol=self.proto),), obj=obj)
+
+        dispatch[types.FunctionType] = save_global
+        dispatch[type] = save_global
+    return ByValue
 
 
 def _torch_zip(obj, pickle_module=None, pickle_protocol=2):

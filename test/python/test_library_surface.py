@@ -473,8 +473,21 @@ def test_deprecated_addcmul_addcdiv_spelling_and_legacy_tensor_methods(tmp_path)
     back = gt.load(tmp_path / "p4.pt", pickle_module=pickle, weights_only=False)
     check(back["w"], [0.0, 1.0, 2.0])
     assert isinstance(back["m"], nn.Linear)
-    with pytest.raises(TypeError, match="pickle_module='json' is not supported"):
-        gt.save(obj, tmp_path / "x.pt", pickle_module=importlib.import_module("json"))
+    with pytest.raises(TypeError, match="pickle_module='builtins' is not supported"):
+        gt.save(obj, tmp_path / "x.pt", pickle_module=importlib.import_module("builtins"))
+    # a module with dumps (cloudpickle: fastai's export default) gets what pickle cannot name
+    calls = []
+
+    class ByValue:
+        @staticmethod
+        def dumps(o, protocol=None):
+            calls.append(o)
+            return pickle.dumps(o.__name__, protocol)  # (stands in for cloudpickle's by-value bytes)
+
+    fn = lambda x: x  # noqa: E731
+    gt.save({"fn": fn, "t": gt.ones(2)}, tmp_path / "cp.pt", pickle_module=ByValue)
+    back = gt.load(tmp_path / "cp.pt", weights_only=False)
+    assert calls == [fn] and back["fn"] == "<lambda>" and back["t"].tolist() == [1.0, 1.0]
     # typing.get_type_hints(a module) (fastai's BaseLoss), as PyTorch's Module is annotated
     import typing
     assert typing.get_type_hints(nn.CrossEntropyLoss())["training"] is bool
