@@ -15,6 +15,7 @@ import math
 from . import (Categorical, Chi2, Distribution, Gamma, Independent, Normal, TransformedDistribution, _as_tensor,
                _binary_parameter, _broadcast, _composites, _check_later, _lazy, _shape, _tensor, _user_line, broadcast_shapes, clamp_probs, constraints, no_grad)
 from . import T, F
+from .more_transforms import _Multinomial
 
 __all__ = ["HalfNormal", "HalfCauchy", "Cauchy", "StudentT", "Gumbel", "Weibull", "Binomial", "NegativeBinomial",
            "Geometric", "Multinomial", "MixtureSameFamily", "InverseGamma", "Pareto", "Kumaraswamy", "FisherSnedecor",
@@ -545,18 +546,6 @@ class Multinomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-
-class _Multinomial(constraints.Constraint):
-    """Non-negative integer vectors summing to at most upper_bound (constraints.multinomial)."""
-    is_discrete = True
-    event_dim = 1
-
-    def __init__(self, upper_bound):
-        self.upper_bound = upper_bound
-
-    def check(self, value):
-        return T.all(value >= 0, -1) & (value.sum(-1) <= self.upper_bound)
 
 
 class MixtureSameFamily(Distribution):
