@@ -54,7 +54,7 @@ from ._composites import (reciprocal, square, trunc, fix, frac, ceil, fmod, expm
 from ._composites import gammainc as igamma, gammaincc as igammac  # noqa: E402
 arctan, arcsin, arccos, arctan2 = atan, asin, acos, atan2  # noqa: F821 (NumPy's names, as torch has them)
 from .amp import autocast, is_autocast_enabled, get_autocast_dtype  # noqa: E402
-from ._sorting import sort, argsort, msort, topk, kthvalue, median, multinomial  # noqa: E402
+from ._sorting import sort, argsort, msort, topk, kthvalue, median, multinomial, quantile, nanquantile  # noqa: E402,E501
 from ._shaping import (round, diag, diagonal, repeat_interleave, einsum, nonzero, argwhere,  # noqa: A001,E402
                        masked_select)
 

@@ -393,14 +393,25 @@ def dist(input, other, p=2):
     return T.norm(input - other, p)
 
 
-def cdist(x1, x2, p=2.0):
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """Pairwise p-norm distances between the rows of (..., P, M) x1 and (..., R, M) x2 ->
-    (..., P, R); p=2 through x1^2 + x2^2 - 2 x1 x2^T (clamped at 0), as PyTorch's default."""
-    if p == 2.0:
+    (..., P, R), as torch.cdist: p=2 through x1^2 + x2^2 - 2 x1 x2^T (clamped at 0) when P or R
+    exceeds 25 (compute_mode's default, PyTorch's rule) or compute_mode="use_mm_for_euclid_dist",
+    else directly from the differences (exact zeros for equal rows: e3nn's radius graph)."""
+    if compute_mode not in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                            "donot_use_mm_for_euclid_dist"):
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    mm = compute_mode == "use_mm_for_euclid_dist" or \
+        compute_mode == "use_mm_for_euclid_dist_if_necessary" and (x1.shape[-2] > 25 or x2.shape[-2] > 25)
+    if p == 2.0 and mm:
         sq = T.sum(x1 * x1, -1, keepdim=True) + T.transpose(T.sum(x2 * x2, -1, keepdim=True), -2, -1) \
             - 2.0 * T.matmul(x1, T.transpose(x2, -2, -1))
         return T.sqrt(T.clamp(sq, min=0.0))
-    diff = T.abs(T.unsqueeze(x1, -2) - T.unsqueeze(x2, -3))
+    diff = T.unsqueeze(x1, -2) - T.unsqueeze(x2, -3)
+    if p == 2.0:
+        from . import linalg
+        return linalg.vector_norm(diff, 2, -1)  # (its gradient is 0 at a zero distance, as PyTorch's cdist's)
+    diff = T.abs(diff)
     if p == float("inf"):
         return T.amax(diff, -1)
     return T.sum(diff ** p, -1) ** (1.0 / p)
@@ -721,13 +732,24 @@ for _name in ("multiply", "subtract", "divide", "greater", "less", "greater_equa
 
 @_method()
 def dot(a, b):
-    """The dot product of 1-D a (n,) and b (n,): a 0-d tensor."""
+    """The dot product of 1-D a (n,) and b (n,) of one dtype: a 0-d tensor. RuntimeError for
+    other ranks or two dtypes, as PyTorch's."""
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_dt.torch_name(a.dtype)} "
+                           f"and {_dt.torch_name(b.dtype)}")
     return T.sum(a * b)
 
 
-inner = vdot = dot
+vdot = dot
+
+
+def inner(a, b):
+    """The dot product of 1-D a and b (their dtypes promoted), as torch.inner of vectors."""
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    return T.sum(a * b)
 
 
 @_method()
@@ -765,6 +787,26 @@ def index_fill(x, dim, index, value):
     hit = _op("index_add", idx, T.ones(tuple(ones), dtype=_dt.float32), shape=tuple(shape), axis=d) > 0
     v = value if isinstance(value, Tensor) else T.full((), value, dtype=x.dtype)
     return T.where(hit, T.cast(v, x.dtype), x)
+
+
+def _fill_diagonal(x, fill_value, wrap=False):
+    """x with its main diagonal set to fill_value, as torch.Tensor.fill_diagonal_: the elements
+    (i, i, ..., i) of a tensor whose sizes are all equal (a matrix may be tall: with wrap=True
+    the diagonal starts again every columns + 1 rows, as NumPy's fill_diagonal)."""
+    if x.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if x.ndim > 2 and len(set(x.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    mask = np.zeros(x.shape, dtype=bool)
+    if x.ndim == 2:
+        rows, cols = x.shape
+        flat = np.arange(0, rows * cols, cols + 1)
+        if not wrap:
+            flat = flat[:min(rows, cols)]
+        mask.reshape(-1)[flat] = True
+    else:
+        mask[(np.arange(x.shape[0]),) * x.ndim] = True
+    return T.where(T.tensor(mask), T.full((), fill_value, dtype=x.dtype), x)
 
 
 @_method()
@@ -1455,7 +1497,7 @@ def cross(a, b, dim=None):
 
 def _install_more_inplace():
     _add_inplace_forms((("erfinv_", erfinv), ("index_add_", index_add), ("scatter_add_", scatter_add), ("index_fill_", index_fill),
-                        ("index_copy_", index_copy), ("scatter_", scatter), ("scatter_reduce_", scatter_reduce), ("index_put_", index_put), ("cumprod_", cumprod),
+                        ("index_copy_", index_copy), ("fill_diagonal_", _fill_diagonal), ("scatter_", scatter), ("scatter_reduce_", scatter_reduce), ("index_put_", index_put), ("cumprod_", cumprod),
                         ("mul_", T.mul), ("sub_", T.sub)))
     for name, fn in (("t_", _t), ("unsqueeze_", T.unsqueeze), ("squeeze_", T.squeeze), ("transpose_", T.transpose),
                      ("swapaxes_", T.transpose), ("swapdims_", T.transpose)):

@@ -664,8 +664,10 @@ def _l2(squares):
     return where(positive, sqrt(where(positive, squares, ones_like(squares))), zeros_like(squares))
 
 
-def allclose(a, b, rtol=1e-5, atol=1e-8):
-    return builtins.bool(np.allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol))
+def allclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=False):
+    """Whether |a - b| <= atol + rtol |b| everywhere (NaNs equal with equal_nan), as torch.allclose
+    (a wait: it reads both)."""
+    return builtins.bool(np.allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 # ---------------------------------------------------------------- built from other ops
@@ -753,8 +755,29 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 @_method()
 def lerp(input, end, weight):
-    """input + weight * (end - input) (weight a number or a tensor)."""
-    return input + weight * (end - input)
+    """input + weight * (end - input) (weight a number or a tensor), rounded as PyTorch's CPU
+    kernel rounds it: fma(weight, end - input, input) where |weight| < 0.5, else
+    fma(-(end - input), 1 - weight, end); a float32 (or 16-bit) fma as one rounding from float64
+    (exact products), so float32 results equal PyTorch's."""
+    diff = end - input
+    if isinstance(weight, Tensor):
+        small = abs(weight) < 0.5
+        return where(small, _fma(weight, diff, input), _fma(-diff, 1 - weight, end))
+    if diff.dtype.is_floating_point and diff.dtype != _dt.float64:  # (the number in the tensors' precision, as PyTorch's)
+        weight = builtins.float(np.float32(weight))
+    if builtins.abs(weight) < 0.5:
+        return _fma(weight, diff, input)
+    return _fma(-diff, builtins.float(np.float32(1) - np.float32(weight)) if diff.dtype != _dt.float64 else 1 - weight,
+                end)
+
+
+def _fma(a, b, c):
+    """a * b + c, one rounding for float32 and 16-bit floats (computed in float64)."""
+    like = c if isinstance(c, Tensor) else b
+    if like.dtype in (_dt.float64,) or not like.dtype.is_floating_point:
+        return a * b + c
+    wide = [cast(v, _dt.float64) if isinstance(v, Tensor) else v for v in (a, b, c)]
+    return cast(wide[0] * wide[1] + wide[2], like.dtype)
 
 
 @_method()

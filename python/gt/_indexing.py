@@ -37,7 +37,26 @@ def _dims_used(k):
     return 1
 
 
+def _sequence_as_tuple(key):
+    """PyTorch's (and old NumPy's) rule for a list index: one shorter than 32 holding a sequence,
+    a tensor, a slice, None or '...' is read as a tuple of indices (x[[rows, cols]] is
+    x[rows, cols]), with PyTorch's deprecation warning."""
+    if type(key) is not list or len(key) >= 32:
+        return False
+    if not any(isinstance(k, (list, tuple, range, T.Tensor, np.ndarray, slice)) or k is None or k is Ellipsis
+               for k in key):
+        return False
+    from ._tensor import warn_at_user_line
+    warn_at_user_line("Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed "
+                      "in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted "
+                      "as tensor index, x[torch.tensor(seq)], which will result either in an error or a different "
+                      "result")
+    return True
+
+
 def _normalize_key(x, key):
+    if _sequence_as_tuple(key):
+        key = tuple(key)
     if not isinstance(key, tuple):
         key = (key,)
     if builtins.sum(k is Ellipsis for k in key) > 1:

@@ -88,6 +88,13 @@ def _assert_async(condition, message=None):
                   lambda: text)
 
 
+def _assert(condition, message):
+    """Raises AssertionError(message) if `condition` (a bool or a one-element tensor: its value
+    read, a wait) is false, as torch._assert."""
+    if not bool(condition):
+        raise AssertionError(message)
+
+
 def _segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0, unsafe=False, initial=None):
     """torch._segment_reduce: `data` reduced ("sum", "mean", "max", "min", "prod" not
     supported) over consecutive segments along `axis`, given by `lengths` (or `offsets`, their
@@ -315,7 +322,7 @@ def install(gt):
     gt.Tensor.is_inference = lambda self: False
     gt.Tensor.sum_to_size = sum_to_size
     gt.is_inference = lambda input: False
-    gt._assert_async, gt._segment_reduce, gt.nextafter = _assert_async, _segment_reduce, nextafter
+    gt._assert, gt._assert_async, gt._segment_reduce, gt.nextafter = _assert, _assert_async, _segment_reduce, nextafter
     gt.Tensor.nextafter = nextafter
     gt.ops.aten = _Aten("torch.ops.aten", "ATen's operators by name: GT's functions")
     _module("gt.__config__", "torch.__config__: what the build has.", show=lambda: f"GT {gt.__version__} (no PyTorch build)",
@@ -416,8 +423,12 @@ def install(gt):
             return type(data_)(default_convert(v) for v in data_)
         return data_
 
+    import re
     _module("gt.utils.data._utils.collate", "torch.utils.data._utils.collate.", default_collate=data.default_collate,
-            default_convert=default_convert)
+            default_convert=default_convert, np_str_obj_array_pattern=re.compile(r"[SaUO]"))
+    _module("gt.utils.model_zoo", "torch.utils.model_zoo: load_url is gt.hub.load_state_dict_from_url.",
+            load_url=gt.hub.load_state_dict_from_url)
+    gt.serialization.DEFAULT_PROTOCOL = 2  # (torch.save's pickle protocol)
     data.default_convert = default_convert
     from .utils.data import dataloader as _dataloader
     _dataloader._collate_fn_t = object

@@ -122,3 +122,74 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
                 p = T.where(T.one_hot(T.squeeze(i, 1), n) > 0, 0.0, p)
             out = T.cat(picks, 1)
     return out if input.ndim == 2 else T.squeeze(out, 0)
+
+
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
+    from . import _composites
+    """quantile / nanquantile: PyTorch's algorithm (aten/src/ATen/native/Sorting.cpp): the
+    values sorted along dim (NaN last), rank q * (n - 1) (n the non-NaN count for nanquantile;
+    a slice holding NaN gives NaN for quantile), rounded as `interpolation` says, the values at
+    the ranks below and above gathered and lerped by the rank's fraction."""
+    if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
+        raise ValueError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest. "
+                         f"Got {interpolation}")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    scalar_q = not isinstance(q, Tensor)
+    qt = T.full((), float(q), dtype=input.dtype) if scalar_q else q
+    if not scalar_q and qt.dtype != input.dtype:
+        raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+    if qt.ndim > 1:
+        raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+    if input.numel() == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    if dim is None:
+        x, d = T.reshape(input, (-1,)), 0
+    else:
+        x, d = input, _dim(dim, input.ndim) if input.ndim else 0
+    x = T.reshape(x, (1,)) if x.ndim == 0 else x.movedim(d, -1)
+    srt = sort(x, -1)[0]
+    n = srt.shape[-1]
+    qv = T.reshape(qt, (-1,))  # (Q,)
+    nan = T.isnan(srt)
+    if ignore_nan:
+        count = T.sum(T.cast(~nan, input.dtype), -1, keepdim=True)
+        ranks = T.clamp(qv * (count - 1), min=0.0)
+    else:
+        ranks = T.where(T.any(nan, -1, keepdim=True), float(n - 1), qv * float(n - 1))
+        ranks = T.broadcast_to(ranks, srt.shape[:-1] + (qv.shape[0],))
+    if interpolation == "lower":
+        ranks = T.floor(ranks)
+    elif interpolation == "higher":
+        ranks = _composites.ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = ranks.round()  # (half to even, as PyTorch's)
+    below = T.cast(ranks, _dt.int64)
+    out = T.gather(srt, -1, below)
+    if interpolation in ("linear", "midpoint"):
+        weights = T.full(ranks.shape, 0.5, dtype=input.dtype) if interpolation == "midpoint" else ranks - T.cast(below, input.dtype)
+        above = T.gather(srt, -1, T.cast(_composites.ceil(ranks), _dt.int64))
+        out = T.lerp(out, above, weights)
+    # out: (..., Q) over the other axes; q's axis first, the reduced axis kept as 1 if keepdim
+    if keepdim:
+        if dim is None:
+            out = T.reshape(out, (1,) * input.ndim + (qv.shape[0],))
+        elif input.ndim:
+            out = T.unsqueeze(out, -2).movedim(-2, d)
+    out = out.movedim(-1, 0)
+    return T.squeeze(out, 0) if scalar_q or qt.ndim == 0 else out
+
+
+@_method()
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """The q-th quantiles (q a number in [0, 1] or a 1-D tensor of them, input's dtype) of input
+    along dim (all elements when None), as torch.quantile: with a tensor q the quantiles are the
+    first axis of the result; a slice holding NaN gives NaN. interpolation: linear, lower,
+    higher, midpoint or nearest. RuntimeError for an integer input or an empty one."""
+    return _quantile(input, q, dim, keepdim, interpolation, False, "quantile")
+
+
+@_method()
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """quantile ignoring NaN (a slice of NaN only gives NaN), as torch.nanquantile."""
+    return _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile")

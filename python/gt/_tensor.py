@@ -432,6 +432,14 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
 
+    def __iter__(self):
+        """The tensor's slices along axis 0, in order (views: writing one writes this tensor), as
+        PyTorch's; TypeError for a 0-d tensor."""
+        if not self.shape:
+            raise TypeError("iteration over a 0-d tensor")
+        for i in builtins.range(self.shape[0]):
+            yield self[i]
+
     def __contains__(self, value):
         """`value in x`: whether any element equals value (a number or a tensor), as PyTorch's
         (a wait: it reads the answer)."""
@@ -617,6 +625,9 @@ class Tensor:
         if self._node is not None and self.requires_grad:
             before = Tensor(self._h, self.shape, self.dtype, True)
             before._node = self._node
+            hooks = getattr(self, "_hooks", None)
+            if hooks:  # a hook registered before the write sees the gradient of the values before it, as PyTorch's
+                before._hooks, self._hooks = hooks, None
             self._priors = (getattr(self, "_priors", None) or ()) + ((_runtime.client().next_id(), before),)
         if not self.is_leaf or new._node is not None:
             self._node = new._node
@@ -1372,8 +1383,8 @@ def _legacy_constructor(*args):
     args = [a for a in args if a is not None]
     if len(args) == 1 and isinstance(args[0], Size):  # torch.Tensor(x.shape): a shape, not data
         t = zeros(tuple(args[0]))
-    elif args and builtins.all(type(a) is builtins.int for a in args):
-        t = zeros(*args)
+    elif builtins.all(type(a) is builtins.int for a in args):  # (torch.Tensor(): an empty float tensor)
+        t = zeros(*(args or (0,)))
     elif len(args) == 1:
         t = tensor(args[0], dtype=_dt.default_float())
     else:

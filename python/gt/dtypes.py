@@ -164,6 +164,16 @@ contiguous_format, channels_last, channels_last_3d, preserve_format = (
 _default_float = [float32]  # gt.set_default_dtype's setting
 
 
+_SCALAR_TYPE = {"float64": "Double", "float32": "Float", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
+                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+                "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def torch_name(d):
+    """PyTorch's scalar-type name of dtype d, as its error messages print it (Float, Double, Long, ...)."""
+    return _SCALAR_TYPE.get(d.name, d.name)
+
+
 def default_float():
     """The dtype of floating-point tensors made without a dtype (gt.get_default_dtype)."""
     return _default_float[0]

@@ -15,16 +15,25 @@ def symbolic_trace(root, concrete_args=None):
                               "captures the ops a program issues: docs/jit.md)")
 
 
-class GraphModule:
-    """torch.fx.GraphModule: exists for annotations and isinstance checks; making one raises
-    NotImplementedError (GT does not trace Python into graphs)."""
+def _graph_module_base():
+    from .nn import Module
+    return Module
+
+
+class GraphModule(_graph_module_base()):
+    """torch.fx.GraphModule (an nn.Module, as PyTorch's: e3nn subclasses it at import): exists
+    for annotations, subclassing and isinstance checks; making one raises NotImplementedError
+    (GT does not trace Python into graphs)."""
 
     def __init__(self, *args, **kwargs):
         raise NotImplementedError("torch.fx.GraphModule: GT does not trace Python into graphs (docs/jit.md)")
 
 
-class Graph(GraphModule):
-    """torch.fx.Graph (see GraphModule)."""
+class Graph:
+    """torch.fx.Graph: making one raises NotImplementedError (see GraphModule)."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("torch.fx.Graph: GT does not trace Python into graphs (docs/jit.md)")
 
 
 class Tracer:

@@ -100,3 +100,40 @@ annotations = _types.ModuleType("gt.jit.annotations", "torch.jit.annotations: ty
 annotations.__dict__.update({n: getattr(_typing, n) for n in ("Any", "Dict", "List", "Optional", "Tuple", "Union",
                                                                "Callable", "Final")})
 _sys.modules[annotations.__name__] = annotations
+
+
+def interface(obj):
+    """obj itself (TorchScript's interface decorator: nothing to compile here)."""
+    return obj
+
+
+def unused(fn):
+    """fn itself (TorchScript's @torch.jit.unused: nothing is compiled here)."""
+    return fn
+
+
+def export(fn):
+    """fn itself (TorchScript's @torch.jit.export)."""
+    return fn
+
+
+def isinstance(obj, target_type):
+    """Whether obj is of target_type, which may be a typing form (List[int], Dict[str, Tensor],
+    Optional[T], Tuple[...], Union[...]), checking the elements too, as torch.jit.isinstance."""
+    import builtins
+    origin, args = _typing.get_origin(target_type), _typing.get_args(target_type)
+    if origin is None:
+        return target_type is _typing.Any or builtins.isinstance(obj, target_type)
+    if origin is _typing.Union or (_types.UnionType is not None and origin is _types.UnionType):
+        return any(isinstance(obj, a) for a in args)
+    if not builtins.isinstance(obj, origin):
+        return False
+    if origin in (list, set, frozenset) and args:
+        return all(isinstance(v, args[0]) for v in obj)
+    if origin is dict and args:
+        return all(isinstance(k, args[0]) and isinstance(v, args[1]) for k, v in obj.items())
+    if origin is tuple and args:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return all(isinstance(v, args[0]) for v in obj)
+        return len(obj) == len(args) and all(isinstance(v, a) for v, a in zip(obj, args))
+    return True

@@ -697,6 +697,9 @@ def lstsq(A, B, rcond=None, *, driver=None):
     residuals and singular_values empty (gelsy computes neither). Raises RuntimeError when A and
     B disagree on m."""
     A = _matrices(A, "linalg.lstsq", square=False)
+    if B.ndim == A.ndim - 1 and B.shape[-1] == A.shape[-2]:  # a vector right-hand side (..., m): X (..., n)
+        X, residuals, rank, values = lstsq(A, T.unsqueeze(B, -1), rcond, driver=driver)
+        return _LstsqResult(T.squeeze(X, -1), residuals, rank, values)
     if B.ndim < 2 or B.shape[-2] != A.shape[-2]:
         raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2), got A "
                            f"{list(A.shape)} and B {list(B.shape)}")

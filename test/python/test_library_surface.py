@@ -845,3 +845,65 @@ def test_a_loaders_iterator_made_from_the_loader_alone():
     assert list(_SingleProcessDataLoaderIter(Fake())) == [10, 20, 30]
     loader = gt.utils.data.DataLoader(gt.utils.data.TensorDataset(gt.arange(6.0)), batch_size=4)
     assert [b[0].tolist() for b in _SingleProcessDataLoaderIter(loader, iter(loader))] == [[0, 1, 2, 3], [4, 5]]
+
+
+def test_round_of_monai_e3nn_metric_learning_findings():
+    import collections.abc
+    import warnings
+    # x[[rows, cols]]: a list holding sequences is a tuple of indices, as PyTorch 2.15 (with its warning)
+    m = gt.arange(12.0).reshape(3, 4)
+    with pytest.warns(UserWarning, match="non-tuple sequence for multidimensional indexing"):
+        assert m[[[0, 1], [1, 2]]].tolist() == [1.0, 6.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert m[[0, 2]].shape == (2, 4)  # (a list of ints stays one index)
+    # fill_diagonal_ (pytorch-metric-learning's pair masks)
+    a = gt.ones(3, 4)
+    a.fill_diagonal_(0)
+    assert a.tolist() == [[0, 1, 1, 1], [1, 0, 1, 1], [1, 1, 0, 1]]
+    b = gt.zeros(7, 3)
+    b.fill_diagonal_(1, wrap=True)
+    assert b[4].tolist() == [1, 0, 0] and b[3].tolist() == [0, 0, 0]
+    # cdist of a point set with itself: exact zeros on the diagonal (direct differences up to 25 rows, as PyTorch)
+    pts = gt.tensor(np.random.default_rng(0).standard_normal((10, 3)).astype(np.float32))
+    assert np.diag(gt.cdist(pts, pts).numpy()).max() == 0.0
+    check(gt.cdist(pts, pts, compute_mode="use_mm_for_euclid_dist"), gt.cdist(pts, pts).numpy(), atol=1e-3)
+    w = pts.clone().requires_grad_()
+    gt.cdist(w, w).sum().backward()
+    assert np.isfinite(w.grad.numpy()).all()
+    with pytest.raises(RuntimeError, match="same dtype, but found Double and Float"):
+        gt.dot(gt.ones(2, dtype=gt.float64), gt.ones(2))
+    assert gt.Tensor().shape == (0,) and gt.Tensor().dtype == gt.float32
+    assert gt.linalg.lstsq(gt.eye(3, dtype=gt.float64) * 2, gt.ones(3, dtype=gt.float64)).solution.tolist() == [0.5] * 3
+    gt._assert(True, "fine")
+    with pytest.raises(AssertionError, match="boom"):
+        gt._assert(False, "boom")
+    # a hook registered before an in-place op sees the gradient of the values before it (smp's BN -> ReLU(inplace))
+    x = gt.tensor([-1.0, 2.0, -3.0, 4.0], requires_grad=True)
+    y = x * 1.0
+    seen = {}
+    y.register_hook(lambda g: seen.update(g=g.tolist()))
+    gt.relu_(y)
+    (y * gt.tensor([10.0, 20.0, 30.0, 40.0])).sum().backward()
+    assert seen["g"] == [0, 20, 0, 40] and x.grad.tolist() == [0, 20, 0, 40]
+    # lerp rounds as PyTorch's kernel (fma): these float32 values are PyTorch 2.15's
+    assert gt.lerp(gt.tensor([2.0]), gt.tensor([3.0]), 0.97).item() == 2.9700000286102295
+    assert gt.lerp(gt.tensor([0.1]), gt.tensor([0.7]), gt.tensor([0.3])).item() == 0.2800000011920929
+    # quantile / nanquantile (MONAI's percentile metrics), tensors are Iterable, allclose(equal_nan=)
+    x2 = gt.tensor([[3.0, 1.0, 4.0, 1.0, 5.0], [9.0, 2.0, 6.0, 5.0, 3.0]])
+    assert gt.quantile(x2, 0.3, dim=1).tolist() == [1.4000000953674316, 3.4000000953674316]
+    assert gt.quantile(x2, gt.tensor([0.25, 0.5, 0.9]), dim=0, keepdim=True).shape == (3, 1, 5)
+    for interpolation, want in (("lower", [1, 3]), ("higher", [3, 5]), ("midpoint", [2, 4]), ("nearest", [1, 3])):
+        assert gt.quantile(x2, 0.3, dim=1, interpolation=interpolation).tolist() == want
+    y2 = gt.tensor([[1.0, float("nan"), 3.0], [4.0, 5.0, 6.0]])
+    assert np.isnan(gt.quantile(y2, 0.5, dim=1)[0].item()) and gt.nanquantile(y2, 0.5, dim=1).tolist() == [2, 5]
+    assert isinstance(gt.ones(2), collections.abc.Iterable) and [t.item() for t in gt.arange(3)] == [0, 1, 2]
+    with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
+        iter(gt.tensor(1.0)).__next__()
+    assert gt.allclose(gt.tensor([float("nan"), 1.0]), gt.tensor([float("nan"), 1.0]), equal_nan=True)
+    from typing import Dict, List, Optional
+    assert gt.jit.isinstance([1, 2], List[int]) and not gt.jit.isinstance([1, "a"], List[int])
+    assert gt.jit.isinstance({"a": gt.ones(1)}, Dict[str, gt.Tensor]) and gt.jit.isinstance(None, Optional[int])
+    class G(gt.fx.GraphModule):  # (e3nn subclasses it at import)
+        pass
+    assert issubclass(G, nn.Module)
