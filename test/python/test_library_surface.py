@@ -907,3 +907,23 @@ def test_round_of_monai_e3nn_metric_learning_findings():
     class G(gt.fx.GraphModule):  # (e3nn subclasses it at import)
         pass
     assert issubclass(G, nn.Module)
+
+
+def test_a_view_of_a_view_links_to_the_first_base_up_to_32_deep():
+    x = gt.zeros(2, 6)
+    v = x.view(2, 2, 3).transpose(1, 2)  # (holds no intermediate: linked to x, weakly)
+    v[0, 0, 1] = 5
+    assert x[0, 3].item() == 5
+    r = x[1]  # a basic view, then layout views of it
+    r.view(2, 3).t()[2, 1] = 7
+    assert x[1, 5].item() == 7
+    a = gt.ones(4, 4)
+    chain = a
+    for _ in range(5):
+        chain = chain.view(16).view(4, 4).t()
+    chain[0, 0] = 9
+    assert a[0, 0].item() == 9
+    for _ in range(20):  # (a loop reshaping one variable: past 32 deep its views stand alone)
+        chain = chain.view(16).view(4, 4).t()
+    chain[0, 0] = 3
+    assert a[0, 0].item() == 9
