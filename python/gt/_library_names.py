@@ -96,8 +96,8 @@ def _assert(condition, message):
 
 
 def _segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0, unsafe=False, initial=None):
-    """torch._segment_reduce: `data` reduced ("sum", "mean", "max", "min", "prod" not
-    supported) over consecutive segments along `axis`, given by `lengths` (or `offsets`, their
+    """torch._segment_reduce: `data` reduced ("sum", "mean", "max" or "amax", "min" or "amin";
+    "prod" not supported) over consecutive segments along `axis`, given by `lengths` (or `offsets`, their
     boundaries), as PyTorch's. An empty segment gives `initial`, or 0 for sum, NaN for mean,
     -inf/inf for max/min (PyTorch's)."""
     import gt
@@ -111,10 +111,10 @@ def _segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, a
     n = lengths.shape[0]
     ids = gt.repeat_interleave(gt.arange(n), lengths, output_size=x.shape[0])
     index = ids.reshape((-1,) + (1,) * (x.ndim - 1)).expand(x.shape)
-    kind = {"sum": "sum", "mean": "mean", "max": "amax", "min": "amin"}.get(reduce)
+    kind = {"sum": "sum", "mean": "mean", "max": "amax", "min": "amin", "amax": "amax", "amin": "amin"}.get(reduce)
     if kind is None:
         raise NotImplementedError(f"segment_reduce: reduce={reduce!r} is not supported by GT")
-    empty = {"sum": 0.0, "mean": float("nan"), "max": float("-inf"), "min": float("inf")}[reduce]
+    empty = {"sum": 0.0, "mean": float("nan"), "amax": float("-inf"), "amin": float("inf")}[kind]
     fill = empty if initial is None else initial
     base = gt.full((n,) + tuple(x.shape[1:]), fill, dtype=x.dtype)
     out = base.scatter_reduce(0, index, x, kind, include_self=initial is not None and reduce != "mean")
@@ -245,25 +245,30 @@ class OptState(enum.Enum):
 
 class _AtenOp:
     """torch.ops.aten.<name>: GT's function of that name, with `.default` (and any overload
-    name) the same function."""
+    name) the same function; an ATen op GT has no function for exists (libraries key tables by
+    them: PyG's Index) and raises NotImplementedError when called."""
 
-    def __init__(self, fn):
-        self._fn = fn
+    def __init__(self, fn, name):
+        self._fn, self._name = fn, name
 
     def __call__(self, *args, **kwargs):
+        if self._fn is None:
+            raise NotImplementedError(f"torch.ops.aten.{self._name}: GT has no function of that name")
         return self._fn(*args, **kwargs)
 
     def __getattr__(self, overload):
-        return self._fn
+        if overload.startswith("__"):
+            raise AttributeError(overload)
+        return self._fn if self._fn is not None else self
 
 
 class _Aten(types.ModuleType):
     def __getattr__(self, name):
         import gt
+        if name.startswith("__"):
+            raise AttributeError(name)
         fn = getattr(gt, name, None) or getattr(gt.nn.functional, name, None)
-        if fn is None or name.startswith("__"):
-            raise AttributeError(f"'_OpNamespace' 'aten' object has no attribute '{name}' (not in GT)")
-        return _AtenOp(fn)
+        return _AtenOp(fn if callable(fn) else None, name)
 
 
 class WeightedRandomSampler:
@@ -333,8 +338,13 @@ def install(gt):
             Future=Future, collect_all=collect_all, wait_all=wait_all)
     _module("gt.types", "torch.types: the type aliases annotations use.", Number=(int, float, bool), _int=int,
             _float=float, _bool=bool, _size=tuple, _dtype=gt.dtype, _device=gt.device, Device=object, _TensorOrTensors=object)
-    _module("gt._tensor_str", "torch._tensor_str: PRINT_OPTS (GT's printing follows PyTorch's defaults).",
-            PRINT_OPTS=types.SimpleNamespace(precision=4, threshold=1000, edgeitems=3, linewidth=80, sci_mode=None))
+    def _tensor_str(self, indent):
+        """The values part of a tensor's printing (torch._tensor_str's helper: PyG writes OFF files with it)."""
+        return np.array2string(self.numpy(), separator=", ", precision=4, prefix=" " * indent)
+
+    _module("gt._tensor_str", "torch._tensor_str: PRINT_OPTS (GT's printing follows PyTorch's defaults), _tensor_str.",
+            PRINT_OPTS=types.SimpleNamespace(precision=4, threshold=1000, edgeitems=3, linewidth=80, sci_mode=None),
+            _tensor_str=_tensor_str)
 
     def to_dlpack(t):
         return t.numpy().__dlpack__()
