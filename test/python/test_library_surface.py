@@ -749,6 +749,11 @@ def test_names_libraries_import_resolve():
     assert gt.ones(2).layout == gt.strided and not gt.ones(1).is_inference() and not isinstance(3, gt.SymInt)
     check(gt.conv2d(gt.ones(1, 1, 3, 3), gt.ones(1, 1, 3, 3)), [[[[9.0]]]])
     assert gt.ops.aten.clone.default is gt.clone
+    unknown = gt.ops.aten._to_copy.default  # (PyG keys tables by ATen ops GT has no function for)
+    with pytest.raises(NotImplementedError, match="_to_copy"):
+        unknown(gt.ones(1))
+    assert importlib.import_module("gt._tensor_str")._tensor_str(gt.tensor([1.5, 2.0]), 0) == "[1.5, 2. ]"
+    assert gt._segment_reduce(gt.tensor([1.0, 3.0, 2.0]), "amax", lengths=gt.tensor([2, 1])).tolist() == [3, 2]
     fut = gt.futures.Future()
     chained = fut.then(lambda f: f.wait() + 1)
     fut.set_result(1)
