@@ -296,15 +296,13 @@ def scatter(x, dim, index, src=None, value=None, reduce=None):
 @_method()
 def scatter_reduce(x, dim, index, src, reduce, *, include_self=True):
     """x with the elements of src reduced into x[..., index, ...] along dim, as
-    torch.scatter_reduce: reduce is "sum", "mean", "amax" or "amin" ("prod" is not supported);
+    torch.scatter_reduce: reduce is "sum", "prod" (a segmented product scan), "mean", "amax" or "amin";
     with include_self=False x's own value at a position that receives values takes no part.
     Positions no index names keep x's value. An integer "mean" rounds down, as PyTorch's.
     Gradients: "sum"/"mean" to every contributing element; "amax"/"amin" to the one element
     chosen (the last listed of equal extremes; PyTorch shares the gradient among them)."""
-    if reduce not in ("sum", "mean", "amax", "amin"):
-        raise NotImplementedError(f"scatter_reduce: reduce={reduce!r} is not supported by GT "
-                                  "('sum', 'mean', 'amax', 'amin')" if reduce == "prod" else
-                                  f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     d = _dim(dim, x.ndim)
     positions, values = _scatter_elements(x, d, index, src)
     flat = T.reshape(x, (-1,))
@@ -321,6 +319,10 @@ def scatter_reduce(x, dim, index, src, reduce, *, include_self=True):
             divisor = T.cast(T.maximum(count, T.ones((), dtype=_dt.int64)), x.dtype)
             total = total // divisor if not x.dtype.is_floating_point else total / divisor
         out = T.where(hit, total, flat)
+    elif reduce == "prod":
+        ordered, product, ends = _segmented_product(positions, values)
+        chosen = put_rows(flat, ordered, product, last=ends)
+        out = T.where(hit, chosen * flat, flat) if include_self else chosen
     else:
         chosen = put_rows(flat, positions, values, last=group_ends(positions, values, descending=reduce == "amin"))
         out = T.where(hit, (T.maximum if reduce == "amax" else T.minimum)(chosen, flat), flat) if include_self else chosen
@@ -344,6 +346,26 @@ def index_put(x, indices, values, accumulate=False):
     rows = T.reshape(T.broadcast_to(T.cast(v, x.dtype), tuple(bshape) + rest), (index.shape[0],) + rest)
     flat = T.reshape(x, (math.prod(x.shape[:k]),) + rest)
     return T.reshape(flat + T.index_add_zeros(flat.shape, 0, index, rows), x.shape)
+
+
+def _segmented_product(positions, values):
+    """(positions sorted, the running product of values within each run of equal positions,
+    whether each element ends its run): a segmented inclusive scan by doubling (Hillis & Steele
+    1986, "Data parallel algorithms"), log2(n) rounds of a shifted multiply where the element
+    k back has the same position; differentiable (no division)."""
+    n = positions.shape[0]
+    order = _op("argsort", positions, axis=0, descending=False)
+    pos = T.index_select(positions, 0, order)
+    v = T.index_select(values, 0, order)
+    k = 1
+    while k < n:
+        same = T.cat([T.zeros(k, dtype=_dt.bool), T.narrow(pos, 0, k, n - k) == T.narrow(pos, 0, 0, n - k)], 0)
+        behind = T.cat([T.ones(k, dtype=v.dtype), T.narrow(v, 0, 0, n - k)], 0)
+        v = T.where(same, v * behind, v)
+        k *= 2
+    ends = T.cat([T.narrow(pos, 0, 0, n - 1) != T.narrow(pos, 0, 1, n - 1), T.ones(1, dtype=_dt.bool)], 0) \
+        if n > 1 else T.ones((n,), dtype=_dt.bool)
+    return pos, v, ends
 
 
 def _scatter_elements(x, d, index, src):

@@ -574,8 +574,17 @@ def test_scatter_reduce_matches_pytorch():
         src.grad = None
     assert gt.tensor([1, 2, 3, 4]).scatter_reduce(0, gt.tensor([0, 0, 2]), gt.tensor([5, 6, 7]), "mean").tolist() == \
         [4, 2, 5, 4]  # (an integer mean rounds down)
-    with pytest.raises(NotImplementedError, match="'prod'"):
-        x.scatter_reduce(1, idx, src, "prod")
+    # prod: a segmented product scan (values printed by PyTorch 2.15)
+    assert gt.zeros(4).scatter_reduce(0, gt.tensor([0, 0, 0, 2, 2]), gt.tensor([2.0, 3.0, 4.0, 5.0, 0.0]), "prod",
+                                      include_self=False).tolist() == [24, 0, 0, 0]
+    xx = x.clone().requires_grad_()
+    out = xx.scatter_reduce(1, idx, src, "prod")
+    check(out, [[2, 720, 3, -4], [30, 42, 7, 0]])
+    out.sum().backward()
+    check(src.grad, [[1, 90, 72, 4], [0, 32, 5, 6]])  # (through the zero too)
+    check(xx.grad, [[2, 80, 1, -1], [6, 7, 1, 0]])
+    with pytest.raises(RuntimeError, match="reduce argument must be"):
+        x.scatter_reduce(1, idx, src, "max")
 
 
 def test_layout_views_write_through_as_pytorchs():
