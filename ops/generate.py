@@ -239,6 +239,21 @@ def check_formulas(ops):
             op.setdefault("trees", {})[o] = tree
 
 
+# Helper arguments read for their shape or dtype only (not their values).
+SHAPE_ONLY = {"unbroadcast": {1}, "cast_like": {1}, "zeros_like": {0}, "matmul_rhs_grad": {2},
+              "expand_reduced": {1}, "reduced_count": {0}, "split_as": {1}, "slice_grad": {1}}
+
+
+def formula_reads(tree):
+    """The names a formula reads as values (not only their `.shape`, nor as a helper's
+    shape-or-dtype argument)."""
+    skipped = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "shape"}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in SHAPE_ONLY:
+            skipped |= {id(a) for i, a in enumerate(n.args) if i in SHAPE_ONLY[n.func.id] and isinstance(a, ast.Name)}
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in skipped}
+
+
 def parse_formula(op, operand, formula):
     try:
         tree = ast.parse(formula, mode="eval").body
@@ -524,6 +539,23 @@ def gen_python(ops):
     # The formulas themselves run in the client core, from the derivative table (Derivatives.inc).
     differentiable = [op["name"] for op in ops if op.get("trees")]
     out.append("DIFFERENTIABLE = (" + "".join(f"{n!r}, " for n in differentiable) + ")")
+    # What each formula reads of the forward op (beyond g): a gradient that reads a tensor which
+    # requires grad depends on it (with a zero derivative where the read is a comparison), as in
+    # PyTorch's graph (relu's gradient reads its input), so create_graph links them.
+    out.append("READS = {  # op code -> per operand: (the operands its formula reads, whether it reads the result)")
+    for i, op in enumerate(ops):
+        trees = op.get("trees")
+        if not trees:
+            continue
+        names = [o["name"] for o in op["operands"]]
+        per = []
+        for o in names:
+            tree = trees.get(o)
+            read = formula_reads(tree) if tree is not None else set()
+            per.append((tuple(names.index(n) for n in names if n in read), "result" in read))
+        if any(r[0] or r[1] for r in per):
+            out.append(f"    {i}: {tuple(per)!r},  # {op['name']}")
+    out.append("}")
     out += ["", "",
             "def _formula(code):",
             '    """The backward function of op `code`: its formulas in the derivative table (the',

@@ -1023,7 +1023,42 @@ def _derivative(code, g, result, inputs, attrs):
     which records them on the tape, traces and casts."""
     client = _runtime._client or _runtime.client()
     direct = _trace is None and _autocast_dtype is None and not _ag.is_grad_enabled()
-    return client.derivative(code, g, result, inputs, attrs, direct)
+    grads = client.derivative(code, g, result, inputs, attrs, direct)
+    if direct or not _ag.is_grad_enabled():
+        return grads
+    return _linked_to_what_they_read(code, grads, result, inputs)  # (the client core's backward calls it too)
+
+
+def _linked_to_what_they_read(code, grads, result, inputs):
+    """With create_graph: a gradient that does not require grad although its formula reads a
+    forward tensor that does (relu's reads its input through a comparison) is given a node with
+    a zero derivative to those tensors, as PyTorch's graph has (threshold_backward): a second
+    backward gives them zeros rather than leaving them without a gradient (gt._ops.READS)."""
+    from ._ops import READS
+    reads = READS.get(code)
+    if reads is None:
+        return grads
+    out = list(grads) if isinstance(grads, (list, tuple)) else [grads]
+    for i, gi in enumerate(out):
+        if i >= len(reads) or type(gi) is not Tensor or gi.requires_grad or not gi.dtype.is_floating_point:
+            continue
+        operands, reads_result = reads[i]
+        sources = tuple(inputs[j] for j in operands if j < len(inputs) and isinstance(inputs[j], Tensor)
+                        and inputs[j].requires_grad)
+        if reads_result and isinstance(result, Tensor) and result.requires_grad:
+            sources += (result,)
+        if sources:
+            linked = Tensor(gi._h, gi.shape, gi.dtype, True)
+            linked._node = _ag.Node(_zero_gradients, sources, None, _runtime.current_signal())
+            out[i] = linked
+    return type(grads)(out) if isinstance(grads, (list, tuple)) else out[0]
+
+
+def _zero_gradients(g, result, inputs, attrs):
+    return tuple(zeros_like(t) for t in inputs)
+
+
+_C.set_create_graph_link(_linked_to_what_they_read)
 
 
 def _small_ints(operands, attrs):

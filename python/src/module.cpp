@@ -573,6 +573,7 @@ struct BackwardHelpers {
   py::object accumulate;  ///< gt.autograd._accumulate(total, g)
   py::object cast;        ///< gt._tensor.cast(x, dtype)
   py::object freed;       ///< gt.autograd._freed_for(node): the node of a tensor whose graph was freed
+  py::object linkReads;   ///< gt._tensor._linked_to_what_they_read(code, grads, result, inputs) (create_graph only)
   PyTypeObject *sliceGrad = nullptr;
   std::unordered_map<PyObject *, int> formulas; ///< backward function -> op code (gt._ops)
   std::unordered_map<PyObject *, py::object> freedByFormula; ///< a formula's freed node (one per op)
@@ -752,9 +753,11 @@ py::dict runBackward(py::object self, py::sequence roots, py::sequence seeds, bo
     py::tuple ins = inputsOf(t, node);
     py::object attrs = py::reinterpret_borrow<py::object>(slot(node, r.attrs) ? slot(node, r.attrs) : Py_None);
     py::object results;
-    if (auto f = h.formulas.find(backward.ptr()); f != h.formulas.end())
+    if (auto f = h.formulas.find(backward.ptr()); f != h.formulas.end()) {
       results = derivative(self, f->second, g, *it, ins, attrs, direct);
-    else
+      if (gradEnabled && h.linkReads) // create_graph: gradients linked to the forward tensors their formulas read
+        results = py::tuple(h.linkReads(f->second, results, *it, ins));
+    } else
       results = backward(g, *it, ins, attrs);
     size_t k = 0;
     for (py::handle ig : results) {
@@ -886,6 +889,8 @@ PYBIND11_MODULE(_C, m) {
     h.freed = std::move(freed);
     h.sliceGrad = reinterpret_cast<PyTypeObject *>(sliceGrad.inc_ref().ptr());
   }, "gt.autograd registers what Client.backward calls in Python.");
+  m.def("set_create_graph_link", [](py::object fn) { backwardHelpers.linkReads = std::move(fn); },
+        "gt._tensor registers what links create_graph's gradients to the forward tensors their formulas read.");
   m.def("register_formula", [](py::object fn, int code) {
     backwardHelpers.formulas[fn.inc_ref().ptr()] = code; // kept: the key must stay this object
   }, "gt._ops registers each op's backward function: Client.backward runs its formulas itself.");

@@ -941,3 +941,20 @@ def test_a_view_of_a_view_links_to_the_first_base_up_to_32_deep():
         chain = chain.view(16).view(4, 4).t()
     chain[0, 0] = 3
     assert a[0, 0].item() == 9
+
+
+def test_create_graph_links_a_gradient_to_the_forward_tensors_its_formula_reads():
+    # PyTorch's relu gradient (threshold_backward) reads the input: a second backward reaches the
+    # bias with zeros (RealNVP losses built on jacobian(create_graph=True)); linear ops' do not
+    for act in (gt.relu, gt.abs):
+        x = gt.tensor([0.5, -1.0], requires_grad=True)
+        w = gt.tensor([2.0, 3.0], requires_grad=True)
+        b = gt.tensor([0.1, 0.2], requires_grad=True)
+        (g,) = gt.autograd.grad(act(w * x + b).sum(), x, create_graph=True)
+        g.sum().backward()
+        assert b.grad is not None and b.grad.tolist() == [0.0, 0.0]
+    x = gt.ones(2, requires_grad=True)
+    (g,) = gt.autograd.grad((2 * x).sum(), x, create_graph=True)
+    assert not g.requires_grad  # (as PyTorch: 2 * x's gradient does not depend on x)
+    (g,) = gt.autograd.grad((x * x).sum(), x, create_graph=True)
+    assert g.requires_grad
