@@ -15,6 +15,11 @@ reach inside them (`model.fc.in_features`, `list(model.children())[:-1]`, `model
   wide_resnet50_2, wide_resnet101_2.
 - VGG (Simonyan & Zisserman, ICLR 2015): vgg11/13/16/19 and their `_bn` forms.
 - AlexNet (Krizhevsky et al., NeurIPS 2012, the one-GPU variant torchvision uses).
+- DenseNet-BC (Huang et al., "Densely Connected Convolutional Networks", CVPR 2017):
+  densenet121/161/169/201.
+- SqueezeNet (Iandola et al., 2016): squeezenet1_0 and the lighter squeezenet1_1.
+- MobileNetV2 (Sandler et al., CVPR 2018): mobilenet_v2. MobileNetV3 (Howard et al., "Searching
+  for MobileNetV3", ICCV 2019): mobilenet_v3_large, mobilenet_v3_small.
 
 Pretrained weights by torchvision's names (`weights=models.ResNet18_Weights.DEFAULT`, or
 "IMAGENET1K_V1", or `pretrained=True`): torchvision's checkpoints, read from
@@ -22,18 +27,27 @@ gt.hub.get_dir()/checkpoints and downloaded there once where the machine has net
 _weights.py); `weights.transforms()` is the preprocessing they were trained with.
 """
 from .alexnet import AlexNet, alexnet
+from .densenet import DenseNet, densenet121, densenet161, densenet169, densenet201
+from .mobilenetv2 import MobileNetV2, mobilenet_v2
+from .mobilenetv3 import MobileNetV3, mobilenet_v3_large, mobilenet_v3_small
 from .resnet import (BasicBlock, Bottleneck, ResNet, resnet18, resnet34, resnet50, resnet101, resnet152,
                      resnext50_32x4d, resnext101_32x8d, wide_resnet50_2, wide_resnet101_2)
+from .squeezenet import SqueezeNet, squeezenet1_0, squeezenet1_1
 from .vgg import VGG, vgg11, vgg11_bn, vgg13, vgg13_bn, vgg16, vgg16_bn, vgg19, vgg19_bn
 from . import _weights
 from ._weights import (AlexNet_Weights, ResNet18_Weights, ResNet34_Weights, ResNet50_Weights, ResNet101_Weights,
                        ResNet152_Weights, ResNeXt50_32X4D_Weights, ResNeXt101_32X8D_Weights, Wide_ResNet50_2_Weights,
                        Wide_ResNet101_2_Weights, VGG11_Weights, VGG11_BN_Weights, VGG13_Weights, VGG13_BN_Weights,
-                       VGG16_Weights, VGG16_BN_Weights, VGG19_Weights, VGG19_BN_Weights, Weights, WeightsEnum)
+                       VGG16_Weights, VGG16_BN_Weights, VGG19_Weights, VGG19_BN_Weights, DenseNet121_Weights,
+                       DenseNet161_Weights, DenseNet169_Weights, DenseNet201_Weights, SqueezeNet1_0_Weights,
+                       SqueezeNet1_1_Weights, MobileNet_V2_Weights, MobileNet_V3_Large_Weights,
+                       MobileNet_V3_Small_Weights, Weights, WeightsEnum)
 
 _BUILDERS = {f.__name__: f for f in (
     alexnet, resnet18, resnet34, resnet50, resnet101, resnet152, resnext50_32x4d, resnext101_32x8d,
-    wide_resnet50_2, wide_resnet101_2, vgg11, vgg11_bn, vgg13, vgg13_bn, vgg16, vgg16_bn, vgg19, vgg19_bn)}
+    wide_resnet50_2, wide_resnet101_2, vgg11, vgg11_bn, vgg13, vgg13_bn, vgg16, vgg16_bn, vgg19, vgg19_bn,
+    densenet121, densenet161, densenet169, densenet201, squeezenet1_0, squeezenet1_1, mobilenet_v2,
+    mobilenet_v3_large, mobilenet_v3_small)}
 
 
 def list_models():
@@ -68,6 +82,7 @@ def get_weights(name):
     return enum_cls.verify(member)
 
 
-__all__ = ["AlexNet", "BasicBlock", "Bottleneck", "ResNet", "VGG", "Weights", "WeightsEnum", "get_model",
+__all__ = ["AlexNet", "BasicBlock", "Bottleneck", "DenseNet", "MobileNetV2", "MobileNetV3", "ResNet", "SqueezeNet",
+           "VGG", "Weights", "WeightsEnum", "get_model",
            "get_model_weights", "get_weights", "list_models", *_BUILDERS,
            *(cls.__name__ for cls in _weights.BY_MODEL.values())]

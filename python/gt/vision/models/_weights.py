@@ -135,6 +135,17 @@ VGG16_Weights = _enum("VGG16_Weights", {
 VGG16_BN_Weights = _v1("VGG16_BN_Weights", "vgg16_bn-6c64b313.pth", 138365992)
 VGG19_Weights = _v1("VGG19_Weights", "vgg19-dcbb9e9d.pth", 143667240)
 VGG19_BN_Weights = _v1("VGG19_BN_Weights", "vgg19_bn-c79401a0.pth", 143678248)
+DenseNet121_Weights = _v1("DenseNet121_Weights", "densenet121-a639ec97.pth", 7978856, min_size=(29, 29))
+DenseNet161_Weights = _v1("DenseNet161_Weights", "densenet161-8d451a50.pth", 28681000, min_size=(29, 29))
+DenseNet169_Weights = _v1("DenseNet169_Weights", "densenet169-b2777c0a.pth", 14149480, min_size=(29, 29))
+DenseNet201_Weights = _v1("DenseNet201_Weights", "densenet201-c1103571.pth", 20013928, min_size=(29, 29))
+SqueezeNet1_0_Weights = _v1("SqueezeNet1_0_Weights", "squeezenet1_0-b66bff10.pth", 1248424, min_size=(21, 21))
+SqueezeNet1_1_Weights = _v1("SqueezeNet1_1_Weights", "squeezenet1_1-b8a52dc0.pth", 1235496, min_size=(17, 17))
+MobileNet_V2_Weights = _v1_v2("MobileNet_V2_Weights", "mobilenet_v2", "b0353104", "7ebf99e0", 3504872)
+MobileNet_V3_Large_Weights = _v1_v2("MobileNet_V3_Large_Weights", "mobilenet_v3_large", "8738ca79", "5c1a4163",
+                                    5483032)
+MobileNet_V3_Small_Weights = _v1("MobileNet_V3_Small_Weights", "mobilenet_v3_small-047dcff4.pth", 2542856,
+                                 min_size=(1, 1))
 
 
 BY_MODEL = {
@@ -143,7 +154,11 @@ BY_MODEL = {
     "resnext50_32x4d": ResNeXt50_32X4D_Weights, "resnext101_32x8d": ResNeXt101_32X8D_Weights,
     "wide_resnet50_2": Wide_ResNet50_2_Weights, "wide_resnet101_2": Wide_ResNet101_2_Weights,
     "vgg11": VGG11_Weights, "vgg11_bn": VGG11_BN_Weights, "vgg13": VGG13_Weights, "vgg13_bn": VGG13_BN_Weights,
-    "vgg16": VGG16_Weights, "vgg16_bn": VGG16_BN_Weights, "vgg19": VGG19_Weights, "vgg19_bn": VGG19_BN_Weights}
+    "vgg16": VGG16_Weights, "vgg16_bn": VGG16_BN_Weights, "vgg19": VGG19_Weights, "vgg19_bn": VGG19_BN_Weights,
+    "densenet121": DenseNet121_Weights, "densenet161": DenseNet161_Weights, "densenet169": DenseNet169_Weights,
+    "densenet201": DenseNet201_Weights, "squeezenet1_0": SqueezeNet1_0_Weights, "squeezenet1_1": SqueezeNet1_1_Weights,
+    "mobilenet_v2": MobileNet_V2_Weights, "mobilenet_v3_large": MobileNet_V3_Large_Weights,
+    "mobilenet_v3_small": MobileNet_V3_Small_Weights}
 
 
 def build(make, name, weights, kwargs):
