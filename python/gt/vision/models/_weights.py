@@ -161,9 +161,10 @@ BY_MODEL = {
     "mobilenet_v3_small": MobileNet_V3_Small_Weights}
 
 
-def build(make, name, weights, kwargs):
+def build(make, name, weights, kwargs, prepare=None):
     """`make(**kwargs)` with `weights` (None, a member of the model's enum, its name, or the old
-    `pretrained=True` for DEFAULT) loaded into it. Removes `progress` and `pretrained` from
+    `pretrained=True` for DEFAULT) loaded into it (its state dict passed through
+    `prepare(state_dict, model)` first when given). Removes `progress` and `pretrained` from
     `kwargs`. With weights, num_classes is the checkpoint's 1000 (ValueError if another is asked
     for). Raises RuntimeError naming the URL when the checkpoint is neither cached nor
     downloadable."""
@@ -180,5 +181,6 @@ def build(make, name, weights, kwargs):
         raise ValueError(f"{name}: {weights} has 1000 classes, not num_classes={kwargs['num_classes']}; "
                          f"build it with the 1000 and replace its last layer")
     model = make(**kwargs)
-    model.load_state_dict(weights.get_state_dict(progress=progress))
+    state_dict = weights.get_state_dict(progress=progress)
+    model.load_state_dict(prepare(state_dict, model) if prepare is not None else state_dict)
     return model

@@ -143,30 +143,21 @@ def _rename_old_keys(state_dict):
     return out
 
 
+def _prepare(state_dict, model):
+    """A torchvision DenseNet checkpoint with its old keys renamed and, as it was saved before
+    PyTorch 0.4.1 (as the old keys suggest), the num_batches_tracked it lacks filled in with the
+    model's own (0), as PyTorch's BatchNorm does when loading such a state dict."""
+    state_dict = _rename_old_keys(state_dict)
+    for key, value in model.state_dict().items():
+        if key.endswith("num_batches_tracked"):
+            state_dict.setdefault(key, value)
+    return state_dict
+
+
 def _densenet(name, growth_rate, block_config, num_init_features, weights, kwargs):
-    """_weights.build's contract (weights, pretrained=True, num_classes 1000 with weights), with
-    the checkpoint's old keys renamed and its missing num_batches_tracked filled in before the
-    strict load."""
-    enum_cls = _weights.BY_MODEL[name]
-    progress = kwargs.pop("progress", True)
-    if kwargs.pop("pretrained", False):
-        if weights is not None:
-            raise ValueError(f"{name}: give weights= or pretrained=True, not both")
-        weights = enum_cls.DEFAULT
-    weights = enum_cls.verify(weights)
-    if weights is not None and kwargs.setdefault("num_classes", 1000) != 1000:
-        raise ValueError(f"{name}: {weights} has 1000 classes, not num_classes={kwargs['num_classes']}; "
-                         f"build it with the 1000 and replace its last layer")
-    model = DenseNet(growth_rate, block_config, num_init_features, **kwargs)
-    if weights is not None:
-        state_dict = _rename_old_keys(weights.get_state_dict(progress=progress))
-        # A checkpoint saved before PyTorch 0.4.1 (as the old keys suggest) has no num_batches_tracked;
-        # PyTorch's BatchNorm puts in its own (0) when loading such a state dict, as here.
-        for key, value in model.state_dict().items():
-            if key.endswith("num_batches_tracked"):
-                state_dict.setdefault(key, value)
-        model.load_state_dict(state_dict)
-    return model
+    """_weights.build with the checkpoint prepared (_prepare) before the strict load."""
+    return _weights.build(lambda **kw: DenseNet(growth_rate, block_config, num_init_features, **kw), name, weights,
+                          kwargs, _prepare)
 
 
 def densenet121(*, weights=None, progress=True, **kwargs):

@@ -82,6 +82,22 @@ class InvertedResidual(nn.Module):
         return x + self.conv(x) if self.use_res_connect else self.conv(x)
 
 
+def init_weights(model):
+    """torchvision's MobileNet initialization: convolutions He-normal (fan_out), norms ones and
+    zeros, linear layers N(0, 0.01) with zero bias."""
+    for m in model.modules():
+        if isinstance(m, nn.Conv2d):
+            nn.init.kaiming_normal_(m.weight, mode="fan_out")
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+        elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
+            nn.init.ones_(m.weight)
+            nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.Linear):
+            nn.init.normal_(m.weight, 0, 0.01)
+            nn.init.zeros_(m.bias)
+
+
 class MobileNetV2(nn.Module):
     """width_mult scales every layer's channels (rounded to multiples of `round_nearest`; the
     last 1280 only grows); inverted_residual_setting: rows [t (expansion), c (channels), n
@@ -116,17 +132,7 @@ class MobileNetV2(nn.Module):
         self.features = nn.Sequential(*features)
         self.classifier = nn.Sequential(nn.Dropout(p=dropout), nn.Linear(self.last_channel, num_classes))
 
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out")
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
-            elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
-                nn.init.ones_(m.weight)
-                nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.Linear):
-                nn.init.normal_(m.weight, 0, 0.01)
-                nn.init.zeros_(m.bias)
+        init_weights(self)
 
     def _forward_impl(self, x):
         x = F.adaptive_avg_pool2d(self.features(x), (1, 1))

@@ -14,7 +14,7 @@ import gt
 from gt import nn
 
 from ._weights import build
-from .mobilenetv2 import Conv2dNormActivation, _make_divisible
+from .mobilenetv2 import Conv2dNormActivation, _make_divisible, init_weights
 
 
 class SqueezeExcitation(nn.Module):
@@ -119,17 +119,7 @@ class MobileNetV3(nn.Module):
             nn.Linear(lastconv_output_channels, last_channel), nn.Hardswish(inplace=True),
             nn.Dropout(p=dropout, inplace=True), nn.Linear(last_channel, num_classes))
 
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out")
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
-            elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
-                nn.init.ones_(m.weight)
-                nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.Linear):
-                nn.init.normal_(m.weight, 0, 0.01)
-                nn.init.zeros_(m.bias)
+        init_weights(self)
 
     def _forward_impl(self, x):
         x = self.avgpool(self.features(x))
