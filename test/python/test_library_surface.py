@@ -9,6 +9,7 @@ import io
 import math
 import pickle
 import warnings
+from collections import OrderedDict
 
 import numpy as np
 import pytest
@@ -958,3 +959,13 @@ def test_create_graph_links_a_gradient_to_the_forward_tensors_its_formula_reads(
     assert not g.requires_grad  # (as PyTorch: 2 * x's gradient does not depend on x)
     (g,) = gt.autograd.grad((x * x).sum(), x, create_graph=True)
     assert g.requires_grad
+
+
+def test_batchnorm_loads_an_old_state_dict_without_num_batches_tracked():
+    bn = nn.BatchNorm1d(3)
+    old = {k: v for k, v in bn.state_dict().items() if k != "num_batches_tracked"}
+    bn.load_state_dict(old)  # (version none: a plain dict, torchvision's pre-0.4.1 checkpoints)
+    versioned = OrderedDict(old)
+    versioned._metadata = {"": {"version": 2}}  # (PyTorch's state_dict of today says version 2)
+    with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: "num_batches_tracked"'):
+        bn.load_state_dict(versioned)

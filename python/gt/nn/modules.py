@@ -821,12 +821,15 @@ class Module:
         Raises RuntimeError listing shape mismatches, and missing and unexpected keys when
         strict (after copying the others, as PyTorch). Returns (missing_keys, unexpected_keys),
         a named tuple as PyTorch's."""
+        metadata = getattr(state_dict, "_metadata", None)  # (PyTorch's: each module's state-dict version)
         state_dict = OrderedDict(state_dict)  # (the pre-hooks change a copy)
         missing, unexpected, error_msgs = [], [], []
         modules = list(self.named_modules(remove_duplicate=False))  # (a shared child under each name, as state_dict)
         for mname, m in modules:
-            m._load_from_state_dict(state_dict, mname + "." if mname else "", {"assign_to_params_buffers": assign},
-                                    True, missing, unexpected, error_msgs)
+            local = dict(metadata.get(mname, {})) if isinstance(metadata, dict) else {}
+            local["assign_to_params_buffers"] = assign
+            m._load_from_state_dict(state_dict, mname + "." if mname else "", local, True, missing, unexpected,
+                                    error_msgs)
         result = _IncompatibleKeys(missing, unexpected)
         for _, m in modules:
             for hook in list(m.__dict__.get("_state_hooks", {}).get("load_post", {}).values()):
@@ -1575,6 +1578,17 @@ class _NormBase(Module):
             self.register_buffer("num_batches_tracked", T.zeros((), dtype=_dt.int64))
         else:
             self.running_mean = self.running_var = self.num_batches_tracked = None
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        """As PyTorch's: a state dict of version 1 or none (torchvision's old checkpoints, a
+        plain dict) that lacks num_batches_tracked loads with this module's own."""
+        version = local_metadata.get("version")
+        key = prefix + "num_batches_tracked"
+        if (version is None or version < 2) and self.track_running_stats and key not in state_dict:
+            state_dict[key] = self.num_batches_tracked
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
 
     def reset_running_stats(self):
         if self.track_running_stats:

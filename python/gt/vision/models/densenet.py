@@ -144,14 +144,9 @@ def _rename_old_keys(state_dict):
 
 
 def _prepare(state_dict, model):
-    """A torchvision DenseNet checkpoint with its old keys renamed and, as it was saved before
-    PyTorch 0.4.1 (as the old keys suggest), the num_batches_tracked it lacks filled in with the
-    model's own (0), as PyTorch's BatchNorm does when loading such a state dict."""
-    state_dict = _rename_old_keys(state_dict)
-    for key, value in model.state_dict().items():
-        if key.endswith("num_batches_tracked"):
-            state_dict.setdefault(key, value)
-    return state_dict
+    """A torchvision DenseNet checkpoint with its old keys renamed (its missing
+    num_batches_tracked the BatchNorms fill in as they load a state dict of no version)."""
+    return _rename_old_keys(state_dict)
 
 
 def _densenet(name, growth_rate, block_config, num_init_features, weights, kwargs):
