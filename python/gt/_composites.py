@@ -304,6 +304,8 @@ def scatter_reduce(x, dim, index, src, reduce, *, include_self=True):
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     d = _dim(dim, x.ndim)
+    if index.numel() == 0:
+        return x * 1  # (nothing to reduce: x's values, a new tensor as PyTorch's)
     positions, values = _scatter_elements(x, d, index, src)
     flat = T.reshape(x, (-1,))
     n = flat.shape[0]
