@@ -33,8 +33,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 PYTHON=${PYTHON:-python3}
-PIP_PACKAGES=(numpy pytest scikit-build-core pybind11 lit filecheck safetensors ml_dtypes pyyaml matplotlib rich tqdm pillow tensorboard)
-if ! "$PYTHON" -c "import numpy, pytest, scikit_build_core, pybind11, lit, safetensors, ml_dtypes, yaml, matplotlib, rich, tqdm, PIL, tensorboard" 2>/dev/null; then
+PIP_PACKAGES=(numpy pytest scikit-build-core pybind11 lit filecheck safetensors ml_dtypes pyyaml matplotlib rich tqdm pillow tensorboard scipy)
+if ! "$PYTHON" -c "import numpy, pytest, scikit_build_core, pybind11, lit, safetensors, ml_dtypes, yaml, matplotlib, rich, tqdm, PIL, tensorboard, scipy" 2>/dev/null; then
   echo "install-deps: pip install ${PIP_PACKAGES[*]}"
   "$PYTHON" -m pip install -q "${PIP_PACKAGES[@]}"
 fi

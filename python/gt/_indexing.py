@@ -287,14 +287,14 @@ def setitem(x, key, value):
         return
     if not any(masks) and all(isinstance(a, (slice, T.Tensor, np.ndarray, list)) for a in nkey):
         # integer indices on other axes, beside slices (gpt-fast's KV cache: k[:, :, pos] = v)
-        x._assign(_put_on_axes(before, nkey, v, grad))
+        x._assign(_put_on_axes(before, nkey, v))
         return
     raise NotImplementedError("x[key] = value supports ints, slices, '...', integer indices beside slices, or one "
                               "bool mask over the leading axes; this key mixes them otherwise (None, or a mask "
                               "after other axes)")
 
 
-def _put_on_axes(before, nkey, v, grad):
+def _put_on_axes(before, nkey, v):
     """`before` with x[nkey] = v, nkey of slices and integer index arrays (one per axis): the
     slices' window is cut out, its indexed axes moved to the front and merged, the rows put
     there (put_rows), and the window written back. v broadcasts to the shape x[nkey] has by
@@ -359,14 +359,11 @@ def put_rows(x, index, rows, last=None):
     for autograd when x or rows requires grad (the MAE's decoder_tokens[b, idx] = tokens): the
     gradient reaches the rows written (not one a later row wrote over: it does not reach the
     result) through index_add, and x where no row replaced it."""
-    recorded = is_grad_enabled() and (x.requires_grad or rows.requires_grad)
     with no_grad():
         if last is None:
             last = group_ends(index)
         hits = T.index_add_zeros(x.shape[:1], 0, index, T.cast(last, _dt.int32))
         hit = T.reshape(hits > 0, x.shape[:1] + (1,) * (x.ndim - 1))
         keep = T.reshape(last, last.shape + (1,) * (rows.ndim - 1))
-    if not recorded:
-        with no_grad():
-            return T.where(hit, T.index_add_zeros(x.shape, 0, index, T.where(keep, rows, T.zeros((), dtype=rows.dtype))), x)
-    return T.where(hit, T.index_add_zeros(x.shape, 0, index, T.where(keep, rows, T.zeros((), dtype=rows.dtype))), x)
+    written = T.index_add_zeros(x.shape, 0, index, T.where(keep, rows, T.zeros((), dtype=rows.dtype)))
+    return T.where(hit, written, x)  # (recorded only where grad mode is on and x or rows requires grad)

@@ -1752,7 +1752,7 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False):
     return from_numpy(values.astype(_dt.numpy_dtype(d)), requires_grad=requires_grad)
 
 
-def _fma(x, y, z):
+def _np_fma(x, y, z):
     """x * y + z (float64 arrays) rounded once, as C's fma: the product split exactly into
     p + e (Dekker's TwoProduct with Veltkamp's split), p + z into s + t (Knuth's TwoSum),
     then s + (t + e). (Knuth, TAOCP vol. 2, 4.2.2; Dekker 1971.)"""
@@ -1791,7 +1791,7 @@ def _linspace_values(start, end, steps, d):
         return np.array([a]).astype(np_d)
     step = np.float64(calc((b - a) / calc(steps - 1)))
     i = np.arange(steps, dtype=np.float64)
-    values = np.where(i < half, _fma(step, i, np.float64(a)), _fma(-step, steps - 1 - i, np.float64(b)))
+    values = np.where(i < half, _np_fma(step, i, np.float64(a)), _np_fma(-step, steps - 1 - i, np.float64(b)))
     return values.astype(calc).astype(np_d)
 
 
@@ -1823,14 +1823,24 @@ def eye(n, m=None, dtype=None, requires_grad=False):
 
 # ---------------------------------------------------------------- elementwise
 
+_GT_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def outside_gt(frame):
+    """(the first frame from `frame` outward whose code is not in the gt package: the user's
+    line, how many frames out it is); (None, n) when every frame is GT's."""
+    steps = 0
+    while frame is not None and frame.f_code.co_filename.startswith(_GT_DIR):
+        frame, steps = frame.f_back, steps + 1
+    return frame, steps
+
+
 def warn_at_user_line(message, category=UserWarning):
     """warnings.warn pointing at the first caller outside the gt package (the user's line),
     however deep in GT the warning is raised."""
     import warnings
-    here, frame, level = os.path.dirname(__file__), sys._getframe(1), 2
-    while frame is not None and os.path.dirname(frame.f_code.co_filename).startswith(here):
-        frame, level = frame.f_back, level + 1
-    warnings.warn(message, category, stacklevel=level)
+    _, steps = outside_gt(sys._getframe(1))
+    warnings.warn(message, category, stacklevel=steps + 2)
 
 
 def _legacy_alpha(name, b, other, alpha):

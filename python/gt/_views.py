@@ -6,8 +6,9 @@ one it was read from (Tensor._view_of with a _tensor._Layout key), so that an in
 it is written back into x (and what x was read from in turn), as basic indexing's views are
 (gt._indexing). As there, a view read before x changed is read again when it is written, not
 when it is only read. A view of a view is linked to the first one's base (its reads composed),
-up to 32 deep: the 33rd view of a chain (a loop reshaping one variable) is not linked. The methods: view, view_as, reshape, reshape_as, flatten, ravel, squeeze,
-unsqueeze, unflatten (elements in x's order: written back by a reshape) and transpose,
+up to 32 deep: the 33rd view of a chain (a loop reshaping one variable) is not linked.
+
+The methods: view, view_as, reshape, reshape_as, flatten, ravel, squeeze, unsqueeze, unflatten (elements in x's order: written back by a reshape) and transpose,
 swapaxes, swapdims, permute, t, T, mT, movedim, moveaxis, diagonal (written back at the flat
 positions of x they read); also as the torch functions of those names. GT's own code calls
 the unlinked functions (gt._functions), which cost nothing more.

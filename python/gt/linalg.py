@@ -790,29 +790,23 @@ def solve_ex(A, B, *, left=True, check_errors=False):
 
 
 def _lu_numpy(a):
-    """(LU, pivots 1-based, info) of each matrix of float64 `a` (..., m, n): Gaussian elimination
-    with partial pivoting (Golub & Van Loan, Algorithm 3.4.1), LAPACK getrf's layout (L's unit
-    diagonal not stored; pivots[i] = the row swapped with row i, counted from 1)."""
-    a = np.array(a, dtype=np.float64)
-    m, n = a.shape[-2:]
-    k = min(m, n)
-    batch = a.reshape(-1, m, n)
-    pivots = np.zeros((batch.shape[0], k), dtype=np.int32)
-    info = np.zeros(batch.shape[0], dtype=np.int32)
-    rows = np.arange(batch.shape[0])
-    for j in range(k):
-        p = j + np.argmax(np.abs(batch[:, j:, j]), axis=1)
-        pivots[:, j] = p + 1
-        swap = batch[rows, p].copy()
-        batch[rows, p] = batch[:, j]
-        batch[:, j] = swap
-        pivot = batch[:, j, j]
-        singular = pivot == 0
-        info = np.where((info == 0) & singular, j + 1, info)
-        safe = np.where(singular, 1.0, pivot)
-        batch[:, j + 1:, j] /= safe[:, None]
-        batch[:, j + 1:, j + 1:] -= batch[:, j + 1:, j:j + 1] * batch[:, j:j + 1, j + 1:]
-    return batch.reshape(a.shape), pivots.reshape(a.shape[:-2] + (k,)), info.reshape(a.shape[:-2])
+    """(LU, pivots 1-based, info) of each matrix of float64 `a` (..., m, n) by LAPACK's dgetrf
+    (SciPy's binding; GT's workers have no LAPACK kernels, as the module's other
+    factorizations): partial pivoting, L's unit diagonal not stored, pivots[i] the row swapped
+    with row i counted from 1, info > 0 the first zero on U's diagonal. Raises ImportError
+    naming the package when SciPy is missing."""
+    try:
+        from scipy.linalg import lapack
+    except ImportError:
+        raise ImportError("gt.linalg's LU functions need SciPy (pip install scipy; `make deps` installs it)") from None
+    a = np.asarray(a, dtype=np.float64)
+    batch = a.reshape(-1, *a.shape[-2:])
+    factored = [lapack.dgetrf(m) for m in batch]
+    k = min(a.shape[-2:])
+    lu = np.stack([f[0] for f in factored]) if factored else batch.copy()
+    pivots = np.array([f[1] + 1 for f in factored], dtype=np.int32).reshape(a.shape[:-2] + (k,))
+    info = np.array([f[2] for f in factored], dtype=np.int32).reshape(a.shape[:-2])
+    return lu.reshape(a.shape), pivots, info
 
 
 def _no_grad_of(name, A):

@@ -27,7 +27,6 @@ device sync, GT defers the check so that the step does not wait (like CUDA's dev
 asserts)."""
 import functools
 import math
-import os
 import sys
 
 from .. import _composites, _sorting, _tensor
@@ -120,13 +119,8 @@ lazy_property = _lazy  # (torch.distributions.utils' name)
 
 def _user_line():
     """file:line of the innermost frame outside gt (where the user made the distribution)."""
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_GT_DIR):
-        frame = frame.f_back
+    frame, _ = _tensor.outside_gt(sys._getframe(1))
     return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else "?"
-
-
-_GT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class Distribution:
