@@ -57,6 +57,7 @@ class ComplexTensor(_T.Tensor):
     """A complex gt.Tensor (dtype gt.complex64 or gt.complex128); see the module's docstring."""
     __slots__ = ()
     __hash__ = _T.Tensor.__hash__
+    __torch_function__ = _T._disabled_torch_function_impl  # GT's own: ops give what they give
 
     def __init__(self, re, im=None, *_):
         if type(re) is _Parts:  # Tensor(z._h, ...) made elsewhere: new part objects, detached

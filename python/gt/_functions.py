@@ -498,6 +498,7 @@ class MaxMin(tuple):
         return f"{_dt.package[0]}.return_types.{self._name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
 
 
+MaxMin.__name__ = MaxMin.__qualname__ = "max"  # type(x.max(0)).__name__, as torch.return_types.max's
 _return_types = {"max": MaxMin}
 
 

@@ -383,7 +383,8 @@ def install(gt):
             enabled=False, flags=lambda *a, **k: _nullcontext())
     _module("gt._subclasses", "torch._subclasses (no fake tensors in GT; meta tensors are gt's).")
     _module("gt._subclasses.fake_tensor", "torch._subclasses.fake_tensor: GT makes no fake tensors.",
-            is_fake=lambda x: False, FakeTensor=type("FakeTensor", (gt.Tensor,), {"__module__": "gt"}),
+            is_fake=lambda x: False, FakeTensor=type("FakeTensor", (gt.Tensor,), {
+                "__module__": "gt", "__torch_function__": gt._C._disabled_torch_function_impl}),
             FakeTensorMode=_unavailable("FakeTensorMode"))
     fx = sys.modules["gt.fx"]
     fx.__path__ = []

@@ -384,6 +384,9 @@ class Tensor:
         return getattr(self, "_view_of", None) is not None
 
     def __repr__(self):
+        # As PyTorch's: a subclass of a library or script prints its own name ("MetaTensor([...])")
+        own = type(self).__module__.partition(".")[0] in ("gt", "torch")  # (GT's classes are torch's under gt.as_torch)
+        prefix = "tensor(" if own else type(self).__name__ + "("
         suffixes = []
         if self.is_meta:  # PyTorch's: tensor(..., device='meta', size=(2, 3), dtype=torch.float64)
             body = "..."
@@ -400,7 +403,7 @@ class Tensor:
                 formatter = {"bool": lambda v: "True"}
             # PyTorch fits (80 - indent) // (width + 2) elements on a line, its closing brackets not
             # counted; NumPy counts them: one more column per axis beyond the first.
-            body = np.array2string(a, separator=", ", prefix="tensor(", precision=4, formatter=formatter,
+            body = np.array2string(a, separator=", ", prefix=prefix, precision=4, formatter=formatter,
                                    max_line_width=80 + max(a.ndim - 1, 0)).replace(", ..., ", ",  ..., ")
             if a.size == 0:  # as PyTorch: "[]", the size unless 1-D, the dtype unless the default float
                 body = "[]"
@@ -416,12 +419,12 @@ class Tensor:
         elif self.requires_grad:
             suffixes.append("requires_grad=True")
         # As PyTorch: a suffix that would pass column 80 goes on a line of its own.
-        out = "tensor(" + body
+        out = prefix + body
         last = len(out) - out.rfind("\n") + 1
         for suffix in suffixes:
             if last + len(suffix) + 2 > 80:
-                out += ",\n       " + suffix
-                last = 7 + len(suffix)
+                out += ",\n" + " " * len(prefix) + suffix
+                last = len(prefix) + len(suffix)
             else:
                 out += ", " + suffix
                 last += len(suffix) + 2
@@ -788,13 +791,16 @@ class Tensor:
     def as_subclass(self, cls):
         """This tensor as an instance of `cls` (a subclass of Tensor), as PyTorch's: the same
         values, and attached to this tensor's autograd graph (gradients flow through to self).
-        Ops on it return gt.Tensor: GT does not call `__torch_function__` (docs/api.md)."""
+        A view of self (gt._views): an in-place write to it writes self too."""
         if not (isinstance(cls, type) and issubclass(cls, Tensor)):
             raise TypeError(f"as_subclass: expected a subclass of torch.Tensor, got {cls!r}")
-        src = _op("reshape", self, shape=self.shape) if self.requires_grad else self
+        src = _same(self)
         out = Tensor.__new__(cls)
         Tensor.__init__(out, src._h, src.shape, src.dtype, src.requires_grad)
         out._node = src._node
+        if not _complex.is_complex_tensor(self):
+            from . import _views
+            out._view_of = _views._link(self, _same, True)
         return out
 
     @staticmethod
@@ -807,11 +813,26 @@ class Tensor:
         Tensor.__init__(out, data._h, data.shape, data.dtype, builtins.bool(require_grad))
         return out
 
+    def __init_subclass__(cls, **kwargs):
+        """A subclass takes part in the __torch_function__ protocol (gt.overrides) unless it sets
+        `__torch_function__ = torch._C._disabled_torch_function_impl`."""
+        super().__init_subclass__(**kwargs)
+        from . import overrides
+        overrides._on_subclass(cls)
+
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
-        """PyTorch's default protocol method, for subclasses that call super(): runs func. GT
-        itself never calls __torch_function__ (a subclass's override is not consulted)."""
-        return func(*args, **(kwargs or {}))
+        """PyTorch's default: runs func(*args, **kwargs) with the protocol off for subclasses, and
+        returns its tensors (also within tuples and lists) as `cls` instances; NotImplemented
+        when a class in `types` is not a base of cls. See gt.overrides."""
+        from . import overrides
+        if kwargs is None:
+            kwargs = {}
+        if not builtins.all(issubclass(cls, t) for t in types):
+            return NotImplemented
+        with overrides.DisableTorchFunctionSubclass():
+            ret = func(*args, **kwargs)
+        return overrides.convert(ret, cls, args, kwargs)
 
     def new(self, *args, device=None):
         """The legacy constructor in x's dtype, as PyTorch's x.new: new(*sizes) or new(Size)
@@ -1430,10 +1451,24 @@ def _legacy_constructor(*args):
 _h_slot = Tensor.__dict__["_h"]
 
 
+def _same(t):
+    """t's values as a new node of its autograd graph when it requires grad (as_subclass's)."""
+    return _op("reshape", t, shape=t.shape) if t.requires_grad else t
+
+
+def _convert(ret, cls):
+    """torch._tensor._convert: ret's plain tensors (also within tuples and lists) as cls instances."""
+    from . import overrides
+    return overrides.convert(ret, cls)
+
+
 def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
-    """torch._C._disabled_torch_function_impl: what subclasses set as __torch_function__ to opt
-    out of the protocol (GT never calls it; it runs func)."""
-    return func(*args, **(kwargs or {}))
+    """torch._C._disabled_torch_function_impl: what a subclass sets as __torch_function__ to take
+    no part in the protocol (nn.Parameter's: ops on it give plain tensors). Called, it runs func
+    with the protocol off for subclasses."""
+    from . import overrides
+    with overrides.DisableTorchFunctionSubclass():
+        return func(*args, **(kwargs or {}))
 
 
 class _TypedTensorMeta(type):

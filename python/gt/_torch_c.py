@@ -1,6 +1,7 @@
 """Names of torch._C (PyTorch's C extension) that Python libraries call, added to gt._C:
 `_log_api_usage_once` (PyTorch's usage logging: nothing here), `_TensorMeta` (the type of
-tensor classes) and `_nn._parse_to` (how Tensor.to reads its arguments)."""
+tensor classes), `_nn._parse_to` (how Tensor.to reads its arguments) and the
+__torch_function__ protocol's switches (gt.overrides)."""
 import types
 
 from . import _C
@@ -49,7 +50,12 @@ def _get_tracing_state():
 
 
 from ._tensor import _disabled_torch_function_impl  # noqa: E402
+from . import overrides as _overrides  # noqa: E402
 
 _C._disabled_torch_function_impl = _disabled_torch_function_impl
+_C.DisableTorchFunctionSubclass = _overrides.DisableTorchFunctionSubclass
+_C.DisableTorchFunction = _overrides.DisableTorchFunction
+_C._is_torch_function_enabled = _overrides._is_torch_function_enabled
+_C._is_torch_function_mode_enabled = _overrides._is_torch_function_mode_enabled
 _C._are_functorch_transforms_active = _are_functorch_transforms_active
 _C._get_tracing_state = _get_tracing_state

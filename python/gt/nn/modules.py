@@ -11,6 +11,7 @@ from .. import _functions as T
 from .. import _device
 from .. import dtypes as _dt
 from .. import autograd as _ag
+from .._tensor import _disabled_torch_function_impl
 from .. import _runtime
 from ..autograd import no_grad
 from .. import signal as _signal
@@ -84,6 +85,7 @@ class Parameter(T.Tensor):
     """A tensor that a Module registers as trainable (requires_grad=True). It remembers the
     signals active when it was made (gt.signal), so gt.nn.init refills it with the same layout."""
     __slots__ = ("_signals",)
+    __torch_function__ = _disabled_torch_function_impl  # ops on it give plain tensors, as PyTorch's
 
     def __new__(cls, *args, **kwargs):
         data = args[0] if args else kwargs.get("data")
@@ -119,6 +121,7 @@ class Buffer(T.Tensor):
     """torch.nn.Buffer (PyTorch 2.5): a tensor that, assigned to a Module's attribute, is
     registered as a buffer (persistent: saved in state_dict), as register_buffer does."""
     __slots__ = ("persistent",)
+    __torch_function__ = _disabled_torch_function_impl  # ops on it give plain tensors, as PyTorch's
 
     def __init__(self, data=None, *, persistent=True):
         if data is None:
@@ -149,6 +152,7 @@ class UninitializedBuffer(T.Tensor):
     """A buffer whose shape is not known yet (lazy batch norms' running statistics):
     `materialize(shape)` makes it zeros of that shape in place, a plain Tensor from then on."""
     __slots__ = ()
+    __torch_function__ = _disabled_torch_function_impl  # ops on it give plain tensors, as PyTorch's
     cls_to_become = T.Tensor
 
     def __init__(self, requires_grad=False, device=None, dtype=None):
