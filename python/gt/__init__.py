@@ -47,7 +47,7 @@ from ._composites import (reciprocal, square, trunc, fix, frac, ceil, fmod, expm
                           searchsorted, bucketize, cdist, dist, meshgrid, cartesian_prod, tril_indices, triu_indices,
                           bincount, unique, unique_consecutive, as_strided, bernoulli, normal, randint_like, dot,
                           inner, vdot, mv, index_add, scatter_add, scatter_reduce, index_put, index_fill, index_copy,
-                          select, cumprod, cross, multiply, subtract, divide,
+                          select, cumprod, cross, renorm, sgn, flipud, fliplr, masked_scatter, multiply, subtract, divide,
                           greater, less, greater_equal, less_equal, not_equal, absolute, asinh, acosh, atanh,
                           arcsinh, arccosh, arctanh, erfinv, histc, histogram, polygamma, mvlgamma, i0, kaiser_window,
                           isin, is_floating_point, is_complex)

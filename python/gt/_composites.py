@@ -395,13 +395,14 @@ def searchsorted(sorted_sequence, values, *, right=False, out_int32=False, side=
     """Insertion points of `values` in the last axis of `sorted_sequence` (1-D, or one row per
     leading position of values), as torch.searchsorted: the count of elements < v (<= v with
     right=True or side='right'); `sorter` holds the indices that sort an unsorted sequence
-    along its last axis. One comparison per (value, element)."""
+    along its last axis. One comparison per (value, element), written as PyTorch's binary
+    search compares: a NaN value goes after every element."""
     right = right or side == "right"
     vals = values if isinstance(values, Tensor) else T.tensor(values)
     seq = sorted_sequence if sorter is None else T.gather(sorted_sequence, -1, sorter)
     expanded = T.unsqueeze(vals, -1)
     boundary = seq if seq.ndim == 1 else T.unsqueeze(seq, -2) if seq.ndim == vals.ndim else seq
-    below = (boundary <= expanded) if right else (boundary < expanded)
+    below = T.logical_not(boundary > expanded) if right else T.logical_not(boundary >= expanded)
     out = T.sum(T.cast(below, _dt.int64), -1)
     return T.cast(out, _dt.int32) if out_int32 else out
 
@@ -409,6 +410,55 @@ def searchsorted(sorted_sequence, values, *, right=False, out_int32=False, side=
 def bucketize(input, boundaries, *, out_int32=False, right=False):
     """The bucket of each input element among 1-D `boundaries`, as torch.bucketize."""
     return searchsorted(boundaries, input, right=right, out_int32=out_int32)
+
+
+@_method()
+def sgn(x):
+    """torch.sgn: sign(x) for a real x; x / |x| (0 at 0) for a complex x."""
+    from . import _complex
+    if _complex.is_complex_tensor(x):
+        a = x.abs()
+        return x / T.where(a == 0, T.ones((), dtype=a.dtype), a)
+    return T.sign(x)
+
+
+@_method()
+def flipud(x):
+    """x reversed along axis 0 (x at least 1-D), as torch.flipud."""
+    if x.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return _ops_mod().flip(x, [0])
+
+
+@_method()
+def fliplr(x):
+    """x reversed along axis 1 (x at least 2-D), as torch.fliplr."""
+    if x.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return _ops_mod().flip(x, [1])
+
+
+@_method()
+def masked_scatter(x, mask, source):
+    """x with the positions where `mask` (bool, broadcast to x's shape) is True taking
+    consecutive elements of `source` in row-major order, as torch.masked_scatter (source needs
+    at least as many elements as mask has True values). Gradients reach x and source."""
+    if mask.dtype != _dt.bool:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+    m = T.reshape(T.broadcast_to(mask, x.shape), (-1,))
+    flat = T.reshape(source, (-1,))
+    position = T.clamp(_ops_mod().cumsum(T.cast(m, _dt.int64), 0) - 1, 0, builtins.max(flat.shape[0] - 1, 0))
+    taken = T.index_select(flat, 0, position) if flat.shape[0] else T.zeros(m.shape, dtype=x.dtype)
+    return T.reshape(T.where(m, T.cast(taken, x.dtype), T.reshape(x, (-1,))), x.shape)
+
+
+@_method()
+def renorm(input, p, dim, maxnorm):
+    """input with each slice along `dim` whose p-norm (over the other axes) exceeds maxnorm
+    scaled to norm maxnorm (by maxnorm / (norm + 1e-7), as PyTorch's kernel), as torch.renorm."""
+    d = _dim(dim, input.ndim)
+    norms = T.norm(input, p, tuple(i for i in range(input.ndim) if i != d), keepdim=True)
+    return input * T.where(norms > maxnorm, maxnorm / (norms + 1e-7), T.ones((), dtype=input.dtype))
 
 
 @_method()
@@ -803,9 +853,11 @@ def scatter_add(x, dim, index, src):
 
 @_method()
 def index_fill(x, dim, index, value):
-    """x with the slices at `index` (1-D) along dim set to `value` (a number or 0-d tensor)."""
+    """x with the slices at `index` (1-D or 0-d) along dim set to `value` (a number or 0-d tensor)."""
     d = _dim(dim, x.ndim)
     idx = index if isinstance(index, Tensor) else T.tensor(np.asarray(index, dtype=np.int64).reshape(-1))
+    if idx.ndim == 0:
+        idx = T.reshape(idx, (1,))
     shape, ones = [1] * x.ndim, [1] * x.ndim
     shape[d], ones[d] = x.shape[d], idx.shape[0]
     hit = _op("index_add", idx, T.ones(tuple(ones), dtype=_dt.float32), shape=tuple(shape), axis=d) > 0
@@ -1521,7 +1573,8 @@ def cross(a, b, dim=None):
 
 def _install_more_inplace():
     _add_inplace_forms((("erfinv_", erfinv), ("index_add_", index_add), ("scatter_add_", scatter_add), ("index_fill_", index_fill),
-                        ("index_copy_", index_copy), ("fill_diagonal_", _fill_diagonal), ("scatter_", scatter), ("scatter_reduce_", scatter_reduce), ("index_put_", index_put), ("cumprod_", cumprod),
+                        ("index_copy_", index_copy), ("fill_diagonal_", _fill_diagonal), ("scatter_", scatter), ("scatter_reduce_", scatter_reduce), ("index_put_", index_put), ("cumprod_", cumprod), ("renorm_", renorm),
+                        ("sgn_", sgn), ("masked_scatter_", masked_scatter),
                         ("mul_", T.mul), ("sub_", T.sub)))
     for name, fn in (("t_", _t), ("unsqueeze_", T.unsqueeze), ("squeeze_", T.squeeze), ("transpose_", T.transpose),
                      ("swapaxes_", T.transpose), ("swapdims_", T.transpose)):

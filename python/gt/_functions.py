@@ -578,11 +578,20 @@ def std(x, dim=None, keepdim=False, *, correction=1, unbiased=None):
 
 @_method()
 def logsumexp(x, dim, keepdim=False):
-    """log(sum(exp(x))) over `dim`, shifted by the max for stability."""
+    """log(sum(exp(x))) over `dim`, shifted by the max for stability; as PyTorch's, a max of
+    +-inf shifts by 0, so a row of only -inf gives -inf and one holding +inf gives +inf."""
     axes = _axes(x, dim, None)
     m = amax(x, axes, keepdim=True).detach()
+    m = masked_fill(m, abs(m) == math.inf, 0.0)
     r = log(sum(exp(x - m), axes, keepdim=True)) + m
     return r if keepdim else squeeze(r, axes)
+
+
+def _logsumexp(x, dim):
+    """logsumexp(x, dim, keepdim=True) shifted by the max as it is (log_softmax's: a row of
+    -inf gives NaN there, as in PyTorch's)."""
+    m = amax(x, dim, keepdim=True).detach()
+    return log(sum(exp(x - m), dim, keepdim=True)) + m
 
 
 class _LogSoftmax(_ag.Function):
@@ -593,7 +602,7 @@ class _LogSoftmax(_ag.Function):
 
     @staticmethod
     def forward(ctx, x, dim):
-        y = x - logsumexp(x, dim, keepdim=True)
+        y = x - _logsumexp(x, dim)
         ctx.save_for_backward(y)
         ctx.dim = dim
         return y
@@ -649,13 +658,23 @@ def _softmax(x, dim):
 
 
 @_method()
-def norm(x, p=2, dim=None, keepdim=False):
-    """The p-norm (2 by default) over `dim` (None: all elements)."""
-    if p == 2:
+def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
+    """torch.norm: the p-norm of x's elements over `dim` (an int, a tuple; None: all elements),
+    p 'fro' (the 2-norm) or a number (gt.linalg.vector_norm's: inf / -inf the max / min of |x|,
+    0 the count of non-zeros); p 'nuc' the nuclear norm of the matrices over the two axes `dim`
+    (the last two when None). dtype: x is cast to it first."""
+    if dtype is not None:
+        x = cast(x, dtype)
+    if p == "fro" or p is None or p == 2:
         return _l2(sum(x * x, dim, keepdim))
     if p == 1:
         return sum(abs(x), dim, keepdim)
-    return pow(sum(pow(abs(x), p), dim, keepdim), 1.0 / p)
+    from . import linalg
+    if p == "nuc":
+        return linalg.matrix_norm(x, "nuc", (-2, -1) if dim is None else dim, keepdim)
+    if isinstance(p, str):
+        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")  # (PyTorch's words)
+    return linalg.vector_norm(x, p, dim, keepdim)
 
 
 def _l2(squares):

@@ -1768,7 +1768,7 @@ def randint(low, high=None, size=None, dtype=None, generator=None, requires_grad
     held = _held(u)
     if held is not None and (dtype is None or _dt.resolve(dtype) in (_dt.int64, _dt.int32)):
         # the same arithmetic as below, on the client (float64 IEEE, then a cast): kept values
-        values = np.floor(held * np.float64(high - low)) + np.float64(low)
+        values = np.asarray(np.floor(held * np.float64(high - low)) + np.float64(low))  # (size (): a 0-d array)
         return _held_upload(values.astype(_dt.numpy_dtype(_dt.resolve(dtype or _dt.int64))))
     return cast(_op("floor", u * (high - low)) + low, dtype or _dt.int64)
 
@@ -1935,16 +1935,25 @@ subtract = sub
 
 @_method()
 def pow(a, b):
-    """a ** b; an integer tensor to a float power gives float32."""
+    """a ** b; an integer tensor to a float power gives float32, integers to integer powers
+    stay integers (computed in float64: exact up to 2^53), as PyTorch's. RuntimeError for an
+    integer tensor to a negative integer number."""
     if isinstance(a, Tensor) and isinstance(b, (builtins.int, builtins.float)) and not isinstance(b, builtins.bool):
         if b == 1:
             return a
         if b == 2:
             return _op("mul", a, a)
         if not a.dtype.is_floating_point and not a.dtype.is_complex:
+            if type(b) is builtins.int and a.dtype != _dt.bool:
+                if b < 0:
+                    raise RuntimeError("Integers to negative integer powers are not allowed.")
+                return cast(_op("pow", cast(a, _dt.float64), _scalar(builtins.float(b), cast(a, _dt.float64))), a.dtype)
             a = cast(a, _dt.default_float())
     a, b = _pair(a, b)
     if not a.dtype.is_floating_point and not b.dtype.is_floating_point:
+        if a.dtype != _dt.bool or b.dtype != _dt.bool:  # integers: an integer result
+            out = _dt.promote_types(a.dtype, b.dtype)
+            return cast(_op("pow", cast(a, _dt.float64), cast(b, _dt.float64)), out)
         a = cast(a, _dt.default_float())
     return _op("pow", a, b)
 

@@ -34,8 +34,9 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """The Frobenius norm ('fro') of the matrices over the two axes `dim`, or ord 1 / -1 (max /
-    min column sum of |A|) and inf / -inf (max / min row sum). The nuclear and spectral norms
-    (singular values) are not in GT: NotImplementedError."""
+    min column sum of |A|), inf / -inf (max / min row sum), 'nuc' (the sum of the singular
+    values), 2 / -2 (the largest / smallest), as torch.linalg.matrix_norm; RuntimeError for
+    another ord."""
     if dtype is not None:
         A = T.cast(A, dtype)
     d0, d1 = (T._dim(d, A.ndim) for d in dim)
@@ -47,7 +48,11 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         red = T.amax if ord in (1, float("inf")) else T.amin
         out = red(sums, outer, True)
         return out if keepdim else T.squeeze(T.squeeze(out, builtins.max(d0, d1)), builtins.min(d0, d1))
-    raise NotImplementedError(f"gt.linalg.matrix_norm: ord={ord!r} needs singular values, which GT does not compute")
+    if ord in ("nuc", 2, -2):  # the sum, max or min of the singular values
+        s = svdvals(T.permute(A, *[i for i in range(A.ndim) if i not in (d0, d1)], d0, d1))
+        out = T.sum(s, -1) if ord == "nuc" else T.amax(s, -1) if ord == 2 else T.amin(s, -1)
+        return T.unsqueeze(T.unsqueeze(out, builtins.min(d0, d1)), builtins.max(d0, d1)) if keepdim else out
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):

@@ -299,8 +299,9 @@ def test_settings_scripts_call_and_the_torch_modules_gt_answers(monkeypatch):
     check(gt.linalg.vector_norm(m, float("inf")), np.abs(a).max(), rtol=1e-6)
     check(gt.linalg.matrix_norm(m, 1), np.linalg.norm(a, 1), rtol=1e-6)
     check(gt.linalg.matrix_norm(m, float("-inf")), np.linalg.norm(a, -np.inf), rtol=1e-6)
-    with pytest.raises(NotImplementedError, match="singular values"):
-        gt.linalg.matrix_norm(m, "nuc")
+    check(gt.linalg.matrix_norm(m, "nuc"), np.linalg.norm(a, "nuc"), rtol=1e-5)
+    with pytest.raises(RuntimeError, match="Order 3 not supported"):
+        gt.linalg.matrix_norm(m, 3)
     # torch.testing, torch.jit, torch.utils.checkpoint
     gt.testing.assert_close(m, m.clone())
     with pytest.raises(AssertionError):

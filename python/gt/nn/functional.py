@@ -430,10 +430,9 @@ def kl_div(input, target, reduction="mean", log_target=False):
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12):
-    """input / max(||input||_p over dim, eps), as torch.nn.functional.normalize."""
-    norm = T.sum(T.abs(input) ** p, dim, keepdim=True) ** (1.0 / p) if p != 2.0 else \
-        T._l2(T.sum(input * input, dim, keepdim=True))  # (gradient 0, not nan, at a zero vector)
-    return input / T.clamp(norm, min=eps)
+    """input / max(||input||_p over dim, eps), as torch.nn.functional.normalize (p: a number, inf
+    and -inf too; the 2-norm's gradient is 0, not nan, at a zero vector)."""
+    return input / T.clamp(T.norm(input, p, dim, keepdim=True), min=eps)
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):

@@ -1,0 +1,110 @@
+"""Ops at the edges of their domains, as PyTorch computes them (issue 24: found by running
+torchsde/zuko/nflows, point-cloud networks and the Annotated Transformer side by side with
+PyTorch 2.15; the expected values are PyTorch's)."""
+import math
+
+import numpy as np
+import pytest
+
+import gt
+
+inf, nan = math.inf, math.nan
+
+
+def test_logsumexp_of_infinite_rows():
+    x = gt.tensor([[-inf, -inf, -inf], [inf, 1.0, 0.0], [-inf, 0.0, 1.0]])
+    for dtype in (gt.float32, gt.float64):
+        out = gt.logsumexp(x.to(dtype), 1).tolist()
+        assert out[:2] == [-inf, inf] and out[2] == pytest.approx(1.3132616875182228, rel=1e-6)
+    masked = gt.tensor([[0.0, 1.0], [2.0, 3.0]]).masked_fill(gt.tensor([[True, True], [False, True]]), -inf)
+    assert masked.logsumexp(-1).tolist() == [-inf, 2.0]
+    # log_softmax of a row of -inf is NaN, as PyTorch's
+    assert np.isnan(gt.log_softmax(gt.full((1, 3), -inf), 1).numpy()).all()
+
+
+def test_searchsorted_puts_nan_after_every_boundary():
+    seq = gt.tensor([0.0, 1.0, 2.0, 3.0])
+    v = gt.tensor([nan, 1.5, inf, 1.0])
+    assert gt.searchsorted(seq, v).tolist() == [4, 2, 4, 1]
+    assert gt.searchsorted(seq, v, right=True).tolist() == [4, 2, 4, 2]
+    assert gt.bucketize(v, seq).tolist() == [4, 2, 4, 1]
+
+
+def test_norm_of_every_order():
+    x = gt.tensor([[0.0, -0.1, 0.2], [1.5, -3.0, 0.5]])
+    a = x.numpy().astype(np.float64)
+    assert np.allclose(gt.norm(x, p=inf, dim=1).numpy(), [0.2, 3.0])
+    assert np.allclose(x.norm(-inf, dim=1).numpy(), [0.0, 0.5])
+    assert gt.norm(x, p=inf).item() == 3.0
+    assert gt.norm(x, p=0, dim=1).tolist() == [2.0, 3.0]
+    assert np.allclose(gt.norm(x, p=3, dim=1).numpy(), (np.abs(a) ** 3).sum(1) ** (1 / 3))
+    assert np.isclose(gt.norm(x, p="fro").item(), np.linalg.norm(a))
+    assert np.isclose(x.norm(p="fro", dim=(0, 1)).item(), np.linalg.norm(a))
+    assert np.isclose(gt.norm(x, p="nuc").item(), np.linalg.norm(a, "nuc"), rtol=1e-6)
+    assert np.isclose(gt.dist(x[0], x[1], p=inf).item(), 2.9)
+    assert np.allclose(gt.nn.functional.normalize(x, p=inf, dim=1).numpy(), a / np.abs(a).max(1, keepdims=True))
+    xg = x.clone().requires_grad_(True)
+    gt.norm(xg, p=inf, dim=1).sum().backward()
+    assert xg.grad.tolist() == [[0.0, 0.0, 1.0], [0.0, -1.0, 0.0]]
+    with pytest.raises(RuntimeError, match="Order max not supported"):
+        gt.norm(x, p="max")
+
+
+def test_matrix_norms_from_singular_values():
+    a = np.random.default_rng(0).standard_normal((3, 4, 5))
+    x = gt.tensor(a)
+    for ord in ("nuc", 2, -2):
+        assert np.allclose(gt.linalg.matrix_norm(x, ord).numpy(), np.linalg.norm(a, ord, axis=(1, 2)))
+    kept = gt.linalg.matrix_norm(x, "nuc", dim=(0, 2), keepdim=True)
+    assert kept.shape == (1, 4, 1)
+    assert np.allclose(kept.numpy().ravel(), np.linalg.norm(np.moveaxis(a, 1, 0), "nuc", axis=(1, 2)))
+
+
+def test_renorm():
+    x = gt.tensor([[0.0, -0.1, 0.2], [1.5, -3.0, 0.5]])
+    out = gt.renorm(x, p=inf, dim=0, maxnorm=1.0)
+    assert np.allclose(out.numpy(), [[0.0, -0.1, 0.2], [0.5, -1.0, 0.16666667]])
+    y = gt.tensor([[3.0, 4.0], [0.3, 0.4]])
+    assert y.renorm_(2, 0, 1.0) is y
+    assert np.allclose(y.numpy(), [[0.6, 0.8], [0.3, 0.4]])
+
+
+def test_index_fill_with_a_0d_index():
+    x = gt.zeros(3, 4)
+    assert x.index_fill(0, gt.tensor(1), 1.0).sum().item() == 4.0
+    t = gt.ones(2, 3)
+    t.index_fill_(1, gt.tensor(2), -1.0)
+    assert t.tolist() == [[1.0, 1.0, -1.0], [1.0, 1.0, -1.0]]
+
+
+def test_integer_powers_stay_integers():
+    a = gt.arange(5)
+    assert (a ** 3).dtype == gt.int64 and (a ** 3).tolist() == [0, 1, 8, 27, 64]
+    assert (2 ** gt.arange(4)).tolist() == [1, 2, 4, 8] and gt.pow(2, gt.arange(4)).dtype == gt.int64
+    assert (gt.tensor([2, 3], dtype=gt.int32) ** 5).dtype == gt.int32
+    assert (3 ** gt.tensor([2, 3], dtype=gt.int16)).tolist() == [9, 27]
+    assert a.pow(a).tolist() == [1, 1, 4, 27, 256] and (a ** 2.5).dtype == gt.float32
+    mask = 2 ** gt.arange(3, -1, -1)  # vector-quantize-pytorch's LFQ bit mask
+    assert (gt.tensor([5, 6], dtype=gt.int32)[:, None] & mask).tolist() == [[0, 4, 0, 1], [0, 4, 2, 0]]
+    with pytest.raises(RuntimeError, match="negative integer powers"):
+        a ** -1
+
+
+def test_sgn_flips_masked_scatter_and_a_0d_randint():
+    assert gt.sgn(gt.tensor([-2.0, 0.0, 3.0])).tolist() == [-1.0, 0.0, 1.0]
+    w = gt.tensor([-2.0, 3.0])
+    w.sgn_()
+    assert w.tolist() == [-1.0, 1.0]
+    m = gt.arange(6).reshape(3, 2)
+    assert gt.flipud(m).tolist() == [[4, 5], [2, 3], [0, 1]] and m.fliplr().tolist() == [[1, 0], [3, 2], [5, 4]]
+    x = gt.arange(6.0).reshape(2, 3).requires_grad_(True)
+    src = gt.tensor([10.0, 20.0, 30.0, 40.0, 50.0], requires_grad=True)
+    y = x.masked_scatter(gt.tensor([[True, False, True], [False, True, True]]), src)
+    assert y.tolist() == [[10.0, 1.0, 20.0], [3.0, 30.0, 40.0]]
+    (y * gt.arange(6.0).reshape(2, 3)).sum().backward()
+    assert x.grad.tolist() == [[0.0, 1.0, 0.0], [3.0, 0.0, 0.0]] and src.grad.tolist() == [0.0, 2.0, 4.0, 5.0, 0.0]
+    z = gt.zeros(3)
+    z.masked_scatter_(gt.tensor([False, True, True]), gt.tensor([7.0, 8.0]))
+    assert z.tolist() == [0.0, 7.0, 8.0]
+    r = gt.randint(0, 5, ())
+    assert r.shape == () and 0 <= r.item() < 5
