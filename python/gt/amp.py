@@ -27,7 +27,8 @@ from . import dtypes as _dt
 class autocast(contextlib.ContextDecorator):
     """Context manager (or decorator): matrix products inside compute in `dtype` (default
     float16 for device_type "cuda", bfloat16 otherwise); enabled=False turns an enclosing
-    autocast off. cache_enabled is accepted."""
+    autocast off, as does device_type "cuda" when the session has no GPU workers (with
+    PyTorch's warning). cache_enabled is accepted."""
 
     def __init__(self, device_type="cuda", dtype=None, enabled=True, cache_enabled=None):
         if dtype is None:
@@ -39,6 +40,12 @@ class autocast(contextlib.ContextDecorator):
                           f"{where} Autocast only supports dtype of torch.float16, torch.bfloat16 currently.",
                           stacklevel=2)
             enabled = False
+        if enabled and device_type == "cuda":
+            from . import cuda
+            if not cuda.is_available():  # PyTorch's warning, and float32 (as GradScaler turns itself off)
+                warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.",
+                              stacklevel=2)
+                enabled = False
         self.device_type, self.dtype, self.enabled = device_type, dtype, bool(enabled)
         self._saved = []
 

@@ -255,7 +255,11 @@ def _dropout(x, p, training, mask_shape):
 
 def _reduce(x, reduction, weight_sum=None):
     if reduction == "mean":
-        return T.mean(x) if weight_sum is None else T.sum(x) / weight_sum
+        if weight_sum is None:
+            return T.mean(x)
+        # sum / weight_sum, NaN when every target is ignored (weight_sum 0) with a zero gradient, as PyTorch's
+        empty = weight_sum == 0
+        return T.where(empty, math.nan, T.sum(x) / T.where(empty, 1.0, weight_sum))
     if reduction == "sum":
         return T.sum(x)
     if reduction == "none":
@@ -343,7 +347,7 @@ class _CrossEntropy(_ag.Function):
 
     @staticmethod
     def forward(ctx, x, target, weight, ignore_index, reduction):
-        logp = x - T.logsumexp(x, 1, keepdim=True)  # log_softmax (its Function's bookkeeping is not needed here)
+        logp = x - T._logsumexp(x, 1)  # log_softmax (its Function's bookkeeping is not needed here)
         valid = T.ne(target, ignore_index)
         safe = T.where(valid, target, T.zeros((), dtype=target.dtype))
         w = valid.to(x.dtype)
@@ -362,7 +366,7 @@ class _CrossEntropy(_ag.Function):
             with _ag.enable_grad():
                 again = _nll(T.log_softmax(x, dim=1), *ctx.args[:3], ctx.args[3], 0.0)
             return _ag.grad(again, x, g, create_graph=True)[0], None, None, None, None
-        scale = w * (g if total is None else g / total)
+        scale = w * (g if total is None else g / T.where(total == 0, 1.0, total))  # (every target ignored: 0)
         hot = T.cast(T.one_hot(safe, x.shape[1]), x.dtype)
         return (T.exp(logp) - hot) * T.unsqueeze(scale, 1), None, None, None, None
 
@@ -793,7 +797,10 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n, name):
     if any(o <= 0 for o in out):
         raise _C.ShapeError(f"{name}: kernel {list(kernel)} (dilation {list(dilation)}) is larger than the padded "
                             f"input {[s + lo + hi for s, (lo, hi) in zip(size, pads)]}")
-    if _library_op(x, weight):  # one gt.convolution: oneDNN on the CPU worker
+    # one gt.convolution (oneDNN on the CPU worker) unless a window starts in the padding after
+    # the input (a 1x1 kernel with padding: im2col reads those zeros)
+    inside = all((out[i] - 1) * stride[i] < size[i] + pads[i][0] for i in range(n))
+    if _library_op(x, weight) and inside:
         y = _tensor._op("convolution", x, weight, shape=(N, O, *out), padding=tuple(lo for lo, _ in pads),
                         stride=stride, dilation=dilation, groups=groups)
         if bias is not None:

@@ -992,6 +992,17 @@ class Embedding(Module):
         self.weight = Parameter(T.zeros(num_embeddings, embedding_dim, dtype=dtype), requires_grad=not _freeze)
         self.reset_parameters()
 
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, sparse=False):
+        """An Embedding whose weight is `embeddings` (num_embeddings, embedding_dim), trained
+        only with freeze=False, as torch.nn.Embedding.from_pretrained. ValueError unless 2-D."""
+        if embeddings.dim() != 2:
+            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse, _weight=embeddings,
+                   _freeze=freeze)
+
     def reset_parameters(self):
         """weight ~ N(0, 1), its padding_idx row zero, as PyTorch's."""
         init.normal_(self.weight)
@@ -2593,13 +2604,32 @@ class EmbeddingBag(Module):
     weight ~ N(0, 1) (num_embeddings, embedding_dim)."""
 
     def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
-                 mode="mean", sparse=False, include_last_offset=False, padding_idx=None, device=None, dtype=None):
+                 mode="mean", sparse=False, _weight=None, include_last_offset=False, padding_idx=None, device=None,
+                 dtype=None):
         super().__init__()
         _device.check(device)
         self.num_embeddings, self.embedding_dim, self.mode = num_embeddings, embedding_dim, mode
         self.include_last_offset, self.padding_idx = include_last_offset, padding_idx
+        if _weight is not None:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ValueError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = Parameter(_weight)
+            return
         self.weight = Parameter(T.zeros(num_embeddings, embedding_dim, dtype=dtype))
         init.normal_(self.weight)
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                        mode="mean", sparse=False, include_last_offset=False, padding_idx=None):
+        """An EmbeddingBag whose weight is `embeddings` (num_embeddings, embedding_dim), trained
+        only with freeze=False, as torch.nn.EmbeddingBag.from_pretrained. ValueError unless 2-D."""
+        if embeddings.dim() != 2:
+            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse, embeddings, include_last_offset,
+                  padding_idx)
+        bag.weight.requires_grad = not freeze
+        return bag
 
     def forward(self, input, offsets=None, per_sample_weights=None):
         return F.embedding_bag(input, self.weight, offsets, mode=self.mode, per_sample_weights=per_sample_weights,

@@ -49,10 +49,12 @@ class _LSTMLayer(_autograd.Function):
     forward(gi (L, N, 4H): the input projections with b_ih, h0 (N, H), c0 (N, H), w_hh (4H, H),
     b_hh (4H,) or None) -> (L + 1, N, H): h_1 ... h_L, then c_L (one tensor, so backward runs
     once). Gates in torch's order i, f, g, o: c_t = f c_(t-1) + i g, h_t = o tanh(c_t).
-    Second derivatives through it are not supported (its backward is not differentiated)."""
+    For a second derivative (create_graph: a gradient penalty) its backward differentiates the
+    recurrence recomputed op by op (_lstm_recurrence), so that the gradient is differentiable."""
 
     @staticmethod
     def forward(ctx, gi, h0, c0, w_hh, b_hh):
+        ctx.inputs = (gi, h0, c0, w_hh, b_hh)
         L, _, G = gi.shape
         H = G // 4
         if b_hh is not None:
@@ -75,6 +77,13 @@ class _LSTMLayer(_autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
+        if _autograd.is_grad_enabled():  # create_graph
+            wanted = [t for t, need in zip(ctx.inputs, ctx.needs_input_grad) if need and t is not None]
+            with _autograd.enable_grad():
+                again = _lstm_recurrence(*ctx.inputs)
+            grads = iter(_autograd.grad(again, wanted, grad, create_graph=True, allow_unused=True))
+            return tuple(next(grads) if need and t is not None else None
+                         for t, need in zip(ctx.inputs, ctx.needs_input_grad))
         saved, hs, h0, w_hh, is_g = ctx.lstm
         L = len(saved)
         dc = _select(grad, 0, L)
@@ -96,6 +105,15 @@ class _LSTMLayer(_autograd.Function):
         dw_hh = T.matmul(T.transpose(T.reshape(dg, L * N, G), 0, 1), T.reshape(h_prev, L * N, -1))
         db_hh = T.sum(dg, (0, 1)) if ctx.needs_input_grad[4] else None
         return dg, dh_next, dc, dw_hh, db_hh
+
+
+def _lstm_recurrence(gi, h0, c0, w_hh, b_hh):
+    """_LSTMLayer's result, h_1 ... h_L then c_L (L + 1, N, H), computed op by op."""
+    h, c, hs = h0, c0, []
+    for t in range(gi.shape[0]):
+        h, c = _lstm_step(_select(gi, 0, t), h, c, w_hh, b_hh)
+        hs.append(h)
+    return T.cat([T.stack(hs, 0), T.unsqueeze(c, 0)], 0)
 
 
 def _lstm_layer(gi, h0, c0, w_hh, b_hh, reverse):

@@ -15,20 +15,34 @@ from . import fusion, parametrize, parametrizations, prune  # noqa: F401
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
-    """Scales every gradient by min(1, max_norm / (total_norm + 1e-6)), where total_norm is the
-    norm of all gradients together (torch.nn.utils.clip_grad_norm_); returns total_norm (a 0-d
-    tensor; nothing waits for it). `parameters`: a Tensor or an iterable of them (a generator
-    too). The 2-norm of float32 gradients is computed as PyTorch's foreach path does: one call
-    into the client core per line for all the gradients, not a Python call per gradient
-    (`foreach` is accepted and changes nothing). error_if_nonfinite=True reads the norm (a
-    wait) and raises RuntimeError, scaling nothing, when it is inf or NaN."""
+    """Scales every gradient in place by min(1, max_norm / (total_norm + 1e-6)), where
+    total_norm is the norm of all gradients together (torch.nn.utils.clip_grad_norm_: what
+    get_total_norm and clip_grads_with_norm_ do in turn); returns total_norm (a 0-d tensor;
+    nothing waits for it). `parameters`: a Tensor or an iterable of them (a generator too).
+    error_if_nonfinite=True reads the norm (a wait) and raises RuntimeError, scaling nothing,
+    when it is inf or NaN. `foreach` is accepted and changes nothing."""
     parameters = [parameters] if isinstance(parameters, T.Tensor) else list(parameters)
     grads = [p.grad for p in parameters if p.grad is not None]
     if not grads:
         return T.zeros(())
+    total = get_total_norm(grads, norm_type, error_if_nonfinite)
+    clip_grads_with_norm_(parameters, max_norm, total)
+    return total
+
+
+def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """The norm of order `norm_type` of all `tensors` together (a Tensor or an iterable of
+    them), a 0-d tensor, as torch.nn.utils.get_total_norm. The 2-norm of float32 tensors is
+    computed as PyTorch's foreach path does: one call into the client core per line for all of
+    them, not a Python call per tensor; other norms accumulate float64 tensors in float64,
+    others in float32. error_if_nonfinite=True reads the norm (a wait) and raises
+    RuntimeError when it is inf or NaN."""
+    tensors = [tensors] if isinstance(tensors, T.Tensor) else list(tensors)
+    if not tensors:
+        return T.zeros(())
     with no_grad():
-        if norm_type == 2.0 and all(g.dtype == float32 for g in grads):
-            squares = _foreach("mul", grads, grads)
+        if norm_type == 2.0 and all(g.dtype == float32 for g in tensors):
+            squares = _foreach("mul", tensors, tensors)
             by_rank = {}
             for sq in squares:
                 by_rank.setdefault(sq.ndim, []).append(sq)
@@ -36,29 +50,36 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
             for rank, group in by_rank.items():
                 sums += _foreach("sum", group, axes=_C.normalize_axes([], rank), keepdims=False)
             total = T.sqrt(T.sum(T.stack(sums)))
-            _check_finite(total, norm_type, error_if_nonfinite)
-            coef = T.clamp(max_norm / (total + 1e-6), max=1.0)
-            scaled = iter(_foreach("mul", grads, coef))
-            for p in parameters:
-                if p.grad is not None:
-                    p.grad = next(scaled)
-            return total
-        if norm_type == float("inf"):
-            total = grads[0].abs().amax()
-            for g in grads[1:]:
+        elif norm_type == float("inf"):
+            total = tensors[0].abs().amax()
+            for g in tensors[1:]:
                 total = T.maximum(total, g.abs().amax())
         else:
             total = None
-            for g in grads:  # float64 gradients in float64 (the total then too), others in float32
+            for g in tensors:
                 s = T.sum(T.pow(T.abs(g if g.dtype == float64 else g.float()), norm_type))
                 total = s if total is None else total + s
             total = T.pow(total, 1.0 / norm_type)
         _check_finite(total, norm_type, error_if_nonfinite)
-        coef = T.clamp(max_norm / (total + 1e-6), max=1.0)
-        for p in parameters:
-            if p.grad is not None:
-                p.grad = p.grad * T.cast(coef, p.grad.dtype)
     return total
+
+
+def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
+    """Scales the gradients of `parameters` in place by min(1, max_norm / (total_norm + 1e-6)),
+    as torch.nn.utils.clip_grads_with_norm_ (total_norm: get_total_norm's result, a 0-d tensor
+    or a number). A tensor held as `g = p.grad` sees the scaling too."""
+    parameters = [parameters] if isinstance(parameters, T.Tensor) else list(parameters)
+    grads = [p.grad for p in parameters if p.grad is not None]
+    if not grads:
+        return
+    with no_grad():
+        coef = T.clamp(max_norm / (total_norm + 1e-6), max=1.0)
+        if all(g.dtype == float32 for g in grads):
+            scaled = _foreach("mul", grads, coef)
+        else:
+            scaled = [g * T.cast(coef, g.dtype) for g in grads]
+        for g, new in zip(grads, scaled):
+            g._assign(new)
 
 
 def _check_finite(total, norm_type, error_if_nonfinite):
@@ -69,13 +90,13 @@ def _check_finite(total, norm_type, error_if_nonfinite):
 
 
 def clip_grad_value_(parameters, clip_value):
-    """Clamps every gradient to [-clip_value, clip_value] elementwise, as torch.nn.utils."""
+    """Clamps every gradient in place to [-clip_value, clip_value] elementwise, as torch.nn.utils."""
     if isinstance(parameters, T.Tensor):
         parameters = [parameters]
     with no_grad():
         for p in parameters:
             if p.grad is not None:
-                p.grad = T.clamp(p.grad, -clip_value, clip_value)
+                p.grad._assign(T.clamp(p.grad, -clip_value, clip_value))
 
 
 def parameters_to_vector(parameters):

@@ -1,0 +1,126 @@
+"""torch.nn behaviour found different from PyTorch 2.15 by running public code families side
+by side (issue 24: bentrevett's seq2seq notebooks, the Annotated Transformer, aladdinpersson's
+GANs, speech models); expected values are PyTorch's, or finite differences."""
+import warnings
+
+import numpy as np
+import pytest
+
+import gt
+import gt.nn as nn
+import gt.nn.functional as F
+
+
+def test_cross_entropy_with_every_target_ignored_has_a_zero_gradient():
+    # PyTorch: the loss is NaN (0 / 0) and the gradient zero, so a step leaves the model finite
+    x = gt.tensor([[0.5, -1.0, 2.0], [1.0, 0.0, -0.5]], requires_grad=True)
+    for kwargs in ({}, {"label_smoothing": 0.1}, {"weight": gt.tensor([1.0, 2.0, 3.0])}):
+        x.grad = None
+        loss = F.cross_entropy(x, gt.tensor([1, 1]), ignore_index=1, **kwargs)
+        loss.backward()
+        assert np.isnan(loss.item()) and np.all(x.grad.numpy() == 0), kwargs
+    x.grad = None
+    loss = F.cross_entropy(x, gt.tensor([1, 2]), ignore_index=1)
+    loss.backward()
+    assert loss.item() == pytest.approx(1.9643688201904297, rel=1e-6)
+    assert np.allclose(x.grad.numpy(), [[0, 0, 0], [0.62853, 0.23122, -0.85976]], atol=1e-5)
+
+
+def test_embedding_from_pretrained():
+    w = gt.arange(12, dtype=gt.float32).reshape(4, 3)
+    e = nn.Embedding.from_pretrained(w, freeze=False, padding_idx=0)
+    assert repr(e) == "Embedding(4, 3, padding_idx=0)" and e.weight.requires_grad
+    assert e(gt.tensor([0, 2])).tolist() == [[0.0, 1.0, 2.0], [6.0, 7.0, 8.0]]
+    assert not nn.Embedding.from_pretrained(w).weight.requires_grad
+    bag = nn.EmbeddingBag.from_pretrained(w, mode="sum")
+    assert bag(gt.tensor([[0, 2]])).tolist() == [[6.0, 8.0, 10.0]] and not bag.weight.requires_grad
+    with pytest.raises((ValueError, AssertionError), match="2-dimensional"):  # (PyTorch's: an assert)
+        nn.Embedding.from_pretrained(gt.ones(3))
+
+
+def test_clipping_scales_gradients_in_place():
+    lin = nn.Linear(4, 3)
+    with gt.no_grad():
+        lin.weight.copy_(gt.arange(12.0).reshape(3, 4) / 10)
+        lin.bias.copy_(gt.tensor([0.1, -0.2, 0.3]))
+    lin(gt.arange(8.0).reshape(2, 4)).pow(2).sum().backward()
+    g = lin.weight.grad
+    total = nn.utils.clip_grad_norm_(lin.parameters(), 1.0)
+    assert total.item() == pytest.approx(623.1027, rel=1e-6)
+    assert g is lin.weight.grad and g.norm().item() == pytest.approx(0.99442, rel=1e-4)  # the held tensor too
+    grads = [p.grad for p in lin.parameters()]
+    assert nn.utils.get_total_norm(grads).item() == pytest.approx(1.0, rel=1e-5)
+    nn.utils.clip_grads_with_norm_(lin.parameters(), 0.5, nn.utils.get_total_norm(grads))
+    assert g.norm().item() == pytest.approx(0.49721, rel=1e-4)
+    nn.utils.clip_grad_value_(lin.parameters(), 0.01)
+    assert g.abs().max().item() == pytest.approx(0.01)
+    assert nn.utils.get_total_norm([gt.ones(3), gt.ones(2, dtype=gt.float64)], 3).item() == pytest.approx(5 ** (1 / 3))
+
+
+def test_a_1x1_convolution_with_padding():
+    rng = np.random.default_rng(0)
+    for n in (1, 2):
+        x = gt.tensor(rng.standard_normal((1, 2) + (5,) * n).astype(np.float32))
+        w = gt.tensor(rng.standard_normal((3, 2) + (1,) * n).astype(np.float32), requires_grad=True)
+        y = getattr(F, f"conv{n}d")(x, w, padding=2)
+        assert y.shape == (1, 3) + (9,) * n
+        inner = (slice(None), slice(None)) + (slice(2, 7),) * n
+        expected = np.einsum("oc,nc...->no...", w.detach().numpy().reshape(3, 2), x.numpy())
+        assert np.allclose(y.detach().numpy()[inner], expected, atol=1e-5) and np.abs(y.detach().numpy()).sum() \
+            == pytest.approx(np.abs(expected).sum(), rel=1e-5)  # the border is zero
+        y.sum().backward()
+        assert np.allclose(w.grad.numpy().reshape(3, 2), np.tile(x.numpy().sum(axis=tuple(range(2, 2 + n)))[0], (3, 1)))
+
+
+def test_lstm_second_derivatives_match_finite_differences():
+    # a gradient penalty through nn.LSTM: d/dx of ||d(out^2)/dx||^2, against central differences
+    gt.set_default_dtype(gt.float64)
+    try:
+        m = nn.LSTM(2, 3)
+        with gt.no_grad():
+            for i, p in enumerate(m.parameters()):
+                p.copy_(gt.sin(gt.arange(p.numel(), dtype=gt.float64) * 0.7 + i).reshape(p.shape) * 0.5)
+        x0 = gt.tensor([[[0.3, -0.2]], [[0.5, 0.1]], [[-0.4, 0.6]]])
+
+        def penalty(x):
+            x = x.clone().requires_grad_(True)
+            gx, = gt.autograd.grad(m(x)[0].pow(2).sum(), x, create_graph=True)
+            return gx.pow(2).sum(), x
+
+        pen, x = penalty(x0)
+        pen.backward()
+        w_grad = m.weight_hh_l0.grad.numpy().copy()
+        fd = []
+        for k in range(6):
+            d = np.zeros(6)
+            d[k] = 1e-6
+            d = gt.tensor(d.reshape(x0.shape))
+            fd.append((penalty(x0 + d)[0].item() - penalty(x0 - d)[0].item()) / 2e-6)
+        assert np.allclose(x.grad.numpy().ravel(), fd, atol=1e-8)
+        # and the recurrent weight's, the same way
+        w0 = m.weight_hh_l0.detach().clone()
+        with gt.no_grad():
+            m.weight_hh_l0[0, 0] += 1e-6
+        up = penalty(x0)[0].item()
+        with gt.no_grad():
+            m.weight_hh_l0.copy_(w0)
+            m.weight_hh_l0[0, 0] -= 1e-6
+        down = penalty(x0)[0].item()
+        assert w_grad[0, 0] == pytest.approx((up - down) / 2e-6, abs=1e-8)
+    finally:
+        gt.set_default_dtype(gt.float32)
+
+
+def test_cuda_autocast_without_gpu_workers_is_off_as_pytorchs():
+    if gt.cuda.is_available():
+        pytest.skip("the session has GPU workers")
+    lin = nn.Linear(4, 3)
+    with pytest.warns(UserWarning, match="CUDA is not available"):
+        with gt.autocast("cuda"):
+            y = lin(gt.ones(1, 4))
+            assert not gt.is_autocast_enabled("cuda")
+    assert y.dtype == gt.float32
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with gt.cuda.amp.autocast():
+            assert F.conv2d(gt.ones(1, 1, 3, 3), gt.ones(1, 1, 3, 3)).dtype == gt.float32
