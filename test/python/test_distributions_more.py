@@ -833,3 +833,30 @@ def test_validation_of_extra_parameter_checks():
         more.LowRankMultivariateNormal(gt.zeros(2), gt.ones(2, 1), gt.tensor([1.0, -1.0])).mean.numpy()
     with pytest.raises(ValueError):
         more.LowRankMultivariateNormal(gt.zeros(2), gt.ones(3, 1), gt.ones(2))
+
+
+def test_zuko_style_subclasses_and_the_transforms_namespace():
+    # zuko's flows: read-only batch_shape / event_shape properties, and torch.distributions.<X>Transform
+    class Flowish(gt.distributions.Distribution):
+        arg_constraints = {}
+
+        @property
+        def batch_shape(self):
+            return gt.Size([3])
+
+        @property
+        def event_shape(self):
+            return gt.Size([2])
+
+    d = Flowish()
+    assert d.batch_shape == (3,) and d._batch_shape == () and d._extended_shape((4,)) == (4, 3, 2)
+    assert d._get_checked_instance(Flowish).__class__ is Flowish
+    D = gt.distributions
+    for name in ("Transform", "ExpTransform", "AffineTransform", "ComposeTransform", "IndependentTransform",
+                 "CumulativeDistributionTransform", "identity_transform"):
+        assert getattr(D, name) is getattr(D.transforms, name) and name in D.__all__
+    t = D.CumulativeDistributionTransform(D.Normal(0.0, 1.0))
+    x = gt.tensor([-1.0, 0.0, 2.0])
+    y = t(x)
+    assert np.allclose(y.numpy(), [0.15865525, 0.5, 0.97724987]) and np.allclose(t.inv(y).numpy(), x.numpy(), atol=1e-5)
+    assert np.allclose(t.log_abs_det_jacobian(x, y).numpy(), [-1.4189385, -0.9189385, -2.9189385])

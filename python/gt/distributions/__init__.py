@@ -151,13 +151,27 @@ class Distribution:
             raise ValueError("set_default_validate_args expects True or False")
         Distribution._validate_args = value
 
-    # PyTorch's attribute names, which subclasses in libraries set and read (gpytorch's MultivariateNormal)
-    _batch_shape = property(lambda self: self.batch_shape, lambda self, v: setattr(self, "batch_shape", _tensor.Size(v)))
-    _event_shape = property(lambda self: self.event_shape, lambda self, v: setattr(self, "event_shape", _tensor.Size(v)))
+    # Stored as PyTorch's _batch_shape / _event_shape, which subclasses in libraries set and read
+    # (gpytorch's MultivariateNormal), or replace with read-only properties of their own (zuko's flows)
+    @property
+    def batch_shape(self):
+        return self._batch_shape
+
+    @batch_shape.setter
+    def batch_shape(self, value):
+        self._batch_shape = _tensor.Size(value)
+
+    @property
+    def event_shape(self):
+        return self._event_shape
+
+    @event_shape.setter
+    def event_shape(self, value):
+        self._event_shape = _tensor.Size(value)
 
     def __init__(self, batch_shape=(), event_shape=(), validate_args=None):
-        self.batch_shape = _tensor.Size(batch_shape)
-        self.event_shape = _tensor.Size(event_shape)
+        self._batch_shape = _tensor.Size(batch_shape)
+        self._event_shape = _tensor.Size(event_shape)
         if validate_args is not None:
             self._validate_args = validate_args
         if self._validate_args:
@@ -258,6 +272,14 @@ class Distribution:
             event = value.shape[len(self.batch_shape):]
             params[name] = T.broadcast_to(value, tuple(batch_shape) + tuple(event))
         return type(self)(**params, validate_args=False)
+
+    def _get_checked_instance(self, cls, _instance=None):
+        """A new, uninitialised instance of type(self) for a subclass's expand() (or _instance), as
+        PyTorch's; NotImplementedError when type(self) has its own __init__ and no _instance."""
+        if _instance is None and type(self).__init__ != cls.__init__:
+            raise NotImplementedError(f"Subclass {self.__class__.__name__} of {cls.__name__} that defines a custom "
+                                      "__init__ method must also define a custom .expand() method.")
+        return self.__new__(type(self)) if _instance is None else _instance
 
     def _extended_shape(self, sample_shape=()):
         return _tensor.Size(_shape(sample_shape) + tuple(self.batch_shape) + tuple(self.event_shape))
@@ -1331,5 +1353,10 @@ for _name in ("lower_triangular", "corr_cholesky", "square", "symmetric", "posit
     setattr(constraints, _name, getattr(_more_transforms, _name))
 for _name in _more_transforms.__all__:
     setattr(transforms, _name, getattr(_more_transforms, _name))
+# the transforms under torch.distributions itself too (torch.distributions.ExpTransform, as PyTorch's)
+for _name in transforms.__all__ + _more_transforms.__all__:
+    if _name.endswith("Transform") or _name == "identity_transform":
+        globals()[_name] = getattr(transforms, _name)
+        __all__.append(_name)
 
 _submodules()

@@ -1,6 +1,6 @@
 """More of torch.distributions.transforms and .constraints on GT tensors.
 
-Transforms: AbsTransform, ReshapeTransform, SoftmaxTransform, StickBreakingTransform,
+Transforms: CumulativeDistributionTransform, AbsTransform, ReshapeTransform, SoftmaxTransform, StickBreakingTransform,
 LowerCholeskyTransform, PositiveDefiniteTransform, CorrCholeskyTransform, IndependentTransform,
 CatTransform, StackTransform. Constraints: lower_triangular, corr_cholesky, square, symmetric,
 positive_semidefinite, cat, stack, multinomial, dependent_property. Formulas and conventions
@@ -16,7 +16,7 @@ from . import constraints
 from .constraints import Constraint, _Dependent, lower_cholesky
 from .transforms import Transform
 
-__all__ = ["AbsTransform", "ReshapeTransform", "SoftmaxTransform", "StickBreakingTransform", "LowerCholeskyTransform",
+__all__ = ["CumulativeDistributionTransform", "AbsTransform", "ReshapeTransform", "SoftmaxTransform", "StickBreakingTransform", "LowerCholeskyTransform",
            "PositiveDefiniteTransform", "CorrCholeskyTransform", "IndependentTransform", "CatTransform", "StackTransform",
            "lower_triangular", "corr_cholesky", "square", "symmetric", "positive_semidefinite", "cat", "stack",
            "multinomial", "dependent_property"]
@@ -172,6 +172,31 @@ multinomial = _Multinomial
 dependent_property = _DependentProperty
 
 # ---------------------------------------------------------------- transforms
+
+
+class CumulativeDistributionTransform(Transform):
+    """y = distribution.cdf(x): x in the distribution's support to (0, 1); log |dy/dx| is
+    distribution.log_prob(x), the inverse distribution.icdf (as PyTorch's)."""
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = +1
+
+    def __init__(self, distribution, cache_size=0):
+        super().__init__(cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self):
+        return self.distribution.support
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)
 
 
 class AbsTransform(Transform):
