@@ -155,7 +155,8 @@ class Distribution:
     # (gpytorch's MultivariateNormal), or replace with read-only properties of their own (zuko's flows)
     @property
     def batch_shape(self):
-        return self._batch_shape
+        shape = self._batch_shape  # (a Size, also when a subclass assigned a tuple to _batch_shape)
+        return shape if type(shape) is _tensor.Size else _tensor.Size(shape)
 
     @batch_shape.setter
     def batch_shape(self, value):
@@ -163,7 +164,8 @@ class Distribution:
 
     @property
     def event_shape(self):
-        return self._event_shape
+        shape = self._event_shape  # (a Size, also when a subclass assigned a tuple to _event_shape)
+        return shape if type(shape) is _tensor.Size else _tensor.Size(shape)
 
     @event_shape.setter
     def event_shape(self, value):
