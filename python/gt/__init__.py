@@ -34,6 +34,7 @@ from ._functions import (
 from ._ops import *  # noqa: E402,F401,F403 (every function generated from ops/*.yaml: `python: generated`)
 from . import _indexing  # noqa: F401 (registers Tensor.__getitem__ / __setitem__)
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode, is_inference_mode_enabled
+from ._tensor import set_printoptions  # noqa: E402  (torch._tensor_str holds get_printoptions, printoptions)
 from ._tensor import (Generator, default_generator, Size, randperm, FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor,  # noqa
                       IntTensor, BoolTensor, ShortTensor, CharTensor, ByteTensor)
 from ._device import device

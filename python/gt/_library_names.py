@@ -338,13 +338,26 @@ def install(gt):
             Future=Future, collect_all=collect_all, wait_all=wait_all)
     _module("gt.types", "torch.types: the type aliases annotations use.", Number=(int, float, bool), _int=int,
             _float=float, _bool=bool, _size=tuple, _dtype=gt.dtype, _device=gt.device, Device=object, _TensorOrTensors=object)
+    import contextlib
+    from . import _tensor as T
+
+    @contextlib.contextmanager
+    def printoptions(**kwargs):
+        """torch._tensor_str.printoptions: set_printoptions(**kwargs) within the block."""
+        old = T.get_printoptions()
+        T.set_printoptions(**kwargs)
+        try:
+            yield
+        finally:
+            T.set_printoptions(**old)
+
     def _tensor_str(self, indent):
         """The values part of a tensor's printing (torch._tensor_str's helper: PyG writes OFF files with it)."""
         return np.array2string(self.numpy(), separator=", ", precision=4, prefix=" " * indent)
 
-    _module("gt._tensor_str", "torch._tensor_str: PRINT_OPTS (GT's printing follows PyTorch's defaults), _tensor_str.",
-            PRINT_OPTS=types.SimpleNamespace(precision=4, threshold=1000, edgeitems=3, linewidth=80, sci_mode=None),
-            _tensor_str=_tensor_str)
+    _module("gt._tensor_str", "torch._tensor_str: PRINT_OPTS (what gt.set_printoptions sets), printoptions, _tensor_str.",
+            PRINT_OPTS=T.PRINT_OPTS, _tensor_str=_tensor_str, printoptions=printoptions,
+            get_printoptions=T.get_printoptions, set_printoptions=T.set_printoptions)
 
     def to_dlpack(t):
         return t.numpy().__dlpack__()

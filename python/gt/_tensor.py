@@ -87,27 +87,70 @@ def _held(t):
     return np.asarray(values[key])
 
 
+class _PrintOptions:
+    """torch._tensor_str.PRINT_OPTS: how tensors print (set_printoptions changes it)."""
+    precision, threshold, edgeitems, linewidth, sci_mode = 4, 1000, 3, 80, None
+
+    def __repr__(self):
+        return f"PrintOptions({get_printoptions()})"
+
+
+PRINT_OPTS = _PrintOptions()
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, math.inf, 3, 80)}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
+    """How tensors print, as torch.set_printoptions: `precision` digits after the point (4),
+    more than `threshold` elements (1000) summarized to `edgeitems` (3) at each end of every
+    axis, lines of `linewidth` characters (80); profile 'default', 'short' or 'full' sets all
+    four first; sci_mode True / False forces scientific or fixed notation (None, as every call
+    without it: chosen from the values)."""
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"profile must be 'default', 'short' or 'full', got {profile!r}")
+        (PRINT_OPTS.precision, PRINT_OPTS.threshold, PRINT_OPTS.edgeitems,
+         PRINT_OPTS.linewidth) = _PROFILES[profile]
+    if precision is not None:
+        PRINT_OPTS.precision = precision
+    if threshold is not None:
+        PRINT_OPTS.threshold = threshold
+    if edgeitems is not None:
+        PRINT_OPTS.edgeitems = edgeitems
+    if linewidth is not None:
+        PRINT_OPTS.linewidth = linewidth
+    PRINT_OPTS.sci_mode = sci_mode
+
+
+def get_printoptions():
+    """The current print options, a dict (torch.get_printoptions)."""
+    return {name: getattr(PRINT_OPTS, name) for name in ("precision", "threshold", "edgeitems", "linewidth", "sci_mode")}
+
+
 def _float_formatter(a):
     """PyTorch's way to print floats (the rules of torch/_tensor_str.py): whole numbers as `1.`,
-    else 4 decimals (`0.0000, 0.7854`); scientific notation (`1.2346e+05`) when the largest
-    magnitude is over 1e8 or over 1000 times the smallest nonzero one, or (not whole numbers) the
-    smallest is under 1e-4; every element padded to one width. None (NumPy's printing) for
-    other dtypes."""
+    else PRINT_OPTS.precision (4) decimals (`0.0000, 0.7854`); scientific notation (`1.2346e+05`)
+    when the largest magnitude is over 1e8 or over 1000 times the smallest nonzero one, or (not
+    whole numbers) the smallest is under 1e-4, unless PRINT_OPTS.sci_mode says; every element
+    padded to one width. None (NumPy's printing) for other dtypes."""
     if a.dtype.kind != "f" and a.dtype.name != "bfloat16":
         return None
     values = np.asarray(a, dtype=np.float64)
-    if values.size > 1000:  # summarized: only the first and last 3 along each axis are shown
+    edge = PRINT_OPTS.edgeitems
+    if values.size > PRINT_OPTS.threshold:  # summarized: only the first and last edgeitems along each axis are shown
         for axis in range(values.ndim):
-            if values.shape[axis] > 6:
-                values = np.take(values, [0, 1, 2, -3, -2, -1], axis=axis)
+            if values.shape[axis] > 2 * edge:
+                values = np.take(values, list(range(edge)) + list(range(-edge, 0)), axis=axis)
     finite = values[np.isfinite(values)]
     nonzero = np.abs(finite[finite != 0])
+    p = PRINT_OPTS.precision
     if finite.size and np.all(finite == np.round(finite)):
         sci = nonzero.size > 0 and (nonzero.max() / nonzero.min() > 1000 or nonzero.max() > 1e8)
-        fmt = (lambda v: f"{v:.4e}") if sci else (lambda v: f"{v:.0f}.")
+        sci = sci if PRINT_OPTS.sci_mode is None else PRINT_OPTS.sci_mode
+        fmt = (lambda v: f"{v:.{p}e}") if sci else (lambda v: f"{v:.0f}.")
     else:
         sci = nonzero.size > 0 and (nonzero.max() / nonzero.min() > 1000 or nonzero.max() > 1e8 or nonzero.min() < 1e-4)
-        fmt = (lambda v: f"{v:.4e}") if sci else (lambda v: f"{v:.4f}")
+        sci = sci if PRINT_OPTS.sci_mode is None else PRINT_OPTS.sci_mode
+        fmt = (lambda v: f"{v:.{p}e}") if sci else (lambda v: f"{v:.{p}f}")
 
     def one(v):
         v = float(v)
@@ -403,8 +446,11 @@ class Tensor:
                 formatter = {"bool": lambda v: "True"}
             # PyTorch fits (80 - indent) // (width + 2) elements on a line, its closing brackets not
             # counted; NumPy counts them: one more column per axis beyond the first.
-            body = np.array2string(a, separator=", ", prefix=prefix, precision=4, formatter=formatter,
-                                   max_line_width=80 + max(a.ndim - 1, 0)).replace(", ..., ", ",  ..., ")
+            threshold = PRINT_OPTS.threshold
+            body = np.array2string(a, separator=", ", prefix=prefix, precision=PRINT_OPTS.precision, formatter=formatter,
+                                   max_line_width=PRINT_OPTS.linewidth + max(a.ndim - 1, 0), edgeitems=PRINT_OPTS.edgeitems,
+                                   threshold=sys.maxsize if threshold == math.inf else threshold
+                                   ).replace(", ..., ", ",  ..., ")
             if a.size == 0:  # as PyTorch: "[]", the size unless 1-D, the dtype unless the default float
                 body = "[]"
                 if a.ndim != 1:
@@ -422,7 +468,7 @@ class Tensor:
         out = prefix + body
         last = len(out) - out.rfind("\n") + 1
         for suffix in suffixes:
-            if last + len(suffix) + 2 > 80:
+            if last + len(suffix) + 2 > PRINT_OPTS.linewidth:
                 out += ",\n" + " " * len(prefix) + suffix
                 last = len(prefix) + len(suffix)
             else:
@@ -539,61 +585,169 @@ class Tensor:
     # ------------------------------------------------------------ operators
     # (_known_int only for integer results: a float op pays one membership test, not a call)
     def __add__(self, o):
-        out = _op("add", self, o)
-        return _known_int(out, np.add, self, o) if out.dtype in _INTS else out
+        try:
+            out = _op("add", self, o)
+            return _known_int(out, np.add, self, o) if out.dtype in _INTS else out
+        except NotAnOperand:
+            return NotImplemented
 
     # o + x and o * x record x first, as PyTorch's (grad_fn.next_functions puts x's node first)
     def __radd__(self, o):
-        out = _op("add", self, o)
-        return _known_int(out, np.add, o, self) if out.dtype in _INTS else out
+        try:
+            out = _op("add", self, o)
+            return _known_int(out, np.add, o, self) if out.dtype in _INTS else out
+        except NotAnOperand:
+            return NotImplemented
 
     def __sub__(self, o):
-        out = _op("sub", self, o)
-        return _known_int(out, np.subtract, self, o) if out.dtype in _INTS else out
+        try:
+            out = _op("sub", self, o)
+            return _known_int(out, np.subtract, self, o) if out.dtype in _INTS else out
+        except NotAnOperand:
+            return NotImplemented
 
     def __rsub__(self, o):
-        out = _op("sub", o, self)
-        return _known_int(out, np.subtract, o, self) if out.dtype in _INTS else out
+        try:
+            out = _op("sub", o, self)
+            return _known_int(out, np.subtract, o, self) if out.dtype in _INTS else out
+        except NotAnOperand:
+            return NotImplemented
 
     def __mul__(self, o):
-        out = _op("mul", self, o)
-        return _known_int(out, np.multiply, self, o) if out.dtype in _INTS else out
+        try:
+            out = _op("mul", self, o)
+            return _known_int(out, np.multiply, self, o) if out.dtype in _INTS else out
+        except NotAnOperand:
+            return NotImplemented
 
     def __rmul__(self, o):
-        out = _op("mul", self, o)
-        return _known_int(out, np.multiply, o, self) if out.dtype in _INTS else out
+        try:
+            out = _op("mul", self, o)
+            return _known_int(out, np.multiply, o, self) if out.dtype in _INTS else out
+        except NotAnOperand:
+            return NotImplemented
 
-    def __truediv__(self, o): return div(self, o)
-    def __rtruediv__(self, o): return div(o, self)
-    def __pow__(self, o): return pow(self, o)
-    def __rpow__(self, o): return pow(o, self)
-    def __floordiv__(self, o): return _op("floor_divide", self, o)
-    def __rfloordiv__(self, o): return _op("floor_divide", o, self)
-    def __mod__(self, o): return _op("remainder", self, o)
-    def __rmod__(self, o): return _op("remainder", o, self)
+    def __truediv__(self, o):
+        try:
+            return div(self, o)
+        except NotAnOperand:
+            return NotImplemented
+    def __rtruediv__(self, o):
+        try:
+            return div(o, self)
+        except NotAnOperand:
+            return NotImplemented
+    def __pow__(self, o):
+        try:
+            return pow(self, o)
+        except NotAnOperand:
+            return NotImplemented
+    def __rpow__(self, o):
+        try:
+            return pow(o, self)
+        except NotAnOperand:
+            return NotImplemented
+    def __floordiv__(self, o):
+        try:
+            return _op("floor_divide", self, o)
+        except NotAnOperand:
+            return NotImplemented
+    def __rfloordiv__(self, o):
+        try:
+            return _op("floor_divide", o, self)
+        except NotAnOperand:
+            return NotImplemented
+    def __mod__(self, o):
+        try:
+            return _op("remainder", self, o)
+        except NotAnOperand:
+            return NotImplemented
+    def __rmod__(self, o):
+        try:
+            return _op("remainder", o, self)
+        except NotAnOperand:
+            return NotImplemented
     # & | ^ ~: on bool tensors the logical ops, on integer tensors the bitwise ones; floating
     # point raises gt.DTypeError (PyTorch raises a RuntimeError there too)
-    def __and__(self, o): return _bitwise("and", self, o)
-    def __rand__(self, o): return _bitwise("and", o, self)
-    def __or__(self, o): return _bitwise("or", self, o)
-    def __ror__(self, o): return _bitwise("or", o, self)
-    def __xor__(self, o): return _bitwise("xor", self, o)
-    def __rxor__(self, o): return _bitwise("xor", o, self)
+    def __and__(self, o):
+        try:
+            return _bitwise("and", self, o)
+        except NotAnOperand:
+            return NotImplemented
+    def __rand__(self, o):
+        try:
+            return _bitwise("and", o, self)
+        except NotAnOperand:
+            return NotImplemented
+    def __or__(self, o):
+        try:
+            return _bitwise("or", self, o)
+        except NotAnOperand:
+            return NotImplemented
+    def __ror__(self, o):
+        try:
+            return _bitwise("or", o, self)
+        except NotAnOperand:
+            return NotImplemented
+    def __xor__(self, o):
+        try:
+            return _bitwise("xor", self, o)
+        except NotAnOperand:
+            return NotImplemented
+    def __rxor__(self, o):
+        try:
+            return _bitwise("xor", o, self)
+        except NotAnOperand:
+            return NotImplemented
     def __invert__(self): return logical_not(self) if self.dtype == _dt.bool else _op("bitwise_not", self)
     def __iand__(self, o): return self._in_place(lambda a, b: _bitwise("and", a, b), o)
     def __ior__(self, o): return self._in_place(lambda a, b: _bitwise("or", a, b), o)
     def __ixor__(self, o): return self._in_place(lambda a, b: _bitwise("xor", a, b), o)
     def __abs__(self): return _op("abs", self)
-    def __matmul__(self, o): return matmul(self, o)
-    def __rmatmul__(self, o): return matmul(o, self)
+    def __matmul__(self, o):
+        try:
+            return matmul(self, o)
+        except NotAnOperand:
+            return NotImplemented
+    def __rmatmul__(self, o):
+        try:
+            return matmul(o, self)
+        except NotAnOperand:
+            return NotImplemented
     def __neg__(self): return _op("neg", self)
     def __pos__(self): return self
-    def __gt__(self, o): return _op("gt", self, o)
-    def __lt__(self, o): return _op("lt", self, o)
-    def __ge__(self, o): return _op("ge", self, o)
-    def __le__(self, o): return _op("le", self, o)
-    def __eq__(self, o): return False if o is None else _op("eq", self, o)  # (x == None: False, as PyTorch)
-    def __ne__(self, o): return True if o is None else _op("ne", self, o)
+    def __gt__(self, o):
+        try:
+            return _op("gt", self, o)
+        except NotAnOperand:
+            return NotImplemented
+    def __lt__(self, o):
+        try:
+            return _op("lt", self, o)
+        except NotAnOperand:
+            return NotImplemented
+    def __ge__(self, o):
+        try:
+            return _op("ge", self, o)
+        except NotAnOperand:
+            return NotImplemented
+    def __le__(self, o):
+        try:
+            return _op("le", self, o)
+        except NotAnOperand:
+            return NotImplemented
+    def __eq__(self, o):
+        try:
+            return False if o is None else _op("eq", self, o)  # (x == None: False, as PyTorch)
+        except NotAnOperand:
+            return NotImplemented
+
+    def __ne__(self, o):
+        try:
+            return True if o is None else _op("ne", self, o)
+        except NotAnOperand:
+            return NotImplemented
+
     __hash__ = object.__hash__
 
     # In-place forms compute a new tensor and rebind this one to it: the old values are freed
@@ -1273,8 +1427,14 @@ def _scalar_dtype(value, like):
     elif isinstance(value, builtins.float):
         d = like.dtype if like is not None and like.dtype.is_floating_point else _dt.default_float()
     else:
-        raise TypeError(f"expected a Tensor or a number, got {type(value).__name__}")
+        raise NotAnOperand(f"expected a Tensor or a number, got {type(value).__name__}")
     return d
+
+
+class NotAnOperand(TypeError):
+    """An operand no op takes (None, a string, another library's object): Tensor's binary
+    operators return NotImplemented for it, so Python tries the other operand's reflected
+    method (`x * nested` calls nested.__rmul__(x)), as PyTorch's do."""
 
 
 def _pair(a, b):

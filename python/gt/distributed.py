@@ -44,8 +44,37 @@ def barrier(group=None, **kwargs):
     """Nothing to wait for in a world of one process."""
 
 
+class ReduceOp:
+    """torch.distributed.ReduceOp's names (for scripts that pass them)."""
+    SUM, PRODUCT, MIN, MAX, BAND, BOR, BXOR, AVG, PREMUL_SUM = ("sum", "product", "min", "max", "band", "bor",
+                                                                "bxor", "avg", "premul_sum")
+
+
+class _Group:
+    WORLD = None
+
+
+group = GroupMember = _Group
+
+
+def _no_process_group(name):
+    def collective(*args, **kwargs):
+        """Raises ValueError, as PyTorch's collectives do before init_process_group (which GT's
+        one process never calls: check is_initialized() first, as libraries do)."""
+        raise ValueError("Default process group has not been initialized, please make sure to call "
+                         "init_process_group.")
+    collective.__name__ = collective.__qualname__ = name
+    return collective
+
+
+_COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "all_gather_object", "broadcast",
+                "broadcast_object_list", "reduce", "reduce_scatter", "reduce_scatter_tensor", "gather", "scatter",
+                "all_to_all", "all_to_all_single", "send", "recv", "isend", "irecv", "get_backend", "new_group")
+for _name in _COLLECTIVES:
+    globals()[_name] = _no_process_group(_name)
+
 __all__ = ["is_available", "is_initialized", "init_process_group", "destroy_process_group", "get_rank",
-           "get_world_size", "barrier"]
+           "get_world_size", "barrier", "ReduceOp", "group", "GroupMember", *_COLLECTIVES]
 
 
 # torch.distributed.tensor: DTensor exists for the isinstance checks libraries make
@@ -93,3 +122,12 @@ def init_device_mesh(*args, **kwargs):
 
 device_mesh.DeviceMesh, device_mesh.init_device_mesh = DeviceMesh, init_device_mesh
 _sys.modules[device_mesh.__name__] = device_mesh
+
+# torch.distributed.nn (vector-quantize-pytorch imports it): its functional collectives, which
+# need a process group as the ones above do
+nn = _types.ModuleType(f"{__name__}.nn", "torch.distributed.nn: collectives with gradients (none: one process).")
+nn.__path__ = []
+nn.functional = _types.ModuleType(f"{__name__}.nn.functional", "torch.distributed.nn.functional (one process).")
+for _name in ("all_reduce", "all_gather", "broadcast", "reduce", "reduce_scatter", "gather", "scatter", "all_to_all"):
+    setattr(nn.functional, _name, globals()[_name])
+_sys.modules[nn.__name__], _sys.modules[nn.functional.__name__] = nn, nn.functional

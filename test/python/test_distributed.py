@@ -838,3 +838,13 @@ def test_char_gpt_configs_match_one_worker(config, workers):
         ops = [compute_ops(s) for s in stats.values()]
         assert min(ops) >= 0.9 * max(ops), ops
         assert all(s["collective_ops"] > 0 and s["collective_bytes"] > 0 for s in stats.values()), stats
+
+
+def test_collectives_exist_and_raise_as_before_init_process_group():
+    # vector-quantize-pytorch imports torch.distributed.nn and calls all_reduce only when initialized
+    import gt.distributed as dist
+    import gt.distributed.nn.functional as dist_fn
+    assert not dist.is_initialized() and dist.ReduceOp.SUM
+    for collective in (dist.all_reduce, dist.all_gather, dist.broadcast, dist_fn.all_gather):
+        with pytest.raises(ValueError, match="Default process group has not been initialized"):
+            collective(gt.ones(2))

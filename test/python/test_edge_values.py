@@ -108,3 +108,43 @@ def test_sgn_flips_masked_scatter_and_a_0d_randint():
     assert z.tolist() == [0.0, 7.0, 8.0]
     r = gt.randint(0, 5, ())
     assert r.shape == () and 0 <= r.item() < 5
+
+
+def test_binary_operators_defer_to_the_other_operands_reflected_method():
+    class Nested(tuple):  # zuko's NestedTensor
+        def __rmul__(self, other):
+            return Nested(other * x for x in self)
+
+    class Box:
+        def __radd__(self, other):
+            return "Box.__radd__"
+
+    t = gt.tensor(2.0)
+    assert [x.tolist() for x in t * Nested((gt.ones(2), gt.ones(3)))] == [[2.0, 2.0], [2.0, 2.0, 2.0]]
+    assert t + Box() == "Box.__radd__"
+    with pytest.raises(TypeError, match="unsupported operand"):
+        t * None
+    assert (t == "a") is False and (t != "a") is True
+    with pytest.raises(TypeError, match="not supported between"):
+        t < "a"
+
+
+def test_set_printoptions_as_pytorchs():
+    x = gt.tensor([1.12345, 2.5, -0.25])
+    try:
+        gt.set_printoptions(precision=2)
+        assert repr(x) == "tensor([ 1.12,  2.50, -0.25])"
+        gt.set_printoptions(threshold=5)
+        assert repr(gt.arange(10)) == "tensor([0, 1, 2,  ..., 7, 8, 9])"
+        gt.set_printoptions(profile="default", sci_mode=True)
+        assert repr(x) == "tensor([ 1.1235e+00,  2.5000e+00, -2.5000e-01])"
+        gt.set_printoptions(sci_mode=False)
+        assert repr(gt.tensor([1e-8, 1e5])) == "tensor([     0.0000, 100000.0000])"
+        gt.set_printoptions(linewidth=40)
+        assert max(len(line) for line in repr(gt.arange(30.0)).splitlines()) <= 40
+        with gt._tensor_str.printoptions(precision=1):
+            assert repr(x) == "tensor([ 1.1,  2.5, -0.2])"
+        assert gt._tensor_str.get_printoptions()["linewidth"] == 40
+    finally:
+        gt.set_printoptions(profile="default")
+    assert repr(x) == "tensor([ 1.1235,  2.5000, -0.2500])"

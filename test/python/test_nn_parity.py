@@ -124,3 +124,14 @@ def test_cuda_autocast_without_gpu_workers_is_off_as_pytorchs():
         warnings.simplefilter("ignore")
         with gt.cuda.amp.autocast():
             assert F.conv2d(gt.ones(1, 1, 3, 3), gt.ones(1, 1, 3, 3)).dtype == gt.float32
+
+
+def test_autograd_grad_with_batched_grad_outputs():
+    # torch.autograd.grad(..., is_grads_batched=True): a Jacobian's rows at once (zuko's CNF trace)
+    x = gt.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    jac, = gt.autograd.grad(x ** 2, x, gt.eye(3), is_grads_batched=True)
+    assert jac.tolist() == [[2.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 6.0]]
+    w = gt.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    gw, gx = gt.autograd.grad((w * x[:2]).sum(1), (w, x), gt.eye(2), is_grads_batched=True)
+    assert gw.tolist() == [[[1.0, 2.0], [0.0, 0.0]], [[0.0, 0.0], [1.0, 2.0]]]
+    assert gx.tolist() == [[1.0, 2.0, 0.0], [3.0, 4.0, 0.0]]

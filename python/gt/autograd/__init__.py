@@ -282,15 +282,22 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     depend on raises RuntimeError unless allow_unused (then None, or zeros with
     materialize_grads). Raises RuntimeError for an input that does not require grad.
     only_inputs is PyTorch's deprecated argument (ignored, with its warning);
-    is_grads_batched=True raises NotImplementedError (use gt.func.vmap)."""
+    is_grads_batched=True reads the first axis of every grad_output as a batch: one backward
+    pass per entry (PyTorch vmaps them), the gradients stacked along a new first axis."""
     from .._tensor import Tensor, ones
     if not only_inputs:
         import warnings
         warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
                       "gradient for other parts of the graph, please use torch.autograd.backward.",
                       FutureWarning, stacklevel=2)
-    if is_grads_batched:
-        raise NotImplementedError("autograd.grad(is_grads_batched=True) is not supported by GT (use gt.func.vmap)")
+    if is_grads_batched:  # one backward pass per entry of the grad_outputs' first axis, stacked
+        from .._functions import stack
+        batched = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs)
+        n = batched[0].shape[0]
+        per = [grad(outputs, inputs, [g[b] for g in batched], retain_graph=True if b < n - 1 else retain_graph,
+                    create_graph=create_graph, allow_unused=allow_unused, materialize_grads=materialize_grads)
+               for b in range(n)]
+        return tuple(None if per[0][i] is None else stack([p[i] for p in per]) for i in range(len(per[0])))
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     single = isinstance(inputs, Tensor)
     inputs = [inputs] if single else list(inputs)
