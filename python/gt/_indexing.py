@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _functions as T
 from . import dtypes as _dt
-from ._tensor import _HOLD_BYTES, _link_view
+from ._tensor import _HOLD_BYTES, _link_view, warn_at_user_line as _warn_at_user_line
 from .autograd import is_grad_enabled, no_grad
 
 
@@ -59,6 +59,9 @@ def _normalize_key(x, key):
         key = tuple(key)
     if not isinstance(key, tuple):
         key = (key,)
+    if any(isinstance(k, T.Tensor) and k.dtype == _dt.uint8 for k in key):  # a mask, as PyTorch's (deprecated there)
+        _warn_at_user_line("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.")
+        key = tuple(k != 0 if isinstance(k, T.Tensor) and k.dtype == _dt.uint8 else k for k in key)
     if builtins.sum(k is Ellipsis for k in key) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     used = builtins.sum(_dims_used(k) for k in key)

@@ -148,3 +148,13 @@ def test_set_printoptions_as_pytorchs():
     finally:
         gt.set_printoptions(profile="default")
     assert repr(x) == "tensor([ 1.1235,  2.5000, -0.2500])"
+
+
+def test_a_uint8_tensor_indexes_as_a_mask_with_pytorchs_warning():
+    x = gt.arange(6.0).view(3, 2)
+    with pytest.warns(UserWarning, match="indexing with dtype torch.uint8 is now deprecated"):
+        assert x[gt.tensor([1, 0, 1], dtype=gt.uint8)].tolist() == [[0.0, 1.0], [4.0, 5.0]]
+    y = gt.zeros(3)
+    with pytest.warns(UserWarning, match="uint8"):
+        y[gt.tensor([1, 0, 1], dtype=gt.uint8)] = 5.0
+    assert y.tolist() == [5.0, 0.0, 5.0]

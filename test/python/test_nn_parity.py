@@ -135,3 +135,15 @@ def test_autograd_grad_with_batched_grad_outputs():
     gw, gx = gt.autograd.grad((w * x[:2]).sum(1), (w, x), gt.eye(2), is_grads_batched=True)
     assert gw.tolist() == [[[1.0, 2.0], [0.0, 0.0]], [[0.0, 0.0], [1.0, 2.0]]]
     assert gx.tolist() == [[1.0, 2.0, 0.0], [3.0, 4.0, 0.0]]
+
+
+def test_recurrent_layers_print_and_warn_as_pytorchs():
+    assert repr(nn.GRU(3, 4, bias=False)) == "GRU(3, 4, bias=False)"
+    assert repr(nn.LSTM(3, 4, num_layers=2, dropout=0.2, bidirectional=True, batch_first=True, proj_size=2)) == \
+        "LSTM(3, 4, proj_size=2, num_layers=2, batch_first=True, dropout=0.2, bidirectional=True)"
+    with pytest.warns(UserWarning, match="non-zero dropout expects num_layers greater than 1"):
+        nn.GRU(2, 3, dropout=0.5)
+    with pytest.raises(RuntimeError, match="input.size\\(-1\\) must be equal to input_size"):
+        nn.GRU(2, 3)(gt.zeros(4, 1, 5))
+    with pytest.warns(UserWarning, match="'mean' divides the total loss by both the batch size"):
+        nn.KLDivLoss(reduction="mean")(gt.zeros(2, 3), gt.ones(2, 3) / 3)

@@ -136,7 +136,7 @@ def test_rnn_gradients_and_errors():
     lstm = nn.LSTM(3, 4)
     lstm(gt.randn(4, 2, 3))[0].sum().backward()
     assert all(q.grad is not None for q in lstm.parameters())
-    with pytest.raises(ValueError, match="input_size. Expected 3, got 5"):
+    with pytest.raises(RuntimeError, match="input_size. Expected 3, got 5"):
         lstm(gt.randn(4, 2, 5))
     with pytest.raises(RuntimeError, match="Expected hidden size"):
         nn.GRU(3, 4)(gt.randn(4, 2, 3), gt.zeros(2, 2, 4))

@@ -430,6 +430,11 @@ def kl_div(input, target, reduction="mean", log_target=False):
                        T.zeros_like(input))
     if reduction == "batchmean":
         return T.sum(loss) / (input.shape[0] if input.ndim else 1)
+    if reduction == "mean":
+        _tensor.warn_at_user_line("reduction: 'mean' divides the total loss by both the batch size and the support "
+                                  "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+                                  "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
+                                  "major release.")
     return _reduce(loss, reduction)
 
 

@@ -18,6 +18,7 @@ last step's); output
 (D*num_layers, N, H). H_out is proj_size if it is > 0, else H.
 """
 import math
+import warnings
 
 import numpy as np
 
@@ -152,6 +153,10 @@ class _RNNBase(Module):
             raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         if not 0 <= dropout <= 1:
             raise ValueError(f"dropout should be a number in range [0, 1], got {dropout}")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout expects "
+                          f"num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
+                          stacklevel=3)
         if hidden_size <= 0 or num_layers <= 0:
             raise ValueError("hidden_size and num_layers must be positive")
         self.mode, self.input_size, self.hidden_size, self.num_layers = mode, input_size, hidden_size, num_layers
@@ -236,7 +241,7 @@ class _RNNBase(Module):
         x = T.unsqueeze(input, 1) if unbatched else (
             T.transpose(input, 0, 1) if self.batch_first and packed is None else input)
         if x.shape[-1] != self.input_size:
-            raise ValueError(f"{type(self).__name__}: input.size(-1) must be equal to input_size. Expected "
+            raise RuntimeError(f"{type(self).__name__}: input.size(-1) must be equal to input_size. Expected "
                              f"{self.input_size}, got {x.shape[-1]}")
         L, N = x.shape[:2]
         D = 2 if self.bidirectional else 1
@@ -302,18 +307,20 @@ class _RNNBase(Module):
             return output, (h_n, T.squeeze(c_n, 1) if unbatched else c_n)
         return output, h_n
 
-    def extra_repr(self):
+    def extra_repr(self):  # (PyTorch's order; the nonlinearity is not shown, as there)
         s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size:
+            s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
         if self.batch_first:
             s += ", batch_first=True"
         if self.dropout:
             s += f", dropout={self.dropout}"
         if self.bidirectional:
             s += ", bidirectional=True"
-        if self.proj_size:
-            s += f", proj_size={self.proj_size}"
         return s
 
     def flatten_parameters(self):
