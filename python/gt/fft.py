@@ -3,10 +3,13 @@
 Each 1-D transform of length n along a dimension is a product with the n-point DFT matrix
 (X_k = sum_j x_j exp(-2 pi i j k / n); the inverse with +i and 1/n), cos and sin parts built
 in float64 on the client (angles reduced mod n first) and rounded once to the tensor's
-precision, so the workers need no FFT kernel and gradients are those of a matmul. This costs
-O(n^2) per transformed vector against an FFT's O(n log n): fine for the lengths models use
-(sequence lengths, feature maps, spectrogram frames of a few thousand points); a length over
-`MAX_LENGTH` raises NotImplementedError rather than build a huge matrix. The multi-dimensional
+precision, so the workers need no FFT kernel and gradients are those of a matmul. That costs
+O(n^2) per transformed vector, so a length over 1024 with a factor n1 of at least 16 (n = n1 n2,
+n1 <= n2) takes Cooley and Tukey's four-step split instead (Bailey 1990, "FFTs in external or
+hierarchical memory"): n2 DFTs of length n1, a twiddle product exp(-+2 pi i j2 k1 / n), n1 DFTs
+of length n2, each again split when long: O(n (n1 + n2)) (a second of audio, 16000 points:
+125 x 128). A length over `MAX_LENGTH` that does not split raises NotImplementedError rather
+than build a huge matrix. The multi-dimensional
 transforms apply the 1-D ones dimension by dimension. `norm` is PyTorch's: "backward" (default:
 no scaling forward, 1/n inverse), "ortho" (1/sqrt(n) both ways), "forward" (1/n forward).
 Results match PyTorch's (pocketfft) to rounding: the real-input inverse transforms ignore the
@@ -43,9 +46,9 @@ def _matrices(n_in, n_out, n, kind, scale):
     """(cos, sin) matrices (n_in, n_out) in float64 of the transform `kind` of length n:
     "c2c"/"r2c" entries cos/sin(2 pi j k / n) * scale; "c2r" (k, j) with the Hermitian weights
     (1 for k = 0 and the Nyquist term, 2 for the others)."""
-    if n > MAX_LENGTH:
-        raise NotImplementedError(f"gt.fft: a transform of length {n} (GT computes transforms as products with "
-                                  f"the DFT matrix, up to length {MAX_LENGTH})")
+    if n_in > MAX_LENGTH or n_out > MAX_LENGTH:
+        raise NotImplementedError(f"gt.fft: a transform of length {n} (GT computes transforms of a length with no "
+                                  f"factor of at least 16 as products with the DFT matrix, up to length {MAX_LENGTH})")
     j = np.arange(n_in, dtype=np.int64)[:, None]
     k = np.arange(n_out, dtype=np.int64)[None, :]
     m = (j * k) % n
@@ -118,6 +121,49 @@ def _back(t, dim):
     return t if dim in (-1, t.ndim - 1) else t.movedim(-1, dim)
 
 
+_FOUR_STEP_ABOVE = 1024  # longer transforms split when they can (see the module's docstring)
+
+
+def _split(n):
+    """(n1, n2) with n1 n2 = n and n1 the largest divisor of n up to sqrt(n), or None when n is
+    short or n1 < 16 (a prime, or twice one: the DFT matrix then)."""
+    if n <= _FOUR_STEP_ABOVE:
+        return None
+    n1 = math.isqrt(n)
+    while n % n1:
+        n1 -= 1
+    return (n1, n // n1) if n1 >= 16 else None
+
+
+def _transform(a, b, n, inverse, scale):
+    """(re, im) of the length-n DFT (inverse: with +i) of a + i b (b None: real) along the last
+    axis, times scale: one product with the DFT matrix, or the four-step split."""
+    split = _split(n)
+    if split is None:
+        C, S = _dft(n, n, n, "c2c", scale, a)
+        if b is None:
+            re, im = _T.matmul(a, C), _T.matmul(a, S)
+            return re, (im if inverse else -im)
+        if inverse:
+            return _T.matmul(a, C) - _T.matmul(b, S), _T.matmul(a, S) + _T.matmul(b, C)
+        return _T.matmul(a, C) + _T.matmul(b, S), _T.matmul(b, C) - _T.matmul(a, S)
+    n1, n2 = split
+    lead = tuple(a.shape[:-1])
+
+    def columns(t):  # x[n2 j1 + j2] as (..., j2, j1)
+        return None if t is None else _F.transpose(_F.reshape(t, lead + (n1, n2)), -1, -2)
+
+    re, im = _transform(columns(a), columns(b), n1, inverse, 1.0)  # (..., j2, k1)
+    tc, ts = _dft(n2, n1, n, "c2c", 1.0, re)  # the twiddles: cos, sin of 2 pi j2 k1 / n
+    if inverse:
+        re, im = re * tc - im * ts, re * ts + im * tc
+    else:
+        re, im = re * tc + im * ts, im * tc - re * ts
+    re, im = _transform(_F.transpose(re, -1, -2), _F.transpose(im, -1, -2), n2, inverse, scale)  # (..., k1, k2)
+    return (_F.reshape(_F.transpose(re, -1, -2), lead + (n,)),  # X[k1 + n1 k2]: (..., k2, k1) in order
+            _F.reshape(_F.transpose(im, -1, -2), lead + (n,)))
+
+
 def _c2c(x, n, dim, norm, inverse):
     if n is None:
         n = x.shape[dim]
@@ -125,17 +171,7 @@ def _c2c(x, n, dim, norm, inverse):
         raise RuntimeError(f"Invalid number of data points ({n}) specified")
     x = _resize(x, n, dim)
     a, b = _float_parts(x)
-    a = _last(a, dim)
-    C, S = _dft(n, n, n, "c2c", _scale(n, norm, inverse), a)
-    if b is None:
-        re, im = _T.matmul(a, C), _T.matmul(a, S)
-        im = im if inverse else -im
-    else:
-        b = _last(b, dim)
-        if inverse:
-            re, im = _T.matmul(a, C) - _T.matmul(b, S), _T.matmul(a, S) + _T.matmul(b, C)
-        else:
-            re, im = _T.matmul(a, C) + _T.matmul(b, S), _T.matmul(b, C) - _T.matmul(a, S)
+    re, im = _transform(_last(a, dim), None if b is None else _last(b, dim), n, inverse, _scale(n, norm, inverse))
     return _complex.ComplexTensor(_back(re, dim), _back(im, dim))
 
 
@@ -148,6 +184,9 @@ def _r2c(x, n, dim, norm, inverse=False):
         raise RuntimeError(f"Invalid number of data points ({n}) specified")
     a, _ = _float_parts(_resize(x, n, dim))
     a = _last(a, dim)
+    if _split(n) is not None:  # the whole transform, split, and its first n // 2 + 1 terms
+        re, im = (t.narrow(-1, 0, n // 2 + 1) for t in _transform(a, None, n, inverse, _scale(n, norm, inverse)))
+        return _complex.ComplexTensor(_back(re, dim), _back(im + 0.0, dim))
     C, S = _dft(n, n // 2 + 1, n, "r2c", _scale(n, norm, inverse), a)
     re, im = _T.matmul(a, C), _T.matmul(a, S)
     im = (im if inverse else -im) + 0.0  # (+ 0.0: the zero-frequency and Nyquist terms' imaginary parts +0, not -0)
@@ -162,6 +201,16 @@ def _c2r(x, n, dim, norm, inverse=True):
     x = _resize(x, n // 2 + 1, dim)
     a, b = _float_parts(x)
     a = _last(a, dim)
+    if _split(n) is not None:  # the Hermitian-symmetric spectrum in full, split: its real part
+        b = _T.zeros(a.shape, dtype=a.dtype) if b is None else _last(b, dim)
+        ends = [0] + ([n // 2] if n % 2 == 0 else [])  # (their imaginary parts ignored, as pocketfft's)
+        keep = _T.tensor([0.0 if k in ends else 1.0 for k in range(n // 2 + 1)], dtype=a.dtype)
+        b = b * keep
+        tail = n - n // 2 - 1  # X[n - k] = conj(X[k]) for k = 1 .. tail
+        full_a = _F.cat([a, _F.flip(a.narrow(-1, 1, tail), [-1])], -1)
+        full_b = _F.cat([b, -_F.flip(b.narrow(-1, 1, tail), [-1])], -1)
+        re, _ = _transform(full_a, full_b, n, inverse, _scale(n, norm, inverse))
+        return _back(re, dim)
     C, S = _dft(n // 2 + 1, n, n, "c2r", _scale(n, norm, inverse), a)
     out = _T.matmul(a, C)
     if b is not None:

@@ -162,8 +162,28 @@ def test_fft_helpers_round_trips_and_errors():
         gt.fft.rfft(gt.fft.fft(x))
     with pytest.raises(ValueError, match="Invalid normalization mode"):
         gt.fft.fft(x, norm="both")
-    with pytest.raises(NotImplementedError, match="length 100000"):
-        gt.fft.fft(gt.zeros(100000))
+    with pytest.raises(NotImplementedError, match="length 100003"):  # (a prime: no split, and too long a matrix)
+        gt.fft.fft(gt.zeros(100003))
+
+
+@pytest.mark.parametrize("n", [2048, 4097, 16000])
+def test_long_transforms_split_four_step_and_match_numpy(n):
+    # lengths over 1024 with a factor >= 16 take the four-step split (16000 = 125 x 128): a
+    # second of audio filtered by rfft -> mask -> irfft took minutes as one DFT matrix
+    rng = np.random.default_rng(n)
+    x, y = rng.standard_normal((2, n)), rng.standard_normal((2, n))
+    z = gt.complex(gt.tensor(x), gt.tensor(y))
+    np.testing.assert_allclose(gt.fft.fft(z).numpy(), np.fft.fft(x + 1j * y), rtol=0, atol=1e-9 * n)
+    np.testing.assert_allclose(gt.fft.ifft(z, norm="ortho").numpy(), np.fft.ifft(x + 1j * y, norm="ortho"), atol=1e-12)
+    spectrum = np.fft.rfft(x)
+    np.testing.assert_allclose(gt.fft.rfft(gt.tensor(x)).numpy(), spectrum, atol=1e-9 * n)
+    half = gt.complex(gt.tensor(spectrum.real), gt.tensor(spectrum.imag))
+    np.testing.assert_allclose(gt.fft.irfft(half, n=n).numpy(), np.fft.irfft(spectrum, n=n), atol=1e-12)
+    np.testing.assert_allclose(gt.fft.hfft(half, n=n).numpy(), np.fft.hfft(spectrum, n=n), atol=1e-9 * n)
+    signal = gt.tensor(x[:1].astype(np.float32), requires_grad=True)
+    out = gt.fft.irfft(gt.fft.rfft(signal) * 0.5, n=n)
+    (out * out).sum().backward()  # d/dx sum((x/2)^2) = x/2
+    np.testing.assert_allclose(signal.grad.numpy(), 0.5 * x[:1], atol=1e-5)
 
 
 def test_fft_matrices_are_uploaded_once_and_bounded(monkeypatch):
