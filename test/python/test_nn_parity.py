@@ -147,3 +147,57 @@ def test_recurrent_layers_print_and_warn_as_pytorchs():
         nn.GRU(2, 3)(gt.zeros(4, 1, 5))
     with pytest.warns(UserWarning, match="'mean' divides the total loss by both the batch size"):
         nn.KLDivLoss(reduction="mean")(gt.zeros(2, 3), gt.ones(2, 3) / 3)
+
+
+def test_higher_order_derivatives_of_digamma_and_lgamma():
+    x = gt.tensor([0.5, 1.0, 3.0], dtype=gt.float64, requires_grad=True)
+    g1, = gt.autograd.grad(gt.digamma(x).sum(), x, create_graph=True)
+    g2, = gt.autograd.grad(g1.sum(), x)
+    polygamma2 = [-16.828796644234316, -2.404113806319188, -0.15411380631918856]  # (scipy.special.polygamma(2, x))
+    assert np.allclose(g2.numpy(), polygamma2, rtol=1e-12)
+    l1, = gt.autograd.grad(gt.lgamma(x).sum(), x, create_graph=True)
+    l2, = gt.autograd.grad(l1.sum(), x, create_graph=True)
+    l3, = gt.autograd.grad(l2.sum(), x)
+    assert np.allclose(l3.numpy(), polygamma2, rtol=1e-12)
+
+
+def test_rms_norm_default_eps_follows_the_dtype():
+    x = gt.tensor([[1e-3, -2e-3, 1e-3]], dtype=gt.float64)
+    expected = x.numpy() / np.sqrt((x.numpy() ** 2).mean() + np.finfo(np.float64).eps)
+    assert np.allclose(F.rms_norm(x, (3,)).numpy(), expected, rtol=1e-14)
+    assert np.allclose(nn.RMSNorm(3, dtype=gt.float64)(x).detach().numpy(), expected, rtol=1e-14)
+
+
+def test_full_backward_hooks_on_modules_returning_their_input():
+    for m in (nn.Identity(), nn.Dropout(0.5).eval(), nn.Flatten()):
+        seen = []
+        m.register_full_backward_hook(lambda mod, gi, go: seen.append((gi[0].tolist(), go[0].tolist())))
+        x = gt.ones(1, 3, requires_grad=True)
+        (m(x) * gt.tensor([1.0, 2.0, 3.0])).sum().backward()
+        assert x.grad.tolist() == [[1.0, 2.0, 3.0]] and seen == [([[1.0, 2.0, 3.0]], [[1.0, 2.0, 3.0]])], type(m)
+
+
+def test_adagrad_state_exists_before_the_first_step():
+    p = nn.Parameter(gt.ones(3))
+    opt = gt.optim.Adagrad([p], initial_accumulator_value=0.5)
+    assert opt.state[p]["step"] == 0 and opt.state[p]["sum"].tolist() == [0.5, 0.5, 0.5]
+    p.grad = gt.ones(3)
+    opt.step()
+    assert opt.state[p]["step"] == 1 and opt.state[p]["sum"].tolist() == [1.5, 1.5, 1.5]
+
+
+def test_rnn_flat_weights_can_be_assigned():
+    # the `higher` library swaps in non-leaf weights this way
+    rnn = nn.GRU(2, 3)
+    rnn._flat_weights = [gt.zeros_like(w) for w in rnn._flat_weights]
+    out, h = rnn(gt.ones(4, 1, 2))
+    assert np.all(h.detach().numpy() == 0) and len(list(rnn.parameters())) == 4
+
+
+def test_pdist():
+    x = gt.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 0.0]], requires_grad=True)
+    d = gt.pdist(x)
+    assert d.tolist() == [5.0, 0.0, 5.0] and F.pdist(x, p=1).tolist() == [7.0, 0.0, 7.0]
+    d.sum().backward()
+    assert np.allclose(x.grad.numpy(), [[-0.6, -0.8], [1.2, 1.6], [-0.6, -0.8]])
+    assert F.pdist(gt.ones(1, 3)).shape == (0,)

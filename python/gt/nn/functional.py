@@ -7,6 +7,8 @@ import inspect
 import math
 import warnings
 
+import numpy as np
+
 from .. import _C, _device, _runtime, _tensor
 from .. import autograd as _ag
 from .. import _functions as T
@@ -452,14 +454,15 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """input / sqrt(mean(input^2 over the trailing normalized_shape axes) + eps) * weight (Zhang &
-    Sennrich 2019); eps defaults to float32's machine epsilon, as PyTorch."""
+    Sennrich 2019); eps defaults to the machine epsilon of float64 for a float64 input, else of
+    float32 (the precision PyTorch's kernel computes half types in)."""
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     if tuple(input.shape[input.ndim - len(normalized_shape):]) != tuple(normalized_shape):
         raise _C.ShapeError(f"rms_norm: normalized_shape {list(normalized_shape)} does not match the trailing "
                             f"axes of input shape {list(input.shape)}")
     axes = tuple(range(input.ndim - len(normalized_shape), input.ndim))
-    eps = 1.1920928955078125e-07 if eps is None else eps
+    eps = T.finfo(_dt.float64 if input.dtype == _dt.float64 else _dt.float32).eps if eps is None else eps
     y = input * T.rsqrt(T.mean(input * input, axes, keepdim=True) + eps)
     return y * weight if weight is not None else y
 
@@ -1605,6 +1608,19 @@ def softshrink(input, lambd=0.5):
 def tanhshrink(input):
     """input - tanh(input)."""
     return input - T.tanh(input)
+
+
+def pdist(input, p=2):
+    """The p-norm distances between the rows of input (N, M), each pair i < j once in row-major
+    order: (N (N - 1) / 2,), as torch.nn.functional.pdist (the gradient at a zero distance is 0)."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    n = input.shape[0]
+    rows, cols = np.triu_indices(n, 1)
+    if not len(rows):
+        return T.zeros((0,), dtype=input.dtype)
+    diff = T.index_select(input, 0, T.tensor(rows)) - T.index_select(input, 0, T.tensor(cols))
+    return T.norm(diff, p, 1)
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):

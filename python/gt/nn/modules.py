@@ -224,12 +224,19 @@ def _watch_inputs(module, args, hooks):
 
 
 def _watch_output(out, state):
-    """Records the output's gradient; with no input that needs a gradient the hooks run then."""
+    """Records the output's gradient; with no input that needs a gradient the hooks run then.
+    Returns the output: an identity node of it when forward returned an input as it was
+    (nn.Identity, Dropout in eval), so that its gradient arrives before the input's."""
     if not isinstance(out, T.Tensor):
         raise NotImplementedError(f"{type(state.module).__name__}: full backward hooks are supported for modules "
                                   f"whose forward returns one tensor")
     if not out.requires_grad:
-        return
+        return out
+    if any(out is b for b in state.inputs):
+        passed = out
+        out = T.Tensor(passed._h, passed.shape, passed.dtype)
+        out.requires_grad = True
+        out._node = _ag.Node(_ag.identity_backward, (passed,), None, _runtime.current_signal())
 
     def output_grad(g):  # each backward pass through this call reaches the output first
         state.grad_output = g
@@ -239,6 +246,7 @@ def _watch_output(out, state):
             _run_backward_hooks(state, (None,))
 
     out.register_hook(output_grad)
+    return out
 
 
 def _input_grad(state, i, g):
@@ -447,7 +455,7 @@ class Module:
             if changed is not None:
                 out = changed
         if backward:
-            _watch_output(out, state)
+            out = _watch_output(out, state)
         return out
 
     # ------------------------------------------------------------ hooks
@@ -1049,7 +1057,8 @@ class LayerNorm(Module):
 
 class RMSNorm(Module):
     """x / sqrt(mean(x^2 over the last axes normalized_shape) + eps) * weight (Zhang & Sennrich
-    2019); weight ones; eps None is float32's machine epsilon, as torch.nn.RMSNorm."""
+    2019); weight ones; eps None is float64's machine epsilon for float64 input, else float32's,
+    as torch.nn.RMSNorm."""
 
     def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
         super().__init__()

@@ -208,7 +208,18 @@ class _RNNBase(Module):
 
     @property
     def _flat_weights(self):
-        return [getattr(self, n) for n in self._flat_weights_names]
+        """The weights forward uses, in _flat_weights_names' order: the parameters, or the
+        tensors a script assigned here (PyTorch's forward reads this list: the `higher` library
+        and WeightDrop-style code put non-leaf weights in it)."""
+        assigned = self.__dict__.get("_assigned_flat_weights")
+        return list(assigned) if assigned is not None else [getattr(self, n) for n in self._flat_weights_names]
+
+    @_flat_weights.setter
+    def _flat_weights(self, weights):
+        weights = list(weights)
+        if len(weights) != len(self._flat_weights_names):
+            raise ValueError(f"_flat_weights: expected {len(self._flat_weights_names)} tensors, got {len(weights)}")
+        self.__dict__["_assigned_flat_weights"] = weights
 
     @property
     def all_weights(self):
@@ -222,9 +233,15 @@ class _RNNBase(Module):
 
     def _weights(self, layer, direction):
         names = self._flat_names[layer * (2 if self.bidirectional else 1) + direction]
-        w_ih, w_hh = getattr(self, names[0]), getattr(self, names[1])
-        b_ih, b_hh = (getattr(self, names[2]), getattr(self, names[3])) if self.bias else (None, None)
-        w_hr = getattr(self, names[-1]) if self.proj_size else None
+        assigned = self.__dict__.get("_assigned_flat_weights")
+        if assigned is None:
+            get = lambda k: getattr(self, names[k])  # noqa: E731
+        else:  # (the weights assigned to _flat_weights, by name)
+            by_name = dict(zip(self._flat_weights_names, assigned))
+            get = lambda k: by_name[names[k]]  # noqa: E731
+        w_ih, w_hh = get(0), get(1)
+        b_ih, b_hh = (get(2), get(3)) if self.bias else (None, None)
+        w_hr = get(len(names) - 1) if self.proj_size else None
         return w_ih, w_hh, b_ih, b_hh, w_hr
 
     def forward(self, input, hx=None):

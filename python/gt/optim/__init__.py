@@ -459,6 +459,9 @@ class Adagrad(Optimizer):
                              f"{initial_accumulator_value}, {eps}")
         super().__init__(params, dict(foreach=foreach, maximize=maximize, differentiable=differentiable, fused=fused, lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value, eps=eps))
+        for group in self.param_groups:  # (made now, as PyTorch's: `higher` and saved states read them)
+            for p in group["params"]:
+                self._state(p).update(step=0.0, sum=T.full_like(p, group["initial_accumulator_value"]))
 
     def step(self):
         with no_grad():
