@@ -306,14 +306,16 @@ class Tensor:
     # attributes, `p._no_weight_decay = True`, as a torch.Tensor takes them)
     __array_priority__ = 1000  # numpy_scalar * tensor -> Tensor.__rmul__
 
-    def __init__(self, handle=None, shape=None, dtype=None, requires_grad=False):
+    def __init__(self, handle=None, shape=None, dtype=None, requires_grad=False, *sizes):
         if shape is None or dtype is None or type(handle) is not _Handle:
             if _initialized(self):  # Sub(x) whose __new__ returned x.as_subclass(Sub): Python calls
                 return  # __init__(x) again, which (as PyTorch's Tensor.__init__) changes nothing
             if type(handle) is _complex._Parts:  # Tensor(z._h, ...) of a complex z: a complex tensor
                 self.__class__ = _complex.ComplexTensor
                 return _complex.ComplexTensor.__init__(self, handle)
-            handle, shape, dtype = _legacy_constructor(handle, shape, dtype)  # gt.Tensor([1, 2]), gt.Tensor(2, 3)
+            more = (requires_grad, *sizes) if sizes or type(requires_grad) is builtins.int else ()
+            requires_grad = False if more else requires_grad  # (gt.Tensor(2, 2, 14, 4): four sizes)
+            handle, shape, dtype = _legacy_constructor(handle, shape, dtype, *more)  # gt.Tensor([1, 2]), gt.Tensor(2, 3)
         self._h = handle
         self.shape = shape if type(shape) is Size else Size(shape)
         self.dtype = dtype
@@ -786,6 +788,8 @@ class Tensor:
             if hooks:  # a hook registered before the write sees the gradient of the values before it, as PyTorch's
                 before._hooks, self._hooks = hooks, None
             self._priors = (getattr(self, "_priors", None) or ()) + ((_runtime.client().next_id(), before),)
+            if new._node is None and not _ag.is_grad_enabled():
+                return  # a write under no_grad keeps the history (the gradient passes through it), as PyTorch's
         if not self.is_leaf or new._node is not None:
             self._node = new._node
             self.requires_grad = self.requires_grad or new.requires_grad  # x.add_(w): x joins w's history
@@ -1594,8 +1598,8 @@ def _rebuild_meta(cls, dtype, shape, requires_grad):
 
 def _legacy_constructor(*args):
     """(handle, shape, dtype) of the legacy constructor, as torch.Tensor: gt.Tensor(data), a
-    float32 tensor of a list or an array; gt.Tensor(n, m, k), float32 zeros of that shape (up to
-    three sizes; torch.Tensor leaves them uninitialised, GT never hands out uninitialised memory)."""
+    float32 tensor of a list or an array; gt.Tensor(n, m, ...), float32 zeros of that shape
+    (torch.Tensor leaves them uninitialised, GT never hands out uninitialised memory)."""
     args = [a for a in args if a is not None]
     if len(args) == 1 and isinstance(args[0], Size):  # torch.Tensor(x.shape): a shape, not data
         t = zeros(tuple(args[0]))

@@ -133,14 +133,19 @@ def entr(input):
 
 
 def ndtr(input):
-    """The standard normal's cumulative distribution: (1 + erf(x / sqrt(2))) / 2."""
-    return 0.5 * (1.0 + T.erf(input * (1.0 / math.sqrt(2.0))))
+    """The standard normal's cumulative distribution: erfc(-x / sqrt(2)) / 2 (precise in the left
+    tail, where (1 + erf(x / sqrt(2))) / 2 is 0)."""
+    return 0.5 * T.erfc(-input * (1.0 / math.sqrt(2.0)))
 
 
 def log_ndtr(input):
-    """log(ndtr(x)); for x < -1 through erfc, which keeps precision in the far left tail only
-    as far as float32's erfc does (PyTorch uses an asymptotic series below about -20)."""
-    return T.log(0.5 * T.erfc(-input * (1.0 / math.sqrt(2.0))))
+    """log(ndtr(x)): for x < -1 as log(erfcx(t) / 2) - t^2 with t = -x / sqrt(2) (no underflow:
+    log_ndtr(-40) = -804.6), else log1p(-erfc(x / sqrt(2)) / 2); finite gradients everywhere."""
+    x = input if input.dtype.is_floating_point else input.float()
+    t = T.clamp(-x, min=1.0) * (1.0 / math.sqrt(2.0))
+    left = T.log(0.5 * erfcx(t)) - t * t
+    right = T.log1p(-0.5 * T.erfc(T.clamp(x, min=-1.0) * (1.0 / math.sqrt(2.0))))
+    return T.where(x < -1.0, left, right)
 
 
 def i0(input):

@@ -154,7 +154,23 @@ def test_a_uint8_tensor_indexes_as_a_mask_with_pytorchs_warning():
     x = gt.arange(6.0).view(3, 2)
     with pytest.warns(UserWarning, match="indexing with dtype torch.uint8 is now deprecated"):
         assert x[gt.tensor([1, 0, 1], dtype=gt.uint8)].tolist() == [[0.0, 1.0], [4.0, 5.0]]
-    y = gt.zeros(3)
-    with pytest.warns(UserWarning, match="uint8"):
-        y[gt.tensor([1, 0, 1], dtype=gt.uint8)] = 5.0
-    assert y.tolist() == [5.0, 0.0, 5.0]
+
+
+def test_erfc_and_log_ndtr_keep_their_tails():
+    x = gt.tensor([2.0, 3.0, 4.0, 5.0, 6.0], dtype=gt.float64)
+    ref = [0.004677734981047266, 2.209049699858544e-05, 1.541725790028002e-08, 1.537459794428035e-12,
+           2.151973671249892e-17]  # (scipy.special.erfc)
+    assert np.allclose(gt.erfc(x).numpy(), ref, rtol=1e-13, atol=0)
+    z = gt.tensor([-40.0, -10.0, -2.0, 0.0, 3.0], dtype=gt.float64, requires_grad=True)
+    y = gt.special.log_ndtr(z)
+    ref = [-804.6084420137539, -53.23128515051248, -3.7831843336820317, -0.6931471805599453,
+           -0.0013508099647481925]  # (scipy.special.log_ndtr)
+    assert np.allclose(y.detach().numpy(), ref, rtol=1e-12)
+    y.sum().backward()
+    assert np.all(np.isfinite(z.grad.numpy())) and z.grad[0].item() == pytest.approx(40.024969, rel=1e-6)
+    assert gt.special.ndtr(gt.tensor([-10.0], dtype=gt.float64)).item() == pytest.approx(7.61985302416047e-24, rel=1e-12)
+
+
+def test_legacy_constructor_takes_any_number_of_sizes():
+    assert gt.Tensor(2, 2, 14, 4).shape == (2, 2, 14, 4) and not gt.Tensor(2, 2, 14, 4).requires_grad
+    assert gt.Tensor(1, 2, 3, 4, 5).shape == (1, 2, 3, 4, 5) and gt.Tensor(2, 3).shape == (2, 3)

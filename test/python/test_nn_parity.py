@@ -201,3 +201,42 @@ def test_pdist():
     d.sum().backward()
     assert np.allclose(x.grad.numpy(), [[-0.6, -0.8], [1.2, 1.6], [-0.6, -0.8]])
     assert F.pdist(gt.ones(1, 3)).shape == (0,)
+
+
+def test_an_in_place_write_under_no_grad_keeps_the_history():
+    # PyTorch: the gradient passes through the write (TabNet's sparsemax does `input -= max` in forward)
+    w = gt.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    h = w * 1.0
+    with gt.no_grad():
+        h -= 1.0
+        h.clamp_(max=1.5)
+    assert h.requires_grad and h.grad_fn is not None and h.tolist() == [0.0, 1.0, 1.5]
+    (h * 2).sum().backward()
+    assert w.grad.tolist() == [2.0, 2.0, 2.0]
+
+    class Shift(gt.autograd.Function):  # forward writes its input (runs under no_grad)
+        @staticmethod
+        def forward(ctx, x):
+            x -= x.max()
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    class Triple(gt.autograd.Function):  # PyTorch's in-place pattern with mark_dirty
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(3.0)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3
+
+    for fn, values, grad in ((Shift, [-4.0, -2.0, 0.0], [2.0, 2.0, 2.0]), (Triple, [3.0, 6.0, 9.0], [3.0, 3.0, 3.0])):
+        w = gt.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = fn.apply(w * 1.0)
+        y.sum().backward()
+        assert y.tolist() == values and w.grad.tolist() == grad, fn

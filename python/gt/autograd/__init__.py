@@ -415,7 +415,7 @@ def register_hook(tensor, hook):
 class FunctionCtx:
     """The `ctx` of a custom Function: save_for_backward(*tensors) / saved_tensors,
     needs_input_grad (one bool per forward argument), mark_non_differentiable(*outputs),
-    set_materialize_grads(flag), and any attribute you set."""
+    mark_dirty(*inputs), set_materialize_grads(flag), and any attribute you set."""
 
     def __init__(self):
         self.saved_tensors = ()
@@ -428,6 +428,12 @@ class FunctionCtx:
 
     def mark_non_differentiable(self, *outputs):
         self._non_differentiable.update(id(o) for o in outputs)
+
+    def mark_dirty(self, *tensors):
+        """Marks inputs forward changed in place (PyTorch's in-place Function pattern). An output
+        that is one of them is handed back as a new tensor holding its values, on this Function's
+        node; the input keeps the history it had (a write inside forward is under no_grad)."""
+        self._dirty = tuple(tensors)
 
     def set_materialize_grads(self, value):
         self._materialize = bool(value)
