@@ -18,6 +18,10 @@ reach inside them (`model.fc.in_features`, `list(model.children())[:-1]`, `model
 - DenseNet-BC (Huang et al., "Densely Connected Convolutional Networks", CVPR 2017):
   densenet121/161/169/201.
 - SqueezeNet (Iandola et al., 2016): squeezenet1_0 and the lighter squeezenet1_1.
+- Inception v3 (Szegedy et al., "Rethinking the Inception Architecture for Computer Vision",
+  CVPR 2016): inception_v3, with its auxiliary classifier (InceptionOutputs in training mode).
+- GoogLeNet (Szegedy et al., "Going Deeper with Convolutions", CVPR 2015) with BatchNorm:
+  googlenet, with its two auxiliary classifiers (GoogLeNetOutputs in training mode).
 - MobileNetV2 (Sandler et al., CVPR 2018): mobilenet_v2. MobileNetV3 (Howard et al., "Searching
   for MobileNetV3", ICCV 2019): mobilenet_v3_large, mobilenet_v3_small.
 
@@ -28,6 +32,8 @@ _weights.py); `weights.transforms()` is the preprocessing they were trained with
 """
 from .alexnet import AlexNet, alexnet
 from .densenet import DenseNet, densenet121, densenet161, densenet169, densenet201
+from .googlenet import GoogLeNet, GoogLeNet_Weights, GoogLeNetOutputs, googlenet
+from .inception import Inception3, Inception_V3_Weights, InceptionOutputs, inception_v3
 from .mobilenetv2 import MobileNetV2, mobilenet_v2
 from .mobilenetv3 import MobileNetV3, mobilenet_v3_large, mobilenet_v3_small
 from .resnet import (BasicBlock, Bottleneck, ResNet, resnet18, resnet34, resnet50, resnet101, resnet152,
@@ -47,7 +53,7 @@ _BUILDERS = {f.__name__: f for f in (
     alexnet, resnet18, resnet34, resnet50, resnet101, resnet152, resnext50_32x4d, resnext101_32x8d,
     wide_resnet50_2, wide_resnet101_2, vgg11, vgg11_bn, vgg13, vgg13_bn, vgg16, vgg16_bn, vgg19, vgg19_bn,
     densenet121, densenet161, densenet169, densenet201, squeezenet1_0, squeezenet1_1, mobilenet_v2,
-    mobilenet_v3_large, mobilenet_v3_small)}
+    mobilenet_v3_large, mobilenet_v3_small, inception_v3, googlenet)}
 
 
 def list_models():
@@ -82,7 +88,8 @@ def get_weights(name):
     return enum_cls.verify(member)
 
 
-__all__ = ["AlexNet", "BasicBlock", "Bottleneck", "DenseNet", "MobileNetV2", "MobileNetV3", "ResNet", "SqueezeNet",
+__all__ = ["AlexNet", "BasicBlock", "Bottleneck", "DenseNet", "GoogLeNet", "GoogLeNetOutputs", "Inception3",
+           "InceptionOutputs", "MobileNetV2", "MobileNetV3", "ResNet", "SqueezeNet",
            "VGG", "Weights", "WeightsEnum", "get_model",
            "get_model_weights", "get_weights", "list_models", *_BUILDERS,
            *(cls.__name__ for cls in _weights.BY_MODEL.values())]

@@ -1,6 +1,8 @@
 """torchvision.transforms for GT: image transforms on PIL images (and, for the geometric
 ones, NumPy arrays (H, W[, C]) and gt Tensors (..., H, W)), ToTensor to a gt Tensor, and
-Normalize on gt Tensors. Random ones draw from Python's `random` module (see gt.vision)."""
+Normalize on gt Tensors. Random ones draw from Python's `random` module (see gt.vision), except
+ColorJitter, RandomGrayscale, GaussianBlur and RandomApply, which draw from gt's generator
+(gt.manual_seed) as torchvision's draw from torch's."""
 import enum
 import numbers
 import random
@@ -419,6 +421,181 @@ class ConvertImageDtype(_Printed):
     def __call__(self, image):
         out = T.cast(image, self.dtype)
         return out / 255.0 if image.dtype == _dt.uint8 and self.dtype.is_floating_point else out
+
+
+
+# ---- color and blur transforms, random wrappers (torchvision's parameters and reprs) ----
+
+def _uniform(lo, hi):
+    """One float drawn uniformly from [lo, hi) by gt's generator (torch.empty(1).uniform_ in torchvision)."""
+    import gt
+    return float(gt.empty(1).uniform_(lo, hi).item())
+
+
+def _rand():
+    import gt
+    return float(gt.rand(1).item())
+
+
+class ColorJitter:
+    """Random brightness, contrast, saturation and hue changes, applied in a random order (a
+    permutation of the four drawn by gt.randperm(4), then each factor uniformly from its range).
+    brightness, contrast, saturation: a number b >= 0 (factor in [max(0, 1 - b), 1 + b]) or
+    (min, max) with 0 <= min <= max; hue: h in [0, 0.5] (factor in [-h, h]) or (min, max) within
+    [-0.5, 0.5]. A range of only the identity factor is None (skipped). Tensors (..., 1 or 3, H,
+    W) float in [0, 1] or uint8, and PIL images (see functional.adjust_*)."""
+
+    def __init__(self, brightness=0, contrast=0, saturation=0, hue=0):
+        self.brightness = self._check_input(brightness, "brightness")
+        self.contrast = self._check_input(contrast, "contrast")
+        self.saturation = self._check_input(saturation, "saturation")
+        self.hue = self._check_input(hue, "hue", center=0, bound=(-0.5, 0.5), clip_first_on_zero=False)
+
+    @staticmethod
+    def _check_input(value, name, center=1, bound=(0, float("inf")), clip_first_on_zero=True):
+        if isinstance(value, numbers.Number):
+            if value < 0:
+                raise ValueError(f"If {name} is a single number, it must be non negative.")
+            value = [center - float(value), center + float(value)]
+            if clip_first_on_zero:
+                value[0] = max(value[0], 0.0)
+        elif isinstance(value, (tuple, list)) and len(value) == 2:
+            value = [float(value[0]), float(value[1])]
+        else:
+            raise TypeError(f"{name} should be a single number or a list/tuple with length 2.")
+        if not bound[0] <= value[0] <= value[1] <= bound[1]:
+            raise ValueError(f"{name} values should be between {bound}, but got {value}.")
+        return None if value[0] == value[1] == center else tuple(value)
+
+    @staticmethod
+    def get_params(brightness, contrast, saturation, hue):
+        """(order, b, c, s, h): a permutation of 0..3 (brightness, contrast, saturation, hue)
+        and a factor for each range (None where the range is None)."""
+        import gt
+        order = gt.randperm(4)
+        factors = [None if r is None else _uniform(r[0], r[1]) for r in (brightness, contrast, saturation, hue)]
+        return (order, *factors)
+
+    def __call__(self, img):
+        order, b, c, s, h = self.get_params(self.brightness, self.contrast, self.saturation, self.hue)
+        steps = ((functional.adjust_brightness, b), (functional.adjust_contrast, c),
+                 (functional.adjust_saturation, s), (functional.adjust_hue, h))
+        for i in order.tolist():
+            fn, factor = steps[i]
+            if factor is not None:
+                img = fn(img, factor)
+        return img
+
+    def __repr__(self):
+        return (f"{type(self).__name__}(brightness={self.brightness}, contrast={self.contrast}, "
+                f"saturation={self.saturation}, hue={self.hue})")
+
+
+class RandomGrayscale(_Printed):
+    """The image in grayscale with probability p (gt.rand(1) < p), keeping its channel count
+    (functional.rgb_to_grayscale: tensors (..., 3, H, W) and PIL images)."""
+    _printed = (("p", "p"),)
+
+    def __init__(self, p=0.1):
+        self.p = p
+
+    def __call__(self, img):
+        channels = functional.get_dimensions(img)[0]
+        if _rand() < self.p:
+            return functional.rgb_to_grayscale(img, num_output_channels=channels)
+        return img
+
+
+class GaussianBlur:
+    """functional.gaussian_blur with `kernel_size` (odd, an int or (kx, ky)) and a sigma drawn
+    uniformly from `sigma` ((min, max) with 0 < min <= max, or one number > 0) by gt's generator,
+    the same for both axes."""
+
+    def __init__(self, kernel_size, sigma=(0.1, 2.0)):
+        self.kernel_size = tuple(_pair(kernel_size)) if not isinstance(kernel_size, (list, tuple)) or \
+            len(kernel_size) != 1 else (kernel_size[0], kernel_size[0])
+        if len(self.kernel_size) != 2:
+            raise ValueError("Please provide only two dimensions (h, w) for size.")
+        for k in self.kernel_size:
+            if k <= 0 or k % 2 == 0:
+                raise ValueError("Kernel size value should be an odd and positive number.")
+        if isinstance(sigma, numbers.Number):
+            if sigma <= 0:
+                raise ValueError("If sigma is a single number, it must be positive.")
+            sigma = (sigma, sigma)
+        elif isinstance(sigma, (list, tuple)) and len(sigma) == 2:
+            if not 0.0 < sigma[0] <= sigma[1]:
+                raise ValueError("sigma values should be positive and of the form (min, max).")
+        else:
+            raise ValueError("sigma should be a single number or a list/tuple with length 2.")
+        self.sigma = sigma
+
+    @staticmethod
+    def get_params(sigma_min, sigma_max):
+        """The sigma to blur with, uniform in [sigma_min, sigma_max]."""
+        return _uniform(sigma_min, sigma_max)
+
+    def __call__(self, img):
+        s = self.get_params(self.sigma[0], self.sigma[1])
+        return functional.gaussian_blur(img, self.kernel_size, [s, s])
+
+    def __repr__(self):
+        return f"{type(self).__name__}(kernel_size={self.kernel_size}, sigma={self.sigma})"
+
+
+class RandomApply:
+    """`transforms` (a list, applied in order) with probability p (skipped when p < gt.rand(1))."""
+
+    def __init__(self, transforms, p=0.5):
+        self.transforms, self.p = transforms, p
+
+    def __call__(self, img):
+        if self.p < _rand():
+            return img
+        for t in self.transforms:
+            img = t(img)
+        return img
+
+    def __repr__(self):
+        return f"{type(self).__name__}(\n    p={self.p}" + "".join(f"\n    {t}" for t in self.transforms) + "\n)"
+
+
+class _RandomTransforms:
+    def __init__(self, transforms):
+        if not isinstance(transforms, (list, tuple)):
+            raise TypeError("Argument transforms should be a sequence")
+        self.transforms = transforms
+
+    def __repr__(self):
+        return f"{type(self).__name__}(" + "".join(f"\n    {t}" for t in self.transforms) + "\n)"
+
+
+class RandomChoice(_RandomTransforms):
+    """One of `transforms`, picked by Python's random.choices with weights p (None: uniform)."""
+
+    def __init__(self, transforms, p=None):
+        super().__init__(transforms)
+        if p is not None and not isinstance(p, (list, tuple)):
+            raise TypeError("Argument p should be a sequence")
+        self.p = p
+
+    def __call__(self, *args):
+        t = random.choices(self.transforms, weights=self.p)[0]
+        return t(*args)
+
+    def __repr__(self):
+        return f"{super().__repr__()}(p={self.p})"
+
+
+class RandomOrder(_RandomTransforms):
+    """`transforms` applied in an order shuffled by Python's random.shuffle."""
+
+    def __call__(self, img):
+        order = list(range(len(self.transforms)))
+        random.shuffle(order)
+        for i in order:
+            img = self.transforms[i](img)
+        return img
 
 
 from . import functional  # noqa: E402,F401  (torchvision.transforms.functional)
