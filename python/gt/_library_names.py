@@ -464,6 +464,85 @@ def install(gt):
         lr._LRScheduler = lr.LRScheduler
     from . import func as _func
     _func.linearize = linearize
+    _install_more(gt)
+
+
+def _unsupported(what, why):
+    """A class for imports whose construction raises NotImplementedError naming `why`."""
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError(f"{what}: {why}")
+    return type(what.rpartition(".")[2], (), {"__init__": __init__, "__doc__": f"{what}: {why}"})
+
+
+def _install_more(gt):
+    """Names sentence-transformers, thop, ptflops, fvcore and botorch import (see each)."""
+    import importlib
+    importlib.import_module("gt._dynamo")  # torch._dynamo as an attribute (PyTorch loads it lazily)
+    gt.nn.modules.module._EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+    checkpoint = importlib.import_module("gt.utils.checkpoint")
+    # (no per-device random states: a session's workers draw from their own generators)
+    checkpoint.get_device_states = lambda *args: ([], [])
+    checkpoint.set_device_states = lambda devices, states, *, device_type=None: None
+
+    class TorchDispatchMode:
+        """torch.utils._python_dispatch.TorchDispatchMode: GT has no dispatcher below its
+        functions, so entering one raises NotImplementedError (a FLOP counter built on it would
+        count nothing; torch.overrides.TorchFunctionMode sees every function call instead)."""
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            raise NotImplementedError
+
+        def __enter__(self):
+            raise NotImplementedError("TorchDispatchMode: GT has no dispatcher-level modes (use "
+                                      "torch.overrides.TorchFunctionMode)")
+
+        def __exit__(self, *exc):
+            return False
+
+    _module("gt.utils._python_dispatch", "torch.utils._python_dispatch: TorchDispatchMode (GT has no dispatcher).",
+            TorchDispatchMode=TorchDispatchMode, _get_current_dispatch_mode=lambda: None,
+            is_traceable_wrapper_subclass=lambda t: False)
+    ops = importlib.import_module("gt.vision.ops")
+    ops.DeformConv2d = _unsupported("torchvision.ops.DeformConv2d", "deformable convolution is not in GT")
+
+    def deform_conv2d(*args, **kwargs):
+        raise NotImplementedError("torchvision.ops.deform_conv2d: deformable convolution is not in GT")
+    ops.deform_conv2d = deform_conv2d
+
+    class QuantStub(gt.nn.Module):
+        """torch.ao.quantization.QuantStub: the identity until a model is quantized (GT never
+        quantizes: it stays the identity)."""
+
+        def __init__(self, qconfig=None):
+            super().__init__()
+
+        def forward(self, x):
+            return x
+
+    class DeQuantStub(QuantStub):
+        """torch.ao.quantization.DeQuantStub: the identity (see QuantStub)."""
+
+    _module("gt.ao", "torch.ao (GT does not quantize).").__path__ = []
+    _module("gt.ao.quantization", "torch.ao.quantization: QuantStub / DeQuantStub, the identity (GT does not "
+            "quantize).", QuantStub=QuantStub, DeQuantStub=DeQuantStub)
+
+    def _get_trace_graph(*args, **kwargs):
+        raise NotImplementedError("torch.jit._get_trace_graph: GT does not trace (no TorchScript graphs)")
+    gt.jit._get_trace_graph = _get_trace_graph
+    gt._C.Graph = type("Graph", (), {"__doc__": "torch._C.Graph: no GT object is one (GT does not trace)."})
+    for name in ("FractionalMaxPool2d", "FractionalMaxPool3d"):
+        if not hasattr(gt.nn, name):
+            setattr(gt.nn, name, _unsupported(f"torch.nn.{name}", "fractional max pooling is not in GT"))
+    # torch.optim.<file>: each optimizer's own module, as PyTorch's (`from torch.optim.adam import Adam`)
+    files = {"optimizer": "Optimizer", "adam": "Adam", "adamw": "AdamW", "sgd": "SGD", "rmsprop": "RMSprop",
+             "adagrad": "Adagrad", "adadelta": "Adadelta", "adamax": "Adamax", "nadam": "NAdam", "radam": "RAdam",
+             "asgd": "ASGD", "lbfgs": "LBFGS", "rprop": "Rprop", "sparse_adam": "SparseAdam"}
+    for file, name in files.items():
+        if hasattr(gt.optim, name) and f"gt.optim.{file}" not in sys.modules:
+            _module(f"gt.optim.{file}", f"torch.optim.{file}: {name}.", **{name: getattr(gt.optim, name),
+                                                                            "Optimizer": gt.optim.Optimizer})
+    gt.dsmm = lambda input, mat2: gt.mm(input, mat2)  # (sparse x dense: GT stores sparse tensors densely)
+    gt.quasirandom = importlib.import_module("gt.quasirandom")
 
 
 class _nullcontext:

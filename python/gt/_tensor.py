@@ -540,12 +540,14 @@ class Tensor:
         return builtins.int(self.item())
 
     # ------------------------------------------------------------ autograd
-    def backward(self, gradient=None, retain_graph=None, create_graph=False):
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulates d(self)/d(leaf) into every leaf's `.grad` (and that of tensors that called
-        retain_grad()). `gradient` is required for a non-scalar tensor (as PyTorch); with
-        create_graph the gradients are differentiable again. Raises RuntimeError if self does
-        not require grad or is not a scalar without `gradient`, and ValueError if `gradient`
-        has another shape."""
+        retain_grad()), or with `inputs` (a tensor or a sequence) into those tensors' `.grad`
+        only. `gradient` is required for a non-scalar tensor (as PyTorch); with create_graph the
+        gradients are differentiable again. Raises RuntimeError if self does not require grad or
+        is not a scalar without `gradient`, and ValueError if `gradient` has another shape."""
+        if inputs is not None:
+            return _ag.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
         if not self.requires_grad:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
         if gradient is None:
@@ -2199,6 +2201,10 @@ def matmul(a, b):
         return _op("reshape", matmul(_op("reshape", a, shape=(1, a.shape[0])), b), shape=b.shape[:-2] + b.shape[-1:])
     if b.ndim == 1:
         return _op("reshape", matmul(a, _op("reshape", b, shape=(b.shape[0], 1))), shape=a.shape[:-1])
+    if not (a.dtype.is_floating_point or a.dtype.is_complex) and not (b.dtype.is_floating_point or b.dtype.is_complex) \
+            and a.dtype != _dt.bool:  # integers: in float64 (exact while the sums stay under 2^53), as PyTorch's int64 result
+        out = _dt.promote_types(a.dtype, b.dtype)
+        return cast(_op("matmul", cast(a, _dt.float64), cast(b, _dt.float64)), out)
     return _op("matmul", a, b)
 
 

@@ -291,11 +291,25 @@ class _Cholesky(_ag.Function):
         return _up(_mT(linv) @ p @ linv, L), None
 
 
-def cholesky(A, *, upper=False):
+def cholesky(A, *, upper=False, out=None):
     """The Cholesky factor of each symmetric positive-definite matrix in A (..., n, n): lower L
     with A = L L^T (upper=True: L^T), as torch.linalg.cholesky (the lower triangle of A is
-    read). Raises gt.linalg.LinAlgError when a matrix is not positive-definite."""
-    return _Cholesky.apply(_matrices(A, "linalg.cholesky"), upper)
+    read); written into `out` too when given. Raises gt.linalg.LinAlgError when a matrix is not
+    positive-definite."""
+    return _into(out, _Cholesky.apply(_matrices(A, "linalg.cholesky"), upper))
+
+
+def _into(out, result):
+    """result, or `out` (a tensor, or a tuple of them for a tuple result) holding it (out=)."""
+    if out is None:
+        return result
+    if isinstance(result, tuple):
+        for o, r in zip(out, result):
+            _into(o, r)
+        return out
+    if out.shape != result.shape:
+        out.resize_(result.shape)
+    return out.copy_(result)
 
 
 class _Eigh(_ag.Function):
@@ -775,11 +789,16 @@ def inv_ex(A, *, check_errors=False):
     return _InvEx(*_ex("inv_ex", inv, _matrices(A, "linalg.inv_ex"), check_errors))
 
 
-def cholesky_ex(A, *, upper=False, check_errors=False):
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     """(L, info) as torch.linalg.cholesky_ex: info 0 where the matrix is positive-definite,
-    positive where not (gpytorch's psd_safe_cholesky then adds jitter); L is NaN there."""
-    return _CholeskyEx(*_ex("cholesky_ex", lambda a: cholesky(a, upper=upper), _matrices(A, "linalg.cholesky_ex"),
-                            check_errors))
+    positive where not (gpytorch's psd_safe_cholesky then adds jitter); L is NaN there. out:
+    an (L, info) pair of tensors to write them into."""
+    result = _CholeskyEx(*_ex("cholesky_ex", lambda a: cholesky(a, upper=upper), _matrices(A, "linalg.cholesky_ex"),
+                              check_errors))
+    if out is None:
+        return result
+    _into(tuple(out), tuple(result))
+    return _CholeskyEx(*out)
 
 
 def solve_ex(A, B, *, left=True, check_errors=False):

@@ -13,9 +13,10 @@ entered, sees every call first.
 
 Where GT differs from PyTorch: the functions take part from the first moment a subclass that
 takes part (or a mode) exists: GT then replaces the functions of `gt`, `gt.Tensor`,
-`gt.nn.functional`, `gt.linalg`, `gt.special` and `gt.fft` with dispatching ones (a reference
-taken before that, `from torch import add`, does not dispatch; ~0.2 us more per call from
-then on). Properties (`x.shape`, `x.grad`, `x.T`) never dispatch.
+`gt.nn.functional`, `gt.linalg`, `gt.special` and `gt.fft` with dispatching ones, also where
+another public gt module re-exports them (a reference a script took before that, `from torch
+import add`, does not dispatch; ~0.2 us more per call from then on). Properties (`x.shape`,
+`x.grad`, `x.T`) never dispatch.
 """
 import functools
 import threading
@@ -188,6 +189,13 @@ def _install():
                     and (fn.__module__ or "").startswith("gt")):
                 if fn not in made:
                     made[fn] = _public(fn, f"{module.__name__}.{name}", subclasses=name not in _IGNORED)
+                setattr(module, name, made[fn])
+    import sys
+    for module_name, module in list(sys.modules.items()):  # the same functions re-exported by other public
+        if not module_name.startswith("gt.") or any(p.startswith("_") for p in module_name.split(".")):  # modules
+            continue  # (torchvision.ops.misc.interpolate is torch.nn.functional.interpolate)
+        for name, fn in list(vars(module).items()):
+            if type(fn) is _types.FunctionType and fn in made:
                 setattr(module, name, made[fn])
 
 

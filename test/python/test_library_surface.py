@@ -969,3 +969,63 @@ def test_batchnorm_loads_an_old_state_dict_without_num_batches_tracked():
     versioned._metadata = {"": {"version": 2}}  # (PyTorch's state_dict of today says version 2)
     with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: "num_batches_tracked"'):
         bn.load_state_dict(versioned)
+
+
+def test_names_sentence_transformers_thop_fvcore_and_botorch_import():
+    import importlib
+    import sys
+    assert gt.nn.modules.module._EXTRA_STATE_KEY_SUFFIX == "_extra_state" and "gt._dynamo" in sys.modules
+    m = gt.nn.Linear(2, 2)
+    m.register_buffer("running", gt.ones(1), persistent=False)
+    assert m._non_persistent_buffers_set == {"running"} and m._get_name() == "Linear"
+    assert gt.utils.checkpoint.get_device_states(gt.ones(1)) == ([], [])
+    with pytest.raises(NotImplementedError, match="dispatcher"):
+        with importlib.import_module("gt.utils._python_dispatch").TorchDispatchMode():
+            pass
+    q = importlib.import_module("gt.ao.quantization").QuantStub()
+    assert q(gt.ones(2)).tolist() == [1.0, 1.0]
+    for name in ("FractionalMaxPool2d", "FractionalMaxPool3d"):
+        with pytest.raises(NotImplementedError):
+            getattr(gt.nn, name)(2)
+    assert importlib.import_module("gt.optim.adam").Adam is gt.optim.Adam
+    assert importlib.import_module("gt.optim.optimizer").Optimizer is gt.optim.Optimizer
+    a = gt.arange(6).reshape(2, 3)
+    assert (a @ a.T).tolist() == [[5, 14], [14, 50]] and (a @ a.T).dtype == gt.int64
+    out = gt.empty(2, 2)
+    assert gt.linalg.cholesky(gt.tensor([[4.0, 2.0], [2.0, 3.0]]), out=out) is out
+    assert np.allclose(out.numpy(), [[2.0, 0.0], [1.0, 2.0 ** 0.5]])
+    x = gt.tensor([1.0, 2.0], requires_grad=True)
+    y = gt.tensor([3.0, 4.0], requires_grad=True)
+    (x * y).sum().backward(inputs=[x])
+    assert x.grad.tolist() == [3.0, 4.0] and y.grad is None
+    gt.autograd.backward([(x * y).sum()], grad_tensors=[gt.tensor(2.0)])
+    assert x.grad.tolist() == [9.0, 12.0] and y.grad.tolist() == [2.0, 4.0]
+
+
+def test_sobol_engine_unscrambled_points_are_pytorchs():
+    e = gt.quasirandom.SobolEngine(3)
+    assert e.draw(4).tolist() == [[0.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.75, 0.25, 0.25], [0.25, 0.75, 0.75]]
+    assert e.draw(2).tolist() == [[0.375, 0.375, 0.625], [0.875, 0.875, 0.125]] and e.num_generated == 6
+    assert repr(gt.quasirandom.SobolEngine(2, scramble=True, seed=0)) == "SobolEngine(dimension=2, scramble=True, seed=0)"
+    assert gt.quasirandom.SobolEngine(5).draw_base2(3).shape == (8, 5)
+
+
+def test_a_multivariate_normal_subclass_may_provide_its_unbroadcasted_scale_tril():
+    D = gt.distributions
+
+    class Lazy(D.MultivariateNormal):  # gpytorch's lazy MVN skips MultivariateNormal.__init__
+        def __init__(self, loc, cov):
+            self.loc, self._cov = loc, cov
+            D.Distribution.__init__(self, loc.shape[:-1], loc.shape[-1:], validate_args=False)
+
+        @property
+        def _unbroadcasted_scale_tril(self):
+            return gt.linalg.cholesky(self._cov)
+
+    cov = gt.tensor([[2.0, 0.5], [0.5, 1.0]])
+    lazy, plain = Lazy(gt.zeros(2), cov), D.MultivariateNormal(gt.zeros(2), cov)
+    v = gt.tensor([0.3, -0.2])
+    assert lazy.log_prob(v).item() == pytest.approx(plain.log_prob(v).item(), rel=1e-6)
+    assert np.allclose(lazy.variance.numpy(), [2.0, 1.0]) and lazy.rsample((3,)).shape == (3, 2)
+    assert plain._unbroadcasted_scale_tril.shape == (2, 2) and D.multivariate_normal.Distribution is D.Distribution
+    assert "real" in D.constraints.__all__ and issubclass(D.ExponentialFamily, D.Distribution)

@@ -264,12 +264,41 @@ def identity_backward(g, result, inputs, attrs):
 
 # ---------------------------------------------------------------- the backward pass
 
-def backward(root, gradient, retain_graph=False, create_graph=False):
-    """Accumulates d(root)/d(leaf) * gradient into the `.grad` of every leaf above root (a
-    tensor that requires grad; `gradient` has root's shape), and of every tensor that called
-    retain_grad(). With create_graph the gradient ops are recorded too (for a second
-    derivative). Tensor.backward checks both arguments."""
-    _run([root], [gradient], retain_graph or create_graph, create_graph, None)
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
+    """torch.autograd.backward: accumulates the gradients of `tensors` (a tensor or a sequence,
+    each requiring grad), seeded with `grad_tensors` (one per tensor; None for a scalar: 1),
+    into the `.grad` of every leaf above them and of every tensor that called retain_grad(), or
+    with `inputs` (a tensor or a sequence) into those tensors' `.grad` only. With create_graph
+    the gradient ops are recorded too (for a second derivative)."""
+    from .._tensor import Tensor, ones
+    roots = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    seeds = grad_tensors if grad_tensors is not None else grad_variables
+    seeds = [None] * len(roots) if seeds is None else [seeds] if isinstance(seeds, Tensor) else list(seeds)
+    if len(seeds) != len(roots):
+        raise RuntimeError(f"got {len(seeds)} gradients for {len(roots)} tensors")
+    for i, (r, g) in enumerate(zip(roots, seeds)):
+        if not r.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        if g is None:
+            if r.numel() != 1:
+                raise RuntimeError(f"grad can be implicitly created only for scalar outputs (shape {r.shape})")
+            seeds[i] = ones(r.shape, dtype=r.dtype, device="meta" if r.is_meta else None)
+    retain = bool(retain_graph) or create_graph
+    if inputs is None:
+        _run(roots, seeds, retain, create_graph, None)
+        return
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if not inputs:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    got = grad(roots, inputs, seeds, retain_graph=retain, create_graph=create_graph, allow_unused=True)
+    with no_grad():
+        for t, g in zip(inputs, got):
+            if g is None:
+                continue
+            if t.grad is None:
+                t.grad = g if create_graph else g.detach()
+            else:
+                t.grad._assign(t.grad + g)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,

@@ -707,10 +707,25 @@ class MultivariateNormal(Distribution):
         batch = broadcast_shapes(loc.shape[:-1], L.shape[:-2])
         k = loc.shape[-1]
         self.loc = T.broadcast_to(loc, batch + (k,))
+        self._unbroadcasted_scale_tril = L
         self.scale_tril = T.broadcast_to(L, batch + (k, k))
         self._given = "covariance_matrix" if covariance_matrix is not None else \
             "precision_matrix" if precision_matrix is not None else "scale_tril"
         super().__init__(batch, (k,), validate_args=validate_args)
+
+    @property
+    def scale_tril(self):
+        """L (batch + (k, k)): the one made here, or _unbroadcasted_scale_tril broadcast (PyTorch's
+        attribute, which a subclass that skips this __init__ provides: gpytorch's lazy MVN)."""
+        L = self.__dict__.get("scale_tril")
+        if L is None:
+            k = self.event_shape[-1]
+            L = T.broadcast_to(self._unbroadcasted_scale_tril, tuple(self.batch_shape) + (k, k))
+        return L
+
+    @scale_tril.setter
+    def scale_tril(self, value):
+        self.__dict__["scale_tril"] = value
 
     arg_constraints = {"loc": constraints.real_vector, "scale_tril": constraints.lower_cholesky}
     support = constraints.real_vector
@@ -1312,6 +1327,37 @@ class Wishart(Distribution):
                 - 0.5 * nu * log_det_scale - _composites.mvlgamma(0.5 * nu, p))
 
 
+class ExponentialFamily(Distribution):
+    """torch.distributions.ExponentialFamily: a base class for densities p(x; theta) =
+    exp(<t(x), theta> - F(theta) + k(x)). A subclass gives _natural_params (theta, a tuple),
+    _log_normalizer(*theta) (F) and _mean_carrier_measure (E[k(x)]); entropy() then follows
+    from the Bregman divergence of F, computed with autograd (as PyTorch's). GT's own
+    distributions do not derive from it (isinstance is False for them)."""
+
+    @property
+    def _natural_params(self):
+        raise NotImplementedError
+
+    def _log_normalizer(self, *natural_params):
+        raise NotImplementedError
+
+    @property
+    def _mean_carrier_measure(self):
+        raise NotImplementedError
+
+    def entropy(self):
+        from .. import autograd
+        result = -self._mean_carrier_measure
+        params = [p.detach().requires_grad_() for p in self._natural_params]
+        with autograd.enable_grad():
+            log_normalizer = self._log_normalizer(*params)
+            grads = autograd.grad(log_normalizer.sum(), params, create_graph=True)
+        result = result + log_normalizer
+        for p, g in zip(params, grads):
+            result = result - T.reshape(p * g, tuple(self.batch_shape) + (-1,)).sum(-1)
+        return result
+
+
 def _submodules():
     """torch.distributions.<file> (categorical, normal, kl, ...): PyTorch defines each class in
     a file of its own, and scripts import from there (cleanrl: `from torch.distributions.categorical
@@ -1334,8 +1380,10 @@ def _submodules():
              "fishersnedecor": "FisherSnedecor", "von_mises": "VonMises", "continuous_bernoulli": "ContinuousBernoulli",
              "relaxed_categorical": "RelaxedOneHotCategorical ExpRelaxedCategorical",
              "lowrank_multivariate_normal": "LowRankMultivariateNormal", "logistic_normal": "LogisticNormal"}
+    files["exp_family"] = "ExponentialFamily"
     for file, names in files.items():
         sub = types.ModuleType(f"{__name__}.{file}", f"torch.distributions.{file}")
+        sub.Distribution, sub.constraints = Distribution, constraints  # (as each of PyTorch's files imports them)
         for name in names.split():
             setattr(sub, name, getattr(this, name))
         sys.modules[sub.__name__] = sub
@@ -1349,7 +1397,7 @@ from .more import __all__ as _more  # noqa: E402
 from . import more_transforms as _more_transforms, transforms  # noqa: E402
 from . import constraint_registry  # noqa: E402,F401
 from .constraint_registry import biject_to, transform_to  # noqa: E402,F401
-__all__ += _more + ["biject_to", "transform_to"]
+__all__ += _more + ["biject_to", "transform_to", "ExponentialFamily"]
 for _name in ("lower_triangular", "corr_cholesky", "square", "symmetric", "positive_semidefinite", "cat", "stack",
               "multinomial", "dependent_property"):
     setattr(constraints, _name, getattr(_more_transforms, _name))
@@ -1362,3 +1410,8 @@ for _name in transforms.__all__ + _more_transforms.__all__:
         __all__.append(_name)
 
 _submodules()
+# constraints.__all__: its public constraint objects and classes, as PyTorch's module lists them
+constraints.__all__ = sorted(n for n, v in vars(constraints).items()
+                             if not n.startswith("_") and (isinstance(v, constraints.Constraint)
+                                                            or (isinstance(v, type) and issubclass(v, constraints.Constraint))
+                                                            or n in ("cat", "stack", "dependent_property")))

@@ -10,7 +10,7 @@ from .modules import (Module, Parameter, Identity, Linear, Embedding, LayerNorm,
                       ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, PixelShuffle, PixelUnshuffle,
                       InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, UpsamplingNearest2d, UpsamplingBilinear2d,
                       Softmin, Threshold, GLU, Hardshrink, Softshrink, Tanhshrink, Dropout1d, Dropout3d,
-                      CosineSimilarity, PairwiseDistance, MaxPool3d, AvgPool3d, AdaptiveAvgPool3d, AdaptiveMaxPool1d,
+                      CosineSimilarity, PairwiseDistance, MaxPool3d, AvgPool3d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool3d, LPPool3d,
                       ZeroPad1d, ZeroPad3d, ConstantPad3d, ReflectionPad3d, ReplicationPad1d, ReplicationPad3d,
                       CircularPad1d, CircularPad2d, CircularPad3d, MarginRankingLoss, CosineEmbeddingLoss,
                       HingeEmbeddingLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, PoissonNLLLoss, TripletMarginLoss,
@@ -53,7 +53,7 @@ def _torch_module_paths():
         "conv": "Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d LazyConv1d LazyConv2d LazyConv3d "
                 "LazyConvTranspose1d LazyConvTranspose2d LazyConvTranspose3d _ConvNd _ConvTransposeNd",
         "pooling": "MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d "
-                   "AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d LPPool1d LPPool2d MaxUnpool1d MaxUnpool2d MaxUnpool3d "
+                   "AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d LPPool1d LPPool2d LPPool3d MaxUnpool1d MaxUnpool2d MaxUnpool3d "
                    "_MaxPoolNd _AvgPoolNd _MaxUnpoolNd",
         "padding": "ConstantPad1d ConstantPad2d ConstantPad3d ZeroPad1d ZeroPad2d ZeroPad3d ReflectionPad1d "
                    "ReflectionPad2d ReflectionPad3d ReplicationPad1d ReplicationPad2d ReplicationPad3d "

@@ -1665,6 +1665,12 @@ def adaptive_avg_pool3d(input, output_size):
     return _adaptive_pool(input, 3, output_size, lambda t, d: T.mean(t, d), "adaptive_avg_pool3d")
 
 
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """adaptive_max_pool2d with one more spatial axis (indices: d * H * W + h * W + w)."""
+    return _adaptive_pool(input, 3, output_size, _first_max, "adaptive_max_pool3d", last_axis_first=True,
+                          return_indices=return_indices)
+
+
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     """Maximum over the windows of adaptive_avg_pool1d; with return_indices also (values,
     indices): each maximum's position in its row (int64; the first maximum, as PyTorch's)."""
@@ -1929,6 +1935,13 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     kh, kw = _ntuple(kernel_size, 2, "kernel_size")
     s = avg_pool2d(T.pow(input, norm_type), (kh, kw), stride, 0, ceil_mode)
     return T.pow(T.sign(s) * relu(T.abs(s)) * (kh * kw), 1.0 / norm_type)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum over each kD x kH x kW window of x^p)^(1/p), as torch.nn.functional.lp_pool3d."""
+    kd, kh, kw = _ntuple(kernel_size, 3, "kernel_size")
+    s = avg_pool3d(T.pow(input, norm_type), (kd, kh, kw), stride, 0, ceil_mode)
+    return T.pow(T.sign(s) * relu(T.abs(s)) * (kd * kh * kw), 1.0 / norm_type)
 
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):

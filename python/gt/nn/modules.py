@@ -359,6 +359,19 @@ class Module:
                 return entries[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
+    def _get_name(self):
+        """The class's name (what repr prints first), as PyTorch's Module._get_name."""
+        return type(self).__name__
+
+    @property
+    def _non_persistent_buffers_set(self):
+        """The names of the buffers registered with persistent=False (left out of state_dict)."""
+        return self.__dict__.setdefault("_non_persistent", set())
+
+    @_non_persistent_buffers_set.setter
+    def _non_persistent_buffers_set(self, names):
+        self.__dict__["_non_persistent"] = set(names)
+
     def register_buffer(self, name, tensor, persistent=True):
         """A tensor kept with the module (moved by .to(), listed by buffers()); in state_dict
         unless persistent=False."""
@@ -2370,6 +2383,13 @@ class AdaptiveAvgPool3d(AdaptiveAvgPool1d):
         return F.adaptive_avg_pool3d(x, self.output_size)
 
 
+class AdaptiveMaxPool3d(AdaptiveMaxPool2d):
+    """(N, C, D, H, W) -> (N, C, *output_size): see gt.nn.functional.adaptive_max_pool3d."""
+
+    def forward(self, x):
+        return F.adaptive_max_pool3d(x, self.output_size, self.return_indices)
+
+
 class AdaptiveMaxPool1d(AdaptiveMaxPool2d):
     """(N, C, L) -> (N, C, output_size): see gt.nn.functional.adaptive_max_pool1d."""
 
@@ -2561,6 +2581,13 @@ class LPPool2d(LPPool1d):
 
     def forward(self, x):
         return F.lp_pool2d(x, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LPPool3d(LPPool1d):
+    """(sum over each window of x^p)^(1/p): see gt.nn.functional.lp_pool3d."""
+
+    def forward(self, x):
+        return F.lp_pool3d(x, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
 
 class LocalResponseNorm(Module):
