@@ -7,7 +7,7 @@ read. `device` arguments are accepted and place nothing (see gt.device).
     save_file(tensors, filename, metadata=None)      load_file(filename, device="cpu") -> dict
     save(tensors, metadata=None) -> bytes             load(data) -> dict
     save_model(model, filename, metadata=None)        load_model(model, filename, strict=True)
-    safe_open(filename, framework="pt", device="cpu")  (keys(), get_tensor(name), metadata())
+    safe_open(filename, framework="pt", device="cpu")  (keys(), get_tensor(name), get_slice(name), metadata())
 
 Raises ValueError for a dict whose values are not tensors, as safetensors does."""
 import numpy as np
@@ -74,9 +74,10 @@ def load_model(model, filename, strict=True, device="cpu"):
 
 class safe_open:
     """`with safe_open(path, framework="pt") as f:` reads tensors one at a time: f.keys(),
-    f.get_tensor(name), f.metadata() (safetensors.safe_open)."""
+    f.get_tensor(name), f.get_slice(name)[slices] (a part of one, read alone), f.metadata()
+    (safetensors.safe_open; `backend` and other options are accepted)."""
 
-    def __init__(self, filename, framework="pt", device="cpu"):
+    def __init__(self, filename, framework="pt", device="cpu", **kwargs):
         self._file = safetensors.safe_open(filename, framework="numpy")
 
     def __enter__(self):
@@ -94,6 +95,29 @@ class safe_open:
 
     def get_tensor(self, name):
         return T.from_numpy(np.array(self._file.get_tensor(name)))
+
+    def get_slice(self, name):
+        return _Slice(self._file.get_slice(name))
+
+    def offset_keys(self):
+        return sorted(self._file.keys())
+
+
+class _Slice:
+    """A tensor of a safetensors file not read yet: get_shape(), get_dtype(), and [slices]
+    reading that part alone (a GT tensor)."""
+
+    def __init__(self, part):
+        self._part = part
+
+    def get_shape(self):
+        return self._part.get_shape()
+
+    def get_dtype(self):
+        return self._part.get_dtype()
+
+    def __getitem__(self, key):
+        return T.from_numpy(np.array(self._part[key]))
 
 
 __all__ = ["save_file", "save", "load_file", "load", "save_model", "load_model", "safe_open"]

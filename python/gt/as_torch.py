@@ -130,6 +130,27 @@ def _preload_in_forkserver():
         forkserver.ForkServer.set_forkserver_preload = set_forkserver_preload
 
 
+def _safetensors_through_gt():
+    """safetensors.safe_open(path, framework="pt"), the reader transformers opens checkpoints
+    with, reads through GT (gt._safetensors_torch.safe_open: safetensors' own "pt" reader
+    maps files into PyTorch storages); other frameworks go to safetensors' own."""
+    try:
+        import safetensors
+    except ImportError:
+        return
+    original = safetensors.safe_open
+    if getattr(original, "_gt", False):
+        return
+
+    def safe_open(filename, framework, device="cpu", **kwargs):
+        if framework in ("pt", "torch"):
+            from . import _safetensors_torch
+            return _safetensors_torch.safe_open(filename, framework, device, **kwargs)
+        return original(filename, framework, device=device, **kwargs)
+    safe_open._gt = True
+    safetensors.safe_open = safe_open
+
+
 def install():
     """Makes `torch` and every `torch.X` GT's module (idempotent), in this process and in the
     processes multiprocessing spawns from it; dtypes and shapes then print as PyTorch's
@@ -147,6 +168,7 @@ def install():
     gt.nn.Parameter.__module__ = "torch.nn.parameter"
     if not any(isinstance(f, _TorchIsGT) for f in sys.meta_path):
         sys.meta_path.insert(0, _TorchIsGT())
+    _safetensors_through_gt()
     import multiprocessing.spawn as spawn
     if not getattr(spawn.get_command_line, "_gt_as_torch", False):
         spawn.get_command_line = _child_command_line(spawn.get_command_line)

@@ -653,6 +653,9 @@ def test_safetensors_torch_under_as_torch(tmp_path):
         "d = load_file(path)\n"
         "with safe_open(path, framework='pt') as f:\n"
         "    keys, meta, b = sorted(f.keys()), f.metadata(), f.get_tensor('b')\n"
+        "import safetensors\n"  # (the top-level reader transformers uses, and a slice read alone)
+        "with safetensors.safe_open(path, framework='pt', device='cpu') as f:\n"
+        "    assert f.get_slice('b').get_shape() == [2] and torch.equal(f.get_slice('b')[1:], m.bias[1:])\n"
         "m2 = torch.nn.Linear(3, 2)\n"
         "save_model(m, path)\n"
         "print('ok', sorted(d), d['w'].dtype, keys, meta, torch.equal(b, m.bias), load_model(m2, path),\n"
