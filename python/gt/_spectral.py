@@ -129,8 +129,9 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     """The inverse of stft: input (B?, freq, frames) complex -> the signal (B?, L), by the
     inverse fft of each frame times the window, overlap-added and divided by the overlap-added
     squared window. L is `length` when given, else (frames - 1) * hop_length (+ n_fft -
-    2 * (n_fft // 2) without center). RuntimeError where the squared window sums to ~0 (under
-    1e-11), as PyTorch's."""
+    2 * (n_fft // 2) without center); a complex signal with onesided=False and
+    return_complex=True. RuntimeError where the squared window sums to ~0 (under 1e-11), as
+    PyTorch's."""
     if not input.dtype.is_complex:
         raise RuntimeError("istft requires a complex-valued input tensor")
     hop_length = n_fft // 4 if hop_length is None else hop_length
@@ -146,12 +147,21 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     norm = "ortho" if normalized else "backward"
     spectra = z.transpose(-1, -2)  # (B, frames, freq)
     if onesided:
-        frames = _fft.irfft(spectra, n=n_fft, dim=-1, norm=norm)
-    else:
-        frames = _fft.ifft(spectra, n=n_fft, dim=-1, norm=norm)
         if return_complex:
-            raise NotImplementedError("istft(return_complex=True) is not supported by GT")
-        frames = frames.real
+            raise RuntimeError("cannot have onesided output if window or input is complex")
+        return _overlap_add(_fft.irfft(spectra, n=n_fft, dim=-1, norm=norm), w, hop_length, center, length, batched)
+    frames = _fft.ifft(spectra, n=n_fft, dim=-1, norm=norm)
+    if return_complex:  # the real and imaginary parts overlap-added alike
+        from . import _complex
+        return _complex.complex(_overlap_add(frames.real, w, hop_length, center, length, batched),
+                                _overlap_add(frames.imag, w, hop_length, center, length, batched))
+    return _overlap_add(frames.real, w, hop_length, center, length, batched)
+
+
+def _overlap_add(frames, w, hop_length, center, length, batched):
+    """istft's signal from real frames (B, frames, n_fft): windowed, overlap-added and divided by
+    the overlap-added squared window, cut to `length`."""
+    n_frames, n_fft = frames.shape[-2:]
     frames = frames * w  # (B, frames, n_fft)
     from .nn import functional as F
     total = n_fft + hop_length * (n_frames - 1)
@@ -171,7 +181,6 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     if length is not None and y.shape[-1] < length:
         y = T.cat([y, T.zeros(y.shape[0], length - y.shape[-1], dtype=y.dtype)], -1)
     return y if batched else y.squeeze(0)
-
 
 
 def _warn_window(what):

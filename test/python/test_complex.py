@@ -359,3 +359,17 @@ def test_stft_and_istft_match_numpy_and_invert():
         gt.stft(gt.tensor(x), 32, window=w)
     with pytest.warns(UserWarning, match="A window was not provided"):
         gt.stft(gt.tensor(x[0]), 16, return_complex=True)
+
+
+def test_istft_of_a_complex_signal_and_ctc_of_half_log_probs():
+    rng = np.random.default_rng(0)
+    x = gt.complex(gt.tensor(rng.standard_normal(200)), gt.tensor(rng.standard_normal(200)))
+    w = gt.hann_window(32, dtype=gt.float64)
+    S = gt.stft(x, 32, 8, window=w, return_complex=True)
+    y = gt.istft(S, 32, 8, window=w, onesided=False, return_complex=True, length=200)
+    assert y.dtype == gt.complex128 and np.allclose(y.numpy(), x.numpy(), atol=1e-12)
+    lp = gt.tensor(rng.standard_normal((6, 1, 4)).astype(np.float32)).log_softmax(-1)
+    full = gt.nn.functional.ctc_loss(lp, gt.tensor([[2, 1]]), [6], [2]).item()
+    for dtype in (gt.float16, gt.bfloat16):  # computed in float32 (half's range lacks the -1e30 of impossible paths)
+        half = gt.nn.functional.ctc_loss(lp.to(dtype), gt.tensor([[2, 1]]), [6], [2])
+        assert half.dtype == dtype and abs(half.float().item() - full) < 0.01

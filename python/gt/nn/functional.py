@@ -2110,7 +2110,9 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     them; impossible paths hold -1e30 instead of -inf so that no gradient is NaN. The lengths
     and targets are read on the client (a wait, as PyTorch's CPU kernel reads them). Raises
     ValueError for lengths out of range or a blank label in a target."""
-    import numpy as np
+    if log_probs.dtype in (_dt.float16, _dt.bfloat16):  # computed in float32 (half's range lacks -1e30), as autocast would
+        return ctc_loss(T.cast(log_probs, _dt.float32), targets, input_lengths, target_lengths, blank, reduction,
+                        zero_infinity).to(log_probs.dtype)
 
     def ints(v, what):
         a = v.numpy() if isinstance(v, _tensor.Tensor) else np.asarray(v)
