@@ -17,6 +17,7 @@ from gt import nn
 from gt.nn import functional as F
 
 from . import _weights
+from .inception import BasicConv2d, _imagenet_to_half_range, _init_weights
 
 GoogLeNetOutputs = namedtuple("GoogLeNetOutputs", ["logits", "aux_logits2", "aux_logits1"])
 GoogLeNetOutputs.__annotations__ = {"logits": gt.Tensor, "aux_logits2": gt.Tensor, "aux_logits1": gt.Tensor}
@@ -25,18 +26,6 @@ _GoogLeNetOutputs = GoogLeNetOutputs  # (torchvision's old name)
 GoogLeNet_Weights = _weights._enum("GoogLeNet_Weights", {
     "IMAGENET1K_V1": _weights._weights("googlenet-1378be20.pth", 6624904, min_size=(15, 15))}, "IMAGENET1K_V1")
 _weights.BY_MODEL["googlenet"] = GoogLeNet_Weights
-
-
-class BasicConv2d(nn.Module):
-    """Convolution (no bias; `kwargs` as nn.Conv2d's), BatchNorm (eps 0.001), ReLU."""
-
-    def __init__(self, in_channels, out_channels, **kwargs):
-        super().__init__()
-        self.conv = nn.Conv2d(in_channels, out_channels, bias=False, **kwargs)
-        self.bn = nn.BatchNorm2d(out_channels, eps=0.001)
-
-    def forward(self, x):
-        return F.relu(self.bn(self.conv(x)), inplace=True)
 
 
 class Inception(nn.Module):
@@ -125,19 +114,10 @@ class GoogLeNet(nn.Module):
         self.dropout = nn.Dropout(p=dropout)
         self.fc = nn.Linear(1024, num_classes)
         if init_weights:
-            for m in self.modules():
-                if isinstance(m, (nn.Conv2d, nn.Linear)):
-                    nn.init.trunc_normal_(m.weight, mean=0.0, std=0.01, a=-2, b=2)
-                elif isinstance(m, nn.BatchNorm2d):
-                    nn.init.constant_(m.weight, 1)
-                    nn.init.constant_(m.bias, 0)
+            _init_weights(self, lambda m: 0.01)
 
     def _transform_input(self, x):
-        if not self.transform_input:
-            return x
-        chans = [gt.unsqueeze(x[:, i], 1) * (s / 0.5) + (m - 0.5) / 0.5
-                 for i, (m, s) in enumerate(zip((0.485, 0.456, 0.406), (0.229, 0.224, 0.225)))]
-        return gt.cat(chans, 1)
+        return _imagenet_to_half_range(x) if self.transform_input else x
 
     def _forward(self, x):
         """(logits, aux1's output, aux2's output); the aux outputs are None outside training."""

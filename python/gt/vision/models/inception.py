@@ -40,6 +40,25 @@ class BasicConv2d(nn.Module):
         return F.relu(self.bn(self.conv(x)), inplace=True)
 
 
+def _init_weights(model, std_of):
+    """torchvision's Inception/GoogLeNet initialization: convolution and linear weights from a
+    normal of std std_of(module) truncated to [-2, 2], BatchNorm weight 1 and bias 0."""
+    for m in model.modules():
+        if isinstance(m, (nn.Conv2d, nn.Linear)):
+            nn.init.trunc_normal_(m.weight, mean=0.0, std=std_of(m), a=-2, b=2)
+        elif isinstance(m, nn.BatchNorm2d):
+            nn.init.constant_(m.weight, 1)
+            nn.init.constant_(m.bias, 0)
+
+
+def _imagenet_to_half_range(x):
+    """Images normalized with ImageNet's mean and std (N, 3, H, W) re-normalized to mean 0.5 and
+    std 0.5 per channel (transform_input: what Google's checkpoints were trained on)."""
+    chans = [gt.unsqueeze(x[:, i], 1) * (s / 0.5) + (m - 0.5) / 0.5
+             for i, (m, s) in enumerate(zip((0.485, 0.456, 0.406), (0.229, 0.224, 0.225)))]
+    return gt.cat(chans, 1)
+
+
 class InceptionA(nn.Module):
     """35x35 block: 1x1 (64), 1x1-5x5 (48-64), 1x1-3x3-3x3 (64-96-96) and 3x3 average pool-1x1
     (pool_features) branches, concatenated: 224 + pool_features channels, size kept."""
@@ -236,19 +255,10 @@ class Inception3(nn.Module):
         self.dropout = nn.Dropout(p=dropout)
         self.fc = nn.Linear(2048, num_classes)
         if init_weights:
-            for m in self.modules():
-                if isinstance(m, (nn.Conv2d, nn.Linear)):
-                    nn.init.trunc_normal_(m.weight, mean=0.0, std=float(getattr(m, "stddev", 0.1)), a=-2, b=2)
-                elif isinstance(m, nn.BatchNorm2d):
-                    nn.init.constant_(m.weight, 1)
-                    nn.init.constant_(m.bias, 0)
+            _init_weights(self, lambda m: float(getattr(m, "stddev", 0.1)))
 
     def _transform_input(self, x):
-        if not self.transform_input:
-            return x
-        chans = [gt.unsqueeze(x[:, i], 1) * (s / 0.5) + (m - 0.5) / 0.5
-                 for i, (m, s) in enumerate(zip((0.485, 0.456, 0.406), (0.229, 0.224, 0.225)))]
-        return gt.cat(chans, 1)
+        return _imagenet_to_half_range(x) if self.transform_input else x
 
     def _forward(self, x):
         for layer in (self.Conv2d_1a_3x3, self.Conv2d_2a_3x3, self.Conv2d_2b_3x3, self.maxpool1, self.Conv2d_3b_1x1,
