@@ -136,7 +136,10 @@ class ComplexTensor(_T.Tensor):
         if gradient is None:
             raise RuntimeError("grad can be implicitly created only for real scalar outputs")
         gradient = as_complex(gradient, self.dtype)
-        _ag.backward([self._h.re, self._h.im], [gradient.real, gradient.imag], retain_graph, create_graph)
+        parts = [(p, g) for p, g in ((self._h.re, gradient.real), (self._h.im, gradient.imag)) if p.requires_grad]
+        if not parts:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+        _ag.backward([p for p, _ in parts], [g for _, g in parts], retain_graph, create_graph)
 
     def detach(self):
         return ComplexTensor(self._h.re.detach(), self._h.im.detach())

@@ -19,6 +19,7 @@ import add`, does not dispatch; ~0.2 us more per call from then on). Properties 
 `x.grad`, `x.T`) never dispatch.
 """
 import functools
+import sys
 import threading
 import types as _types
 
@@ -47,10 +48,6 @@ _KEEP = frozenset({
     "__array_ufunc__", "__array_function__"})
 
 
-def _off():
-    return getattr(_state, "off", 0) or getattr(_state, "all_off", 0)
-
-
 def _overloaded(args, kwargs):
     """The arguments whose classes take part, one per class, a subclass before its bases (else in
     order of appearance), as PyTorch's _get_overloaded_args."""
@@ -58,7 +55,7 @@ def _overloaded(args, kwargs):
 
     def add(a):
         t = type(a)
-        if t not in _subclasses or builtins_any(type(b) is t for b in found):
+        if t not in _subclasses or any(type(b) is t for b in found):
             return
         for i, b in enumerate(found):
             if issubclass(t, type(b)):
@@ -77,15 +74,12 @@ def _overloaded(args, kwargs):
     return found
 
 
-builtins_any = any
-
-
 def _takes_part(args, kwargs):
     for a in args:
         t = type(a)
         if t in _subclasses:
             return True
-        if (t is list or t is tuple) and a and builtins_any(type(e) in _subclasses for e in a):
+        if (t is list or t is tuple) and a and any(type(e) in _subclasses for e in a):
             return True
     if kwargs:
         for a in kwargs.values():
@@ -190,7 +184,6 @@ def _install():
                 if fn not in made:
                     made[fn] = _public(fn, f"{module.__name__}.{name}", subclasses=name not in _IGNORED)
                 setattr(module, name, made[fn])
-    import sys
     for module_name, module in list(sys.modules.items()):  # the same functions re-exported by other public
         if not module_name.startswith("gt.") or any(p.startswith("_") for p in module_name.split(".")):  # modules
             continue  # (torchvision.ops.misc.interpolate is torch.nn.functional.interpolate)
@@ -236,9 +229,9 @@ def convert(ret, cls, args=(), kwargs=None):
 
 def _is_argument(t, args, kwargs):
     for a in args:
-        if a is t or (type(a) in (list, tuple) and builtins_any(e is t for e in a)):
+        if a is t or (type(a) in (list, tuple) and any(e is t for e in a)):
             return True
-    return builtins_any(a is t for a in (kwargs or {}).values())
+    return any(a is t for a in (kwargs or {}).values())
 
 
 class DisableTorchFunctionSubclass:

@@ -373,3 +373,10 @@ def test_istft_of_a_complex_signal_and_ctc_of_half_log_probs():
     for dtype in (gt.float16, gt.bfloat16):  # computed in float32 (half's range lacks the -1e30 of impossible paths)
         half = gt.nn.functional.ctc_loss(lp.to(dtype), gt.tensor([[2, 1]]), [6], [2])
         assert half.dtype == dtype and abs(half.float().item() - full) < 0.01
+
+
+def test_backward_of_a_complex_result_with_one_part_on_the_graph():
+    x = gt.tensor([1.0, 2.0], requires_grad=True)
+    z = gt.complex(x, gt.tensor([0.0, 1.0])) * 2  # (the imaginary part requires no grad)
+    z.backward(gt.complex(gt.ones(2), gt.ones(2)))
+    assert x.grad.tolist() == [2.0, 2.0]
