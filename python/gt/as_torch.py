@@ -166,6 +166,7 @@ def install():
             vision.__version__ = version.torchvision_version()
     gt.Tensor.__module__ = "torch"  # type(x) prints <class 'torch.Tensor'>, as PyTorch's
     gt.nn.Parameter.__module__ = "torch.nn.parameter"
+    gt.__name__ = "torch"  # (pyro checks `target.split(".")[0] == torch.__name__` before patching torch's names)
     if not any(isinstance(f, _TorchIsGT) for f in sys.meta_path):
         sys.meta_path.insert(0, _TorchIsGT())
     _safetensors_through_gt()

@@ -860,3 +860,38 @@ def test_zuko_style_subclasses_and_the_transforms_namespace():
     y = t(x)
     assert np.allclose(y.numpy(), [0.15865525, 0.5, 0.97724987]) and np.allclose(t.inv(y).numpy(), x.numpy(), atol=1e-5)
     assert np.allclose(t.log_abs_det_jacobian(x, y).numpy(), [-1.4189385, -0.9189385, -2.9189385])
+
+
+@pytest.mark.parametrize("c", [0.0, 0.3, -0.4])
+def test_generalized_pareto_as_pytorchs(c):
+    d = gt.distributions.GeneralizedPareto(gt.tensor(1.0, dtype=gt.float64), gt.tensor(2.0, dtype=gt.float64),
+                                           gt.tensor(c, dtype=gt.float64))
+    x = gt.tensor([1.5, 2.0, 3.0], dtype=gt.float64)
+    z = (x.numpy() - 1.0) / 2.0  # (the density's formula, Pickands 1975)
+    want = -np.log(2.0) - (z if c == 0 else (1 / c + 1) * np.log1p(c * z))
+    np.testing.assert_allclose(d.log_prob(x).numpy(), want, rtol=1e-12)
+    u = gt.tensor([0.1, 0.5, 0.9], dtype=gt.float64)
+    np.testing.assert_allclose(d.cdf(d.icdf(u)).numpy(), u.numpy(), rtol=1e-12)
+    assert d.entropy().item() == pytest.approx(np.log(2.0) + c + 1)
+    assert d.rsample((4,)).shape == (4,)
+
+
+def test_lkj_cholesky_and_straight_through_one_hot():
+    D = gt.distributions
+    L = gt.linalg.cholesky(gt.tensor([[1.0, 0.3, 0.1], [0.3, 1.0, -0.2], [0.1, -0.2, 1.0]], dtype=gt.float64))
+    for conc, want in ((0.5, -2.4957422651097945), (1.0, -1.6434679308744755), (2.5, -0.5874449796337876)):  # PyTorch's
+        assert D.LKJCholesky(3, gt.tensor(conc, dtype=gt.float64)).log_prob(L).item() == pytest.approx(want, rel=1e-12)
+    s = D.LKJCholesky(4, 1.5).sample((50,))
+    corr = (s @ s.mT).numpy()
+    assert s.shape == (50, 4, 4) and np.allclose(np.diagonal(corr, 0, -2, -1), 1, atol=1e-5)
+    assert np.all(np.triu(s.numpy(), 1) == 0)
+    p = gt.tensor([0.2, 0.3, 0.5], requires_grad=True)
+    r = D.OneHotCategoricalStraightThrough(probs=p).rsample((5,))
+    (r * gt.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert r.shape == (5, 3) and np.allclose(r.detach().numpy().sum(-1), 1)
+    assert np.allclose(p.grad.numpy(), [-6.5, -1.5, 3.5])  # 5 * ([1, 2, 3] - 2.3): through the normalized probs
+
+    class Other:  # pyro registers KL divergences for its own Distribution base (not gt's)
+        pass
+
+    assert D.register_kl(Other, Other)(lambda p, q: 0) is not None

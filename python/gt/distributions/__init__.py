@@ -1083,9 +1083,10 @@ _KL_REGISTRY = {}  # (type p, type q) -> fn(p, q), what register_kl added
 
 def register_kl(type_p, type_q):
     """Decorator: fn(p, q) computes kl_divergence(p, q) for p of type_p and q of type_q (or
-    subclasses: the most specific registered pair wins), as torch.distributions.kl.register_kl."""
-    if not (isinstance(type_p, type) and issubclass(type_p, Distribution) and isinstance(type_q, type)
-            and issubclass(type_q, Distribution)):
+    subclasses: the most specific registered pair wins), as torch.distributions.kl.register_kl.
+    Any classes are taken, as PyTorch's (pyro registers its own Distribution base); TypeError
+    for something else."""
+    if not (isinstance(type_p, type) and isinstance(type_q, type)):
         raise TypeError(f"Expected type_p and type_q to be Distribution subclasses but got {type_p} and {type_q}")
 
     def decorator(fn):
@@ -1401,6 +1402,9 @@ __all__ += _more + ["biject_to", "transform_to", "ExponentialFamily"]
 for _name in ("lower_triangular", "corr_cholesky", "square", "symmetric", "positive_semidefinite", "cat", "stack",
               "multinomial", "dependent_property"):
     setattr(constraints, _name, getattr(_more_transforms, _name))
+for _name, _value in vars(_more_transforms).items():  # their classes too (pyro patches _CorrCholesky.check)
+    if isinstance(_value, type) and issubclass(_value, constraints.Constraint) and not hasattr(constraints, _name):
+        setattr(constraints, _name, _value)
 for _name in _more_transforms.__all__:
     setattr(transforms, _name, getattr(_more_transforms, _name))
 # the transforms under torch.distributions itself too (torch.distributions.ExpTransform, as PyTorch's)

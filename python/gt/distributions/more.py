@@ -2,7 +2,8 @@
 Weibull, Binomial, NegativeBinomial, Geometric, Multinomial, MixtureSameFamily, InverseGamma,
 Pareto, Kumaraswamy, FisherSnedecor, VonMises, ContinuousBernoulli, ExpRelaxedCategorical,
 RelaxedOneHotCategorical, LowRankMultivariateNormal, LogisticNormal (which needs the
-StickBreakingTransform of gt.distributions.more_transforms).
+StickBreakingTransform of gt.distributions.more_transforms), GeneralizedPareto, LKJCholesky and
+OneHotCategoricalStraightThrough.
 
 Each is written directly (not as a TransformedDistribution, as some of PyTorch's are) with
 PyTorch's formulas (torch/distributions/<name>.py): log_prob, cdf/icdf where PyTorch has them,
@@ -12,15 +13,16 @@ Multinomial's counts are drawn on the client with NumPy, as Poisson's are (seede
 generator, one sync to read the parameters)."""
 import math
 
-from . import (Categorical, Chi2, Distribution, Gamma, Independent, Normal, TransformedDistribution, _as_tensor,
+from . import (Beta, Categorical, Chi2, Distribution, OneHotCategorical, Gamma, Independent, Normal, TransformedDistribution, _as_tensor,
                _binary_parameter, _broadcast, _composites, _check_later, _lazy, _shape, _tensor, _user_line, broadcast_shapes, clamp_probs, constraints, no_grad)
 from . import T, F
-from .more_transforms import _Multinomial
+from .more_transforms import _Multinomial, corr_cholesky
 
 __all__ = ["HalfNormal", "HalfCauchy", "Cauchy", "StudentT", "Gumbel", "Weibull", "Binomial", "NegativeBinomial",
            "Geometric", "Multinomial", "MixtureSameFamily", "InverseGamma", "Pareto", "Kumaraswamy", "FisherSnedecor",
            "VonMises", "ContinuousBernoulli", "ExpRelaxedCategorical", "RelaxedOneHotCategorical",
-           "LowRankMultivariateNormal", "LogisticNormal"]
+           "LowRankMultivariateNormal", "LogisticNormal", "GeneralizedPareto", "LKJCholesky",
+           "OneHotCategoricalStraightThrough"]
 
 _EULER = 0.57721566490153286060  # the Euler-Mascheroni constant
 
@@ -1183,3 +1185,131 @@ class LogisticNormal(TransformedDistribution):
 
     def __repr__(self):
         return f"LogisticNormal(loc: {self.loc.size()}, scale: {self.scale.size()})"
+
+
+class GeneralizedPareto(Distribution):
+    """The generalized Pareto distribution (Pickands 1975): with z = (x - loc) / scale and
+    concentration c, density (1 + c z)^(-1/c - 1) / scale (exp(-z) / scale at c = 0), for
+    x >= loc (and x <= loc - scale / c when c < 0); rsample through icdf,
+    loc + scale ((1 - u)^(-c) - 1) / c."""
+    has_rsample = True
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive, "concentration": constraints.real}
+    _init_params = ("loc", "scale", "concentration")
+
+    def __init__(self, loc, scale, concentration, validate_args=None):
+        (self.loc, self.scale, self.concentration), shape = _broadcast(loc, scale, concentration)
+        super().__init__(shape, validate_args=validate_args)
+
+    def _safe_concentration(self):
+        zero = self.concentration == 0
+        return zero, T.where(zero, T.ones_like(self.concentration), self.concentration)
+
+    @property
+    def support(self):
+        upper = T.where(self.concentration < 0, self.loc - self.scale / self.concentration,
+                        T.full_like(self.loc, math.inf))
+        return constraints.interval(self.loc, upper)
+
+    def rsample(self, sample_shape=()):
+        shape = _shape(sample_shape) + tuple(self.batch_shape)
+        return self.icdf(_uniform_open(shape, self.loc.dtype))
+
+    def log_prob(self, value):
+        z = (value - self.loc) / self.scale
+        zero, c = self._safe_concentration()
+        power = (1 / c + 1) * T.log1p(c * z)
+        return -T.log(self.scale) - T.where(zero, z, power)
+
+    def log_survival_function(self, value):
+        z = (value - self.loc) / self.scale
+        zero, c = self._safe_concentration()
+        return T.where(zero, -z, -T.log1p(c * z) / c)
+
+    def cdf(self, value):
+        return -_composites.expm1(self.log_survival_function(value))
+
+    def icdf(self, value):
+        zero, c = self._safe_concentration()
+        tail = -T.log1p(-value)  # -log(1 - u)
+        return self.loc + self.scale * T.where(zero, tail, _composites.expm1(c * tail) / c)
+
+    def entropy(self):
+        return T.log(self.scale) + self.concentration + 1
+
+    @property
+    def mean(self):
+        finite = self.concentration < 1
+        c = T.where(finite, self.concentration, T.zeros_like(self.concentration))
+        return T.where(finite, self.loc + self.scale / (1 - c), T.full_like(self.loc, math.inf))
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        finite = self.concentration < 0.5
+        c = T.where(finite, self.concentration, T.zeros_like(self.concentration))
+        return T.where(finite, self.scale ** 2 / ((1 - c) ** 2 * (1 - 2 * c)), T.full_like(self.scale, math.inf))
+
+
+class LKJCholesky(Distribution):
+    """Lower Cholesky factors L (dim, dim) of correlation matrices L L^T with density
+    proportional to det(L L^T)^(concentration - 1) (Lewandowski, Kurowicka and Joe 2009):
+    log_prob sums (2 (concentration - 1) + dim - i) log L_ii over the rows i = 2 .. dim, less the
+    normalizer; sample builds L row by row by the onion method (a Beta-distributed squared
+    norm for each row, a uniform direction from normalized Gaussians)."""
+    arg_constraints = {"concentration": constraints.positive}
+    support = corr_cholesky
+    _init_params = ("dim", "concentration")
+
+    def __init__(self, dim, concentration=1.0, validate_args=None):
+        if dim < 2:
+            raise ValueError(f"Expected dim to be an integer greater than or equal to 2. Found dim={dim}.")
+        self.dim = dim
+        self.concentration = _as_tensor(concentration)
+        batch = tuple(self.concentration.shape)
+        # the onion method's Beta for row k (0-based): Beta(k / 2, c + (dim - 2 - k) / 2) for k >= 1
+        offset = T.cat([T.zeros(1, dtype=self.concentration.dtype),
+                        T.arange(dim - 1, dtype=self.concentration.dtype)])
+        marginal = self.concentration + 0.5 * (dim - 2)
+        self._beta = Beta(offset + 0.5, T.unsqueeze(marginal, -1) - 0.5 * offset)
+        super().__init__(batch, (dim, dim), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        batch_shape = tuple(batch_shape)
+        return LKJCholesky(self.dim, T.broadcast_to(self.concentration, batch_shape), validate_args=False)
+
+    def sample(self, sample_shape=()):
+        with no_grad():
+            y = T.unsqueeze(self._beta.sample(sample_shape), -1)  # (..., dim, 1): each row's squared norm
+            shape = _shape(sample_shape) + tuple(self.batch_shape) + (self.dim, self.dim)
+            normal = _tensor.randn(*shape, dtype=y.dtype).tril(-1)
+            rows = T.arange(self.dim)
+            first = T.reshape(rows == 0, (self.dim, 1))  # row 0 is (1, 0, ...)
+            direction = T.where(first, T.zeros_like(normal),
+                                normal / T.clamp(T.norm(normal, 2, -1, keepdim=True), min=T.finfo(y.dtype).tiny))
+            w = T.sqrt(y) * direction
+            diagonal = T.sqrt(T.clamp(1 - T.sum(w * w, -1), min=T.finfo(w.dtype).tiny))
+            from .._array_functions import diag_embed
+            return w + diag_embed(diagonal)
+
+    def log_prob(self, value):
+        d = self.dim
+        diagonal = value.diagonal(0, -2, -1)[..., 1:]
+        order = 2 * T.unsqueeze(self.concentration - 1, -1) + d - T.arange(2, d + 1, dtype=value.dtype)
+        unnormalized = T.sum(order * T.log(diagonal), -1)
+        alpha = self.concentration + 0.5 * (d - 1)
+        normalizer = 0.5 * (d - 1) * math.log(math.pi) + _composites.mvlgamma(alpha - 0.5, d - 1) \
+            - T.lgamma(alpha) * (d - 1)
+        return unnormalized - normalizer
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical whose rsample is the straight-through estimator (Bengio et al. 2013): the
+    one-hot sample's values, with the gradient of the probabilities."""
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        samples = self.sample(sample_shape)
+        return samples + (self.probs - self.probs.detach())
