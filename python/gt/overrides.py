@@ -166,8 +166,11 @@ def _install():
     from gt import fft, linalg, special
     from gt.nn import functional
     T = gt.Tensor
+    # (GT's own functions only: a library's additions to torch.Tensor, fastai's, call torch's functions
+    # themselves and do not dispatch, as in PyTorch)
     methods = [(name, fn) for name, fn in vars(T).items()
-               if type(fn) is _types.FunctionType and name not in _KEEP and not hasattr(fn, "_gt_dispatches")]
+               if type(fn) is _types.FunctionType and name not in _KEEP and fn.__name__ not in _KEEP
+               and not hasattr(fn, "_gt_dispatches") and (fn.__module__ or "").startswith("gt")]
     for name, fn in methods:
         if name not in _OPERATORS:
             setattr(T, name, _public(fn, f"gt.Tensor.{name}"))
@@ -180,7 +183,7 @@ def _install():
     for module in (gt, functional, linalg, special, fft):
         for name, fn in list(vars(module).items()):
             if (type(fn) is _types.FunctionType and not name.startswith("_") and not hasattr(fn, "_gt_dispatches")
-                    and (fn.__module__ or "").startswith("gt")):
+                    and (fn.__module__ or "").startswith("gt") and fn.__name__ not in _KEEP):
                 if fn not in made:
                     made[fn] = _public(fn, f"{module.__name__}.{name}", subclasses=name not in _IGNORED)
                 setattr(module, name, made[fn])
@@ -225,6 +228,18 @@ def convert(ret, cls, args=(), kwargs=None):
         items = [convert(r, cls, args, kwargs) for r in ret]
         return type(ret)(*items) if hasattr(ret, "_fields") else type(ret)(items)
     return ret
+
+
+def keeps_subclass(forward):
+    """A module's forward(self, x, ...) whose tensors come out as x's class when x is a subclass
+    that takes part: for modules that compute with GT's internal functions (LSTM,
+    MultiheadAttention), where PyTorch's give the subclass through the functions they call. Its
+    __torch_function__ is not called for those inner functions."""
+    @functools.wraps(forward)
+    def wrapped(self, x, *args, **kwargs):
+        out = forward(self, x, *args, **kwargs)
+        return convert(out, type(x)) if type(x) in _subclasses else out
+    return wrapped
 
 
 def _is_argument(t, args, kwargs):

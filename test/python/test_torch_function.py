@@ -150,3 +150,37 @@ def test_tensors_print_as_tensor_under_as_torch():
                           "print(torch.__name__)"],  # (pyro checks torch.__name__ before patching torch's names)
                          capture_output=True, text=True, timeout=120)
     assert out.stdout.splitlines() == ["tensor([1., 1.])", "M([1.])", "torch"], out.stderr
+
+
+def test_modules_keep_a_subclass_and_library_additions_to_tensor_do_not_dispatch():
+    seen = []
+
+    class Logged(gt.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(func.__name__)
+            return super().__torch_function__(func, types, args, kwargs)
+
+    x = gt.ones(1, 2, 5, 5).as_subclass(Logged)
+    for m, call in ((gt.nn.Conv2d(2, 3, 3), "conv2d"), (gt.nn.ConvTranspose2d(2, 3, 3), "conv_transpose2d"),
+                    (gt.nn.Flatten(), "flatten")):
+        seen.clear()
+        assert type(m(x)) is Logged and seen == [call], (m, seen)
+    seq = gt.ones(4, 1, 2).as_subclass(Logged)
+    out, (h, c) = gt.nn.LSTM(2, 3)(seq)
+    assert type(out) is Logged and type(h) is Logged
+    q = gt.ones(1, 4, 6).as_subclass(Logged)
+    assert type(gt.nn.MultiheadAttention(6, 2, batch_first=True)(q, q, q)[0]) is Logged
+
+    # a library's own method on torch.Tensor added before the first subclass (fastai's) calls torch's
+    # functions itself: it is not wrapped (it recursed forever when it was)
+    import subprocess
+    import sys
+    code = ("import gt\n"
+            "def my_meta(self): return self.as_subclass(gt.Tensor)\n"
+            "gt.Tensor.my_meta = my_meta\n"
+            "class Img(gt.Tensor): pass\n"
+            "x = gt.ones(2).as_subclass(Img)\n"
+            "print(type(x.my_meta()).__name__, type(x.as_subclass(gt.Tensor)).__name__, type(x.clone()).__name__)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["Tensor", "Tensor", "Img"], out.stderr[-2000:]

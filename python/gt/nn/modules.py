@@ -12,6 +12,7 @@ from .. import _device
 from .. import dtypes as _dt
 from .. import autograd as _ag
 from .._tensor import _disabled_torch_function_impl
+from .. import overrides as _overrides
 from .. import _runtime
 from ..autograd import no_grad
 from .. import signal as _signal
@@ -1191,6 +1192,8 @@ class Flatten(Module):
         self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, x):
+        if type(x) in _overrides._subclasses:  # (x.flatten: a subclass's __torch_function__ sees it, as PyTorch's)
+            return x.flatten(self.start_dim, self.end_dim)
         return T.flatten(x, self.start_dim, self.end_dim)
 
     def extra_repr(self):
@@ -1361,6 +1364,8 @@ class Unflatten(Module):
         self.dim, self.unflattened_size = dim, tuple(unflattened_size)
 
     def forward(self, x):
+        if type(x) in _overrides._subclasses:  # (x.unflatten: a subclass's __torch_function__ sees it, as PyTorch's)
+            return x.unflatten(self.dim, self.unflattened_size)
         d = self.dim % x.ndim
         return T.reshape(x, *x.shape[:d], *self.unflattened_size, *x.shape[d + 1:])
 
@@ -1418,6 +1423,9 @@ class _ConvNd(Module):
                 pairs = [(p, p) for p in padding]
             x = F.pad(x, [p for pair in reversed(pairs) for p in pair], mode=self.padding_mode)
             padding = 0
+        if type(x) in _overrides._subclasses:  # a tensor subclass's __torch_function__ sees F.conv{n}d, as PyTorch's
+            return getattr(F, f"conv{self._n}d")(x, self.weight, self.bias, self.stride, padding, self.dilation,
+                                                 self.groups)
         return F._conv(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups, self._n,
                        type(self).__name__)
 
@@ -2212,6 +2220,9 @@ class _ConvTransposeNd(Module):
             if any(not 0 <= op < max(s, d) for op, s, d in zip(output_padding, self.stride, self.dilation)):
                 raise ValueError(f"requested an output size of {size}, but valid sizes are {base} plus less than "
                                  f"the stride or dilation")
+        if type(x) in _overrides._subclasses:  # (through F.conv_transpose{n}d's protocol, as PyTorch's)
+            return getattr(F, f"conv_transpose{self._n}d")(x, self.weight, self.bias, self.stride, self.padding,
+                                                           output_padding, self.groups, self.dilation)
         return F._conv_transpose(x, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
                                  self.dilation, self._n, type(self).__name__)
 

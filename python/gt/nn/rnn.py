@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import _functions as T
 from .. import autograd as _autograd
+from .. import overrides as _overrides
 from .._composites import select as _select
 from . import functional as F
 from . import init
@@ -244,6 +245,7 @@ class _RNNBase(Module):
         w_hr = get(len(names) - 1) if self.proj_size else None
         return w_ih, w_hh, b_ih, b_hh, w_hr
 
+    @_overrides.keeps_subclass
     def forward(self, input, hx=None):
         lstm = self.mode == "LSTM"
         packed = input if isinstance(input, _packing.PackedSequence) else None

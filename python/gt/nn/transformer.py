@@ -13,6 +13,7 @@ import math
 
 from .. import _functions as T
 from .. import dtypes as _dt
+from .. import overrides as _overrides
 from . import functional as F
 from . import init
 from .modules import Module, ModuleList, Parameter, Linear, LayerNorm, Dropout
@@ -73,6 +74,7 @@ class MultiheadAttention(Module):
             init.xavier_normal_(self.bias_k)
             init.xavier_normal_(self.bias_v)
 
+    @_overrides.keeps_subclass
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
         batched = query.ndim == 3
