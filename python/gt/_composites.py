@@ -1689,9 +1689,46 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
 @_method_only("data_ptr")
 def _data_ptr(x):
     """A nonzero int naming x's values, where PyTorch gives their address: equal for tensors
-    sharing them (a tied weight, x.detach(), p.data), different for other tensors. An in-place op
-    rebinds x to new values (docs/api.md), so unlike PyTorch's it changes then."""
+    sharing them (a tied weight, x.detach(), p.data), different for other tensors; a view's is
+    its base's plus its first element's offset in bytes, as PyTorch's (w[1] of a (4, 3) float32 w:
+    12 more; w.view(-1): the same), so transformers finds the end of a tied weight by
+    w.view(-1)[-1].data_ptr(). An in-place op rebinds x to new values (docs/api.md), so unlike
+    PyTorch's it changes then."""
+    view = getattr(x, "_view_of", None)
+    if view is not None:
+        from ._tensor import _Layout
+        base = view.base()
+        if base is not None and base.shape == view.base_shape:
+            offset = 0 if type(view.key) is _Layout else _first_offset(view.key, base.shape)
+            if offset is not None:
+                return _data_ptr(base) + offset * x.element_size()
     return x._h.id << 8
+
+
+def _first_offset(key, shape):
+    """The row-major position in a tensor of `shape` of the first element basic-indexing `key`
+    (ints, slices, None, Ellipsis) reads; None for another key."""
+    key = key if isinstance(key, tuple) else (key,)
+    if sum(k is Ellipsis for k in key) == 1:
+        i = key.index(Ellipsis)
+        used = sum(k is not None and k is not Ellipsis for k in key)
+        key = key[:i] + (slice(None),) * (len(shape) - used) + key[i + 1:]
+    axis, offset = 0, 0
+    for k in key:
+        if k is None:
+            continue
+        if axis >= len(shape):
+            return None
+        n = shape[axis]
+        if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
+            start = int(k) % n if n else 0
+        elif isinstance(k, slice):
+            start = k.indices(n)[0] if n else 0
+        else:
+            return None
+        offset += start * math.prod(shape[axis + 1:])
+        axis += 1
+    return offset
 
 
 @_method_only("get_device")

@@ -24,7 +24,8 @@ def _arrays(tensors):
     for name, t in tensors.items():
         if not isinstance(t, T.Tensor):
             raise ValueError(f"Key `{name}` is invalid, expected torch.Tensor but received {type(t)}")
-        out[name] = np.ascontiguousarray(t.numpy())
+        a = t.numpy()
+        out[name] = np.ascontiguousarray(a).reshape(a.shape)  # (ascontiguousarray makes a 0-d array 1-d)
     return out
 
 

@@ -167,6 +167,9 @@ def install():
     gt.Tensor.__module__ = "torch"  # type(x) prints <class 'torch.Tensor'>, as PyTorch's
     gt.nn.Parameter.__module__ = "torch.nn.parameter"
     gt.__name__ = "torch"  # (pyro checks `target.split(".")[0] == torch.__name__` before patching torch's names)
+    # transformers loads checkpoints in a thread pool; GT's client takes one thread's calls at a
+    # time (docs/api.md), so from_pretrained loads them in turn
+    os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1")
     if not any(isinstance(f, _TorchIsGT) for f in sys.meta_path):
         sys.meta_path.insert(0, _TorchIsGT())
     _safetensors_through_gt()

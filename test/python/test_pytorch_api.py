@@ -1111,3 +1111,20 @@ def test_custom_ops_through_torch_library():
     x.grad = None
     gt.ops.gttest.scale(x, 2.0).sum().backward()
     assert x.grad.tolist() == [20.0, 20.0, 20.0]  # the registered backward
+
+
+def test_data_ptr_of_views_and_checkpoints_of_0d_tensors(tmp_path):
+    # transformers finds a tied weight's end by w.view(-1)[-1].data_ptr(); safetensors keeps 0-d shapes
+    w = gt.nn.Parameter(gt.randn(4, 3))
+    assert w.view(-1).data_ptr() == w.data_ptr() and w[1].data_ptr() - w.data_ptr() == 12
+    assert w.view(-1)[-1].data_ptr() + w.element_size() - w.data_ptr() == w.numel() * w.element_size()
+    assert w.detach().data_ptr() == w.data_ptr() and gt.randn(2).data_ptr() != w.data_ptr()
+    from gt import _safetensors_torch as st
+    bn = gt.nn.BatchNorm1d(3)
+    path = str(tmp_path / "bn.safetensors")
+    st.save_file(bn.state_dict(), path)
+    loaded = st.load_file(path)
+    assert loaded["num_batches_tracked"].shape == ()
+    state = dict(loaded, num_batches_tracked=gt.tensor([5]))  # a 0-d entry saved as 1-d loads, as PyTorch's
+    bn.load_state_dict(state)
+    assert bn.num_batches_tracked.shape == () and bn.num_batches_tracked.item() == 5

@@ -907,6 +907,8 @@ class Module:
         v = value if isinstance(value, T.Tensor) else T.from_numpy(np.asarray(value))
         if isinstance(current, (UninitializedParameter, UninitializedBuffer)):
             current.materialize(tuple(v.shape))  # a lazy module takes the checkpoint's shapes
+        if current is not None and current.ndim == 0 and tuple(v.shape) == (1,):
+            v = T.reshape(v, ())  # a 0-d entry saved as 1-d (older checkpoints), as PyTorch takes it
         if current is not None and tuple(v.shape) != current.shape:
             error_msgs.append(f"size mismatch for {key}: copying a param with shape {list(v.shape)} from checkpoint, "
                               f"the shape in current model is {list(current.shape)}.")
