@@ -12,6 +12,7 @@ torch.ops.<namespace>.<name>:
 register_autograd makes the op's gradient the given backward (an autograd.Function around the
 function); without it the gradient is that of the ops the function runs. register_fake is
 accepted (GT infers shapes by running the function; a meta tensor's ops give meta tensors)."""
+import inspect
 import types
 
 from . import autograd as _ag
@@ -29,8 +30,10 @@ class CustomOpDef:
         self.__doc__ = fn.__doc__
 
     def __call__(self, *args, **kwargs):
-        if self._autograd is not None:
-            return self._autograd.apply(*args, **kwargs)
+        if self._autograd is not None:  # (arguments by position, defaults filled: what setup_context's inputs hold)
+            bound = inspect.signature(self._fn).bind(*args, **kwargs)
+            bound.apply_defaults()
+            return self._autograd.apply(*bound.args, **bound.kwargs)
         return self._fn(*args, **kwargs)
 
     def register_autograd(self, backward, *, setup_context=None):
@@ -73,8 +76,8 @@ def register_autograd(op, backward, /, *, setup_context=None, lib=None):
 
     class _Op(_ag.Function):
         @staticmethod
-        def forward(ctx, *args):
-            out = opdef._fn(*args)
+        def forward(ctx, *args, **kwargs):
+            out = opdef._fn(*args, **kwargs)
             if setup_context is not None:
                 setup_context(ctx, args, out)
             return out

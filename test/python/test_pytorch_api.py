@@ -1128,3 +1128,19 @@ def test_data_ptr_of_views_and_checkpoints_of_0d_tensors(tmp_path):
     state = dict(loaded, num_batches_tracked=gt.tensor([5]))  # a 0-d entry saved as 1-d loads, as PyTorch's
     bn.load_state_dict(state)
     assert bn.num_batches_tracked.shape == () and bn.num_batches_tracked.item() == 5
+
+
+def test_a_custom_op_with_autograd_takes_keyword_arguments():
+    # transformers' MoE grouped_mm fallback calls its custom op with a keyword argument
+    @gt.library.custom_op("gt_test_kw::scale", mutates_args=())
+    def scale(x: gt.Tensor, s: gt.Tensor) -> gt.Tensor:
+        return x * s
+
+    def setup(ctx, inputs, output):
+        ctx.s = inputs[1]
+
+    gt.library.register_autograd("gt_test_kw::scale", lambda ctx, g: (g * ctx.s, None), setup_context=setup)
+    x = gt.ones(3, requires_grad=True)
+    y = gt.ops.gt_test_kw.scale(x, s=gt.tensor(3.0))
+    y.sum().backward()
+    assert y.tolist() == [3.0, 3.0, 3.0] and x.grad.tolist() == [3.0, 3.0, 3.0]
