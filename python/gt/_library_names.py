@@ -541,7 +541,11 @@ def _install_more(gt):
         if hasattr(gt.optim, name) and f"gt.optim.{file}" not in sys.modules:
             _module(f"gt.optim.{file}", f"torch.optim.{file}: {name}.", **{name: getattr(gt.optim, name),
                                                                             "Optimizer": gt.optim.Optimizer})
-    gt.dsmm = lambda input, mat2: gt.mm(input, mat2)  # (sparse x dense: GT stores sparse tensors densely)
+    def dsmm(input, mat2):
+        """torch.dsmm: a sparse (n, m) times a dense (m, p) matrix, dense (n, p): gt.mm (GT stores
+        sparse tensors densely)."""
+        return gt.mm(input, mat2)
+    gt.dsmm = dsmm
     gt.quasirandom = importlib.import_module("gt.quasirandom")
 
 

@@ -9,6 +9,7 @@ import numpy as np
 from . import _C, _derivatives
 from . import _functions as T
 from . import autograd as _ag
+from ._aliases import _write_out
 from . import dtypes as _dt
 
 
@@ -296,20 +297,8 @@ def cholesky(A, *, upper=False, out=None):
     with A = L L^T (upper=True: L^T), as torch.linalg.cholesky (the lower triangle of A is
     read); written into `out` too when given. Raises gt.linalg.LinAlgError when a matrix is not
     positive-definite."""
-    return _into(out, _Cholesky.apply(_matrices(A, "linalg.cholesky"), upper))
-
-
-def _into(out, result):
-    """result, or `out` (a tensor, or a tuple of them for a tuple result) holding it (out=)."""
-    if out is None:
-        return result
-    if isinstance(result, tuple):
-        for o, r in zip(out, result):
-            _into(o, r)
-        return out
-    if out.shape != result.shape:
-        out.resize_(result.shape)
-    return out.copy_(result)
+    L = _Cholesky.apply(_matrices(A, "linalg.cholesky"), upper)
+    return L if out is None else _write_out("linalg.cholesky", L, out, T.Tensor)
 
 
 class _Eigh(_ag.Function):
@@ -797,8 +786,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
                               check_errors))
     if out is None:
         return result
-    _into(tuple(out), tuple(result))
-    return _CholeskyEx(*out)
+    return _CholeskyEx(*_write_out("linalg.cholesky_ex", tuple(result), tuple(out), T.Tensor))
 
 
 def solve_ex(A, B, *, left=True, check_errors=False):

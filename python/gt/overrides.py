@@ -88,12 +88,14 @@ def _takes_part(args, kwargs):
     return False
 
 
-def _dispatch(func, impl, args, kwargs, subclasses=True):
-    """Calls the innermost mode's, then the arguments' __torch_function__ for func(*args,
-    **kwargs); impl (func's own implementation) when none takes it."""
-    overloaded = _overloaded(args, kwargs) if subclasses and not getattr(_state, "off", 0) else []
+def _dispatch(func, impl, args, kwargs, subclasses=True, overloaded=None):
+    """Calls the innermost mode's, then the arguments' (or `overloaded`'s) __torch_function__ for
+    func(*args, **kwargs); impl (func's own implementation) when none takes it and nothing
+    overloads it, else TypeError."""
+    if overloaded is None:
+        overloaded = _overloaded(args, kwargs) if subclasses and not getattr(_state, "off", 0) else []
     classes = tuple(type(a) for a in overloaded)
-    if _modes:
+    if _modes and not getattr(_state, "all_off", 0):
         mode = _modes.pop()  # a mode does not see the calls its own __torch_function__ makes
         try:
             out = mode.__torch_function__(func, classes, args, kwargs)
@@ -101,7 +103,7 @@ def _dispatch(func, impl, args, kwargs, subclasses=True):
             _modes.append(mode)
         if out is not NotImplemented:
             return out
-    if not overloaded:
+    if not overloaded and impl is not None:
         return impl(*args, **kwargs)
     for a in overloaded:
         out = type(a).__torch_function__(func, classes, args, kwargs)
@@ -316,21 +318,7 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     """Runs the __torch_function__ protocol for public_api(*args, **kwargs) (a library's own
     function written as PyTorch's are: `if has_torch_function(...): return handle_torch_function(...)`):
     the result of the first mode's or relevant_args' class's __torch_function__ that takes it."""
-    overloaded = _overloaded(tuple(relevant_args), {})
-    classes = tuple(type(a) for a in overloaded)
-    if _modes and not getattr(_state, "all_off", 0):
-        mode = _modes.pop()
-        try:
-            out = mode.__torch_function__(public_api, classes, args, kwargs)
-        finally:
-            _modes.append(mode)
-        if out is not NotImplemented:
-            return out
-    for a in overloaded:
-        out = type(a).__torch_function__(public_api, classes, args, kwargs)
-        if out is not NotImplemented:
-            return out
-    raise _no_handler(public_api, classes)
+    return _dispatch(public_api, None, args, kwargs, overloaded=_overloaded(tuple(relevant_args), {}))
 
 
 def is_tensor_like(inp):
