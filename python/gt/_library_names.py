@@ -449,7 +449,10 @@ def install(gt):
 
     import re
     _module("gt.utils.data._utils.collate", "torch.utils.data._utils.collate.", default_collate=data.default_collate,
-            default_convert=default_convert, np_str_obj_array_pattern=re.compile(r"[SaUO]"))
+            default_convert=default_convert, np_str_obj_array_pattern=re.compile(r"[SaUO]"), collate=data.collate,
+            default_collate_fn_map=data.default_collate_fn_map,
+            **{n: getattr(data, n) for n in ("collate_tensor_fn", "collate_numpy_array_fn", "collate_numpy_scalar_fn",
+                                              "collate_float_fn", "collate_int_fn", "collate_str_fn")})
     _module("gt.utils.model_zoo", "torch.utils.model_zoo: load_url is gt.hub.load_state_dict_from_url.",
             load_url=gt.hub.load_state_dict_from_url)
     gt.serialization.DEFAULT_PROTOCOL = 2  # (torch.save's pickle protocol)

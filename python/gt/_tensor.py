@@ -306,10 +306,12 @@ class Tensor:
     # attributes, `p._no_weight_decay = True`, as a torch.Tensor takes them)
     __array_priority__ = 1000  # numpy_scalar * tensor -> Tensor.__rmul__
 
-    def __init__(self, handle=None, shape=None, dtype=None, requires_grad=False, *sizes):
+    def __init__(self, handle=None, shape=None, dtype=None, requires_grad=False, *sizes, **kwargs):
         if shape is None or dtype is None or type(handle) is not _Handle:
-            if _initialized(self):  # Sub(x) whose __new__ returned x.as_subclass(Sub): Python calls
-                return  # __init__(x) again, which (as PyTorch's Tensor.__init__) changes nothing
+            if _initialized(self):  # Sub(x, img_size=...) whose __new__ returned x.as_subclass(Sub): Python
+                return  # calls __init__ with the same arguments, which (as PyTorch's Tensor.__init__) change nothing
+            if kwargs:
+                raise TypeError(f"Tensor() got unexpected keyword arguments {', '.join(map(repr, kwargs))}")
             if type(handle) is _complex._Parts:  # Tensor(z._h, ...) of a complex z: a complex tensor
                 self.__class__ = _complex.ComplexTensor
                 return _complex.ComplexTensor.__init__(self, handle)

@@ -151,8 +151,16 @@ class _TorchPickler(pickle._Pickler):
         storage = _TorchStorage(str(len(self.storages)), array.reshape(-1), obj.dtype.name)
         self.storages.append(storage)
         stride = tuple(int(np.prod(obj.shape[i + 1:], dtype=np.int64)) for i in range(len(obj.shape)))
-        return (_TorchGlobal("torch._utils", "_rebuild_tensor_v2"),
-                (storage, 0, tuple(obj.shape), stride, obj.requires_grad, OrderedDict()))
+        rebuild = _TorchGlobal("torch._utils", "_rebuild_tensor_v2")
+        args = (storage, 0, tuple(obj.shape), stride, obj.requires_grad, OrderedDict())
+        kind = type(obj)
+        own = kind.__module__.startswith("gt")  # (GT's own: Tensor, its complex tensors)
+        if own and not obj.__dict__:
+            return rebuild, args
+        # a subclass (MONAI's MetaTensor) or a tensor with attributes of its own: as PyTorch's
+        # Tensor.__reduce_ex__, rebuilt as that type with that state
+        return (_TorchGlobal("torch._tensor", "_rebuild_from_type_v2"),
+                (rebuild, _TorchGlobal("torch", "Tensor") if own else kind, args, dict(obj.__dict__)))
 
 
 def _pickler(pickle_module):
@@ -362,6 +370,22 @@ def _rebuild_torch_tensor_v3(storage, offset, size, stride, requires_grad, backw
                                  offset, size, stride)
 
 
+def _rebuild_from_type(func, new_type, args, state):
+    """torch._tensor._rebuild_from_type_v2: func(*args) as a `new_type` (a Tensor subclass) with
+    `state` (its __dict__, or (__dict__, slots)), through the class's __setstate__ if it has one."""
+    ret = func(*args)
+    if type(ret) is not new_type:
+        ret = ret.as_subclass(new_type)
+    if getattr(new_type, "__setstate__", None) is not getattr(T.Tensor, "__setstate__", None):
+        ret.__setstate__(state)
+    elif state:
+        attributes, slots = state if isinstance(state, tuple) else (state, None)
+        ret.__dict__.update(attributes or {})
+        for name, value in (slots or {}).items():
+            setattr(ret, name, value)
+    return ret
+
+
 def _rebuild_torch_parameter(data, requires_grad=True, backward_hooks=None, *state):
     from .nn.modules import Parameter
     return Parameter(data, requires_grad=requires_grad)
@@ -375,7 +399,8 @@ class _TorchUnpickler(_WeightsOnly):
               ("torch._utils", "_rebuild_tensor_v3"): _rebuild_torch_tensor_v3,
               ("torch._utils", "_rebuild_parameter"): _rebuild_torch_parameter,
               ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_torch_parameter,
-              ("torch", "Size"): tuple}
+              ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type,
+              ("torch", "Size"): tuple, ("torch", "Tensor"): T.Tensor, ("torch._tensor", "Tensor"): T.Tensor}
 
     def __init__(self, data, read_record, weights_only):
         super().__init__(data)

@@ -1,6 +1,6 @@
 """gt.utils.data: datasets, samplers, collation and the DataLoader, as torch.utils.data."""
 import os
-from collections import namedtuple
+from collections import OrderedDict, namedtuple
 
 import numpy as np
 import pytest
@@ -109,6 +109,34 @@ def test_default_collate_of_numbers_arrays_and_dicts():
         default_collate([np.zeros(2), np.zeros(3)])
     with pytest.raises(TypeError, match="found object"):
         default_collate([object()])
+
+
+def test_collate_registry_and_mapping_types():
+    """torch.utils.data._utils.collate: `collate` with a map of type -> function (MONAI registers
+    its MetaTensor's), mappings keep their type (an OrderedDict stays one)."""
+    from gt.utils.data._utils.collate import collate, default_collate_fn_map
+
+    class Box:
+        def __init__(self, v):
+            self.v = v
+
+    def collate_box(batch, *, collate_fn_map=None):
+        return gt.tensor([b.v for b in batch]) * 10
+
+    fns = {**default_collate_fn_map, Box: collate_box}
+    out = collate([{"b": Box(1), "n": 1.5}, {"b": Box(2), "n": 2.5}], collate_fn_map=fns)
+    assert out["b"].numpy().tolist() == [10, 20] and out["n"].dtype == gt.float64
+    with pytest.raises(TypeError, match="found Box"):
+        default_collate([Box(1)])  # (not in the default map)
+    od = default_collate([OrderedDict(x=np.float32(1)), OrderedDict(x=np.float32(2))])
+    assert type(od) is OrderedDict and od["x"].dtype == gt.float32
+    assert [t.numpy().tolist() for t in default_collate([[1, 2], [3, 4]])] == [[1, 3], [2, 4]]
+    with pytest.raises(TypeError, match="<U1"):
+        default_collate([np.array(["a"]), np.array(["b"])])
+
+    class Sub(gt.Tensor):
+        pass
+    assert type(default_collate([gt.ones(2).as_subclass(Sub)] * 3)) is Sub  # (through gt.stack's dispatch)
 
 
 def test_collate_fn_sampler_and_batch_sampler():

@@ -184,3 +184,33 @@ def test_modules_keep_a_subclass_and_library_additions_to_tensor_do_not_dispatch
             "print(type(x.my_meta()).__name__, type(x.as_subclass(gt.Tensor)).__name__, type(x.clone()).__name__)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.split() == ["Tensor", "Tensor", "Img"], out.stderr[-2000:]
+
+
+def test_save_and_load_keep_a_subclass_and_its_attributes(tmp_path):
+    """gt.save writes a subclass (or a tensor with attributes of its own) as PyTorch's
+    Tensor.__reduce_ex__ does (_rebuild_from_type_v2), so gt.load and torch.load give it back."""
+    x = meta([1.0, 2.0])
+    y = gt.ones(2)
+    y.tag = "t"
+    gt.save({"x": x, "y": y, "plain": gt.zeros(1)}, tmp_path / "m.pt")
+    back = gt.load(tmp_path / "m.pt", weights_only=False)
+    assert type(back["x"]) is Meta and back["x"].meta == {"spacing": 2} and back["x"].tolist() == [1.0, 2.0]
+    assert type(back["y"]) is gt.Tensor and back["y"].tag == "t" and type(back["plain"]) is gt.Tensor
+    with pytest.raises(Exception, match="Meta"):  # a weights-only load allows only the classes you name
+        gt.load(tmp_path / "m.pt")
+    with gt.serialization.safe_globals([Meta]):
+        assert type(gt.load(tmp_path / "m.pt")["x"]) is Meta
+
+
+def test_subclass_new_may_take_arguments_of_its_own():
+    """fastai's TensorBBox(x, img_size=...): Python calls Tensor.__init__ with __new__'s arguments,
+    which (as PyTorch's) ignores them for a tensor __new__ made."""
+    class Box(gt.Tensor):
+        def __new__(cls, x, img_size=None):
+            out = gt.as_tensor(x).as_subclass(cls)
+            out.img_size = img_size
+            return out
+    b = Box([[1.0, 2.0, 3.0, 4.0]], img_size=(8, 8))
+    assert type(b) is Box and b.img_size == (8, 8) and (b * 2).tolist() == [[2.0, 4.0, 6.0, 8.0]]
+    with pytest.raises(TypeError):
+        gt.Tensor([1.0], img_size=3)

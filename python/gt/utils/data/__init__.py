@@ -24,6 +24,8 @@ Where GT differs:
 """
 import bisect
 import builtins
+import collections.abc
+import copy
 import math
 import numbers
 
@@ -35,7 +37,7 @@ from ..._tensor import Tensor
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "Sampler",
            "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler", "DataLoader",
-           "default_collate", "random_split", "get_worker_info"]
+           "default_collate", "random_split", "get_worker_info"]  # (collate's names: torch.utils.data._utils.collate)
 
 
 def _rng(generator):
@@ -245,40 +247,108 @@ class BatchSampler(Sampler):
 
 # ---------------------------------------------------------------- collation
 
-def default_collate(batch):
-    """A list of samples as one batch (PyTorch's default_collate): gt Tensors are stacked
-    (gt.stack), NumPy arrays stacked on the client and uploaded as one tensor (their dtype
-    kept), Python floats give a float64 tensor, ints int64 and bools bool, strings and None
-    stay a list, and tuples, lists, dicts and namedtuples are collated field by field (a tuple
-    of fields gives a list of batches, as PyTorch's: batch[0] = batch[0].cuda() works). Raises
-    TypeError for anything else and RuntimeError for samples of different sizes."""
+def collate_tensor_fn(batch, *, collate_fn_map=None):
+    """gt Tensors of one shape [*S] as one [len(batch), *S] tensor (gt.stack; a subclass's
+    __torch_function__ sees the call)."""
+    import gt
+    return gt.stack(list(batch))
+
+
+def collate_numpy_array_fn(batch, *, collate_fn_map=None):
+    """NumPy arrays of one shape stacked on the client and uploaded as one tensor, their dtype
+    kept. Raises RuntimeError for arrays of different shapes and TypeError for arrays of
+    strings or objects."""
     first = batch[0]
-    if isinstance(first, Tensor):
-        return _T.stack(list(batch))
-    if isinstance(first, np.ndarray):
-        if any(b.shape != first.shape for b in batch):
-            raise RuntimeError(f"stack expects each array to be equal size, got {[b.shape for b in batch]}")
-        return _T.from_numpy(np.ascontiguousarray(np.stack(batch)))
-    if isinstance(first, np.generic):
-        return _T.from_numpy(np.asarray(batch))
-    if isinstance(first, bool):
+    if first.dtype.kind in "SUaO":
+        raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
+                        f"found {first.dtype}")
+    if any(b.shape != first.shape for b in batch):
+        raise RuntimeError(f"stack expects each array to be equal size, got {[b.shape for b in batch]}")
+    return _T.from_numpy(np.ascontiguousarray(np.stack(batch)))
+
+
+def collate_numpy_scalar_fn(batch, *, collate_fn_map=None):
+    """NumPy scalars as a [len(batch)] tensor of their dtype."""
+    return _T.from_numpy(np.asarray(batch))
+
+
+def collate_float_fn(batch, *, collate_fn_map=None):
+    """Python floats as a float64 tensor."""
+    return _T.tensor(list(batch), dtype="float64")
+
+
+def collate_int_fn(batch, *, collate_fn_map=None):
+    """Python ints as an int64 tensor (bools, a subclass of int, as a bool tensor)."""
+    if all(isinstance(b, bool) for b in batch):
         return _T.tensor(list(batch))
-    if isinstance(first, numbers.Integral):
-        return _T.tensor(list(batch), dtype="int64")
-    if isinstance(first, numbers.Real):
-        return _T.tensor(list(batch), dtype="float64")
-    if isinstance(first, (str, bytes)) or first is None:
+    return _T.tensor(list(batch), dtype="int64")
+
+
+def collate_str_fn(batch, *, collate_fn_map=None):
+    """Strings (and bytes) stay a list."""
+    return list(batch)
+
+
+# type -> collate function, as torch.utils.data._utils.collate.default_collate_fn_map: add a
+# type to make `default_collate` batch it your way (MONAI registers its MetaTensor here).
+default_collate_fn_map = {Tensor: collate_tensor_fn, np.ndarray: collate_numpy_array_fn,
+                          (np.bool_, np.number, np.object_): collate_numpy_scalar_fn,
+                          float: collate_float_fn, int: collate_int_fn, str: collate_str_fn,
+                          bytes: collate_str_fn}
+
+
+def collate(batch, *, collate_fn_map=None):
+    """A list of samples as one batch, by the functions of `collate_fn_map` (a dict from a type,
+    or a tuple of types, to `fn(batch, *, collate_fn_map)`): the first sample's exact type
+    first, then the first entry it is an instance of. Mappings, namedtuples and other
+    sequences without an entry are collated field by field (a tuple of fields gives a list of
+    batches, as PyTorch's: batch[0] = batch[0].cuda() works). As
+    torch.utils.data._utils.collate.collate. Raises TypeError for a sample of no known type
+    and RuntimeError for sequences of different lengths."""
+    first = batch[0]
+    kind = type(first)
+    if collate_fn_map is not None:
+        if kind in collate_fn_map:
+            return collate_fn_map[kind](batch, collate_fn_map=collate_fn_map)
+        for key, fn in collate_fn_map.items():
+            if isinstance(first, key):
+                return fn(batch, collate_fn_map=collate_fn_map)
+    if first is None:  # (PyTorch raises TypeError; GT keeps the Nones, as it always has)
         return list(batch)
-    if isinstance(first, dict):
-        return {k: default_collate([b[k] for b in batch]) for k in first}
+    if isinstance(first, collections.abc.Mapping):
+        fields = {k: collate([b[k] for b in batch], collate_fn_map=collate_fn_map) for k in first}
+        if isinstance(first, collections.abc.MutableMapping):
+            out = copy.copy(first)  # (keeps an OrderedDict, a BatchEncoding, ...)
+            out.update(fields)
+            return out
+        try:
+            return kind(fields)
+        except TypeError:
+            return fields
     if isinstance(first, tuple) and hasattr(first, "_fields"):  # a namedtuple
-        return type(first)(*(default_collate(list(s)) for s in zip(*batch)))
-    if isinstance(first, (tuple, list)):
+        return kind(*(collate(list(s), collate_fn_map=collate_fn_map) for s in zip(*batch)))
+    if isinstance(first, collections.abc.Sequence):
         if any(len(b) != len(first) for b in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        return [default_collate(list(s)) for s in zip(*batch)]  # (a list for tuples too, as PyTorch's)
+        fields = [collate(list(s), collate_fn_map=collate_fn_map) for s in zip(*batch)]
+        if isinstance(first, tuple):
+            return fields  # (a list for tuples too, as PyTorch's)
+        try:
+            return kind(fields)
+        except TypeError:
+            return fields
     raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
-                    f"found {type(first).__name__}")
+                    f"found {kind.__name__}")
+
+
+def default_collate(batch):
+    """A list of samples as one batch (PyTorch's default_collate): `collate` with
+    `default_collate_fn_map`. gt Tensors are stacked (gt.stack), NumPy arrays stacked on the
+    client and uploaded as one tensor (their dtype kept), Python floats give a float64 tensor,
+    ints int64 and bools bool, strings and None stay a list, and mappings, namedtuples and
+    sequences are collated field by field. Raises TypeError for anything else and RuntimeError
+    for samples of different sizes."""
+    return collate(batch, collate_fn_map=default_collate_fn_map)
 
 
 def _tensor_rows(dataset):
