@@ -586,6 +586,90 @@ def test_grid_sample_modes_and_padding(mode, padding_mode):
     np.testing.assert_allclose(gx.grad.numpy()[1, 2, 1, 0], (f(grid + e) - f(grid - e)) / 2e-6, rtol=1e-5, atol=1e-8)
 
 
+def grid_sample_3d_ref(x, grid, mode, padding_mode, align_corners):
+    """PyTorch's 3-D grid sampler (grid_sampler_3d_cpu) point by point: grid's last axis is
+    (x, y, z) for input's (W, H, D)."""
+    N, C = x.shape[:2]
+    sizes = x.shape[2:]  # D, H, W
+
+    def coordinate(c, n):
+        if padding_mode == "border":
+            return min(max(c, 0), n - 1)
+        if padding_mode == "reflection":
+            low, high = (0, 2 * (n - 1)) if align_corners else (-1, 2 * n - 1)
+            if low != high:
+                lo, span = low / 2, (high - low) / 2
+                c = abs(c - lo)
+                extra, flips = math.fmod(c, span), math.floor(c / span)
+                c = extra + lo if flips % 2 == 0 else span - extra + lo
+            else:
+                c = 0.0
+            return min(max(c, 0), n - 1)
+        return c
+
+    def value(b, idx):
+        return x[(b, slice(None)) + idx] if all(0 <= i < n for i, n in zip(idx, sizes)) else np.zeros(C)
+    out = np.zeros((N, C) + grid.shape[1:4])
+    for b in range(N):
+        for pos in np.ndindex(*grid.shape[1:4]):
+            g = grid[(b,) + pos][::-1]  # (z, y, x): input's axis order
+            u = [(gi + 1) / 2 * (n - 1) if align_corners else ((gi + 1) * n - 1) / 2 for gi, n in zip(g, sizes)]
+            s = [coordinate(ui, n) for ui, n in zip(u, sizes)]
+            if mode == "nearest":
+                out[(b, slice(None)) + pos] = value(b, tuple(int(np.rint(si)) for si in s))
+                continue
+            low = [math.floor(si) for si in s]
+            for corner in np.ndindex(2, 2, 2):
+                w = np.prod([si - lo if bit else 1 - (si - lo) for si, lo, bit in zip(s, low, corner)])
+                out[(b, slice(None)) + pos] += w * value(b, tuple(lo + bit for lo, bit in zip(low, corner)))
+    return out
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_3d(mode, padding_mode):
+    """Volumetric input (N, C, D, H, W) at a grid (N, Do, Ho, Wo, 3), as PyTorch's (MONAI's 3-D
+    Spacing and Affine resample through affine_grid + grid_sample)."""
+    x = rng.standard_normal((2, 2, 3, 4, 5))
+    grid = rng.uniform(-1.6, 1.6, (2, 2, 3, 2, 3))
+    for align in (False, True):
+        got = F.grid_sample(gt.tensor(x), gt.tensor(grid), mode=mode, padding_mode=padding_mode,
+                            align_corners=align)
+        assert got.shape == (2, 2, 2, 3, 2)
+        np.testing.assert_allclose(got.numpy(), grid_sample_3d_ref(x, grid, mode, padding_mode, align), rtol=1e-12,
+                                   atol=1e-12)
+    gx = gt.tensor(grid, requires_grad=True)
+    w = rng.standard_normal((2, 2, 2, 3, 2))
+    (F.grid_sample(gt.tensor(x), gx, mode=mode, padding_mode=padding_mode) * gt.tensor(w)).sum().backward()
+    if mode == "nearest":  # a zero gradient, as PyTorch's (not none)
+        np.testing.assert_array_equal(gx.grad.numpy(), np.zeros_like(grid))
+        return
+    e = np.zeros_like(grid)
+    e[1, 0, 2, 1, 2] = 1e-6  # the z coordinate of one point
+    f = lambda g: (grid_sample_3d_ref(x, g, mode, padding_mode, False) * w).sum()
+    np.testing.assert_allclose(gx.grad.numpy()[1, 0, 2, 1, 2], (f(grid + e) - f(grid - e)) / 2e-6, rtol=1e-5,
+                               atol=1e-8)
+
+
+def test_affine_grid_3d():
+    theta = rng.standard_normal((2, 3, 4))
+    for align in (False, True):
+        grid = F.affine_grid(gt.tensor(theta), (2, 1, 3, 4, 5), align_corners=align).numpy()
+        assert grid.shape == (2, 3, 4, 5, 3)
+        axis = lambda n: np.linspace(-1, 1, n) * (1 if align else (n - 1) / n)
+        z, y, x = np.meshgrid(axis(3), axis(4), axis(5), indexing="ij")
+        base = np.stack([x, y, z, np.ones_like(x)], -1)
+        np.testing.assert_allclose(grid, np.einsum("dhwk,nik->ndhwi", base, theta), rtol=1e-12, atol=1e-12)
+    v = rng.standard_normal((1, 2, 3, 4, 5))
+    identity = gt.tensor(np.eye(3, 4)[None])
+    g = F.affine_grid(identity, (1, 2, 3, 4, 5), align_corners=False)
+    np.testing.assert_allclose(F.grid_sample(gt.tensor(v), g, align_corners=False).numpy(), v, atol=1e-12)
+    with pytest.raises(ValueError, match="Nx3x4"):
+        F.affine_grid(gt.tensor(theta[:, :2, :3]), (2, 1, 3, 4, 5))
+    with pytest.raises(RuntimeError, match="bicubic interpolation only supports 4D"):
+        F.grid_sample(gt.tensor(v), g, mode="bicubic")
+
+
 def test_bilinear_and_gumbel_softmax():
     a, b = rng.standard_normal((4, 3)), rng.standard_normal((4, 5))
     m = nn.Bilinear(3, 5, 2)

@@ -4,6 +4,7 @@ Shapes use PyTorch's letters: N batch, C classes, D features, (*) any extra axes
 """
 import functools
 import inspect
+import itertools
 import math
 import warnings
 
@@ -1787,11 +1788,21 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 
 
 def affine_grid(theta, size, align_corners=False):
-    """Sampling coordinates for grid_sample: theta (N, 2, 3) maps each output pixel's normalized
-    (x, y, 1) to input coordinates; size (N, C, H, W) -> grid (N, H, W, 2) (Jaderberg et al.
-    2015, spatial transformers), as torch.nn.functional.affine_grid (2-D)."""
+    """Sampling coordinates for grid_sample (Jaderberg et al. 2015, spatial transformers), as
+    torch.nn.functional.affine_grid: theta maps each output point's normalized coordinates
+    (x, y, 1) or (x, y, z, 1) to input coordinates. 2-D: theta (N, 2, 3), size (N, C, H, W) ->
+    grid (N, H, W, 2); 3-D: theta (N, 3, 4), size (N, C, D, H, W) -> grid (N, D, H, W, 3).
+    Raises ValueError for another size or a theta of the wrong shape."""
     import numpy as np
-    N, _, H, W = size
+    size = tuple(size)
+    if len(size) not in (4, 5):
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {list(size)}.")
+    d = len(size) - 2
+    if theta.ndim != 3 or tuple(theta.shape[1:]) != (d, d + 1):
+        raise ValueError(f"Expected a batch of {d}D affine matrices of shape Nx{d}x{d + 1} for size {list(size)}. "
+                         f"Got {list(theta.shape)}.")
+    N, spatial = size[0], size[2:]
 
     def axis(n):
         if n == 1:
@@ -1799,32 +1810,42 @@ def affine_grid(theta, size, align_corners=False):
         v = np.linspace(-1.0, 1.0, n)
         return v if align_corners else v * (n - 1) / n
 
-    xs, ys = np.meshgrid(axis(W), axis(H))  # (H, W) each
-    base = np.stack([xs, ys, np.ones_like(xs)], -1).reshape(1, H * W, 3)
+    points = list(np.meshgrid(*(axis(n) for n in spatial), indexing="ij"))  # (D,) H, W: one per spatial dim
+    base = np.stack(points[::-1] + [np.ones_like(points[0])], -1).reshape(1, -1, d + 1)  # (x, y, (z,) 1)
     b = T.tensor(base.astype(_dt.numpy_dtype(theta.dtype)))
-    grid = T.matmul(b, T.transpose(theta, 1, 2))  # (N, H W, 2)
-    return T.reshape(grid, N, H, W, 2)
+    grid = T.matmul(b, T.transpose(theta, 1, 2))  # (N, points, d)
+    return T.reshape(grid, N, *spatial, d)
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=False):
-    """input (N, C, H, W) sampled at grid (N, Ho, Wo, 2) (x, y in [-1, 1]) -> (N, C, Ho, Wo), as
-    torch.nn.functional.grid_sample in 2-D: mode 'bilinear', 'nearest' or 'bicubic' (Keys' cubic
-    convolution with A = -0.75, as PyTorch's), padding_mode 'zeros', 'border' or 'reflection'
-    (coordinates mirrored at the edge pixels' centres with align_corners, else at the image's
-    edges, as PyTorch's GridSampler.h). Gradients reach both input (through the gathers) and
-    grid (through the interpolation weights and the coordinates' reflections). Raises ValueError
-    for another mode or padding_mode, NotImplementedError for a 5-D (volumetric) input."""
+    """input sampled at grid, as torch.nn.functional.grid_sample: 2-D input (N, C, H, W) at grid
+    (N, Ho, Wo, 2) (x, y in [-1, 1]) -> (N, C, Ho, Wo); 3-D input (N, C, D, H, W) at grid
+    (N, Do, Ho, Wo, 3) (x, y, z) -> (N, C, Do, Ho, Wo). mode 'bilinear' (trilinear in 3-D),
+    'nearest' or, in 2-D, 'bicubic' (Keys' cubic convolution with A = -0.75, as PyTorch's),
+    padding_mode 'zeros', 'border' or 'reflection' (coordinates mirrored at the edge pixels'
+    centres with align_corners, else at the image's edges, as PyTorch's GridSampler.h).
+    Gradients reach both input (through the gathers) and grid (through the interpolation weights
+    and the coordinates' reflections). Raises ValueError for another mode or padding_mode and
+    RuntimeError for input and grid that do not match or bicubic in 3-D."""
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
                          f"but got: '{mode}'")
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
-    if input.ndim != 4:
-        raise NotImplementedError(f"grid_sample: GT samples 4-D (N, C, H, W) input, got {input.ndim}-D")
-    N, C, H, W = input.shape
-    _, Ho, Wo, _ = grid.shape
-    gx, gy = grid[..., 0], grid[..., 1]
+    if input.ndim not in (4, 5) or grid.ndim != input.ndim:
+        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but "
+                           f"got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    d = input.ndim - 2
+    if grid.shape[-1] != d or grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {d} in last dimension and the input's batch "
+                           f"size, but got grid with sizes {list(grid.shape)}")
+    if mode == "bicubic" and d == 3:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    N, C, sizes = input.shape[0], input.shape[1], tuple(input.shape[2:])  # ((D,) H, W)
+    out_sizes = tuple(grid.shape[1:-1])
+    M = math.prod(out_sizes)
+    strides = [math.prod(sizes[k + 1:]) for k in range(d)]
 
     def unnormalize(g, n):
         return (g + 1) * 0.5 * (n - 1) if align_corners else ((g + 1) * n - 1) * 0.5
@@ -1846,37 +1867,54 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
             c = T.clamp(c, 0, n - 1)
         return c
 
-    flat = T.reshape(input, N, C, H * W)
+    flat = T.reshape(input, N, C, math.prod(sizes))
 
-    def tap(xi, yi):
-        """input at integer coordinates (xi, yi) (float tensors), 0 outside."""
-        inside = T.logical_and(T.logical_and(xi >= 0, xi <= W - 1), T.logical_and(yi >= 0, yi <= H - 1))
-        idx = T.cast(T.clamp(yi, 0, H - 1) * W + T.clamp(xi, 0, W - 1), _dt.int64)  # (N, Ho, Wo)
-        idx = T.expand(T.reshape(idx, N, 1, Ho * Wo), N, C, Ho * Wo)
-        v = T.reshape(T.gather(flat, 2, idx), N, C, Ho, Wo)
+    def tap(point):
+        """input at integer coordinates `point` (float tensors, one per spatial dim in input's
+        order), 0 outside."""
+        inside, idx = None, None
+        for c, n, stride in zip(point, sizes, strides):
+            ok = T.logical_and(c >= 0, c <= n - 1)
+            inside = ok if inside is None else T.logical_and(inside, ok)
+            part = T.clamp(c, 0, n - 1) * stride
+            idx = part if idx is None else idx + part
+        idx = T.expand(T.reshape(T.cast(idx, _dt.int64), N, 1, M), N, C, M)
+        v = T.reshape(T.gather(flat, 2, idx), N, C, *out_sizes)
         return T.where(T.unsqueeze(inside, 1), v, 0.0)
 
-    x, y = unnormalize(gx, W), unnormalize(gy, H)
+    point = [unnormalize(grid[..., d - 1 - k], sizes[k]) for k in range(d)]  # grid's last axis is (x, y, (z))
     if mode == "bicubic":  # 4 x 4 taps around floor(x, y), each put through padding_mode itself
+        y, x = point
+        H, W = sizes
         x0, y0 = T.floor(x), T.floor(y)
         wx, wy = _cubic_weights(T.unsqueeze(x - x0, 1)), _cubic_weights(T.unsqueeze(y - y0, 1))
         out = None
         for i in range(4):
             row = None
             for j in range(4):
-                v = wx[j] * tap(T.floor(source(x0 + (j - 1), W)), T.floor(source(y0 + (i - 1), H)))
+                v = wx[j] * tap([T.floor(source(y0 + (i - 1), H)), T.floor(source(x0 + (j - 1), W))])
                 row = v if row is None else row + v
             out = wy[i] * row if out is None else out + wy[i] * row
         return out
-    x, y = source(x, W), source(y, H)
+    point = [source(c, n) for c, n in zip(point, sizes)]
     if mode == "nearest":
         from .._shaping import round as _round
-        return tap(_round(x), _round(y))
-    x0, y0 = T.floor(x), T.floor(y)
-    wx, wy = x - x0, y - y0
-    wx, wy = T.unsqueeze(wx, 1), T.unsqueeze(wy, 1)
-    return ((1 - wx) * (1 - wy) * tap(x0, y0) + wx * (1 - wy) * tap(x0 + 1, y0) +
-            (1 - wx) * wy * tap(x0, y0 + 1) + wx * wy * tap(x0 + 1, y0 + 1))
+        point = [_round(c) for c in point]
+        out = tap(point)
+        if grid.requires_grad and _ag.is_grad_enabled():  # grid gets a zero gradient (PyTorch's), not none
+            out = out + T.unsqueeze(T.where(T.zeros((), dtype=_dt.bool), point[0], 0.0), 1)
+        return out
+    low = [T.floor(c) for c in point]
+    frac = [T.unsqueeze(c - c0, 1) for c, c0 in zip(point, low)]
+    out = None
+    for corner in itertools.product((0, 1), repeat=d):  # the 2^d neighbours, weighted by their opposite volumes
+        weight = None
+        for bit, f in zip(corner, frac):
+            w = f if bit else 1 - f
+            weight = w if weight is None else weight * w
+        v = weight * tap([c0 + bit for c0, bit in zip(low, corner)])
+        out = v if out is None else out + v
+    return out
 
 
 def _cubic_weights(t, A=-0.75):
