@@ -32,6 +32,8 @@ from ._functions import (
     isnan, isinf, isfinite, any, all, equal, outer, ger, addmm, baddbmm, addbmm, lerp, clamp_min, clamp_max, sign,
     repeat, roll, finfo, iinfo)
 from ._ops import *  # noqa: E402,F401,F403 (every function generated from ops/*.yaml: `python: generated`)
+from .autograd import _keep_nodes_that_save_nothing  # noqa: E402
+_keep_nodes_that_save_nothing()
 from . import _indexing  # noqa: F401 (registers Tensor.__getitem__ / __setitem__)
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode, is_inference_mode_enabled
 from ._tensor import set_printoptions  # noqa: E402  (torch._tensor_str holds get_printoptions, printoptions)

@@ -577,6 +577,7 @@ struct BackwardHelpers {
   PyTypeObject *sliceGrad = nullptr;
   std::unordered_map<PyObject *, int> formulas; ///< backward function -> op code (gt._ops)
   std::unordered_map<PyObject *, py::object> freedByFormula; ///< a formula's freed node (one per op)
+  std::unordered_set<PyObject *> keptOnRelease; ///< formulas whose nodes save nothing: a second backward may pass
 
   /// What a tensor's node becomes once the backward pass released its graph: a node that
   /// raises on a second backward and keeps the name (grad_fn=<MulBackward0>, as PyTorch's).
@@ -766,7 +767,8 @@ py::dict runBackward(py::object self, py::sequence roots, py::sequence seeds, bo
       if (ig.is_none() || !isTensor(in) || !requiresGrad(in) || (!wanted.is_none() && !needed.count(in))) continue;
       add(in, py::reinterpret_borrow<py::object>(ig));
     }
-    if (!retainGraph) setSlot(t, r.node, h.freedFor(node, backward.ptr()).release().ptr()); // release the saved tensors
+    if (!retainGraph && !h.keptOnRelease.count(backward.ptr())) // release the saved tensors (a node that saves none
+      setSlot(t, r.node, h.freedFor(node, backward.ptr()).release().ptr()); // stays, as PyTorch's CatBackward0)
   }
   if (!retainGraph) // the earlier states, once no op of this graph can read them
     for (const py::object &t : order)
@@ -894,6 +896,10 @@ PYBIND11_MODULE(_C, m) {
   m.def("register_formula", [](py::object fn, int code) {
     backwardHelpers.formulas[fn.inc_ref().ptr()] = code; // kept: the key must stay this object
   }, "gt._ops registers each op's backward function: Client.backward runs its formulas itself.");
+  m.def("keep_on_release", [](py::object fn) {
+    backwardHelpers.keptOnRelease.insert(fn.inc_ref().ptr()); // kept: the key must stay this object
+  }, "Marks a registered formula whose node saves no tensor: a backward without retain_graph leaves it in place, "
+     "so a second backward may pass through it (PyTorch raises only where saved tensors were freed).");
   m.def("has_derivatives", [](int code) { return client::hasDerivatives(OpCode(code)); },
         "Whether the derivative table has formulas for op code `code`.");
   m.def("last_location", [] { return lastLocation; }, "The 'file.py:line' the last op issued carried.");

@@ -77,6 +77,30 @@ def test_grad_outputs_unused_inputs_and_errors():
         z.sum().backward()
 
 
+def test_a_second_backward_may_pass_through_views_and_cat():
+    """PyTorch releases saved tensors, not nodes: cat, slices and views save none, so a second
+    backward through them needs no retain_graph (sentence-transformers' Cached* losses: one
+    torch.cat of the embeddings, a backward per chunk). A node that saved tensors still raises."""
+    a = gt.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    b = gt.tensor([[0.5, -1.0], [2.0, 0.0]], requires_grad=True)
+    docs = gt.cat([a, b])
+    flat = docs.reshape(8)
+    for i in range(2):
+        (docs[i:i + 1] @ docs.T).sum().backward()
+        (flat[::2] * 3.0).sum().backward()
+    # sum(docs[i] @ docs.T) = docs[i] . S (S the sum of docs' rows): its gradient is S for row i and
+    # docs[i] for every row; the strided view adds 3 to column 0, twice
+    rows = np.concatenate([a.detach().numpy(), b.detach().numpy()])
+    want_a = rows.sum(0) + rows[:2].sum(0) + 6.0 * (np.arange(4).reshape(2, 2) % 2 == 0)
+    np.testing.assert_allclose(a.grad.numpy(), want_a, rtol=1e-6)
+    np.testing.assert_allclose(b.grad.numpy(), rows[:2].sum(0) + 6.0 * (np.arange(4).reshape(2, 2) % 2 == 0),
+                               rtol=1e-6)
+    y = a * b
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.sum().backward()  # (mul saved a and b)
+
+
 def test_tensor_hooks_and_retain_grad():
     x = leaf()
     h = gt.exp(x)

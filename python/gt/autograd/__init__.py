@@ -630,6 +630,23 @@ def _freed_for(node):
     return freed
 
 
+# Ops whose backward formulas read no tensor of the forward pass (gt._ops.READS lists those that
+# do) and that PyTorch computes as views or a cat (CatBackward0, SliceBackward0, ViewBackward0,
+# PermuteBackward0, ExpandBackward0 save only sizes): a backward without retain_graph leaves
+# their nodes in place, so a second backward through them works, as PyTorch's
+# (sentence-transformers' Cached* losses: chunk losses of one torch.cat each call backward()).
+# Other nodes that save nothing (add, sum, mean) are released as before: keeping one keeps its
+# inputs' values too (a GT node holds its input tensors), where PyTorch keeps only sizes.
+_SAVE_NOTHING = ("slice", "reshape", "transpose", "broadcast_to", "concat")
+
+
+def _keep_nodes_that_save_nothing():
+    from .._ops import READS, CODES
+    for name in _SAVE_NOTHING:
+        if CODES[name] not in READS:  # (a formula that starts reading a tensor is released again)
+            _C.keep_on_release(formulas[name])
+
+
 def _register():
     """Tells the client core what its recorded ops make (gt.Tensor and Node: gt._C.record) and
     what its backward pass calls back."""
