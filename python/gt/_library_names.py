@@ -412,6 +412,11 @@ def install(gt):
     dist = gt.distributed
     _module("gt.distributed.rpc", "torch.distributed.rpc: not available (one process).", is_available=lambda: False,
             init_rpc=_unavailable("rpc.init_rpc"), RRef=type("RRef", (), {}))
+    _module("gt.distributed.optim", "torch.distributed.optim: optimizers over process groups (none: one process).",
+            ZeroRedundancyOptimizer=type("ZeroRedundancyOptimizer", (gt.optim.Optimizer,), {
+                "__init__": _unavailable("ZeroRedundancyOptimizer"), "__module__": "gt.distributed.optim"}),
+            DistributedOptimizer=type("DistributedOptimizer", (), {
+                "__init__": _unavailable("DistributedOptimizer"), "__module__": "gt.distributed.optim"}))
     fsdp = _module("gt.distributed.fsdp", "torch.distributed.fsdp: FSDP names for imports (one process).",
                    fully_shard=_unavailable("fully_shard"), FSDPModule=type("FSDPModule", (), {}),
                    FullyShardedDataParallel=type("FullyShardedDataParallel", (), {}),

@@ -35,7 +35,8 @@ from ... import _functions as _T
 from ... import _tensor
 from ..._tensor import Tensor
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "Sampler",
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "ChainDataset", "StackDataset",
+           "Sampler",
            "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler", "DataLoader",
            "default_collate", "random_split", "get_worker_info"]  # (collate's names: torch.utils.data._utils.collate)
 
@@ -130,6 +131,53 @@ class ConcatDataset(Dataset):
             raise IndexError(f"index {index} is out of range for a dataset of {len(self)}")
         start = int(self.cumulative_sizes[which - 1]) if which else 0
         return self.datasets[which][index - start]
+
+
+class ChainDataset(IterableDataset):
+    """The samples of the IterableDatasets `datasets`, one after another (chained as they are
+    iterated, as torch.utils.data.ChainDataset); len() is the sum of theirs."""
+
+    def __init__(self, datasets):
+        self.datasets = datasets
+
+    def __iter__(self):
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from d
+
+    def __len__(self):
+        total = 0
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            total += len(d)
+        return total
+
+
+class StackDataset(Dataset):
+    """Sample i of several datasets of one length together: StackDataset(a, b)[i] is
+    (a[i], b[i]) and StackDataset(image=a, text=b)[i] is {"image": a[i], "text": b[i]}, as
+    torch.utils.data.StackDataset. Raises ValueError for both kinds of arguments at once, or
+    datasets of different lengths."""
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like input/"
+                             "output, but both types are given.")
+        self.datasets = args if args else kwargs
+        sizes = {len(d) for d in (args or kwargs.values())}
+        if len(sizes) > 1:
+            raise ValueError("Size mismatch between datasets")
+        self._length = sizes.pop() if sizes else 0
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __len__(self):
+        return self._length
 
 
 def random_split(dataset, lengths, generator=None):
@@ -285,8 +333,9 @@ def collate_int_fn(batch, *, collate_fn_map=None):
 
 
 def collate_str_fn(batch, *, collate_fn_map=None):
-    """Strings (and bytes) stay a list."""
-    return list(batch)
+    """Strings (and bytes) stay as they came: a list at the top, a tuple within tuples and lists
+    (zip's), as PyTorch's."""
+    return batch
 
 
 # type -> collate function, as torch.utils.data._utils.collate.default_collate_fn_map: add a
@@ -326,11 +375,11 @@ def collate(batch, *, collate_fn_map=None):
         except TypeError:
             return fields
     if isinstance(first, tuple) and hasattr(first, "_fields"):  # a namedtuple
-        return kind(*(collate(list(s), collate_fn_map=collate_fn_map) for s in zip(*batch)))
+        return kind(*(collate(s, collate_fn_map=collate_fn_map) for s in zip(*batch)))
     if isinstance(first, collections.abc.Sequence):
         if any(len(b) != len(first) for b in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        fields = [collate(list(s), collate_fn_map=collate_fn_map) for s in zip(*batch)]
+        fields = [collate(s, collate_fn_map=collate_fn_map) for s in zip(*batch)]
         if isinstance(first, tuple):
             return fields  # (a list for tuples too, as PyTorch's)
         try:
@@ -345,8 +394,8 @@ def default_collate(batch):
     """A list of samples as one batch (PyTorch's default_collate): `collate` with
     `default_collate_fn_map`. gt Tensors are stacked (gt.stack), NumPy arrays stacked on the
     client and uploaded as one tensor (their dtype kept), Python floats give a float64 tensor,
-    ints int64 and bools bool, strings and None stay a list, and mappings, namedtuples and
-    sequences are collated field by field. Raises TypeError for anything else and RuntimeError
+    ints int64 and bools bool, strings stay a list (a tuple within a sample's tuple: zip's),
+    Nones a list, and mappings, namedtuples and sequences are collated field by field. Raises TypeError for anything else and RuntimeError
     for samples of different sizes."""
     return collate(batch, collate_fn_map=default_collate_fn_map)
 

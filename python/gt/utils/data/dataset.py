@@ -1,2 +1,2 @@
 """torch.utils.data.dataset's names (the datasets live in gt.utils.data)."""
-from . import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split  # noqa: F401
+from . import ChainDataset, ConcatDataset, Dataset, StackDataset, IterableDataset, Subset, TensorDataset, random_split  # noqa: F401
