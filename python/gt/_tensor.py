@@ -792,8 +792,11 @@ class Tensor:
             if hooks:  # a hook registered before the write sees the gradient of the values before it, as PyTorch's
                 before._hooks, self._hooks = hooks, None
             self._priors = (getattr(self, "_priors", None) or ()) + ((_runtime.client().next_id(), before),)
-            if new._node is None and not _ag.is_grad_enabled():
-                return  # a write under no_grad keeps the history (the gradient passes through it), as PyTorch's
+            if new._node is None:
+                if _ag.is_grad_enabled():  # overwritten by values without history (fill_, zero_, copy_ of a
+                    self._node = _ag.Node(fill_backward, (before,), None, _runtime.current_signal())  # constant):
+                # the old values get a zero gradient (PyTorch's FillBackward0); under no_grad the history is
+                return  # kept and the gradient passes through the write, as PyTorch's
         if not self.is_leaf or new._node is not None:
             self._node = new._node
             self.requires_grad = self.requires_grad or new.requires_grad  # x.add_(w): x joins w's history
@@ -859,8 +862,9 @@ class Tensor:
     def __itruediv__(self, o): return self._in_place(div, o)
 
     def zero_(self):
-        with _ag.no_grad():
-            return self._assign(zeros(self.shape, dtype=self.dtype))
+        """In place: x = 0 (x's old values get a zero gradient; a leaf that requires grad raises
+        outside no_grad, as PyTorch's)."""
+        return self._assign(zeros(self.shape, dtype=self.dtype))
 
     # ------------------------------------------------------------ methods
     # (the methods that are gt functions, x.sum(dim) for gt.sum(x, dim), are registered by the
@@ -1578,6 +1582,11 @@ def _leaf(t, requires_grad):
         raise RuntimeError(f"only floating-point tensors can require gradients, got {t.dtype}")
     t.requires_grad = builtins.bool(requires_grad)
     return t
+
+
+def fill_backward(g, result, inputs, attrs):
+    """The node of a tensor overwritten in place by values without history: zero to the old ones."""
+    return (zeros_like(inputs[0]),)
 
 
 def _rebuild_tensor(cls, data, dtype, shape, requires_grad):

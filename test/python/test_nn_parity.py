@@ -240,3 +240,24 @@ def test_an_in_place_write_under_no_grad_keeps_the_history():
         y = fn.apply(w * 1.0)
         y.sum().backward()
         assert y.tolist() == values and w.grad.tolist() == grad, fn
+
+
+def test_an_overwrite_in_place_gives_the_old_values_a_zero_gradient():
+    # PyTorch records FillBackward/ZeroBackward: the overwritten values pass no gradient, the tensor
+    # stays a non-leaf (labml's LabelSmoothingLoss: clone -> fill_ -> scatter_ raised "a leaf
+    # Variable ..."; zero_() passed the gradient through unchanged)
+    for overwrite in (lambda b: b.zero_(), lambda b: b.fill_(0.0), lambda b: b.copy_(gt.zeros(2)),
+                      lambda b: b.normal_(), lambda b: b.uniform_()):
+        c = gt.tensor([1.0, 2.0], requires_grad=True)
+        buf = (c * 3).clone()
+        overwrite(buf)
+        assert buf.requires_grad and not buf.is_leaf
+        buf[0] = c[1] * 5  # (a later in-place op works on it)
+        buf.sum().backward()
+        assert c.grad.tolist() == [0.0, 5.0]
+    w = gt.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        w.zero_()
+    with gt.no_grad():
+        w.zero_()
+    assert w.tolist() == [0.0, 0.0]
