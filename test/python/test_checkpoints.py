@@ -88,6 +88,18 @@ def test_optimizer_state_dict_is_torch_optims_layout():
     assert opt.param_groups[1]["lr"] == 0.5 and opt.param_groups[1]["betas"] == (0.9, 0.999)
     with pytest.raises(ValueError, match="more than one parameter group"):
         opt.add_param_group({"params": [extra.weight]})
+    # state of another shape than its parameter's (Adafactor's row/column moments) loads, cast to
+    # the parameter's dtype, as PyTorch's
+    w = nn.Parameter(gt.ones(3, 2))
+
+    class Factored(gt.optim.Optimizer):
+        def __init__(self, params):
+            super().__init__(params, {"lr": 0.1})
+
+    f = Factored([w])
+    f.load_state_dict({"state": {0: {"row": np.arange(3.0), "step": 2}}, "param_groups": [{"lr": 0.1, "params": [0]}]})
+    row = f.state[w]["row"]
+    assert row.shape == (3,) and row.dtype == gt.float32 and row.tolist() == [0.0, 1.0, 2.0]
     # a function is saved as None, as PyTorch's (the code that made the scheduler rebuilds it)
     assert gt.optim.lr_scheduler.LambdaLR(opt, lambda e: 1.0).state_dict()["lr_lambdas"] == [None] * len(opt.param_groups)
 

@@ -266,14 +266,13 @@ def _count(key, value):
 
 
 def _like(value, p):
-    """A saved state value for parameter p: a tensor (a NumPy array made one) in p's dtype and
-    shape, anything else (a step count) as it is. Raises ValueError for a tensor of another
-    shape."""
+    """A saved state value for parameter p: a tensor (a NumPy array made one) in p's dtype when
+    p is floating point, of whatever shape it has (Adafactor's row and column moments are not
+    p's), anything else (a step count) as it is, as PyTorch's
+    _process_value_according_to_param_policy."""
     if isinstance(value, (T.Tensor, np.ndarray)):
         t = value if isinstance(value, T.Tensor) else T.tensor(value)
-        if t.shape != p.shape:
-            raise ValueError(f"loaded state has a tensor of shape {t.shape} for a parameter of shape {p.shape}")
-        return t if t.dtype == p.dtype else t.to(p.dtype)
+        return t if t.dtype == p.dtype or not p.dtype.is_floating_point else t.to(p.dtype)
     return value
 
 
