@@ -100,6 +100,33 @@ def test_optimizer_state_dict_is_torch_optims_layout():
     f.load_state_dict({"state": {0: {"row": np.arange(3.0), "step": 2}}, "param_groups": [{"lr": 0.1, "params": [0]}]})
     row = f.state[w]["row"]
     assert row.shape == (3,) and row.dtype == gt.float32 and row.tolist() == [0.0, 1.0, 2.0]
+    # an optimizer written outside GT keeps its state as it stored it: an int step stays an int, a
+    # tensor one a tensor (SophiaG checks), a buffer named like a GT count ("mu") stays a tensor
+    class Counted(gt.optim.Optimizer):
+        def __init__(self, params, as_tensor):
+            super().__init__(params, {"lr": 0.1})
+            self.as_tensor = as_tensor
+
+        @gt.no_grad()
+        def step(self):
+            for p in self.param_groups[0]["params"]:
+                st = self.state[p]
+                if not st:
+                    st["step"], st["mu"] = (gt.tensor(0.0) if self.as_tensor else 0), gt.zeros_like(p)
+                st["step"] += 1
+                st["mu"] += p.grad
+    for as_tensor in (False, True):
+        w = nn.Parameter(gt.ones(3))
+        w.grad = gt.ones(3)
+        c = Counted([w], as_tensor)
+        c.step()
+        c.step()
+        saved = c.state_dict()["state"][0]
+        assert isinstance(saved["step"], gt.Tensor) == as_tensor and float(saved["step"]) == 2
+        again = Counted([w], as_tensor)
+        again.load_state_dict(c.state_dict())
+        st = again.state[w]
+        assert isinstance(st["step"], gt.Tensor) == as_tensor and st["mu"].tolist() == [2.0, 2.0, 2.0]
     # a function is saved as None, as PyTorch's (the code that made the scheduler rebuilds it)
     assert gt.optim.lr_scheduler.LambdaLR(opt, lambda e: 1.0).state_dict()["lr_lambdas"] == [None] * len(opt.param_groups)
 

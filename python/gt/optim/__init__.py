@@ -193,8 +193,16 @@ class Optimizer:
                 p = real_of[id(key)]
                 key, value = p, _joined(value, self.state.get(p.imag, {}))
             if id(key) in index:
-                state[index[id(key)]] = {k: _saved(k, v) for k, v in value.items()}
+                state[index[id(key)]] = {k: _saved(k, v) for k, v in value.items()} if self._counts_are_numbers() \
+                    else dict(value)
         return {"state": state, "param_groups": groups}
+
+    def _counts_are_numbers(self):
+        """Whether this optimizer steps with GT's own step(), which keeps its counts (_COUNTS) as
+        Python numbers: its state_dict gives them as PyTorch's tensors and takes either back. An
+        optimizer written outside GT (a subclass with its own step) keeps its state as it stored
+        it, as PyTorch's."""
+        return str(getattr(type(self).step, "__module__", "")).startswith("gt.")
 
     def load_state_dict(self, state_dict):
         """Restores what state_dict() gave (from this optimizer or another over parameters of
@@ -213,7 +221,10 @@ class Optimizer:
         self.state = collections.defaultdict(dict)  # parameter -> its buffers, as torch.optim
         for i, values in state_dict["state"].items():
             p = by_index[int(i)]
-            values = {k: _count(k, v) if k in _COUNTS else _like(v, p) for k, v in values.items()}
+            if self._counts_are_numbers():
+                values = {k: _count(k, v) if k in _COUNTS else _like(v, p) for k, v in values.items()}
+            else:  # (PyTorch's _process_value_according_to_param_policy: a step tensor as it is)
+                values = {k: v if k == "step" else _like(v, p) for k, v in values.items()}
             if _complex.is_complex_tensor(p):  # its parts' states (see step_then_send)
                 for part, which in ((p.real, "real"), (p.imag, "imag")):
                     self.state[part] = {k: getattr(v, which) if _complex.is_complex_tensor(v) else v
