@@ -770,7 +770,9 @@ def _install_inplace():
     Tensor.bernoulli_ = bernoulli_
 
     def detach_(x):
-        """Makes x a leaf that records no history (as torch.Tensor.detach_)."""
+        """Makes x a leaf that records no history (as torch.Tensor.detach_); results already
+        computed from x keep their gradient path through it."""
+        x._keep_prior()
         x._node = None
         x.requires_grad = False
         return x

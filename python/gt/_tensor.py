@@ -507,10 +507,10 @@ class Tensor:
         and requires_grad; unpickling uploads them again (a copy, as deepcopy of a torch.Tensor).
         The autograd history is not kept. A meta tensor pickles as its shape and dtype."""
         state = dict(self.__dict__) or None  # (a script's own attributes come along, as PyTorch's)
+        cls = Tensor if type(self) is _complex.ComplexTensor else type(self)  # (its dtype makes it complex again)
         if self.is_meta:
-            return (_rebuild_meta, (type(self), self.dtype.name, self.shape, self.requires_grad), state)
-        return (_rebuild_tensor, (type(self), self.numpy().tobytes(), self.dtype.name, self.shape, self.requires_grad),
-                state)
+            return (_rebuild_meta, (cls, self.dtype.name, self.shape, self.requires_grad), state)
+        return (_rebuild_tensor, (cls, self.numpy().tobytes(), self.dtype.name, self.shape, self.requires_grad), state)
 
     def __format__(self, spec):
         """f"{loss:.4f}": a 0-d tensor formats as its number; another tensor without a format
@@ -780,18 +780,27 @@ class Tensor:
             base._rebind(new._h)  # x.data's in-place op changes x's values (not its history)
         return self
 
+    def _keep_prior(self):
+        """Before an in-place change of this tensor's values or history (an in-place op, detach_):
+        the ops recorded so far read the state before it, so a tensor with history keeps that
+        state (its values and its node) in _priors with the client's next id; the backward pass
+        hands it to the ops recorded earlier (python/src/module.cpp, runBackward's resolve).
+        That state (a Tensor), or None when it had no history."""
+        if self._node is None or not self.requires_grad:
+            return None
+        before = Tensor(self._h, self.shape, self.dtype, True)
+        before._node = self._node
+        hooks = getattr(self, "_hooks", None)
+        if hooks:  # a hook registered before the write sees the gradient of the values before it, as PyTorch's
+            before._hooks, self._hooks = hooks, None
+        self._priors = (getattr(self, "_priors", None) or ()) + ((_runtime.client().next_id(), before),)
+        return before
+
     def _take_history(self, new):
-        """For an in-place op: this tensor's autograd history becomes new's. Ops recorded before
-        the write read the state before it, so a tensor with history keeps that state (its
-        values and its node) in _priors with the client's next id; the backward pass hands it to
-        the ops recorded earlier (python/src/module.cpp, runBackward's resolve)."""
-        if self._node is not None and self.requires_grad:
-            before = Tensor(self._h, self.shape, self.dtype, True)
-            before._node = self._node
-            hooks = getattr(self, "_hooks", None)
-            if hooks:  # a hook registered before the write sees the gradient of the values before it, as PyTorch's
-                before._hooks, self._hooks = hooks, None
-            self._priors = (getattr(self, "_priors", None) or ()) + ((_runtime.client().next_id(), before),)
+        """For an in-place op: this tensor's autograd history becomes new's (the state before is
+        kept for the ops recorded earlier: _keep_prior)."""
+        before = self._keep_prior()
+        if before is not None:
             if new._node is None:
                 if _ag.is_grad_enabled():  # overwritten by values without history (fill_, zero_, copy_ of a
                     self._node = _ag.Node(fill_backward, (before,), None, _runtime.current_signal())  # constant):

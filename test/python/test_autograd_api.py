@@ -723,6 +723,14 @@ def test_variable_and_accumulate_grad_as_pytorch():
     assert x.requires_grad and isinstance(x, Variable) and not isinstance(3, Variable)
     (acc, _), _ = (x * 2).grad_fn.next_functions
     assert acc.next_functions == ()  # the autograd tutorial walks next_functions to the leaves
+    # a new leaf on the values: the argument is left as it is (pytorch-grad-cam's FullGrad wraps
+    # the user's input), and a non-leaf's is detached
+    data = gt.ones(2)
+    v = Variable(data, requires_grad=True)
+    assert v is not data and not data.requires_grad and v.is_leaf
+    y = v * 2
+    w = Variable(y)
+    assert not w.requires_grad and w.grad_fn is None and w.tolist() == [2.0, 2.0]
 
 
 def test_writing_with_integer_indices_records_the_gradient():

@@ -261,3 +261,17 @@ def test_an_overwrite_in_place_gives_the_old_values_a_zero_gradient():
     with gt.no_grad():
         w.zero_()
     assert w.tolist() == [0.0, 0.0]
+
+
+def test_detach_in_place_keeps_the_graph_of_earlier_results():
+    # pykeen resets its regularizer with term.detach_().zero_() after adding it to the loss: the
+    # loss's gradient through the term must stay (it was cut: silently wrong embeddings)
+    w = gt.tensor([1.0, 2.0], requires_grad=True)
+    for reset in (lambda t: t.detach_(), lambda t: t.detach_().zero_()):
+        w.grad = None
+        t = w * w
+        r = 0.5 * t
+        reset(t)
+        assert t.is_leaf and not t.requires_grad
+        r.sum().backward()
+        assert w.grad.tolist() == [1.0, 2.0]

@@ -672,11 +672,12 @@ class _VariableMeta(type):
 
 
 class Variable(metaclass=_VariableMeta):
-    """torch.autograd.Variable, PyTorch's old wrapper: Variable(t) is the tensor itself (its
-    requires_grad set when asked), as since PyTorch 0.4, and isinstance(t, Variable) holds for
-    every tensor."""
+    """torch.autograd.Variable, PyTorch's old wrapper: Variable(t) is a new leaf on t's values
+    (t.detach(), requiring grad when asked; t itself is left as it is), as since PyTorch 0.4, and
+    isinstance(t, Variable) holds for every tensor."""
 
     def __new__(cls, data, requires_grad=False, volatile=False):
+        out = data.detach()
         if requires_grad:
-            data.requires_grad_(True)
-        return data
+            out.requires_grad_(True)
+        return out
