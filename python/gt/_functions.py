@@ -665,6 +665,8 @@ def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
     (the last two when None). dtype: x is cast to it first."""
     if dtype is not None:
         x = cast(x, dtype)
+    if x.dtype.is_complex:  # (of the magnitudes: a real result)
+        x = abs(x)
     if p == "fro" or p is None or p == 2:
         return _l2(sum(x * x, dim, keepdim))
     if p == 1:
@@ -869,8 +871,11 @@ def roll(x, shifts, dims=None):
 
 def finfo(dtype=None):
     """Limits of a floating dtype (default float32), as torch.finfo: bits, eps, max, min, tiny
-    (= smallest_normal), resolution, dtype."""
+    (= smallest_normal), resolution, dtype; a complex dtype gives its parts' (complex64:
+    float32's). Raises TypeError for another dtype."""
     d = dtype if isinstance(dtype, _dt._Unsupported) else _dt.resolve(dtype or _dt.default_float())
+    if getattr(d, "is_complex", False):
+        d = _dt.float32 if d == _dt.complex64 else _dt.float64
     if not d.is_floating_point:
         raise TypeError(f"finfo: expected a floating-point dtype, got {d}")
     info = _ml_finfo(d)

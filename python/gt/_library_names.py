@@ -126,7 +126,7 @@ def nextafter(input, other):
     in input's dtype), as torch.nextafter."""
     import gt
     a, b = np.broadcast_arrays(np.asarray(input.numpy()), np.asarray(gt.as_tensor(other).numpy()).astype(input.numpy().dtype))
-    return gt.from_numpy(np.nextafter(a, b).astype(a.dtype))
+    return gt.from_numpy(np.asarray(np.nextafter(a, b), dtype=a.dtype))  # (a 0-d array stays an array)
 
 
 def sum_to_size(x, *size):

@@ -165,6 +165,9 @@ def install():
         if vision is not None:
             vision.__version__ = version.torchvision_version()
     gt.Tensor.__module__ = "torch"  # type(x) prints <class 'torch.Tensor'>, as PyTorch's
+    from gt import _complex  # a complex tensor's too (opt_einsum picks its backend by the module's name)
+    _complex.ComplexTensor.__module__, _complex.ComplexTensor.__name__ = "torch", "Tensor"
+    _complex.ComplexTensor.__qualname__ = "Tensor"
     gt.nn.Parameter.__module__ = "torch.nn.parameter"
     gt.__name__ = "torch"  # (pyro checks `target.split(".")[0] == torch.__name__` before patching torch's names)
     # transformers loads checkpoints in a thread pool; GT's client takes one thread's calls at a

@@ -20,6 +20,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         x = T.cast(x, dtype)
     a = T.abs(x)
+    if x.dtype.is_complex:  # (of the magnitudes: a real result)
+        x = a
     if ord == float("inf"):
         return T.amax(a, dim, keepdim)
     if ord == float("-inf"):

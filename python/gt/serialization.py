@@ -33,7 +33,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import _device
+from . import _complex, _device
 from . import _functions as T
 from . import dtypes as _dt
 
@@ -154,7 +154,7 @@ class _TorchPickler(pickle._Pickler):
         rebuild = _TorchGlobal("torch._utils", "_rebuild_tensor_v2")
         args = (storage, 0, tuple(obj.shape), stride, obj.requires_grad, OrderedDict())
         kind = type(obj)
-        own = kind.__module__.startswith("gt")  # (GT's own: Tensor, its complex tensors)
+        own = kind is T.Tensor or kind is _complex.ComplexTensor or kind.__module__.startswith("gt")  # (GT's own)
         if own and not obj.__dict__:
             return rebuild, args
         # a subclass (MONAI's MetaTensor) or a tensor with attributes of its own: as PyTorch's

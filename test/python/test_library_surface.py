@@ -1029,3 +1029,34 @@ def test_a_multivariate_normal_subclass_may_provide_its_unbroadcasted_scale_tril
     assert np.allclose(lazy.variance.numpy(), [2.0, 1.0]) and lazy.rsample((3,)).shape == (3, 2)
     assert plain._unbroadcasted_scale_tril.shape == (2, 2) and D.multivariate_normal.Distribution is D.Distribution
     assert "real" in D.constraints.__all__ and issubclass(D.ExponentialFamily, D.Distribution)
+
+
+def test_names_found_with_new_code_families():
+    """What deepxde/torchcde/sbi, torchattacks, pykeen and opt_einsum reached for."""
+    import importlib
+    for name in ("gt.utils.tensorboard.writer", "gt.nn.utils.clip_grad", "gt.nn.utils.weight_norm", "gt.cuda.random",
+                 "gt.distributed.optim"):
+        importlib.import_module(name)
+    assert callable(gt.nn.utils.weight_norm)  # (still the function, as PyTorch's)
+    gt.cuda.random.manual_seed(0)
+    # nextafter of 0-d tensors (torchdiffeq's dopri5)
+    x = gt.tensor(1.0)
+    assert gt.nextafter(x, gt.tensor(0.0)).shape == () and gt.nextafter(x, gt.tensor(0.0)).item() < 1.0
+    # finfo of a complex dtype is its parts' (pykeen), norms of complex tensors are of the magnitudes
+    assert gt.finfo(gt.complex64).eps == gt.finfo(gt.float32).eps and gt.finfo(gt.complex128).bits == 64
+    z = gt.view_as_complex(gt.tensor([[[3.0, 4.0], [1.0, -1.0]]]))
+    np.testing.assert_allclose(z.norm(p=2, dim=-1).numpy(), [math.sqrt(27)], rtol=1e-6)
+    np.testing.assert_allclose(gt.linalg.vector_norm(z, ord=1, dim=-1).numpy(), [5 + math.sqrt(2)], rtol=1e-6)
+
+
+def test_a_complex_tensor_is_a_torch_tensor_by_name_under_as_torch():
+    # opt_einsum (tensorly, neuraloperator's TFNO) picks its backend by type(x).__module__
+    import subprocess
+    import sys
+    code = ("import torch, pickle, io\n"
+            "z = torch.randn(2, 3, dtype=torch.cfloat)\n"
+            "print(type(z).__module__, type(z).__name__)\n"
+            "b = io.BytesIO(); torch.save({'z': z}, b); b.seek(0)\n"
+            "print(torch.load(b)['z'].dtype, pickle.loads(pickle.dumps(z)).dtype)\n")
+    out = subprocess.run([sys.executable, "-m", "gt.as_torch", "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["torch", "Tensor", "torch.complex64", "torch.complex64"], out.stderr[-2000:]

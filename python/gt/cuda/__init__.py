@@ -233,9 +233,9 @@ FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor, Bo
         ("BFloat16Tensor", _t._dt.bfloat16), ("LongTensor", _t._dt.int64), ("IntTensor", _t._dt.int32),
         ("BoolTensor", _t._dt.bool), ("ShortTensor", _t._dt.int16), ("CharTensor", _t._dt.int8),
         ("ByteTensor", _t._dt.uint8)))
-from . import amp  # noqa: E402  (torch.cuda.amp)
+from . import amp, random  # noqa: E402  (torch.cuda.amp, torch.cuda.random)
 
 
-__all__ = ["amp", "is_available", "device_count", "current_device", "get_device_name", "synchronize", "manual_seed",
+__all__ = ["amp", "random", "is_available", "device_count", "current_device", "get_device_name", "synchronize", "manual_seed",
            "manual_seed_all", "is_bf16_supported", "empty_cache", "memory_allocated", "max_memory_allocated",
            "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats"]

@@ -239,3 +239,13 @@ def remove_spectral_norm(module, name="weight"):
     module.__dict__.pop(name, None)
     setattr(module, name, _nn.Parameter(value.detach()))
     return module
+
+
+# torch.nn.utils.weight_norm is also a module's name (sbi imports `torch.nn.utils.weight_norm`):
+# registered here, so that importing it leaves this package's weight_norm the function, as PyTorch's
+import sys as _sys  # noqa: E402
+import types as _types  # noqa: E402
+_sys.modules[__name__ + ".weight_norm"] = _types.ModuleType(
+    __name__ + ".weight_norm", "torch.nn.utils.weight_norm: weight_norm and remove_weight_norm (gt.nn.utils).")
+_sys.modules[__name__ + ".weight_norm"].weight_norm = weight_norm
+_sys.modules[__name__ + ".weight_norm"].remove_weight_norm = remove_weight_norm

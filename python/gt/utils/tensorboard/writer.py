@@ -1,0 +1,4 @@
+"""torch.utils.tensorboard.writer: SummaryWriter (gt.utils.tensorboard)."""
+from . import SummaryWriter  # noqa: F401
+
+__all__ = ["SummaryWriter"]
