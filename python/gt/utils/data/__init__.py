@@ -387,7 +387,7 @@ def collate(batch, *, collate_fn_map=None):
         except TypeError:
             return fields
     raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
-                    f"found {kind.__name__}")
+                    f"found {kind}")
 
 
 def default_collate(batch):
