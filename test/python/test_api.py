@@ -1301,6 +1301,20 @@ def test_sin_and_cos_stay_accurate_for_large_arguments(dtype):
         got = fn(gt.tensor(x)).numpy().astype(np.float64)
         np.testing.assert_allclose(got, ref(x.astype(np.float64)), rtol=0, atol=3e-7)
     check(gt.sin(gt.tensor([np.inf, -np.inf, np.nan], dtype=gt.float32)), np.full(3, np.nan))
+    # near a zero of the function the error stays relative (small negative reduced arguments were
+    # sent near pi/2 by the polynomial's own f32 reduction: cos(45.553093) was 15% off, sin(-5.2e-7)
+    # -4.4e-7), and every RoPE angle (positions < 4096) is within 2 ulp
+    near = np.array([45.55309295654297, 455.5309143066406, -5.20509047e-07, 23.443307876586914], dtype=dtype)
+    for fn, ref in ((gt.sin, np.sin), (gt.cos, np.cos)):
+        want = ref(near.astype(np.float64))
+        got = fn(gt.tensor(near)).numpy().astype(np.float64)
+        assert (np.abs(got - want) <= 2 * np.spacing(np.abs(want).astype(dtype))).all(), (fn, got, want)
+    theta = 1.0 / 10000 ** (np.arange(0, 64, 2, dtype=np.float32) / 64)
+    angles = np.outer(np.arange(4096, dtype=np.float32), theta).ravel().astype(dtype)
+    for fn, ref in ((gt.sin, np.sin), (gt.cos, np.cos)):
+        want = ref(angles.astype(np.float64))
+        got = fn(gt.tensor(angles)).numpy().astype(np.float64)
+        assert (np.abs(got - want) <= 2 * np.spacing(np.abs(want).astype(dtype))).all()
 
 
 def test_long_float32_sums_and_means_keep_float32_precision():

@@ -114,8 +114,8 @@ Value inF64(OpBuilder &b, Location loc, Value x, function_ref<Value(Value)> fn) 
 }
 
 /// sin(x) or cos(x). An f32 x is reduced to r = x - k pi/2 in f64 (|r| <= pi/4, k the nearest
-/// integer to x / (pi/2)) and sin and cos of r (f32: MLIR's polynomial approximations, which are
-/// accurate there) are combined by k's quadrant: sin x = (s, c, -s, -c)[k mod 4], cos x = (c, -s,
+/// integer to x / (pi/2)) and sin and cos of r (f32: MLIR's polynomial approximations of |r|,
+/// which are accurate there) are combined by k's quadrant: sin x = (s, c, -s, -c)[k mod 4], cos x = (c, -s,
 /// -c, s)[k mod 4]. The approximations alone reduce in f32 and lose the result as |x| grows
 /// (sin(1e4) off by 7.6e-4; positional encodings reach thousands), where PyTorch's is within an
 /// ulp. f64 is left to math.sin / math.cos (libm's on the CPU). Source: the Cody-Waite
@@ -129,7 +129,14 @@ Value sinOrCos(OpBuilder &b, Location loc, bool sine, Value x) {
   Value k = b.create<math::FloorOp>(loc, b.create<arith::AddFOp>(loc, b.create<arith::MulFOp>(loc, xd, c(M_2_PI)), c(0.5)));
   Value r = b.create<arith::TruncFOp>(loc, f32, b.create<arith::SubFOp>(loc, xd, b.create<arith::MulFOp>(loc, k, c(M_PI_2))));
   Value q = b.create<arith::SubFOp>(loc, k, b.create<arith::MulFOp>(loc, c(4), b.create<math::FloorOp>(loc, b.create<arith::MulFOp>(loc, k, c(0.25)))));
-  Value s = b.create<math::SinOp>(loc, r), co = b.create<math::CosOp>(loc, r);
+  // sin and cos of |r|, r's sign put back on the sine: MLIR's approximations reduce again with
+  // floor(r 2/pi), which sends a small negative r to r + pi/2 in f32, where the cancellation
+  // loses it (sin(-5.2e-7) was -4.4e-7; cos(29 pi/2 + 5.2e-7) 15% off). For |r| < pi/2 their
+  // reduction leaves it exact. (A select, not math.absf: GPU kernels lower no math.absf.)
+  Value negative = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, r, constantOf(b, loc, f32, 0));
+  Value ra = b.create<arith::SelectOp>(loc, negative, b.create<arith::NegFOp>(loc, r), r);
+  Value sa = b.create<math::SinOp>(loc, ra), co = b.create<math::CosOp>(loc, ra);
+  Value s = b.create<arith::SelectOp>(loc, negative, b.create<arith::NegFOp>(loc, sa), sa);
   Value ns = b.create<arith::NegFOp>(loc, s), nc = b.create<arith::NegFOp>(loc, co);
   auto is = [&](double v) { return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, q, c(v)); };
   // quadrants 0..3 (q is NaN for a non-finite x: every compare is false, and the last choice,
