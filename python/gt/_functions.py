@@ -567,8 +567,11 @@ def var(x, dim=None, keepdim=False, *, correction=1, unbiased=None):
         correction = 1 if unbiased else 0
     axes = _axes(x, dim, None)
     n = math.prod(x.shape[a] for a in axes) if x.ndim else 1
-    d = x - mean(x, axes, keepdim=True)
-    return sum(d * d, axes, keepdim) / builtins.max(n - correction, 0)
+    half = x.dtype in (_dt.bfloat16, _dt.float16)  # (computed in float32 and rounded once, as PyTorch's)
+    xf = cast(x, _dt.float32) if half else x
+    d = xf - mean(xf, axes, keepdim=True)
+    v = sum(d * d, axes, keepdim) / builtins.max(n - correction, 0)
+    return cast(v, x.dtype) if half else v
 
 
 @_method()
@@ -667,6 +670,8 @@ def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
         x = cast(x, dtype)
     if x.dtype.is_complex:  # (of the magnitudes: a real result)
         x = abs(x)
+    if x.dtype in (_dt.bfloat16, _dt.float16):  # (computed in float32 and rounded once, as PyTorch's)
+        return cast(norm(cast(x, _dt.float32), p, dim, keepdim), x.dtype)
     if p == "fro" or p is None or p == 2:
         return _l2(sum(x * x, dim, keepdim))
     if p == 1:

@@ -19,6 +19,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     counts the non-zeros."""
     if dtype is not None:
         x = T.cast(x, dtype)
+    if x.dtype in (_dt.bfloat16, _dt.float16):  # (computed in float32 and rounded once, as PyTorch's)
+        return T.cast(vector_norm(T.cast(x, _dt.float32), ord, dim, keepdim), x.dtype)
     a = T.abs(x)
     if x.dtype.is_complex:  # (of the magnitudes: a real result)
         x = a
