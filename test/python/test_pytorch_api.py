@@ -1144,3 +1144,23 @@ def test_a_custom_op_with_autograd_takes_keyword_arguments():
     y = gt.ops.gt_test_kw.scale(x, s=gt.tensor(3.0))
     y.sum().backward()
     assert y.tolist() == [3.0, 3.0, 3.0] and x.grad.tolist() == [3.0, 3.0, 3.0]
+
+
+def test_roi_align_is_torchvisions():
+    # expected values: torchvision 0.29's roi_align on the same input (printed there); the sample
+    # rules (outside -> 0, clamped edges, adaptive sampling counts) follow its roi_align_kernel
+    from gt.vision.ops import RoIAlign, roi_align
+    x = gt.arange(2 * 1 * 4 * 5, dtype=gt.float64).reshape(2, 1, 4, 5).requires_grad_()
+    boxes = gt.tensor([[0, 0.5, 0.5, 3.5, 2.5], [1, -1.0, -1.0, 2.0, 6.0]], dtype=gt.float64)
+    y = roi_align(x, boxes, (2, 2), 1.0, -1, False)
+    np.testing.assert_allclose(y.detach().numpy().ravel(), [6.25, 7.75, 11.25, 12.75, 24.515625, 25.703125, 17.453125,
+                                                              18.046875],
+                               rtol=1e-12)
+    y.sum().backward()
+    assert x.grad.shape == (2, 1, 4, 5) and abs(x.grad.sum().item() - 7.0) < 1e-9  # (a bin's weights sum to 1, less its samples off the map)
+    same = roi_align(x, [boxes[:1, 1:], boxes[1:, 1:]], 2)
+    np.testing.assert_allclose(same.detach().numpy(), y.detach().numpy(), rtol=1e-12)
+    assert RoIAlign(2, 1.0, -1)(x, boxes).shape == (2, 1, 2, 2)
+    ly = gt.nn.CrossMapLRN2d(3, alpha=0.01, beta=0.75, k=2.0)(gt.ones(1, 4, 1, 1))
+    # PyTorch's running sum (its values printed there): channel 2 sums channels 0..3, channel 3 drops only 1
+    np.testing.assert_allclose(ly.numpy().ravel(), (2 + 0.01 / 3 * np.array([2, 3, 4, 3])) ** -0.75, rtol=1e-6)

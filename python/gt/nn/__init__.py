@@ -14,7 +14,7 @@ from .modules import (Module, Parameter, Identity, Linear, Embedding, LayerNorm,
                       ZeroPad1d, ZeroPad3d, ConstantPad3d, ReflectionPad3d, ReplicationPad1d, ReplicationPad3d,
                       CircularPad1d, CircularPad2d, CircularPad3d, MarginRankingLoss, CosineEmbeddingLoss,
                       HingeEmbeddingLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, PoissonNLLLoss, TripletMarginLoss,
-                      GaussianNLLLoss, Unfold, Fold, Bilinear, LPPool1d, LPPool2d, LocalResponseNorm,
+                      GaussianNLLLoss, Unfold, Fold, Bilinear, LPPool1d, LPPool2d, LocalResponseNorm, CrossMapLRN2d,
                       ChannelShuffle, RReLU, AlphaDropout, MultiMarginLoss, EmbeddingBag, Softmax2d, SyncBatchNorm,
                       CTCLoss, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d)
 from .transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerEncoder,
@@ -40,7 +40,7 @@ def _torch_module_paths():
         "module": "Module _IncompatibleKeys",
         "linear": "Identity Linear Bilinear LazyLinear",
         "sparse": "Embedding EmbeddingBag",
-        "normalization": "LayerNorm GroupNorm RMSNorm LocalResponseNorm",
+        "normalization": "LayerNorm GroupNorm RMSNorm LocalResponseNorm CrossMapLRN2d",
         "dropout": "Dropout Dropout1d Dropout2d Dropout3d AlphaDropout _DropoutNd",
         "activation": "ReLU GELU SiLU Sigmoid Tanh Softmax LogSoftmax LeakyReLU ELU CELU SELU Softplus Mish Hardtanh "
                       "ReLU6 Hardsigmoid Hardswish LogSigmoid Softsign PReLU Softmin Threshold GLU Hardshrink "

@@ -2617,6 +2617,36 @@ class LocalResponseNorm(Module):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
+class CrossMapLRN2d(Module):
+    """Lua Torch's cross-channel LRN of (N, C, H, W) input, as torch.nn.CrossMapLRN2d: x * (k +
+    alpha / size * s_c)^-beta, s_c the sum of x^2 over the channels from c - pre + 1 to c + pre - 1,
+    pre = (size - 1) // 2 + 1, computed as PyTorch's by a running sum that adds the next channel
+    and drops the one leaving only from c > pre on, so channel 0 stays in every later window
+    (its legacy kernel's arithmetic). LocalResponseNorm is the centred window. Raises ValueError
+    for input that is not 4-D."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        if input.ndim != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.ndim}D instead.")
+        from .. import _functions as T
+        C = input.shape[1]
+        pre = int((self.size - 1) / 2 + 1)
+        running = T.cumsum(input * input, 1)  # running[:, j] = sum of the squares of channels 0..j
+        upper = T.tensor([min(c + pre - 1, C - 1) for c in range(C)])
+        total = T.index_select(running, 1, upper)
+        if C > pre + 1:  # the channels dropped from the sum: 1 .. c - pre for c > pre
+            dropped = T.index_select(running, 1, T.tensor([max(c - pre, 0) for c in range(C)])) - running[:, :1]
+            total = total - dropped
+        return input * (total * (self.alpha / self.size) + self.k) ** -self.beta
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
 ChannelShuffle = _elementwise_module("ChannelShuffle", F.channel_shuffle, ("groups", None))
 
 
