@@ -133,7 +133,7 @@ swapaxes = swapdims = transpose
 Tensor.swapaxes = Tensor.swapdims = transpose
 
 
-@_method('reshape', 'view')
+@_method('reshape')
 def reshape(x, *shape, **kwargs):
     """Same elements, new shape; one size may be -1 (also as shape= or size=). Raises
     gt.ShapeError (a RuntimeError, as PyTorch, and a ValueError) if the sizes do not match."""
@@ -154,7 +154,38 @@ def reshape(x, *shape, **kwargs):
     return _op("reshape", x, shape=shape)
 
 
-view = reshape
+@_method()
+def view(x, *shape, dtype=None, **kwargs):
+    """x.view(*shape): reshape (a view of x: gt._views). x.view(dtype): x's bytes read as `dtype`
+    (bit reinterpretation, as torch.Tensor.view(dtype); the last axis scales by the ratio of the
+    item sizes), a view whose in-place writes reach x's bytes (schedulefree's XOR swap). It is
+    read and written back through the client (a wait), and carries no gradient. Raises
+    RuntimeError for a 0-d x or a last axis the new item size does not divide."""
+    if dtype is None and len(shape) == 1 and isinstance(shape[0], _dt.dtype) and not kwargs:
+        dtype = shape[0]
+    if dtype is None:
+        return reshape(x, *shape, **kwargs)
+    d = _dt.resolve(dtype)
+    if d == x.dtype:
+        return x
+    from ._tensor import _Layout, _ViewOf
+    y = _bitcast(x, d)
+    y._view_of = _ViewOf(x, _Layout(lambda base: _bitcast(base, d), True,
+                                    writer=lambda base, v: base._assign(_bitcast(v, base.dtype))))
+    return y
+
+
+def _bitcast(x, d):
+    """x's bytes as a new tensor of dtype d (see view)."""
+    a = np.array(x.numpy(), order="C")  # (0-d stays 0-d)
+    nd = np.dtype(_dt.numpy_dtype(d))
+    if a.dtype.itemsize != nd.itemsize:
+        if a.ndim == 0:
+            raise RuntimeError("self.dim() cannot be 0 to view a tensor as a dtype of another size")
+        if (a.shape[-1] * a.dtype.itemsize) % nd.itemsize:
+            raise RuntimeError(f"self.size(-1) must be divisible by {nd.itemsize // a.dtype.itemsize or 1} to view "
+                               f"{x.dtype} as {d} (different element sizes), but got {a.shape[-1]}")
+    return from_numpy(a.view(nd).copy())
 
 
 @_method()

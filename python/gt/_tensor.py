@@ -263,17 +263,21 @@ class _Layout:
     """The key of a view made by a layout method (x.view, reshape, flatten, squeeze, unsqueeze,
     transpose, permute, t, T, mT, movedim, diagonal, ...: gt._views): `fn(base)` reads it again;
     writing it puts its values back into base: reshaped (`same_order`: the elements in base's
-    order), or each at the flat position of base that fn reads (fn of base's positions)."""
-    __slots__ = ("fn", "same_order")
+    order), or each at the flat position of base that fn reads (fn of base's positions), or by
+    `writer(base, view)` when given (x.view(dtype): the bytes reinterpreted back)."""
+    __slots__ = ("fn", "same_order", "writer")
 
-    def __init__(self, fn, same_order):
-        self.fn, self.same_order = fn, same_order
+    def __init__(self, fn, same_order, writer=None):
+        self.fn, self.same_order, self.writer = fn, same_order, writer
 
     def read(self, base):
         return self.fn(base)
 
     def write(self, base, view):
         from . import _functions as F
+        if self.writer is not None:
+            self.writer(base, view)
+            return
         if self.same_order:
             base._assign(F.reshape(view, base.shape))
             return

@@ -27,7 +27,8 @@ def linked(fn, same_order):
     @functools.wraps(fn)
     def view(x, *args, **kwargs):
         y = fn(x, *args, **kwargs)
-        if y is not x and type(y) is Tensor and type(x) is not _complex.ComplexTensor:
+        if y is not x and type(y) is Tensor and type(x) is not _complex.ComplexTensor and \
+                getattr(y, "_view_of", None) is None:  # (x.view(dtype) links its own)
             y._view_of = _link(x, lambda base: fn(base, *args, **kwargs), same_order)
         return y
     return view
@@ -42,6 +43,8 @@ def _link(x, read, same_order):
     if root is None or root.shape != up.base_shape:
         return _ViewOf(x, _Layout(read, same_order))
     key = up.key
+    if type(key) is _Layout and key.writer is not None:  # (x.view(dtype).view(...): linked to the first view,
+        return _ViewOf(x, _Layout(read, same_order))  # which writes its bytes back itself)
     if type(key) is _Layout:
         depth = getattr(key.fn, "_depth", 1) + 1
         if depth > _MAX_DEPTH:

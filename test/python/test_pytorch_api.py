@@ -1164,3 +1164,21 @@ def test_roi_align_is_torchvisions():
     ly = gt.nn.CrossMapLRN2d(3, alpha=0.01, beta=0.75, k=2.0)(gt.ones(1, 4, 1, 1))
     # PyTorch's running sum (its values printed there): channel 2 sums channels 0..3, channel 3 drops only 1
     np.testing.assert_allclose(ly.numpy().ravel(), (2 + 0.01 / 3 * np.array([2, 3, 4, 3])) ** -0.75, rtol=1e-6)
+
+
+def test_view_as_another_dtype_reinterprets_the_bytes():
+    x = gt.tensor([1.5, -2.0, 3.25])
+    assert x.view(gt.int32).tolist() == np.array([1.5, -2.0, 3.25], np.float32).view(np.int32).tolist()
+    assert x.view(gt.uint8).shape == (12,) and x.view(dtype=gt.float16).shape == (6,)
+    assert x.view(3, 1).shape == (3, 1)  # (still a reshape)
+    # schedulefree's ScheduleFreeWrapper swaps two tensors with XOR through uint8 views: writes reach x
+    y = gt.tensor([0.1, 0.2, 0.3])
+    x.view(gt.uint8).bitwise_xor_(y.view(gt.uint8))
+    y.view(gt.uint8).bitwise_xor_(x.view(gt.uint8))
+    x.view(gt.uint8).bitwise_xor_(y.view(gt.uint8))
+    np.testing.assert_array_equal(x.numpy(), np.array([0.1, 0.2, 0.3], np.float32))
+    np.testing.assert_array_equal(y.numpy(), np.array([1.5, -2.0, 3.25], np.float32))
+    with pytest.raises(RuntimeError, match="cannot be 0"):
+        gt.tensor(1.0).view(gt.uint8)
+    with pytest.raises(RuntimeError, match="divisible"):
+        gt.ones(3, dtype=gt.uint8).view(gt.int32)
