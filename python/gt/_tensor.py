@@ -1523,8 +1523,10 @@ def _rng_state(state):
 
 def _set_state(target, new_state, what):
     values = new_state.tolist() if isinstance(new_state, Tensor) else list(new_state)
-    if len(values) != 2:
-        raise ValueError(f"{what}: expected a state from get_rng_state / get_state (2 integers), got {values}")
+    if len(values) != 2:  # (a PyTorch state is 5056 bytes: named by its size, not printed)
+        raise ValueError(f"{what}: expected a state from GT's get_rng_state / get_state (2 integers), got "
+                         f"{values if len(values) <= 8 else f'{len(values)} values'} (PyTorch's generator states "
+                         "are not GT's: its draws differ)")
     target[0], target[1] = builtins.int(values[0]), builtins.int(values[1])
 
 

@@ -838,3 +838,13 @@ def test_avg_pool_whose_windows_tile_the_input_is_one_reduction():
     want = odd[:, :, :8, :6].reshape(1, 2, 4, 2, 3, 2).mean((3, 5))
     np.testing.assert_allclose(F.avg_pool2d(gt.tensor(odd), 2).numpy(), want, rtol=1e-6)
     np.testing.assert_allclose(F.avg_pool2d(gt.tensor(odd), 2, divisor_override=3).numpy(), want * 4 / 3, rtol=1e-6)
+
+
+def test_operands_of_different_dtypes_raise_pytorchs_error():
+    conv = nn.Conv2d(1, 2, 3).double()
+    with pytest.raises(RuntimeError, match=r"Input type \(gt.float32\) and weight type \(gt.float64\) should be the same"):
+        conv(gt.ones(1, 1, 5, 5))
+    with pytest.raises(RuntimeError, match="should be the same"):
+        nn.ConvTranspose1d(1, 2, 3)(gt.ones(1, 1, 5, dtype=gt.float64))
+    with pytest.raises(ValueError, match="5056 values"):
+        gt.set_rng_state(gt.zeros(5056, dtype=gt.uint8))  # (a PyTorch state: named by its size)

@@ -791,7 +791,16 @@ def _batched(input, n, name):
     return input, False
 
 
+def _same_dtypes(input, weight, bias):
+    """Raises PyTorch's RuntimeError for a convolution's operands of different float dtypes (a
+    float32 batch into a float64 model), rather than an error of the matmul inside."""
+    for what, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.dtype != input.dtype and t.dtype.is_floating_point and input.dtype.is_floating_point:
+            raise RuntimeError(f"Input type ({input.dtype}) and {what} type ({t.dtype}) should be the same")
+
+
 def _conv(input, weight, bias, stride, padding, dilation, groups, n, name):
+    _same_dtypes(input, weight, bias)
     x, unbatched = _batched(input, n, name)
     if weight.ndim != n + 2:
         raise _C.ShapeError(f"{name}: expected a {n + 2}-D weight (out_channels, in_channels / groups, *kernel), "
@@ -1488,6 +1497,7 @@ def prelu(x, weight):
 
 
 def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, n, name):
+    _same_dtypes(input, weight, bias)
     x, unbatched = _batched(input, n, name)
     if weight.ndim != n + 2:
         raise _C.ShapeError(f"{name}: expected a {n + 2}-D weight (in_channels, out_channels / groups, *kernel), "
