@@ -287,15 +287,15 @@ def test_random_fills_and_histc():
 
 
 def test_expm1_is_accurate_near_zero_and_at_the_ends():
-    # exp(x) - 1 gave 0 for 1e-10 and 1.19e-7 for 1e-7 (2968 ulp); within 2 ulp of the float64
-    # value over small and large arguments, as C's expm1.
+    # exp(x) - 1 gave 0 for 1e-10 and 1.19e-7 for 1e-7 (2968 ulp); float32 is computed in float64
+    # and rounded once: within 1 ulp over small and large arguments, as PyTorch's (it was 2.5).
     rng = np.random.default_rng(0)
     x = np.concatenate([rng.uniform(-20, 20, 4000), rng.uniform(-1e-3, 1e-3, 4000),
                         10 ** rng.uniform(-12, 0, 2000) * rng.choice([-1, 1], 2000)]).astype(np.float32)
     got = gt.expm1(gt.from_numpy(x)).numpy().astype(np.float64)
     exact = np.expm1(x.astype(np.float64))
     ulps = np.abs(got - exact) / np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
-    assert ulps.max() <= 3, (ulps.max(), x[ulps.argmax()])
+    assert ulps.max() <= 1, (ulps.max(), x[ulps.argmax()])
     assert gt.expm1(gt.tensor([1e-10])).item() == pytest.approx(1e-10, rel=1e-7)
     ends = gt.expm1(gt.tensor([0.0, -100.0, 100.0, float("inf"), -float("inf"), float("nan")])).tolist()
     assert ends[:5] == [0.0, -1.0, float("inf"), float("inf"), -1.0] and np.isnan(ends[5])
