@@ -120,8 +120,11 @@ float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu = (
                                          "float8_e8m0fnu"))
 uint16, uint32, uint64 = (_Unsupported(n, getattr(np, n), w) for n, w in (("uint16", 2), ("uint32", 4), ("uint64", 8)))
 complex32 = chalf = _Unsupported("complex32", None, 4)
+# PyTorch's quantized dtypes (tensordict's dtype tables name them)
+qint8, quint8, qint32, quint4x2, quint2x4 = (_Unsupported(n, None, w) for n, w in (
+    ("qint8", 1), ("quint8", 1), ("qint32", 4), ("quint4x2", 1), ("quint2x4", 1)))
 UNSUPPORTED = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu, uint16, uint32, uint64,
-               complex32)
+               complex32, qint8, quint8, qint32, quint4x2, quint2x4)
 
 float32 = dtype("float32", np.float32, 4)
 float64 = dtype("float64", np.float64, 8)

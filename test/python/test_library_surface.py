@@ -1038,6 +1038,9 @@ def test_names_found_with_new_code_families():
                  "gt.distributed.optim"):
         importlib.import_module(name)
     assert callable(gt.nn.utils.weight_norm)  # (still the function, as PyTorch's)
+    from gt.nn.parameter import Buffer, UninitializedParameter, UninitializedTensorMixin  # (tensordict)
+    assert Buffer is gt.nn.Buffer and isinstance(UninitializedParameter(), UninitializedTensorMixin)
+    assert str(gt.qint8) == "gt.qint8" and gt.quint8 != gt.uint8
     gt.cuda.random.manual_seed(0)
     # nextafter of 0-d tensors (torchdiffeq's dopri5)
     x = gt.tensor(1.0)
