@@ -91,7 +91,7 @@ def clone(x, memory_format=None):
     t = Tensor(x._h, x.shape, x.dtype)
     if x.requires_grad and _ag.is_grad_enabled():
         t.requires_grad = True
-        t._node = _ag.Node(_ag.identity_backward, (x,), None, _runtime.current_signal())
+        t._node = _ag.Node(_ag.identity_backward, (x._as_of_now(),), None, _runtime.current_signal())
     return t
 
 

@@ -492,6 +492,11 @@ def _install_more(gt):
     checkpoint.get_device_states = lambda *args: ([], [])
     checkpoint.set_device_states = lambda devices, states, *, device_type=None: None
 
+    class TensorType:
+        """torch.TensorType (TorchScript's type of tensors): a name for annotations (open_clip's
+        hf_model imports it); GT has no TorchScript types."""
+    gt.TensorType = TensorType
+
     class TorchDispatchMode:
         """torch.utils._python_dispatch.TorchDispatchMode: GT has no dispatcher below its
         functions, so entering one raises NotImplementedError (a FLOP counter built on it would

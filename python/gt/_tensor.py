@@ -800,6 +800,17 @@ class Tensor:
         self._priors = (getattr(self, "_priors", None) or ()) + ((_runtime.client().next_id(), before),)
         return before
 
+    def _as_of_now(self):
+        """This tensor as an input of a node whose result shares its values (clone, an identity
+        node): itself, or, once it has been written in place with history, a tensor with its
+        present values and node. (The backward pass orders an input's states by the result's id;
+        a result that shares the handle has the write's id, which reads as before the write.)"""
+        if not getattr(self, "_priors", None):
+            return self
+        now = Tensor(self._h, self.shape, self.dtype, self.requires_grad)
+        now._node = self._node
+        return now
+
     def _take_history(self, new):
         """For an in-place op: this tensor's autograd history becomes new's (the state before is
         kept for the ops recorded earlier: _keep_prior)."""

@@ -62,6 +62,50 @@ class autocast(contextlib.ContextDecorator):
 
 _autocast_device = ["cpu"]  # the active autocast's device type: which ops run in float32
 
+
+def custom_fwd(fwd=None, *, device_type="cuda", cast_inputs=None):
+    """Decorator of a custom autograd.Function's forward, as torch.amp.custom_fwd: with
+    cast_inputs (a dtype), inside an enabled autocast the floating-point tensor arguments are
+    cast to it and the forward runs with autocast off; otherwise the forward runs as it is (its
+    backward, under custom_bwd, sees the same autocast state)."""
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def forward(*args, **kwargs):
+        ctx = args[0] if args else None
+        state = (_tensor._autocast_dtype, _autocast_device[0])
+        if ctx is not None:
+            try:
+                ctx._gt_autocast = state
+            except AttributeError:
+                pass
+        if cast_inputs is None or _tensor._autocast_dtype is None:
+            return fwd(*args, **kwargs)
+        dtype = _dt.resolve(cast_inputs)
+        cast = [_apply(a, lambda t: t.to(dtype) if t.dtype.is_floating_point else t) for a in args]
+        with autocast(device_type, enabled=False):
+            return fwd(*cast, **{k: _apply(v, lambda t: t.to(dtype) if t.dtype.is_floating_point else t)
+                                 for k, v in kwargs.items()})
+    return forward
+
+
+def custom_bwd(bwd=None, *, device_type="cuda"):
+    """Decorator of a custom autograd.Function's backward, as torch.amp.custom_bwd: it runs in the
+    autocast state its forward (under custom_fwd) ran in."""
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def backward(ctx, *grads):
+        saved = (_tensor._autocast_dtype, _autocast_device[0])
+        _tensor._autocast_dtype, _autocast_device[0] = getattr(ctx, "_gt_autocast", saved)
+        try:
+            return bwd(ctx, *grads)
+        finally:
+            _tensor._autocast_dtype, _autocast_device[0] = saved
+    return backward
+
 # Ops autocast runs in float32, their float16/bfloat16 operands cast up, as PyTorch's lists
 # ("CPU Ops that can autocast to float32" and "CUDA Ops that can autocast to float32" in
 # https://pytorch.org/docs/stable/amp.html): the losses on both, and on CUDA also the
@@ -249,4 +293,5 @@ def _nonfinite_count(t):
     return T.sum(T.cast(T.logical_not(T.isfinite(t)), _dt.float32))
 
 
-__all__ = ["autocast", "GradScaler", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype"]
+__all__ = ["autocast", "GradScaler", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype", "custom_fwd",
+           "custom_bwd"]

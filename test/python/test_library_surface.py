@@ -1040,7 +1040,31 @@ def test_names_found_with_new_code_families():
     assert callable(gt.nn.utils.weight_norm)  # (still the function, as PyTorch's)
     from gt.nn.parameter import Buffer, UninitializedParameter, UninitializedTensorMixin  # (tensordict)
     assert Buffer is gt.nn.Buffer and isinstance(UninitializedParameter(), UninitializedTensorMixin)
-    assert str(gt.qint8) == "gt.qint8" and gt.quint8 != gt.uint8
+    assert str(gt.qint8).endswith(".qint8") and gt.quint8 != gt.uint8
+    from gt import TensorType  # noqa: F401 (open_clip)
+    from gt.nn.utils import skip_init  # (OpenNMT-py)
+    assert skip_init(nn.Linear, 2, 3, device="cpu").weight.shape == (3, 2)
+    import gt.onnx.operators as ops  # (fairseq)
+    assert ops.shape_as_tensor(gt.ones(2, 3)).tolist() == [2, 3]
+    assert ops.reshape_from_tensor_shape(gt.ones(6), gt.tensor([2, 3])).shape == (2, 3)
+
+    class Twice(gt.autograd.Function):  # custom_fwd/custom_bwd (OpenNMT's sparse activations)
+        @staticmethod
+        @gt.amp.custom_fwd(device_type="cpu", cast_inputs=gt.float32)
+        def forward(ctx, x):
+            ctx.dtype = x.dtype
+            return x * 2
+
+        @staticmethod
+        @gt.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, g):
+            return g * 2
+    x = gt.ones(3, dtype=gt.bfloat16, requires_grad=True)
+    with gt.autocast("cpu"):
+        y = Twice.apply(x)
+    assert y.dtype == gt.float32  # (cast to cast_inputs inside autocast)
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]
     gt.cuda.random.manual_seed(0)
     # nextafter of 0-d tensors (torchdiffeq's dopri5)
     x = gt.tensor(1.0)

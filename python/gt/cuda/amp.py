@@ -28,4 +28,18 @@ def GradScaler(init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, grow
     return _amp.GradScaler("cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled)
 
 
-__all__ = ["autocast", "GradScaler"]
+def custom_fwd(fwd=None, *, cast_inputs=None):
+    """gt.amp.custom_fwd(device_type="cuda"), with PyTorch's FutureWarning."""
+    warnings.warn("`torch.cuda.amp.custom_fwd(args...)` is deprecated. Please use `torch.amp.custom_fwd(args..., "
+                  "device_type='cuda')` instead.", FutureWarning, stacklevel=2)
+    return _amp.custom_fwd(fwd, device_type="cuda", cast_inputs=cast_inputs)
+
+
+def custom_bwd(bwd=None):
+    """gt.amp.custom_bwd(device_type="cuda"), with PyTorch's FutureWarning."""
+    warnings.warn("`torch.cuda.amp.custom_bwd(args...)` is deprecated. Please use `torch.amp.custom_bwd(args..., "
+                  "device_type='cuda')` instead.", FutureWarning, stacklevel=2)
+    return _amp.custom_bwd(bwd, device_type="cuda")
+
+
+__all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd"]

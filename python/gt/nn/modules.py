@@ -213,7 +213,7 @@ def _watch_inputs(module, args, hooks):
         if isinstance(a, T.Tensor) and a.requires_grad and _ag.is_grad_enabled():
             b = T.Tensor(a._h, a.shape, a.dtype)
             b.requires_grad = True
-            b._node = _ag.Node(_ag.identity_backward, (a,), None, _runtime.current_signal())
+            b._node = _ag.Node(_ag.identity_backward, (a._as_of_now(),), None, _runtime.current_signal())
             state.inputs.append(b)
             new_args.append(b)
         else:
@@ -237,7 +237,7 @@ def _watch_output(out, state):
         passed = out
         out = T.Tensor(passed._h, passed.shape, passed.dtype)
         out.requires_grad = True
-        out._node = _ag.Node(_ag.identity_backward, (passed,), None, _runtime.current_signal())
+        out._node = _ag.Node(_ag.identity_backward, (passed._as_of_now(),), None, _runtime.current_signal())
 
     def output_grad(g):  # each backward pass through this call reaches the output first
         state.grad_output = g

@@ -99,6 +99,16 @@ def clip_grad_value_(parameters, clip_value):
                 p.grad._assign(T.clamp(p.grad, -clip_value, clip_value))
 
 
+def skip_init(module_cls, *args, **kwargs):
+    """module_cls(*args, **kwargs), as torch.nn.utils.skip_init (which leaves the parameters
+    uninitialized to save the time: GT initializes them as usual; `device` is taken as the
+    class takes it). Raises RuntimeError for a class without a `device` argument, as PyTorch's."""
+    import inspect
+    if "device" not in inspect.signature(module_cls).parameters:
+        raise RuntimeError("Module must support a 'device' arg to skip initialization")
+    return module_cls(*args, **kwargs)
+
+
 def parameters_to_vector(parameters):
     """Every tensor of `parameters` flattened and joined into one 1-D tensor (in order)."""
     return T.cat([T.reshape(p, -1) for p in parameters])
