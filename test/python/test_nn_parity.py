@@ -294,3 +294,20 @@ def test_clone_after_an_in_place_op_differentiates_the_values_it_copied():
     before.mul_(2.0)
     (g,) = gt.autograd.grad(copy.sum(), th)
     np.testing.assert_allclose(g.numpy(), [1.5, 1.5, 1.5], rtol=1e-6)
+
+
+def test_state_dict_entries_share_the_modules_values_and_parameters_is_walked_once():
+    # ultralytics' ModelEMA updates ema.state_dict() entries in place (they were copies: the EMA
+    # never moved); dreamer walks one parameters() twice (the second loop, a weight decay, runs
+    # in PyTorch over an exhausted generator: never)
+    model = gt.nn.Sequential(gt.nn.Linear(2, 3), gt.nn.BatchNorm1d(3))
+    sd = model.state_dict()
+    sd["0.bias"].zero_()
+    sd["1.running_mean"].add_(2.0)
+    assert model[0].bias.tolist() == [0.0, 0.0, 0.0] and model[1].running_mean.tolist() == [2.0, 2.0, 2.0]
+    assert not sd["0.weight"].requires_grad and model[0].weight.requires_grad
+    params = model.parameters()
+    assert next(params) is model[0].weight
+    assert len(list(params)) == 3 and list(params) == []  # (the rest once, then nothing)
+    both = model[0].parameters() + model[1].parameters()  # (the original GT's idiom)
+    assert len(both) == 4

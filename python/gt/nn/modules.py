@@ -186,9 +186,15 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 
 
 class _Parameters(list):
-    """Module.parameters() (and buffers(), modules(), children(), named_children()): a list that
-    `next()` also walks, as the generator PyTorch returns."""
+    """Module.parameters() (and buffers(), modules(), children(), named_children()): walked once,
+    as the generator PyTorch returns (`next()` takes the next item; a second loop over the same
+    object finds nothing, which scripts rely on: dreamer passes one parameters() to
+    clip_grad_norm_ and then to a weight-decay loop that PyTorch never runs), and a list
+    otherwise (len, indexing, and the original GT's a.parameters() + b.parameters())."""
     __slots__ = ("_at",)
+
+    def __iter__(self):
+        return self
 
     def __next__(self):
         at = getattr(self, "_at", 0)
@@ -789,13 +795,15 @@ class Module:
         """Adds this module's own parameters, persistent buffers and extra state (not its
         children's) to `destination` under `prefix`, as PyTorch's (overridable: state_dict calls
         it for each module)."""
+        # (without keep_vars: p.data, which shares p's values as PyTorch's detached entries share
+        # storage: an in-place op on an entry changes the module, as ultralytics' ModelEMA does)
         for name, p in self._parameters.items():
             if p is not None:
-                destination[prefix + name] = p if keep_vars else p.detach()
+                destination[prefix + name] = p if keep_vars else p.data
         skip = self.__dict__.get("_non_persistent", ())
         for name, b in self._buffers.items():
             if b is not None and name not in skip:
-                destination[prefix + name] = b if keep_vars else b.detach()
+                destination[prefix + name] = b if keep_vars else b.data
         if type(self).get_extra_state is not Module.get_extra_state:
             destination[prefix + "_extra_state"] = self.get_extra_state()
 
