@@ -257,6 +257,15 @@ def setitem(x, key, value):
         v = T.reshape(v, tuple(sizes))
         x._assign(T._op("slice_scatter", before, v, starts=starts, steps=steps))
         return
+    ints = [i for i, k in enumerate(nkey) if isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))]
+    arrays = [k for k in nkey if isinstance(k, (T.Tensor, np.ndarray, list))]
+    if ints and len(ints) + len(arrays) < len(nkey) and all(isinstance(k, (int, np.integer, slice)) or (
+            isinstance(k, (T.Tensor, np.ndarray, list)) and np.asarray(k).dtype != np.bool_
+            and getattr(k, "dtype", None) != _dt.bool) for k in nkey):
+        # ints beside slices and index arrays (x[:, 0, :, idx, 1] = v): PyTorch selects the ints'
+        # axes first, then places the index arrays among what is left (as x[...] reads it), so
+        # the rest is written on that selection and put back
+        return _put_with_selects(x, before, nkey, ints, v)
     # beside an index array an int is an index too (NumPy's rule): x[range(n), 3] = v
     nkey = [np.asarray(k) if isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)) else k
             for k in nkey]
@@ -295,6 +304,23 @@ def setitem(x, key, value):
     raise NotImplementedError("x[key] = value supports ints, slices, '...', integer indices beside slices, or one "
                               "bool mask over the leading axes; this key mixes them otherwise (None, or a mask "
                               "after other axes)")
+
+
+def _put_with_selects(x, before, nkey, ints, v):
+    """x[nkey] = v for a key of ints, slices and integer index arrays (no masks, no None): the
+    ints' axes selected (size-1 slices), the rest written there by _put_on_axes, put back."""
+    one = [slice(int(k) % x.shape[d], int(k) % x.shape[d] + 1) if d in ints else slice(None)
+           for d, k in enumerate(nkey)]
+    for d in ints:
+        n = x.shape[d]
+        if not -n <= int(nkey[d]) < n:
+            raise IndexError(f"index {int(nkey[d])} is out of bounds for dimension {d} with size {n}")
+    _, _, (starts, steps, sizes) = _basic(before, one, values=False)
+    window = _basic(before, one)[0]
+    kept = [d for d in range(x.ndim) if d not in ints]
+    selected = T.reshape(window, tuple(window.shape[d] for d in kept))
+    new = _put_on_axes(selected, [nkey[d] for d in kept], v)
+    x._assign(T._op("slice_scatter", before, T.reshape(new, tuple(sizes)), starts=starts, steps=steps))
 
 
 def _put_on_axes(before, nkey, v):

@@ -1182,3 +1182,23 @@ def test_view_as_another_dtype_reinterprets_the_bytes():
         gt.tensor(1.0).view(gt.uint8)
     with pytest.raises(RuntimeError, match="divisible"):
         gt.ones(3, dtype=gt.uint8).view(gt.int32)
+
+
+def test_setitem_with_ints_beside_slices_and_index_tensors_places_as_pytorch():
+    # PyTorch selects the ints' axes first: x[:, 0, :, idx, 1] is (2, 4, 3), as reading it gives
+    # (torch-struct's AlignmentCRF; the ints were index arrays by NumPy's rule, and the values went
+    # to the wrong places or raised)
+    x = gt.zeros(2, 3, 4, 5, 6)
+    idx = gt.tensor([0, 2, 4])
+    v = gt.arange(24.0).view(2, 4, 3)
+    x[:, 0, :, idx, 1] = v
+    assert x[:, 0, :, idx, 1].tolist() == v.tolist() and x.sum().item() == 276.0
+    want = np.zeros((2, 3, 4, 5, 6))
+    for i, j in enumerate([0, 2, 4]):
+        want[:, 0, :, j, 1] = v.numpy()[:, :, i]
+    np.testing.assert_array_equal(x.numpy(), want)
+    w = gt.ones(3, 2, 4, requires_grad=True)
+    y = w * 1.0
+    y[0, :, gt.tensor([1, 3])] = gt.zeros(2, 2)
+    y.sum().backward()
+    assert w.grad[0].tolist() == [[1, 0, 1, 0], [1, 0, 1, 0]] and w.grad[1].sum().item() == 8
