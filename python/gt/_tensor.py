@@ -211,7 +211,10 @@ class _ViewOf:
     __slots__ = ("_base", "key", "version", "base_shape", "written")
 
     def __init__(self, base, key):
-        self._base = base if getattr(base, "_view_of", None) is not None else weakref.ref(base)
+        # (strongly when the base itself writes through: a view, or an x.data alias a script
+        # does not keep, x.data[0].fill_(1), whose write must still reach x)
+        self._base = base if getattr(base, "_view_of", None) is not None or getattr(base, "_data_of", None) \
+            is not None else weakref.ref(base)
         self.key = key
         self.version = base._version
         self.base_shape = base.shape  # (a base whose shape changed in place, x.unsqueeze_(0), is let go)
@@ -243,6 +246,7 @@ class _ViewOf:
             view._writes = view._version + 1  # (its own views are stale now too)
             if not view.is_leaf or again._node is not None:
                 view._node = again._node
+                view._made = None  # (its node and values are new together)
             self.version = base._version
 
     def write_back(self, view):
@@ -306,7 +310,7 @@ class Tensor:
     """
     __module__ = "gt"  # type(x) is gt.Tensor, as torch.Tensor
     __slots__ = ("_h", "shape", "dtype", "requires_grad", "grad", "_node", "_hooks", "_retains_grad", "_data_of",
-                 "_host", "_writes", "_view_of", "_priors", "__weakref__", "__dict__")  # (__dict__: a script's own
+                 "_host", "_writes", "_view_of", "_priors", "_made", "__weakref__", "__dict__")  # (__dict__: a script's own
     # attributes, `p._no_weight_decay = True`, as a torch.Tensor takes them)
     __array_priority__ = 1000  # numpy_scalar * tensor -> Tensor.__rmul__
 
@@ -777,8 +781,11 @@ class Tensor:
             if new.is_meta:
                 raise NotImplementedError("Cannot copy out of meta tensor; no data!")
             new = new.to("meta")
+        node = self._node
         self._take_history(new)
         self._rebind(new._h)
+        if self._node is not node:  # (a new node: ordered by the new values' id)
+            self._made = None
         base = getattr(self, "_data_of", None)
         if base is not None and base.shape == self.shape and base.dtype == self.dtype:
             base._rebind(new._h)  # x.data's in-place op changes x's values (not its history)
@@ -847,6 +854,12 @@ class Tensor:
         `for row in x: row[0] = 0` change x. The other direction is not kept: a view read
         before x changed keeps the values it was read with until it is written (then it is
         read again first, see _fresh)."""
+        node = getattr(self, "_node", None)
+        if node is not None and getattr(self, "_made", None) is None:
+            # new values under the same node (x.data's in-place op; an in-place op resets this when it
+            # gives x a node): the node's place among the writes stays the old values' id, which the
+            # backward pass orders inputs' states by (python/src/module.cpp, inputsOf)
+            self._made = getattr(self._h, "id", None)  # (a complex tensor's parts keep their own)
         self._h = h
         self._writes = getattr(self, "_writes", 0) + 1
         view = getattr(self, "_view_of", None)

@@ -268,6 +268,7 @@ struct RecordTypes {
   Py_ssize_t h = 0, shape = 0, dtype = 0, requiresGrad = 0, grad = 0, node = 0, host = 0; // node: Tensor._node
   Py_ssize_t hooks = 0, retainsGrad = 0; // set by register_hook / retain_grad only
   Py_ssize_t priors = 0; // Tensor._priors: set by an in-place op on a tensor with history only
+  Py_ssize_t made = 0;   // Tensor._made: its node's place in the op order, once its values changed without it
   Py_ssize_t backward = 0, inputs = 0, attrs = 0, signal = 0;
 } recordTypes;
 
@@ -635,7 +636,10 @@ py::dict runBackward(py::object self, py::sequence roots, py::sequence seeds, bo
       if (!PyObject_TypeCheck(x, r.tensor)) continue;
       PyObject *priors = slot(x, r.priors);
       if (!priors || !PyTuple_Check(priors)) continue;
-      if (!outId) outId = tensorId(out);
+      if (!outId) { // (the result's id orders its op among the writes, unless its values changed since
+        PyObject *made = slot(out, r.made); // without its node: a write through x.data; then _made)
+        outId = made && PyLong_Check(made) ? PyLong_AsUnsignedLongLong(made) : tensorId(out);
+      }
       if (resolve(x, outId) == x) continue;
       py::tuple seen(ins.size()); // an earlier state: the tuple as the op saw it
       for (size_t j = 0; j < ins.size(); ++j) seen[j] = py::reinterpret_borrow<py::object>(resolve(ins[j].ptr(), outId));
@@ -860,6 +864,7 @@ PYBIND11_MODULE(_C, m) {
     r.hooks = slotOffset(tensor.ptr(), "_hooks");
     r.retainsGrad = slotOffset(tensor.ptr(), "_retains_grad");
     r.priors = slotOffset(tensor.ptr(), "_priors");
+    r.made = slotOffset(tensor.ptr(), "_made");
     r.backward = slotOffset(node.ptr(), "backward");
     r.inputs = slotOffset(node.ptr(), "inputs");
     r.attrs = slotOffset(node.ptr(), "attrs");

@@ -311,3 +311,23 @@ def test_state_dict_entries_share_the_modules_values_and_parameters_is_walked_on
     assert len(list(params)) == 3 and list(params) == []  # (the rest once, then nothing)
     both = model[0].parameters() + model[1].parameters()  # (the original GT's idiom)
     assert len(both) == 4
+
+
+def test_writes_through_data_views_reach_the_tensor_and_keep_its_history():
+    # torch-struct: x.data[0].fill_(...) on a .data nobody keeps (the write was lost), and two
+    # masked_fill_ on views of v.data (v a view with history: v's gradient became None)
+    x = gt.zeros(2, 2)
+    x.data[0].fill_(1.0)
+    x.data[:, 1].add_(1.0)
+    assert x.tolist() == [[1.0, 2.0], [0.0, 1.0]]
+    w = gt.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    b = gt.zeros(2, 4)
+    b[0] = w * 1
+    v = b.view(2, 2, 2)
+    d = v.data
+    mask = gt.tensor([False, True]).view(2, 1)
+    d[0].masked_fill_(mask, -5.0)
+    d[1].masked_fill_(mask, 0.0)
+    assert v.flatten().tolist() == [1.0, 2.0, -5.0, -5.0, 0.0, 0.0, 0.0, 0.0]
+    (g,) = gt.autograd.grad(v.sum(), w)
+    assert g.tolist() == [1.0, 1.0, 1.0, 1.0]  # (.data writes change values, never the graph)
