@@ -848,3 +848,18 @@ def test_operands_of_different_dtypes_raise_pytorchs_error():
         nn.ConvTranspose1d(1, 2, 3)(gt.ones(1, 1, 5, dtype=gt.float64))
     with pytest.raises(ValueError, match="5056 values"):
         gt.set_rng_state(gt.zeros(5056, dtype=gt.uint8))  # (a PyTorch state: named by its size)
+
+
+def test_grid_sample_of_non_finite_coordinates_is_pytorchs():
+    # PyTorch makes a NaN, infinite or huge coordinate -100 (outside: 0), and its border/reflection
+    # clip sends NaN to the last pixel; GT gathered at INT64_MIN and raised, or gave NaN
+    x = gt.arange(16.0).view(1, 1, 4, 4)
+    bad = gt.tensor([[[[float("nan"), 0.0], [0.25, 0.5]]]])  # (1, 1, 2, 2): a NaN point and a finite one
+    inf = gt.tensor([[[[float("inf"), 0.0], [float("-inf"), 0.5]]]])
+    for mode in ("bilinear", "nearest"):
+        z = F.grid_sample(x, bad, mode=mode, padding_mode="zeros", align_corners=False)
+        assert z[0, 0, 0, 0].item() == 0.0 and np.isfinite(z.numpy()).all()
+        border = F.grid_sample(x, bad, mode=mode, padding_mode="border", align_corners=False)[0, 0, 0, 0].item()
+        assert border == (9.0 if mode == "bilinear" else 11.0)  # (x at column 3, y 1.5 between rows 1 and 2)
+        for pad in ("zeros", "border", "reflection"):
+            assert np.isfinite(F.grid_sample(x, inf, mode=mode, padding_mode=pad, align_corners=False).numpy()).all()

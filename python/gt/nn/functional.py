@@ -1828,12 +1828,18 @@ def affine_grid(theta, size, align_corners=False):
         raise ValueError(f"Expected a batch of {d}D affine matrices of shape Nx{d}x{d + 1} for size {list(size)}. "
                          f"Got {list(theta.shape)}.")
     N, spatial = size[0], size[2:]
+    nd = np.float64 if theta.dtype == _dt.float64 else np.float32
 
     def axis(n):
+        """PyTorch's linspace(-1, 1, n) in theta's dtype (the first half from -1, the second from
+        1, so the points are symmetric to the last bit: a nearest-mode resample's halfway ties
+        fall as PyTorch's), times (n - 1) / n without align_corners."""
         if n == 1:
-            return np.zeros(1)
-        v = np.linspace(-1.0, 1.0, n)
-        return v if align_corners else v * (n - 1) / n
+            return np.zeros(1, nd)
+        i = np.arange(n)
+        step = nd(2.0) / nd(n - 1)
+        v = np.where(i < n // 2, nd(-1.0) + step * i.astype(nd), nd(1.0) - step * (n - 1 - i).astype(nd)).astype(nd)
+        return v if align_corners else (v * nd(n - 1) / nd(n)).astype(nd)
 
     points = list(np.meshgrid(*(axis(n) for n in spatial), indexing="ij"))  # (D,) H, W: one per spatial dim
     base = np.stack(points[::-1] + [np.ones_like(points[0])], -1).reshape(1, -1, d + 1)  # (x, y, (z,) 1)
@@ -1885,12 +1891,14 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         return T.where(T.remainder(flips, 2.0) == 0, extra + low, span - extra + low)
 
     def source(c, n):
-        """A coordinate in pixels after padding_mode (PyTorch's compute_coordinates)."""
+        """A coordinate in pixels after padding_mode (PyTorch's compute_coordinates), a NaN, an
+        infinite or a huge one made -100 (outside: 0), as PyTorch's safe_downgrade_to_int_range."""
         if padding_mode == "reflection":
             c = reflect(c, 0, 2 * (n - 1)) if align_corners else reflect(c, -1, 2 * n - 1)
-        if padding_mode != "zeros":
-            c = T.clamp(c, 0, n - 1)
-        return c
+        if padding_mode != "zeros":  # PyTorch's clip_coordinates: NaN goes to n - 1, and the gradient
+            c = T.where(c < n - 1, c, float(n - 1))  # is 0 at both edges
+            c = T.where(c > 0, c, 0.0)
+        return T.where(T.abs(c) < 2147483646.0, c, -100.0)  # (False for NaN too)
 
     flat = T.reshape(input, N, C, math.prod(sizes))
 
