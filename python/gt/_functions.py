@@ -975,6 +975,11 @@ _inplace("sign_", sign, "sign(x)")
 _inplace("copy_", _copy, "src broadcast to x's shape, in x's dtype")
 _inplace("fill_", lambda x, value: full(x.shape, value.item() if isinstance(value, Tensor) else value, dtype=x.dtype),
          "full(x.shape, value) in x's dtype")
+for _name, _compare in (("eq_", "__eq__"), ("ne_", "__ne__"), ("lt_", "__lt__"), ("le_", "__le__"), ("gt_", "__gt__"),
+                        ("ge_", "__ge__"), ("not_equal_", "__ne__"), ("less_", "__lt__"), ("less_equal_", "__le__"),
+                        ("greater_", "__gt__"), ("greater_equal_", "__ge__")):
+    _inplace(_name, lambda x, other, _c=_compare: cast(getattr(x, _c)(other), x.dtype),
+             f"x {_compare.strip('_')} other as 1 or 0 in x's dtype (ultralytics' mask.gt_(0))")
 _inplace("normal_", lambda x, mean=0.0, std=1.0, generator=None: randn(x.shape, dtype=x.dtype) * std + mean,
          "samples of N(mean, std^2) of x's shape and dtype (floats; `generator` is accepted and ignored)")
 _inplace("uniform_", lambda x, a=0.0, b=1.0, generator=None: rand(x.shape, dtype=x.dtype) * (b - a) + a,

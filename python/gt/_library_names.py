@@ -497,6 +497,13 @@ def _install_more(gt):
         hf_model imports it); GT has no TorchScript types."""
     gt.TensorType = TensorType
 
+    def symeig(input, eigenvectors=False, upper=True, *, out=None):
+        """Raises RuntimeError, as PyTorch's (removed in 1.9): use gt.linalg.eigh / eigvalsh."""
+        raise RuntimeError("This function was deprecated since version 1.9 and is now removed. Please use the "
+                           "`torch.linalg.eigh` function instead (L, V = torch.linalg.eigh(A, UPLO='U' if upper else "
+                           "'L')).")
+    gt.symeig = symeig
+
     class TorchDispatchMode:
         """torch.utils._python_dispatch.TorchDispatchMode: GT has no dispatcher below its
         functions, so entering one raises NotImplementedError (a FLOP counter built on it would
@@ -546,8 +553,9 @@ def _install_more(gt):
     for name in ("FractionalMaxPool2d", "FractionalMaxPool3d"):
         if not hasattr(gt.nn, name):
             setattr(gt.nn, name, _unsupported(f"torch.nn.{name}", "fractional max pooling is not in GT"))
-    # torch.optim.<file>: each optimizer's own module, as PyTorch's (`from torch.optim.adam import Adam`)
-    files = {"optimizer": "Optimizer", "adam": "Adam", "adamw": "AdamW", "sgd": "SGD", "rmsprop": "RMSprop",
+    # torch.optim.<file>: each optimizer's own module, as PyTorch's (`from torch.optim.adam import Adam`;
+    # torch.optim.optimizer is gt/optim/optimizer.py, with `required`)
+    files = {"adam": "Adam", "adamw": "AdamW", "sgd": "SGD", "rmsprop": "RMSprop",
              "adagrad": "Adagrad", "adadelta": "Adadelta", "adamax": "Adamax", "nadam": "NAdam", "radam": "RAdam",
              "asgd": "ASGD", "lbfgs": "LBFGS", "rprop": "Rprop", "sparse_adam": "SparseAdam"}
     for file, name in files.items():

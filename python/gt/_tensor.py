@@ -533,8 +533,9 @@ class Tensor:
         return builtins.bool(self.item())
 
     def __float__(self):
-        if self.requires_grad:  # (PyTorch's warning; .item() gives none)
+        if self.requires_grad and not _warned_float[0]:  # (PyTorch's warning, once a process; .item() gives none)
             import warnings
+            _warned_float[0] = True
             warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
                           "Consider using tensor.detach() first.", UserWarning, stacklevel=2)
         return builtins.float(self.item())
@@ -1623,6 +1624,9 @@ def _leaf(t, requires_grad):
     return t
 
 
+_warned_float = [False]  # float(x) of a tensor that requires grad warned already (PyTorch warns once)
+
+
 def fill_backward(g, result, inputs, attrs):
     """The node of a tensor overwritten in place by values without history: zero to the old ones."""
     return (zeros_like(inputs[0]),)
@@ -1990,7 +1994,7 @@ def randint(low, high=None, size=None, dtype=None, generator=None, requires_grad
 
 
 @_takes_device
-def arange(start, end=None, step=1, dtype=None, requires_grad=False):
+def arange(start=0, end=None, step=1, dtype=None, requires_grad=False):
     """[start, end) by step, as torch.arange (int64 for integer arguments, else float32). The
     values are computed on the client and uploaded."""
     if end is None:
@@ -2210,6 +2214,11 @@ def where(condition, a=None, b=None):
     a, b = _scalar(a, ref), _scalar(b, ref)
     if not isinstance(condition, Tensor):
         condition = tensor(condition)
+    if condition.dtype == _dt.uint8:  # (PyTorch's deprecated form: a warning, then as a bool mask)
+        import warnings
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be removed in a "
+                      "future version of PyTorch. Use a boolean condition instead.", UserWarning, stacklevel=2)
+        condition = cast(condition, _dt.bool)
     return _op("where", condition, a, b)
 
 

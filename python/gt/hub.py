@@ -45,6 +45,21 @@ def get_dir():
     return os.path.expanduser(os.path.join(cache, "gt", "hub"))
 
 
+def __getattr__(name):
+    """torch.hub.tqdm: tqdm's progress bar, which torch.hub re-exports (torchio imports it from
+    there); tqdm is imported on first use (an optional dependency of GT's)."""
+    if name == "tqdm":
+        from tqdm import tqdm
+        return tqdm
+    raise AttributeError(f"module 'gt.hub' has no attribute {name!r}")
+
+
+def _get_torch_home():
+    """The folder above get_dir()'s hub folder (torch.hub._get_torch_home, which libraries put
+    their own caches under)."""
+    return os.path.dirname(get_dir())
+
+
 def set_dir(d):
     """Caches repositories and checkpoints in `d` from now on."""
     global _hub_dir

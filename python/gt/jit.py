@@ -26,6 +26,11 @@ unused = ignore
 export = script
 
 
+class TracerWarning(Warning):
+    """torch.jit.TracerWarning: the warning category of tracing (GT does not trace; libraries filter
+    it: ultralytics' warnings.filterwarnings("ignore", category=torch.jit.TracerWarning))."""
+
+
 def freeze(mod, preserved_attrs=None, optimize_numerics=True):
     """Returns mod unchanged (GT's compiled regions take the weights as operands already)."""
     return mod

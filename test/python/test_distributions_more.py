@@ -895,3 +895,15 @@ def test_lkj_cholesky_and_straight_through_one_hot():
         pass
 
     assert D.register_kl(Other, Other)(lambda p, q: 0) is not None
+
+
+def test_one_hot_categorical_and_multinomial_parameters_are_properties():
+    # dreamer's OneHotDist reads super().logits / super().probs
+    class OneHotDist(gt.distributions.OneHotCategorical):
+        def mode(self):
+            return gt.nn.functional.one_hot(super().logits.argmax(-1), super().logits.shape[-1])
+
+    d = OneHotDist(logits=gt.tensor([[0.5, 2.0, -1.0]]))
+    assert d.mode().tolist() == [[0, 1, 0]] and abs(d.probs.sum().item() - 1) < 1e-6
+    assert isinstance(vars(gt.distributions.OneHotCategorical)["logits"], property)
+    assert isinstance(vars(gt.distributions.Multinomial)["probs"], property)

@@ -1048,6 +1048,18 @@ def test_names_found_with_new_code_families():
     assert ops.shape_as_tensor(gt.ones(2, 3)).tolist() == [2, 3]
     assert ops.reshape_from_tensor_shape(gt.ones(6), gt.tensor([2, 3])).shape == (2, 3)
 
+    from gt.optim.optimizer import required  # noqa: F401 (flair)
+    from gt.hub import tqdm, _get_torch_home  # noqa: F401 (torchio)
+    assert issubclass(gt.jit.TracerWarning, Warning)  # (ultralytics)
+    assert gt.arange(end=3).tolist() == [0, 1, 2]
+    m = gt.tensor([0.5, -1.0, 2.0])
+    m.gt_(0.0)
+    assert m.tolist() == [1.0, 0.0, 1.0]
+    with pytest.raises(RuntimeError, match="linalg.eigh"):
+        gt.symeig(gt.eye(2))  # (removed in PyTorch too: its hint)
+    with pytest.warns(UserWarning, match="uint8 condition"):
+        assert gt.where(gt.tensor([1, 0], dtype=gt.uint8), 1.0, 0.0).tolist() == [1.0, 0.0]
+
     class Twice(gt.autograd.Function):  # custom_fwd/custom_bwd (OpenNMT's sparse activations)
         @staticmethod
         @gt.amp.custom_fwd(device_type="cpu", cast_inputs=gt.float32)

@@ -1184,9 +1184,16 @@ class OneHotCategorical(Distribution):
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         self._categorical = Categorical(probs, logits, validate_args)
-        self.probs, self.logits = self._categorical.probs, self._categorical.logits
         super().__init__(self._categorical.batch_shape, (self._categorical._num_events,), validate_args=False)
         self._validate_args = self._categorical._validate_args
+
+    @property
+    def probs(self):  # (properties, as PyTorch's: a subclass reads super().logits, dreamer's OneHotDist)
+        return self._categorical.probs
+
+    @property
+    def logits(self):
+        return self._categorical.logits
 
     @property
     def param_shape(self):

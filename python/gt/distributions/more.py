@@ -498,9 +498,16 @@ class Multinomial(Distribution):
             raise NotImplementedError("inhomogeneous total_count is not supported")
         self.total_count = total_count
         self._categorical = Categorical(probs=probs, logits=logits, validate_args=validate_args)
-        self.probs, self.logits = self._categorical.probs, self._categorical.logits
         super().__init__(self._categorical.batch_shape, (self._categorical._num_events,), validate_args=False)
         self._validate_args = self._categorical._validate_args
+
+    @property
+    def probs(self):  # (properties, as PyTorch's: a subclass may read super().probs)
+        return self._categorical.probs
+
+    @property
+    def logits(self):
+        return self._categorical.logits
 
     def expand(self, batch_shape, _instance=None):
         k = self.event_shape[0]
