@@ -763,3 +763,14 @@ def test_a_broadcast_operands_gradient_sums_long_runs_precisely():
     conv = gt.nn.Conv2d(3, 4, 3, padding=1)
     (conv(gt.ones(64, 3, 64, 64)) * 0.1).sum().backward()
     np.testing.assert_allclose(conv.bias.grad.numpy(), 0.1 * 64 * 64 * 64, rtol=1e-6)
+
+
+def test_grad_through_a_released_graph_says_so():
+    # dreamer: a second autograd.grad through y's released graph named the input "not used"
+    th = gt.tensor([1.0, 2.0], requires_grad=True)
+    y = gt.tanh(th) * 3
+    gt.autograd.grad(y.sum(), th)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        gt.autograd.grad((y * 2).sum(), th)
+    with pytest.raises(RuntimeError, match="not have been used"):
+        gt.autograd.grad((th * 2).sum(), gt.ones(1, requires_grad=True))

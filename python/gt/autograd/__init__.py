@@ -353,12 +353,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         seeds.append(g)
     if retain_graph is None:
         retain_graph = create_graph
+    released = _reaches_released(roots)  # (before this pass releases the graph in turn)
     captured = _run(roots, seeds, retain_graph, create_graph, {id(t) for t in inputs})
     result = []
     for i, t in enumerate(inputs):
         g = captured.get(id(t))
         if g is None:
             if not (allow_unused or materialize_grads):
+                if released:  # (its path was released by an earlier backward: PyTorch's error)
+                    _freed()
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
                                    "graph. Set allow_unused=True if this is the desired behavior.")
             if materialize_grads:
@@ -366,6 +369,23 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 g = zeros(t.shape, dtype=t.dtype)
         result.append(g)
     return tuple(result)
+
+
+def _reaches_released(roots, limit=256):
+    """Whether the graph above `roots` holds a node a backward released (_freed_for), among its
+    first `limit` nodes (a bounded walk: it only picks the error message)."""
+    from .._tensor import Tensor
+    stack, seen = [r for r in roots], set()
+    while stack and len(seen) < limit:
+        t = stack.pop()
+        node = getattr(t, "_node", None)
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.backward is _freed:
+            return True
+        stack.extend(x for x in (node.inputs or ()) if isinstance(x, Tensor))
+    return False
 
 
 def _run(roots, seeds, retain_graph, create_graph, wanted):
