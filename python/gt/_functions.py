@@ -27,7 +27,10 @@ from ._ops import *  # noqa: F401,F403 (the functions whose spec says `python: g
 
 @_method()
 def masked_fill(x, mask, value):
-    """x with `value` wherever the bool `mask` (broadcast to x) is True."""
+    """x with `value` wherever the bool `mask` (broadcast to x) is True. Raises RuntimeError for a
+    mask of another dtype, as PyTorch's."""
+    if isinstance(mask, Tensor) and mask.dtype != _dt.bool:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
     return where(mask, _scalar(value, x) if not isinstance(value, Tensor) else value.to(x.dtype), x)
 
 

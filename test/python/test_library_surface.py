@@ -1099,3 +1099,9 @@ def test_a_complex_tensor_is_a_torch_tensor_by_name_under_as_torch():
             "print(torch.load(b)['z'].dtype, pickle.loads(pickle.dumps(z)).dtype)\n")
     out = subprocess.run([sys.executable, "-m", "gt.as_torch", "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.split() == ["torch", "Tensor", "torch.complex64", "torch.complex64"], out.stderr[-2000:]
+
+
+def test_masked_fill_takes_bool_masks_only():
+    with pytest.raises(RuntimeError, match="only supports boolean masks"):
+        gt.ones(2).masked_fill(gt.tensor([1, 0], dtype=gt.uint8), 0.0)
+    assert gt.ones(2).masked_fill(gt.tensor([True, False]), 0.0).tolist() == [0.0, 1.0]
