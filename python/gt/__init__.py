@@ -30,7 +30,7 @@ from ._functions import (
     broadcast_tensors, narrow, cat, concat, concatenate, stack, split, chunk, unbind,
     index_select, gather, take_along_dim, one_hot, embedding,
     sum, mean, max, min, amax, amin, argmax, argmin, var, std, logsumexp, log_softmax, softmax, norm, allclose,
-    isnan, isinf, isfinite, any, all, equal, outer, ger, addmm, baddbmm, addbmm, lerp, clamp_min, clamp_max, sign,
+    isnan, isinf, isfinite, isposinf, isneginf, any, all, equal, outer, ger, addmm, baddbmm, addbmm, lerp, clamp_min, clamp_max, sign,
     repeat, roll, finfo, iinfo)
 from ._ops import *  # noqa: E402,F401,F403 (every function generated from ops/*.yaml: `python: generated`)
 from .autograd import _keep_nodes_that_save_nothing  # noqa: E402

@@ -201,8 +201,11 @@ def flatten(x, start_dim=0, end_dim=-1):
 
 
 @_method()
-def squeeze(x, dim=None):
-    """Drops size-1 axes (all, or those in `dim`, an int or tuple; others are left alone)."""
+def squeeze(x, dim=None, *more):
+    """Drops size-1 axes (all, or those in `dim`, an int or tuple, or several ints, x.squeeze(0, 2);
+    others are left alone)."""
+    if more:
+        dim = (dim, *more)
     if dim is None:
         dims = [i for i, s in enumerate(x.shape) if s == 1]
     else:
@@ -403,6 +406,19 @@ def gather(x, dim, index):
     return _op("gather", x, idx, axis=d)
 
 
+@_method()
+def isposinf(x):
+    """Whether each element is +inf (bool; all False for integer and bool tensors)."""
+    return eq(x, math.inf) if x.dtype.is_floating_point else zeros(x.shape, dtype=_dt.bool)
+
+
+@_method()
+def isneginf(x):
+    """Whether each element is -inf (bool; all False for integer and bool tensors)."""
+    return eq(x, -math.inf) if x.dtype.is_floating_point else zeros(x.shape, dtype=_dt.bool)
+
+
+@_method()
 def take_along_dim(x, indices, dim=None):
     """x's values at `indices` along `dim`, as torch.take_along_dim: x and indices broadcast
     against each other on every other axis (transformers' beam search picks beams this way);

@@ -504,6 +504,18 @@ def _install_more(gt):
                            "'L')).")
     gt.symeig = symeig
 
+    def put(input, index, source, accumulate=False):
+        """input with source's values at the flat positions `index` (summed in with accumulate),
+        as torch.put: input, index and source of any shapes, index and source of as many
+        elements."""
+        flat = gt.index_put(input.reshape(-1), (index.reshape(-1),), source.reshape(-1), accumulate)
+        return flat.reshape(input.shape)
+
+    def put_(self, index, source, accumulate=False):
+        """In place: self = put(self, index, source, accumulate)."""
+        return self._in_place(put, index, source, accumulate)
+    gt.put, gt.Tensor.put, gt.Tensor.put_ = put, put, put_
+
     class TorchDispatchMode:
         """torch.utils._python_dispatch.TorchDispatchMode: GT has no dispatcher below its
         functions, so entering one raises NotImplementedError (a FLOP counter built on it would
