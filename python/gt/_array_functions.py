@@ -73,13 +73,21 @@ def cummin(x, dim):
     return _cumulative_extreme(x, dim, larger=False)
 
 
+def _real_float(x, name):
+    """x in a floating dtype (integers cast to the default float dtype); TypeError for a complex
+    x (casting it to real would drop the imaginary part: a silently wrong result)."""
+    if x.dtype.is_complex:
+        raise TypeError(f"{name}: GT's complex tensors do not support this op")
+    return x if x.dtype.is_floating_point else T.cast(x, _dt.default_float())
+
+
 @_method()
 def logcumsumexp(x, dim):
     """log(cumsum(exp(x), dim)) computed without overflow: a doubling scan of logaddexp, with
     -inf (exp(x) = 0) handled so that neither values nor gradients become NaN."""
     if x.ndim == 0:
         return x
-    x = x if x.dtype.is_floating_point else T.cast(x, _dt.default_float())
+    x = _real_float(x, "logcumsumexp")
     d = _dim(dim, x.ndim)
     ninf = -math.inf
 
@@ -302,7 +310,7 @@ def cov(x, *, correction=1, fweights=None, aweights=None):
         raise NotImplementedError("gt.cov: fweights and aweights are not supported; weight the observations first")
     if x.ndim > 2:
         raise RuntimeError(f"cov: expected input to have two or fewer dimensions but got an input with {x.ndim}")
-    x = atleast_2d(x if x.dtype.is_floating_point else T.cast(x, _dt.default_float()))
+    x = atleast_2d(_real_float(x, "cov"))
     centered = x - T.mean(x, 1, True)
     c = T.matmul(centered, T.transpose(centered, 0, 1)) / builtins.max(x.shape[1] - correction, 0)
     return T.reshape(c, ()) if c.shape == (1, 1) else c
@@ -325,7 +333,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     y[i+1]) / 2, with sample points x (a 1-D tensor, or y's shape) or a spacing dx (1 by default)."""
     d = _dim(dim, y.ndim)
     n = y.shape[d]
-    y = y if y.dtype.is_floating_point else T.cast(y, _dt.default_float())
+    y = y if y.dtype.is_floating_point or y.dtype.is_complex else T.cast(y, _dt.default_float())
     if n == 0:
         return T.sum(y, d)
     pairs = T.narrow(y, d, 1, n - 1) + T.narrow(y, d, 0, n - 1)
@@ -348,7 +356,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     trapezoid of y[..., :i + 2]; one element fewer than y along dim."""
     d = _dim(dim, y.ndim)
     n = y.shape[d]
-    y = y if y.dtype.is_floating_point else T.cast(y, _dt.default_float())
+    y = y if y.dtype.is_floating_point or y.dtype.is_complex else T.cast(y, _dt.default_float())
     pairs = T.narrow(y, d, 1, builtins.max(n - 1, 0)) + T.narrow(y, d, 0, builtins.max(n - 1, 0))
     if x is None:
         areas = (1.0 if dx is None else dx) * pairs / 2.0
@@ -387,7 +395,7 @@ def signbit(x):
 @_method()
 def copysign(x, other):
     """|x| with the sign of other, elementwise (-0.0 counts as negative), as torch.copysign."""
-    x = x if x.dtype.is_floating_point else T.cast(x, _dt.default_float())
+    x = _real_float(x, "copysign")
     negative = signbit(other) if isinstance(other, Tensor) else math.copysign(1.0, other) < 0
     return T.where(negative, -T.abs(x), T.abs(x))
 
@@ -395,7 +403,7 @@ def copysign(x, other):
 @_method()
 def ldexp(x, other):
     """x * 2^other (torch.ldexp), in a floating-point dtype."""
-    x = x if x.dtype.is_floating_point else T.cast(x, _dt.default_float())
+    x = _real_float(x, "ldexp")
     return x * T.pow(2.0, other) if isinstance(other, Tensor) else x * (2.0 ** other)
 
 

@@ -179,6 +179,8 @@ def erfc(input):
     above as exp(-x^2) / (sqrt(pi) (x + (1/2) / (x + 1 / (x + (3/2) / ...)))), Laplace's
     continued fraction (DLMF 7.9.2), 50 levels from the bottom (1e-15 from x = 2 on), so the
     tail keeps its precision (1 - erf(6) is 0 in float64; erfc(6) is 2.2e-17)."""
+    if input.dtype.is_complex:
+        raise TypeError("erfc: GT's complex tensors do not support this op")
     x = input if input.dtype.is_floating_point else T.cast(input, _dt.default_float())
     x64 = T.cast(x, _dt.float64)
     large = T.clamp(x64, min=2.0)

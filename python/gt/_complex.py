@@ -150,7 +150,12 @@ class ComplexTensor(_T.Tensor):
 
     @data.setter
     def data(self, value):
-        value = as_complex(value, self.dtype)
+        """`z.data = w`: z takes w's values, shape and dtype, as PyTorch's (p.data =
+        p.data.to(torch.cdouble) makes p complex128; a real w makes z real)."""
+        if not is_complex_tensor(value) or value.dtype != self.dtype:
+            become(self, value.detach())
+            self.shape = value.shape
+            return
         self._h.re.data, self._h.im.data = value.real, value.imag
         self.shape = value.shape
 
@@ -487,8 +492,9 @@ def op(name, operands, attrs):
     if name == "sqrt":
         return _power(operands[0], 0.5)
     if name == "pow":
-        if is_complex_tensor(operands[1]):
-            raise TypeError("pow: a complex exponent is not supported by GT's complex tensors")
+        if is_complex_tensor(operands[1]):  # z ** w = exp(w log z) (principal branch, as PyTorch's)
+            base = operands[0] if is_complex_tensor(operands[0]) else as_complex(operands[0], operands[1].dtype)
+            return op("exp", [op("mul", [operands[1], op("log", [base], {})], {})], {})
         return _power(operands[0], operands[1])
     if name == "abs":
         return _abs(operands[0])

@@ -25,7 +25,10 @@ LN2, LN10 = math.log(2.0), math.log(10.0)
 
 
 def _float(x):
-    return x if x.dtype.is_floating_point else T.cast(x, _dt.default_float())
+    """x in a floating dtype: integers and bools cast to the default float dtype; a complex x as
+    it is (the composite then computes with complex ops, or raises TypeError for one without a
+    complex form: casting it to real dropped the imaginary part, silently wrong)."""
+    return x if x.dtype.is_floating_point or x.dtype.is_complex else T.cast(x, _dt.default_float())
 
 
 # ---------------------------------------------------------------- elementwise
@@ -820,14 +823,28 @@ def dot(a, b):
     return T.sum(a * b)
 
 
-vdot = dot
+@_method()
+def vdot(a, b):
+    """The dot product of 1-D a and b with a conjugated (sum(conj(a) b)): for real tensors dot,
+    for complex ones the Hermitian inner product, as torch.vdot (vdot(z, z) is sum |z|^2)."""
+    return dot(a.conj() if a.dtype.is_complex else a, b)
 
 
+@_method()
 def inner(a, b):
-    """The dot product of 1-D a and b (their dtypes promoted), as torch.inner of vectors."""
-    if a.ndim != 1 or b.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
-    return T.sum(a * b)
+    """sum(a * b) over the last axis of each, as torch.inner: a (*A, n) and b (*B, n) give
+    (*A, *B); a 0-d operand multiplies the other. No conjugation, as PyTorch's. RuntimeError when
+    the last sizes differ."""
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    if a.shape[-1] != b.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{list(a.shape)} and {list(b.shape)}")
+    if a.ndim == 1 and b.ndim == 1:
+        return T.sum(a * b)
+    a2 = T.reshape(a, (-1, a.shape[-1]))
+    b2 = T.reshape(b, (-1, b.shape[-1]))
+    return T.reshape(T.matmul(a2, T.transpose(b2, 0, 1)), tuple(a.shape[:-1]) + tuple(b.shape[:-1]))
 
 
 @_method()

@@ -737,8 +737,8 @@ def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
 def _l2(squares):
     """sqrt of a sum of squares, with gradient 0 where it is 0 (PyTorch's choice for a norm at
     the zero vector: WGAN-GP's gradient penalty meets one), where sqrt's would be nan."""
-    positive = squares > 0
-    return where(positive, sqrt(where(positive, squares, ones_like(squares))), zeros_like(squares))
+    nonzero = squares != 0  # (True for NaN: a NaN norm stays NaN, as PyTorch's)
+    return where(nonzero, sqrt(where(nonzero, squares, ones_like(squares))), zeros_like(squares))
 
 
 def allclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=False):

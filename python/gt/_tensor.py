@@ -2170,7 +2170,7 @@ def pow(a, b):
                 return cast(_op("pow", cast(a, _dt.float64), _scalar(builtins.float(b), cast(a, _dt.float64))), a.dtype)
             a = cast(a, _dt.default_float())
     a, b = _pair(a, b)
-    if not a.dtype.is_floating_point and not b.dtype.is_floating_point:
+    if not (a.dtype.is_floating_point or a.dtype.is_complex) and not (b.dtype.is_floating_point or b.dtype.is_complex):
         if a.dtype != _dt.bool or b.dtype != _dt.bool:  # integers: an integer result
             out = _dt.promote_types(a.dtype, b.dtype)
             return cast(_op("pow", cast(a, _dt.float64), cast(b, _dt.float64)), out)

@@ -380,3 +380,36 @@ def test_backward_of_a_complex_result_with_one_part_on_the_graph():
     z = gt.complex(x, gt.tensor([0.0, 1.0])) * 2  # (the imaginary part requires no grad)
     z.backward(gt.complex(gt.ones(2), gt.ones(2)))
     assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_complex_ops_that_dropped_the_imaginary_part():
+    # S4's DPLR kernel (z ** arange), bilinear discretization (reciprocal), vdot, p.data casts:
+    # each gave a real result of the real part, silently. Expected values: NumPy's.
+    zn = np.array([1 + 2j, -0.5 + 0.25j], dtype=np.complex64)
+    z = gt.tensor(zn)
+    k = gt.arange(3)
+    np.testing.assert_allclose((z ** k.unsqueeze(-1)).numpy(), zn ** np.arange(3)[:, None], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(gt.pow(z, gt.tensor(2)).numpy(), zn ** 2, rtol=1e-5)
+    np.testing.assert_allclose((z ** (1 + 1j)).numpy(), zn ** (1 + 1j), rtol=1e-4, atol=1e-6)
+    for fn, ref in ((gt.reciprocal, lambda a: 1 / a), (gt.expm1, np.expm1), (gt.exp2, np.exp2), (gt.log2, np.log2),
+                    (gt.log10, np.log10), (gt.sinh, np.sinh), (gt.cosh, np.cosh)):
+        got = fn(z)
+        assert got.dtype == gt.complex64, fn
+        np.testing.assert_allclose(got.numpy(), ref(zn), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(gt.trapezoid(z).numpy(), np.trapezoid(zn) if hasattr(np, "trapezoid") else np.trapz(zn),
+                               rtol=1e-6)
+    assert abs(gt.vdot(z, z).item() - np.vdot(zn, zn)) < 1e-5  # (conjugates its first argument)
+    with pytest.raises((TypeError, NotImplementedError)):  # (PyTorch: NotImplementedError)
+        gt.copysign(z, gt.ones(2))
+    p = gt.nn.Parameter(gt.tensor(zn))
+    p.data = p.data.to(gt.complex128)
+    assert p.dtype == gt.complex128 and p.requires_grad
+    t = gt.tensor(zn)
+    t.data = gt.tensor([3.0])
+    assert t.dtype == gt.float32 and t.tolist() == [3.0]
+
+
+def test_inner_of_matrices():
+    a, b = np.arange(4.0).reshape(2, 2), np.arange(6.0).reshape(3, 2)
+    np.testing.assert_allclose(gt.inner(gt.tensor(a), gt.tensor(b)).numpy(), np.inner(a, b))
+    assert gt.tensor(a).inner(gt.tensor(b)).shape == (2, 3)

@@ -196,3 +196,16 @@ def test_half_type_normalizations_round_once():
         rounded = want.astype(ml_dtypes.bfloat16).astype(np.float64)
         g = got.float().numpy().astype(np.float64)
         assert (g != rounded).mean() < 0.01, (name, (g != rounded).mean())
+
+
+def test_relu_gradient_is_zero_below_zero_even_for_a_nan_gradient_and_nan_norms_stay_nan():
+    # LPIPS' normalize_tensor sends a NaN gradient into a ReLU where its input is 0: PyTorch's
+    # threshold_backward gives 0 there (GT's mask multiply gave NaN and VQGAN training went NaN);
+    # and a 2-norm of NaN is NaN (it was 0, hiding it in taming's adaptive weight)
+    x = gt.tensor([-1.0, 0.0, 2.0], requires_grad=True)
+    y = gt.relu(x)
+    (y * gt.tensor([float("nan"), float("inf"), 1.0])).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 1.0]
+    assert math.isnan(gt.tensor([float("nan"), 1.0]).norm().item())
+    assert math.isnan(gt.linalg.vector_norm(gt.tensor([1.0, float("nan")])).item())
+    assert gt.tensor([float("inf"), 1.0]).norm().item() == math.inf and gt.zeros(3).norm().item() == 0.0
