@@ -15,7 +15,7 @@ import time as _time
 from . import _C
 from ._runtime import connect, gpu_workers, load_config
 from .dtypes import (dtype, float32, float64, float16, bfloat16, int32, int64, bool, float, double, half, long, int,  # noqa
-                     int8, int16, uint8, short, memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format,
+                     int8, int16, uint8, short, memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format, legacy_contiguous_format,
                      promote_types, result_type, can_cast, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
                      float8_e5m2fnuz, float8_e8m0fnu, uint16, uint32, uint64, qint8, quint8, qint32,
                      quint4x2, quint2x4)

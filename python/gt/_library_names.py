@@ -496,6 +496,7 @@ def _install_more(gt):
         """torch.TensorType (TorchScript's type of tensors): a name for annotations (open_clip's
         hf_model imports it); GT has no TorchScript types."""
     gt.TensorType = TensorType
+    gt.DeviceObjType = gt.device  # (TorchScript's type of devices: pytorch-forecasting annotates with it)
 
     def symeig(input, eigenvectors=False, upper=True, *, out=None):
         """Raises RuntimeError, as PyTorch's (removed in 1.9): use gt.linalg.eigh / eigvalsh."""

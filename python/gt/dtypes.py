@@ -160,8 +160,9 @@ class memory_format:
         return "gt." + self.name
 
 
-contiguous_format, channels_last, channels_last_3d, preserve_format = (
-    memory_format(n) for n in ("contiguous_format", "channels_last", "channels_last_3d", "preserve_format"))
+contiguous_format, channels_last, channels_last_3d, preserve_format, legacy_contiguous_format = (
+    memory_format(n) for n in ("contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
+                               "legacy_contiguous_format"))
 
 
 _default_float = [float32]  # gt.set_default_dtype's setting

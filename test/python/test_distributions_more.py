@@ -907,3 +907,21 @@ def test_one_hot_categorical_and_multinomial_parameters_are_properties():
     assert d.mode().tolist() == [[0, 1, 0]] and abs(d.probs.sum().item() - 1) < 1e-6
     assert isinstance(vars(gt.distributions.OneHotCategorical)["logits"], property)
     assert isinstance(vars(gt.distributions.Multinomial)["probs"], property)
+
+
+def test_transformed_distribution_cdf_and_icdf():
+    # gluonts' quantiles of an affine-transformed Normal; a decreasing transform complements the cdf
+    from gt.distributions import AffineTransform, ExpTransform, Normal, TransformedDistribution
+    d = TransformedDistribution(Normal(gt.tensor(0.0), gt.tensor(1.0)), [AffineTransform(2.0, 3.0)])
+    assert abs(d.cdf(gt.tensor(2.0)).item() - 0.5) < 1e-6 and abs(d.icdf(gt.tensor(0.5)).item() - 2.0) < 1e-6
+    flipped = TransformedDistribution(Normal(gt.tensor(0.0), gt.tensor(1.0)), [AffineTransform(0.0, -1.0)])
+    assert abs(flipped.cdf(gt.tensor(1.0)).item() - 0.8413447) < 1e-6  # (P(-X <= 1))
+    lognormal = TransformedDistribution(Normal(gt.tensor(0.0), gt.tensor(1.0)), [ExpTransform()])
+    assert abs(lognormal.icdf(gt.tensor(0.5)).item() - 1.0) < 1e-6
+
+
+def test_shared_children_are_listed_once():
+    m = gt.nn.Module()
+    m.enc = gt.nn.Linear(2, 2)
+    m.dec = m.enc
+    assert [n for n, _ in m.named_children()] == ["enc"] and len(list(m.children())) == 1

@@ -1414,6 +1414,7 @@ for _name, _value in vars(_more_transforms).items():  # their classes too (pyro 
         setattr(constraints, _name, _value)
 for _name in _more_transforms.__all__:
     setattr(transforms, _name, getattr(_more_transforms, _name))
+transforms._clipped_sigmoid = _more_transforms._clipped_sigmoid  # (private, imported by pytorch-forecasting)
 # the transforms under torch.distributions itself too (torch.distributions.ExpTransform, as PyTorch's)
 for _name in transforms.__all__ + _more_transforms.__all__:
     if _name.endswith("Transform") or _name == "identity_transform":

@@ -61,5 +61,30 @@ class TransformedDistribution(Distribution):
             y = x
         return log_prob + _sum_rightmost(self.base_dist.log_prob(y), event_dim - len(self.base_dist.event_shape))
 
+    def _monotonize_cdf(self, value):
+        """value, or 1 - value when the transforms together decrease (the product of their signs
+        is -1), as PyTorch's: the cdf of y is the base's of x or its complement."""
+        sign = 1
+        for t in self.transforms:
+            sign = sign * t.sign
+        if isinstance(sign, int) and sign == 1:
+            return value
+        return sign * (value - 0.5) + 0.5
+
+    def cdf(self, value):
+        """The base's cdf at the inverse transforms of value (for monotonic transforms), as
+        PyTorch's TransformedDistribution.cdf."""
+        for t in reversed(self.transforms):
+            value = t.inv(value)
+        return self._monotonize_cdf(self.base_dist.cdf(value))
+
+    def icdf(self, value):
+        """The transforms of the base's icdf (for monotonic transforms), as PyTorch's
+        TransformedDistribution.icdf."""
+        x = self.base_dist.icdf(self._monotonize_cdf(value))
+        for t in self.transforms:
+            x = t(x)
+        return x
+
     def __repr__(self):
         return f"{type(self).__name__}()"

@@ -562,7 +562,11 @@ class Module:
         return _Parameters(m for _, m in self.named_modules())
 
     def named_children(self):
-        return _Parameters((n, m) for n, m in self._modules.items() if m is not None)
+        """(name, module) of each direct child, a module registered under two names once (its first
+        name), as PyTorch's."""
+        seen = set()
+        return _Parameters((n, m) for n, m in self._modules.items()
+                           if m is not None and not (id(m) in seen or seen.add(id(m))))
 
     def children(self):
         return _Parameters(m for _, m in self.named_children())
