@@ -480,8 +480,18 @@ def _all_named(module):
 
 
 def _swap(m, name, value):
-    """Puts `value` as m.name for the call; returns how to undo it."""
+    """Puts `value` as m.name for the call; returns how to undo it. A parametrized tensor's name
+    (m.weight under parametrizations.weight) gives `value` itself for the call, the
+    parametrization bypassed and its originals untouched, as PyTorch's functional_call."""
     sentinel = object()
+    parametrizations = m.__dict__.get("_modules", {}).get("parametrizations")
+    if parametrizations is not None and name in parametrizations._modules:
+        cls = type(m)
+        m.__class__ = type(cls.__name__, (cls,), {name: property(lambda self: value), "__module__": cls.__module__})
+
+        def undo_parametrized():
+            m.__class__ = cls
+        return undo_parametrized
     for table in (m._parameters, m._buffers):
         if name in table:
             old, old_attr = table[name], m.__dict__.get(name, sentinel)

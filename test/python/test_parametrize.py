@@ -180,3 +180,46 @@ def test_registering_evaluates_the_parametrization_and_refuses_a_new_shape_or_dt
         with pytest.raises(ValueError, match=f"may not change the {what}"):
             P.register_parametrization(layer, "weight", bad)  # appended to a list: checked too
     assert P.register_parametrization(gt.nn.Linear(4, 4), "weight", Half(), unsafe=True).weight.shape == (2, 4)
+
+
+def test_weight_norm_without_a_dim_normalizes_the_whole_tensor_and_functional_call_leaves_originals():
+    # PyTorch's norm_except_dim treats dim None / -1 as the whole tensor (g 0-d; it was per column);
+    # functional_call with a parametrized name bypasses the parametrization for the call only (it
+    # wrote the value into the originals for good)
+    from gt.nn.utils import parametrizations as P
+    for make in (lambda l: P.weight_norm(l, dim=None), lambda l: gt.nn.utils.weight_norm(l, dim=None)):
+        lin = gt.nn.Linear(3, 2, dtype=gt.float64)
+        with gt.no_grad():
+            lin.weight.copy_(gt.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=gt.float64))
+        make(lin)
+        g = lin.parametrizations.weight.original0 if hasattr(lin, "parametrizations") else lin.weight_g
+        assert g.shape == () and abs(g.item() - math.sqrt(91)) < 1e-12
+    lin = gt.nn.Linear(3, 2)
+    with gt.no_grad():
+        lin.weight.copy_(gt.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
+        lin.bias.zero_()
+    P.weight_norm(lin)
+    x = gt.ones(1, 3)
+    assert gt.func.functional_call(lin, {"weight": gt.full((2, 3), 2.0)}, (x,)).tolist() == [[6.0, 6.0]]
+    np.testing.assert_allclose(lin(x).detach().numpy(), [[6.0, 15.0]], rtol=1e-6)
+
+
+def test_a_right_inverse_that_is_not_implemented_is_the_identity():
+    class Double(gt.nn.Module):
+        def forward(self, w):
+            return w * 2
+
+        def right_inverse(self, w):
+            raise NotImplementedError
+    lin = gt.nn.Linear(2, 2)
+    before = lin.weight.detach().clone()
+    gt.nn.utils.parametrize.register_parametrization(lin, "weight", Double())
+    np.testing.assert_allclose(lin.parametrizations.weight.original.detach().numpy(), before.numpy())
+    np.testing.assert_allclose(lin.weight.detach().numpy(), 2 * before.numpy())
+
+
+def test_orthogonal_init_of_float64_is_orthogonal_to_float64_precision():
+    w = gt.empty(30, 50, dtype=gt.float64)
+    gt.nn.init.orthogonal_(w)
+    q = w.numpy()
+    assert np.abs(q @ q.T - np.eye(30)).max() < 1e-12

@@ -134,3 +134,30 @@ def test_the_pruning_tutorials_inspection_works():
     assert [name for name, _ in m.named_buffers()] == ["weight_mask"]
     (hook,) = m._forward_pre_hooks.values()
     assert isinstance(hook, prune.RandomUnstructured) and hook._tensor_name == "weight"
+
+
+def test_ln_structured_of_order_minus_inf_and_float64_scores():
+    # n=-inf ranks channels by their smallest |w| (every norm came out 1); float64 weights are
+    # ranked in float64 (cast to float32, near-equal magnitudes tied)
+    lin = gt.nn.Linear(3, 3, bias=False)
+    with gt.no_grad():
+        lin.weight.copy_(gt.tensor([[5.0, 0.1, 5.0], [1.0, 1.0, 1.0], [3.0, 2.0, 4.0]]))
+    gt.nn.utils.prune.ln_structured(lin, "weight", amount=1, n=float("-inf"), dim=0)
+    assert lin.weight_mask.sum(1).tolist() == [0.0, 3.0, 3.0]  # (row 0's smallest is 0.1)
+    w = gt.nn.Linear(2, 1, bias=False).double()
+    with gt.no_grad():
+        w.weight.copy_(gt.tensor([[1.0 + 1e-12, 1.0]], dtype=gt.float64))
+    gt.nn.utils.prune.l1_unstructured(w, "weight", amount=1)
+    assert w.weight_mask.tolist() == [[1.0, 0.0]]
+
+
+def test_averaged_model_averages_integer_buffers_as_pytorch():
+    from gt.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
+    for kw, want in (({}, 12), ({"multi_avg_fn": get_ema_multi_avg_fn(0.8)}, 9)):  # (PyTorch's values)
+        m = gt.nn.Sequential(gt.nn.Linear(2, 3), gt.nn.BatchNorm1d(3))
+        avg = AveragedModel(m, use_buffers=True, **kw)
+        for _ in range(5):
+            for _ in range(4):
+                m(gt.randn(4, 2))
+            avg.update_parameters(m)
+        assert int(avg.module[1].num_batches_tracked) == want

@@ -127,7 +127,8 @@ def orthogonal_(tensor, gain=1.0, generator=None):
     if rows < cols:
         q = q.T
     values = (gain * q[:rows, :cols]).reshape(tensor.shape)
-    return _fill(tensor, lambda: T.tensor(values.astype(np.float32)))
+    wide = tensor.dtype == _dt.float64  # (a float64 tensor orthogonal to float64's precision, as PyTorch's)
+    return _fill(tensor, lambda: T.tensor(values.astype(np.float64 if wide else np.float32)))
 
 
 def eye_(tensor):

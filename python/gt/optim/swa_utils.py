@@ -44,7 +44,10 @@ def get_ema_multi_avg_fn(decay=0.999):
     updating the averaged tensors in place."""
     def ema_update(ema_param_list, current_param_list, _num_averaged):
         for e, p in zip(ema_param_list, current_param_list):
-            e.lerp_(p, 1 - decay)
+            if e.dtype.is_floating_point:
+                e.lerp_(p, 1 - decay)
+            else:  # (an integer buffer, BatchNorm's num_batches_tracked: truncated, as PyTorch's)
+                e.copy_(e * decay + p * (1 - decay))
     return ema_update
 
 
@@ -53,7 +56,10 @@ def get_swa_multi_avg_fn():
     def swa_update(averaged_param_list, current_param_list, num_averaged):
         n = float(num_averaged.item() if hasattr(num_averaged, "item") else num_averaged)
         for a, p in zip(averaged_param_list, current_param_list):
-            a.lerp_(p, 1.0 / (n + 1))
+            if a.dtype.is_floating_point:
+                a.lerp_(p, 1.0 / (n + 1))
+            else:  # (an integer buffer: the running mean truncated, as PyTorch's)
+                a.copy_(a + (p - a) / (n + 1))
     return swa_update
 
 
@@ -87,19 +93,17 @@ class AveragedModel(Module):
     def update_parameters(self, model):
         """Folds `model`'s current parameters into the average (the first call copies them)."""
         with no_grad():
-            pairs = [(a, b.detach()) for a, b in self._pairs(model)]
-            floating = [(a, b) for a, b in pairs if a.dtype.is_floating_point]
+            pairs = [(a, b.detach()) for a, b in self._pairs(model)]  # (integer buffers too, as PyTorch's)
             if self._updates == 0:
                 for a, b in pairs:
                     a.copy_(b)
             elif self.multi_avg_fn is not None:
-                self.multi_avg_fn([a for a, _ in floating], [b for _, b in floating], self.n_averaged)
+                self.multi_avg_fn([a for a, _ in pairs], [b for _, b in pairs], self.n_averaged)
             elif self.avg_fn is not None:
-                for a, b in floating:
+                for a, b in pairs:
                     a.copy_(self.avg_fn(a, b, self.n_averaged))
             else:
-                for a, b in floating:
-                    a.lerp_(b, 1.0 / (self._updates + 1))
+                get_swa_multi_avg_fn()([a for a, _ in pairs], [b for _, b in pairs], self._updates)
             if not self.use_buffers:  # the buffers follow the model (update_bn recomputes BatchNorm's)
                 for a, b in zip(self.module.buffers(), model.buffers()):
                     a.copy_(b.detach())

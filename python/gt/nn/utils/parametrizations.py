@@ -9,8 +9,9 @@ from . import parametrize
 
 
 def _norm_except_dim(v, dim):
-    """The 2-norm of v over every axis but `dim` (all axes when dim is None), keeping them."""
-    if dim is None:
+    """The 2-norm of v over every axis but `dim`, keeping them; over all axes (0-d) when dim is
+    None or -1, as PyTorch's norm_except_dim (weight_norm(dim=None) stores dim -1)."""
+    if dim is None or dim == -1:
         return T.sqrt(T.sum(v * v))
     dim = dim % v.ndim
     axes = tuple(a for a in range(v.ndim) if a != dim)

@@ -42,7 +42,12 @@ class ParametrizationList(ModuleList):
         self.unsafe = unsafe
         first = modules[0]
         with no_grad():
-            value = first.right_inverse(original) if hasattr(first, "right_inverse") else original
+            value = original
+            if hasattr(first, "right_inverse"):
+                try:
+                    value = first.right_inverse(original)
+                except NotImplementedError:  # (the identity, as PyTorch's: orthogonal without trivialization)
+                    pass
         self.is_tensor = isinstance(value, T.Tensor)
         values = [value] if self.is_tensor else list(value)
         for i, v in enumerate(values):

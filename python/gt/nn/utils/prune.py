@@ -170,7 +170,8 @@ def _zero_lowest(scores, default_mask, k, largest_pruned=False):
     mask = default_mask.clone()
     if k == 0:
         return mask
-    flat = scores.reshape(-1).float()
+    flat = scores.reshape(-1)
+    flat = flat if flat.dtype.is_floating_point else flat.float()  # (float64 scores ranked in float64)
     kept = default_mask.reshape(-1) != 0
     # Entries pruned already are never chosen again.
     flat = T.where(kept, flat, T.full_like(flat, float("-inf") if largest_pruned else float("inf")))
@@ -244,7 +245,8 @@ class _Structured(BasePruningMethod):
         k = _count(self.amount, nkept)
         if k == 0:
             return default_mask.clone()
-        scores = T.where(kept, scores.float(), T.full_like(scores.float(), float("-inf") if largest_pruned else float("inf")))
+        scores = scores if scores.dtype.is_floating_point else scores.float()  # (float64 ranked in float64)
+        scores = T.where(kept, scores, T.full_like(scores, float("-inf") if largest_pruned else float("inf")))
         idx = _topk(scores, k, largest=largest_pruned).indices
         keep = kept.float().index_fill(0, idx, 0) != 0
         return _channel_mask(t, dim, keep) * default_mask
@@ -277,12 +279,14 @@ class LnStructured(_Structured):
     def compute_mask(self, t, default_mask):
         dim = self.dim if self.dim >= 0 else len(t.shape) + self.dim
         axes = tuple(d for d in range(len(t.shape)) if d != dim)
-        a = T.abs(t.float())
+        a = T.abs(t if t.dtype.is_floating_point else t.float())  # (float64 ranked in float64)
         n = 2 if self.n == "fro" else self.n
         if not axes:
             norms = a
         elif n == float("inf"):
             norms = T.amax(a, axes)
+        elif n == float("-inf"):  # (PyTorch's norm of order -inf: the smallest |w|)
+            norms = T.amin(a, axes)
         elif n == 0:
             norms = T.sum((a != 0).float(), axes)
         else:
