@@ -38,7 +38,7 @@ from . import _tensor
 from ._functions import stack as _stack
 from .autograd import enable_grad, grad as _autograd_grad, is_grad_enabled
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
+__all__ = ["replace_all_batch_norm_modules_", "functionalize", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
            "stack_module_state"]
 
 Tensor = _tensor.Tensor
@@ -514,6 +514,24 @@ def _swap(m, name, value):
         else:
             m.__dict__[name] = old_attr
     return undo_attr
+
+
+def replace_all_batch_norm_modules_(root):
+    """Makes every batch norm module of `root` use the batch's statistics and keep none
+    (running_mean / running_var None, track_running_stats False), in place, as
+    torch.func.replace_all_batch_norm_modules_ (for vmap over a model). Returns root."""
+    from .nn.modules import _BatchNorm
+    for m in root.modules():
+        if isinstance(m, _BatchNorm):
+            m.running_mean, m.running_var, m.num_batches_tracked = None, None, None
+            m.track_running_stats = False
+    return root
+
+
+def functionalize(func, *, remove="mutations"):
+    """func itself: torch.func.functionalize removes in-place ops from a traced program, and GT
+    runs the function eagerly with the same results."""
+    return func
 
 
 def stack_module_state(models):

@@ -1105,3 +1105,24 @@ def test_masked_fill_takes_bool_masks_only():
     with pytest.raises(RuntimeError, match="only supports boolean masks"):
         gt.ones(2).masked_fill(gt.tensor([1, 0], dtype=gt.uint8), 0.0)
     assert gt.ones(2).masked_fill(gt.tensor([True, False]), 0.0).tolist() == [0.0, 1.0]
+
+
+def test_names_of_checkpoint_func_rnn_and_nn_utils():
+    from gt.utils.checkpoint import (CheckpointError, CheckpointPolicy, create_selective_checkpoint_contexts,  # noqa
+                                     detach_variable, noop_context_fn, set_checkpoint_early_stop)
+    x = gt.ones(2, requires_grad=True)
+    (d,) = detach_variable((x * 2,))
+    assert d.requires_grad and d.is_leaf
+    from gt.nn.utils.rnn import invert_permutation, pack_sequence
+    assert invert_permutation(gt.tensor([2, 0, 1])).tolist() == [1, 2, 0]
+    packed = pack_sequence([gt.ones(3, 2), gt.ones(2, 2)])
+    assert packed.double().data.dtype == gt.float64 and not packed.is_pinned()
+    from gt.nn.utils import clip_grad_norm, fuse_conv_bn_eval  # noqa: F401
+    from gt.nn.utils.parametrize import type_before_parametrizations
+    lin = nn.Linear(2, 2)
+    gt.nn.utils.parametrizations.weight_norm(lin)
+    assert type_before_parametrizations(lin) is nn.Linear and type(lin) is not nn.Linear
+    seq = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+    gt.func.replace_all_batch_norm_modules_(seq)
+    assert seq[1].running_mean is None and seq(input=gt.randn(4, 2)).shape == (4, 3)
+    assert gt.func.functionalize(abs) is abs

@@ -1867,10 +1867,10 @@ class Sequential(Module):
             for i, m in enumerate(modules):
                 setattr(self, str(i), m)
 
-    def forward(self, x):
+    def forward(self, input):  # (PyTorch's argument name: seq(input=x))
         for m in self._modules.values():
-            x = m(x)
-        return x
+            input = m(input)
+        return input
 
     def append(self, module):
         self.add_module(str(len(self._modules)), module)

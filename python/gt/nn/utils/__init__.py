@@ -12,6 +12,7 @@ from ...autograd import no_grad
 from .. import modules as _nn
 from . import rnn  # noqa: F401 (torch.nn.utils.rnn)
 from . import fusion, parametrize, parametrizations, prune  # noqa: F401
+from .fusion import fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights  # noqa: F401
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
@@ -97,6 +98,24 @@ def clip_grad_value_(parameters, clip_value):
         for p in parameters:
             if p.grad is not None:
                 p.grad._assign(T.clamp(p.grad, -clip_value, clip_value))
+
+
+def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """clip_grad_norm_, under PyTorch's deprecated name (with its warning)."""
+    import warnings
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
+                  FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
+def convert_conv2d_weight_memory_format(module, memory_format):
+    """module, as it is: GT tensors have one layout (memory formats are accepted and ignored)."""
+    return module
+
+
+def convert_conv3d_weight_memory_format(module, memory_format):
+    """module, as it is (see convert_conv2d_weight_memory_format)."""
+    return module
 
 
 def skip_init(module_cls, *args, **kwargs):

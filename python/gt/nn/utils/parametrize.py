@@ -155,6 +155,13 @@ def _check_unchanged(original, value):
                              f"flag is enabled.\nunparametrized {what}: {a}\nparametrized {what}: {b}")
 
 
+def type_before_parametrizations(module):
+    """The module's class before register_parametrization made it a subclass (its class when it
+    has no parametrizations), as torch.nn.utils.parametrize.type_before_parametrizations."""
+    cls = type(module)
+    return cls._gt_base if getattr(cls, "_gt_parametrized", False) else cls
+
+
 def is_parametrized(module, tensor_name=None):
     """Whether module has a parametrization (of `tensor_name`, when given)."""
     plists = module.__dict__.get("parametrizations")

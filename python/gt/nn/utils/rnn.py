@@ -31,6 +31,19 @@ class PackedSequence(namedtuple("PackedSequence", ["data", "batch_sizes", "sorte
     def to(self, *args, **kwargs):
         return self._replace(data=self.data.to(*args, **kwargs))
 
+    # its data's dtype and device conversions, as PyTorch's PackedSequence methods
+    def cpu(self, *args, **kwargs): return self._replace(data=self.data.cpu(*args, **kwargs))
+    def cuda(self, *args, **kwargs): return self._replace(data=self.data.cuda(*args, **kwargs))
+    def double(self): return self._replace(data=self.data.double())
+    def float(self): return self._replace(data=self.data.float())
+    def half(self): return self._replace(data=self.data.half())
+    def long(self): return self._replace(data=self.data.long())
+    def int(self): return self._replace(data=self.data.int())
+    def short(self): return self._replace(data=self.data.short())
+    def char(self): return self._replace(data=self.data.char())
+    def byte(self): return self._replace(data=self.data.byte())
+    def is_pinned(self): return False
+
     @property
     def is_cuda(self):
         return self.data.is_cuda
@@ -175,3 +188,12 @@ def unpad_sequence(padded_sequences, lengths, batch_first=False):
     lengths[i] steps."""
     x = padded_sequences if batch_first else T.transpose(padded_sequences, 0, 1)
     return [x[i, :int(n)] for i, n in enumerate(lengths)]
+
+
+def invert_permutation(permutation):
+    """The inverse of a 1-D permutation tensor (None for None), as
+    torch.nn.utils.rnn.invert_permutation."""
+    if permutation is None:
+        return None
+    import gt
+    return gt.empty_like(permutation).scatter_(0, permutation, gt.arange(permutation.numel(), dtype=permutation.dtype))
