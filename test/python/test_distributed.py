@@ -848,3 +848,30 @@ def test_collectives_exist_and_raise_as_before_init_process_group():
     for collective in (dist.all_reduce, dist.all_gather, dist.broadcast, dist_fn.all_gather):
         with pytest.raises(ValueError, match="Default process group has not been initialized"):
             collective(gt.ones(2))
+
+
+def test_a_world_of_one_process():
+    # dinov2 calls dist.all_reduce unconditionally after init_process_group(world_size=1)
+    import gt.distributed as dist
+    dist.init_process_group("gloo", world_size=1, rank=0)
+    try:
+        assert dist.is_initialized() and dist.get_backend() == "gloo"
+        x = gt.ones(2)
+        dist.all_reduce(x)
+        assert x.tolist() == [1.0, 1.0] and dist.all_reduce(x, async_op=True).wait()
+        out = [gt.zeros(2)]
+        dist.all_gather(out, x * 3)
+        assert out[0].tolist() == [3.0, 3.0]
+        whole = gt.zeros(2)
+        dist.all_gather_into_tensor(whole, x * 2)
+        assert whole.tolist() == [2.0, 2.0]
+        objects = [None]
+        dist.all_gather_object(objects, {"a": 1})
+        assert objects == [{"a": 1}]
+        with pytest.raises(RuntimeError, match="no other rank"):
+            dist.send(x, dst=1)
+    finally:
+        dist.destroy_process_group()
+    assert not dist.is_initialized()
+    with pytest.raises(RuntimeError, match="sharding config"):
+        dist.init_process_group("gloo", world_size=2, rank=0)

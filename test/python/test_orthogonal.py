@@ -115,5 +115,10 @@ def test_householder_is_the_default_for_a_non_square_weight_and_assigns_without_
 def test_orthogonal_refuses_what_it_cannot_do():
     with pytest.raises(ValueError, match="matrix or batch of matrices"):
         P.orthogonal(gt.nn.Linear(3, 2), name="bias")
+    # without trivialization the weight cannot be assigned (PyTorch's NotImplementedError); at
+    # registration the original starts as the weight itself, as PyTorch's
+    lin = P.orthogonal(gt.nn.Linear(3, 3), use_trivialization=False)
+    q = lin.weight.detach().numpy()
+    np.testing.assert_allclose(q @ q.T, np.eye(3), atol=1e-5)
     with pytest.raises(NotImplementedError, match="use_trivialization=False"):
-        P.orthogonal(gt.nn.Linear(3, 3), use_trivialization=False)
+        lin.weight = gt.eye(3)
