@@ -38,8 +38,8 @@ from . import _tensor
 from ._functions import stack as _stack
 from .autograd import enable_grad, grad as _autograd_grad, is_grad_enabled
 
-__all__ = ["replace_all_batch_norm_modules_", "functionalize", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
-           "stack_module_state"]
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
+           "stack_module_state", "replace_all_batch_norm_modules_", "functionalize"]
 
 Tensor = _tensor.Tensor
 
