@@ -842,9 +842,8 @@ def inner(a, b):
                            f"{list(a.shape)} and {list(b.shape)}")
     if a.ndim == 1 and b.ndim == 1:
         return T.sum(a * b)
-    a2 = T.reshape(a, (-1, a.shape[-1]))
-    b2 = T.reshape(b, (-1, b.shape[-1]))
-    return T.reshape(T.matmul(a2, T.transpose(b2, 0, 1)), tuple(a.shape[:-1]) + tuple(b.shape[:-1]))
+    from ._compat import tensordot
+    return tensordot(a, b, ([a.ndim - 1], [b.ndim - 1]))
 
 
 @_method()

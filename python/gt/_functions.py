@@ -29,7 +29,7 @@ from ._ops import *  # noqa: F401,F403 (the functions whose spec says `python: g
 def masked_fill(x, mask, value):
     """x with `value` wherever the bool `mask` (broadcast to x) is True. Raises RuntimeError for a
     mask of another dtype, as PyTorch's."""
-    if isinstance(mask, Tensor) and mask.dtype != _dt.bool:
+    if isinstance(mask, Tensor) and mask.dtype is not _dt.bool:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
     return where(mask, _scalar(value, x) if not isinstance(value, Tensor) else value.to(x.dtype), x)
 
@@ -94,7 +94,8 @@ def clone(x, memory_format=None):
     t = Tensor(x._h, x.shape, x.dtype)
     if x.requires_grad and _ag.is_grad_enabled():
         t.requires_grad = True
-        t._node = _ag.Node(_ag.identity_backward, (x._as_of_now(),), None, _runtime.current_signal())
+        t._node = _ag.Node(_ag.identity_backward, (x,), None, _runtime.current_signal())
+        t._made_now(x)
     return t
 
 

@@ -259,9 +259,9 @@ def setitem(x, key, value):
         return
     ints = [i for i, k in enumerate(nkey) if isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))]
     arrays = [k for k in nkey if isinstance(k, (T.Tensor, np.ndarray, list))]
-    if ints and len(ints) + len(arrays) < len(nkey) and all(isinstance(k, (int, np.integer, slice)) or (
-            isinstance(k, (T.Tensor, np.ndarray, list)) and np.asarray(k).dtype != np.bool_
-            and getattr(k, "dtype", None) != _dt.bool) for k in nkey):
+    if ints and len(ints) + len(arrays) < len(nkey) and all(
+            isinstance(k, (int, np.integer, slice)) or (k.dtype is not _dt.bool if isinstance(k, T.Tensor) else
+                                                        np.asarray(k).dtype != np.bool_) for k in nkey):
         # ints beside slices and index arrays (x[:, 0, :, idx, 1] = v): PyTorch selects the ints'
         # axes first, then places the index arrays among what is left (as x[...] reads it), so
         # the rest is written on that selection and put back

@@ -808,16 +808,14 @@ class Tensor:
         self._priors = (getattr(self, "_priors", None) or ()) + ((_runtime.client().next_id(), before),)
         return before
 
-    def _as_of_now(self):
-        """This tensor as an input of a node whose result shares its values (clone, an identity
-        node): itself, or, once it has been written in place with history, a tensor with its
-        present values and node. (The backward pass orders an input's states by the result's id;
-        a result that shares the handle has the write's id, which reads as before the write.)"""
-        if not getattr(self, "_priors", None):
-            return self
-        now = Tensor(self._h, self.shape, self.dtype, self.requires_grad)
-        now._node = self._node
-        return now
+    def _made_now(self, source):
+        """This tensor, sharing `source`'s values, was given a node now (clone, an identity node)
+        rather than by a recorded op: once source has been written in place with history, its
+        place among those writes is the client's next id (_made; the backward pass orders an
+        input's states by it, and this tensor's own id is the write's, which reads as before it)."""
+        if getattr(source, "_priors", None):
+            self._made = _runtime.client().next_id()
+        return self
 
     def _take_history(self, new):
         """For an in-place op: this tensor's autograd history becomes new's (the state before is
@@ -2214,7 +2212,7 @@ def where(condition, a=None, b=None):
     a, b = _scalar(a, ref), _scalar(b, ref)
     if not isinstance(condition, Tensor):
         condition = tensor(condition)
-    if condition.dtype == _dt.uint8:  # (PyTorch's deprecated form: a warning, then as a bool mask)
+    if condition.dtype is _dt.uint8:  # (PyTorch's deprecated form: a warning, then as a bool mask)
         import warnings
         warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be removed in a "
                       "future version of PyTorch. Use a boolean condition instead.", UserWarning, stacklevel=2)

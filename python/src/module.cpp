@@ -268,7 +268,7 @@ struct RecordTypes {
   Py_ssize_t h = 0, shape = 0, dtype = 0, requiresGrad = 0, grad = 0, node = 0, host = 0; // node: Tensor._node
   Py_ssize_t hooks = 0, retainsGrad = 0; // set by register_hook / retain_grad only
   Py_ssize_t priors = 0; // Tensor._priors: set by an in-place op on a tensor with history only
-  Py_ssize_t made = 0;   // Tensor._made: its node's place in the op order, once its values changed without it
+  Py_ssize_t made = 0;   // Tensor._made: its node's place in the op order where its id does not give it
   Py_ssize_t backward = 0, inputs = 0, attrs = 0, signal = 0;
 } recordTypes;
 
@@ -636,8 +636,8 @@ py::dict runBackward(py::object self, py::sequence roots, py::sequence seeds, bo
       if (!PyObject_TypeCheck(x, r.tensor)) continue;
       PyObject *priors = slot(x, r.priors);
       if (!priors || !PyTuple_Check(priors)) continue;
-      if (!outId) { // (the result's id orders its op among the writes, unless its values changed since
-        PyObject *made = slot(out, r.made); // without its node: a write through x.data; then _made)
+      if (!outId) { // (the result's id orders its op among the writes, unless _made does: values changed
+        PyObject *made = slot(out, r.made); // under the same node, x.data's write, or a node made by no op, clone)
         outId = made && PyLong_Check(made) ? PyLong_AsUnsignedLongLong(made) : tensorId(out);
       }
       if (resolve(x, outId) == x) continue;

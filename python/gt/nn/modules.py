@@ -219,7 +219,8 @@ def _watch_inputs(module, args, hooks):
         if isinstance(a, T.Tensor) and a.requires_grad and _ag.is_grad_enabled():
             b = T.Tensor(a._h, a.shape, a.dtype)
             b.requires_grad = True
-            b._node = _ag.Node(_ag.identity_backward, (a._as_of_now(),), None, _runtime.current_signal())
+            b._node = _ag.Node(_ag.identity_backward, (a,), None, _runtime.current_signal())
+            b._made_now(a)
             state.inputs.append(b)
             new_args.append(b)
         else:
@@ -243,7 +244,8 @@ def _watch_output(out, state):
         passed = out
         out = T.Tensor(passed._h, passed.shape, passed.dtype)
         out.requires_grad = True
-        out._node = _ag.Node(_ag.identity_backward, (passed._as_of_now(),), None, _runtime.current_signal())
+        out._node = _ag.Node(_ag.identity_backward, (passed,), None, _runtime.current_signal())
+        out._made_now(passed)
 
     def output_grad(g):  # each backward pass through this call reaches the output first
         state.grad_output = g
@@ -2644,7 +2646,6 @@ class CrossMapLRN2d(Module):
     def forward(self, input):
         if input.ndim != 4:
             raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.ndim}D instead.")
-        from .. import _functions as T
         C = input.shape[1]
         pre = int((self.size - 1) / 2 + 1)
         running = T.cumsum(input * input, 1)  # running[:, j] = sum of the squares of channels 0..j

@@ -36,8 +36,7 @@ from ... import _tensor
 from ..._tensor import Tensor
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "ChainDataset", "StackDataset",
-           "Sampler",
-           "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler", "DataLoader",
+           "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler", "DataLoader",
            "default_collate", "random_split", "get_worker_info"]  # (collate's names: torch.utils.data._utils.collate)
 
 
